@@ -1,0 +1,85 @@
+// One measurement of training speed at one batch size, as a reader or a sweep
+// extracts it, and the quantities every layer derives from it.
+#ifndef FITSPEED_CORE_SAMPLE_H_
+#define FITSPEED_CORE_SAMPLE_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fitspeed {
+
+// How an epoch of N samples is cut into steps of batch b.
+enum class StepsRule {
+  kKeepPartial,    // ceil(N/b) steps, the last one smaller (Keras model.fit on arrays)
+  kDropRemainder,  // floor(N/b) steps, the remainder dropped (TPU pipelines, fit_generator)
+};
+
+// A measurement. `batch` is the global batch of one optimizer step (summed over
+// all `devices`); exactly one of throughput_sps, step_time_s, epoch_time_s is
+// the observation (the others stay empty). An epoch time also needs
+// samples_per_epoch.
+struct Sample {
+  std::string source;  // file the sample came from ("-" for standard input)
+  int line = 0;        // 1-based line in source, 0 if not from a line
+  double batch = 0;    // samples per optimizer step, all devices together
+  int devices = 1;     // data-parallel devices sharing the batch
+  std::string label;   // series name (e.g. "tpu", "model=bert"), may be empty
+  std::string precision;  // "fp32", "mixed", ... or empty when unknown
+  // Categorical columns of the source (CSV series keys); `label` joins them.
+  std::map<std::string, std::string> tags;
+
+  std::optional<double> throughput_sps;     // samples per second, all devices
+  std::optional<double> step_time_s;        // seconds per optimizer step
+  std::optional<double> epoch_time_s;       // seconds for one epoch
+  std::optional<double> samples_per_epoch;  // N, needed with epoch_time_s
+  std::optional<int> epoch;                 // 1-based epoch number, when known
+  StepsRule steps_rule = StepsRule::kKeepPartial;
+
+  // Samples per device and step.
+  double PerDeviceBatch() const { return batch / devices; }
+};
+
+// A sample reduced to the law's terms: the mean step time at an effective batch.
+// For an epoch time T over N samples: steps = ceil(N/b) or floor(N/b),
+// samples used = N or steps*b, effective batch = used/steps and step time =
+// T/steps, so that T = used/v0 + steps*t becomes step = b_eff/v0 + t exactly.
+struct StepObservation {
+  double batch = 0;        // effective samples per step
+  double step_time_s = 0;  // seconds per step
+  double throughput_sps() const { return batch / step_time_s; }
+};
+
+// Steps in an epoch of `samples_per_epoch` at `batch` under `rule`.
+double StepsPerEpoch(double samples_per_epoch, double batch, StepsRule rule);
+
+// Samples actually trained in an epoch (N, or the whole steps times b).
+double SamplesUsedPerEpoch(double samples_per_epoch, double batch, StepsRule rule);
+
+// The observation of `sample` in the law's terms. Throws DataError if the
+// sample is incomplete or not positive and finite.
+StepObservation ToStepObservation(const Sample& sample);
+
+// Checks a sample's fields (finite, positive, exactly one observation, an
+// epoch time has samples_per_epoch); throws DataError naming source, line and field.
+void ValidateSample(const Sample& sample);
+
+// The key that separates fits: samples of one (devices, label, precision).
+struct GroupKey {
+  int devices = 1;
+  std::string label;
+  std::string precision;
+  bool operator<(const GroupKey& other) const;
+  bool operator==(const GroupKey& other) const;
+  std::string ToString() const;  // "devices=2 label=tpu precision=fp32"
+};
+GroupKey GroupOf(const Sample& sample);
+
+// Samples split by GroupKey, groups in key order, samples in input order.
+std::vector<std::pair<GroupKey, std::vector<Sample>>> GroupSamples(
+    const std::vector<Sample>& samples);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_CORE_SAMPLE_H_

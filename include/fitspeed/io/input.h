@@ -1,0 +1,69 @@
+// Reading measurements: input specifications (`PATH@key=value,...`), formats,
+// auto-detection and the reader entry points.
+#ifndef FITSPEED_IO_INPUT_H_
+#define FITSPEED_IO_INPUT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fitspeed/core/sample.h"
+
+namespace fitspeed {
+
+// Log formats fitspeed reads. See docs/formats.md for what each one takes.
+enum class Format { kAuto, kCsv, kNist, kKeras, kMllog, kDllogger, kTimm, kHf, kTfcnn, kEpochs };
+
+// "csv", "nist", ...; ParseFormat throws UsageError on an unknown name.
+std::string FormatName(Format format);
+Format ParseFormat(std::string_view name);
+
+// What a log itself lacks, given on the command line after '@'.
+// Keys: batch, devices, samples, label, precision, drop_remainder.
+struct Attributes {
+  std::optional<double> batch;              // global batch per step
+  std::optional<int> devices;               // data-parallel devices
+  std::optional<double> samples_per_epoch;  // key "samples"
+  std::optional<std::string> label;
+  std::optional<std::string> precision;
+  std::optional<bool> drop_remainder;       // steps rule for epoch times
+};
+
+// A path ("-" for standard input) and its attributes.
+struct InputSpec {
+  std::string path;
+  Attributes attributes;
+};
+
+// Parses "PATH" or "PATH@batch=64,devices=8,samples=50000". The last '@' that
+// is followed by key=value pairs starts the attributes, so paths may contain '@'.
+// Throws UsageError naming the key or value that is wrong.
+InputSpec ParseInputSpec(std::string_view text);
+
+struct ReadOptions {
+  // Format of every input; kAuto detects it from the content (and file name).
+  Format format = Format::kAuto;
+  // Epoch-time samples with epoch number <= this are dropped (epoch 1 carries
+  // compilation and warm-up). 0 keeps all.
+  int skip_first_epochs = 1;
+};
+
+// Guesses the format of `text` (the start of a file suffices). `path` helps
+// with extensions (.dat, .csv, .tsv). Returns kAuto when nothing matches.
+Format DetectFormat(std::string_view text, std::string_view path = {});
+
+// Reads the samples of `text`, which came from `source` (used in messages and
+// in Sample::source). Attributes fill what the log lacks and override nothing
+// the log states unless noted per format. Throws DataError on malformed input.
+std::vector<Sample> ParseSamples(std::string_view text, const std::string& source,
+                                 const Attributes& attributes = {},
+                                 const ReadOptions& options = {});
+
+// Reads the file (or standard input for "-") named by `input`. Throws
+// InputError when it cannot be read, DataError when its content is bad.
+std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& options = {});
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_IO_INPUT_H_

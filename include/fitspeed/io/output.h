@@ -1,0 +1,41 @@
+// Writers: samples and fits as text tables, CSV, JSON (schemas of DESIGN.md)
+// and an SVG plot.
+#ifndef FITSPEED_IO_OUTPUT_H_
+#define FITSPEED_IO_OUTPUT_H_
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fitspeed/core/sample.h"
+#include "fitspeed/fit/fit.h"
+
+namespace fitspeed {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+OutputFormat ParseOutputFormat(std::string_view name);  // throws UsageError
+
+// `fitspeed read`: one row per sample; JSON schema "fitspeed.samples/1".
+void WriteSamples(std::ostream& out, const std::vector<Sample>& samples, OutputFormat format);
+
+// `fitspeed fit`: the table is the full report of each group; CSV has one row
+// per group and parameter; JSON schema "fitspeed.fit/1".
+void WriteFit(std::ostream& out, const FitResult& result, OutputFormat format);
+
+// The JSON text of a fit result (schema "fitspeed.fit/1"), pretty-printed.
+std::string FitToJson(const FitResult& result);
+
+struct PlotOptions {
+  std::string title = "Training throughput against batch size";
+  int width_px = 800;
+  int height_px = 500;
+};
+
+// An SVG of observed throughput (points) and fitted curves (lines) against
+// batch on a log2 axis, one colour per group.
+void WriteFitSvg(std::ostream& out, const FitResult& result, const PlotOptions& options = {});
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_IO_OUTPUT_H_

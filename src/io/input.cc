@@ -1,0 +1,218 @@
+// Input specifications, format names, detection and the reader dispatch.
+#include "fitspeed/io/input.h"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "fitspeed/core/error.h"
+#include "readers.h"
+#include "text.h"
+
+namespace fitspeed {
+
+namespace {
+
+struct FormatInfo {
+  Format format;
+  const char* name;
+  std::vector<Sample> (*read)(std::string_view, const io::ReaderContext&);
+  bool (*looks_like)(std::string_view);
+};
+
+// In detection order: the most specific signatures first, CSV and the bare
+// epoch list last.
+constexpr std::array<FormatInfo, 9> kFormats = {{
+    {Format::kNist, "nist", io::ReadNist, io::LooksLikeNist},
+    {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog},
+    {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger},
+    {Format::kTfcnn, "tfcnn", io::ReadTfcnn, io::LooksLikeTfcnn},
+    {Format::kHf, "hf", io::ReadHf, io::LooksLikeHf},
+    {Format::kTimm, "timm", io::ReadTimm, io::LooksLikeTimm},
+    {Format::kKeras, "keras", io::ReadKeras, io::LooksLikeKeras},
+    {Format::kCsv, "csv", io::ReadCsv, io::LooksLikeCsv},
+    {Format::kEpochs, "epochs", io::ReadEpochs, io::LooksLikeEpochs},
+}};
+
+const FormatInfo& InfoOf(Format format) {
+  for (const FormatInfo& info : kFormats) {
+    if (info.format == format) return info;
+  }
+  FITSPEED_CHECK(false, "no reader for format");
+}
+
+std::string FormatList() {
+  std::string names = "auto";
+  for (const FormatInfo& info : kFormats) names += fmt::format(", {}", info.name);
+  return names;
+}
+
+std::optional<bool> ParseBool(std::string_view v) {
+  const std::string s = io::ToLower(v);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+// Parses "k=v,k=v" into attributes; throws UsageError on a bad pair.
+Attributes ParseAttributes(std::string_view text, std::string_view spec) {
+  Attributes a;
+  for (const std::string& pair : io::Split(text, ',')) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(fmt::format("input '{}': attribute '{}' is not key=value", spec, pair));
+    }
+    const std::string key = io::ToLower(io::Trim(std::string_view(pair).substr(0, eq)));
+    const std::string_view value = io::Trim(std::string_view(pair).substr(eq + 1));
+    auto number = [&](bool integer) {
+      const auto v = io::ToDouble(value);
+      if (!v || !std::isfinite(*v) || *v <= 0 || (integer && *v != std::floor(*v))) {
+        throw UsageError(fmt::format("input '{}': attribute {}={} must be a positive {}", spec,
+                                     key, value, integer ? "integer" : "number"));
+      }
+      return *v;
+    };
+    if (key == "batch") {
+      a.batch = number(false);
+    } else if (key == "devices") {
+      a.devices = static_cast<int>(number(true));
+    } else if (key == "samples") {
+      a.samples_per_epoch = number(false);
+    } else if (key == "label") {
+      a.label = std::string(value);
+    } else if (key == "precision") {
+      a.precision = io::ToLower(value);
+    } else if (key == "drop_remainder") {
+      a.drop_remainder = ParseBool(value);
+      if (!a.drop_remainder) {
+        throw UsageError(fmt::format("input '{}': drop_remainder={} must be true or false",
+                                     spec, value));
+      }
+    } else {
+      throw UsageError(fmt::format(
+          "input '{}': unknown attribute '{}' (known: batch, devices, samples, label, "
+          "precision, drop_remainder)",
+          spec, key));
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string FormatName(Format format) {
+  if (format == Format::kAuto) return "auto";
+  return InfoOf(format).name;
+}
+
+Format ParseFormat(std::string_view name) {
+  const std::string lower = io::ToLower(name);
+  if (lower == "auto") return Format::kAuto;
+  for (const FormatInfo& info : kFormats) {
+    if (lower == info.name) return info.format;
+  }
+  throw UsageError(fmt::format("unknown input format '{}' (known: {})", name, FormatList()));
+}
+
+InputSpec ParseInputSpec(std::string_view text) {
+  InputSpec spec;
+  const size_t at = text.rfind('@');
+  if (at != std::string_view::npos && text.find('=', at) != std::string_view::npos) {
+    spec.path = std::string(text.substr(0, at));
+    spec.attributes = ParseAttributes(text.substr(at + 1), text);
+  } else {
+    spec.path = std::string(text);
+  }
+  if (spec.path.empty()) throw UsageError(fmt::format("input '{}' has no path", text));
+  return spec;
+}
+
+Format DetectFormat(std::string_view text, std::string_view path) {
+  const std::string_view head = text.substr(0, 64 * 1024);
+  const std::string lower_path = io::ToLower(path);
+  if (io::EndsWith(lower_path, ".dat") && io::LooksLikeNist(head)) return Format::kNist;
+  for (const FormatInfo& info : kFormats) {
+    if (info.looks_like(head)) return info.format;
+  }
+  return Format::kAuto;
+}
+
+namespace io {
+
+void ApplyAttributes(const Attributes& a, Sample& s) {
+  if (a.batch && s.batch <= 0) s.batch = *a.batch;
+  if (a.devices && s.devices <= 1) s.devices = *a.devices;
+  if (a.samples_per_epoch && !s.samples_per_epoch) s.samples_per_epoch = a.samples_per_epoch;
+  if (a.drop_remainder) {
+    s.steps_rule = *a.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+  }
+  if (a.label) s.label = s.label.empty() ? *a.label : *a.label + "/" + s.label;
+  if (a.precision) s.precision = *a.precision;
+}
+
+}  // namespace io
+
+std::vector<Sample> ParseSamples(std::string_view text, const std::string& source,
+                                 const Attributes& attributes, const ReadOptions& options) {
+  if (options.skip_first_epochs < 0) {
+    throw UsageError(fmt::format("ReadOptions.skip_first_epochs = {} must be >= 0",
+                                 options.skip_first_epochs));
+  }
+  if (io::Trim(text).empty()) throw DataError(source, 0, "", "the input is empty");
+  if (io::LooksBinary(text)) {
+    throw DataError(source, 0, "", "the input looks binary, not a text log");
+  }
+  Format format = options.format;
+  if (format == Format::kAuto) {
+    format = DetectFormat(text, source);
+    if (format == Format::kAuto) {
+      throw DataError(source, 0, "",
+                      fmt::format("cannot tell the log format; name it with --input-format "
+                                  "(one of {})",
+                                  FormatList()));
+    }
+  }
+  const io::ReaderContext context{source, attributes, options};
+  std::vector<Sample> samples = InfoOf(format).read(text, context);
+  if (samples.empty()) {
+    throw DataError(source, 0, "",
+                    fmt::format("no samples found (read as format '{}')", FormatName(format)));
+  }
+  for (Sample& s : samples) {
+    io::ApplyAttributes(attributes, s);
+    if (s.batch <= 0 && !attributes.batch) {
+      throw DataError(s.source, s.line, "batch",
+                      "the log does not state the batch size; give it as PATH@batch=N");
+    }
+    ValidateSample(s);
+  }
+  return samples;
+}
+
+std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& options) {
+  std::string text;
+  if (input.path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) throw InputError("cannot read standard input");
+  } else {
+    std::ifstream file(input.path, std::ios::binary);
+    if (!file) {
+      throw InputError(fmt::format("cannot open '{}': {}", input.path, std::strerror(errno)));
+    }
+    std::ostringstream buffer;
+    buffer << file.rdbuf();
+    if (file.bad()) {
+      throw InputError(fmt::format("cannot read '{}': {}", input.path, std::strerror(errno)));
+    }
+    text = std::move(buffer).str();
+  }
+  return ParseSamples(text, input.path, input.attributes, options);
+}
+
+}  // namespace fitspeed

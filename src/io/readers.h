@@ -1,0 +1,58 @@
+// Private interface between the reader dispatch (input.cc) and the readers:
+// one Read<Format> and one LooksLike<Format> per format, each in its own file.
+#ifndef FITSPEED_SRC_IO_READERS_H_
+#define FITSPEED_SRC_IO_READERS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fitspeed/core/sample.h"
+#include "fitspeed/io/input.h"
+
+namespace fitspeed::io {
+
+// What every reader gets besides the text.
+struct ReaderContext {
+  const std::string& source;      // name for messages and Sample::source
+  const Attributes& attributes;   // PATH@... values; readers may use them directly
+  const ReadOptions& options;
+};
+
+// Each reader returns the samples it found, with source and line set, in file
+// order. It throws DataError (naming source, line and field) on malformed
+// content. Attributes are applied afterwards by ParseSamples (see
+// ApplyAttributes), and every sample is validated then, so a reader may leave
+// batch at 0 when the log lacks it. Returning no samples is allowed: the caller
+// reports "no samples found".
+std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDllogger(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
+
+// Cheap content sniffers on the start of a file (up to 64 KiB), used by
+// DetectFormat in the order of the Format enum's specificity.
+bool LooksLikeCsv(std::string_view head);
+bool LooksLikeNist(std::string_view head);
+bool LooksLikeKeras(std::string_view head);
+bool LooksLikeMllog(std::string_view head);
+bool LooksLikeDllogger(std::string_view head);
+bool LooksLikeTimm(std::string_view head);
+bool LooksLikeHf(std::string_view head);
+bool LooksLikeTfcnn(std::string_view head);
+bool LooksLikeEpochs(std::string_view head);
+
+// Fills what the attributes give and the sample lacks (batch, devices,
+// samples_per_epoch), sets the steps rule when drop_remainder is given, and
+// sets label/precision when given (an attribute label is prefixed to a label
+// the log gives: "attr/log").
+void ApplyAttributes(const Attributes& attributes, Sample& sample);
+
+}  // namespace fitspeed::io
+
+#endif  // FITSPEED_SRC_IO_READERS_H_

@@ -1,0 +1,150 @@
+#include "text.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "fitspeed/core/error.h"
+
+namespace fitspeed::io {
+
+bool LineCursor::Next(std::string_view& line) {
+  if (pos_ >= text_.size()) return false;
+  const size_t start = pos_;
+  size_t end = start;
+  while (end < text_.size() && text_[end] != '\n' && text_[end] != '\r') ++end;
+  line = text_.substr(start, end - start);
+  // A line counts as a new editor line unless the previous one ended with a lone '\r'.
+  if (!last_was_cr_) ++number_;
+  last_was_cr_ = false;
+  if (end < text_.size()) {
+    if (text_[end] == '\r' && end + 1 < text_.size() && text_[end + 1] == '\n') {
+      pos_ = end + 2;
+    } else {
+      last_was_cr_ = text_[end] == '\r';
+      pos_ = end + 1;
+    }
+  } else {
+    pos_ = end;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> Split(std::string_view s, char delimiter, bool quotes) {
+  std::vector<std::string> fields;
+  std::string field;
+  bool in_quotes = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quotes && c == '"') {
+      if (in_quotes && i + 1 < s.size() && s[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        in_quotes = !in_quotes;
+      }
+    } else if (c == delimiter && !in_quotes) {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  fields.push_back(std::move(field));
+  return fields;
+}
+
+std::optional<double> LeadingDouble(std::string_view s, std::string_view* rest) {
+  size_t b = 0;
+  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+  size_t skip_plus = (b < s.size() && s[b] == '+') ? 1 : 0;
+  const char* first = s.data() + b + skip_plus;
+  const char* last = s.data() + s.size();
+  double value = 0;
+  const auto result = std::from_chars(first, last, value);
+  if (result.ec == std::errc::result_out_of_range) {
+    // from_chars leaves value unset on overflow/underflow: say what it was.
+    const bool negative = first < last && *first == '-';
+    value = std::numeric_limits<double>::infinity() * (negative ? -1 : 1);
+    // Underflow (tiny numbers) becomes zero rather than infinity.
+    std::string literal(first, result.ptr);
+    const size_t e = literal.find_first_of("eE");
+    if (e != std::string::npos && e + 1 < literal.size() && literal[e + 1] == '-') value = 0;
+  } else if (result.ec != std::errc()) {
+    return std::nullopt;
+  }
+  if (rest) *rest = std::string_view(result.ptr, static_cast<size_t>(last - result.ptr));
+  return value;
+}
+
+std::optional<double> ToDouble(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  std::string_view rest;
+  const auto value = LeadingDouble(s, &rest);
+  if (!value || !Trim(rest).empty()) return std::nullopt;
+  return value;
+}
+
+double ParseNumber(std::string_view s, const std::string& source, int line,
+                   std::string_view field) {
+  const auto value = ToDouble(s);
+  if (!value) {
+    throw DataError(source, line, std::string(field),
+                    fmt::format("expected a number, got '{}'", Excerpt(s)));
+  }
+  return *value;
+}
+
+bool LooksBinary(std::string_view text) {
+  const size_t n = std::min<size_t>(text.size(), 4096);
+  size_t control = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == 0) return true;
+    if (c < 32 && c != '\n' && c != '\r' && c != '\t' && c != '\b' && c != '\f' && c != 27) {
+      ++control;
+    }
+  }
+  return n > 0 && control * 20 > n;  // over 5% control characters
+}
+
+std::string Excerpt(std::string_view text, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && out.size() < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 32 || c == 127) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() >= n && text.size() > n) out += "...";
+  return out;
+}
+
+}  // namespace fitspeed::io

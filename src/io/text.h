@@ -1,0 +1,56 @@
+// Small text utilities shared by the readers: line iteration with line numbers,
+// number parsing that reports file, line and field, trimming and splitting.
+#ifndef FITSPEED_SRC_IO_TEXT_H_
+#define FITSPEED_SRC_IO_TEXT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fitspeed::io {
+
+// Iterates over the lines of a text: "\n", "\r\n" and a lone "\r" end a line;
+// Next() returns false at the end. number() is 1-based and counts "\n" only,
+// so a progress bar redrawn with "\r" keeps the editor's line number.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view text) : text_(text) {}
+  bool Next(std::string_view& line);
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  int number_ = 0;
+  bool last_was_cr_ = false;
+};
+
+std::string_view Trim(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+bool Contains(std::string_view s, std::string_view part);
+std::string ToLower(std::string_view s);
+// Splits on `delimiter`; with `quotes`, double-quoted fields may contain it ("" is a quote).
+std::vector<std::string> Split(std::string_view s, char delimiter, bool quotes = false);
+
+// Parses a whole field as a double (leading/trailing blanks allowed, "nan",
+// "inf" parse as such). nullopt when it is not a number.
+std::optional<double> ToDouble(std::string_view s);
+// Parses a leading number of s ("45s" -> 45, rest "s"); nullopt if none.
+std::optional<double> LeadingDouble(std::string_view s, std::string_view* rest = nullptr);
+
+// Parses a number, or throws DataError(source, line, field, "expected a number, got '...'").
+double ParseNumber(std::string_view s, const std::string& source, int line,
+                   std::string_view field);
+
+// True when the text looks binary (NUL bytes, or many control characters).
+bool LooksBinary(std::string_view text);
+
+// The text shortened to at most n characters for an error message, with
+// control characters escaped.
+std::string Excerpt(std::string_view text, size_t n = 40);
+
+}  // namespace fitspeed::io
+
+#endif  // FITSPEED_SRC_IO_TEXT_H_
