@@ -1,1 +1,51 @@
-int main() { return 0; }
+// fitspeed: how fast a model trains at which batch size, on how many devices,
+// and what N epochs take. A thin layer over the library; see `fitspeed --help`.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+
+namespace {
+
+constexpr const char* kDescription =
+    "fitspeed: training speed against batch size.\n"
+    "Fits the law v(b) = b/(b/v0 + t) (v0: ideal throughput, samples/s; t: fixed\n"
+    "cost per step, s) to measured logs and projects epochs, devices and cost.\n"
+    "Data goes to stdout, messages to stderr.\n\n"
+    "Exit codes: 0 success; 1 a fit did not converge or is unusable; 64 usage;\n"
+    "65 bad data (file and line named); 66 input missing or unreadable; 70 internal error.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kDescription, "fitspeed"};
+  app.set_version_flag("--version", "fitspeed 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough();
+  int exit_code = 0;
+  fitspeed::cli::SetupReadCommand(app, exit_code);
+  fitspeed::cli::SetupFitCommand(app, exit_code);
+  fitspeed::cli::SetupDemoCommand(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end parsing with exit code 0; anything else is a usage error.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(fitspeed::ExitCode::kUsage);
+  } catch (const fitspeed::Error& e) {
+    std::fflush(stdout);
+    std::cerr << "fitspeed: " << e.what() << "\n";
+    return static_cast<int>(e.exit_code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fitspeed: out of memory\n";
+    return static_cast<int>(fitspeed::ExitCode::kInternal);
+  } catch (const std::exception& e) {
+    std::cerr << "fitspeed: internal error: " << e.what() << "\n";
+    return static_cast<int>(fitspeed::ExitCode::kInternal);
+  }
+  return exit_code;
+}

@@ -1,0 +1,223 @@
+// Writers for samples and fits: text tables, CSV, and the JSON schemas of
+// DESIGN.md ("fitspeed.samples/1", "fitspeed.fit/1").
+#include "fitspeed/io/output.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+
+namespace fitspeed {
+
+using nlohmann::json;
+
+OutputFormat ParseOutputFormat(std::string_view name) {
+  if (name == "table") return OutputFormat::kTable;
+  if (name == "csv") return OutputFormat::kCsv;
+  if (name == "json") return OutputFormat::kJson;
+  throw UsageError(fmt::format("unknown output format '{}' (known: table, csv, json)", name));
+}
+
+namespace {
+
+// A number for JSON: NaN and infinities have no JSON form and become null.
+json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json Optional(const std::optional<double>& value) {
+  return value ? Number(*value) : json(nullptr);
+}
+std::string Cell(const std::optional<double>& value, int digits = 6) {
+  return value ? FormatSig(*value, digits) : "";
+}
+
+const char* StepsRuleName(StepsRule rule) {
+  return rule == StepsRule::kKeepPartial ? "keep_partial" : "drop_remainder";
+}
+
+json SampleJson(const Sample& s) {
+  json j;
+  j["source"] = s.source;
+  j["line"] = s.line > 0 ? json(s.line) : json(nullptr);
+  j["batch"] = s.batch;
+  j["devices"] = s.devices;
+  j["label"] = s.label;
+  j["precision"] = s.precision.empty() ? json(nullptr) : json(s.precision);
+  j["throughput_sps"] = Optional(s.throughput_sps);
+  j["step_time_s"] = Optional(s.step_time_s);
+  j["epoch_time_s"] = Optional(s.epoch_time_s);
+  j["samples_per_epoch"] = Optional(s.samples_per_epoch);
+  j["epoch"] = s.epoch ? json(*s.epoch) : json(nullptr);
+  j["steps_rule"] = s.epoch_time_s ? json(StepsRuleName(s.steps_rule)) : json(nullptr);
+  j["tags"] = s.tags;
+  return j;
+}
+
+TextTable SamplesTable(const std::vector<Sample>& samples) {
+  TextTable table({"source", "line", "batch", "devices", "label", "precision", "samples/s",
+                   "step_s", "epoch_s", "samples/epoch", "epoch", "steps_rule"});
+  for (const Sample& s : samples) {
+    table.AddRow({s.source, s.line > 0 ? std::to_string(s.line) : "", FormatSig(s.batch, 8),
+                  std::to_string(s.devices), s.label, s.precision, Cell(s.throughput_sps),
+                  Cell(s.step_time_s), Cell(s.epoch_time_s), Cell(s.samples_per_epoch, 10),
+                  s.epoch ? std::to_string(*s.epoch) : "",
+                  s.epoch_time_s ? StepsRuleName(s.steps_rule) : ""});
+  }
+  return table;
+}
+
+json GroupJson(const GroupKey& key) {
+  json j;
+  j["devices"] = key.devices;
+  j["label"] = key.label;
+  j["precision"] = key.precision.empty() ? json(nullptr) : json(key.precision);
+  return j;
+}
+
+json FitJson(const GroupFit& fit) {
+  json j;
+  j["group"] = GroupJson(fit.group);
+  j["law"] = fit.law;
+  j["objective"] = ObjectiveName(fit.objective);
+  j["loss"] = LossName(fit.loss);
+  j["n_points"] = fit.n_points;
+  j["dof"] = fit.dof;
+  j["converged"] = fit.converged;
+  j["usable"] = fit.usable;
+  json params = json::object();
+  for (const ParamEstimate& p : fit.params) {
+    params[p.name] = {{"value", Number(p.value)},
+                      {"stderr", Number(p.std_error)},
+                      {"ci95", {Number(p.ci_low), Number(p.ci_high)}},
+                      {"unit", p.unit}};
+  }
+  j["params"] = params;
+  json corr = json::object();
+  for (size_t a = 0; a < fit.params.size(); ++a) {
+    for (size_t b = a + 1; b < fit.params.size(); ++b) {
+      const bool have = static_cast<Eigen::Index>(b) < fit.correlation.rows();
+      corr[fit.params[a].name + "," + fit.params[b].name] =
+          have ? Number(fit.correlation(static_cast<Eigen::Index>(a),
+                                        static_cast<Eigen::Index>(b)))
+               : json(nullptr);
+    }
+  }
+  j["corr"] = corr;
+  j["rss"] = Number(fit.rss);
+  j["r2"] = Number(fit.r2);
+  j["rel_rmse"] = Number(fit.rel_rmse);
+  j["aic"] = Number(fit.aic);
+  j["loo_rel_rmse"] = Number(fit.loo_rel_rmse);
+  j["b_half"] = Number(fit.b_half);
+  j["b_90"] = Number(fit.b_90);
+  j["warnings"] = fit.warnings;
+  json points = json::array();
+  for (const FitPoint& p : fit.points) {
+    points.push_back({{"source", p.source},
+                      {"line", p.line > 0 ? json(p.line) : json(nullptr)},
+                      {"batch", Number(p.batch)},
+                      {"devices", p.devices},
+                      {"observed", Number(p.observed)},
+                      {"predicted", Number(p.predicted)},
+                      {"residual", Number(p.residual)}});
+  }
+  j["points"] = points;
+  return j;
+}
+
+json ScalingJson(const DeviceScaling& scaling) {
+  json rows = json::array();
+  for (const DeviceScalingRow& r : scaling.rows) {
+    rows.push_back({{"devices", r.devices},
+                    {"v0", Number(r.v0)},
+                    {"v0_stderr", Number(r.v0_stderr)},
+                    {"t", Number(r.t)},
+                    {"t_stderr", Number(r.t_stderr)}});
+  }
+  return {{"label", scaling.label},
+          {"precision", scaling.precision.empty() ? json(nullptr) : json(scaling.precision)},
+          {"rows", rows}};
+}
+
+std::string ScalingTable(const DeviceScaling& scaling) {
+  TextTable table({"devices", "v0 (samples/s)", "+/-", "t (s)", "+/-", "v0 per device"});
+  for (const DeviceScalingRow& r : scaling.rows) {
+    table.AddRow({std::to_string(r.devices), FormatSig(r.v0, 5), FormatSig(r.v0_stderr, 2),
+                  FormatSig(r.t, 4), FormatSig(r.t_stderr, 2), FormatSig(r.v0 / r.devices, 5)});
+  }
+  std::string title = "Growth of the fixed cost t with the device count";
+  if (!scaling.label.empty()) title += fmt::format(" (label {})", scaling.label);
+  if (!scaling.precision.empty()) title += fmt::format(" (precision {})", scaling.precision);
+  return fmt::format("{}:\n{}", title, table.Render());
+}
+
+void WriteFitCsv(std::ostream& out, const FitResult& result) {
+  TextTable table({"devices", "label", "precision", "law", "objective", "param", "value",
+                   "stderr", "ci_low", "ci_high", "unit", "n_points", "dof", "converged",
+                   "usable", "rss", "r2", "rel_rmse", "b_half", "b_90"});
+  for (const GroupFit& fit : result.fits) {
+    for (const ParamEstimate& p : fit.params) {
+      table.AddRow({std::to_string(fit.group.devices), fit.group.label, fit.group.precision,
+                    fit.law, ObjectiveName(fit.objective), p.name, FormatSig(p.value, 10),
+                    FormatSig(p.std_error, 6), FormatSig(p.ci_low, 10), FormatSig(p.ci_high, 10),
+                    p.unit, std::to_string(fit.n_points), std::to_string(fit.dof),
+                    fit.converged ? "true" : "false", fit.usable ? "true" : "false",
+                    FormatSig(fit.rss, 8), FormatSig(fit.r2, 8), FormatSig(fit.rel_rmse, 6),
+                    FormatSig(fit.b_half, 6), FormatSig(fit.b_90, 6)});
+    }
+  }
+  out << table.RenderCsv();
+}
+
+}  // namespace
+
+void WriteSamples(std::ostream& out, const std::vector<Sample>& samples, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kTable:
+      out << SamplesTable(samples).Render();
+      break;
+    case OutputFormat::kCsv:
+      out << SamplesTable(samples).RenderCsv();
+      break;
+    case OutputFormat::kJson: {
+      json j;
+      j["schema"] = "fitspeed.samples/1";
+      j["samples"] = json::array();
+      for (const Sample& s : samples) j["samples"].push_back(SampleJson(s));
+      out << j.dump(2) << "\n";
+      break;
+    }
+  }
+}
+
+std::string FitToJson(const FitResult& result) {
+  json j;
+  j["schema"] = "fitspeed.fit/1";
+  j["fits"] = json::array();
+  for (const GroupFit& fit : result.fits) j["fits"].push_back(FitJson(fit));
+  j["scaling"] = json::array();
+  for (const DeviceScaling& s : result.scaling) j["scaling"].push_back(ScalingJson(s));
+  return j.dump(2);
+}
+
+void WriteFit(std::ostream& out, const FitResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kTable: {
+      for (size_t i = 0; i < result.fits.size(); ++i) {
+        if (i > 0) out << "\n";
+        out << result.fits[i].FullReport();
+      }
+      for (const DeviceScaling& s : result.scaling) out << "\n" << ScalingTable(s);
+      break;
+    }
+    case OutputFormat::kCsv:
+      WriteFitCsv(out, result);
+      break;
+    case OutputFormat::kJson:
+      out << FitToJson(result) << "\n";
+      break;
+  }
+}
+
+}  // namespace fitspeed

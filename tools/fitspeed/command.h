@@ -1,0 +1,55 @@
+// The CLI's subcommands. Each lives in its own file with an options struct, a
+// Setup function that adds the subcommand and its options to the app, and a
+// run function. The callback stores the command's exit code in `exit_code`;
+// errors are thrown as fitspeed::Error and mapped to exit codes by main.cc.
+#ifndef FITSPEED_TOOLS_FITSPEED_COMMAND_H_
+#define FITSPEED_TOOLS_FITSPEED_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "fitspeed/core/sample.h"
+#include "fitspeed/fit/fit.h"
+#include "fitspeed/io/input.h"
+#include "fitspeed/io/output.h"
+
+namespace fitspeed::cli {
+
+void SetupReadCommand(CLI::App& app, int& exit_code);
+void SetupFitCommand(CLI::App& app, int& exit_code);
+void SetupDemoCommand(CLI::App& app, int& exit_code);
+void SetupProjectCommand(CLI::App& app, int& exit_code);
+void SetupPlanCommand(CLI::App& app, int& exit_code);
+
+// Options shared by every command that reads logs.
+struct InputOptions {
+  std::vector<std::string> inputs;       // PATH[@key=value,...], "-" for stdin
+  std::string input_format = "auto";
+  int skip_epochs = 1;                   // epoch-time samples with epoch <= this are dropped
+  std::vector<std::string> where;        // key=value filters on tags, label, devices, precision
+};
+void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required = true);
+// Reads every input, applies the filters; throws fitspeed::Error (DataError
+// when the filters leave nothing).
+std::vector<Sample> LoadSamples(const InputOptions& options);
+
+// Options shared by every command that fits.
+struct FitCliOptions {
+  std::string law = "hyperbolic";
+  std::string objective = "relative-time";
+  std::string loss = "squared";
+  double loss_scale = 0.05;
+  double confidence = 0.95;
+  bool no_loo = false;
+};
+void AddFitOptions(CLI::App& command, FitCliOptions& options);
+FitOptions ToFitOptions(const FitCliOptions& options);
+
+// --output table|csv|json
+void AddOutputOption(CLI::App& command, std::string& output);
+
+}  // namespace fitspeed::cli
+
+#endif  // FITSPEED_TOOLS_FITSPEED_COMMAND_H_

@@ -1,0 +1,130 @@
+// Options and helpers shared by the subcommands.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+constexpr const char* kInputHelp =
+    "Input logs: PATH or PATH@key=value,... for what the log lacks (keys: batch, devices, "
+    "samples, label, precision, drop_remainder). '-' reads standard input.";
+
+// A filter "key=value": matches a sample whose tag `key` (a CSV series column),
+// or label / devices / precision, equals value.
+struct Filter {
+  std::string key;
+  std::string value;
+};
+
+Filter ParseFilter(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UsageError(fmt::format("--where '{}' is not key=value", text));
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+bool Matches(const Sample& s, const Filter& f) {
+  if (f.key == "label") return s.label == f.value;
+  if (f.key == "precision") return s.precision == f.value;
+  if (f.key == "devices") return std::to_string(s.devices) == f.value;
+  const auto tag = s.tags.find(f.key);
+  return tag != s.tags.end() && tag->second == f.value;
+}
+
+}  // namespace
+
+void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required) {
+  auto* inputs = command.add_option("inputs", options.inputs, kInputHelp);
+  if (inputs_required) inputs->required();
+  command
+      .add_option("--input-format", options.input_format,
+                  "Format of every input: auto, csv, nist, keras, mllog, dllogger, timm, hf, "
+                  "tfcnn, epochs")
+      ->capture_default_str();
+  command
+      .add_option("--skip-epochs", options.skip_epochs,
+                  "Drop epoch-time samples of epochs 1..N (epoch 1 carries compilation and "
+                  "warm-up); 0 keeps all")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--where", options.where,
+                     "Keep only samples with key=value (a CSV series column, label, devices or "
+                     "precision); repeat to require several")
+      ->allow_extra_args(false);
+}
+
+std::vector<Sample> LoadSamples(const InputOptions& options) {
+  ReadOptions read_options;
+  read_options.format = ParseFormat(options.input_format);
+  read_options.skip_first_epochs = options.skip_epochs;
+  std::vector<Filter> filters;
+  for (const std::string& text : options.where) filters.push_back(ParseFilter(text));
+
+  std::vector<Sample> samples;
+  for (const std::string& text : options.inputs) {
+    const InputSpec spec = ParseInputSpec(text);
+    for (Sample& s : ReadSamples(spec, read_options)) {
+      const bool keep = std::all_of(filters.begin(), filters.end(),
+                                    [&](const Filter& f) { return Matches(s, f); });
+      if (keep) samples.push_back(std::move(s));
+    }
+  }
+  if (samples.empty()) {
+    throw DataError(fmt::format("the --where filters leave no samples from {} input(s)",
+                                options.inputs.size()));
+  }
+  return samples;
+}
+
+void AddFitOptions(CLI::App& command, FitCliOptions& options) {
+  command
+      .add_option("--law", options.law,
+                  "Throughput law: hyperbolic (v0, t) or exponential (vmax, b_scale)")
+      ->capture_default_str();
+  command
+      .add_option("--objective", options.objective,
+                  "Residual: relative-time (predicted/observed step time - 1), "
+                  "absolute-throughput (samples/s) or absolute-time (s)")
+      ->capture_default_str();
+  command.add_option("--loss", options.loss, "Robust loss: squared, huber or cauchy")
+      ->capture_default_str();
+  command
+      .add_option("--loss-scale", options.loss_scale,
+                  "Scale of the huber/cauchy loss, in the residual's unit")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--confidence", options.confidence,
+                  "Confidence level of the reported intervals, in (0, 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command.add_flag("--no-loo", options.no_loo,
+                   "Skip the leave-one-out prediction error (one re-fit per point)");
+}
+
+FitOptions ToFitOptions(const FitCliOptions& o) {
+  FitOptions options;
+  options.law = o.law;
+  options.objective = ParseObjective(o.objective);
+  options.loss = ParseLoss(o.loss);
+  options.loss_scale = o.loss_scale;
+  options.confidence = o.confidence;
+  options.leave_one_out = !o.no_loo;
+  ValidateFitOptions(options);
+  return options;
+}
+
+void AddOutputOption(CLI::App& command, std::string& output) {
+  command.add_option("--output,-o", output, "Output format: table, csv or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+}
+
+}  // namespace fitspeed::cli

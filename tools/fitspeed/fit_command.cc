@@ -1,0 +1,59 @@
+// `fitspeed fit INPUT...`: fit the law to measured data and report v0, t and
+// their uncertainty.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+struct FitCommandOptions {
+  InputOptions input;
+  FitCliOptions fit;
+  std::string output = "table";
+  std::string plot_path;
+};
+
+void WritePlot(const std::string& path, const FitResult& result) {
+  std::ofstream file(path);
+  if (!file) throw InputError(fmt::format("cannot write the plot to '{}'", path));
+  WriteFitSvg(file, result);
+  if (!file.flush()) throw InputError(fmt::format("cannot write the plot to '{}'", path));
+}
+
+int RunFit(const FitCommandOptions& options) {
+  const FitOptions fit_options = ToFitOptions(options.fit);
+  const std::vector<Sample> samples = LoadSamples(options.input);
+  const FitResult result = Fit(samples, fit_options);
+  WriteFit(std::cout, result, ParseOutputFormat(options.output));
+  if (!options.plot_path.empty()) WritePlot(options.plot_path, result);
+  if (!result.AllUsable()) {
+    std::cerr << "fitspeed: some fits are not usable (see their warnings)\n";
+    return static_cast<int>(ExitCode::kFitUnusable);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void SetupFitCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<FitCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "fit",
+      "Fit v(b) = b/(b/v0 + t) to measured data: v0 (samples/s) and t (s/step) with standard "
+      "errors and confidence intervals, one fit per (devices, label, precision) group");
+  AddInputOptions(*command, options->input);
+  AddFitOptions(*command, options->fit);
+  AddOutputOption(*command, options->output);
+  command->add_option("--plot", options->plot_path,
+                      "Also write an SVG plot of the points and fitted curves to this file");
+  command->callback([options, &exit_code] { exit_code = RunFit(*options); });
+}
+
+}  // namespace fitspeed::cli
