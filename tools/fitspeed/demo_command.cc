@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "embedded_data.h"
+#include "fitspeed/core/error.h"
 
 namespace fitspeed::cli {
 

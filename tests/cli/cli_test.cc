@@ -1,0 +1,176 @@
+// Golden tests of the `fitspeed` CLI: exit codes, messages and output formats,
+// run as a user would run the installed program.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Runs the CLI with `args` (shell words), optionally feeding `stdin_text`.
+Run RunCli(const std::string& args, const std::string& stdin_text = "") {
+  const std::string dir = ::testing::TempDir();
+  const std::string err_path = dir + "/fitspeed_cli_stderr.txt";
+  const std::string in_path = dir + "/fitspeed_cli_stdin.txt";
+  std::ofstream(in_path) << stdin_text;
+  const std::string command = std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
+                              " 2>" + err_path;
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.err = ReadFile(err_path);
+  return run;
+}
+
+std::string Data(const std::string& name) { return std::string(FITSPEED_TEST_DATA_DIR) + "/" + name; }
+
+TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
+  const Run run = RunCli("--help");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("read"));
+  EXPECT_THAT(run.out, HasSubstr("fit"));
+  EXPECT_THAT(run.out, HasSubstr("Exit codes"));
+}
+
+TEST(Cli, NoSubcommandIsAUsageError) { EXPECT_EQ(RunCli("").exit_code, 64); }
+
+TEST(Cli, UnknownOptionValueIsAUsageError) {
+  const Run run = RunCli("fit --objective nonsense " + Data("nist/Misra1d.dat"));
+  EXPECT_EQ(run.exit_code, 64);
+  EXPECT_THAT(run.err, HasSubstr("nonsense"));
+}
+
+TEST(Cli, MissingInputExits66AndNamesTheFile) {
+  const Run run = RunCli("fit /nonexistent/speed.csv");
+  EXPECT_EQ(run.exit_code, 66);
+  EXPECT_THAT(run.err, HasSubstr("/nonexistent/speed.csv"));
+}
+
+TEST(Cli, BinaryJunkOnStdinExits65) {
+  const Run run = RunCli("fit -", std::string("\x7f" "ELF\x02\x01\x01\0\0\0junk", 14));
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr("binary"));
+}
+
+TEST(Cli, AStepTimeCsvOnStdinIsReadAndFitted) {
+  // Exact data from v0 = 1000 samples/s, t = 0.05 s: step = b/1000 + 0.05.
+  const Run run = RunCli("fit - --output json",
+                         "batch,step_time_s\n10,0.06\n20,0.07\n40,0.09\n80,0.13\n160,0.21\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.fit/1");
+  const auto& fit = json["fits"][0];
+  EXPECT_NEAR(fit["params"]["v0"]["value"].get<double>(), 1000, 1e-6);
+  EXPECT_NEAR(fit["params"]["t"]["value"].get<double>(), 0.05, 1e-10);
+  EXPECT_EQ(fit["params"]["v0"]["unit"], "samples/s");
+  EXPECT_EQ(fit["n_points"], 5);
+  EXPECT_EQ(fit["dof"], 3);
+  // b_half = v0 * t = 50 samples.
+  EXPECT_NEAR(fit["b_half"].get<double>(), 50, 1e-6);
+}
+
+TEST(Cli, FitsMisra1dToTheCertifiedValue) {
+  const Run run = RunCli("fit " + Data("nist/Misra1d.dat") +
+                         " --objective absolute-throughput --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  // NIST certified b1 = 4.3736970754E+02 (Misra1d.dat); v0 = b1.
+  EXPECT_NEAR(json["fits"][0]["params"]["v0"]["value"].get<double>(), 437.36970754, 1e-6);
+}
+
+TEST(Cli, ReadPrintsOneCsvRowPerSample) {
+  const Run run = RunCli("read " + Data("nist/Misra1d.dat") + " --output csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Misra1d has 14 observations (NIST: "Data (lines 61 to 74)") plus the header row.
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 15);
+}
+
+TEST(Cli, ReadJsonFollowsTheSamplesSchema) {
+  const Run run = RunCli("read - --output json", "batch,throughput\n32,100\n64,150\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.samples/1");
+  ASSERT_EQ(json["samples"].size(), 2u);
+  EXPECT_EQ(json["samples"][1]["line"], 3);
+  EXPECT_EQ(json["samples"][1]["throughput_sps"], 150);
+  EXPECT_TRUE(json["samples"][1]["step_time_s"].is_null());
+}
+
+TEST(Cli, OneDistinctBatchSizeIsBadData) {
+  const Run run = RunCli("fit -", "batch,throughput\n32,100\n32,101\n32,99\n");
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr("batch"));
+}
+
+TEST(Cli, NegativeValueNamesLineAndField) {
+  const Run run = RunCli("read -", "batch,throughput\n32,100\n64,-5\n");
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr(":3"));
+  EXPECT_THAT(run.err, HasSubstr("throughput"));
+}
+
+TEST(Cli, AttributesFillWhatTheLogLacks) {
+  // The epochs format has no batch: PATH@batch=... supplies it.
+  const Run run = RunCli("read -@batch=128,samples=50000,label=mine --output json",
+                         "10.5\n10.0\n10.1\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json["samples"].size(), 2u);  // epoch 1 dropped by default
+  EXPECT_EQ(json["samples"][0]["batch"], 128);
+  EXPECT_EQ(json["samples"][0]["label"], "mine");
+  EXPECT_EQ(json["samples"][0]["samples_per_epoch"], 50000);
+}
+
+TEST(Cli, WhereFilterThatKeepsNothingIsBadData) {
+  const Run run = RunCli("read - --where label=nothing", "batch,throughput\n32,100\n64,150\n");
+  EXPECT_EQ(run.exit_code, 65);
+}
+
+TEST(Cli, PlotWritesAnSvg) {
+  const std::string svg = ::testing::TempDir() + "/fitspeed_cli_plot.svg";
+  const Run run = RunCli("fit " + Data("nist/Misra1d.dat") + " --plot " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string text = ReadFile(svg);
+  EXPECT_EQ(text.rfind("<svg", 0), 0u);
+  EXPECT_THAT(text, HasSubstr("</svg>"));
+  // 14 observations -> 14 markers.
+  size_t circles = 0;
+  for (size_t pos = 0; (pos = text.find("<circle", pos)) != std::string::npos; ++pos) ++circles;
+  EXPECT_EQ(circles, 14u);
+}
+
+TEST(Cli, DemoRunsOnEmbeddedData) {
+  const Run run = RunCli("demo");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("v0"));
+  EXPECT_THAT(run.out, HasSubstr("samples/s"));
+}
+
+}  // namespace
