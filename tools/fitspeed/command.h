@@ -22,6 +22,8 @@ void SetupFitCommand(CLI::App& app, int& exit_code);
 void SetupDemoCommand(CLI::App& app, int& exit_code);
 void SetupProjectCommand(CLI::App& app, int& exit_code);
 void SetupPlanCommand(CLI::App& app, int& exit_code);
+void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupSweepCommand(CLI::App& app, int& exit_code);
 
 // Options shared by every command that reads logs.
 struct InputOptions {

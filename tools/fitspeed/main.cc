@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   fitspeed::cli::SetupReadCommand(app, exit_code);
   fitspeed::cli::SetupFitCommand(app, exit_code);
   fitspeed::cli::SetupDemoCommand(app, exit_code);
+  fitspeed::cli::SetupModelsCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,149 @@
+// The work of a training step, counted per layer and per pass: FLOPs, tensor
+// elements read and written (bytes for any element size), parameters and
+// activation memory. The device layer turns these into roofline times; the
+// timing layer reports measured GFLOPS against them.
+//
+// Counting conventions (all documented in docs/models.md):
+//  - A multiply-add counts as 2 FLOPs; an add, multiply, max, compare, exp or
+//    sqrt as 1. Published "MACs"/"GMACs" figures are half the FLOPs here.
+//  - Every count is affine in the batch b: per_sample*b + per_step. Activation
+//    traffic and compute are per sample; parameter, gradient and optimizer
+//    state traffic and the optimizer's compute are per step.
+//  - Traffic is the minimal one of an ideal implementation: each tensor an
+//    operation needs is read once and each result written once (batch-norm's
+//    forward reads its input twice: statistics, then normalization), so bytes
+//    are a lower bound on real memory traffic.
+//  - backward-data is the gradient with respect to a layer's inputs; it is not
+//    computed (zero) when no layer at or before those inputs has trainable
+//    parameters (e.g. the first convolution: frameworks skip the input's
+//    gradient). backward-weights is the gradient of the layer's trainable
+//    parameters. A layer whose output feeds k > 1 layers sums k incoming
+//    gradients: (k-1) FLOPs per output element in its backward-data.
+//  - update is the optimizer step over the layer's trainable parameters.
+#ifndef FITSPEED_MODEL_COST_H_
+#define FITSPEED_MODEL_COST_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fitspeed/model/network.h"
+
+namespace fitspeed {
+
+// The four passes of a training step, in execution order.
+enum class Pass {
+  kForward,          // outputs from inputs (training mode)
+  kBackwardData,     // gradient with respect to the layer's inputs
+  kBackwardWeights,  // gradient with respect to the layer's trainable parameters
+  kUpdate,           // the optimizer step on the trainable parameters
+};
+constexpr std::array<Pass, 4> kAllPasses = {Pass::kForward, Pass::kBackwardData,
+                                            Pass::kBackwardWeights, Pass::kUpdate};
+// "forward", "backward-data", "backward-weights", "update".
+const char* PassName(Pass pass);
+
+// The optimizer of the update pass. Per trainable parameter (w weight, g its
+// gradient; bias corrections and learning-rate scalars are per step, not counted):
+//   kSgd:         w -= lr*g                                  2 FLOPs, reads w g,     writes w
+//   kSgdMomentum: m = mu*m + g; w -= lr*m   (torch.optim.SGD) 4 FLOPs, reads w g m,   writes w m
+//   kAdam:        m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+//                 w -= lr_t*m/(sqrt(v) + eps)  (torch.optim.Adam, Kingma & Ba 2015)
+//                                                           12 FLOPs, reads w g m v, writes w m v
+enum class Optimizer { kSgd, kSgdMomentum, kAdam };
+const char* OptimizerName(Optimizer optimizer);  // "sgd", "sgd-momentum", "adam"
+// Throws UsageError for names other than "sgd", "sgd-momentum" (alias "momentum") and "adam".
+Optimizer ParseOptimizer(const std::string& name);
+// Optimizer state tensors per trainable parameter: 0 (sgd), 1 (momentum), 2 (adam).
+int OptimizerStatePerParam(Optimizer optimizer);
+
+// A count affine in the batch b: per_sample*b + per_step.
+struct Count {
+  double per_sample = 0;  // grows with the batch (activations, their compute)
+  double per_step = 0;    // once per step (parameters, optimizer)
+  double At(double batch) const { return per_sample * batch + per_step; }
+  Count& operator+=(const Count& other);
+};
+
+// The work of one pass of one layer (or of a sum of them).
+struct PassCost {
+  Count flops;             // floating-point operations (multiply-add = 2)
+  Count elements_read;     // tensor elements read from memory
+  Count elements_written;  // tensor elements written to memory
+
+  // Bytes at `batch` with every element of `bytes_per_element` bytes.
+  double BytesRead(double batch, double bytes_per_element) const;
+  double BytesWritten(double batch, double bytes_per_element) const;
+  // Mixed precision: per-sample (activation) elements of `sample_bytes`,
+  // per-step (parameter, gradient, optimizer state) elements of `step_bytes`.
+  double BytesRead(double batch, double sample_bytes, double step_bytes) const;
+  double BytesWritten(double batch, double sample_bytes, double step_bytes) const;
+  PassCost& operator+=(const PassCost& other);
+};
+
+// The work and memory of one layer (or the sum over a network).
+struct LayerCost {
+  PassCost forward;
+  PassCost backward_data;
+  PassCost backward_weights;
+  PassCost update;
+  int64_t params = 0;            // parameter elements, incl. batch-norm moving statistics
+  int64_t trainable_params = 0;  // parameter elements the optimizer updates
+  // Activation memory: elements per sample of the layer's output, which a
+  // training step keeps from the forward to the backward pass (0 for flatten,
+  // a view of its input; the network input counts as layer 0's output).
+  int64_t activation_elements = 0;
+
+  const PassCost& pass(Pass p) const;
+  PassCost& pass(Pass p);
+  // All four passes together.
+  PassCost Step() const;
+  LayerCost& operator+=(const LayerCost& other);
+};
+
+// Counts of every layer of a finalized network.
+struct NetworkCost {
+  Optimizer optimizer = Optimizer::kSgdMomentum;
+  std::vector<LayerCost> layers;  // one per Network::layers(), same order
+  LayerCost total;                // sum over layers
+
+  // Forward FLOPs per sample (inference cost; published MACs are half of it).
+  double ForwardFlopsPerSample() const;
+  // Forward + backward-data + backward-weights FLOPs per sample: the part of a
+  // training step proportional to the batch (the optimizer update is per step).
+  double TrainFlopsPerSample() const;
+  // Optimizer update FLOPs per step.
+  double UpdateFlopsPerStep() const;
+  // FLOPs of one whole training step (all four passes) at `batch`.
+  double StepFlops(double batch) const;
+};
+
+// Counts every layer of `network` (finalized; else FITSPEED_CHECK aborts).
+NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum);
+
+// Memory a training step holds at `batch`, estimated for an executor that keeps
+// every layer's output until the backward pass (frameworks that run ReLU in
+// place or recompute activations hold less; workspaces are not counted).
+struct MemoryEstimate {
+  double parameter_bytes = 0;        // all parameters (incl. moving statistics)
+  double gradient_bytes = 0;         // one gradient per trainable parameter
+  double optimizer_state_bytes = 0;  // OptimizerStatePerParam() tensors per trainable parameter
+  double activation_bytes = 0;       // batch * sum of LayerCost::activation_elements
+  // Gradients of activations alive at once: two of the largest layer output
+  // (the incoming and the outgoing gradient), times the batch.
+  double activation_gradient_bytes = 0;
+  double total_bytes() const {
+    return parameter_bytes + gradient_bytes + optimizer_state_bytes + activation_bytes +
+           activation_gradient_bytes;
+  }
+};
+// Parameters, gradients and optimizer state are of `parameter_bytes` bytes per
+// element, activations and their gradients of `activation_bytes`.
+MemoryEstimate EstimateTrainingMemory(const Network& network, double batch,
+                                      Optimizer optimizer = Optimizer::kSgdMomentum,
+                                      double activation_bytes = 4, double parameter_bytes = 4);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_MODEL_COST_H_

@@ -1,0 +1,287 @@
+// A neural network as a directed acyclic graph of layers with per-sample
+// shapes: what a training step computes, in enough detail to count its work
+// (fitspeed/model/cost.h) and to execute it (the timing layer).
+//
+// Conventions:
+//  - Shapes are per sample, outermost dimension first, without the batch:
+//    NCHW without N. An image is {C, H, W}, a feature vector {F}, a sequence of
+//    token vectors {T, F} (for attention), a per-sample scalar {} (rank 0).
+//  - Layers are stored in topological order: a layer's inputs are layers added
+//    before it. Layer 0 is the network input (kind kInput). The last layer is
+//    the loss; every other layer feeds at least one later layer.
+//  - Build a network with the builder methods (or Append), then call Finalize(),
+//    which validates every layer and infers shapes, consumers and parameters.
+//    Accessors marked "after Finalize" may only be used on a finalized network.
+//
+// The layer set follows Keras/PyTorch semantics, each noted at its kind. New
+// kinds (attention: batched matmul, softmax, layer-norm) are added to LayerKind
+// with an attribute struct; existing fields keep their meaning.
+#ifndef FITSPEED_MODEL_NETWORK_H_
+#define FITSPEED_MODEL_NETWORK_H_
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fitspeed {
+
+// A per-sample tensor shape (no batch dimension), outermost first.
+struct Shape {
+  std::vector<int64_t> dims;  // {C, H, W} images, {F} vectors, {T, F} sequences, {} scalars
+
+  Shape() = default;
+  explicit Shape(std::vector<int64_t> d) : dims(std::move(d)) {}
+  static Shape Chw(int64_t c, int64_t h, int64_t w) { return Shape({c, h, w}); }
+  static Shape Vector(int64_t features) { return Shape({features}); }
+  static Shape Scalar() { return Shape(); }
+
+  int rank() const { return static_cast<int>(dims.size()); }
+  // Product of the dimensions (1 for a scalar): elements per sample.
+  int64_t elements() const;
+  // Image accessors; only for rank 3.
+  int64_t channels() const { return dims.at(0); }
+  int64_t height() const { return dims.at(1); }
+  int64_t width() const { return dims.at(2); }
+  // "3x32x32", "10", "scalar".
+  std::string ToString() const;
+
+  bool operator==(const Shape& other) const { return dims == other.dims; }
+  bool operator!=(const Shape& other) const { return dims != other.dims; }
+};
+
+enum class LayerKind {
+  // The network input: layer 0 and only layer 0. No inputs; its output_shape
+  // (set by the Network constructor, or by hand before Append) is the network's
+  // per-sample input shape.
+  kInput,
+  // 2-D convolution (cross-correlation), input {C, H, W} -> {out_channels, Ho, Wo}
+  // with Ho = floor((H + pad_top + pad_bottom - kernel_h) / stride_h) + 1 (same for W).
+  // Grouped when groups > 1: each of `groups` groups maps C/groups input channels
+  // to out_channels/groups outputs; depthwise when groups == C. Zero padding.
+  // (PyTorch torch.nn.Conv2d; Keras Conv2D / DepthwiseConv2D.)
+  kConv2d,
+  // Fully connected: y = W x + b on the last dimension. Input {F} -> {units}, or
+  // {T, F} -> {T, units} (applied to each of the T rows, as Keras Dense and
+  // torch.nn.Linear do). Rank-3 inputs must be flattened or pooled first.
+  kDense,
+  // Batch normalization over the channel (first) dimension, training mode:
+  // statistics of the current batch over N (and H, W for {C, H, W} inputs);
+  // moving mean/variance updated with `momentum`. Input rank 1 or 3, output
+  // the same shape. (Ioffe & Szegedy 2015; Keras BatchNormalization.)
+  kBatchNorm,
+  // y = min(max(x, 0), max_value) elementwise; max_value = +inf is plain ReLU,
+  // 6 is ReLU6 (MobileNet). Any shape, output the same shape.
+  kRelu,
+  // Average pooling over windows of {C, H, W}; divides by the number of window
+  // elements inside the unpadded input unless count_include_pad. Output
+  // {C, Ho, Wo} with Ho as for kConv2d.
+  kAvgPool,
+  // Max pooling over windows of {C, H, W}; padded positions never win.
+  kMaxPool,
+  // Mean over H and W: {C, H, W} -> {C} (Keras GlobalAveragePooling2D).
+  kGlobalAvgPool,
+  // Elementwise sum of two or more inputs of equal shape (residual connection).
+  kAdd,
+  // Reshape to {elements} in C, H, W order (row-major). No data moves.
+  kFlatten,
+  // Softmax over the last dimension followed by the cross-entropy with an
+  // integer class label per sample (per row for {T, classes}), averaged over
+  // the batch: the training loss. Input {classes} or {T, classes}, classes >= 2;
+  // output a per-sample scalar {}. Must be the last layer and only it.
+  kSoftmaxCrossEntropy,
+};
+
+// Kind names as used in the JSON format and reports: "input", "conv2d",
+// "dense", "batch_norm", "relu", "avg_pool", "max_pool", "global_avg_pool",
+// "add", "flatten", "softmax_cross_entropy".
+const char* LayerKindName(LayerKind kind);
+// The kind named `name` (one of the above), or nullopt.
+std::optional<LayerKind> LayerKindFromName(const std::string& name);
+
+// How a window's padding is chosen.
+enum class Padding {
+  kExplicit,  // pad_top/bottom/left/right as given
+  // TensorFlow/Keras "same": Ho = ceil(H / stride); total padding
+  // max((Ho - 1) * stride + kernel - H, 0), top = total / 2, bottom gets the
+  // rest (TensorFlow's conv2d padding rule). Resolved by Finalize().
+  kSame,
+  kValid,  // no padding (resolved to zeros by Finalize())
+};
+
+// The sliding window of a convolution or pooling layer.
+struct Window2d {
+  int kernel_h = 1;  // window height, >= 1
+  int kernel_w = 1;  // window width, >= 1
+  int stride_h = 1;  // vertical step, >= 1
+  int stride_w = 1;  // horizontal step, >= 1
+  Padding padding = Padding::kExplicit;
+  // Zero padding in pixels on each side, >= 0. With kSame or kValid, Finalize()
+  // overwrites them with the resolved values, so after Finalize they are
+  // always the padding actually applied.
+  int pad_top = 0;
+  int pad_bottom = 0;
+  int pad_left = 0;
+  int pad_right = 0;
+};
+// A square window with symmetric explicit padding (PyTorch style).
+Window2d MakeWindow(int kernel, int stride = 1, int padding = 0);
+// A square window with Keras/TensorFlow "same" padding.
+Window2d SameWindow(int kernel, int stride = 1);
+
+// Attributes of kConv2d.
+struct Conv2dAttrs {
+  int64_t out_channels = 0;  // output channels, >= 1, a multiple of groups
+  Window2d window;           // kernel, stride, padding
+  int64_t groups = 1;        // >= 1, divides input and output channels
+  bool bias = true;          // adds a bias per output channel
+};
+
+// Attributes of kDense.
+struct DenseAttrs {
+  int64_t units = 0;  // output features, >= 1
+  bool bias = true;   // adds a bias per output feature
+};
+
+// Attributes of kBatchNorm (Keras defaults).
+struct BatchNormAttrs {
+  double epsilon = 1e-3;   // added to the variance, > 0
+  double momentum = 0.99;  // moving = momentum*moving + (1-momentum)*batch, in [0, 1]
+  bool scale = true;       // learn gamma (else gamma = 1)
+  bool center = true;      // learn beta (else beta = 0)
+};
+
+// Attributes of kRelu.
+struct ReluAttrs {
+  double max_value = std::numeric_limits<double>::infinity();  // upper clip, > 0
+};
+
+// Attributes of kAvgPool and kMaxPool.
+struct PoolAttrs {
+  Window2d window;
+  // kAvgPool only: divide by kernel_h*kernel_w even where the window covers
+  // padding (PyTorch's default); false divides by the unpadded count (Keras).
+  bool count_include_pad = false;
+};
+
+// A parameter tensor of a layer.
+struct ParamTensor {
+  // "kernel", "bias" (conv2d, dense); "gamma", "beta", "moving_mean",
+  // "moving_variance" (batch_norm).
+  std::string name;
+  // kConv2d kernel: {out_channels, in_channels/groups, kernel_h, kernel_w} (OIHW,
+  // as PyTorch and oneDNN). kDense kernel: {units, in_features} (OI, as
+  // torch.nn.Linear). Biases and batch-norm vectors: {channels}.
+  Shape shape;
+  // Updated by the optimizer. Batch-norm moving statistics are not (Keras
+  // counts them as non-trainable parameters; PyTorch calls them buffers).
+  bool trainable = true;
+};
+
+// One layer. Set name, kind, inputs and the attribute struct of its kind; the
+// other attribute structs are ignored. Finalize() fills the derived fields.
+struct Layer {
+  // Unique in the network; [A-Za-z0-9_.-/]+ recommended. Builders give an
+  // empty name "<kind>_<index>" (e.g. "conv2d_3").
+  std::string name;
+  LayerKind kind = LayerKind::kInput;
+  // Names of the layers whose outputs this layer reads, in operand order.
+  // Exactly one, except kAdd (two or more) and kInput (none).
+  std::vector<std::string> inputs;
+
+  Conv2dAttrs conv;           // kConv2d
+  DenseAttrs dense;           // kDense
+  BatchNormAttrs batch_norm;  // kBatchNorm
+  ReluAttrs relu;             // kRelu
+  PoolAttrs pool;             // kAvgPool, kMaxPool
+
+  // 1-based line of Network::origin where the layer is defined (JSON), 0 when
+  // unknown; DataError messages of Finalize() name it.
+  int origin_line = 0;
+
+  // Derived by Finalize():
+  std::vector<int> input_ids;       // indices of `inputs` in Network::layers()
+  std::vector<int> consumer_ids;    // indices of the layers that read this output, ascending
+  Shape output_shape;               // per-sample output shape
+  std::vector<ParamTensor> params;  // parameter tensors in the order listed at ParamTensor
+
+  // Parameter elements of this layer (after Finalize): all, and trainable only.
+  int64_t ParamCount() const;
+  int64_t TrainableParamCount() const;
+  bool has_trainable_params() const { return TrainableParamCount() > 0; }
+};
+
+class Network {
+ public:
+  // An empty network; Append() must add a kInput layer first.
+  Network() = default;
+  // A network whose layer 0 is the input "input" with the given per-sample shape.
+  Network(std::string name, Shape input_shape);
+
+  // Metadata: the zoo/JSON name, a one-line description, and where the
+  // architecture is defined (paper, repository file) for its numbers.
+  std::string name;
+  std::string description;
+  std::string reference;
+  // Where the network came from, used as the source of DataError messages
+  // (a JSON file's path; empty: "network '<name>'").
+  std::string origin;
+
+  // Appends `layer` (an empty name becomes "<kind>_<index>") and returns its
+  // name. Nothing is checked until Finalize(); adding un-finalizes the network.
+  const std::string& Append(Layer layer);
+
+  // Builders: each appends one layer reading `input` (a layer name) and returns
+  // the new layer's name, to chain: x = net.Relu(net.BatchNorm(net.Conv2d(x, ...))).
+  std::string Conv2d(const std::string& input, const Conv2dAttrs& attrs,
+                     const std::string& name = "");
+  std::string Dense(const std::string& input, const DenseAttrs& attrs,
+                    const std::string& name = "");
+  std::string BatchNorm(const std::string& input, const BatchNormAttrs& attrs = {},
+                        const std::string& name = "");
+  std::string Relu(const std::string& input, const ReluAttrs& attrs = {},
+                   const std::string& name = "");
+  std::string AvgPool(const std::string& input, const PoolAttrs& attrs,
+                      const std::string& name = "");
+  std::string MaxPool(const std::string& input, const PoolAttrs& attrs,
+                      const std::string& name = "");
+  std::string GlobalAvgPool(const std::string& input, const std::string& name = "");
+  std::string Add(const std::vector<std::string>& inputs, const std::string& name = "");
+  std::string Flatten(const std::string& input, const std::string& name = "");
+  std::string SoftmaxCrossEntropy(const std::string& input, const std::string& name = "");
+
+  // Validates the network and derives shapes, padding, consumers and parameter
+  // tensors. Throws DataError(origin, origin_line, "layers[i] \"name\"", problem) naming
+  // the first offending layer: unknown or later input, duplicate name, wrong
+  // operand count, bad attribute, shape mismatch, empty output, missing loss,
+  // a layer whose output nobody reads. Idempotent.
+  void Finalize();
+  bool finalized() const { return finalized_; }
+
+  // All layers in topological order (layer 0 is the input, the last the loss).
+  const std::vector<Layer>& layers() const { return layers_; }
+  const Layer& layer(int id) const { return layers_.at(static_cast<size_t>(id)); }
+  int size() const { return static_cast<int>(layers_.size()); }
+  // Index of the layer named `name`, or -1.
+  int LayerId(const std::string& layer_name) const;
+
+  // After Finalize: the per-sample input shape, the number of classes the loss
+  // expects (its input's last dimension), and parameter totals (Keras
+  // convention: total includes batch-norm moving statistics, trainable does not).
+  const Shape& input_shape() const;
+  int64_t num_classes() const;
+  int64_t ParamCount() const;
+  int64_t TrainableParamCount() const;
+
+ private:
+  void RequireFinalized() const;
+
+  std::vector<Layer> layers_;
+  bool finalized_ = false;
+};
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_MODEL_NETWORK_H_

@@ -1,0 +1,331 @@
+#include "fitspeed/model/cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "fitspeed/core/error.h"
+
+namespace fitspeed {
+
+namespace {
+
+// Per trainable parameter: FLOPs, elements read and written by the optimizer
+// (the formulas at Optimizer in cost.h).
+struct UpdateCounts {
+  double flops;
+  double reads;
+  double writes;
+};
+UpdateCounts UpdateCountsOf(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd:
+      return {2, 2, 1};
+    case Optimizer::kSgdMomentum:
+      return {4, 3, 2};
+    case Optimizer::kAdam:
+      // m: 2 mul + 1 add; v: 3 mul + 1 add; w: sqrt, add eps, divide, mul lr, subtract.
+      return {12, 4, 3};
+  }
+  return {0, 0, 0};
+}
+
+// Adds per-sample (activation) work.
+void AddSample(PassCost& pass, double flops, double read, double written) {
+  pass.flops.per_sample += flops;
+  pass.elements_read.per_sample += read;
+  pass.elements_written.per_sample += written;
+}
+
+// Adds per-step (parameter) traffic.
+void AddStep(PassCost& pass, double read, double written) {
+  pass.elements_read.per_step += read;
+  pass.elements_written.per_step += written;
+}
+
+double Elements(const Shape& shape) { return static_cast<double>(shape.elements()); }
+
+double BiasElements(const Layer& layer) {
+  double n = 0;
+  for (const ParamTensor& p : layer.params) {
+    if (p.name == "bias") n += Elements(p.shape);
+  }
+  return n;
+}
+
+// The counts of one layer. `input_grad` says whether its backward-data pass
+// runs (some input carries a gradient); `output_grad` whether a gradient
+// reaches its output (it or a layer before it has trainable parameters).
+LayerCost CountLayer(const Network& net, const Layer& layer, bool input_grad, bool output_grad) {
+  LayerCost c;
+  c.params = layer.ParamCount();
+  c.trainable_params = layer.TrainableParamCount();
+  const double out = Elements(layer.output_shape);
+  c.activation_elements = layer.kind == LayerKind::kFlatten ? 0 : layer.output_shape.elements();
+  if (layer.kind == LayerKind::kInput) return c;
+
+  const Shape& in_shape = net.layer(layer.input_ids.front()).output_shape;
+  const double in = Elements(in_shape);
+  const double weights = static_cast<double>(c.params) - BiasElements(layer);
+  const double bias = BiasElements(layer);
+  PassCost& fwd = c.forward;
+  PassCost& bwd_data = c.backward_data;
+  PassCost& bwd_weights = c.backward_weights;
+
+  switch (layer.kind) {
+    case LayerKind::kInput:
+      break;
+    case LayerKind::kConv2d:
+    case LayerKind::kDense: {
+      // Multiply-adds per sample: every output element takes one dot product of
+      // the fan-in (C/groups*kh*kw for a convolution, F for dense).
+      const double fan_in =
+          layer.kind == LayerKind::kConv2d
+              ? Elements(layer.params.front().shape) / static_cast<double>(layer.conv.out_channels)
+              : static_cast<double>(in_shape.dims.back());
+      const double macs = out * fan_in;
+      const double bias_adds = bias > 0 ? out : 0;
+      AddSample(fwd, 2 * macs + bias_adds, in, out);
+      AddStep(fwd, weights + bias, 0);
+      if (input_grad) {
+        AddSample(bwd_data, 2 * macs, out, in);  // dx = W^T dy: the same multiply-adds
+        AddStep(bwd_data, weights, 0);
+      }
+      AddSample(bwd_weights, 2 * macs + bias_adds, in + out, 0);  // dW = dy x^T, db = sum dy
+      AddStep(bwd_weights, 0, weights + bias);
+      break;
+    }
+    case LayerKind::kBatchNorm: {
+      const double channels = static_cast<double>(in_shape.dims.front());
+      // Forward (training): sum x (1) and sum x*x (2) per element, then
+      // y = a*x + c with per-channel a = gamma/sqrt(var + eps), c = beta - a*mean (2).
+      AddSample(fwd, 5 * in, 2 * in, out);
+      AddStep(fwd, static_cast<double>(c.params), 2 * channels);  // moving statistics updated
+      // Backward (Ioffe & Szegedy 2015, sec. 3): the sums sum(dy) (1) and
+      // sum(dy*xhat) with xhat recomputed (4) give dbeta and dgamma; then
+      // dx = a*(dy - sum(dy)/m - xhat*sum(dy*xhat)/m) with xhat recomputed: 6 per element.
+      PassCost& sums = c.trainable_params > 0 ? bwd_weights : bwd_data;
+      if (c.trainable_params > 0 || input_grad) {
+        AddSample(sums, 5 * in, 2 * in, 0);
+        if (c.trainable_params > 0) {
+          AddStep(bwd_weights, 0, static_cast<double>(c.trainable_params));
+        }
+      }
+      if (input_grad) {
+        AddSample(bwd_data, 6 * in, 2 * in, in);
+        AddStep(bwd_data, static_cast<double>(c.params), 0);
+      }
+      break;
+    }
+    case LayerKind::kRelu:
+      AddSample(fwd, in, in, out);  // one max (and one min when capped, not counted)
+      if (input_grad) AddSample(bwd_data, in, 2 * out, in);  // dx = dy where 0 < y < max
+      break;
+    case LayerKind::kAvgPool:
+    case LayerKind::kMaxPool: {
+      const Window2d& w = layer.pool.window;
+      const double window = static_cast<double>(w.kernel_h) * w.kernel_w;
+      if (layer.kind == LayerKind::kAvgPool) {
+        AddSample(fwd, out * (window + 1), in, out);                       // window adds, one scale
+        if (input_grad) AddSample(bwd_data, out * (window + 1), out, in);  // scale, spread
+      } else {
+        AddSample(fwd, out * window, in, out);  // window compares
+        // dy goes to the window's maximum, found again from x and y.
+        if (input_grad) AddSample(bwd_data, out, in + 2 * out, in);
+      }
+      break;
+    }
+    case LayerKind::kGlobalAvgPool:
+      AddSample(fwd, in + out, in, out);                 // sum, then one scale per channel
+      if (input_grad) AddSample(bwd_data, in, out, in);  // dx = dy/(H*W) broadcast
+      break;
+    case LayerKind::kAdd: {
+      const double n = static_cast<double>(layer.input_ids.size());
+      AddSample(fwd, (n - 1) * out, n * out, out);
+      // Backward: each input's gradient is dy itself (shared, no work).
+      break;
+    }
+    case LayerKind::kFlatten:
+      break;  // a view: no data moves in either direction
+    case LayerKind::kSoftmaxCrossEntropy:
+      // Forward per logit: max, subtract, exp, sum (4); the log and the label's
+      // term per row are not counted. Backward: (softmax - onehot)/batch: 2.
+      AddSample(fwd, 4 * in, in, out);
+      if (input_grad) AddSample(bwd_data, 2 * in, in, in);
+      break;
+  }
+
+  // Gradients arriving from k > 1 consumers are summed.
+  const double consumers = static_cast<double>(layer.consumer_ids.size());
+  if (output_grad && consumers > 1) {
+    AddSample(bwd_data, (consumers - 1) * out, consumers * out, out);
+  }
+  return c;
+}
+
+}  // namespace
+
+const char* PassName(Pass pass) {
+  switch (pass) {
+    case Pass::kForward:
+      return "forward";
+    case Pass::kBackwardData:
+      return "backward-data";
+    case Pass::kBackwardWeights:
+      return "backward-weights";
+    case Pass::kUpdate:
+      return "update";
+  }
+  return "unknown";
+}
+
+const char* OptimizerName(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kSgdMomentum:
+      return "sgd-momentum";
+    case Optimizer::kAdam:
+      return "adam";
+  }
+  return "unknown";
+}
+
+Optimizer ParseOptimizer(const std::string& name) {
+  if (name == "sgd") return Optimizer::kSgd;
+  if (name == "sgd-momentum" || name == "momentum") return Optimizer::kSgdMomentum;
+  if (name == "adam") return Optimizer::kAdam;
+  throw UsageError(fmt::format("unknown optimizer '{}' (known: sgd, sgd-momentum, adam)", name));
+}
+
+int OptimizerStatePerParam(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd:
+      return 0;
+    case Optimizer::kSgdMomentum:
+      return 1;
+    case Optimizer::kAdam:
+      return 2;
+  }
+  return 0;
+}
+
+Count& Count::operator+=(const Count& other) {
+  per_sample += other.per_sample;
+  per_step += other.per_step;
+  return *this;
+}
+
+double PassCost::BytesRead(double batch, double bytes_per_element) const {
+  return elements_read.At(batch) * bytes_per_element;
+}
+
+double PassCost::BytesWritten(double batch, double bytes_per_element) const {
+  return elements_written.At(batch) * bytes_per_element;
+}
+
+double PassCost::BytesRead(double batch, double sample_bytes, double step_bytes) const {
+  return elements_read.per_sample * batch * sample_bytes + elements_read.per_step * step_bytes;
+}
+
+double PassCost::BytesWritten(double batch, double sample_bytes, double step_bytes) const {
+  return elements_written.per_sample * batch * sample_bytes +
+         elements_written.per_step * step_bytes;
+}
+
+PassCost& PassCost::operator+=(const PassCost& other) {
+  flops += other.flops;
+  elements_read += other.elements_read;
+  elements_written += other.elements_written;
+  return *this;
+}
+
+const PassCost& LayerCost::pass(Pass p) const {
+  switch (p) {
+    case Pass::kForward:
+      return forward;
+    case Pass::kBackwardData:
+      return backward_data;
+    case Pass::kBackwardWeights:
+      return backward_weights;
+    case Pass::kUpdate:
+      return update;
+  }
+  return forward;
+}
+
+PassCost& LayerCost::pass(Pass p) {
+  return const_cast<PassCost&>(static_cast<const LayerCost&>(*this).pass(p));
+}
+
+PassCost LayerCost::Step() const {
+  PassCost sum = forward;
+  sum += backward_data;
+  sum += backward_weights;
+  sum += update;
+  return sum;
+}
+
+LayerCost& LayerCost::operator+=(const LayerCost& other) {
+  for (Pass p : kAllPasses) pass(p) += other.pass(p);
+  params += other.params;
+  trainable_params += other.trainable_params;
+  activation_elements += other.activation_elements;
+  return *this;
+}
+
+double NetworkCost::ForwardFlopsPerSample() const { return total.forward.flops.per_sample; }
+
+double NetworkCost::TrainFlopsPerSample() const {
+  return total.forward.flops.per_sample + total.backward_data.flops.per_sample +
+         total.backward_weights.flops.per_sample;
+}
+
+double NetworkCost::UpdateFlopsPerStep() const { return total.update.flops.per_step; }
+
+double NetworkCost::StepFlops(double batch) const { return total.Step().flops.At(batch); }
+
+NetworkCost CountCost(const Network& network, Optimizer optimizer) {
+  FITSPEED_CHECK(network.finalized(), "CountCost needs a finalized network");
+  NetworkCost cost;
+  cost.optimizer = optimizer;
+  const UpdateCounts update = UpdateCountsOf(optimizer);
+  // A gradient reaches a layer's output when it or a layer before it has
+  // trainable parameters.
+  std::vector<bool> output_grad(static_cast<size_t>(network.size()), false);
+  for (int id = 0; id < network.size(); ++id) {
+    const Layer& layer = network.layer(id);
+    bool input_grad = false;
+    for (int input : layer.input_ids)
+      input_grad = input_grad || output_grad[static_cast<size_t>(input)];
+    output_grad[static_cast<size_t>(id)] = input_grad || layer.has_trainable_params();
+    LayerCost c = CountLayer(network, layer, input_grad, output_grad[static_cast<size_t>(id)]);
+    const double trainable = static_cast<double>(c.trainable_params);
+    c.update.flops.per_step = update.flops * trainable;
+    AddStep(c.update, update.reads * trainable, update.writes * trainable);
+    cost.total += c;
+    cost.layers.push_back(c);
+  }
+  return cost;
+}
+
+MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Optimizer optimizer,
+                                      double activation_bytes, double parameter_bytes) {
+  const NetworkCost cost = CountCost(network, optimizer);
+  int64_t largest = 0;
+  for (const Layer& layer : network.layers()) {
+    largest = std::max(largest, layer.output_shape.elements());
+  }
+  MemoryEstimate m;
+  const double params = static_cast<double>(cost.total.params);
+  const double trainable = static_cast<double>(cost.total.trainable_params);
+  m.parameter_bytes = params * parameter_bytes;
+  m.gradient_bytes = trainable * parameter_bytes;
+  m.optimizer_state_bytes = trainable * OptimizerStatePerParam(optimizer) * parameter_bytes;
+  m.activation_bytes =
+      batch * static_cast<double>(cost.total.activation_elements) * activation_bytes;
+  m.activation_gradient_bytes = batch * 2 * static_cast<double>(largest) * activation_bytes;
+  return m;
+}
+
+}  // namespace fitspeed
