@@ -3,7 +3,9 @@
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -201,6 +203,10 @@ std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& optio
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (std::cin.bad()) throw InputError("cannot read standard input");
   } else {
+    std::error_code error;
+    if (std::filesystem::is_directory(input.path, error)) {
+      throw InputError(fmt::format("cannot read '{}': it is a directory", input.path));
+    }
     std::ifstream file(input.path, std::ios::binary);
     if (!file) {
       throw InputError(fmt::format("cannot open '{}': {}", input.path, std::strerror(errno)));

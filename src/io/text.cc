@@ -120,6 +120,32 @@ double ParseNumber(std::string_view s, const std::string& source, int line,
   return *value;
 }
 
+double RequirePositive(double value, const std::string& source, int line, std::string_view field) {
+  if (std::isnan(value)) throw DataError(source, line, std::string(field), "is NaN");
+  if (std::isinf(value)) throw DataError(source, line, std::string(field), "is infinite");
+  if (value <= 0) {
+    throw DataError(source, line, std::string(field), fmt::format("must be > 0, got {}", value));
+  }
+  return value;
+}
+
+double ParsePositive(std::string_view s, const std::string& source, int line,
+                     std::string_view field) {
+  return RequirePositive(ParseNumber(s, source, line, field), source, line, field);
+}
+
+std::vector<std::string_view> SplitBlank(std::string_view s) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > start) fields.push_back(s.substr(start, i - start));
+  }
+  return fields;
+}
+
 bool LooksBinary(std::string_view text) {
   const size_t n = std::min<size_t>(text.size(), 4096);
   size_t control = 0;

@@ -44,6 +44,16 @@ std::optional<double> LeadingDouble(std::string_view s, std::string_view* rest =
 double ParseNumber(std::string_view s, const std::string& source, int line,
                    std::string_view field);
 
+// Checks that a value read from `field` is finite and > 0 and returns it, or
+// throws DataError(source, line, field, ...) saying it is NaN, infinite or not positive.
+double RequirePositive(double value, const std::string& source, int line, std::string_view field);
+// ParseNumber followed by RequirePositive.
+double ParsePositive(std::string_view s, const std::string& source, int line,
+                     std::string_view field);
+
+// Splits on runs of blanks (spaces, tabs); no empty fields.
+std::vector<std::string_view> SplitBlank(std::string_view s);
+
 // True when the text looks binary (NUL bytes, or many control characters).
 bool LooksBinary(std::string_view text);
 

@@ -12,7 +12,7 @@
 
 namespace fitspeed {
 
-// Log formats fitspeed reads. See docs/formats.md for what each one takes.
+// Log formats fitspeed reads. See docs/formats/ for what each one takes.
 enum class Format { kAuto, kCsv, kNist, kKeras, kMllog, kDllogger, kTimm, kHf, kTfcnn, kEpochs };
 
 // "csv", "nist", ...; ParseFormat throws UsageError on an unknown name.
@@ -44,8 +44,9 @@ InputSpec ParseInputSpec(std::string_view text);
 struct ReadOptions {
   // Format of every input; kAuto detects it from the content (and file name).
   Format format = Format::kAuto;
-  // Epoch-time samples with epoch number <= this are dropped (epoch 1 carries
-  // compilation and warm-up). 0 keeps all.
+  // Samples whose epoch number is <= this are dropped by the readers whose
+  // samples carry epoch numbers (epoch 1 carries compilation and warm-up).
+  // 0 keeps all.
   int skip_first_epochs = 1;
 };
 

@@ -1,0 +1,205 @@
+// Tests of the Hugging Face Trainer reader on lines quoted from published logs
+// (each test names its source; "assembled" marks text joined from two sources).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/sample.h"
+#include "fitspeed/io/input.h"
+#include "io/readers.h"
+
+namespace fitspeed {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char kSource[] = "hf.log";
+
+std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {}) {
+  const std::string source = kSource;
+  const ReadOptions options;
+  return io::ReadHf(text, io::ReaderContext{source, attributes, options});
+}
+
+std::string ErrorOf(std::string_view text) {
+  try {
+    Read(text);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "no DataError";
+}
+
+// The end of a QLoRA fine-tuning run of llama-7b (a write-up by guodong.li,
+// found by text search): Trainer.log's dict, then the example script's
+// log_metrics block repeating the same metrics.
+const char kQlora[] =
+    "{'loss': 1.6287, 'learning_rate': 0.0002, 'epoch': 0.34}\n"
+    "{'loss': 2.3511, 'learning_rate': 0.0002, 'epoch': 0.34}\n"
+    "100%|████████████████████████████████| 1000/1000 [1:42:08<00:00,  7.34s/it]Saving PEFT "
+    "checkpoint...\n"
+    "{'train_runtime': 6132.3668, 'train_samples_per_second': 2.609, 'train_steps_per_second': "
+    "0.163, 'train_loss': 1.7447978076934814, 'epoch': 0.34}\n"
+    "100%|████████████████████████████████| 1000/1000 [1:42:12<00:00,  6.13s/it]\n"
+    "Saving PEFT checkpoint...\n"
+    "***** train metrics *****\n"
+    "  epoch                    =       0.34\n"
+    "  train_loss               =     1.7448\n"
+    "  train_runtime            = 1:42:12.36\n"
+    "  train_samples_per_second =      2.609\n"
+    "  train_steps_per_second   =      0.163\n";
+
+TEST(HfReader, DictAndMetricsBlockOfOneRunGiveOneSample) {
+  const std::vector<Sample> samples = Read(kQlora);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].line, 4);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.609);
+  // No "***** Running training *****" header in this excerpt: the batch comes
+  // from PATH@batch=N.
+  EXPECT_EQ(samples[0].batch, 0);
+  EXPECT_EQ(samples[0].devices, 1);
+  EXPECT_FALSE(samples[0].epoch.has_value());
+}
+
+// The header of hiyouga/LlamaFactory#4783.
+const char kHeader[] =
+    "***** Running training *****\n"
+    "  Num examples = 900\n"
+    "  Num Epochs = 10\n"
+    "  Instantaneous batch size per device = 1\n"
+    "  Total train batch size (w. parallel, distributed & accumulation) = 16\n"
+    "  Gradient Accumulation steps = 8\n"
+    "  Total optimization steps = 560\n"
+    "  Number of trainable parameters = 21,176,320\n";
+
+TEST(HfReader, HeaderGivesTheGlobalBatchAndTheDevices) {
+  // Assembled: kHeader, then kQlora's metrics.
+  const std::vector<Sample> samples = Read(std::string(kHeader) + kQlora);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].line, 8 + 4);
+  // Total train batch size 16 = 1 per device x 8 accumulation steps x 2 devices.
+  EXPECT_EQ(samples[0].batch, 16);
+  EXPECT_EQ(samples[0].devices, 2);
+  // ParseSamples keeps the batch the log states over an attribute.
+  Attributes a;
+  a.batch = 64;
+  const std::vector<Sample> parsed = ParseSamples(std::string(kHeader) + kQlora, kSource, a);
+  EXPECT_EQ(parsed[0].batch, 16);
+}
+
+TEST(HfReader, EachRunHeaderStartsANewRun) {
+  // Assembled: two runs with the same speed are two samples, each with its header.
+  const std::string run = std::string(kHeader) + kQlora;
+  const std::vector<Sample> samples = Read(run + run);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].line, 12);
+  EXPECT_EQ(samples[1].line, 20 + 12);
+  EXPECT_EQ(samples[1].batch, 16);
+}
+
+TEST(HfReader, HeaderCountsWithThousandsSeparators) {
+  // Trainer prints counts with f"{n:,}": a global batch of 1,024.
+  const char text[] =
+      "***** Running training *****\n"
+      "  Instantaneous batch size per device = 128\n"
+      "  Total train batch size (w. parallel, distributed & accumulation) = 1,024\n"
+      "  Gradient Accumulation steps = 1\n"
+      "{'train_runtime': 6132.3668, 'train_samples_per_second': 2.609, 'epoch': 0.34}\n";
+  const std::vector<Sample> samples = Read(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].batch, 1024);
+  EXPECT_EQ(samples[0].devices, 8);  // 1024 / (128 x 1)
+}
+
+TEST(HfReader, QuotedNumbersOfNewerVersions) {
+  // Newer transformers print the logged values as strings (an SmolLM LoRA run,
+  // found by text search; the eval dict abridged). Evaluation speeds are ignored.
+  const char text[] =
+      "{'eval_runtime': '8.109', 'eval_samples_per_second': '31.2', 'eval_steps_per_second': "
+      "'3.946', 'epoch': '3'}\n"
+      "{'train_runtime': '2279', 'train_samples_per_second': '2.996', 'train_steps_per_second': "
+      "'1.498', 'train_loss': '1.229', 'epoch': '3'}\n"
+      "100%|██████████████████████████████| 3414/3414 [37:59<00:00,  1.50it/s]\n";
+  const std::vector<Sample> samples = Read(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].line, 2);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.996);
+}
+
+TEST(HfReader, PrefixedMetricsBlock) {
+  // PaddleNLP's port of the Trainer prints the block through its logger (found
+  // by text search); test_* and prediction lines are not training speed.
+  const char text[] =
+      "[2022-08-31 16:24:54,981] [    INFO] - ***** train metrics *****\n"
+      "[2022-08-31 16:24:54,981] [    INFO] -   epoch                    =     2.6455\n"
+      "[2022-08-31 16:24:54,981] [    INFO] -   train_loss               =        1.5\n"
+      "[2022-08-31 16:24:54,981] [    INFO] -   train_runtime            = 0:05:39.32\n"
+      "[2022-08-31 16:24:54,981] [    INFO] -   train_samples_per_second =    891.178\n"
+      "[2022-08-31 16:24:54,981] [    INFO] -   train_steps_per_second   =    111.397\n"
+      "[2022-08-31 16:24:54,987] [    INFO] - ***** Running Prediction *****\n"
+      "[2022-08-31 16:24:54,987] [    INFO] -   Num examples = 1749\n"
+      "[2022-08-31 16:24:54,987] [    INFO] -   Total Batch size = 32\n"
+      "[2022-08-31 16:25:10,125] [    INFO] -   test_runtime            = 0:00:15.13\n";
+  const std::vector<Sample> samples = Read(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].line, 5);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 891.178);
+  EXPECT_EQ(samples[0].batch, 0);
+}
+
+TEST(HfReader, SavedMetricsJson) {
+  // trainer.save_metrics writes all_results.json with json.dump(indent=4);
+  // kQlora's values in that form.
+  const char text[] =
+      "{\n"
+      "    \"epoch\": 0.34,\n"
+      "    \"train_loss\": 1.7447978076934814,\n"
+      "    \"train_runtime\": 6132.3668,\n"
+      "    \"train_samples_per_second\": 2.609,\n"
+      "    \"train_steps_per_second\": 0.163\n"
+      "}\n";
+  const std::vector<Sample> samples = Read(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].line, 5);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.609);
+}
+
+TEST(HfReader, BadValuesAreDataErrors) {
+  EXPECT_THAT(ErrorOf("  train_samples_per_second =      abc\n"),
+              HasSubstr("hf.log:1: field 'train_samples_per_second': expected a number, got "
+                        "'abc'"));
+  EXPECT_THAT(ErrorOf("\n{'train_runtime': '2279', 'train_samples_per_second': 'fast'}\n"),
+              HasSubstr("hf.log:2: field 'train_samples_per_second': expected a number, got "
+                        "'fast'"));
+  EXPECT_THAT(ErrorOf("{'train_runtime': 0.1, 'train_samples_per_second': 0.0}\n"),
+              HasSubstr("hf.log:1: field 'train_samples_per_second': must be > 0, got 0"));
+  EXPECT_THAT(
+      ErrorOf("  Total train batch size (w. parallel, distributed & accumulation) = lots\n"),
+      HasSubstr("hf.log:1: field 'Total train batch size': expected a number, got "
+                "'lots'"));
+  // A dict cut after the key.
+  EXPECT_THAT(ErrorOf("{'train_runtime': 6132.3668, 'train_samples_per_second': \n"),
+              HasSubstr("hf.log:1: field 'train_samples_per_second': expected a number, got ''"));
+}
+
+TEST(HfReader, Detection) {
+  EXPECT_TRUE(io::LooksLikeHf(kQlora));
+  EXPECT_TRUE(io::LooksLikeHf(kHeader));
+  EXPECT_EQ(DetectFormat(kQlora), Format::kHf);
+  EXPECT_EQ(DetectFormat(std::string(kHeader) + kQlora), Format::kHf);
+  // Keras, timm and tf_cnn_benchmarks lines (see their tests) are not Trainer's.
+  EXPECT_FALSE(io::LooksLikeHf(
+      "Epoch 2/100\n423/423 [==============================] - 186s 439ms/step - loss: 1.8087\n"));
+  EXPECT_FALSE(io::LooksLikeHf(
+      "Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.85/s  (0.148s,  863.22/s)  "
+      "LR: 1.001e-02  Data: 0.053 (0.051)\n"));
+  EXPECT_FALSE(io::LooksLikeHf("total images/sec: 138.95\n"));
+  // A CSV column of that name is not the Trainer's form.
+  EXPECT_FALSE(io::LooksLikeHf("model,train_samples_per_second\nbert,45.6\n"));
+}
+
+}  // namespace
+}  // namespace fitspeed

@@ -1,0 +1,218 @@
+// Tests of the reader dispatch (src/io/input.cc): input specifications,
+// format names, detection of the csv, nist and epochs formats, and the errors
+// ParseSamples and ReadSamples raise before or after any reader.
+#include "fitspeed/io/input.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/sample.h"
+
+namespace fitspeed {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadData(const std::string& name) {
+  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
+  std::ifstream file(path, std::ios::binary);
+  EXPECT_TRUE(file) << "cannot open " << path;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+template <typename E, typename F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "no error of the expected kind";
+}
+
+// --- ParseInputSpec ----------------------------------------------------------------
+
+TEST(ParseInputSpec, PathAlone) {
+  const InputSpec spec = ParseInputSpec("logs/run.csv");
+  EXPECT_EQ(spec.path, "logs/run.csv");
+  EXPECT_FALSE(spec.attributes.batch.has_value());
+  EXPECT_FALSE(spec.attributes.devices.has_value());
+  EXPECT_EQ(ParseInputSpec("-").path, "-");
+}
+
+TEST(ParseInputSpec, Attributes) {
+  const InputSpec spec = ParseInputSpec(
+      "run.txt@batch=64,devices=8,samples=50000,label=tpu,precision=BF16,drop_remainder=true");
+  EXPECT_EQ(spec.path, "run.txt");
+  EXPECT_EQ(spec.attributes.batch, 64);
+  EXPECT_EQ(spec.attributes.devices, 8);
+  EXPECT_EQ(spec.attributes.samples_per_epoch, 50000);
+  EXPECT_EQ(spec.attributes.label, "tpu");
+  EXPECT_EQ(spec.attributes.precision, "bf16");  // lower-cased
+  EXPECT_EQ(spec.attributes.drop_remainder, true);
+  EXPECT_EQ(ParseInputSpec("r@drop_remainder=no").attributes.drop_remainder, false);
+}
+
+TEST(ParseInputSpec, PathsMayContainAt) {
+  // The last '@' followed by key=value pairs starts the attributes.
+  EXPECT_EQ(ParseInputSpec("runs/user@host/log.csv@batch=32").path, "runs/user@host/log.csv");
+  EXPECT_EQ(ParseInputSpec("runs/user@host/log.csv@batch=32").attributes.batch, 32);
+  const InputSpec no_attributes = ParseInputSpec("runs/user@host/log.csv");
+  EXPECT_EQ(no_attributes.path, "runs/user@host/log.csv");
+  EXPECT_FALSE(no_attributes.attributes.batch.has_value());
+}
+
+TEST(ParseInputSpec, BadAttributes) {
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@speed=3"); }),
+              HasSubstr("unknown attribute 'speed'"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=0"); }),
+              HasSubstr("batch=0 must be a positive number"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=-64"); }),
+              HasSubstr("must be a positive number"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=lots"); }),
+              HasSubstr("batch=lots"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@devices=1.5"); }),
+              HasSubstr("devices=1.5 must be a positive integer"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=64,samples"); }),
+              HasSubstr("'samples' is not key=value"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@drop_remainder=maybe"); }),
+              HasSubstr("drop_remainder=maybe must be true or false"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("@batch=64"); }), HasSubstr("has no path"));
+  EXPECT_THROW(ParseInputSpec(""), UsageError);
+}
+
+// --- Format names --------------------------------------------------------------------
+
+TEST(ParseFormat, NamesRoundTrip) {
+  for (Format f :
+       {Format::kAuto, Format::kCsv, Format::kNist, Format::kKeras, Format::kMllog,
+        Format::kDllogger, Format::kTimm, Format::kHf, Format::kTfcnn, Format::kEpochs}) {
+    EXPECT_EQ(ParseFormat(FormatName(f)), f) << FormatName(f);
+  }
+  // The names the CLI documents (--input-format auto|csv|nist|...|epochs).
+  EXPECT_EQ(FormatName(Format::kCsv), "csv");
+  EXPECT_EQ(FormatName(Format::kNist), "nist");
+  EXPECT_EQ(FormatName(Format::kEpochs), "epochs");
+  EXPECT_EQ(ParseFormat("CSV"), Format::kCsv);
+}
+
+TEST(ParseFormat, UnknownName) {
+  const std::string message = ErrorOf<UsageError>([] { ParseFormat("xlsx"); });
+  EXPECT_THAT(message, HasSubstr("unknown input format 'xlsx'"));
+  EXPECT_THAT(message, HasSubstr("csv"));  // the known names are listed
+}
+
+// --- Detection -----------------------------------------------------------------------
+
+TEST(DetectFormat, CsvNistEpochs) {
+  EXPECT_EQ(DetectFormat(ReadData("measured/koshian2_tpu_benchmark_main_per_epoch.csv")),
+            Format::kCsv);
+  EXPECT_EQ(DetectFormat(ReadData("measured/pollux_t4_single_node.csv"), "p.csv"), Format::kCsv);
+  EXPECT_EQ(DetectFormat("model\tbatch\tthroughput\nresnet\t64\t250.5\n", "r.tsv"), Format::kCsv);
+  EXPECT_EQ(DetectFormat(ReadData("nist/Misra1d.dat"), "Misra1d.dat"), Format::kNist);
+  EXPECT_EQ(DetectFormat(ReadData("nist/Misra1d.dat")), Format::kNist);
+  EXPECT_EQ(DetectFormat("# epoch times of a run\n144.3\n50.2\n50.1\n"), Format::kEpochs);
+  EXPECT_EQ(DetectFormat("1 144.3\n2 50.2\n"), Format::kEpochs);
+  EXPECT_EQ(DetectFormat("hello there\nthis is not a log\n"), Format::kAuto);
+}
+
+// --- ParseSamples errors ---------------------------------------------------------------
+
+TEST(ParseSamples, EmptyInput) {
+  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("", "e.csv"); }),
+              HasSubstr("e.csv: the input is empty"));
+  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples(" \n\r\n\t\n", "e.csv"); }),
+              HasSubstr("the input is empty"));
+}
+
+TEST(ParseSamples, BinaryJunk) {
+  const std::string junk(
+      "\x7f"
+      "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
+      20);
+  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples(junk, "a.out"); }),
+              HasSubstr("a.out: the input looks binary"));
+  // The check comes before the reader, whatever format is named.
+  ReadOptions options;
+  options.format = Format::kEpochs;
+  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples(junk, "a.out", {}, options); }),
+              HasSubstr("looks binary"));
+}
+
+TEST(ParseSamples, UnknownFormat) {
+  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("hello there\nthis is not a log\n", "x.log"); }),
+              HasSubstr("x.log: cannot tell the log format"));
+}
+
+TEST(ParseSamples, MissingBatch) {
+  // An epoch list states no batch: ParseSamples names the first sample's line.
+  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("144.3\n50.2\n", "e.txt"); }),
+              HasSubstr("e.txt:2: field 'batch': the log does not state the batch size; give it "
+                        "as PATH@batch=N"));
+  Attributes attributes;
+  attributes.batch = 1024;
+  attributes.samples_per_epoch = 50000;
+  EXPECT_EQ(ParseSamples("144.3\n50.2\n", "e.txt", attributes).size(), 1u);
+}
+
+TEST(ParseSamples, NoSamplesAfterReading) {
+  ReadOptions options;
+  options.format = Format::kEpochs;
+  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples("# only comments\n", "e.txt", {}, options); }),
+              HasSubstr("no samples found (read as format 'epochs')"));
+}
+
+TEST(ParseSamples, AttributesAreApplied) {
+  Attributes attributes;
+  attributes.label = "colab";
+  attributes.devices = 8;
+  const auto samples = ParseSamples("model,batch,throughput\nwrn,1024,1600\n", "r.csv", attributes);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].label, "colab/model=wrn");  // "attr/log"
+  EXPECT_EQ(samples[0].devices, 8);                // the table has no devices column
+}
+
+TEST(ParseSamples, NegativeSkipIsAUsageError) {
+  ReadOptions options;
+  options.skip_first_epochs = -1;
+  EXPECT_THROW(ParseSamples("144.3\n", "e.txt", {}, options), UsageError);
+}
+
+TEST(ParseSamples, DataErrorExitCode) {
+  try {
+    ParseSamples("", "e.csv");
+    FAIL() << "expected a DataError";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), ExitCode::kDataError);  // 65
+  }
+}
+
+// --- ReadSamples -------------------------------------------------------------------------
+
+TEST(ReadSamples, MissingFileIsAnInputError) {
+  const InputSpec spec = ParseInputSpec("/nonexistent/fitspeed/run.csv@batch=64");
+  EXPECT_THAT(ErrorOf<InputError>([&] { ReadSamples(spec); }),
+              HasSubstr("cannot open '/nonexistent/fitspeed/run.csv'"));
+}
+
+TEST(ReadSamples, ReadsAFileWithItsAttributes) {
+  const InputSpec spec = ParseInputSpec(std::string(FITSPEED_TEST_DATA_DIR) +
+                                        "/measured/koshian2_tpu_benchmark_main_per_epoch.csv"
+                                        "@samples=50000,drop_remainder=true");
+  const std::vector<Sample> samples = ReadSamples(spec);
+  ASSERT_EQ(samples.size(), 1520u);  // see CsvReader.Koshian2KeepsEpochsAfterTheFirst
+  EXPECT_EQ(samples[0].samples_per_epoch, 50000);
+  EXPECT_EQ(samples[0].steps_rule, StepsRule::kDropRemainder);
+  EXPECT_EQ(samples[0].source, spec.path);
+}
+
+}  // namespace
+}  // namespace fitspeed
