@@ -142,6 +142,12 @@ Format DetectFormat(std::string_view text, std::string_view path) {
   for (const FormatInfo& info : kFormats) {
     if (info.looks_like(head)) return info.format;
   }
+  // Tagged logs may start with long shell traces (Intel's MLPerf v0.7 log has
+  // its first :::MLLOG line 182 kB in): look for the tags in the whole text.
+  if (text.size() > head.size()) {
+    if (io::LooksLikeMllog(text)) return Format::kMllog;
+    if (io::LooksLikeDllogger(text)) return Format::kDllogger;
+  }
   return Format::kAuto;
 }
 

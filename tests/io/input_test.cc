@@ -124,6 +124,19 @@ TEST(DetectFormat, CsvNistEpochs) {
   EXPECT_EQ(DetectFormat("hello there\nthis is not a log\n"), Format::kAuto);
 }
 
+TEST(DetectFormat, FindsMllogTagsPastTheHead) {
+  // Intel's MLPerf v0.7 log opens with ~182 kB of shell output before its first
+  // :::MLLOG line, beyond the 64 KiB head the sniffers look at.
+  const std::string text = ReadData("mllog/Intel_1-node-8s-cpx-2-mxnet_resnet_result_0.txt");
+  ASSERT_GT(text.find(":::MLLOG"), 64u * 1024u);
+  EXPECT_EQ(DetectFormat(text), Format::kMllog);
+}
+
+TEST(ReadSamples, DirectoryIsAnInputError) {
+  const InputSpec spec = ParseInputSpec(std::string(FITSPEED_TEST_DATA_DIR));
+  EXPECT_THAT(ErrorOf<InputError>([&] { ReadSamples(spec); }), HasSubstr("is a directory"));
+}
+
 // --- ParseSamples errors ---------------------------------------------------------------
 
 TEST(ParseSamples, EmptyInput) {

@@ -1,0 +1,358 @@
+// Tests of the MLPerf ":::MLLOG" reader on the six MLPerf Training v0.7
+// ResNet-50 logs in tests/data/mllog (mlcommons/training_results_v0.7,
+// <submitter>/results/<system>/resnet/result_0.txt) and on small texts in
+// their style. Expected epoch times are differences of time_ms values quoted
+// from the logs.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/sample.h"
+#include "fitspeed/io/input.h"
+#include "io/readers.h"
+
+namespace fitspeed {
+namespace {
+
+constexpr double kImageNetTrainSamples = 1281167;  // train_samples in every log
+
+std::string ReadData(const std::string& name) {
+  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/mllog/" + name;
+  std::ifstream file(path, std::ios::binary);
+  EXPECT_TRUE(file) << "cannot open " << path;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Through the public entry point: attributes applied, samples validated.
+std::vector<Sample> Parse(std::string_view text, int skip_first_epochs = 1,
+                          const Attributes& attributes = {}) {
+  ReadOptions options;
+  options.format = Format::kMllog;
+  options.skip_first_epochs = skip_first_epochs;
+  return ParseSamples(text, "test.log", attributes, options);
+}
+
+// The reader alone: what the log states, before attributes and validation.
+std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1) {
+  const std::string source = "raw.log";
+  const Attributes attributes;
+  ReadOptions options;
+  options.skip_first_epochs = skip_first_epochs;
+  return io::ReadMllog(text, io::ReaderContext{source, attributes, options});
+}
+
+std::string DataErrorMessage(std::string_view text) {
+  try {
+    ReadRaw(text);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "no DataError";
+}
+
+// One event line in the style of the NVIDIA logs (mlperf-logging 0.7 output).
+std::string Event(const std::string& prefix, long long time_ms, const std::string& key,
+                  const std::string& metadata, const std::string& value = "null") {
+  return prefix + ":::MLLOG {\"namespace\": \"\", \"time_ms\": " + std::to_string(time_ms) +
+         ", \"event_type\": \"POINT_IN_TIME\", \"key\": \"" + key + "\", \"value\": " + value +
+         ", \"metadata\": {\"file\": \"train.py\", \"lineno\": 1" +
+         (metadata.empty() ? "" : ", " + metadata) + "}}\n";
+}
+
+TEST(MllogReader, NvidiaEpochTimeIsTheDifferenceOfItsTimestamps) {
+  const std::vector<Sample> samples =
+      Parse(ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"));
+  // 41 epoch intervals (epoch_num 1..41); epoch 1 is dropped as warm-up.
+  ASSERT_EQ(samples.size(), 40u);
+  const Sample& s = samples.front();
+  // Line 170: "time_ms": 1592669281196, "key": "epoch_start", ... "epoch_num": 2
+  // Line 190: "time_ms": 1592669337854, "key": "epoch_stop",  ... "epoch_num": 2
+  // 1592669337854 - 1592669281196 = 56658 ms.
+  EXPECT_DOUBLE_EQ(*s.epoch_time_s, 56.658);
+  EXPECT_EQ(*s.epoch, 2);
+  EXPECT_EQ(s.line, 190);
+  EXPECT_EQ(s.batch, 3264);  // line 97: "key": "global_batch_size", "value": 3264
+  EXPECT_EQ(s.devices, 1);
+  EXPECT_EQ(*s.samples_per_epoch, kImageNetTrainSamples);
+  EXPECT_EQ(s.label, "1xNVIDIA DGX A100");  // line 14: submission_platform
+  EXPECT_EQ(s.steps_rule, StepsRule::kDropRemainder);
+  EXPECT_EQ(*samples.back().epoch, 41);
+}
+
+TEST(MllogReader, SkipZeroKeepsTheWarmUpEpoch) {
+  const std::vector<Sample> samples =
+      Parse(ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"), 0);
+  ASSERT_EQ(samples.size(), 41u);
+  // Lines 116 and 141: epoch 1 runs from 1592669215245 to 1592669278705 = 63460 ms.
+  EXPECT_DOUBLE_EQ(*samples.front().epoch_time_s, 63.460);
+  EXPECT_EQ(*samples.front().epoch, 1);
+}
+
+TEST(MllogReader, IntelEpochAgreesWithMxnetTimeCost) {
+  // The first :::MLLOG line is 182 kB into this file, past the 64 KiB that
+  // auto-detection looks at, so the format is named.
+  const std::vector<Sample> samples =
+      Parse(ReadData("Intel_1-node-8s-cpx-2-mxnet_resnet_result_0.txt"));
+  ASSERT_EQ(samples.size(), 39u);  // epochs 2..40
+  // Lines 2990 and 2997: epoch 2 from 1592879947831.559326 to 1592881577123.110352 ms,
+  // 1629291.551026 ms. MXNet's own line 2999 says "Epoch[1] Time cost=1629.292".
+  EXPECT_NEAR(*samples.front().epoch_time_s, 1629.291551026, 1e-6);
+  EXPECT_NEAR(*samples.front().epoch_time_s, 1629.292, 0.0005);
+  EXPECT_EQ(samples.front().batch, 4096);
+  EXPECT_EQ(samples.front().label, "one node with Cooperlake");
+}
+
+TEST(MllogReader, BlocksSubtractTheEvaluationInside) {
+  // Google's V100 log has blocks only, the evaluation between block_start and block_stop.
+  const std::vector<Sample> samples =
+      Parse(ReadData("Google_gpu-v100-8-TF2.0_resnet_result_0.txt"));
+  // 10 blocks (first epochs 1, 4, 8, ..., 36); the block starting at epoch 1 is dropped.
+  ASSERT_EQ(samples.size(), 9u);
+  const Sample& s = samples.front();
+  // Line 28 block_start (first_epoch_num 4, epoch_count 4) at 1593155188793,
+  // line 29 eval_start at 1593155719235, line 30 eval_stop at 1593155728306,
+  // line 32 block_stop at 1593155728314:
+  // (539521 - 9071) ms / 4 epochs = 132612.5 ms.
+  EXPECT_DOUBLE_EQ(*s.epoch_time_s, 132.6125);
+  EXPECT_EQ(*s.epoch, 4);
+  EXPECT_EQ(s.line, 32);
+  EXPECT_EQ(s.batch, 2496);
+}
+
+TEST(MllogReader, ZeroBasedEpochNumbersStartAtOne) {
+  // TPU v3-32 counts from 0: the first block is first_epoch_num 0, epoch_count 3.
+  const std::vector<Sample> samples = Parse(ReadData("Google_tpu-v3-32-TF2.0_resnet_result_0.txt"));
+  ASSERT_EQ(samples.size(), 9u);
+  const Sample& s = samples.front();
+  // Lines 28-32: block first_epoch_num 3 from 1595499516492 to 1595499676392 with an
+  // evaluation from 1595499673767 to 1595499673989: (159900 - 222) / 4 = 39919.5 ms.
+  EXPECT_DOUBLE_EQ(*s.epoch_time_s, 39.9195);
+  EXPECT_EQ(*s.epoch, 4);  // epoch 3 counted from 0
+}
+
+TEST(MllogReader, BlocksWithoutEvalIntervalsKeepTheirWholeSpan) {
+  // TPU v4-16 logs eval_accuracy but no eval_start/eval_stop, and epoch numbers as
+  // floats ("first_epoch_num": 3.0).
+  const std::vector<Sample> samples = Parse(ReadData("Google_tpu-v4-16-TF_resnet_result_0.txt"));
+  ASSERT_EQ(samples.size(), 9u);
+  // Lines 26 and 28: 1592969541186 - 1592969356979 = 184207 ms over 4 epochs.
+  EXPECT_DOUBLE_EQ(*samples.front().epoch_time_s, 46.05175);
+  EXPECT_EQ(*samples.front().epoch, 4);
+  EXPECT_EQ(samples.front().batch, 2048);
+}
+
+TEST(MllogReader, EveryLogGivesValidSamples) {
+  const struct {
+    const char* file;
+    size_t samples;
+    double batch;
+  } logs[] = {
+      {"Google_gpu-v100-8-TF2.0_resnet_result_0.txt", 9, 2496},
+      {"Google_tpu-v3-32-TF2.0_resnet_result_0.txt", 9, 4096},
+      {"Google_tpu-v4-16-TF_resnet_result_0.txt", 9, 2048},
+      {"Intel_1-node-8s-cpx-2-mxnet_resnet_result_0.txt", 39, 4096},
+      {"NVIDIA_dgxa100_n2_ngc20.06_mxnet_resnet_result_0.txt", 40, 3264},
+      {"NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt", 40, 3264},
+  };
+  for (const auto& log : logs) {
+    const std::vector<Sample> samples = Parse(ReadData(log.file));
+    ASSERT_EQ(samples.size(), log.samples) << log.file;
+    for (const Sample& s : samples) {
+      EXPECT_EQ(s.batch, log.batch) << log.file;
+      EXPECT_EQ(*s.samples_per_epoch, kImageNetTrainSamples) << log.file;
+      EXPECT_GT(*s.epoch, 1) << log.file;
+    }
+  }
+}
+
+TEST(MllogReader, DetectsTheFormatFromTheStartOfALog) {
+  EXPECT_TRUE(io::LooksLikeMllog(ReadData("Google_tpu-v4-16-TF_resnet_result_0.txt")));
+  const std::string nvidia = ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
+  EXPECT_TRUE(io::LooksLikeMllog(nvidia.substr(0, 64 * 1024)));
+  EXPECT_EQ(DetectFormat(nvidia), Format::kMllog);
+  EXPECT_FALSE(io::LooksLikeMllog("batch,throughput\n64,100\n"));
+  EXPECT_FALSE(io::LooksLikeMllog("echo ':::MLLOG' is the tag\n"));
+}
+
+TEST(MllogReader, RankPrefixesBeforeTheTagAreIgnored) {
+  const std::string text = Event("0: ", 1000, "global_batch_size", "", "256") +
+                           Event("[1,0]<stdout>:", 1001, "train_samples", "", "50000") +
+                           Event("0: ", 2000, "epoch_start", "\"epoch_num\": 1") +
+                           Event("[1,0]<stdout>:", 9000, "epoch_stop", "\"epoch_num\": 1") +
+                           Event("0: ", 9000, "epoch_start", "\"epoch_num\": 2") +
+                           Event("[1,0]<stdout>:", 14500, "epoch_stop", "\"epoch_num\": 2");
+  const std::vector<Sample> samples = Parse(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 5.5);  // 14500 - 9000 ms
+  EXPECT_EQ(samples[0].batch, 256);
+  EXPECT_EQ(*samples[0].samples_per_epoch, 50000);
+}
+
+TEST(MllogReader, EventsRepeatedByRanksCountOnce) {
+  // Two workers log every event; the interval runs from the first start to the
+  // last stop. Rank 1's lines come late, as buffered output does.
+  std::string text = Event("0: ", 100, "global_batch_size", "", "512") +
+                     Event("1: ", 101, "global_batch_size", "", "512") +
+                     Event("0: ", 102, "train_samples", "", "1281167") +
+                     Event("1: ", 103, "train_samples", "", "1281167");
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    const long long t0 = 1000LL * epoch * 10;
+    const std::string meta = "\"epoch_num\": " + std::to_string(epoch);
+    text += Event("0: ", t0, "epoch_start", meta);
+    text += Event("0: ", t0 + 9000, "epoch_stop", meta);
+    text += Event("1: ", t0 + 4, "epoch_start", meta);
+    text += Event("1: ", t0 + 9012, "epoch_stop", meta);
+  }
+  const std::vector<Sample> samples = Parse(text);
+  ASSERT_EQ(samples.size(), 2u);  // epochs 2 and 3, each once
+  // Epoch 2: first start 20000 (rank 0), last stop 29012 (rank 1): 9012 ms.
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 9.012);
+  EXPECT_EQ(*samples[0].epoch, 2);
+  EXPECT_EQ(*samples[1].epoch, 3);
+  EXPECT_EQ(samples[0].batch, 512);
+}
+
+TEST(MllogReader, RepeatedEvaluationsAreSubtractedOnce) {
+  // Two ranks evaluate inside a block with overlapping intervals, 2000-3000 and
+  // 2500-3500: their union, 1500 ms, is not training time.
+  const std::string text =
+      Event("", 0, "global_batch_size", "", "1024") + Event("", 0, "train_samples", "", "10000") +
+      Event("", 0, "block_start", "\"first_epoch_num\": 1, \"epoch_count\": 1") +
+      Event("", 1000, "block_stop", "\"first_epoch_num\": 1") +
+      Event("", 1000, "block_start", "\"first_epoch_num\": 2, \"epoch_count\": 2") +
+      Event("0: ", 2000, "eval_start", "\"epoch_num\": 3") +
+      Event("1: ", 2500, "eval_start", "\"epoch_num\": 3") +
+      Event("0: ", 3000, "eval_stop", "\"epoch_num\": 3") +
+      Event("1: ", 3500, "eval_stop", "\"epoch_num\": 3") +
+      Event("", 5000, "block_stop", "\"first_epoch_num\": 2");
+  const std::vector<Sample> samples = Parse(text);
+  ASSERT_EQ(samples.size(), 1u);
+  // (5000 - 1000 - 1500) ms / 2 epochs = 1250 ms.
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 1.25);
+  EXPECT_EQ(*samples[0].epoch, 2);
+}
+
+TEST(MllogReader, MalformedJsonNamesTheLine) {
+  const std::string text = Event("", 1, "global_batch_size", "", "256") +
+                           ":::MLLOG {\"time_ms\": 2, \"key\": \"epoch_start\", \n" +
+                           Event("", 3, "train_samples", "", "100");
+  const std::string message = DataErrorMessage(text);
+  EXPECT_NE(message.find("raw.log:2"), std::string::npos) << message;
+  EXPECT_NE(message.find("malformed JSON"), std::string::npos) << message;
+  EXPECT_NE(DataErrorMessage(":::MLLOG [1, 2]\n").find("expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\" \"x\"}\n").find("expected ':' at column 9"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(":::MLLOG {\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                             "[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+                             "]]]]]]]]]]]]]]]]]]]}\n")
+                .find("nested too deeply"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\": \"x\"} trailing\n").find("raw.log:1"),
+            std::string::npos);
+}
+
+TEST(MllogReader, ReadsJsonEscapesAndPythonLiterals) {
+  // Python's json module writes NaN for a NaN float; keys and strings may be escaped.
+  const std::string text =
+      ":::MLLOG {\"time_ms\": 1, \"k\\u0065y\": \"submission_platform\", "
+      "\"value\": \"caf\\u00e9 \\ud83d\\ude80\\t\\\"x\\\"\", \"metadata\": {}}\n" +
+      Event("", 2, "global_batch_size", "", "64") + Event("", 3, "train_samples", "", "6400") +
+      Event("", 4, "eval_accuracy", "\"epoch_num\": 1", "NaN") +
+      Event("", 5, "train_loss", "\"values\": [-Infinity, Infinity, 1e-3, -0.5E+2]", "{}") +
+      Event("", 1000, "epoch_st\\u0061rt", "\"epoch_num\": 1") +
+      Event("", 3000, "epoch_stop", "\"epoch_num\": 1");
+  const std::vector<Sample> samples = Parse(text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 2.0);  // 3000 - 1000 ms
+  // U+00E9 is C3 A9 in UTF-8, U+1F680 (the pair D83D DE80) is F0 9F 9A 80.
+  EXPECT_EQ(samples[0].label, "caf\xC3\xA9 \xF0\x9F\x9A\x80\t\"x\"");
+}
+
+TEST(MllogReader, BadFieldsAreNamed) {
+  EXPECT_NE(DataErrorMessage(Event("", 5, "epoch_start", "\"epoch_num\": 1.5"))
+                .find("metadata.epoch_num"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(Event("", 5, "epoch_start", "")).find("metadata.epoch_num"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(Event("", 5, "global_batch_size", "", "\"big\"")).find("value"),
+            std::string::npos);
+  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\": \"epoch_start\", \"metadata\": "
+                             "{\"epoch_num\": 1}}\n")
+                .find("time_ms"),
+            std::string::npos);
+  // Two different global batches in one file are two runs.
+  EXPECT_NE(DataErrorMessage(Event("", 1, "global_batch_size", "", "256") +
+                             Event("", 2, "global_batch_size", "", "512"))
+                .find("raw.log:2"),
+            std::string::npos);
+}
+
+TEST(MllogReader, NoEpochOrBlockIntervalsGivesNoSamples) {
+  const std::string text = Event("", 1, "global_batch_size", "", "256") +
+                           Event("", 2, "run_start", "") + Event("", 9, "run_stop", "");
+  EXPECT_TRUE(ReadRaw(text).empty());
+  // The caller reports it.
+  EXPECT_THROW(Parse(text), DataError);
+}
+
+TEST(MllogReader, MissingGlobalBatchSizeLeavesTheBatchToTheUser) {
+  const std::string text = Event("", 1, "train_samples", "", "1000") +
+                           Event("", 10, "epoch_start", "\"epoch_num\": 1") +
+                           Event("", 20, "epoch_stop", "\"epoch_num\": 1");
+  const std::vector<Sample> raw = ReadRaw(text);
+  ASSERT_EQ(raw.size(), 1u);  // the only epoch is kept although it is epoch 1
+  EXPECT_EQ(raw[0].batch, 0);
+  try {
+    Parse(text);
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("PATH@batch=N"), std::string::npos) << e.what();
+  }
+  Attributes attributes;
+  attributes.batch = 100;
+  const std::vector<Sample> given = Parse(text, 1, attributes);
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_EQ(given[0].batch, 100);
+  EXPECT_DOUBLE_EQ(*given[0].epoch_time_s, 0.010);  // 20 - 10 ms
+}
+
+TEST(MllogReader, AStopWithoutItsStartIsAnError) {
+  const std::string text = Event("", 1, "global_batch_size", "", "256") +
+                           Event("", 10, "epoch_start", "\"epoch_num\": 1") +
+                           Event("", 20, "epoch_stop", "\"epoch_num\": 1") +
+                           Event("", 30, "epoch_stop", "\"epoch_num\": 2");
+  const std::string message = DataErrorMessage(text);
+  EXPECT_NE(message.find("raw.log:4"), std::string::npos) << message;
+  EXPECT_NE(message.find("epoch_stop for epoch 2 has no epoch_start"), std::string::npos)
+      << message;
+  // A stop before its start is an error too.
+  EXPECT_NE(DataErrorMessage(Event("", 50, "epoch_start", "\"epoch_num\": 1") +
+                             Event("", 40, "epoch_stop", "\"epoch_num\": 1"))
+                .find("before its epoch_start"),
+            std::string::npos);
+}
+
+TEST(MllogReader, ATruncatedLogKeepsItsCompleteEpochs) {
+  const std::string full = ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
+  // Cut in the middle of line 212, the epoch_stop of epoch 3: epochs 1 and 2
+  // are complete, epoch 3 started on line 191 and never stops.
+  size_t at = 0;
+  for (int line = 1; line < 212; ++line) at = full.find('\n', at) + 1;
+  const std::string cut = full.substr(0, at + 60);
+  const std::vector<Sample> samples = Parse(cut);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(*samples[0].epoch, 2);
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 56.658);
+  // The same broken line followed by a line end is malformed, not cut.
+  EXPECT_THROW(Parse(cut + "\n"), DataError);
+}
+
+}  // namespace
+}  // namespace fitspeed
