@@ -18,7 +18,13 @@ std::string FormatSig(double value, int digits) {
   if (magnitude >= 1e-4 && magnitude < 1e9) {
     const int exponent = static_cast<int>(std::floor(std::log10(magnitude)));
     const int decimals = std::max(0, digits - 1 - exponent);
-    return fmt::format("{:.{}f}", value, decimals);
+    std::string text = fmt::format("{:.{}f}", value, decimals);
+    // Trailing zeros after the point carry no information: 1000.000 -> 1000.
+    if (text.find('.') != std::string::npos) {
+      text.erase(text.find_last_not_of('0') + 1);
+      if (text.back() == '.') text.pop_back();
+    }
+    return text;
   }
   return fmt::format("{:.{}e}", value, std::max(0, digits - 1));
 }

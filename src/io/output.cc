@@ -84,6 +84,9 @@ json FitJson(const GroupFit& fit) {
   j["n_points"] = fit.n_points;
   j["dof"] = fit.dof;
   j["converged"] = fit.converged;
+  j["iterations"] = fit.iterations;
+  // The "ci95" intervals are at this level (0.95 unless --confidence changed it).
+  j["confidence"] = fit.confidence;
   j["usable"] = fit.usable;
   json params = json::object();
   for (const ParamEstimate& p : fit.params) {
@@ -159,8 +162,8 @@ void WriteFitCsv(std::ostream& out, const FitResult& result) {
   for (const GroupFit& fit : result.fits) {
     for (const ParamEstimate& p : fit.params) {
       table.AddRow({std::to_string(fit.group.devices), fit.group.label, fit.group.precision,
-                    fit.law, ObjectiveName(fit.objective), p.name, FormatSig(p.value, 10),
-                    FormatSig(p.std_error, 6), FormatSig(p.ci_low, 10), FormatSig(p.ci_high, 10),
+                    fit.law, ObjectiveName(fit.objective), p.name, FormatSig(p.value, 12),
+                    FormatSig(p.std_error, 6), FormatSig(p.ci_low, 12), FormatSig(p.ci_high, 12),
                     p.unit, std::to_string(fit.n_points), std::to_string(fit.dof),
                     fit.converged ? "true" : "false", fit.usable ? "true" : "false",
                     FormatSig(fit.rss, 8), FormatSig(fit.r2, 8), FormatSig(fit.rel_rmse, 6),

@@ -16,7 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string out;
   std::string err;
@@ -30,14 +30,14 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Runs the CLI with `args` (shell words), optionally feeding `stdin_text`.
-Run RunCli(const std::string& args, const std::string& stdin_text = "") {
+CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
   const std::string dir = ::testing::TempDir();
   const std::string err_path = dir + "/fitspeed_cli_stderr.txt";
   const std::string in_path = dir + "/fitspeed_cli_stdin.txt";
   std::ofstream(in_path) << stdin_text;
   const std::string command = std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
                               " 2>" + err_path;
-  Run run;
+  CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return run;
   char buffer[4096];
@@ -52,7 +52,7 @@ Run RunCli(const std::string& args, const std::string& stdin_text = "") {
 std::string Data(const std::string& name) { return std::string(FITSPEED_TEST_DATA_DIR) + "/" + name; }
 
 TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
-  const Run run = RunCli("--help");
+  const CliRun run = RunCli("--help");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(run.out, HasSubstr("read"));
   EXPECT_THAT(run.out, HasSubstr("fit"));
@@ -62,26 +62,26 @@ TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
 TEST(Cli, NoSubcommandIsAUsageError) { EXPECT_EQ(RunCli("").exit_code, 64); }
 
 TEST(Cli, UnknownOptionValueIsAUsageError) {
-  const Run run = RunCli("fit --objective nonsense " + Data("nist/Misra1d.dat"));
+  const CliRun run = RunCli("fit --objective nonsense " + Data("nist/Misra1d.dat"));
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("nonsense"));
 }
 
 TEST(Cli, MissingInputExits66AndNamesTheFile) {
-  const Run run = RunCli("fit /nonexistent/speed.csv");
+  const CliRun run = RunCli("fit /nonexistent/speed.csv");
   EXPECT_EQ(run.exit_code, 66);
   EXPECT_THAT(run.err, HasSubstr("/nonexistent/speed.csv"));
 }
 
 TEST(Cli, BinaryJunkOnStdinExits65) {
-  const Run run = RunCli("fit -", std::string("\x7f" "ELF\x02\x01\x01\0\0\0junk", 14));
+  const CliRun run = RunCli("fit -", std::string("\x7f" "ELF\x02\x01\x01\0\0\0junk", 14));
   EXPECT_EQ(run.exit_code, 65);
   EXPECT_THAT(run.err, HasSubstr("binary"));
 }
 
 TEST(Cli, AStepTimeCsvOnStdinIsReadAndFitted) {
   // Exact data from v0 = 1000 samples/s, t = 0.05 s: step = b/1000 + 0.05.
-  const Run run = RunCli("fit - --output json",
+  const CliRun run = RunCli("fit - --output json",
                          "batch,step_time_s\n10,0.06\n20,0.07\n40,0.09\n80,0.13\n160,0.21\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
@@ -97,7 +97,7 @@ TEST(Cli, AStepTimeCsvOnStdinIsReadAndFitted) {
 }
 
 TEST(Cli, FitsMisra1dToTheCertifiedValue) {
-  const Run run = RunCli("fit " + Data("nist/Misra1d.dat") +
+  const CliRun run = RunCli("fit " + Data("nist/Misra1d.dat") +
                          " --objective absolute-throughput --output json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
@@ -106,14 +106,14 @@ TEST(Cli, FitsMisra1dToTheCertifiedValue) {
 }
 
 TEST(Cli, ReadPrintsOneCsvRowPerSample) {
-  const Run run = RunCli("read " + Data("nist/Misra1d.dat") + " --output csv");
+  const CliRun run = RunCli("read " + Data("nist/Misra1d.dat") + " --output csv");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // Misra1d has 14 observations (NIST: "Data (lines 61 to 74)") plus the header row.
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 15);
 }
 
 TEST(Cli, ReadJsonFollowsTheSamplesSchema) {
-  const Run run = RunCli("read - --output json", "batch,throughput\n32,100\n64,150\n");
+  const CliRun run = RunCli("read - --output json", "batch,throughput\n32,100\n64,150\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.samples/1");
@@ -124,13 +124,13 @@ TEST(Cli, ReadJsonFollowsTheSamplesSchema) {
 }
 
 TEST(Cli, OneDistinctBatchSizeIsBadData) {
-  const Run run = RunCli("fit -", "batch,throughput\n32,100\n32,101\n32,99\n");
+  const CliRun run = RunCli("fit -", "batch,throughput\n32,100\n32,101\n32,99\n");
   EXPECT_EQ(run.exit_code, 65);
   EXPECT_THAT(run.err, HasSubstr("batch"));
 }
 
 TEST(Cli, NegativeValueNamesLineAndField) {
-  const Run run = RunCli("read -", "batch,throughput\n32,100\n64,-5\n");
+  const CliRun run = RunCli("read -", "batch,throughput\n32,100\n64,-5\n");
   EXPECT_EQ(run.exit_code, 65);
   EXPECT_THAT(run.err, HasSubstr(":3"));
   EXPECT_THAT(run.err, HasSubstr("throughput"));
@@ -138,7 +138,7 @@ TEST(Cli, NegativeValueNamesLineAndField) {
 
 TEST(Cli, AttributesFillWhatTheLogLacks) {
   // The epochs format has no batch: PATH@batch=... supplies it.
-  const Run run = RunCli("read -@batch=128,samples=50000,label=mine --output json",
+  const CliRun run = RunCli("read --output json -- -@batch=128,samples=50000,label=mine",
                          "10.5\n10.0\n10.1\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
@@ -149,13 +149,13 @@ TEST(Cli, AttributesFillWhatTheLogLacks) {
 }
 
 TEST(Cli, WhereFilterThatKeepsNothingIsBadData) {
-  const Run run = RunCli("read - --where label=nothing", "batch,throughput\n32,100\n64,150\n");
+  const CliRun run = RunCli("read - --where label=nothing", "batch,throughput\n32,100\n64,150\n");
   EXPECT_EQ(run.exit_code, 65);
 }
 
 TEST(Cli, PlotWritesAnSvg) {
   const std::string svg = ::testing::TempDir() + "/fitspeed_cli_plot.svg";
-  const Run run = RunCli("fit " + Data("nist/Misra1d.dat") + " --plot " + svg);
+  const CliRun run = RunCli("fit " + Data("nist/Misra1d.dat") + " --plot " + svg);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string text = ReadFile(svg);
   EXPECT_EQ(text.rfind("<svg", 0), 0u);
@@ -167,7 +167,7 @@ TEST(Cli, PlotWritesAnSvg) {
 }
 
 TEST(Cli, DemoRunsOnEmbeddedData) {
-  const Run run = RunCli("demo");
+  const CliRun run = RunCli("demo");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("v0"));
   EXPECT_THAT(run.out, HasSubstr("samples/s"));

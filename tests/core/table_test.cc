@@ -13,6 +13,9 @@ TEST(FormatSig, SignificantDigitsWithoutExponentInTheUsualRange) {
   EXPECT_EQ(FormatSig(437.3697075, 10), "437.3697075");
   EXPECT_EQ(FormatSig(-2.5, 2), "-2.5");
   EXPECT_EQ(FormatSig(0, 4), "0");
+  // No trailing zeros: 1000 to 10 digits is still "1000", 0.05 to 4 is "0.05".
+  EXPECT_EQ(FormatSig(1000.0, 10), "1000");
+  EXPECT_EQ(FormatSig(0.05, 4), "0.05");
 }
 
 TEST(FormatSig, ExponentForTinyAndHugeValues) {

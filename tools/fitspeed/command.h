@@ -29,7 +29,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code);
 struct InputOptions {
   std::vector<std::string> inputs;       // PATH[@key=value,...], "-" for stdin
   std::string input_format = "auto";
-  int skip_epochs = 1;                   // epoch-time samples with epoch <= this are dropped
+  int skip_epochs = 1;                   // samples of epochs <= this are dropped
   std::vector<std::string> where;        // key=value filters on tags, label, devices, precision
 };
 void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required = true);

@@ -13,7 +13,8 @@ namespace {
 
 constexpr const char* kInputHelp =
     "Input logs: PATH or PATH@key=value,... for what the log lacks (keys: batch, devices, "
-    "samples, label, precision, drop_remainder). '-' reads standard input.";
+    "samples, label, precision, drop_remainder). '-' reads standard input; write '-- -@key=value' "
+    "to give it attributes.";
 
 // A filter "key=value": matches a sample whose tag `key` (a CSV series column),
 // or label / devices / precision, equals value.
@@ -50,8 +51,8 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
       ->capture_default_str();
   command
       .add_option("--skip-epochs", options.skip_epochs,
-                  "Drop epoch-time samples of epochs 1..N (epoch 1 carries compilation and "
-                  "warm-up); 0 keeps all")
+                  "Drop samples of epochs 1..N where the log numbers epochs (epoch 1 carries "
+                  "compilation and warm-up); 0 keeps all")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command.add_option("--where", options.where,

@@ -8,8 +8,9 @@
 
 namespace fitspeed {
 
-// `value` with `digits` significant digits, no exponent for 1e-4 <= |v| < 1e9
-// ("1593", "0.05412", "1.2e-07"); "nan"/"inf" as such.
+// `value` rounded to `digits` significant digits, no exponent for
+// 1e-4 <= |v| < 1e9 and no trailing zeros ("1593", "0.05412", "0.05", "1.2e-07");
+// "nan"/"inf" as such.
 std::string FormatSig(double value, int digits = 4);
 
 // Seconds as h:mm:ss ("2:03:07"), or d-h:mm:ss past a day; sub-minute

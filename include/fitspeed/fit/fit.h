@@ -5,11 +5,9 @@
 #ifndef FITSPEED_FIT_FIT_H_
 #define FITSPEED_FIT_FIT_H_
 
-#include <optional>
+#include <Eigen/Core>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "fitspeed/core/sample.h"
 
@@ -21,7 +19,7 @@ enum class Objective {
   kAbsoluteThroughput,  // predicted - observed samples/s (NIST's convention)
   kAbsoluteTime,        // predicted - observed seconds per step
 };
-std::string ObjectiveName(Objective objective);  // "relative-time", ...
+std::string ObjectiveName(Objective objective);     // "relative-time", ...
 Objective ParseObjective(const std::string& name);  // throws UsageError
 
 // Robust loss applied to each squared residual.
@@ -46,9 +44,15 @@ struct FitOptions {
   std::vector<double> initial;
   // Solver iteration limit; must be >= 1.
   int max_iterations = 200;
-  // Relative tolerances of the solver (Ceres function / parameter tolerances).
+  // Relative tolerances of the solver (Ceres function / parameter tolerances);
+  // must be finite and >= 0.
   double function_tolerance = 1e-15;
   double parameter_tolerance = 1e-14;
+  // Absolute tolerance on the projected gradient (Ceres gradient_tolerance);
+  // must be finite and >= 0. Ceres's default 1e-10 stops too early for
+  // parameters in the thousands, so the default leaves convergence to the two
+  // relative tolerances above.
+  double gradient_tolerance = 1e-30;
   // Confidence level of the reported intervals, in (0, 1).
   double confidence = 0.95;
   // Compute the leave-one-out prediction error (one re-fit per point).
@@ -64,7 +68,7 @@ struct ParamEstimate {
   std::string unit;  // "samples/s", "s", "samples"
   double value = 0;
   double std_error = 0;  // standard error: sqrt(s^2 * (J^T J)^-1_ii), s^2 = RSS/dof
-  double ci_low = 0;   // confidence interval at FitOptions::confidence (t quantile)
+  double ci_low = 0;     // confidence interval at FitOptions::confidence (t quantile)
   double ci_high = 0;
 };
 
@@ -72,11 +76,11 @@ struct ParamEstimate {
 struct FitPoint {
   std::string source;
   int line = 0;
-  double batch = 0;          // effective batch per step
+  double batch = 0;  // effective batch per step
   int devices = 1;
-  double observed = 0;       // in the objective's quantity: samples/s or s
+  double observed = 0;  // in the objective's quantity: samples/s or s
   double predicted = 0;
-  double residual = 0;       // as defined by the objective
+  double residual = 0;  // as defined by the objective
 };
 
 // The fit of one group.
@@ -85,20 +89,29 @@ struct GroupFit {
   std::string law;
   Objective objective = Objective::kRelativeTime;
   Loss loss = Loss::kSquared;
+  double loss_scale = 0;     // FitOptions::loss_scale (unused with kSquared)
+  double confidence = 0.95;  // level of the parameters' ci_low / ci_high
   int n_points = 0;
-  int dof = 0;            // n_points - parameters
-  bool converged = false; // the solver reported convergence
-  bool usable = false;    // converged, finite, dof >= 1 and parameters within bounds
+  int dof = 0;             // n_points - parameters
+  bool converged = false;  // the solver reported convergence
+  bool usable = false;     // converged, finite, dof >= 1 and parameters within bounds
+  int iterations = 0;      // solver iterations of the fit
   std::string solver_message;
   std::vector<ParamEstimate> params;
-  Eigen::MatrixXd covariance;   // scaled by s^2 = RSS/dof
-  Eigen::MatrixXd correlation;
-  double rss = 0;         // sum of squared residuals (objective's unit squared)
-  double r2 = 0;          // 1 - RSS/TSS of the objective's observed quantity
-  double rel_rmse = 0;    // sqrt(mean((predicted/observed - 1)^2)) of throughput
-  double aic = 0;         // n*ln(RSS/n) + 2p
+  // s^2 (J^T J)^-1 with s^2 = RSS/dof (NaN where dof = 0); with a robust loss
+  // J and RSS carry the loss weights rho'(r^2) at the solution (see docs/fitting.md).
+  Eigen::MatrixXd covariance;
+  Eigen::MatrixXd correlation;  // covariance normalised to unit diagonal
+  double rss = 0;               // sum of squared residuals (objective's unit squared)
+  // 1 - RSS/TSS, TSS the RSS of the best constant prediction under the same
+  // objective (the usual sum of squares about the mean for absolute objectives).
+  double r2 = 0;
+  double rel_rmse = 0;  // sqrt(mean((predicted/observed - 1)^2)) of throughput
+  double aic = 0;       // n*ln(RSS/n) + 2p
   // Root mean square relative error of throughput when each point is predicted
-  // by a fit without it; NaN when not computed or n_points < p + 2.
+  // by a fit without it; NaN when not computed (FitOptions::leave_one_out false),
+  // when n_points < p + 2, or when leaving a point out leaves fewer distinct
+  // batches than parameters.
   double loo_rel_rmse = 0;
   // Hyperbolic-type laws: b_half = v0*t (v = v0/2) and b_90 = 9*b_half.
   // Other laws: the batch where the fitted throughput is half / 90% of its
