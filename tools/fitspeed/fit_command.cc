@@ -53,6 +53,12 @@ void SetupFitCommand(CLI::App& app, int& exit_code) {
   AddOutputOption(*command, options->output);
   command->add_option("--plot", options->plot_path,
                       "Also write an SVG plot of the points and fitted curves to this file");
+  command->footer(
+      "Examples:\n"
+      "  fitspeed fit speed.csv                      # columns batch + throughput or step_time\n"
+      "  fitspeed fit epochs.csv@samples=50000 --where device=tpu\n"
+      "  fitspeed fit result_0.txt --output json     # an MLPerf :::MLLOG log\n"
+      "  fitspeed fit train.log@batch=256,samples=50000 --input-format keras --plot fit.svg");
   command->callback([options, &exit_code] { exit_code = RunFit(*options); });
 }
 

@@ -29,6 +29,10 @@ void SetupReadCommand(CLI::App& app, int& exit_code) {
       "fitting it)");
   AddInputOptions(*command, options->input);
   AddOutputOption(*command, options->output);
+  command->footer(
+      "Examples:\n"
+      "  fitspeed read result_0.txt                  # which epochs an MLPerf log yields\n"
+      "  cat train.log | fitspeed read --input-format keras -- -@batch=128,samples=50000");
   command->callback([options, &exit_code] { exit_code = RunRead(*options); });
 }
 
