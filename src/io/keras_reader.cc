@@ -27,34 +27,6 @@ namespace fitspeed::io {
 
 namespace {
 
-// A number as printed: its value and half a unit of its last printed digit,
-// which bounds the rounding error of the printout.
-struct Printed {
-  double value = 0;
-  double half_unit = 0;
-  double RelativeError() const { return value > 0 ? half_unit / value : HUGE_VAL; }
-};
-
-// Reads a plain decimal number ("45", "0.351") at the start of `s`; `rest` gets
-// what follows. nullopt when `s` does not start with a digit.
-std::optional<Printed> LeadingPrinted(std::string_view s, std::string_view* rest) {
-  size_t i = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  if (i == 0) return std::nullopt;
-  size_t decimals = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      ++i;
-      ++decimals;
-    }
-  }
-  const auto value = ToDouble(s.substr(0, i));
-  if (!value || !std::isfinite(*value)) return std::nullopt;
-  *rest = s.substr(i);
-  return Printed{*value, 0.5 * std::pow(10.0, -static_cast<double>(decimals))};
-}
-
 // Removes what a terminal interprets rather than shows: ANSI escape sequences
 // (Keras 3 colours the bar) and backspaces (Keras erases the previous redraw).
 std::string StripTerminalCodes(std::string_view s) {

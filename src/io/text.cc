@@ -146,6 +146,27 @@ std::vector<std::string_view> SplitBlank(std::string_view s) {
   return fields;
 }
 
+double Printed::RelativeError() const { return value > 0 ? half_unit / value : HUGE_VAL; }
+
+std::optional<Printed> LeadingPrinted(std::string_view s, std::string_view* rest) {
+  s = Trim(s);
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i == 0) return std::nullopt;
+  size_t decimals = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      ++i;
+      ++decimals;
+    }
+  }
+  const auto value = ToDouble(s.substr(0, i));
+  if (!value || !std::isfinite(*value)) return std::nullopt;
+  *rest = s.substr(i);
+  return Printed{*value, 0.5 * std::pow(10.0, -static_cast<double>(decimals))};
+}
+
 bool LooksBinary(std::string_view text) {
   const size_t n = std::min<size_t>(text.size(), 4096);
   size_t control = 0;

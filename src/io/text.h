@@ -54,6 +54,17 @@ double ParsePositive(std::string_view s, const std::string& source, int line,
 // Splits on runs of blanks (spaces, tabs); no empty fields.
 std::vector<std::string_view> SplitBlank(std::string_view s);
 
+// A number as printed and half a unit of its last printed digit, which bounds
+// the rounding error of the printout ("0.351" -> 0.351 +/- 0.0005).
+struct Printed {
+  double value = 0;
+  double half_unit = 0;
+  double RelativeError() const;  // half_unit / value; HUGE_VAL when value <= 0
+};
+// Reads a plain decimal number ("45", "0.351") at the start of `s` after
+// blanks; `rest` gets what follows. nullopt when there is no number.
+std::optional<Printed> LeadingPrinted(std::string_view s, std::string_view* rest);
+
 // True when the text looks binary (NUL bytes, or many control characters).
 bool LooksBinary(std::string_view text);
 

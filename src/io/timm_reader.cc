@@ -23,33 +23,6 @@ namespace fitspeed::io {
 
 namespace {
 
-// A number as printed and half a unit of its last digit (its rounding bound).
-struct Printed {
-  double value = 0;
-  double half_unit = 0;
-};
-
-// Reads a plain decimal number at the start of `s` (after blanks); `rest` gets
-// what follows. nullopt when there is no number.
-std::optional<Printed> LeadingPrinted(std::string_view s, std::string_view* rest) {
-  s = Trim(s);
-  size_t i = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  if (i == 0) return std::nullopt;
-  size_t decimals = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      ++i;
-      ++decimals;
-    }
-  }
-  const auto value = ToDouble(s.substr(0, i));
-  if (!value || !std::isfinite(*value)) return std::nullopt;
-  *rest = s.substr(i);
-  return Printed{*value, 0.5 * std::pow(10.0, -static_cast<double>(decimals))};
-}
-
 // Reads a whole number ("  100") that must fill `s` up to blanks.
 std::optional<long long> WholeNumber(std::string_view s) {
   s = Trim(s);
