@@ -610,8 +610,12 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
                 (zero_based ? 1 : 0);
     }
     for (size_t c = 0; c < columns.size(); ++c) {
-      if (columns[c].match.role != Role::kKey || row.cells[c].empty()) continue;
+      const Role role = columns[c].match.role;
+      if ((role != Role::kKey && role != Role::kIgnored) || row.cells[c].empty()) continue;
+      // Columns read past still travel as tags (not in the label): the
+      // projection layer takes koshian2's initial_time_s from there.
       s.tags[columns[c].name] = row.cells[c];
+      if (role != Role::kKey) continue;
       s.label += fmt::format("{}{}={}", s.label.empty() ? "" : ",", columns[c].name, row.cells[c]);
     }
     if (observation == Role::kEpochTime && s.epoch &&

@@ -173,4 +173,38 @@ TEST(Cli, DemoRunsOnEmbeddedData) {
   EXPECT_THAT(run.out, HasSubstr("samples/s"));
 }
 
+TEST(Cli, ProjectFromNumbersMatchesAHandCalculation) {
+  // N = 50000, b = 100: 500 steps; epoch = 50000/1000 + 500 x 0.05 = 75 s;
+  // 10 epochs = 750 s with no startup.
+  const CliRun run = RunCli(
+      "project --v0 1000 --t 0.05 --samples 50000 --batch 100 --epochs 10 --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.project/1");
+  ASSERT_EQ(json["rows"].size(), 1u);
+  EXPECT_NEAR(json["rows"][0]["total_s"].get<double>(), 750, 1e-9);
+}
+
+TEST(Cli, ProjectWithoutALawIsAUsageError) {
+  const CliRun run = RunCli("project --samples 50000");
+  EXPECT_EQ(run.exit_code, 64);
+  EXPECT_THAT(run.err, HasSubstr("--v0"));
+}
+
+TEST(Cli, ModelsListsTheWideResNetWithItsPublishedParameterCount) {
+  const CliRun run = RunCli("models --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.models/1");
+  bool found = false;
+  for (const auto& model : json["models"]) {
+    if (model["name"] != "wrn-k7n4-7x7") continue;
+    found = true;
+    // koshian2/TPU-Benchmark's Keras summary: 103,465,028 params, 103,452,484 trainable.
+    EXPECT_EQ(model["params"], 103465028);
+    EXPECT_EQ(model["trainable_params"], 103452484);
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace

@@ -100,12 +100,16 @@ TEST(CsvReader, Koshian2ValuesAndSeriesKeys) {
   EXPECT_EQ(s->label,
             "device=gpu,use_validation=False,use_augmentation=False,from_storage=False,"
             "num_workers=1");
-  // initial_time_s (a per-run float) and source_file are not keys; epoch is not either.
-  const std::map<std::string, std::string> expected_tags = {{"device", "gpu"},
-                                                            {"use_validation", "False"},
-                                                            {"use_augmentation", "False"},
-                                                            {"from_storage", "False"},
-                                                            {"num_workers", "1"}};
+  // initial_time_s (a per-run float) and source_file are not keys (not in the
+  // label) but travel as tags, as the line has them; epoch is neither.
+  const std::map<std::string, std::string> expected_tags = {
+      {"device", "gpu"},
+      {"use_validation", "False"},
+      {"use_augmentation", "False"},
+      {"from_storage", "False"},
+      {"num_workers", "1"},
+      {"initial_time_s", "7.141"},
+      {"source_file", "raw_result/main/gpu_batchsize_64_sep0.dat"}};
   EXPECT_EQ(s->tags, expected_tags);
 
   // Line 1443:
@@ -174,8 +178,10 @@ TEST(CsvReader, PolluxGlobalBatchIsLocalTimesPlacement) {
   ASSERT_TRUE(s->step_time_s.has_value());
   EXPECT_DOUBLE_EQ(*s->step_time_s, 0.45532354712486267);  // includes sync_time
   EXPECT_EQ(s->label, "model=bert");
-  const std::map<std::string, std::string> expected_tags = {{"model", "bert"}};
-  EXPECT_EQ(s->tags, expected_tags);  // sync_time is read past, not a key
+  // sync_time is read past, not a key: a tag only, with the line's text.
+  const std::map<std::string, std::string> expected_tags = {
+      {"model", "bert"}, {"sync_time", "0.013738612174987792"}};
+  EXPECT_EQ(s->tags, expected_tags);
 
   // Line 102: imagenet,2,20,0.15286269187927246,... -> 2 GPUs x 20 = 40 per step.
   s = AtLine(samples, 102);
@@ -346,7 +352,9 @@ TEST(CsvReader, NumericKeyNeedsFewRepeatedWholeValues) {
   ASSERT_EQ(samples.size(), 4u);
   EXPECT_EQ(samples[0].label, "hidden_size=256");
   EXPECT_EQ(samples[3].label, "hidden_size=512");
-  EXPECT_EQ(samples[0].tags.size(), 1u);
+  // Only hidden_size is a key; the per-row columns are tags outside the label.
+  EXPECT_EQ(samples[0].tags.at("memory_mib"), "1000");
+  EXPECT_EQ(samples[0].tags.at("compile_time_s"), "3");
 }
 
 TEST(CsvReader, EmptyKeyCellsAreLeftOutOfTheLabel) {

@@ -29,8 +29,10 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   fitspeed::cli::SetupReadCommand(app, exit_code);
   fitspeed::cli::SetupFitCommand(app, exit_code);
-  fitspeed::cli::SetupDemoCommand(app, exit_code);
+  fitspeed::cli::SetupProjectCommand(app, exit_code);
+  fitspeed::cli::SetupPlanCommand(app, exit_code);
   fitspeed::cli::SetupModelsCommand(app, exit_code);
+  fitspeed::cli::SetupDemoCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

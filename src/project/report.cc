@@ -1,0 +1,265 @@
+// Projection and plan reports (see report.h).
+#include "fitspeed/project/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+
+namespace fitspeed {
+
+using nlohmann::json;
+
+namespace {
+
+json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json Optional(const std::optional<double>& value) { return value ? Number(*value) : json(nullptr); }
+std::string Money(const std::optional<double>& value) {
+  return value ? fmt::format("{:.2f}", *value) : "";
+}
+std::string Count(double value) { return std::isfinite(value) ? FormatSig(value, 10) : ""; }
+
+void AddOnce(std::vector<std::string>& list, const std::string& text) {
+  if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
+}
+
+std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
+
+void WriteAssumptions(std::ostream& out, const std::vector<std::string>& assumptions) {
+  if (assumptions.empty()) return;
+  out << "\nAssumptions and methods:\n";
+  for (const std::string& a : assumptions) out << "  - " << a << "\n";
+}
+
+TextTable ScalingTable(const std::vector<ScalingRow>& rows) {
+  TextTable table({"scaling", "devices", "batch/device", "global_batch", "comm_s", "step_s",
+                   "samples/s", "speedup", "efficiency"});
+  for (const ScalingRow& r : rows) {
+    table.AddRow({ScalingModeName(r.mode), std::to_string(r.devices),
+                  FormatSig(r.per_device_batch, 6), FormatSig(r.global_batch, 8),
+                  FormatSig(r.comm_s, 4), FormatSig(r.step_time_s, 4),
+                  FormatSig(r.throughput_sps, 5), FormatSig(r.speedup, 4), Percent(r.efficiency)});
+  }
+  return table;
+}
+
+json ScalingJson(const ScalingRow& r) {
+  return {{"mode", ScalingModeName(r.mode)},
+          {"devices", r.devices},
+          {"per_device_batch", r.per_device_batch},
+          {"global_batch", r.global_batch},
+          {"comm_s", Number(r.comm_s)},
+          {"step_time_s", Number(r.step_time_s)},
+          {"throughput_sps", Number(r.throughput_sps)},
+          {"speedup", Number(r.speedup)},
+          {"efficiency", Number(r.efficiency)}};
+}
+
+json ModelJson(const EpochModel& m) {
+  return {{"label", m.label},
+          {"devices", m.devices},
+          {"batch", m.batch},
+          {"origin", m.origin},
+          {"steps_per_epoch", Number(m.steps_per_epoch)},
+          {"samples_used", Number(m.samples_used)},
+          {"train_epoch_s", Number(m.train_epoch_s)},
+          {"validation_epoch_s", Number(m.validation_epoch_s)},
+          {"epoch_s", Number(m.epoch_s)},
+          {"epoch_stderr_s", m.dof > 0 ? Number(m.epoch_stderr_s) : json(nullptr)},
+          {"epoch_sd_s", m.dof > 0 ? Number(m.epoch_sd_s) : json(nullptr)},
+          {"dof", m.dof},
+          {"startup_s", Number(m.startup_s)},
+          {"first_epoch_extra_s", Number(m.first_epoch_extra_s)}};
+}
+
+}  // namespace
+
+std::string FormatHms(double seconds) {
+  if (!std::isfinite(seconds)) return "nan";
+  const double rounded = std::round(seconds);
+  const long long total = static_cast<long long>(std::fabs(rounded));
+  return fmt::format("{}{}:{:02}:{:02}", rounded < 0 ? "-" : "", total / 3600, total % 3600 / 60,
+                     total % 60);
+}
+
+Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& options) {
+  Projection p;
+  p.rows = ProjectTotals(models, options);
+  p.epochs = options.epochs;
+  p.confidence = options.confidence;
+  bool any_law_interval = false, any_measured_interval = false;
+  for (const EpochModel& m : models) {
+    for (const std::string& a : m.assumptions) AddOnce(p.assumptions, a);
+    if (m.dof > 0 && m.epoch_sd_s > 0) any_measured_interval = true;
+    if (m.dof > 0 && m.epoch_sd_s == 0) any_law_interval = true;
+  }
+  const std::string level = Percent(options.confidence);
+  if (any_law_interval) {
+    AddOnce(
+        p.assumptions,
+        fmt::format("{} interval (fits): the fit covariance of (v0, t) propagated by the delta "
+                    "method (Var(1/v0) = Var(v0)/v0^4; the epoch time is linear in 1/v0 and t), "
+                    "total +- q*E*se with q the Student t quantile at the fit's dof; it "
+                    "covers the parameters' uncertainty, not a change of setup",
+                    level));
+  }
+  if (any_measured_interval) {
+    AddOnce(p.assumptions,
+            fmt::format("{} interval (measured): steady epochs independent around their mean, "
+                        "total +- q*sqrt(E^2*sd^2/n + E*sd^2), n steady epochs, q the Student t "
+                        "quantile at n-1 dof",
+                        level));
+  }
+  if (!options.prices.empty()) {
+    AddOnce(p.assumptions, "cost = devices x hours x price per device-hour");
+  }
+  p.models = std::move(models);
+  return p;
+}
+
+void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    json rows = json::array();
+    for (const ProjectionRow& r : p.rows) {
+      rows.push_back(
+          {{"label", r.label},
+           {"devices", r.devices},
+           {"batch", r.batch},
+           {"epochs", r.epochs},
+           {"steps_per_epoch", Number(r.steps_per_epoch)},
+           {"epoch_s", Number(r.epoch_s)},
+           {"total_s", Number(r.total_s)},
+           {"total_hms", FormatHms(r.total_s)},
+           {"ci95_s",
+            r.ci_low_s ? json::array({Number(*r.ci_low_s), Number(*r.ci_high_s)}) : json(nullptr)},
+           {"price_per_device_hour", Optional(r.price_per_device_hour)},
+           {"cost", Optional(r.cost)}});
+    }
+    json models = json::array();
+    for (const EpochModel& m : p.models) models.push_back(ModelJson(m));
+    json scaling = json::array();
+    for (const ScalingRow& s : p.scaling) scaling.push_back(ScalingJson(s));
+    const json doc = {{"schema", "fitspeed.project/1"},
+                      {"confidence", p.confidence},
+                      {"epochs", p.epochs},
+                      {"rows", rows},
+                      {"models", models},
+                      {"scaling", scaling},
+                      {"assumptions", p.assumptions}};
+    out << doc.dump(2) << "\n";
+    return;
+  }
+  if (format == OutputFormat::kCsv) {
+    TextTable table({"label", "devices", "batch", "steps_per_epoch", "epoch_s", "epochs", "total_s",
+                     "total_hms", "ci_low_s", "ci_high_s", "price_per_device_hour", "cost"});
+    for (const ProjectionRow& r : p.rows) {
+      table.AddRow({r.label, std::to_string(r.devices), FormatSig(r.batch, 10),
+                    Count(r.steps_per_epoch), FormatSig(r.epoch_s, 8), FormatSig(r.epochs, 10),
+                    FormatSig(r.total_s, 10), FormatHms(r.total_s),
+                    r.ci_low_s ? FormatSig(*r.ci_low_s, 10) : "",
+                    r.ci_high_s ? FormatSig(*r.ci_high_s, 10) : "",
+                    r.price_per_device_hour ? FormatSig(*r.price_per_device_hour, 8) : "",
+                    r.cost ? FormatSig(*r.cost, 10) : ""});
+    }
+    out << table.RenderCsv();
+    return;
+  }
+  // The wide table: one line of totals per configuration, then its interval
+  // half-widths and its costs where known.
+  std::vector<std::string> header = {"label", "devices", "batch", "steps/epoch", "epoch", ""};
+  for (double e : p.epochs) header.push_back(fmt::format("E={}", FormatSig(e, 8)));
+  TextTable table(header);
+  const size_t per_model = p.epochs.size();
+  FITSPEED_CHECK(p.rows.size() == p.models.size() * per_model,
+                 "projection rows are not one per model and epoch count");
+  for (size_t i = 0; i < p.models.size(); ++i) {
+    const EpochModel& m = p.models[i];
+    const auto first = p.rows.begin() + static_cast<std::ptrdiff_t>(i * per_model);
+    const auto last = first + static_cast<std::ptrdiff_t>(per_model);
+    std::vector<std::string> totals = {m.label,
+                                       std::to_string(m.devices),
+                                       FormatSig(m.batch, 8),
+                                       Count(m.steps_per_epoch),
+                                       FormatHms(m.epoch_s),
+                                       "total"};
+    for (auto r = first; r != last; ++r) totals.push_back(FormatHms(r->total_s));
+    table.AddRow(totals);
+    if (first->ci_low_s) {
+      std::vector<std::string> interval = {"", "", "",
+                                           "", "", fmt::format("+-{}", Percent(p.confidence))};
+      for (auto r = first; r != last; ++r) {
+        interval.push_back(r->ci_high_s ? FormatHms(*r->ci_high_s - r->total_s) : "");
+      }
+      table.AddRow(interval);
+    }
+    if (first->cost) {
+      std::vector<std::string> cost = {"", "", "", "", "", "cost"};
+      for (auto r = first; r != last; ++r) cost.push_back(Money(r->cost));
+      table.AddRow(cost);
+    }
+  }
+  out << table.Render();
+  if (!p.scaling.empty()) out << "\n" << ScalingTable(p.scaling).Render();
+  WriteAssumptions(out, p.assumptions);
+}
+
+void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    json rows = json::array();
+    for (const PlanRow& r : plan.rows) {
+      rows.push_back({{"device", r.device},
+                      {"devices", r.devices},
+                      {"batch", r.batch},
+                      {"optimal_batch", r.optimal_batch},
+                      {"epochs", Number(r.epochs)},
+                      {"steps_per_epoch", Number(r.steps_per_epoch)},
+                      {"epoch_s", Number(r.epoch_s)},
+                      {"total_s", Number(r.total_s)},
+                      {"cost", Optional(r.cost)},
+                      {"meets_deadline", r.meets_deadline},
+                      {"meets_budget", r.meets_budget},
+                      {"feasible", r.feasible()},
+                      {"pareto", r.pareto}});
+    }
+    const json doc = {{"schema", "fitspeed.plan/1"},
+                      {"rows", rows},
+                      {"fastest", plan.fastest ? json(*plan.fastest) : json(nullptr)},
+                      {"cheapest", plan.cheapest ? json(*plan.cheapest) : json(nullptr)},
+                      {"assumptions", plan.assumptions}};
+    out << doc.dump(2) << "\n";
+    return;
+  }
+  TextTable table({"device", "devices", "batch", "B*", "epochs", "steps/epoch", "epoch", "total",
+                   "total_s", "cost", "deadline", "budget", "pareto"});
+  for (const PlanRow& r : plan.rows) {
+    table.AddRow({r.device, std::to_string(r.devices), FormatSig(r.batch, 10),
+                  r.optimal_batch ? "yes" : "", FormatSig(r.epochs, 6), Count(r.steps_per_epoch),
+                  FormatHms(r.epoch_s), FormatHms(r.total_s), FormatSig(r.total_s, 8),
+                  Money(r.cost), r.meets_deadline ? "met" : "missed",
+                  r.meets_budget ? "met" : "over", r.pareto ? "*" : ""});
+  }
+  if (format == OutputFormat::kCsv) {
+    out << table.RenderCsv();
+    return;
+  }
+  out << table.Render();
+  auto describe = [&](const char* what, const std::optional<size_t>& index) {
+    if (!index) return;
+    const PlanRow& r = plan.rows[*index];
+    out << fmt::format("{}: {} x{} at batch {}: {}{}\n", what, r.device, r.devices,
+                       FormatSig(r.batch, 10), FormatHms(r.total_s),
+                       r.cost ? fmt::format(", cost {}", Money(r.cost)) : "");
+  };
+  out << "\n";
+  if (!plan.fastest) out << "no configuration meets the limits\n";
+  describe("fastest", plan.fastest);
+  describe("cheapest", plan.cheapest);
+  out << "pareto (*): no other configuration that meets the limits is both faster and cheaper\n";
+  WriteAssumptions(out, plan.assumptions);
+}
+
+}  // namespace fitspeed

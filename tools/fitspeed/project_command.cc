@@ -1,0 +1,527 @@
+// `fitspeed project`: epoch, device and cost projection tables from a fit, a
+// fit JSON file, numbers, or per-epoch logs.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/project/config.h"
+#include "fitspeed/project/model_params.h"
+#include "fitspeed/project/report.h"
+#include "fitspeed/project/scaling.h"
+#include "fitspeed/project/units.h"
+#include "fitspeed/project/whatif.h"
+#include "project_options.h"
+
+namespace fitspeed::cli {
+
+// --- Shared with plan_command.cc (declared in project_options.h) -----------
+
+void AddLawSourceOptions(CLI::App& command, LawSourceOptions& o) {
+  command.add_option("--fit", o.fit_json,
+                     "Fit JSON file written by `fitspeed fit --output json` (schema "
+                     "fitspeed.fit/1); one configuration per fitted group");
+  command.add_option(
+      "--v0", o.v0, "Ideal throughput v0 of the law, samples/s of all devices together (with --t)");
+  command.add_option("--t", o.t, "Fixed time per step t of the law, seconds (with --v0)");
+  command.add_option("--label", o.label,
+                     "Name of the --v0/--t configuration (a device name; also the key of its "
+                     "--price)");
+  command
+      .add_option("--law-devices", o.law_devices,
+                  "Devices the --v0/--t law was measured on (its v0 covers them all)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--samples", o.samples_per_epoch,
+                  "Training samples per epoch N (default: the logs' samples per epoch)")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--drop-remainder", o.drop_remainder,
+                   "Epochs have floor(N/b) steps, the remainder dropped (TPU input pipelines, "
+                   "fit_generator); default ceil(N/b) steps with a partial last batch");
+  command
+      .add_option("--batch", o.batches,
+                  "Global batch sizes (samples per step, all devices), comma-separated "
+                  "(default: the batches measured for each configuration)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  command.add_option("--startup", o.startup,
+                     "Time before epoch 1 (build, compile), e.g. 90s, 2m (default 0)");
+  command.add_option("--first-epoch-extra", o.first_epoch_extra,
+                     "Time epoch 1 takes beyond a steady epoch (compilation, warm-up), e.g. 45s");
+  command
+      .add_option("--price", o.prices,
+                  "Price per device-hour: PRICE for every configuration or LABEL=PRICE for one "
+                  "(repeatable); adds a cost to every row")
+      ->allow_extra_args(false);
+}
+
+void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
+  command
+      .add_option("--devices", o.devices,
+                  "Device counts to scale single-device configurations to, comma-separated "
+                  "(data parallel)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--allreduce", o.allreduce,
+                  "Gradient all-reduce: ring (2(n-1)/n S/B + 2(n-1)a), tree (2 ceil(log2 n)(a + "
+                  "S/B)) or hierarchical (in-node ring, then a ring between nodes)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ring", "tree", "hierarchical"}));
+  command.add_option("--intra-bw", o.intra_bw,
+                     "Bandwidth between devices of a node, with a unit: 12GB/s, 100Gbit/s, "
+                     "900MiB/s");
+  command.add_option("--intra-latency", o.intra_latency,
+                     "Latency per message between devices of a node, e.g. 5us (default 0)");
+  command.add_option("--inter-bw", o.inter_bw,
+                     "Bandwidth between nodes (one network interface per node), e.g. 50Gbit/s");
+  command.add_option("--inter-latency", o.inter_latency,
+                     "Latency per message between nodes, e.g. 50us (default 0)");
+  command
+      .add_option("--devices-per-node", o.devices_per_node,
+                  "Devices per node; 0: all devices in one node")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--overlap", o.overlap,
+                  "Overlap exponent g >= 1 of compute and communication: T = (Tc^g + Tn^g)^(1/g); "
+                  "1 = none (Pollux, OSDI'21)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  command
+      .add_option("--params", o.params, "Model parameters (gradient elements) all-reduced per step")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--model", o.model,
+                     "A published model for --params: resnet50 (imagenet), resnet18-cifar "
+                     "(cifar10), bert-base-squad (bert), deepspeech2, neumf (ncf), yolov3-voc");
+  command
+      .add_option("--bytes-per-param", o.bytes_per_param,
+                  "Bytes per gradient element: 4 (FP32), 2 (FP16/BF16)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--gradient-bytes", o.gradient_bytes,
+                  "Bytes all-reduced per step, instead of --params/--model")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--comm-from-fit", o.comm_from_fit,
+                   "Take the in-node communication time from the fits on several device counts: "
+                   "t(n) - t(1) fitted to the ring's shape, extrapolated to larger n");
+}
+
+Workload MakeWorkload(const LawSourceOptions& o, const std::vector<Sample>& samples) {
+  Workload w;
+  if (!std::isnan(o.samples_per_epoch)) {
+    w.samples_per_epoch = o.samples_per_epoch;
+  } else {
+    for (const Sample& s : samples) {
+      if (!s.samples_per_epoch) continue;
+      if (w.samples_per_epoch > 0 && w.samples_per_epoch != *s.samples_per_epoch) {
+        throw UsageError("the inputs have different samples per epoch; give --samples");
+      }
+      w.samples_per_epoch = *s.samples_per_epoch;
+    }
+    if (!(w.samples_per_epoch > 0)) {
+      throw UsageError("give the training samples per epoch with --samples N");
+    }
+  }
+  w.steps_rule = o.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+  if (!o.startup.empty()) w.startup_s = ParseSeconds(o.startup, "--startup");
+  if (!o.first_epoch_extra.empty()) {
+    w.first_epoch_extra_s = ParseSeconds(o.first_epoch_extra, "--first-epoch-extra");
+  }
+  return w;
+}
+
+std::vector<Configuration> LoadConfigurations(const InputOptions& input,
+                                              const FitCliOptions& fit_cli,
+                                              const LawSourceOptions& o,
+                                              std::vector<Sample>& samples) {
+  const bool numbers = !std::isnan(o.v0) || !std::isnan(o.t);
+  const int sources = numbers + !o.fit_json.empty() + !input.inputs.empty();
+  if (sources != 1) {
+    throw UsageError(
+        "give exactly one source of the law: logs (INPUT...), --fit FILE.json, or "
+        "--v0 and --t");
+  }
+  std::vector<Configuration> configs;
+  if (numbers) {
+    if (std::isnan(o.v0) || std::isnan(o.t)) throw UsageError("--v0 and --t go together");
+    Configuration c;
+    c.label = o.label;
+    c.devices = o.law_devices;
+    c.law.v0_sps = o.v0;
+    c.law.t_s = o.t;
+    ValidateSpeedLaw(c.law, "--v0/--t");
+    configs.push_back(c);
+  } else if (!o.fit_json.empty()) {
+    std::ifstream file(o.fit_json);
+    if (!file) throw InputError(fmt::format("cannot open the fit file '{}'", o.fit_json));
+    std::stringstream text;
+    text << file.rdbuf();
+    configs = ConfigurationsFromFitJson(text.str(), o.fit_json);
+  } else {
+    samples = LoadSamples(input);
+    configs = ConfigurationsFromFit(Fit(samples, ToFitOptions(fit_cli)), samples);
+  }
+  for (Configuration& c : configs) {
+    if (!o.batches.empty()) c.batches = o.batches;
+    if (c.batches.empty()) {
+      throw UsageError(fmt::format("no batch sizes for '{}': give --batch", c.Name()));
+    }
+    if (!c.usable) {
+      std::cerr << fmt::format("fitspeed: warning: the fit of '{}' is not usable{}{}\n", c.Name(),
+                               c.warnings.empty() ? "" : ": ",
+                               c.warnings.empty() ? "" : c.warnings.front());
+    }
+  }
+  return configs;
+}
+
+DataParallelModel MakeDataParallelModel(const Configuration& config, const ScalingCliOptions& o,
+                                        const std::vector<Configuration>& all,
+                                        std::vector<std::string>& notes) {
+  DataParallelModel m;
+  m.single_device = config.law;
+  m.comm.algorithm = ParseAllReduce(o.allreduce);
+  m.comm.devices_per_node = o.devices_per_node;
+  m.overlap_gamma = o.overlap;
+  const int byte_sources = !std::isnan(o.gradient_bytes) + !std::isnan(o.params) + !o.model.empty();
+  if (byte_sources > 1) {
+    throw UsageError("give one of --gradient-bytes, --params and --model");
+  }
+  if (!std::isnan(o.gradient_bytes)) m.gradient_bytes = o.gradient_bytes;
+  if (!std::isnan(o.params)) m.gradient_bytes = GradientBytes(o.params, o.bytes_per_param);
+  if (!o.model.empty()) {
+    const auto published = FindPublishedModel(o.model);
+    if (!published) throw UsageError(fmt::format("--model '{}' is not in the table", o.model));
+    m.gradient_bytes = GradientBytes(published->parameters, o.bytes_per_param);
+    notes.push_back(fmt::format("{}: {} parameters ({})", published->name,
+                                FormatSig(published->parameters, 10), published->source));
+  }
+  if (!o.intra_latency.empty()) {
+    m.comm.intra_node.latency_s = ParseSeconds(o.intra_latency, "--intra-latency");
+  }
+  if (!o.inter_latency.empty()) {
+    m.comm.inter_node.latency_s = ParseSeconds(o.inter_latency, "--inter-latency");
+  }
+  if (!o.inter_bw.empty()) {
+    m.comm.inter_node.bandwidth_bytes_per_s = ParseBandwidth(o.inter_bw, "--inter-bw");
+  }
+  if (o.comm_from_fit) {
+    if (!o.intra_bw.empty()) throw UsageError("--comm-from-fit and --intra-bw exclude each other");
+    DeviceScaling scaling;
+    scaling.label = config.label;
+    for (const Configuration& c : all) {
+      if (c.label == config.label && c.precision == config.precision) {
+        scaling.rows.push_back({c.devices, c.law.t_s, 0, c.law.v0_sps, 0});
+      }
+    }
+    const RingCommFit ring = FitRingToFixedTimes(scaling);
+    // Without a gradient size the link is calibrated for one "byte" per step.
+    if (m.gradient_bytes == 0) m.gradient_bytes = 1;
+    m.comm.intra_node = ring.AsLink(m.gradient_bytes);
+    notes.push_back(fmt::format(
+        "{}: in-node communication fitted to t(n) - t(1) of {} fits: 2(n-1)/n * {} s + 2(n-1) * "
+        "{} s (rms residual {} s), extrapolated beyond the measured device counts",
+        config.Name(), ring.points + 1, FormatSig(ring.bandwidth_term_s, 4),
+        FormatSig(ring.latency_s, 4), FormatSig(ring.rms_residual_s, 3)));
+  } else {
+    if (o.intra_bw.empty()) {
+      throw UsageError("scaling to --devices needs --intra-bw (or --comm-from-fit)");
+    }
+    m.comm.intra_node.bandwidth_bytes_per_s = ParseBandwidth(o.intra_bw, "--intra-bw");
+    if (m.gradient_bytes == 0) {
+      throw UsageError(
+          "scaling to --devices needs the gradient size: --params, --model or "
+          "--gradient-bytes");
+    }
+  }
+  ValidateDataParallelModel(m);
+  return m;
+}
+
+// --- project ----------------------------------------------------------------
+
+namespace {
+
+struct ProjectCommandOptions {
+  InputOptions input;
+  FitCliOptions fit;
+  LawSourceOptions law;
+  ScalingCliOptions scaling;
+  std::string output = "table";
+  std::vector<double> epochs = DefaultEpochCounts();
+  bool measured = false;
+  std::string scaling_mode = "weak";
+  int max_devices = 0;
+  double min_efficiency = 0.5;
+  // Validation pass.
+  double val_samples = 0;
+  double val_batch = 0;
+  double val_v0 = NAN;
+  double val_t = NAN;
+  double val_forward_fraction = 1.0 / 3.0;
+  double val_fixed_fraction = 1.0 / 3.0;
+  // What-ifs.
+  double scale_v0 = 1;
+  double scale_t = 1;
+  std::vector<std::string> spe_points;  // K=T
+  double spe_k = 0;
+};
+
+HostOverheadFit ParseHostOverhead(const std::vector<std::string>& items) {
+  std::vector<FixedTimeAtK> points;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw UsageError(fmt::format("--spe-t '{}' is not K=SECONDS", item));
+    }
+    double k = 0;
+    try {
+      k = std::stod(item.substr(0, eq));
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--spe-t '{}': K is not a number", item));
+    }
+    points.push_back({k, ParseSeconds(item.substr(eq + 1), "--spe-t")});
+  }
+  return FitHostOverhead(points);
+}
+
+Workload WithValidation(Workload w, const ProjectCommandOptions& o) {
+  w.validation.samples = o.val_samples;
+  w.validation.batch = o.val_batch;
+  w.validation.forward_fraction = o.val_forward_fraction;
+  w.validation.fixed_fraction = o.val_fixed_fraction;
+  if (std::isnan(o.val_v0) != std::isnan(o.val_t)) {
+    throw UsageError("--val-v0 and --val-t go together");
+  }
+  if (!std::isnan(o.val_v0)) {
+    SpeedLaw law;
+    law.v0_sps = o.val_v0;
+    law.t_s = o.val_t;
+    w.validation.law = law;
+  }
+  ValidateWorkload(w);
+  return w;
+}
+
+// One model per configuration and batch, plus the what-ifs of each.
+void AddLawModels(const Configuration& c, const Workload& w, const ProjectCommandOptions& o,
+                  const std::optional<HostOverheadFit>& host, std::vector<EpochModel>& models) {
+  const std::string name = c.Name();
+  for (double b : c.batches) {
+    models.push_back(EpochModelFromLaw(c.law, b, w, name, c.devices));
+    if (o.scale_v0 != 1 || o.scale_t != 1) {
+      models.push_back(
+          EpochModelFromLaw(ScaleSpeedLaw(c.law, o.scale_v0, o.scale_t), b, w,
+                            fmt::format("{} what-if v0x{} tx{}", name, FormatSig(o.scale_v0, 4),
+                                        FormatSig(o.scale_t, 4)),
+                            c.devices));
+      models.back().origin = "what-if";
+    }
+    if (host) {
+      models.push_back(EpochModelFromLaw(WithStepsPerCall(c.law, *host, o.spe_k), b, w,
+                                         fmt::format("{} k={}", name, FormatSig(o.spe_k, 6)),
+                                         c.devices));
+      models.back().origin = "what-if";
+    }
+  }
+}
+
+int RunProject(ProjectCommandOptions o) {
+  ProjectOptions options;
+  options.epochs = o.epochs;
+  options.confidence = o.fit.confidence;
+  options.prices = ParsePrices(o.law.prices);
+  std::vector<EpochModel> models;
+  std::vector<std::string> notes;
+  std::vector<ScalingRow> scaling_rows;
+  bool all_usable = true;
+
+  if (o.measured) {
+    if (o.input.inputs.empty() || !o.law.fit_json.empty() || !std::isnan(o.law.v0)) {
+      throw UsageError(
+          "--measured projects per-epoch logs given as INPUT...; not with --fit, "
+          "--v0 or --t");
+    }
+    o.input.skip_epochs = 0;  // epoch 1 is needed
+    const std::vector<Sample> samples = LoadSamples(o.input);
+    for (EpochLog& log : EpochLogsFromSamples(samples)) {
+      if (!log.startup_s && !o.law.startup.empty()) {
+        log.startup_s = ParseSeconds(o.law.startup, "--startup");
+      }
+      models.push_back(EpochModelFromLog(log));
+    }
+  } else {
+    std::vector<Sample> samples;
+    const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
+    const Workload w = WithValidation(MakeWorkload(o.law, samples), o);
+    std::optional<HostOverheadFit> host;
+    if (!o.spe_points.empty()) {
+      if (!(o.spe_k >= 1)) throw UsageError("--spe-t needs --spe-k K >= 1 to project");
+      host = ParseHostOverhead(o.spe_points);
+      notes.push_back(fmt::format(
+          "steps per call: t(k) = t_device + t_host/k fitted from {} runs: t_device = {} s, "
+          "t_host = {} s; rows 'k={}' use t({}) = {} s",
+          host->points, FormatSig(host->t_device_s, 4), FormatSig(host->t_host_s, 4),
+          FormatSig(o.spe_k, 6), FormatSig(o.spe_k, 6), FormatSig(host->FixedTime(o.spe_k), 4)));
+    }
+    if (o.scale_v0 != 1 || o.scale_t != 1) {
+      notes.push_back(
+          fmt::format("what-if rows: v0 x{} and t x{} (e.g. mixed precision, a faster "
+                      "all-reduce), same interval method",
+                      FormatSig(o.scale_v0, 4), FormatSig(o.scale_t, 4)));
+    }
+    for (const Configuration& c : configs) {
+      all_usable = all_usable && c.usable;
+      AddLawModels(c, w, o, host, models);
+    }
+    if (!o.scaling.devices.empty()) {
+      const bool weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
+      const bool strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+      bool any = false;
+      for (const Configuration& c : configs) {
+        if (c.devices != 1) continue;
+        any = true;
+        const DataParallelModel m = MakeDataParallelModel(c, o.scaling, configs, notes);
+        for (double b : c.batches) {
+          for (const auto& [on, mode] :
+               {std::pair{weak, ScalingMode::kWeak}, std::pair{strong, ScalingMode::kStrong}}) {
+            if (!on) continue;
+            for (const ScalingRow& row : Scaling(m, mode, b, o.scaling.devices)) {
+              scaling_rows.push_back(row);
+              if (row.per_device_batch < 1) continue;
+              models.push_back(EpochModelFromScaling(
+                  m, row.devices, row.per_device_batch, w,
+                  fmt::format("{} {} n={}", c.Name(), ScalingModeName(mode), row.devices)));
+            }
+          }
+          if (o.max_devices > 0) {
+            const UsefulDevices u = LargestUsefulDevices(m, b, o.max_devices, o.min_efficiency);
+            notes.push_back(
+                fmt::format("{} at global batch {}: throughput peaks at {} devices ({} samples/s, "
+                            "efficiency {:.0f}%); efficiency stays >= {:.0f}% up to {} devices",
+                            c.Name(), FormatSig(b, 8), u.fastest_devices,
+                            FormatSig(u.fastest_throughput_sps, 5), 100 * u.fastest_efficiency,
+                            100 * o.min_efficiency, u.efficient_devices));
+          }
+        }
+        notes.push_back(fmt::format(
+            "{}: {} all-reduce of {} bytes; in-node {} B/s, latency {} s; between nodes {} B/s, "
+            "latency {} s; {} devices per node; overlap g = {}",
+            c.Name(), AllReduceName(m.comm.algorithm), FormatSig(m.gradient_bytes, 8),
+            FormatSig(m.comm.intra_node.bandwidth_bytes_per_s, 4),
+            FormatSig(m.comm.intra_node.latency_s, 3),
+            FormatSig(m.comm.inter_node.bandwidth_bytes_per_s, 4),
+            FormatSig(m.comm.inter_node.latency_s, 3),
+            m.comm.devices_per_node == 0 ? std::string("all")
+                                         : std::to_string(m.comm.devices_per_node),
+            FormatSig(m.overlap_gamma, 4)));
+      }
+      if (!any) throw UsageError("--devices scales single-device configurations; none was given");
+    }
+  }
+  Projection projection = MakeProjection(std::move(models), options);
+  projection.scaling = std::move(scaling_rows);
+  projection.assumptions.insert(projection.assumptions.end(), notes.begin(), notes.end());
+  WriteProjection(std::cout, projection, ParseOutputFormat(o.output));
+  return all_usable ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+}
+
+}  // namespace
+
+void SetupProjectCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ProjectCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "project",
+      "Project training time and cost: total = startup + first-epoch extra + E x epoch "
+      "(+ validation) for E = 10 ... 2000 epochs, per configuration and batch, with a 95% "
+      "interval from the fit's covariance; optionally scaled to more devices (weak/strong "
+      "scaling with ring, tree or hierarchical all-reduce). The law comes from logs (fitted "
+      "first), a fit JSON (--fit) or numbers (--v0, --t); --measured projects per-epoch logs "
+      "directly.");
+  AddInputOptions(*command, options->input, /*inputs_required=*/false);
+  AddFitOptions(*command, options->fit);
+  AddLawSourceOptions(*command, options->law);
+  AddScalingOptions(*command, options->scaling);
+  AddOutputOption(*command, options->output);
+  command->add_option("--epochs", options->epochs, "Epoch counts to project, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->default_str("10,20,50,100,200,500,1000,2000");
+  command->add_flag("--measured", options->measured,
+                    "INPUTs are per-epoch logs: startup = time before epoch 1 (a CSV column "
+                    "initial_time_s, or --startup), steady epoch = mean of epochs 2..E, "
+                    "first-epoch extra = epoch 1 - steady; no fit");
+  command
+      ->add_option("--scaling", options->scaling_mode,
+                   "With --devices: weak (per-device batch fixed, --batch per device), strong "
+                   "(global batch fixed) or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"weak", "strong", "both"}));
+  command
+      ->add_option("--max-devices", options->max_devices,
+                   "With --devices: also report the device count (1..N) where strong scaling of "
+                   "each batch stops paying")
+      ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--min-efficiency", options->min_efficiency,
+                   "With --max-devices: the scaling efficiency still worth paying for")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  command
+      ->add_option("--val-samples", options->val_samples,
+                   "Validation samples per epoch (0: no validation pass)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--val-batch", options->val_batch,
+                   "Validation batch (default: the training batch)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--val-v0", options->val_v0,
+                   "Measured forward-only v0 of the validation pass, samples/s (with --val-t)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--val-t", options->val_t,
+                   "Measured fixed time per validation step, s (with --val-v0)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--val-forward-fraction", options->val_forward_fraction,
+                   "Without --val-v0: validation time per sample as a fraction of training's "
+                   "(assumption: forward ~ 1/3 of the training FLOPs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--val-fixed-fraction", options->val_fixed_fraction,
+                   "Without --val-t: validation fixed time per step as a fraction of t "
+                   "(assumption: no optimizer update or all-reduce)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--scale-v0", options->scale_v0,
+                   "What-if: also project with v0 times this factor (e.g. 1.8 for mixed "
+                   "precision)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--scale-t", options->scale_t,
+                   "What-if: also project with t times this factor (e.g. 0.5 for a faster "
+                   "all-reduce)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--spe-t", options->spe_points,
+                   "Steps per call: fixed time t measured at K steps per call, as K=SECONDS, "
+                   "comma-separated (>= 2 distinct K); fits t(k) = t_device + t_host/k")
+      ->delimiter(',');
+  command->add_option("--spe-k", options->spe_k,
+                      "With --spe-t: also project at this many steps per call");
+  command->callback([options, &exit_code] { exit_code = RunProject(*options); });
+}
+
+}  // namespace fitspeed::cli

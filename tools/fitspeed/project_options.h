@@ -1,0 +1,71 @@
+// Options shared by `fitspeed project` and `fitspeed plan` (both defined in
+// project_command.cc): where the law comes from, the workload, prices, and
+// the data-parallel scaling model.
+#ifndef FITSPEED_TOOLS_FITSPEED_PROJECT_OPTIONS_H_
+#define FITSPEED_TOOLS_FITSPEED_PROJECT_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "fitspeed/project/config.h"
+#include "fitspeed/project/epochs.h"
+#include "fitspeed/project/scaling.h"
+
+namespace fitspeed::cli {
+
+// The law's source (logs come through InputOptions) and the workload.
+struct LawSourceOptions {
+  std::string fit_json;            // --fit FILE.json
+  double v0 = NAN;                 // --v0, samples/s
+  double t = NAN;                  // --t, s
+  std::string label;               // --label of the --v0/--t configuration
+  int law_devices = 1;             // --law-devices
+  double samples_per_epoch = NAN;  // --samples
+  bool drop_remainder = false;
+  std::vector<double> batches;      // --batch, global
+  std::string startup;              // --startup DURATION
+  std::string first_epoch_extra;    // --first-epoch-extra DURATION
+  std::vector<std::string> prices;  // --price
+};
+void AddLawSourceOptions(CLI::App& command, LawSourceOptions& options);
+
+// Data-parallel scaling of single-device configurations.
+struct ScalingCliOptions {
+  std::vector<int> devices;
+  std::string allreduce = "ring";
+  std::string intra_bw, intra_latency, inter_bw, inter_latency;
+  int devices_per_node = 0;
+  double overlap = 1;
+  std::string model;
+  double params = NAN;
+  double bytes_per_param = 4;
+  double gradient_bytes = NAN;
+  bool comm_from_fit = false;
+};
+void AddScalingOptions(CLI::App& command, ScalingCliOptions& options);
+
+// The samples per epoch (--samples, else the samples' own), steps rule,
+// startup and first-epoch extra. Throws UsageError when N is unknown.
+Workload MakeWorkload(const LawSourceOptions& options, const std::vector<Sample>& samples);
+
+// Configurations from exactly one source: logs (read and fitted; `samples`
+// receives them), --fit JSON, or --v0/--t. --batch replaces each one's
+// batches. Warns on stderr about unusable fits.
+std::vector<Configuration> LoadConfigurations(const InputOptions& input, const FitCliOptions& fit,
+                                              const LawSourceOptions& options,
+                                              std::vector<Sample>& samples);
+
+// The data-parallel model of a single-device configuration; `all` supplies
+// the fits on other device counts for --comm-from-fit; `notes` receives words
+// on the sources used.
+DataParallelModel MakeDataParallelModel(const Configuration& config,
+                                        const ScalingCliOptions& options,
+                                        const std::vector<Configuration>& all,
+                                        std::vector<std::string>& notes);
+
+}  // namespace fitspeed::cli
+
+#endif  // FITSPEED_TOOLS_FITSPEED_PROJECT_OPTIONS_H_
