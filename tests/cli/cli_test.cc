@@ -1,6 +1,7 @@
 // Golden tests of the `fitspeed` CLI: exit codes, messages and output formats,
 // run as a user would run the installed program.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -31,9 +32,15 @@ std::string ReadFile(const std::string& path) {
 
 // Runs the CLI with `args` (shell words), optionally feeding `stdin_text`.
 CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
+  // ctest runs the tests of this file in parallel processes: the scratch files
+  // carry the test's name and the process id so that runs never share them.
+  const std::string unique = std::string(::testing::UnitTest::GetInstance()
+                                             ->current_test_info()
+                                             ->name()) +
+                             "_" + std::to_string(getpid());
   const std::string dir = ::testing::TempDir();
-  const std::string err_path = dir + "/fitspeed_cli_stderr.txt";
-  const std::string in_path = dir + "/fitspeed_cli_stdin.txt";
+  const std::string err_path = dir + "/fitspeed_cli_stderr_" + unique + ".txt";
+  const std::string in_path = dir + "/fitspeed_cli_stdin_" + unique + ".txt";
   std::ofstream(in_path) << stdin_text;
   const std::string command = std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
                               " 2>" + err_path;
@@ -154,7 +161,8 @@ TEST(Cli, WhereFilterThatKeepsNothingIsBadData) {
 }
 
 TEST(Cli, PlotWritesAnSvg) {
-  const std::string svg = ::testing::TempDir() + "/fitspeed_cli_plot.svg";
+  const std::string svg =
+      ::testing::TempDir() + "/fitspeed_cli_plot_" + std::to_string(getpid()) + ".svg";
   const CliRun run = RunCli("fit " + Data("nist/Misra1d.dat") + " --plot " + svg);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string text = ReadFile(svg);
