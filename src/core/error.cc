@@ -1,9 +1,9 @@
 #include "fitspeed/core/error.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace fitspeed {
 

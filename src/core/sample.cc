@@ -1,10 +1,10 @@
 #include "fitspeed/core/sample.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "fitspeed/core/error.h"
 
@@ -39,8 +39,8 @@ void ValidateSample(const Sample& s) {
   if (s.devices < 1) {
     throw DataError(s.source, s.line, "devices", fmt::format("must be >= 1, got {}", s.devices));
   }
-  const int observations = s.throughput_sps.has_value() + s.step_time_s.has_value() +
-                           s.epoch_time_s.has_value();
+  const int observations =
+      s.throughput_sps.has_value() + s.step_time_s.has_value() + s.epoch_time_s.has_value();
   if (observations != 1) {
     throw DataError(s.source, s.line, "",
                     fmt::format("a sample needs exactly one of throughput, step time or "

@@ -1,10 +1,10 @@
 #include "fitspeed/core/table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "fitspeed/core/error.h"
 

@@ -1,6 +1,8 @@
 // Input specifications, format names, detection and the reader dispatch.
 #include "fitspeed/io/input.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -10,8 +12,6 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "fitspeed/core/error.h"
 #include "readers.h"
@@ -75,8 +75,8 @@ Attributes ParseAttributes(std::string_view text, std::string_view spec) {
     auto number = [&](bool integer) {
       const auto v = io::ToDouble(value);
       if (!v || !std::isfinite(*v) || *v <= 0 || (integer && *v != std::floor(*v))) {
-        throw UsageError(fmt::format("input '{}': attribute {}={} must be a positive {}", spec,
-                                     key, value, integer ? "integer" : "number"));
+        throw UsageError(fmt::format("input '{}': attribute {}={} must be a positive {}", spec, key,
+                                     value, integer ? "integer" : "number"));
       }
       return *v;
     };
@@ -93,14 +93,14 @@ Attributes ParseAttributes(std::string_view text, std::string_view spec) {
     } else if (key == "drop_remainder") {
       a.drop_remainder = ParseBool(value);
       if (!a.drop_remainder) {
-        throw UsageError(fmt::format("input '{}': drop_remainder={} must be true or false",
-                                     spec, value));
+        throw UsageError(
+            fmt::format("input '{}': drop_remainder={} must be true or false", spec, value));
       }
     } else {
-      throw UsageError(fmt::format(
-          "input '{}': unknown attribute '{}' (known: batch, devices, samples, label, "
-          "precision, drop_remainder)",
-          spec, key));
+      throw UsageError(
+          fmt::format("input '{}': unknown attribute '{}' (known: batch, devices, samples, label, "
+                      "precision, drop_remainder)",
+                      spec, key));
     }
   }
   return a;
@@ -169,8 +169,8 @@ void ApplyAttributes(const Attributes& a, Sample& s) {
 std::vector<Sample> ParseSamples(std::string_view text, const std::string& source,
                                  const Attributes& attributes, const ReadOptions& options) {
   if (options.skip_first_epochs < 0) {
-    throw UsageError(fmt::format("ReadOptions.skip_first_epochs = {} must be >= 0",
-                                 options.skip_first_epochs));
+    throw UsageError(
+        fmt::format("ReadOptions.skip_first_epochs = {} must be >= 0", options.skip_first_epochs));
   }
   if (io::Trim(text).empty()) throw DataError(source, 0, "", "the input is empty");
   if (io::LooksBinary(text)) {

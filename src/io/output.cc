@@ -2,9 +2,9 @@
 // DESIGN.md ("fitspeed.samples/1", "fitspeed.fit/1").
 #include "fitspeed/io/output.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "fitspeed/core/error.h"
@@ -25,9 +25,7 @@ namespace {
 
 // A number for JSON: NaN and infinities have no JSON form and become null.
 json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-json Optional(const std::optional<double>& value) {
-  return value ? Number(*value) : json(nullptr);
-}
+json Optional(const std::optional<double>& value) { return value ? Number(*value) : json(nullptr); }
 std::string Cell(const std::optional<double>& value, int digits = 6) {
   return value ? FormatSig(*value, digits) : "";
 }
@@ -101,8 +99,7 @@ json FitJson(const GroupFit& fit) {
     for (size_t b = a + 1; b < fit.params.size(); ++b) {
       const bool have = static_cast<Eigen::Index>(b) < fit.correlation.rows();
       corr[fit.params[a].name + "," + fit.params[b].name] =
-          have ? Number(fit.correlation(static_cast<Eigen::Index>(a),
-                                        static_cast<Eigen::Index>(b)))
+          have ? Number(fit.correlation(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)))
                : json(nullptr);
     }
   }
@@ -156,18 +153,31 @@ std::string ScalingTable(const DeviceScaling& scaling) {
 }
 
 void WriteFitCsv(std::ostream& out, const FitResult& result) {
-  TextTable table({"devices", "label", "precision", "law", "objective", "param", "value",
-                   "stderr", "ci_low", "ci_high", "unit", "n_points", "dof", "converged",
-                   "usable", "rss", "r2", "rel_rmse", "b_half", "b_90"});
+  TextTable table({"devices", "label",  "precision", "law",      "objective", "param", "value",
+                   "stderr",  "ci_low", "ci_high",   "unit",     "n_points",  "dof",   "converged",
+                   "usable",  "rss",    "r2",        "rel_rmse", "b_half",    "b_90"});
   for (const GroupFit& fit : result.fits) {
     for (const ParamEstimate& p : fit.params) {
-      table.AddRow({std::to_string(fit.group.devices), fit.group.label, fit.group.precision,
-                    fit.law, ObjectiveName(fit.objective), p.name, FormatSig(p.value, 12),
-                    FormatSig(p.std_error, 6), FormatSig(p.ci_low, 12), FormatSig(p.ci_high, 12),
-                    p.unit, std::to_string(fit.n_points), std::to_string(fit.dof),
-                    fit.converged ? "true" : "false", fit.usable ? "true" : "false",
-                    FormatSig(fit.rss, 8), FormatSig(fit.r2, 8), FormatSig(fit.rel_rmse, 6),
-                    FormatSig(fit.b_half, 6), FormatSig(fit.b_90, 6)});
+      table.AddRow({std::to_string(fit.group.devices),
+                    fit.group.label,
+                    fit.group.precision,
+                    fit.law,
+                    ObjectiveName(fit.objective),
+                    p.name,
+                    FormatSig(p.value, 12),
+                    FormatSig(p.std_error, 6),
+                    FormatSig(p.ci_low, 12),
+                    FormatSig(p.ci_high, 12),
+                    p.unit,
+                    std::to_string(fit.n_points),
+                    std::to_string(fit.dof),
+                    fit.converged ? "true" : "false",
+                    fit.usable ? "true" : "false",
+                    FormatSig(fit.rss, 8),
+                    FormatSig(fit.r2, 8),
+                    FormatSig(fit.rel_rmse, 6),
+                    FormatSig(fit.b_half, 6),
+                    FormatSig(fit.b_90, 6)});
     }
   }
   out << table.RenderCsv();

@@ -14,8 +14,8 @@ namespace fitspeed::io {
 
 // What every reader gets besides the text.
 struct ReaderContext {
-  const std::string& source;      // name for messages and Sample::source
-  const Attributes& attributes;   // PATH@... values; readers may use them directly
+  const std::string& source;     // name for messages and Sample::source
+  const Attributes& attributes;  // PATH@... values; readers may use them directly
   const ReadOptions& options;
 };
 

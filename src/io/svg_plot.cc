@@ -1,10 +1,10 @@
 // An SVG of observed throughput (markers) and fitted curves (lines) against
 // batch size on a log2 axis, written directly (no plotting dependency).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "fitspeed/core/table.h"
 #include "fitspeed/io/output.h"
@@ -20,11 +20,20 @@ std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -120,8 +129,8 @@ void WriteFitSvg(std::ostream& out, const FitResult& result, const PlotOptions& 
         path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x_of(b),
                             y_of(std::min(v, y_top)));
       }
-      out << fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
-                         path, colour);
+      out << fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path,
+                         colour);
     }
     for (const FitPoint& p : fit.points) {
       out << fmt::format(
@@ -130,10 +139,10 @@ void WriteFitSvg(std::ostream& out, const FitResult& result, const PlotOptions& 
     }
     std::string legend = fit.group.ToString();
     if (fit.converged && fit.params.size() >= 2) {
-      legend += fmt::format(": {} = {} {}, {} = {} {}", fit.params[0].name,
-                            FormatSig(fit.params[0].value, 4), fit.params[0].unit,
-                            fit.params[1].name, FormatSig(fit.params[1].value, 4),
-                            fit.params[1].unit);
+      legend +=
+          fmt::format(": {} = {} {}, {} = {} {}", fit.params[0].name,
+                      FormatSig(fit.params[0].value, 4), fit.params[0].unit, fit.params[1].name,
+                      FormatSig(fit.params[1].value, 4), fit.params[1].unit);
     }
     const double ly = top + 18 + 17 * static_cast<double>(g);
     out << fmt::format(

@@ -1,11 +1,11 @@
 #include "text.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "fitspeed/core/error.h"
 

@@ -41,8 +41,7 @@ std::optional<double> ToDouble(std::string_view s);
 std::optional<double> LeadingDouble(std::string_view s, std::string_view* rest = nullptr);
 
 // Parses a number, or throws DataError(source, line, field, "expected a number, got '...'").
-double ParseNumber(std::string_view s, const std::string& source, int line,
-                   std::string_view field);
+double ParseNumber(std::string_view s, const std::string& source, int line, std::string_view field);
 
 // Checks that a value read from `field` is finite and > 0 and returns it, or
 // throws DataError(source, line, field, ...) saying it is NaN, infinite or not positive.

@@ -1,17 +1,16 @@
 // Golden tests of the `fitspeed` CLI: exit codes, messages and output formats,
 // run as a user would run the installed program.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -34,16 +33,15 @@ std::string ReadFile(const std::string& path) {
 CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
   // ctest runs the tests of this file in parallel processes: the scratch files
   // carry the test's name and the process id so that runs never share them.
-  const std::string unique = std::string(::testing::UnitTest::GetInstance()
-                                             ->current_test_info()
-                                             ->name()) +
-                             "_" + std::to_string(getpid());
+  const std::string unique =
+      std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+      std::to_string(getpid());
   const std::string dir = ::testing::TempDir();
   const std::string err_path = dir + "/fitspeed_cli_stderr_" + unique + ".txt";
   const std::string in_path = dir + "/fitspeed_cli_stdin_" + unique + ".txt";
   std::ofstream(in_path) << stdin_text;
-  const std::string command = std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
-                              " 2>" + err_path;
+  const std::string command =
+      std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path + " 2>" + err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return run;
@@ -56,7 +54,9 @@ CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
   return run;
 }
 
-std::string Data(const std::string& name) { return std::string(FITSPEED_TEST_DATA_DIR) + "/" + name; }
+std::string Data(const std::string& name) {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
+}
 
 TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
   const CliRun run = RunCli("--help");
@@ -81,7 +81,9 @@ TEST(Cli, MissingInputExits66AndNamesTheFile) {
 }
 
 TEST(Cli, BinaryJunkOnStdinExits65) {
-  const CliRun run = RunCli("fit -", std::string("\x7f" "ELF\x02\x01\x01\0\0\0junk", 14));
+  const CliRun run = RunCli("fit -", std::string("\x7f"
+                                                 "ELF\x02\x01\x01\0\0\0junk",
+                                                 14));
   EXPECT_EQ(run.exit_code, 65);
   EXPECT_THAT(run.err, HasSubstr("binary"));
 }
@@ -89,7 +91,7 @@ TEST(Cli, BinaryJunkOnStdinExits65) {
 TEST(Cli, AStepTimeCsvOnStdinIsReadAndFitted) {
   // Exact data from v0 = 1000 samples/s, t = 0.05 s: step = b/1000 + 0.05.
   const CliRun run = RunCli("fit - --output json",
-                         "batch,step_time_s\n10,0.06\n20,0.07\n40,0.09\n80,0.13\n160,0.21\n");
+                            "batch,step_time_s\n10,0.06\n20,0.07\n40,0.09\n80,0.13\n160,0.21\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.fit/1");
@@ -104,8 +106,8 @@ TEST(Cli, AStepTimeCsvOnStdinIsReadAndFitted) {
 }
 
 TEST(Cli, FitsMisra1dToTheCertifiedValue) {
-  const CliRun run = RunCli("fit " + Data("nist/Misra1d.dat") +
-                         " --objective absolute-throughput --output json");
+  const CliRun run =
+      RunCli("fit " + Data("nist/Misra1d.dat") + " --objective absolute-throughput --output json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   // NIST certified b1 = 4.3736970754E+02 (Misra1d.dat); v0 = b1.
@@ -145,8 +147,8 @@ TEST(Cli, NegativeValueNamesLineAndField) {
 
 TEST(Cli, AttributesFillWhatTheLogLacks) {
   // The epochs format has no batch: PATH@batch=... supplies it.
-  const CliRun run = RunCli("read --output json -- -@batch=128,samples=50000,label=mine",
-                         "10.5\n10.0\n10.1\n");
+  const CliRun run =
+      RunCli("read --output json -- -@batch=128,samples=50000,label=mine", "10.5\n10.0\n10.1\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   ASSERT_EQ(json["samples"].size(), 2u);  // epoch 1 dropped by default
@@ -184,8 +186,8 @@ TEST(Cli, DemoRunsOnEmbeddedData) {
 TEST(Cli, ProjectFromNumbersMatchesAHandCalculation) {
   // N = 50000, b = 100: 500 steps; epoch = 50000/1000 + 500 x 0.05 = 75 s;
   // 10 epochs = 750 s with no startup.
-  const CliRun run = RunCli(
-      "project --v0 1000 --t 0.05 --samples 50000 --batch 100 --epochs 10 --output json");
+  const CliRun run =
+      RunCli("project --v0 1000 --t 0.05 --samples 50000 --batch 100 --epochs 10 --output json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.project/1");

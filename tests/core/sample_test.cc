@@ -1,8 +1,8 @@
 #include "fitspeed/core/sample.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "fitspeed/core/error.h"
 
@@ -47,13 +47,11 @@ Sample EpochSample(double batch, double epoch_time_s, StepsRule rule) {
 TEST(ToStepObservation, EpochTimeBecomesMeanStepAtEffectiveBatch) {
   // Keep partial: 782 steps over 50000 samples: b_eff = 50000/782 = 63.9386...,
   // step = 100 s / 782 = 0.127877... s.
-  const StepObservation keep =
-      ToStepObservation(EpochSample(64, 100.0, StepsRule::kKeepPartial));
+  const StepObservation keep = ToStepObservation(EpochSample(64, 100.0, StepsRule::kKeepPartial));
   EXPECT_NEAR(keep.batch, 63.93861892583120, 1e-12);
   EXPECT_NEAR(keep.step_time_s, 0.12787723785166240, 1e-15);
   // Drop remainder: 781 steps of exactly 64.
-  const StepObservation drop =
-      ToStepObservation(EpochSample(64, 100.0, StepsRule::kDropRemainder));
+  const StepObservation drop = ToStepObservation(EpochSample(64, 100.0, StepsRule::kDropRemainder));
   EXPECT_EQ(drop.batch, 64);
   EXPECT_NEAR(drop.step_time_s, 100.0 / 781, 1e-15);
 }

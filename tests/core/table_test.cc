@@ -1,8 +1,8 @@
 #include "fitspeed/core/table.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace fitspeed {
 namespace {

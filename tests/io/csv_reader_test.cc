@@ -179,8 +179,8 @@ TEST(CsvReader, PolluxGlobalBatchIsLocalTimesPlacement) {
   EXPECT_DOUBLE_EQ(*s->step_time_s, 0.45532354712486267);  // includes sync_time
   EXPECT_EQ(s->label, "model=bert");
   // sync_time is read past, not a key: a tag only, with the line's text.
-  const std::map<std::string, std::string> expected_tags = {
-      {"model", "bert"}, {"sync_time", "0.013738612174987792"}};
+  const std::map<std::string, std::string> expected_tags = {{"model", "bert"},
+                                                            {"sync_time", "0.013738612174987792"}};
   EXPECT_EQ(s->tags, expected_tags);
 
   // Line 102: imagenet,2,20,0.15286269187927246,... -> 2 GPUs x 20 = 40 per step.

@@ -1,12 +1,12 @@
 #include "fitspeed/io/output.h"
 
-#include <algorithm>
-#include <cmath>
-#include <sstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "fitspeed/core/error.h"
 

@@ -5,10 +5,9 @@
 #ifndef FITSPEED_TOOLS_FITSPEED_COMMAND_H_
 #define FITSPEED_TOOLS_FITSPEED_COMMAND_H_
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
@@ -27,10 +26,10 @@ void SetupSweepCommand(CLI::App& app, int& exit_code);
 
 // Options shared by every command that reads logs.
 struct InputOptions {
-  std::vector<std::string> inputs;       // PATH[@key=value,...], "-" for stdin
+  std::vector<std::string> inputs;  // PATH[@key=value,...], "-" for stdin
   std::string input_format = "auto";
-  int skip_epochs = 1;                   // samples of epochs <= this are dropped
-  std::vector<std::string> where;        // key=value filters on tags, label, devices, precision
+  int skip_epochs = 1;             // samples of epochs <= this are dropped
+  std::vector<std::string> where;  // key=value filters on tags, label, devices, precision
 };
 void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required = true);
 // Reads every input, applies the filters; throws fitspeed::Error (DataError

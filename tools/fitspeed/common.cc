@@ -1,8 +1,8 @@
 // Options and helpers shared by the subcommands.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
@@ -55,9 +55,10 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
                   "compilation and warm-up); 0 keeps all")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--where", options.where,
-                     "Keep only samples with key=value (a CSV series column, label, devices or "
-                     "precision); repeat to require several")
+  command
+      .add_option("--where", options.where,
+                  "Keep only samples with key=value (a CSV series column, label, devices or "
+                  "precision); repeat to require several")
       ->allow_extra_args(false);
 }
 

@@ -2,10 +2,10 @@
 // log compiled into the program (ResNet-18 / CIFAR-10 on 1-4 T4 GPUs, from the
 // Pollux artifact; data/examples/README.md) and shows how t grows with the
 // device count.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "embedded_data.h"

@@ -1,10 +1,10 @@
 // `fitspeed fit INPUT...`: fit the law to measured data and report v0, t and
 // their uncertainty.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "fitspeed/core/error.h"

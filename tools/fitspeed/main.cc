@@ -1,10 +1,9 @@
 // fitspeed: how fast a model trains at which batch size, on how many devices,
 // and what N epochs take. A thin layer over the library; see `fitspeed --help`.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "command.h"
 #include "fitspeed/core/error.h"

@@ -11,11 +11,11 @@ namespace fitspeed {
 // Exit codes of the `fitspeed` CLI (sysexits.h numbering where one applies).
 enum class ExitCode : int {
   kOk = 0,
-  kFitUnusable = 1,    // a fit did not converge or is unusable
-  kUsage = 64,         // bad command line or options
-  kDataError = 65,     // input data malformed or unusable (file and line named)
-  kNoInput = 66,       // input missing or unreadable
-  kInternal = 70,      // a bug: an invariant did not hold
+  kFitUnusable = 1,  // a fit did not converge or is unusable
+  kUsage = 64,       // bad command line or options
+  kDataError = 65,   // input data malformed or unusable (file and line named)
+  kNoInput = 66,     // input missing or unreadable
+  kInternal = 70,    // a bug: an invariant did not hold
 };
 
 // Base of every exception fitspeed throws on purpose.
@@ -55,11 +55,11 @@ class InputError : public Error {
 
 }  // namespace fitspeed
 
-#define FITSPEED_CHECK(condition, message)                                     \
-  do {                                                                         \
-    if (!(condition)) {                                                        \
-      ::fitspeed::CheckFailed(#condition, __FILE__, __LINE__, (message));      \
-    }                                                                          \
+#define FITSPEED_CHECK(condition, message)                                \
+  do {                                                                    \
+    if (!(condition)) {                                                   \
+      ::fitspeed::CheckFailed(#condition, __FILE__, __LINE__, (message)); \
+    }                                                                     \
   } while (false)
 
 #endif  // FITSPEED_CORE_ERROR_H_

@@ -21,11 +21,11 @@ enum class StepsRule {
 // the observation (the others stay empty). An epoch time also needs
 // samples_per_epoch.
 struct Sample {
-  std::string source;  // file the sample came from ("-" for standard input)
-  int line = 0;        // 1-based line in source, 0 if not from a line
-  double batch = 0;    // samples per optimizer step, all devices together
-  int devices = 1;     // data-parallel devices sharing the batch
-  std::string label;   // series name (e.g. "tpu", "model=bert"), may be empty
+  std::string source;     // file the sample came from ("-" for standard input)
+  int line = 0;           // 1-based line in source, 0 if not from a line
+  double batch = 0;       // samples per optimizer step, all devices together
+  int devices = 1;        // data-parallel devices sharing the batch
+  std::string label;      // series name (e.g. "tpu", "model=bert"), may be empty
   std::string precision;  // "fp32", "mixed", ... or empty when unknown
   // Categorical columns of the source (CSV series keys); `label` joins them.
   std::map<std::string, std::string> tags;

@@ -27,7 +27,7 @@ struct Attributes {
   std::optional<double> samples_per_epoch;  // key "samples"
   std::optional<std::string> label;
   std::optional<std::string> precision;
-  std::optional<bool> drop_remainder;       // steps rule for epoch times
+  std::optional<bool> drop_remainder;  // steps rule for epoch times
 };
 
 // A path ("-" for standard input) and its attributes.

@@ -1,9 +1,9 @@
 // Fits data generated exactly from v0 = 1000 samples/s, t = 0.05 s through the
 // installed library: step time = b/1000 + 0.05.
+#include <fitspeed/fitspeed.h>
+
 #include <cstdio>
 #include <vector>
-
-#include <fitspeed/fitspeed.h>
 
 int main() {
   std::vector<fitspeed::Sample> samples;
