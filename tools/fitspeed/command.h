@@ -13,6 +13,7 @@
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
+#include "fitspeed/timing/sweep.h"
 
 namespace fitspeed::cli {
 
@@ -50,6 +51,25 @@ FitOptions ToFitOptions(const FitCliOptions& options);
 
 // --output table|csv|json
 void AddOutputOption(CLI::App& command, std::string& output);
+
+// A sweep's progress on stderr: one line redrawn in place, only when stderr
+// is a terminal (so pipes and logs stay clean); skipped batches are always
+// reported, on a line of their own. The line is erased when it is destroyed.
+class SweepProgressLine {
+ public:
+  explicit SweepProgressLine(std::string model);
+  ~SweepProgressLine();
+  SweepProgressLine(const SweepProgressLine&) = delete;
+  SweepProgressLine& operator=(const SweepProgressLine&) = delete;
+
+  void operator()(const SweepProgress& progress);
+
+ private:
+  void Clear();
+  std::string model_;
+  bool tty_;
+  bool shown_ = false;
+};
 
 }  // namespace fitspeed::cli
 

@@ -1,8 +1,11 @@
 // Options and helpers shared by the subcommands.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <iostream>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
@@ -127,6 +130,36 @@ void AddOutputOption(CLI::App& command, std::string& output) {
   command.add_option("--output,-o", output, "Output format: table, csv or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "csv", "json"}));
+}
+
+SweepProgressLine::SweepProgressLine(std::string model)
+    : model_(std::move(model)), tty_(isatty(fileno(stderr)) == 1) {}
+
+SweepProgressLine::~SweepProgressLine() { Clear(); }
+
+void SweepProgressLine::operator()(const SweepProgress& p) {
+  if (p.stage == SweepProgress::Stage::kSkipped) {
+    Clear();
+    std::cerr << "fitspeed: " << p.message << "\n";
+    return;
+  }
+  if (!tty_) return;
+  const std::string where = p.total > 0 ? fmt::format("{}/{}", p.index, p.total)
+                                        : fmt::format("{}, automatic", p.index);
+  std::string line = fmt::format("sweep {}: batch {} ({})", model_, p.batch, where);
+  if (p.stage == SweepProgress::Stage::kMeasured) {
+    line +=
+        fmt::format(": {:.4g} ms/step, {:.4g} samples/s", p.step_time_s * 1e3, p.throughput_sps);
+  } else {
+    line += " ...";
+  }
+  std::cerr << "\r\033[K" << line << std::flush;
+  shown_ = true;
+}
+
+void SweepProgressLine::Clear() {
+  if (shown_) std::cerr << "\r\033[K" << std::flush;
+  shown_ = false;
 }
 
 }  // namespace fitspeed::cli

@@ -1,0 +1,186 @@
+// A training step of one network at one batch size, built once and run many
+// times: the forward pass, the backward pass (gradients of data and weights)
+// and the optimizer update. Two backends implement it: oneDNN primitives
+// (onednn_executor.cc) and the Eigen reference (eigen_executor.cc). Every
+// operation is timed and attributed to a (layer, pass).
+//
+// Canonical layouts at this interface (both backends convert to them):
+// activations batch-major, per sample as the layer's Shape (NCHW images);
+// conv kernels OIHW (grouped: {O, I/groups, KH, KW}), dense kernels {units,
+// in_features}, vectors plain.
+#ifndef FITSPEED_TIMING_EXECUTOR_H_
+#define FITSPEED_TIMING_EXECUTOR_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network.h"
+#include "fitspeed/timing/sweep.h"
+
+namespace fitspeed::timing {
+
+inline constexpr int kPasses = 4;
+inline int PassIndex(Pass pass) { return static_cast<int>(pass); }
+
+struct StepConfig {
+  int64_t batch = 1;
+  Precision precision = Precision::kFp32;
+  Optimizer optimizer = Optimizer::kSgdMomentum;
+  double learning_rate = 1e-3;
+  double momentum = 0.9;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  uint64_t seed = 1;
+  // Plan only: create no buffer and no primitive that allocates (sizes are
+  // counted in allocated_bytes()); the executor cannot run.
+  bool dry_run = false;
+  // Kernel threads while building and running (OpenMP, oneDNN's runtime
+  // here); 0 leaves the calling thread's setting.
+  int threads = 0;
+  // oneDNN backend: let buffers whose lifetimes do not overlap share memory.
+  // Off, every layer's output stays readable (Output()) after the step.
+  bool reuse_memory = true;
+};
+// The step of `options` at `batch`, on `threads` threads.
+StepConfig MakeStepConfig(const SweepOptions& options, int64_t batch, int threads = 0);
+
+// Sets the calling thread's OpenMP thread count for a scope (0: leaves it).
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// A parameter tensor of the network, in network order.
+struct ParamRef {
+  int layer = 0;     // index in Network::layers()
+  int index = 0;     // index in Layer::params
+  std::string name;  // "<layer>/<param>"
+  Shape shape;       // canonical shape
+  bool trainable = true;
+  int64_t elements = 0;
+};
+std::vector<ParamRef> ListParams(const Network& network);
+
+// Which gradients the backward pass computes (frameworks skip the rest):
+// grad_out[l] is true when layer l or a layer it depends on has trainable
+// parameters, so the gradient of l's output is needed.
+std::vector<bool> OutputGradNeeded(const Network& network);
+
+// Rows of the 2-D view the kernels use for a non-image tensor: batch * T for
+// {T, F}, batch for {F}. Images are {batch, C, H, W}.
+int64_t Rows(const Shape& shape, int64_t batch);
+
+// Deterministic synthetic data from `seed`: inputs N(0, 1), labels uniform over
+// the classes (one per loss row), kernels He-normal (std sqrt(2/fan_in)),
+// biases and beta 0, gamma 1, moving mean 0, moving variance 1 (Keras's
+// initial values).
+std::vector<double> InitialInput(const Network& network, int64_t batch, uint64_t seed);
+std::vector<int32_t> InitialLabels(const Network& network, int64_t batch, uint64_t seed);
+std::vector<double> InitialParam(const Network& network, const ParamRef& param, uint64_t seed);
+
+// Throws UsageError when a layer has a shape the host backends do not run
+// (e.g. batch-norm of a {T, F} tensor), or when config.batch < 1.
+void CheckExecutable(const Network& network, const StepConfig& config);
+
+class StepExecutor {
+ public:
+  virtual ~StepExecutor() = default;
+  StepExecutor(const StepExecutor&) = delete;
+  StepExecutor& operator=(const StepExecutor&) = delete;
+
+  const Network& network() const { return network_; }
+  const StepConfig& config() const { return config_; }
+  const std::vector<ParamRef>& params() const { return params_; }
+
+  // Replaces the input batch (InitialInput's layout) and the labels (one per loss row).
+  virtual void SetInput(const std::vector<double>& values, const std::vector<int32_t>& labels) = 0;
+  // A parameter / its gradient / a layer's output, in canonical layout.
+  virtual void SetParam(size_t i, const std::vector<double>& values) = 0;
+  virtual std::vector<double> Param(size_t i) const = 0;
+  virtual std::vector<double> Grad(size_t i) const = 0;  // trainable parameters only
+  // Output of `layer` (not the loss) after Forward(); with reuse_memory, only
+  // for layers whose output is still used later in the step.
+  virtual std::vector<double> Output(int layer) const = 0;
+
+  double Forward();  // returns the mean loss over the loss rows
+  void Backward();
+  void Update();
+  double Step();  // Forward, Backward, Update; returns the loss
+
+  // Seconds each (layer, pass) took since the last ResetTimes().
+  const std::vector<std::array<double, kPasses>>& times() const { return times_; }
+  void ResetTimes();
+  // Implementation that ran each (layer, pass), empty where none ran.
+  const std::vector<std::array<std::string, kPasses>>& implementations() const {
+    return implementations_;
+  }
+  // Bytes of every buffer the step holds (planned bytes in a dry run).
+  double allocated_bytes() const { return allocated_bytes_; }
+
+ protected:
+  StepExecutor(const Network& network, const StepConfig& config);
+
+  enum class Phase { kForward, kBackward, kUpdate };
+  // Appends an operation of (layer, pass) to the phase's list.
+  void AddOp(Phase phase, int layer, Pass pass, std::function<void()> run);
+  // Appends an operation of several layers; its time is shared between them in
+  // proportion to the weights (e.g. a fused optimizer update, by bytes).
+  void AddSharedOp(Phase phase, Pass pass, std::vector<std::pair<int, double>> weights,
+                   std::function<void()> run);
+  void SetImplementation(int layer, Pass pass, const std::string& name);
+  void CountBytes(double bytes) { allocated_bytes_ += bytes; }
+  // The mean loss the last forward pass computed.
+  virtual double loss() const = 0;
+  // Number of Update() calls so far, including the running one (Adam's t).
+  int64_t update_count() const { return update_count_; }
+
+ private:
+  struct Op {
+    int layer;
+    int pass;
+    std::function<void()> run;
+    std::vector<std::pair<int, double>> shares;  // (layer, fraction) when shared
+  };
+  void Run(const std::vector<Op>& ops);
+
+  Network network_;
+  StepConfig config_;
+  std::vector<ParamRef> params_;
+  std::array<std::vector<Op>, 3> ops_;
+  std::vector<std::array<double, kPasses>> times_;
+  std::vector<std::array<std::string, kPasses>> implementations_;
+  double allocated_bytes_ = 0;
+  int64_t update_count_ = 0;
+};
+
+// Throws UsageError when oneDNN cannot run `precision` on this CPU.
+void RequirePrecisionSupported(Precision precision);
+// What oneDNN reports about itself and this CPU.
+std::string OnednnIsa();      // effective ISA: "avx2", "avx512_core_amx", ...
+bool OnednnBf16Supported();   // BF16 primitives can be created
+std::string OnednnVersion();  // "2.6.3"
+std::string OnednnRuntime();  // "OpenMP", "TBB", ...
+
+std::unique_ptr<StepExecutor> MakeOnednnExecutor(const Network& network, const StepConfig& config);
+// Scalar: float (timing) or double (gradient checks).
+template <typename Scalar>
+std::unique_ptr<StepExecutor> MakeEigenExecutor(const Network& network, const StepConfig& config);
+std::unique_ptr<StepExecutor> MakeExecutor(Backend backend, const Network& network,
+                                           const StepConfig& config);
+
+}  // namespace fitspeed::timing
+
+#endif  // FITSPEED_TIMING_EXECUTOR_H_

@@ -1,0 +1,303 @@
+#include "fitspeed/timing/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
+#include "timing/executor.h"
+
+namespace fitspeed {
+
+namespace {
+
+using timing::kPasses;
+using timing::ThreadScope;
+
+int ResolveThreads(const SweepOptions& options) {
+  return options.threads > 0 ? options.threads : AvailableCpus();
+}
+
+double Median(std::vector<double> values) {
+  FITSPEED_CHECK(!values.empty(), "median of nothing");
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+void Require(bool ok, const char* field, double value, const char* rule) {
+  if (!ok) throw UsageError(fmt::format("SweepOptions.{} = {}: {}", field, value, rule));
+}
+
+std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1u << 30)); }
+
+// Builds the step, warms it up and times it (google/benchmark's method:
+// https://github.com/google/benchmark/blob/main/docs/user_guide.md#runtime-and-reporting-considerations).
+BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptions& options,
+                         const NetworkCost& cost, double peak_gflops) {
+  using Clock = std::chrono::steady_clock;
+  std::unique_ptr<timing::StepExecutor> step = timing::MakeExecutor(
+      options.backend, network, timing::MakeStepConfig(options, batch, ResolveThreads(options)));
+  BatchMeasurement m;
+  m.batch = batch;
+
+  const Clock::time_point warm_start = Clock::now();
+  while (m.warmup_steps < options.warmup_steps ||
+         std::chrono::duration<double>(Clock::now() - warm_start).count() < options.warmup_time_s) {
+    step->Step();
+    ++m.warmup_steps;
+  }
+
+  const size_t layers = static_cast<size_t>(network.size());
+  std::vector<double> step_times;
+  std::vector<std::vector<double>> op_times(layers * kPasses);
+  double total = 0;
+  while (
+      static_cast<int>(step_times.size()) < options.min_repeats ||
+      (total < options.min_time_s && static_cast<int>(step_times.size()) < options.max_repeats)) {
+    step->ResetTimes();
+    const Clock::time_point start = Clock::now();
+    m.loss = step->Step();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    step_times.push_back(seconds);
+    total += seconds;
+    for (size_t l = 0; l < layers; ++l) {
+      for (int p = 0; p < kPasses; ++p) op_times[l * kPasses + p].push_back(step->times()[l][p]);
+    }
+  }
+
+  m.repeats = static_cast<int>(step_times.size());
+  m.step_time_s = Median(step_times);
+  m.min_time_s = *std::min_element(step_times.begin(), step_times.end());
+  m.mean_time_s = total / m.repeats;
+  double squares = 0;
+  for (double t : step_times) squares += (t - m.mean_time_s) * (t - m.mean_time_s);
+  m.cv = m.repeats > 1 ? std::sqrt(squares / (m.repeats - 1)) / m.mean_time_s : 0.0;
+  m.throughput_sps = static_cast<double>(batch) / m.step_time_s;
+  m.step_flops = cost.StepFlops(static_cast<double>(batch));
+  m.gflops = m.step_flops / m.step_time_s / 1e9;
+  m.peak_fraction = peak_gflops > 0 ? m.gflops / peak_gflops : 0.0;
+
+  for (size_t l = 0; l < layers; ++l) {
+    const Layer& layer = network.layer(static_cast<int>(l));
+    LayerTiming t;
+    t.name = layer.name;
+    t.kind = LayerKindName(layer.kind);
+    for (int p = 0; p < kPasses; ++p) {
+      t.seconds[p] = Median(op_times[l * kPasses + p]);
+      t.flops[p] = cost.layers[l].pass(kAllPasses[p]).flops.At(static_cast<double>(batch));
+      t.implementation[p] = step->implementations()[l][p];
+      m.pass_seconds[p] += t.seconds[p];
+    }
+    m.layers.push_back(std::move(t));
+  }
+  return m;
+}
+
+}  // namespace
+
+const char* PrecisionName(Precision precision) {
+  return precision == Precision::kBf16 ? "bf16" : "fp32";
+}
+
+Precision ParsePrecision(const std::string& name) {
+  if (name == "fp32" || name == "float32") return Precision::kFp32;
+  if (name == "bf16" || name == "bfloat16") return Precision::kBf16;
+  throw UsageError(fmt::format("precision '{}': expected fp32 or bf16", name));
+}
+
+const char* BackendName(Backend backend) { return backend == Backend::kEigen ? "eigen" : "onednn"; }
+
+Backend ParseBackend(const std::string& name) {
+  if (name == "onednn") return Backend::kOnednn;
+  if (name == "eigen") return Backend::kEigen;
+  throw UsageError(fmt::format("backend '{}': expected onednn or eigen", name));
+}
+
+void ValidateSweepOptions(const SweepOptions& o) {
+  for (int64_t b : o.batches) {
+    Require(b >= 1, "batches[]", static_cast<double>(b), "every batch must be >= 1");
+  }
+  Require(o.auto_max_batch >= 1, "auto_max_batch", static_cast<double>(o.auto_max_batch),
+          "must be >= 1");
+  Require(std::isfinite(o.auto_saturation) && o.auto_saturation >= 0, "auto_saturation",
+          o.auto_saturation, "must be finite and >= 0");
+  Require(o.auto_min_batches >= 1, "auto_min_batches", o.auto_min_batches, "must be >= 1");
+  Require(std::isfinite(o.learning_rate) && o.learning_rate > 0, "learning_rate", o.learning_rate,
+          "must be finite and > 0");
+  Require(o.momentum >= 0 && o.momentum < 1, "momentum", o.momentum, "must be in [0, 1)");
+  Require(o.beta1 >= 0 && o.beta1 < 1, "beta1", o.beta1, "must be in [0, 1)");
+  Require(o.beta2 >= 0 && o.beta2 < 1, "beta2", o.beta2, "must be in [0, 1)");
+  Require(std::isfinite(o.epsilon) && o.epsilon > 0, "epsilon", o.epsilon,
+          "must be finite and > 0");
+  Require(o.threads >= 0 && o.threads <= 4096, "threads", o.threads,
+          "must be in [0, 4096] (0: every available CPU)");
+  Require(o.warmup_steps >= 0, "warmup_steps", o.warmup_steps, "must be >= 0");
+  Require(std::isfinite(o.warmup_time_s) && o.warmup_time_s >= 0, "warmup_time_s", o.warmup_time_s,
+          "must be finite and >= 0");
+  Require(o.min_repeats >= 1, "min_repeats", o.min_repeats, "must be >= 1");
+  Require(o.max_repeats >= o.min_repeats, "max_repeats", o.max_repeats, "must be >= min_repeats");
+  Require(std::isfinite(o.min_time_s) && o.min_time_s >= 0, "min_time_s", o.min_time_s,
+          "must be finite and >= 0");
+  Require(std::isfinite(o.memory_limit_bytes) && o.memory_limit_bytes >= 0, "memory_limit_bytes",
+          o.memory_limit_bytes, "must be finite and >= 0 (0: memory_fraction of available)");
+  Require(o.memory_fraction > 0 && o.memory_fraction <= 1, "memory_fraction", o.memory_fraction,
+          "must be in (0, 1]");
+}
+
+std::vector<Sample> SweepResult::Samples() const {
+  std::vector<Sample> samples;
+  for (const BatchMeasurement& m : measurements) {
+    Sample s;
+    s.source = "sweep:" + model;
+    s.line = static_cast<int>(samples.size()) + 1;
+    s.batch = static_cast<double>(m.batch);
+    s.devices = 1;
+    s.label = model;
+    s.precision = PrecisionName(precision);
+    s.step_time_s = m.step_time_s;
+    s.tags = {{"backend", BackendName(backend)},
+              {"optimizer", OptimizerName(optimizer)},
+              {"threads", std::to_string(context.threads)},
+              {"isa", context.isa}};
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+double EstimateStepMemoryBytes(const Network& network, int64_t batch, const SweepOptions& options) {
+  // Scratchpads depend on the thread count: plan with the threads that will run.
+  timing::StepConfig config = timing::MakeStepConfig(options, batch, ResolveThreads(options));
+  config.dry_run = true;
+  return timing::MakeExecutor(options.backend, network, config)->allocated_bytes();
+}
+
+BatchMeasurement MeasureBatch(const Network& network, int64_t batch, const SweepOptions& options) {
+  ValidateSweepOptions(options);
+  const int threads = ResolveThreads(options);
+  ThreadScope scope(threads);
+  const double peak = DescribeHost(threads).fp32_peak_gflops;
+  BatchMeasurement m =
+      Measure(network, batch, options, CountCost(network, options.optimizer), peak);
+  m.memory_estimate_bytes = EstimateStepMemoryBytes(network, batch, options);
+  return m;
+}
+
+SweepResult Sweep(const Network& network, const SweepOptions& options) {
+  ValidateSweepOptions(options);
+  timing::StepConfig probe = timing::MakeStepConfig(options, 1);
+  timing::CheckExecutable(network, probe);
+  if (options.backend == Backend::kOnednn) timing::RequirePrecisionSupported(options.precision);
+  if (options.backend == Backend::kEigen && options.precision != Precision::kFp32) {
+    throw UsageError("the eigen backend runs fp32 only");
+  }
+
+  const int threads = ResolveThreads(options);
+  ThreadScope scope(threads);
+  SweepResult result;
+  result.model = network.name;
+  result.precision = options.precision;
+  result.backend = options.backend;
+  result.optimizer = options.optimizer;
+  result.context = DescribeHost(threads);
+  result.memory_limit_bytes = options.memory_limit_bytes > 0
+                                  ? options.memory_limit_bytes
+                                  : options.memory_fraction * result.context.memory_available_bytes;
+  if (result.memory_limit_bytes <= 0) {
+    result.memory_limit_bytes = std::numeric_limits<double>::infinity();
+  }
+  const NetworkCost cost = CountCost(network, options.optimizer);
+  result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
+  result.train_flops_per_sample = cost.TrainFlopsPerSample();
+
+  auto report = [&](SweepProgress::Stage stage, int64_t batch, int index, int total,
+                    const std::string& message) {
+    if (!options.progress) return;
+    SweepProgress p;
+    p.stage = stage;
+    p.batch = batch;
+    p.index = index;
+    p.total = total;
+    p.message = message;
+    if (stage == SweepProgress::Stage::kMeasured) {
+      p.step_time_s = result.measurements.back().step_time_s;
+      p.throughput_sps = result.measurements.back().throughput_sps;
+    }
+    options.progress(p);
+  };
+  // Measures `batch` unless its memory estimate is over the limit; false when skipped.
+  auto measure = [&](int64_t batch, int index, int total) {
+    const double estimate = EstimateStepMemoryBytes(network, batch, options);
+    if (estimate > result.memory_limit_bytes) {
+      const std::string reason = fmt::format("needs about {} of memory, over the limit of {}",
+                                             Gib(estimate), Gib(result.memory_limit_bytes));
+      result.skipped.push_back({batch, estimate, reason});
+      report(SweepProgress::Stage::kSkipped, batch, index, total,
+             fmt::format("batch {} skipped: {}", batch, reason));
+      return false;
+    }
+    report(SweepProgress::Stage::kStarting, batch, index, total, "");
+    BatchMeasurement m = Measure(network, batch, options, cost, result.context.fp32_peak_gflops);
+    m.memory_estimate_bytes = estimate;
+    result.measurements.push_back(std::move(m));
+    report(SweepProgress::Stage::kMeasured, batch, index, total, "");
+    return true;
+  };
+
+  if (!options.batches.empty()) {
+    const int total = static_cast<int>(options.batches.size());
+    for (int i = 0; i < total; ++i) measure(options.batches[static_cast<size_t>(i)], i + 1, total);
+    return result;
+  }
+  // Automatic: doubling from 1 until saturation, the memory limit or auto_max_batch.
+  double best = 0;
+  int flat = 0, index = 0;
+  for (int64_t batch = 1;; batch *= 2) {
+    if (batch > options.auto_max_batch) {
+      result.stop_reason =
+          fmt::format("reached the largest batch allowed ({})", options.auto_max_batch);
+      break;
+    }
+    if (!measure(batch, ++index, 0)) {
+      result.stop_reason = fmt::format("batch {} would exceed the memory limit", batch);
+      break;
+    }
+    const double throughput = result.measurements.back().throughput_sps;
+    flat = throughput > best * (1 + options.auto_saturation) ? 0 : flat + 1;
+    best = std::max(best, throughput);
+    if (flat >= 2 && static_cast<int>(result.measurements.size()) >= options.auto_min_batches) {
+      result.stop_reason = fmt::format(
+          "throughput saturated: two doublings each gained less than {:.0f}% (best {:.4g} "
+          "samples/s)",
+          100 * options.auto_saturation, best);
+      break;
+    }
+  }
+  return result;
+}
+
+SweepOptions DemoSweepOptions() {
+  SweepOptions options;
+  options.batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  options.warmup_steps = 1;
+  options.warmup_time_s = 0.05;
+  options.min_repeats = 3;
+  options.min_time_s = 0.5;
+  return options;
+}
+
+SweepResult RunDemoSweep(const std::function<void(const SweepProgress&)>& progress) {
+  SweepOptions options = DemoSweepOptions();
+  options.progress = progress;
+  return Sweep(ZooNetwork(kDemoSweepModel), options);
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,182 @@
+// Writers of a sweep: text report, CSV and JSON (docs/timing.md).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fitspeed/core/table.h"
+#include "fitspeed/timing/sweep.h"
+
+namespace fitspeed {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A JSON number, or null where it is not finite.
+json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json ContextJson(const HostContext& c) {
+  return {{"cpu", c.cpu_model},
+          {"logical_cpus", c.logical_cpus},
+          {"threads", c.threads},
+          {"isa", c.isa},
+          {"bf16_supported", c.bf16_supported},
+          {"amx", c.amx},
+          {"onednn_version", c.onednn_version},
+          {"onednn_runtime", c.onednn_runtime},
+          {"build_type", c.build_type},
+          {"compiler", c.compiler},
+          {"fp32_peak_gflops", Number(c.fp32_peak_gflops)},
+          {"memory_total_bytes", Number(c.memory_total_bytes)},
+          {"memory_available_bytes", Number(c.memory_available_bytes)}};
+}
+
+json PassesJson(const std::array<double, 4>& values) {
+  json j = json::object();
+  for (Pass p : kAllPasses) j[PassName(p)] = Number(values[static_cast<size_t>(p)]);
+  return j;
+}
+
+json MeasurementJson(const BatchMeasurement& m) {
+  json layers = json::array();
+  for (const LayerTiming& t : m.layers) {
+    json impl = json::object();
+    for (Pass p : kAllPasses) {
+      const std::string& name = t.implementation[static_cast<size_t>(p)];
+      if (!name.empty()) impl[PassName(p)] = name;
+    }
+    layers.push_back({{"name", t.name},
+                      {"kind", t.kind},
+                      {"seconds", PassesJson(t.seconds)},
+                      {"flops", PassesJson(t.flops)},
+                      {"implementation", impl}});
+  }
+  return {{"batch", m.batch},
+          {"step_time_s", Number(m.step_time_s)},
+          {"cv", Number(m.cv)},
+          {"min_time_s", Number(m.min_time_s)},
+          {"mean_time_s", Number(m.mean_time_s)},
+          {"repeats", m.repeats},
+          {"warmup_steps", m.warmup_steps},
+          {"throughput_sps", Number(m.throughput_sps)},
+          {"step_flops", Number(m.step_flops)},
+          {"gflops", Number(m.gflops)},
+          {"peak_fraction", Number(m.peak_fraction)},
+          {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
+          {"loss", Number(m.loss)},
+          {"pass_seconds", PassesJson(m.pass_seconds)},
+          {"layers", layers}};
+}
+
+std::string Mib(double bytes) { return FormatSig(bytes / (1u << 20), 4); }
+
+std::string Header(const SweepResult& s) {
+  std::string text = fmt::format(
+      "fitspeed sweep: {} ({}, {}, {} backend)\n"
+      "host: {}, {} thread{}, {} ({} {}), FP32 FMA peak {:.1f} GFLOPS (measured)\n"
+      "work: {} GFLOP/sample forward, {} GFLOP/sample forward+backward\n",
+      s.model, PrecisionName(s.precision), OptimizerName(s.optimizer), BackendName(s.backend),
+      s.context.cpu_model, s.context.threads, s.context.threads == 1 ? "" : "s", s.context.isa,
+      s.backend == Backend::kOnednn ? "oneDNN" : "Eigen",
+      s.backend == Backend::kOnednn ? s.context.onednn_version : "reference",
+      s.context.fp32_peak_gflops, FormatSig(s.forward_flops_per_sample / 1e9),
+      FormatSig(s.train_flops_per_sample / 1e9));
+  if (!s.stop_reason.empty()) text += "automatic batches: stopped, " + s.stop_reason + "\n";
+  return text;
+}
+
+std::string LayerTable(const BatchMeasurement& m) {
+  TextTable table({"layer", "kind", "forward_ms", "bwd_data_ms", "bwd_weights_ms", "update_ms",
+                   "fwd_GFLOPS", "implementation"});
+  for (const LayerTiming& t : m.layers) {
+    if (t.kind == "input") continue;
+    auto ms = [&](Pass p) { return FormatSig(t.seconds[static_cast<size_t>(p)] * 1e3, 3); };
+    const double fwd = t.seconds[0] > 0 ? t.flops[0] / t.seconds[0] / 1e9 : 0.0;
+    table.AddRow({t.name, t.kind, ms(Pass::kForward), ms(Pass::kBackwardData),
+                  ms(Pass::kBackwardWeights), ms(Pass::kUpdate), FormatSig(fwd, 3),
+                  t.implementation[0]});
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+std::string SweepTable(const SweepResult& s) {
+  TextTable table({"batch", "step_ms", "cv_%", "samples/s", "GFLOPS", "%_peak", "fwd_ms", "bwd_ms",
+                   "update_ms", "memory_MiB", "repeats"});
+  for (const BatchMeasurement& m : s.measurements) {
+    table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3), FormatSig(m.cv * 100, 2),
+                  FormatSig(m.throughput_sps), FormatSig(m.gflops),
+                  FormatSig(m.peak_fraction * 100, 3), FormatSig(m.pass_seconds[0] * 1e3),
+                  FormatSig((m.pass_seconds[1] + m.pass_seconds[2]) * 1e3),
+                  FormatSig(m.pass_seconds[3] * 1e3), Mib(m.memory_estimate_bytes),
+                  std::to_string(m.repeats)});
+  }
+  std::string text = table.Render();
+  for (const SkippedBatch& k : s.skipped) {
+    text += fmt::format("batch {} skipped: {}\n", k.batch, k.reason);
+  }
+  return text;
+}
+
+std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
+  json j = json::parse(FitToJson(fit));
+  j["sweep"] = {{"model", s.model},
+                {"precision", PrecisionName(s.precision)},
+                {"optimizer", OptimizerName(s.optimizer)},
+                {"backend", BackendName(s.backend)},
+                {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
+                {"train_flops_per_sample", Number(s.train_flops_per_sample)},
+                {"memory_limit_bytes", Number(s.memory_limit_bytes)},
+                {"stop_reason", s.stop_reason}};
+  j["measurements"] = json::array();
+  for (const BatchMeasurement& m : s.measurements) j["measurements"].push_back(MeasurementJson(m));
+  j["skipped"] = json::array();
+  for (const SkippedBatch& k : s.skipped) {
+    j["skipped"].push_back({{"batch", k.batch},
+                            {"memory_estimate_bytes", Number(k.memory_estimate_bytes)},
+                            {"reason", k.reason}});
+  }
+  j["context"] = ContextJson(s.context);
+  return j.dump(2);
+}
+
+void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, OutputFormat format,
+                bool layers) {
+  switch (format) {
+    case OutputFormat::kTable: {
+      out << Header(s) << "\n";
+      for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
+      out << SweepTable(s);
+      if (layers && !s.measurements.empty()) {
+        const BatchMeasurement& big = s.measurements.back();
+        out << fmt::format("\nper layer at batch {} (medians over {} steps):\n", big.batch,
+                           big.repeats)
+            << LayerTable(big);
+      }
+      break;
+    }
+    case OutputFormat::kCsv: {
+      TextTable table({"model", "precision", "batch", "step_time_s", "cv", "min_time_s",
+                       "throughput_sps", "gflops", "peak_fraction", "forward_s", "backward_data_s",
+                       "backward_weights_s", "update_s", "memory_estimate_bytes", "repeats"});
+      auto g = [](double v) { return fmt::format("{:.6g}", v); };
+      for (const BatchMeasurement& m : s.measurements) {
+        table.AddRow({s.model, PrecisionName(s.precision), std::to_string(m.batch),
+                      g(m.step_time_s), g(m.cv), g(m.min_time_s), g(m.throughput_sps), g(m.gflops),
+                      g(m.peak_fraction), g(m.pass_seconds[0]), g(m.pass_seconds[1]),
+                      g(m.pass_seconds[2]), g(m.pass_seconds[3]), g(m.memory_estimate_bytes),
+                      std::to_string(m.repeats)});
+      }
+      out << table.RenderCsv();
+      break;
+    }
+    case OutputFormat::kJson:
+      out << SweepToJson(s, fit) << "\n";
+      break;
+  }
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,203 @@
+#include "fitspeed/timing/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/fit/fit.h"
+#include "fitspeed/timing/host.h"
+#include "timing/test_networks.h"
+
+namespace fitspeed {
+namespace {
+
+// Short budgets: tests check that a sweep runs and reports consistently, never its speed.
+SweepOptions Quick() {
+  SweepOptions o;
+  o.warmup_steps = 1;
+  o.warmup_time_s = 0;
+  o.min_repeats = 2;
+  o.max_repeats = 3;
+  o.min_time_s = 0;
+  o.threads = 1;
+  return o;
+}
+
+TEST(Sweep, MeasuresEveryBatchAndProducesSamples) {
+  const Network net = testing::ResidualNet();
+  SweepOptions o = Quick();
+  o.batches = {2, 4, 8};
+  std::vector<SweepProgress::Stage> stages;
+  o.progress = [&](const SweepProgress& p) { stages.push_back(p.stage); };
+  const SweepResult r = Sweep(net, o);
+  ASSERT_EQ(r.measurements.size(), 3u);
+  EXPECT_EQ(stages.size(), 6u);  // starting and measured, per batch
+  EXPECT_EQ(r.context.threads, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    const BatchMeasurement& m = r.measurements[i];
+    EXPECT_EQ(m.batch, o.batches[i]);
+    EXPECT_GT(m.step_time_s, 0.0);
+    EXPECT_GE(m.step_time_s, m.min_time_s);
+    EXPECT_GE(m.cv, 0.0);
+    EXPECT_GE(m.repeats, 2);
+    EXPECT_LE(m.repeats, 3);
+    EXPECT_EQ(m.warmup_steps, 1);
+    EXPECT_DOUBLE_EQ(m.throughput_sps, static_cast<double>(m.batch) / m.step_time_s);
+    EXPECT_DOUBLE_EQ(m.gflops, m.step_flops / m.step_time_s / 1e9);
+    EXPECT_TRUE(std::isfinite(m.loss));
+    EXPECT_GT(m.memory_estimate_bytes, 0.0);
+    ASSERT_EQ(m.layers.size(), static_cast<size_t>(net.size()));
+    EXPECT_EQ(m.layers[1].name, "c1");
+    EXPECT_GT(m.layers[1].seconds[0], 0.0);
+  }
+  // Larger batches hold more activations.
+  EXPECT_LT(r.measurements[0].memory_estimate_bytes, r.measurements[2].memory_estimate_bytes);
+
+  const std::vector<Sample> samples = r.Samples();
+  ASSERT_EQ(samples.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(samples[i].label, "test-residual");
+    EXPECT_EQ(samples[i].precision, "fp32");
+    EXPECT_EQ(samples[i].devices, 1);
+    EXPECT_DOUBLE_EQ(samples[i].batch, static_cast<double>(o.batches[i]));
+    ASSERT_TRUE(samples[i].step_time_s.has_value());
+    EXPECT_DOUBLE_EQ(*samples[i].step_time_s, r.measurements[i].step_time_s);
+    EXPECT_NO_THROW(ValidateSample(samples[i]));
+  }
+  const FitResult fit = Fit(samples);
+  ASSERT_EQ(fit.fits.size(), 1u);
+  EXPECT_EQ(fit.fits[0].n_points, 3);
+}
+
+TEST(Sweep, EigenBackendRunsTheSameStep) {
+  SweepOptions o = Quick();
+  o.backend = Backend::kEigen;
+  o.batches = {2};
+  const SweepResult r = Sweep(testing::PoolingNet(), o);
+  ASSERT_EQ(r.measurements.size(), 1u);
+  EXPECT_EQ(r.measurements[0].layers[1].implementation[0], "eigen");
+  EXPECT_EQ(r.Samples()[0].tags.at("backend"), "eigen");
+}
+
+TEST(Sweep, SkipsBatchesOverTheMemoryLimit) {
+  SweepOptions o = Quick();
+  o.batches = {1, 2};
+  o.memory_limit_bytes = 1;  // one byte: nothing fits
+  std::vector<std::string> messages;
+  o.progress = [&](const SweepProgress& p) {
+    if (p.stage == SweepProgress::Stage::kSkipped) messages.push_back(p.message);
+  };
+  const SweepResult r = Sweep(testing::SequenceNet(), o);
+  EXPECT_TRUE(r.measurements.empty());
+  ASSERT_EQ(r.skipped.size(), 2u);
+  EXPECT_EQ(r.skipped[1].batch, 2);
+  EXPECT_GT(r.skipped[1].memory_estimate_bytes, 1.0);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_NE(messages[0].find("memory"), std::string::npos) << messages[0];
+}
+
+TEST(Sweep, AutomaticBatchesDoubleUpToTheLimit) {
+  SweepOptions o = Quick();
+  o.auto_max_batch = 6;
+  const SweepResult r = Sweep(testing::SequenceNet(), o);
+  ASSERT_EQ(r.measurements.size(), 3u);  // 1, 2, 4; 8 > 6
+  EXPECT_EQ(r.measurements[2].batch, 4);
+  EXPECT_NE(r.stop_reason.find("largest batch"), std::string::npos) << r.stop_reason;
+
+  o.memory_limit_bytes = 1;
+  const SweepResult none = Sweep(testing::SequenceNet(), o);
+  EXPECT_TRUE(none.measurements.empty());
+  EXPECT_NE(none.stop_reason.find("memory"), std::string::npos) << none.stop_reason;
+}
+
+TEST(Sweep, EstimateGrowsWithTheBatch) {
+  // Every sample adds at least its input (3 rows of 4 floats), which has a
+  // buffer of its own: 16 more samples, at least 16*12*4 = 768 more bytes.
+  const Network net = testing::SequenceNet();
+  const double grown = EstimateStepMemoryBytes(net, 32) - EstimateStepMemoryBytes(net, 16);
+  EXPECT_GE(grown, 768.0);
+}
+
+TEST(Sweep, RejectsBadOptions) {
+  SweepOptions o;
+  o.min_repeats = 0;
+  try {
+    ValidateSweepOptions(o);
+    FAIL() << "min_repeats = 0 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("min_repeats"), std::string::npos) << e.what();
+  }
+  o = SweepOptions();
+  o.batches = {4, 0};
+  EXPECT_THROW(ValidateSweepOptions(o), UsageError);
+  o = SweepOptions();
+  o.memory_fraction = 1.5;
+  EXPECT_THROW(ValidateSweepOptions(o), UsageError);
+  o = SweepOptions();
+  o.momentum = 1.0;
+  EXPECT_THROW(ValidateSweepOptions(o), UsageError);
+  EXPECT_THROW(ParsePrecision("fp8"), UsageError);
+  EXPECT_EQ(ParsePrecision("bf16"), Precision::kBf16);
+  EXPECT_EQ(ParseBackend("eigen"), Backend::kEigen);
+  EXPECT_THROW(ParseBackend("cuda"), UsageError);
+}
+
+TEST(Sweep, JsonIsTheFitJsonPlusMeasurementsAndContext) {
+  SweepOptions o = Quick();
+  o.batches = {1, 2, 3};
+  const SweepResult r = Sweep(testing::SequenceNet(), o);
+  const FitResult fit = Fit(r.Samples());
+  const nlohmann::json j = nlohmann::json::parse(SweepToJson(r, fit));
+  EXPECT_EQ(j.at("schema"), "fitspeed.fit/1");
+  ASSERT_EQ(j.at("fits").size(), 1u);
+  EXPECT_EQ(j.at("fits")[0].at("group").at("label"), "test-sequence");
+  ASSERT_EQ(j.at("measurements").size(), 3u);
+  const nlohmann::json& m = j.at("measurements")[2];
+  EXPECT_EQ(m.at("batch"), 3);
+  for (const char* key : {"step_time_s", "cv", "throughput_sps", "gflops"}) {
+    EXPECT_TRUE(m.at(key).is_number()) << key;
+  }
+  EXPECT_DOUBLE_EQ(m.at("step_time_s").get<double>(), r.measurements[2].step_time_s);
+  EXPECT_EQ(m.at("layers").size(), 5u);
+  const nlohmann::json& c = j.at("context");
+  EXPECT_EQ(c.at("threads"), 1);
+  EXPECT_FALSE(c.at("isa").get<std::string>().empty());
+  EXPECT_TRUE(
+      std::regex_match(c.at("onednn_version").get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
+}
+
+TEST(Sweep, Bf16IsRefusedWhereOneDnnHasNoKernels) {
+  SweepOptions o = Quick();
+  o.batches = {2};
+  o.precision = Precision::kBf16;
+  if (DescribeHost(1).bf16_supported) {
+    const SweepResult r = Sweep(testing::ResidualNet(), o);
+    ASSERT_EQ(r.measurements.size(), 1u);
+    EXPECT_EQ(r.Samples()[0].precision, "bf16");
+  } else {
+    EXPECT_THROW(Sweep(testing::ResidualNet(), o), UsageError);
+  }
+}
+
+TEST(HostContext, DescribesThisMachine) {
+  const HostContext c = DescribeHost(1);
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_GE(c.logical_cpus, 1);
+  EXPECT_FALSE(c.cpu_model.empty());
+  EXPECT_FALSE(c.isa.empty());
+  EXPECT_FALSE(c.compiler.empty());
+  EXPECT_GT(c.fp32_peak_gflops, 0.0);
+  EXPECT_GT(c.memory_total_bytes, 0.0);
+  EXPECT_GT(c.memory_available_bytes, 0.0);
+  EXPECT_LE(c.memory_available_bytes, c.memory_total_bytes);
+  EXPECT_NE(c.ToString().find("isa: " + c.isa), std::string::npos);
+  EXPECT_THROW(DescribeHost(0), UsageError);
+}
+
+}  // namespace
+}  // namespace fitspeed

@@ -1,0 +1,147 @@
+// Small networks for the timing tests: together they use every layer kind and
+// option the host backends run (grouped and strided convolutions, asymmetric
+// "same" padding, batch-norm of images and of vectors with and without
+// gamma/beta, ReLU and clipped ReLU, max and average pooling with and without
+// padding, residual adds of two and three operands, flatten, global pooling,
+// dense layers on {F} and {T, F}), at shapes small enough for finite
+// differences.
+#ifndef FITSPEED_TESTS_TIMING_TEST_NETWORKS_H_
+#define FITSPEED_TESTS_TIMING_TEST_NETWORKS_H_
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fitspeed/model/network.h"
+#include "timing/executor.h"
+
+namespace fitspeed::testing {
+
+inline Conv2dAttrs ConvAttrs(int64_t filters, Window2d window, int64_t groups = 1,
+                             bool bias = true) {
+  Conv2dAttrs a;
+  a.out_channels = filters;
+  a.window = window;
+  a.groups = groups;
+  a.bias = bias;
+  return a;
+}
+
+inline DenseAttrs DenseUnits(int64_t units, bool bias = true) {
+  DenseAttrs a;
+  a.units = units;
+  a.bias = bias;
+  return a;
+}
+
+inline PoolAttrs PoolWindow(Window2d window, bool count_include_pad = false) {
+  PoolAttrs a;
+  a.window = window;
+  a.count_include_pad = count_include_pad;
+  return a;
+}
+
+// 3x6x6 -> conv 8 (same) -> bn -> relu -> grouped conv -> bn (no gamma) -> add
+// (residual) -> relu clipped at 1.5 -> max pool 3/2 pad 1 -> avg pool 2/1 ->
+// flatten -> dense 5 -> bn (vector, no beta) -> relu -> dense 3 -> loss.
+inline Network ResidualNet() {
+  Network net("test-residual", Shape::Chw(3, 6, 6));
+  const std::string c1 = net.Conv2d("input", ConvAttrs(8, SameWindow(3)), "c1");
+  const std::string r1 = net.Relu(net.BatchNorm(c1, {}, "b1"), {}, "r1");
+  BatchNormAttrs no_gamma;
+  no_gamma.scale = false;
+  const std::string c2 = net.Conv2d(r1, ConvAttrs(8, MakeWindow(3, 1, 1), 2, false), "c2");
+  const std::string sum = net.Add({r1, net.BatchNorm(c2, no_gamma, "b2")}, "add");
+  ReluAttrs clip;
+  clip.max_value = 1.5;
+  std::string x = net.Relu(sum, clip, "r2");
+  x = net.MaxPool(x, PoolWindow(MakeWindow(3, 2, 1)), "max");
+  x = net.AvgPool(x, PoolWindow(MakeWindow(2, 1, 0)), "avg");
+  x = net.Flatten(x, "flat");
+  BatchNormAttrs no_beta;
+  no_beta.center = false;
+  x = net.Relu(net.BatchNorm(net.Dense(x, DenseUnits(5), "d1"), no_beta, "b3"), {}, "r3");
+  net.SoftmaxCrossEntropy(net.Dense(x, DenseUnits(3), "d2"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// 2x8x8 -> conv 3x3 stride 2 "same" (pads 0 top/left, 1 bottom/right) -> relu
+// -> avg pool 3/1 pad 1 counting padding -> 1x1 conv -> add of three ->
+// global average pool -> dense 3 (no bias) -> loss.
+inline Network PoolingNet() {
+  Network net("test-pooling", Shape::Chw(2, 8, 8));
+  const std::string r =
+      net.Relu(net.Conv2d("input", ConvAttrs(4, SameWindow(3, 2)), "c1"), {}, "r1");
+  const std::string p = net.AvgPool(r, PoolWindow(MakeWindow(3, 1, 1), true), "avg");
+  const std::string c2 = net.Conv2d(p, ConvAttrs(4, MakeWindow(1)), "c2");
+  const std::string g = net.GlobalAvgPool(net.Add({r, p, c2}, "add3"), "gap");
+  net.SoftmaxCrossEntropy(net.Dense(g, DenseUnits(3, false), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// {3, 4} token rows -> dense 5 -> relu -> dense 3 -> loss per row.
+inline Network SequenceNet() {
+  Network net("test-sequence", Shape({3, 4}));
+  const std::string x = net.Relu(net.Dense("input", DenseUnits(5), "d1"), {}, "r1");
+  net.SoftmaxCrossEntropy(net.Dense(x, DenseUnits(3), "d2"), "loss");
+  net.Finalize();
+  return net;
+}
+
+inline std::vector<Network> AllTestNetworks() {
+  return {ResidualNet(), PoolingNet(), SequenceNet()};
+}
+
+// Compares the backward pass of `step` with central finite differences of its
+// loss, (L(w+h) - L(w-h))/(2h), for up to `per_tensor` elements of every
+// trainable parameter (spread evenly): |analytic - fd| <= abs_tol + rel_tol*|fd|.
+inline void ExpectGradientsMatchFiniteDifferences(timing::StepExecutor& step, double h,
+                                                  double abs_tol, double rel_tol,
+                                                  int64_t per_tensor) {
+  step.Forward();
+  step.Backward();
+  for (size_t i = 0; i < step.params().size(); ++i) {
+    const timing::ParamRef& p = step.params()[i];
+    if (!p.trainable) continue;
+    const std::vector<double> grad = step.Grad(i);
+    const std::vector<double> values = step.Param(i);
+    const int64_t stride = std::max<int64_t>(1, p.elements / per_tensor);
+    for (int64_t k = 0; k < p.elements; k += stride) {
+      std::vector<double> moved = values;
+      moved[static_cast<size_t>(k)] = values[static_cast<size_t>(k)] + h;
+      step.SetParam(i, moved);
+      const double up = step.Forward();
+      moved[static_cast<size_t>(k)] = values[static_cast<size_t>(k)] - h;
+      step.SetParam(i, moved);
+      const double down = step.Forward();
+      step.SetParam(i, values);
+      const double fd = (up - down) / (2 * h);
+      EXPECT_NEAR(grad[static_cast<size_t>(k)], fd, abs_tol + rel_tol * std::abs(fd))
+          << step.network().name << " " << p.name << "[" << k << "]";
+    }
+  }
+}
+
+// sqrt(sum (a-b)^2) / max(sqrt(sum b^2), floor): the relative error of a
+// against b. The floor keeps tensors that are zero up to rounding (the
+// gradient of a bias feeding a batch-norm, which removes it) from dividing
+// rounding noise by zero.
+inline double RelativeError(const std::vector<double>& a, const std::vector<double>& b,
+                            double floor = 1e-2) {
+  EXPECT_EQ(a.size(), b.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), floor);
+}
+
+}  // namespace fitspeed::testing
+
+#endif  // FITSPEED_TESTS_TIMING_TEST_NETWORKS_H_

@@ -1,0 +1,182 @@
+// `fitspeed sweep MODEL`: runs the network's real training step (forward,
+// backward, optimizer update) on this machine's CPU at many batch sizes, fits
+// v(b) = b/(b/v0 + t) to the measured step times and prints the fit with the
+// per-batch table. MODEL is a zoo name (`fitspeed models`) or a network JSON file.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
+#include "fitspeed/timing/sweep.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+struct SweepCommandOptions {
+  std::string model;
+  std::string batches = "auto";
+  std::string precision = "fp32";
+  std::string optimizer = "sgd-momentum";
+  std::string backend = "onednn";
+  int threads = 0;
+  int warmup = 2;
+  int min_repeats = 5;
+  double min_time_s = 0.5;
+  int64_t max_batch = 4096;
+  double memory_limit_gib = 0;
+  bool layers = false;
+  FitCliOptions fit;
+  std::string output = "table";
+  std::string plot_path;
+};
+
+int64_t ParseBatch(const std::string& text) {
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || value < 1) {
+    throw UsageError(fmt::format("--batches: '{}' is not a batch size >= 1", text));
+  }
+  return value;
+}
+
+// "auto" (empty list), "1,2,4,8" or "A:B" (A, 2A, 4A, ... up to B).
+std::vector<int64_t> ParseBatches(const std::string& text) {
+  if (text == "auto") return {};
+  std::vector<int64_t> batches;
+  const size_t colon = text.find(':');
+  if (colon != std::string::npos) {
+    const int64_t first = ParseBatch(text.substr(0, colon));
+    const int64_t last = ParseBatch(text.substr(colon + 1));
+    if (last < first) throw UsageError(fmt::format("--batches {}: {} < {}", text, last, first));
+    for (int64_t b = first; b <= last; b *= 2) batches.push_back(b);
+    return batches;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    batches.push_back(ParseBatch(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return batches;
+}
+
+int RunSweep(const SweepCommandOptions& o) {
+  const FitOptions fit_options = ToFitOptions(o.fit);
+  const OutputFormat format = ParseOutputFormat(o.output);
+  SweepOptions options;
+  options.batches = ParseBatches(o.batches);
+  options.auto_max_batch = o.max_batch;
+  options.precision = ParsePrecision(o.precision);
+  options.optimizer = ParseOptimizer(o.optimizer);
+  options.backend = ParseBackend(o.backend);
+  options.threads = o.threads;
+  options.warmup_steps = o.warmup;
+  options.min_repeats = o.min_repeats;
+  options.max_repeats = std::max(options.max_repeats, o.min_repeats);
+  options.min_time_s = o.min_time_s;
+  options.memory_limit_bytes = o.memory_limit_gib * (1u << 30);
+  const Network network = LoadNetwork(o.model);
+
+  SweepResult result;
+  {
+    auto progress = std::make_shared<SweepProgressLine>(network.name);
+    options.progress = [progress](const SweepProgress& p) { (*progress)(p); };
+    result = Sweep(network, options);
+  }
+  // One measured batch is a measurement, not a fit: print it without one.
+  const bool fittable = result.measurements.size() >= 2;
+  const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
+  WriteSweep(std::cout, result, fit, format, o.layers);
+  if (!fittable) {
+    std::cerr << fmt::format(
+        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n",
+        result.measurements.size());
+    return result.skipped.empty() && !result.measurements.empty()
+               ? 0
+               : static_cast<int>(ExitCode::kFitUnusable);
+  }
+  if (!o.plot_path.empty()) {
+    std::ofstream file(o.plot_path);
+    PlotOptions plot;
+    plot.title = fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
+                             PrecisionName(result.precision), result.context.threads,
+                             result.context.threads == 1 ? "" : "s");
+    if (file) WriteFitSvg(file, fit, plot);
+    if (!file || !file.flush()) {
+      throw InputError(fmt::format("cannot write the plot to '{}'", o.plot_path));
+    }
+  }
+  if (!fit.AllUsable()) {
+    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
+    return static_cast<int>(ExitCode::kFitUnusable);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void SetupSweepCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SweepCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "sweep",
+      "Run MODEL's training step (forward, backward, optimizer update) for real on this CPU "
+      "with oneDNN at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit and the "
+      "per-batch table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak)");
+  command->add_option("model", o->model, "Zoo network (see `fitspeed models`) or network JSON file")
+      ->required();
+  command
+      ->add_option("--batches", o->batches,
+                   "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 "
+                   "until the throughput saturates or memory runs out)")
+      ->capture_default_str();
+  command->add_option("--precision", o->precision, "fp32, or bf16 (mixed precision; AVX-512+)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  command->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum (alias momentum) or adam")
+      ->capture_default_str();
+  command->add_option("--backend", o->backend, "onednn, or eigen (the reference, slower)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"onednn", "eigen"}));
+  command->add_option("--threads", o->threads, "Kernel threads; 0: every available CPU")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  command->add_option("--warmup", o->warmup, "Steps run before timing each batch")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--min-repeats", o->min_repeats, "Timed steps per batch, at least")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  command
+      ->add_option("--min-time", o->min_time_s,
+                   "Seconds of timed steps per batch, at least (after --min-repeats)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--max-batch", o->max_batch, "Largest batch of --batches auto")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--memory-limit", o->memory_limit_gib,
+                   "Skip batches whose step needs more GiB; 0: 80% of the available memory")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--layers", o->layers,
+                    "Also print the per-layer time by pass at the largest batch (table output)");
+  AddFitOptions(*command, o->fit);
+  AddOutputOption(*command, o->output);
+  command->add_option("--plot", o->plot_path,
+                      "Also write an SVG plot of the measured points and the fitted curve");
+  command->callback([o, &exit_code] { exit_code = RunSweep(*o); });
+}
+
+}  // namespace fitspeed::cli
