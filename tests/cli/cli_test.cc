@@ -2,7 +2,6 @@
 // run as a user would run the installed program.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,51 +11,15 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_util.h"
+
 namespace {
 
+using ::fitspeed::test::CliRun;
+using ::fitspeed::test::Data;
+using ::fitspeed::test::ReadFile;
+using ::fitspeed::test::RunCli;
 using ::testing::HasSubstr;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Runs the CLI with `args` (shell words), optionally feeding `stdin_text`.
-CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
-  // ctest runs the tests of this file in parallel processes: the scratch files
-  // carry the test's name and the process id so that runs never share them.
-  const std::string unique =
-      std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-      std::to_string(getpid());
-  const std::string dir = ::testing::TempDir();
-  const std::string err_path = dir + "/fitspeed_cli_stderr_" + unique + ".txt";
-  const std::string in_path = dir + "/fitspeed_cli_stdin_" + unique + ".txt";
-  std::ofstream(in_path) << stdin_text;
-  const std::string command =
-      std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path + " 2>" + err_path;
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.err = ReadFile(err_path);
-  return run;
-}
-
-std::string Data(const std::string& name) {
-  return std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-}
 
 TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
   const CliRun run = RunCli("--help");
@@ -174,13 +137,6 @@ TEST(Cli, PlotWritesAnSvg) {
   size_t circles = 0;
   for (size_t pos = 0; (pos = text.find("<circle", pos)) != std::string::npos; ++pos) ++circles;
   EXPECT_EQ(circles, 14u);
-}
-
-TEST(Cli, DemoRunsOnEmbeddedData) {
-  const CliRun run = RunCli("demo");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("v0"));
-  EXPECT_THAT(run.out, HasSubstr("samples/s"));
 }
 
 TEST(Cli, ProjectFromNumbersMatchesAHandCalculation) {
