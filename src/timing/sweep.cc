@@ -1,6 +1,7 @@
 #include "fitspeed/timing/sweep.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,12 @@ void Require(bool ok, const char* field, double value, const char* rule) {
   if (!ok) throw UsageError(fmt::format("SweepOptions.{} = {}: {}", field, value, rule));
 }
 
+// Involuntary context switches of the whole process so far.
+double InvoluntarySwitches() {
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<double>(usage.ru_nivcsw) : 0.0;
+}
+
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1u << 30)); }
 
 // Builds the step, warms it up and times it (google/benchmark's method:
@@ -60,6 +67,7 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   std::vector<double> step_times;
   std::vector<std::vector<double>> op_times(layers * kPasses);
   double total = 0;
+  const double switches_before = InvoluntarySwitches();
   while (
       static_cast<int>(step_times.size()) < options.min_repeats ||
       (total < options.min_time_s && static_cast<int>(step_times.size()) < options.max_repeats)) {
@@ -75,6 +83,7 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   }
 
   m.repeats = static_cast<int>(step_times.size());
+  m.preemptions_per_step = (InvoluntarySwitches() - switches_before) / m.repeats;
   m.step_time_s = Median(step_times);
   m.min_time_s = *std::min_element(step_times.begin(), step_times.end());
   m.mean_time_s = total / m.repeats;
@@ -151,6 +160,27 @@ void ValidateSweepOptions(const SweepOptions& o) {
           o.memory_limit_bytes, "must be finite and >= 0 (0: memory_fraction of available)");
   Require(o.memory_fraction > 0 && o.memory_fraction <= 1, "memory_fraction", o.memory_fraction,
           "must be in (0, 1]");
+}
+
+std::vector<int64_t> SweepResult::ContendedBatches() const {
+  std::vector<int64_t> batches;
+  for (const BatchMeasurement& m : measurements) {
+    if (m.preemptions_per_step > kBusyPreemptionsPerStep) batches.push_back(m.batch);
+  }
+  return batches;
+}
+
+std::string SweepResult::ContentionWarning() const {
+  const std::vector<int64_t> batches = ContendedBatches();
+  if (batches.empty()) return "";
+  double worst = 0;
+  for (const BatchMeasurement& m : measurements) worst = std::max(worst, m.preemptions_per_step);
+  return fmt::format(
+      "the CPU was busy while measuring batch{} {}: other processes preempted the kernel threads "
+      "up to {:.3g} times per step, and every preemption stalls a multi-threaded primitive. These "
+      "step times include other processes' time (worst at small batches, where it reads as fixed "
+      "cost t). Measure on an idle machine, or with fewer --threads than CPUs.",
+      batches.size() == 1 ? "" : "es", fmt::join(batches, ", "), worst);
 }
 
 std::vector<Sample> SweepResult::Samples() const {

@@ -184,6 +184,24 @@ TEST(Sweep, Bf16IsRefusedWhereOneDnnHasNoKernels) {
   }
 }
 
+TEST(Sweep, ContentionWarningNamesTheBatchesMeasuredOnABusyCpu) {
+  SweepResult r;
+  for (auto [batch, preemptions] : {std::pair<int64_t, double>{1, 0.0}, {2, 0.5}, {4, 0.51},
+                                    {8, 12.0}}) {
+    BatchMeasurement m;
+    m.batch = batch;
+    m.preemptions_per_step = preemptions;
+    r.measurements.push_back(m);
+  }
+  // The threshold is "more than 0.5 per step": 0.5 itself is not contended.
+  EXPECT_EQ(r.ContendedBatches(), (std::vector<int64_t>{4, 8}));
+  const std::string w = r.ContentionWarning();
+  EXPECT_NE(w.find("batches 4, 8"), std::string::npos) << w;
+  EXPECT_NE(w.find("12 times per step"), std::string::npos) << w;
+  r.measurements.resize(2);
+  EXPECT_TRUE(r.ContentionWarning().empty());
+}
+
 TEST(HostContext, DescribesThisMachine) {
   const HostContext c = DescribeHost(1);
   EXPECT_EQ(c.threads, 1);

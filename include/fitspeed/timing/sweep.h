@@ -136,9 +136,19 @@ struct BatchMeasurement {
   double peak_fraction = 0;              // gflops / HostContext::fp32_peak_gflops
   double memory_estimate_bytes = 0;      // planned before running
   double loss = 0;                       // loss of the last timed step (finite)
+  // Involuntary context switches of this process per timed step (getrusage
+  // ru_nivcsw): how often the kernel took a CPU from a kernel thread to run
+  // another process. Near 0 on an idle machine; with OpenMP threads on every
+  // core, each one stalls the barrier of the primitive that was running.
+  double preemptions_per_step = 0;
   std::array<double, 4> pass_seconds{};  // per pass, sum of the layers' medians
   std::vector<LayerTiming> layers;       // one per network layer
 };
+
+// Preemptions per timed step above which a measurement counts as contended:
+// one preemption in every other step already costs a scheduler time slice
+// (milliseconds) at some barrier, as long as a small step itself.
+inline constexpr double kBusyPreemptionsPerStep = 0.5;
 
 struct SkippedBatch {
   int64_t batch = 0;
@@ -158,6 +168,13 @@ struct SweepResult {
   std::vector<BatchMeasurement> measurements;  // in measuring order
   std::vector<SkippedBatch> skipped;
   std::string stop_reason;  // automatic sweep: why it stopped
+
+  // Batches measured while other processes took the CPUs (preemptions_per_step
+  // above kBusyPreemptionsPerStep); their step times include that time.
+  std::vector<int64_t> ContendedBatches() const;
+  // A warning saying which batches were measured on a busy CPU and what to do;
+  // empty when none was.
+  std::string ContentionWarning() const;
 
   // One Sample per measurement: batch, devices 1, step_time_s, label = model,
   // precision, source "sweep:<model>" with line = the measurement's 1-based
