@@ -4,6 +4,8 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/device/step_model.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
@@ -21,5 +23,7 @@
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/project/units.h"
 #include "fitspeed/project/whatif.h"
+#include "fitspeed/timing/host.h"
+#include "fitspeed/timing/sweep.h"
 
 #endif  // FITSPEED_FITSPEED_H_

@@ -24,6 +24,7 @@ void SetupProjectCommand(CLI::App& app, int& exit_code);
 void SetupPlanCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupSweepCommand(CLI::App& app, int& exit_code);
+void SetupDevicesCommand(CLI::App& app, int& exit_code);
 
 // Options shared by every command that reads logs.
 struct InputOptions {

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   fitspeed::cli::SetupPlanCommand(app, exit_code);
   fitspeed::cli::SetupModelsCommand(app, exit_code);
   fitspeed::cli::SetupSweepCommand(app, exit_code);
+  fitspeed::cli::SetupDevicesCommand(app, exit_code);
   fitspeed::cli::SetupDemoCommand(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -2,6 +2,8 @@
 // backward, optimizer update) on this machine's CPU at many batch sizes, fits
 // v(b) = b/(b/v0 + t) to the measured step times and prints the fit with the
 // per-batch table. MODEL is a zoo name (`fitspeed models`) or a network JSON file.
+// With --device NAME|FILE the step is modeled on a catalogued device instead
+// (fitspeed/device/step_model.h) and fitted the same way.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/sweep.h"
 
@@ -31,6 +34,9 @@ struct SweepCommandOptions {
   int64_t max_batch = 4096;
   double memory_limit_gib = 0;
   bool layers = false;
+  std::string device;  // empty: measure on this host
+  int devices = 1;
+  int steps_per_execution = 1;
   FitCliOptions fit;
   std::string output = "table";
   std::string plot_path;
@@ -71,7 +77,70 @@ std::vector<int64_t> ParseBatches(const std::string& text) {
   return batches;
 }
 
+// An SVG plot of the fitted points and curve at `path`.
+void WritePlot(const std::string& path, const FitResult& fit, const std::string& title) {
+  std::ofstream file(path);
+  PlotOptions plot;
+  plot.title = title;
+  if (file) WriteFitSvg(file, fit, plot);
+  if (!file || !file.flush()) {
+    throw InputError(fmt::format("cannot write the plot to '{}'", path));
+  }
+}
+
+// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
+// skipped. One batch alone is a measurement, not a fit: fine when it was the only one.
+int FitExitCode(size_t fitted, bool all_fitted, const FitResult& fit) {
+  if (fitted < 2) {
+    std::cerr << fmt::format(
+        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n", fitted);
+    return all_fitted && fitted > 0 ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  }
+  if (!fit.AllUsable()) {
+    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
+    return static_cast<int>(ExitCode::kFitUnusable);
+  }
+  return 0;
+}
+
+// `--device`: the step modeled on a catalogued device at every batch, then fitted.
+int RunDeviceSweep(const SweepCommandOptions& o) {
+  const FitOptions fit_options = ToFitOptions(o.fit);
+  const OutputFormat format = ParseOutputFormat(o.output);
+  if (o.precision == "bf16") {
+    throw UsageError("--precision bf16 is the host's mixed precision; with --device use mixed");
+  }
+  DeviceModelOptions options;
+  options.batches = ParseBatches(o.batches);
+  options.max_batch = o.max_batch;
+  options.precision = ParseDevicePrecision(o.precision);
+  options.optimizer = ParseOptimizer(o.optimizer);
+  options.devices = o.devices;
+  options.steps_per_execution = o.steps_per_execution;
+  const Network network = LoadNetwork(o.model);
+  const Device device = LoadDevice(o.device);
+  const DeviceSweepResult result = ModelSweep(network, device, options);
+  const bool fittable = result.steps.size() >= 2;
+  const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
+  WriteDeviceSweep(std::cout, result, fit, format, o.layers);
+  if (fittable && !o.plot_path.empty()) {
+    WritePlot(o.plot_path, fit,
+              fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
+                          DevicePrecisionName(options.precision), options.devices,
+                          options.devices == 1 ? "" : "s"));
+  }
+  return FitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
+}
+
 int RunSweep(const SweepCommandOptions& o) {
+  if (!o.device.empty()) return RunDeviceSweep(o);
+  if (o.precision == "tf32" || o.precision == "mixed") {
+    throw UsageError(
+        fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
+  }
+  if (o.devices != 1 || o.steps_per_execution != 1) {
+    throw UsageError("--devices and --steps-per-execution need --device");
+  }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
   SweepOptions options;
@@ -98,30 +167,13 @@ int RunSweep(const SweepCommandOptions& o) {
   const bool fittable = result.measurements.size() >= 2;
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
   WriteSweep(std::cout, result, fit, format, o.layers);
-  if (!fittable) {
-    std::cerr << fmt::format(
-        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n",
-        result.measurements.size());
-    return result.skipped.empty() && !result.measurements.empty()
-               ? 0
-               : static_cast<int>(ExitCode::kFitUnusable);
+  if (fittable && !o.plot_path.empty()) {
+    WritePlot(o.plot_path, fit,
+              fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
+                          PrecisionName(result.precision), result.context.threads,
+                          result.context.threads == 1 ? "" : "s"));
   }
-  if (!o.plot_path.empty()) {
-    std::ofstream file(o.plot_path);
-    PlotOptions plot;
-    plot.title = fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
-                             PrecisionName(result.precision), result.context.threads,
-                             result.context.threads == 1 ? "" : "s");
-    if (file) WriteFitSvg(file, fit, plot);
-    if (!file || !file.flush()) {
-      throw InputError(fmt::format("cannot write the plot to '{}'", o.plot_path));
-    }
-  }
-  if (!fit.AllUsable()) {
-    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  return 0;
+  return FitExitCode(result.measurements.size(), result.skipped.empty(), fit);
 }
 
 }  // namespace
@@ -140,9 +192,28 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 "
                    "until the throughput saturates or memory runs out)")
       ->capture_default_str();
-  command->add_option("--precision", o->precision, "fp32, or bf16 (mixed precision; AVX-512+)")
+  command
+      ->add_option("--precision", o->precision,
+                   "fp32, or bf16 (host mixed precision; AVX-512+); with --device: fp32, tf32 "
+                   "or mixed (FP16/BF16 tensor units)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed"}));
+  command
+      ->add_option("--device", o->device,
+                   "Model the step on a catalogued device (see `fitspeed devices`) or a device "
+                   "JSON file instead of running it on this CPU")
+      ->check([](const std::string& v) { return v.empty() ? "empty device" : ""; });
+  command
+      ->add_option("--devices", o->devices,
+                   "With --device: data-parallel devices sharing each batch (gradients "
+                   "all-reduced over the device's link, ring formula)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--steps-per-execution", o->steps_per_execution,
+                   "With --device: training steps per host call (Keras steps_per_execution)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   command->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum (alias momentum) or adam")
       ->capture_default_str();
   command->add_option("--backend", o->backend, "onednn, or eigen (the reference, slower)")
@@ -171,7 +242,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--layers", o->layers,
-                    "Also print the per-layer time by pass at the largest batch (table output)");
+                    "Also print the per-layer time by pass at the largest batch (table output; "
+                    "with --device also in JSON, each layer marked compute- or memory-bound)");
   AddFitOptions(*command, o->fit);
   AddOutputOption(*command, o->output);
   command->add_option("--plot", o->plot_path,

@@ -1,0 +1,114 @@
+// A device a training step can be modeled on: peaks per precision, memory,
+// efficiency against kernel size, overheads, tiles and links. The catalog's
+// devices are JSON files (schema "fitspeed.device/1", docs/devices.md) under
+// data/devices/, compiled into the library; users pass their own file path
+// wherever a device name is accepted. `host` is this CPU, probed at run time.
+//
+//   fitspeed::Device v100 = fitspeed::LoadDevice("v100-sxm2");
+//   double eff = v100.compute_efficiency.At(1e9);  // at a 1 GFLOP kernel
+#ifndef FITSPEED_DEVICE_DEVICE_H_
+#define FITSPEED_DEVICE_DEVICE_H_
+
+#include <string>
+#include <vector>
+
+namespace fitspeed {
+
+// (size, efficiency) points, interpolated linearly in log(size) and held
+// constant beyond the first and last points (as Calculon's system files do
+// for its matrix and vector efficiency tables).
+struct EfficiencyCurve {
+  struct Point {
+    double size = 0;        // FLOPs (compute) or bytes (memory) of one kernel, > 0
+    double efficiency = 0;  // fraction of the peak reached, in (0, 1]
+  };
+  std::vector<Point> points;  // sizes strictly increasing; at least one point
+  double At(double size) const;
+};
+
+// A link between cores, devices, the host or nodes.
+struct DeviceLink {
+  std::string name;  // "nvlink", "pcie", "ici", "network"
+  // What it connects: "cores" (the cores of one device, e.g. a TPU board's ICI),
+  // "devices" (devices of one node, used for data-parallel all-reduce),
+  // "host" (device to host) or "network" (between nodes).
+  std::string connects;
+  double bandwidth_bytes_per_s = 0;  // one direction, > 0
+  double latency_s = 0;              // per message, >= 0
+};
+
+struct Device {
+  std::string name;         // "v100-sxm2", "host", or the file's "name"
+  std::string description;  // one line
+  std::string kind;         // "gpu", "tpu" or "cpu"
+  std::string origin;       // "catalog:v100-sxm2", a file path, or "probe:host"
+
+  // Data-parallel cores sharing the device (TPU v2-8: 8); peaks, bandwidth and
+  // capacity below are of the whole device, split evenly between the cores.
+  int cores = 1;
+  double fp32_flops_per_s = 0;      // FP32 peak (vector units / CUDA cores), > 0
+  double tf32_flops_per_s = 0;      // TF32 tensor-core peak, dense; 0: none
+  double tensor16_flops_per_s = 0;  // FP16/BF16 matrix peak, dense; 0: none
+  std::string tensor16_type;        // "fp16" or "bf16" ("" when none)
+  // Matrix work in FP32 mode runs on the 16-bit matrix units (TPU: XLA's
+  // default precision multiplies FP32 tensors in one bfloat16 pass).
+  bool fp32_matrix_on_tensor16 = false;
+
+  double memory_bandwidth_bytes_per_s = 0;  // > 0
+  double memory_capacity_bytes = 0;         // > 0
+
+  EfficiencyCurve compute_efficiency;  // against FLOPs of one kernel
+  EfficiencyCurve memory_efficiency;   // against bytes of one kernel
+
+  double kernel_launch_s = 0;  // per kernel (layer and pass), >= 0
+  double step_host_s = 0;      // per call of the host into the device, >= 0
+
+  // Padding: the per-core batch is rounded up to batch_multiple; conv/dense
+  // channel and feature dimensions to feature_multiple_fp32 (FP32 mode on
+  // vector units) or feature_multiple_tensor (tensor units).
+  int batch_multiple = 1;
+  int feature_multiple_fp32 = 1;
+  int feature_multiple_tensor = 1;
+
+  std::vector<DeviceLink> links;
+
+  // The first link connecting `what` ("cores", "devices", ...), or nullptr.
+  const DeviceLink* FindLink(const std::string& what) const;
+};
+
+// Parses a "fitspeed.device/1" document. Throws DataError(source, line, field,
+// problem) for malformed JSON, a missing or unknown field, a wrong type, or a
+// value that breaks its rule (negative bandwidth, efficiency outside (0, 1],
+// sizes not increasing, ...). The line is that of the offending field.
+Device ParseDeviceJson(const std::string& text, const std::string& source);
+
+// Reads and parses `path`; InputError when it cannot be read.
+Device ReadDeviceJsonFile(const std::string& path);
+
+// Names of the catalog devices compiled into the library, in listing order,
+// followed by "host".
+std::vector<std::string> CatalogDeviceNames();
+
+// The JSON text of a catalog device (not "host"); UsageError naming the known
+// devices for another name.
+const std::string& CatalogDeviceJson(const std::string& name);
+
+// A catalog device, "host" (ProbeHostDevice), or else a path to a device JSON
+// file. Throws UsageError for a name that is neither a device nor an existing
+// file, InputError / DataError as ReadDeviceJsonFile does.
+Device LoadDevice(const std::string& name_or_path);
+
+// This CPU as a device: FP32 FMA peak (MeasureFmaPeakGflops over every
+// available CPU), memory bandwidth from a STREAM-like triad, compute
+// efficiency from oneDNN dense layers of three sizes run by the timing layer,
+// capacity = MemAvailable. Measured once per process (about a second) and cached.
+Device ProbeHostDevice();
+
+// Memory bandwidth of a STREAM triad a[i] = b[i] + s*c[i] over `bytes_per_array`
+// byte arrays on `threads` threads (McCalpin's STREAM counts 3 arrays of
+// traffic per element), best of `repeats`, in bytes per second.
+double MeasureTriadBandwidth(double bytes_per_array, int threads, int repeats = 5);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_DEVICE_H_

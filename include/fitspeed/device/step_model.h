@@ -1,0 +1,140 @@
+// The modeled training step of a network on a catalogued device: a roofline
+// per layer and pass, with the device's efficiency curves, tiles, overheads
+// and memory capacity. It yields Samples of the same kind as a measured host
+// sweep, so fitspeed::Fit fits the law to them:
+//
+//   fitspeed::Device v100 = fitspeed::LoadDevice("v100-sxm2");
+//   fitspeed::DeviceModelOptions options;
+//   options.batches = {32, 64, 128, 256};
+//   fitspeed::DeviceSweepResult sweep = fitspeed::ModelSweep(net, v100, options);
+//   fitspeed::FitResult fit = fitspeed::Fit(sweep.Samples());
+//
+// Per layer and pass (docs/devices.md, "Step model"):
+//   time = max(F / (peak * compute_eff(F)), B / (bw * mem_eff(B))) + launch
+// with F the pass's FLOPs and B its bytes at the padded per-core batch
+// (Williams, Waterman & Patterson, "Roofline", CACM 2009; efficiency against
+// kernel size as in Calculon, Isaev et al., SC'23).
+#ifndef FITSPEED_DEVICE_STEP_MODEL_H_
+#define FITSPEED_DEVICE_STEP_MODEL_H_
+
+#include <array>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/sample.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/fit/fit.h"
+#include "fitspeed/io/output.h"
+#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network.h"
+
+namespace fitspeed {
+
+// Precision of a modeled step.
+enum class DevicePrecision {
+  kFp32,   // FP32 everywhere (matrix work on CUDA cores, or TPU MXU passes)
+  kTf32,   // FP32 tensors, matrix work on TF32 tensor cores (A100, H100)
+  kMixed,  // FP16/BF16 matrix work on tensor units, 2-byte activations and
+           // weights copies, FP32 master weights and optimizer (Micikevicius et al. 2018)
+};
+const char* DevicePrecisionName(DevicePrecision precision);     // "fp32", "tf32", "mixed"
+DevicePrecision ParseDevicePrecision(const std::string& name);  // throws UsageError
+
+struct DeviceModelOptions {
+  // Global batch sizes (all devices together), each >= 1. Empty: 1, 2, 4, ...
+  // up to max_batch.
+  std::vector<int64_t> batches;
+  int64_t max_batch = 4096;  // >= 1
+  DevicePrecision precision = DevicePrecision::kFp32;
+  Optimizer optimizer = Optimizer::kSgdMomentum;
+  // Data-parallel devices sharing each global batch (>= 1); the gradients are
+  // all-reduced over the device's "devices" link by the ring formula.
+  int devices = 1;
+  // Training steps per host call (Keras steps_per_execution, >= 1): the host
+  // overhead is paid once per call.
+  int steps_per_execution = 1;
+};
+// Throws UsageError naming the field, its value and the rule it broke.
+void ValidateDeviceModelOptions(const DeviceModelOptions& options);
+
+// One pass of one layer on one core.
+struct PassTime {
+  double flops = 0;      // at the padded per-core batch, padded dimensions
+  double bytes = 0;      // read + written
+  double compute_s = 0;  // flops / (peak * compute efficiency)
+  double memory_s = 0;   // bytes / (bandwidth * memory efficiency)
+  double launch_s = 0;   // kernel launch overhead (0 when the pass does nothing)
+  double time_s = 0;     // max(compute_s, memory_s) + launch_s
+  bool memory_bound() const { return memory_s > compute_s; }
+};
+
+struct LayerTime {
+  std::string name;
+  std::string kind;                  // LayerKindName()
+  bool matrix = false;               // runs on the matrix units (conv2d/dense with a kernel)
+  double padding = 1;                // padded / true FLOPs of the matrix work (1: no padding)
+  std::array<PassTime, 4> passes{};  // index: Pass
+  double time_s() const;
+  // Bound of the layer as a whole: the sums of its passes' compute and memory times.
+  bool memory_bound() const;
+};
+
+// The modeled step at one global batch.
+struct ModeledStep {
+  int64_t batch = 0;  // global batch
+  int devices = 1;
+  double per_device_batch = 0;       // batch / devices
+  int64_t per_core_batch = 0;        // ceil(per-device batch / cores), padded to the tile
+  double compute_s = 0;              // sum of the layers' forward and backward passes
+  double update_s = 0;               // sum of the layers' optimizer updates
+  double comm_s = 0;                 // all-reduce between cores and between devices
+  double host_s = 0;                 // step_host_s / steps_per_execution
+  double step_time_s = 0;            // compute + update + comm + host
+  double throughput_sps = 0;         // batch / step_time_s
+  double step_flops = 0;             // FLOPs of the whole step, unpadded (CountCost)
+  double memory_bytes = 0;           // per core: parameters, gradients, state, activations
+  double memory_capacity_bytes = 0;  // per core
+  bool fits = true;                  // memory_bytes <= memory_capacity_bytes
+  std::vector<LayerTime> layers;     // one per network layer (the input included)
+};
+
+struct DeviceSweepResult {
+  std::string device;   // Device::name
+  std::string network;  // Network::name
+  DevicePrecision precision = DevicePrecision::kFp32;
+  Optimizer optimizer = Optimizer::kSgdMomentum;
+  int devices = 1;
+  int steps_per_execution = 1;
+  double forward_flops_per_sample = 0;
+  double train_flops_per_sample = 0;
+  std::vector<ModeledStep> steps;          // batches that fit, in order
+  std::vector<ModeledStep> out_of_memory;  // batches that do not fit
+
+  // One Sample per step that fits: batch, devices, step_time_s, label = network,
+  // precision, source "model:<device>:<network>", line = 1-based position.
+  std::vector<Sample> Samples() const;
+};
+
+// Models one global batch. `network` must be finalized. Throws UsageError for
+// bad options or a precision the device cannot run (tf32 without TF32 units,
+// mixed without 16-bit units, a device without a "devices" link for devices > 1).
+ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
+                      const DeviceModelOptions& options = {});
+
+// Models every batch of options.batches (or 1, 2, 4, ... max_batch).
+DeviceSweepResult ModelSweep(const Network& network, const Device& device,
+                             const DeviceModelOptions& options = {});
+
+// Writes a modeled sweep and its fit, as WriteSweep does for a host sweep.
+// Table: header, fit report, per-batch table, batches that do not fit, and the
+// per-layer breakdown at the largest fitting batch when `layers` (each layer's
+// time and whether it is compute- or memory-bound). CSV: one row per batch.
+// JSON: the fit JSON ("fitspeed.fit/1") plus "model" and "steps".
+void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& sweep, const FitResult& fit,
+                      OutputFormat format, bool layers = false);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_STEP_MODEL_H_

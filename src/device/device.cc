@@ -1,0 +1,425 @@
+// The "fitspeed.device/1" JSON format (docs/devices.md) and the catalog.
+#include "fitspeed/device/device.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "device/embedded_devices.h"
+#include "fitspeed/core/error.h"
+
+namespace fitspeed {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "fitspeed.device/1";
+
+// One step of a path into the document: an object key or an array index.
+struct PathStep {
+  std::string key;  // empty for an index
+  int index = -1;
+};
+using Path = std::vector<PathStep>;
+
+std::string FieldName(const Path& path) {
+  std::string field;
+  for (const PathStep& step : path) {
+    if (step.index >= 0) {
+      field += fmt::format("[{}]", step.index);
+    } else {
+      if (!field.empty()) field += ".";
+      field += step.key;
+    }
+  }
+  return field;
+}
+
+int LineAt(const std::string& text, size_t offset) {
+  return 1 + static_cast<int>(std::count(
+                 text.begin(),
+                 text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n'));
+}
+
+// Offset of the value of `key` in the object starting at `begin` (its '{'),
+// or npos. Scans only the object's own keys (depth 1), skipping strings.
+size_t FindKey(const std::string& text, size_t begin, const std::string& key) {
+  int depth = 0;
+  for (size_t i = begin; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '"') {
+      size_t end = i + 1;
+      std::string s;
+      while (end < text.size() && text[end] != '"') {
+        if (text[end] == '\\') ++end;
+        if (end < text.size()) s += text[end];
+        ++end;
+      }
+      size_t colon = end + 1;
+      while (colon < text.size() && std::isspace(static_cast<unsigned char>(text[colon]))) ++colon;
+      if (depth == 1 && s == key && colon < text.size() && text[colon] == ':') {
+        size_t value = colon + 1;
+        while (value < text.size() && std::isspace(static_cast<unsigned char>(text[value]))) {
+          ++value;
+        }
+        return value;
+      }
+      i = end;
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (--depth == 0) return std::string::npos;
+    }
+  }
+  return std::string::npos;
+}
+
+// Offset of element `index` of the array starting at `begin` (its '['), or npos.
+size_t FindElement(const std::string& text, size_t begin, int index) {
+  int depth = 0;
+  int element = 0;
+  bool expect = true;
+  for (size_t i = begin; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (depth == 1 && expect && !std::isspace(static_cast<unsigned char>(ch)) && ch != ']') {
+      if (element == index) return i;
+      expect = false;
+    }
+    if (ch == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (--depth == 0) return std::string::npos;
+    } else if (ch == ',' && depth == 1) {
+      ++element;
+      expect = true;
+    }
+  }
+  return std::string::npos;
+}
+
+// The line of the deepest part of `path` found in the (valid) JSON text:
+// nlohmann::json keeps no positions, so the text is scanned.
+int PathLine(const std::string& text, const Path& path) {
+  size_t at = text.find('{');
+  if (at == std::string::npos) return 1;
+  size_t found = at;
+  for (const PathStep& step : path) {
+    if (at >= text.size()) break;
+    const size_t next =
+        step.index >= 0 ? (text[at] == '[' ? FindElement(text, at, step.index) : std::string::npos)
+                        : (text[at] == '{' ? FindKey(text, at, step.key) : std::string::npos);
+    if (next == std::string::npos) break;
+    at = found = next;
+  }
+  return LineAt(text, found);
+}
+
+// Reads the fields of the document, naming file, line and field in errors.
+class Reader {
+ public:
+  Reader(const std::string& text, std::string source) : text_(text), source_(std::move(source)) {}
+
+  [[noreturn]] void Fail(const Path& path, const std::string& problem) const {
+    throw DataError(source_, PathLine(text_, path), FieldName(path), problem);
+  }
+
+  static Path Sub(Path path, const std::string& key) {
+    path.push_back({key, -1});
+    return path;
+  }
+  static Path Index(Path path, int index) {
+    path.push_back({"", index});
+    return path;
+  }
+
+  // Checks that `object` (at `path`) is an object with only `allowed` keys.
+  void Object(const json& object, const Path& path, const std::set<std::string>& allowed) const {
+    if (!object.is_object()) Fail(path, fmt::format("expected an object, got {}", Excerpt(object)));
+    for (const auto& item : object.items()) {
+      if (allowed.count(item.key()) == 0) Fail(Sub(path, item.key()), "unknown key");
+    }
+  }
+
+  const json& Required(const json& object, const Path& path, const std::string& key) const {
+    if (!object.contains(key)) Fail(Sub(path, key), "missing");
+    return object.at(key);
+  }
+
+  std::string String(const json& object, const Path& path, const std::string& key,
+                     bool required = true) const {
+    if (!object.contains(key)) {
+      if (required) Fail(Sub(path, key), "missing");
+      return "";
+    }
+    const json& v = object.at(key);
+    if (!v.is_string()) Fail(Sub(path, key), fmt::format("expected a string, got {}", Excerpt(v)));
+    return v.get<std::string>();
+  }
+
+  // A source text: a non-empty string.
+  void Source(const json& object, const Path& path) const {
+    if (String(object, path, "source").empty()) Fail(Sub(path, "source"), "must not be empty");
+  }
+
+  // {"value": number, "source": "..."} at object[key]; `rule` names the
+  // allowed range, checked by `ok`.
+  template <typename Ok>
+  double Quantity(const json& object, const Path& path, const std::string& key, const char* rule,
+                  Ok ok) const {
+    const Path at = Sub(path, key);
+    const json& q = Required(object, path, key);
+    Object(q, at, {"value", "source", "type"});
+    const json& v = Required(q, at, "value");
+    if (!v.is_number())
+      Fail(Sub(at, "value"), fmt::format("expected a number, got {}", Excerpt(v)));
+    const double value = v.get<double>();
+    if (!std::isfinite(value) || !ok(value)) {
+      Fail(Sub(at, "value"), fmt::format("{} breaks the rule: {}", Excerpt(v), rule));
+    }
+    Source(q, at);
+    return value;
+  }
+
+  double Positive(const json& object, const Path& path, const std::string& key) const {
+    return Quantity(object, path, key, "must be > 0", [](double x) { return x > 0; });
+  }
+  double NonNegative(const json& object, const Path& path, const std::string& key) const {
+    return Quantity(object, path, key, "must be >= 0", [](double x) { return x >= 0; });
+  }
+  int Count(const json& object, const Path& path, const std::string& key) const {
+    const double value =
+        Quantity(object, path, key, "must be an integer in [1, 65536]",
+                 [](double x) { return x >= 1 && x <= 65536 && x == std::floor(x); });
+    return static_cast<int>(value);
+  }
+
+  EfficiencyCurve Curve(const json& object, const Path& path, const std::string& key) const {
+    const Path at = Sub(path, key);
+    const json& c = Required(object, path, key);
+    Object(c, at, {"points", "source"});
+    const json& points = Required(c, at, "points");
+    const Path points_path = Sub(at, "points");
+    if (!points.is_array() || points.empty()) {
+      Fail(points_path, "expected a non-empty list of [size, efficiency] pairs");
+    }
+    EfficiencyCurve curve;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Path p = Index(points_path, static_cast<int>(i));
+      const json& pair = points[i];
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number()) {
+        Fail(p, fmt::format("expected [size, efficiency], got {}", Excerpt(pair)));
+      }
+      const double size = pair[0].get<double>();
+      const double eff = pair[1].get<double>();
+      if (!(size > 0) || !std::isfinite(size)) Fail(p, "size must be > 0 and finite");
+      if (!(eff > 0 && eff <= 1)) Fail(p, fmt::format("efficiency {} is outside (0, 1]", eff));
+      if (!curve.points.empty() && size <= curve.points.back().size) {
+        Fail(p, "sizes must be strictly increasing");
+      }
+      curve.points.push_back({size, eff});
+    }
+    Source(c, at);
+    return curve;
+  }
+
+  static std::string Excerpt(const json& v) {
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return text;
+  }
+
+ private:
+  const std::string& text_;
+  std::string source_;
+};
+
+}  // namespace
+
+double EfficiencyCurve::At(double size) const {
+  FITSPEED_CHECK(!points.empty(), "an efficiency curve needs at least one point");
+  if (!(size > points.front().size)) return points.front().efficiency;
+  if (size >= points.back().size) return points.back().efficiency;
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (size <= points[i].size) {
+      const Point& a = points[i - 1];
+      const Point& b = points[i];
+      const double f = std::log(size / a.size) / std::log(b.size / a.size);
+      return a.efficiency + f * (b.efficiency - a.efficiency);
+    }
+  }
+  return points.back().efficiency;
+}
+
+const DeviceLink* Device::FindLink(const std::string& what) const {
+  for (const DeviceLink& link : links) {
+    if (link.connects == what) return &link;
+  }
+  return nullptr;
+}
+
+Device ParseDeviceJson(const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw DataError(source, LineAt(text, e.byte > 0 ? e.byte - 1 : 0), "",
+                    fmt::format("malformed JSON: {}", e.what()));
+  } catch (const json::exception& e) {
+    throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
+  }
+  const Reader r(text, source);
+  const Path root;
+  r.Object(doc, root,
+           {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
+            "fp32_matrix_on_tensor16", "memory", "efficiency", "overheads", "tiles", "links",
+            "comment"});
+  const std::string schema = r.String(doc, root, "schema");
+  if (schema != kSchema) {
+    r.Fail(Reader::Sub(root, "schema"),
+           fmt::format("expected \"{}\", got \"{}\"", kSchema, schema));
+  }
+  Device d;
+  d.origin = source;
+  d.name = r.String(doc, root, "name");
+  if (d.name.empty()) r.Fail(Reader::Sub(root, "name"), "must not be empty");
+  d.description = r.String(doc, root, "description", false);
+  d.kind = r.String(doc, root, "kind");
+  if (d.kind != "gpu" && d.kind != "tpu" && d.kind != "cpu") {
+    r.Fail(Reader::Sub(root, "kind"), fmt::format("expected gpu, tpu or cpu, got \"{}\"", d.kind));
+  }
+  d.cores = r.Count(doc, root, "cores");
+
+  const Path peaks_path = Reader::Sub(root, "peak_flops_per_s");
+  const json& peaks = r.Required(doc, root, "peak_flops_per_s");
+  r.Object(peaks, peaks_path, {"fp32", "tf32", "tensor16"});
+  d.fp32_flops_per_s = r.Positive(peaks, peaks_path, "fp32");
+  if (peaks.contains("tf32")) d.tf32_flops_per_s = r.Positive(peaks, peaks_path, "tf32");
+  if (peaks.contains("tensor16")) {
+    d.tensor16_flops_per_s = r.Positive(peaks, peaks_path, "tensor16");
+    const Path t = Reader::Sub(peaks_path, "tensor16");
+    d.tensor16_type = r.String(peaks.at("tensor16"), t, "type");
+    if (d.tensor16_type != "fp16" && d.tensor16_type != "bf16") {
+      r.Fail(Reader::Sub(t, "type"),
+             fmt::format("expected fp16 or bf16, got \"{}\"", d.tensor16_type));
+    }
+  }
+  if (doc.contains("fp32_matrix_on_tensor16")) {
+    const Path p = Reader::Sub(root, "fp32_matrix_on_tensor16");
+    const json& q = doc.at("fp32_matrix_on_tensor16");
+    r.Object(q, p, {"value", "source"});
+    const json& v = r.Required(q, p, "value");
+    if (!v.is_boolean()) r.Fail(Reader::Sub(p, "value"), "expected true or false");
+    r.Source(q, p);
+    d.fp32_matrix_on_tensor16 = v.get<bool>();
+    if (d.fp32_matrix_on_tensor16 && d.tensor16_flops_per_s == 0) {
+      r.Fail(p, "needs peak_flops_per_s.tensor16");
+    }
+  }
+
+  const Path memory_path = Reader::Sub(root, "memory");
+  const json& memory = r.Required(doc, root, "memory");
+  r.Object(memory, memory_path, {"bandwidth_bytes_per_s", "capacity_bytes"});
+  d.memory_bandwidth_bytes_per_s = r.Positive(memory, memory_path, "bandwidth_bytes_per_s");
+  d.memory_capacity_bytes = r.Positive(memory, memory_path, "capacity_bytes");
+
+  const Path eff_path = Reader::Sub(root, "efficiency");
+  const json& eff = r.Required(doc, root, "efficiency");
+  r.Object(eff, eff_path, {"compute", "memory"});
+  d.compute_efficiency = r.Curve(eff, eff_path, "compute");
+  d.memory_efficiency = r.Curve(eff, eff_path, "memory");
+
+  const Path over_path = Reader::Sub(root, "overheads");
+  const json& over = r.Required(doc, root, "overheads");
+  r.Object(over, over_path, {"kernel_launch_s", "step_host_s"});
+  d.kernel_launch_s = r.NonNegative(over, over_path, "kernel_launch_s");
+  d.step_host_s = r.NonNegative(over, over_path, "step_host_s");
+
+  const Path tiles_path = Reader::Sub(root, "tiles");
+  const json& tiles = r.Required(doc, root, "tiles");
+  r.Object(tiles, tiles_path,
+           {"batch_multiple", "feature_multiple_fp32", "feature_multiple_tensor"});
+  d.batch_multiple = r.Count(tiles, tiles_path, "batch_multiple");
+  d.feature_multiple_fp32 = r.Count(tiles, tiles_path, "feature_multiple_fp32");
+  d.feature_multiple_tensor = r.Count(tiles, tiles_path, "feature_multiple_tensor");
+
+  if (doc.contains("links")) {
+    const Path links_path = Reader::Sub(root, "links");
+    const json& links = doc.at("links");
+    if (!links.is_array()) r.Fail(links_path, "expected a list of links");
+    for (size_t i = 0; i < links.size(); ++i) {
+      const Path p = Reader::Index(links_path, static_cast<int>(i));
+      const json& l = links[i];
+      r.Object(l, p, {"name", "connects", "bandwidth_bytes_per_s", "latency_s"});
+      DeviceLink link;
+      link.name = r.String(l, p, "name");
+      link.connects = r.String(l, p, "connects");
+      if (link.connects != "cores" && link.connects != "devices" && link.connects != "host" &&
+          link.connects != "network") {
+        r.Fail(Reader::Sub(p, "connects"),
+               fmt::format("expected cores, devices, host or network, got \"{}\"", link.connects));
+      }
+      link.bandwidth_bytes_per_s = r.Positive(l, p, "bandwidth_bytes_per_s");
+      link.latency_s = r.NonNegative(l, p, "latency_s");
+      d.links.push_back(link);
+    }
+  }
+  if (d.cores > 1 && d.FindLink("cores") == nullptr) {
+    r.Fail(Reader::Sub(root, "links"), "a device with cores > 1 needs a link that connects cores");
+  }
+  return d;
+}
+
+Device ReadDeviceJsonFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("cannot open device file '{}'", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw InputError(fmt::format("cannot read device file '{}'", path));
+  return ParseDeviceJson(text.str(), path);
+}
+
+std::vector<std::string> CatalogDeviceNames() {
+  std::vector<std::string> names;
+  for (const EmbeddedDevice& e : EmbeddedDevices()) names.push_back(e.name);
+  names.push_back("host");
+  return names;
+}
+
+const std::string& CatalogDeviceJson(const std::string& name) {
+  for (const EmbeddedDevice& e : EmbeddedDevices()) {
+    if (e.name == name) return e.json;
+  }
+  std::vector<std::string> names;
+  for (const EmbeddedDevice& e : EmbeddedDevices()) names.push_back(e.name);
+  throw UsageError(
+      fmt::format("unknown catalog device '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+Device LoadDevice(const std::string& name_or_path) {
+  if (name_or_path == "host") return ProbeHostDevice();
+  for (const EmbeddedDevice& e : EmbeddedDevices()) {
+    if (e.name == name_or_path) {
+      Device d = ParseDeviceJson(e.json, "data/devices/" + e.name + ".json");
+      d.origin = "catalog:" + e.name;
+      return d;
+    }
+  }
+  struct stat info {};
+  if (stat(name_or_path.c_str(), &info) == 0) return ReadDeviceJsonFile(name_or_path);
+  throw UsageError(fmt::format("'{}' is neither a catalog device ({}) nor a device JSON file",
+                               name_or_path, fmt::join(CatalogDeviceNames(), ", ")));
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,116 @@
+// `host`: this CPU probed with the timing layer (docs/devices.md, "host").
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/timing/host.h"
+#include "fitspeed/timing/sweep.h"
+
+namespace fitspeed {
+
+namespace {
+
+// Dense layers of `features` inputs and units at `batch` run by the oneDNN
+// executor: FLOPs of one forward GEMM and the fraction of `peak_flops_per_s`
+// it reached.
+EfficiencyCurve::Point GemmEfficiency(int64_t features, int64_t batch, int threads,
+                                      double peak_flops_per_s) {
+  Network net("host-probe-dense", Shape::Vector(features));
+  DenseAttrs dense;
+  dense.units = features;
+  net.SoftmaxCrossEntropy(net.Dense("input", dense, "dense"));
+  net.Finalize();
+  SweepOptions options;
+  options.threads = threads;
+  options.warmup_steps = 1;
+  options.warmup_time_s = 0.01;
+  options.min_repeats = 3;
+  options.min_time_s = 0.05;
+  const BatchMeasurement m = MeasureBatch(net, batch, options);
+  const LayerTiming& layer = m.layers.at(1);
+  const double seconds = layer.seconds[static_cast<size_t>(Pass::kForward)];
+  const double flops = layer.flops[static_cast<size_t>(Pass::kForward)];
+  const double efficiency = seconds > 0 ? flops / seconds / peak_flops_per_s : 1.0;
+  return {flops, std::clamp(efficiency, 1e-3, 1.0)};
+}
+
+Device Probe() {
+  const int threads = AvailableCpus();
+  Device d;
+  d.name = "host";
+  d.kind = "cpu";
+  d.origin = "probe:host";
+  const HostContext context = DescribeHost(threads);
+  d.description = fmt::format("this CPU: {}, {} thread{} (probed)", context.cpu_model, threads,
+                              threads == 1 ? "" : "s");
+  d.fp32_flops_per_s = context.fp32_peak_gflops * 1e9;
+  // 3 arrays of 32 MiB: well past the last-level caches of current CPUs.
+  d.memory_bandwidth_bytes_per_s = MeasureTriadBandwidth(32.0 * (1 << 20), threads);
+  d.memory_capacity_bytes = AvailableMemoryBytes();
+  if (!(d.memory_capacity_bytes > 0)) d.memory_capacity_bytes = context.memory_total_bytes;
+  // GEMMs of 0.5 MFLOP, 34 MFLOP and 1.1 GFLOP (2*batch*features^2).
+  for (const auto& [features, batch] :
+       std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {256, 256}, {1024, 512}}) {
+    const EfficiencyCurve::Point p = GemmEfficiency(features, batch, threads, d.fp32_flops_per_s);
+    if (d.compute_efficiency.points.empty() || p.size > d.compute_efficiency.points.back().size) {
+      d.compute_efficiency.points.push_back(p);
+    }
+  }
+  // The triad bandwidth is what large kernels reach: efficiency 1 by definition.
+  d.memory_efficiency.points = {{1e6, 1.0}};
+  // oneDNN primitive execution costs microseconds; the executor runs in-process.
+  d.kernel_launch_s = 2e-6;
+  d.step_host_s = 0;
+  return d;
+}
+
+}  // namespace
+
+double MeasureTriadBandwidth(double bytes_per_array, int threads, int repeats) {
+  if (!(bytes_per_array >= 8)) {
+    throw UsageError(fmt::format("bytes_per_array = {}: must be >= 8", bytes_per_array));
+  }
+  if (threads < 1) throw UsageError(fmt::format("threads = {}: must be >= 1", threads));
+  if (repeats < 1) throw UsageError(fmt::format("repeats = {}: must be >= 1", repeats));
+  const auto n = static_cast<int64_t>(bytes_per_array / sizeof(double));
+  std::vector<double> a(static_cast<size_t>(n)), b(static_cast<size_t>(n)),
+      c(static_cast<size_t>(n));
+  // Filled (and so paged in) on the threads that use them.
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    a[static_cast<size_t>(i)] = 0;
+    b[static_cast<size_t>(i)] = 1.0 + static_cast<double>(i % 7);
+    c[static_cast<size_t>(i)] = 2.0 - static_cast<double>(i % 5);
+  }
+  const double scalar = 3.0;
+  double best_s = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<size_t>(i);
+      a[k] = b[k] + scalar * c[k];
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (r == 0 || seconds < best_s) best_s = seconds;
+  }
+  FITSPEED_CHECK(a[0] == b[0] + scalar * c[0], "the triad ran");
+  // STREAM's triad counts 3 arrays of traffic (McCalpin, STREAM benchmark).
+  return 3.0 * static_cast<double>(n) * sizeof(double) / std::max(best_s, 1e-9);
+}
+
+Device ProbeHostDevice() {
+  static std::once_flag once;
+  static Device host;
+  std::call_once(once, [] { host = Probe(); });
+  return host;
+}
+
+}  // namespace fitspeed

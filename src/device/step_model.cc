@@ -1,0 +1,279 @@
+// The roofline step model (docs/devices.md, "Step model").
+#include "fitspeed/device/step_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/project/scaling.h"
+
+namespace fitspeed {
+
+namespace {
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return multiple <= 1 ? value : (value + multiple - 1) / multiple * multiple;
+}
+
+double PadRatio(int64_t value, int64_t multiple) {
+  return static_cast<double>(RoundUp(value, multiple)) / static_cast<double>(value);
+}
+
+// The kernel tensor of a layer whose work is a matrix product (conv2d, dense,
+// and any kind with a rank >= 2 trainable "kernel"), or nullptr.
+const ParamTensor* MatrixKernel(const Layer& layer) {
+  for (const ParamTensor& p : layer.params) {
+    if (p.name == "kernel" && p.trainable && p.shape.rank() >= 2) return &p;
+  }
+  return nullptr;
+}
+
+// Whether the layer runs on the matrix units, and the FLOP ratio of its padded
+// to its true dimensions. GPU tensor cores and the TPU MXU pad the reduction
+// and output feature dimensions: a convolution's input channels (per group)
+// and output channels, a dense layer's input features and units (the rows,
+// N*H*W or the batch, are padded only through the per-core batch). A grouped
+// convolution with fewer input channels per group than the tile (depthwise)
+// cannot fill the matrix units and runs as vector work, unpadded.
+std::pair<bool, double> MatrixWork(const Network& network, const Layer& layer, int multiple) {
+  const ParamTensor* kernel = MatrixKernel(layer);
+  if (kernel == nullptr) return {false, 1.0};
+  if (layer.kind == LayerKind::kConv2d) {
+    const int64_t in_per_group = kernel->shape.dims.at(1);
+    if (layer.conv.groups > 1 && in_per_group < std::max(multiple, 8)) return {false, 1.0};
+    return {true, PadRatio(in_per_group, multiple) *
+                      PadRatio(layer.conv.out_channels / layer.conv.groups, multiple)};
+  }
+  if (layer.kind == LayerKind::kDense) {
+    const int64_t in = network.layer(layer.input_ids.front()).output_shape.dims.back();
+    return {true, PadRatio(in, multiple) * PadRatio(layer.dense.units, multiple)};
+  }
+  return {true, 1.0};  // a matrix kind this model has no padding rule for
+}
+
+}  // namespace
+
+const char* DevicePrecisionName(DevicePrecision precision) {
+  switch (precision) {
+    case DevicePrecision::kFp32:
+      return "fp32";
+    case DevicePrecision::kTf32:
+      return "tf32";
+    case DevicePrecision::kMixed:
+      return "mixed";
+  }
+  return "unknown";
+}
+
+DevicePrecision ParseDevicePrecision(const std::string& name) {
+  if (name == "fp32") return DevicePrecision::kFp32;
+  if (name == "tf32") return DevicePrecision::kTf32;
+  if (name == "mixed") return DevicePrecision::kMixed;
+  throw UsageError(fmt::format("unknown device precision '{}' (known: fp32, tf32, mixed)", name));
+}
+
+void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
+  for (int64_t b : o.batches) {
+    if (b < 1) throw UsageError(fmt::format("DeviceModelOptions.batches: {} is not >= 1", b));
+  }
+  if (o.max_batch < 1) {
+    throw UsageError(fmt::format("DeviceModelOptions.max_batch = {}: must be >= 1", o.max_batch));
+  }
+  if (o.devices < 1) {
+    throw UsageError(fmt::format("DeviceModelOptions.devices = {}: must be >= 1", o.devices));
+  }
+  if (o.steps_per_execution < 1) {
+    throw UsageError(fmt::format("DeviceModelOptions.steps_per_execution = {}: must be >= 1",
+                                 o.steps_per_execution));
+  }
+}
+
+double LayerTime::time_s() const {
+  double sum = 0;
+  for (const PassTime& p : passes) sum += p.time_s;
+  return sum;
+}
+
+bool LayerTime::memory_bound() const {
+  double compute = 0;
+  double memory = 0;
+  for (const PassTime& p : passes) {
+    compute += p.compute_s;
+    memory += p.memory_s;
+  }
+  return memory > compute;
+}
+
+ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
+                      const DeviceModelOptions& options) {
+  ValidateDeviceModelOptions(options);
+  if (!network.finalized()) throw UsageError("ModelStep needs a finalized network");
+  if (batch < options.devices) {
+    throw UsageError(
+        fmt::format("batch {} cannot be split over {} devices", batch, options.devices));
+  }
+  const DevicePrecision precision = options.precision;
+  // The peak of matrix work and the tile its feature dimensions are padded to.
+  double matrix_peak = device.fp32_flops_per_s;
+  int feature_multiple = device.feature_multiple_fp32;
+  switch (precision) {
+    case DevicePrecision::kFp32:
+      if (device.fp32_matrix_on_tensor16) {
+        matrix_peak = device.tensor16_flops_per_s;
+        feature_multiple = device.feature_multiple_tensor;
+      }
+      break;
+    case DevicePrecision::kTf32:
+      if (device.tf32_flops_per_s <= 0) {
+        throw UsageError(fmt::format("device {} has no TF32 units (precision tf32)", device.name));
+      }
+      matrix_peak = device.tf32_flops_per_s;
+      feature_multiple = device.feature_multiple_tensor;
+      break;
+    case DevicePrecision::kMixed:
+      if (device.tensor16_flops_per_s <= 0) {
+        throw UsageError(
+            fmt::format("device {} has no FP16/BF16 units (precision mixed)", device.name));
+      }
+      matrix_peak = device.tensor16_flops_per_s;
+      feature_multiple = device.feature_multiple_tensor;
+      break;
+  }
+  const double cores = device.cores;
+  // Each core runs its share of the batch on its share of the device.
+  const double core_matrix_peak = matrix_peak / cores;
+  const double core_vector_peak = device.fp32_flops_per_s / cores;
+  const double core_bandwidth = device.memory_bandwidth_bytes_per_s / cores;
+
+  ModeledStep step;
+  step.batch = batch;
+  step.devices = options.devices;
+  step.per_device_batch = static_cast<double>(batch) / options.devices;
+  step.per_core_batch = RoundUp(static_cast<int64_t>(std::ceil(step.per_device_batch / cores)),
+                                device.batch_multiple);
+  const double b = static_cast<double>(step.per_core_batch);
+
+  // Mixed precision (Micikevicius et al., ICLR 2018): activations and the
+  // weight copies the layers read are 2 bytes; the optimizer updates FP32
+  // master weights and casts them to the 2-byte copy (read 4, write 2 per
+  // trainable parameter).
+  const bool mixed = precision == DevicePrecision::kMixed;
+  const double sample_bytes = mixed ? 2 : 4;
+  const double layer_step_bytes = mixed ? 2 : 4;
+
+  const NetworkCost cost = CountCost(network, options.optimizer);
+  for (int id = 0; id < network.size(); ++id) {
+    const Layer& layer = network.layer(id);
+    const LayerCost& c = cost.layers[static_cast<size_t>(id)];
+    LayerTime t;
+    t.name = layer.name;
+    t.kind = LayerKindName(layer.kind);
+    const auto [matrix, padding] = MatrixWork(network, layer, feature_multiple);
+    t.matrix = matrix;
+    t.padding = padding;
+    for (Pass pass : kAllPasses) {
+      const PassCost& work = c.pass(pass);
+      const bool update = pass == Pass::kUpdate;
+      PassTime& p = t.passes[static_cast<size_t>(pass)];
+      const double pad = matrix && !update ? padding : 1.0;
+      p.flops = work.flops.At(b) * pad;
+      const double step_bytes = update ? 4 : layer_step_bytes;
+      p.bytes = work.BytesRead(b, sample_bytes, step_bytes) +
+                work.BytesWritten(b, sample_bytes, step_bytes);
+      if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
+      const double peak = matrix && !update ? core_matrix_peak : core_vector_peak;
+      if (p.flops > 0) p.compute_s = p.flops / (peak * device.compute_efficiency.At(p.flops));
+      if (p.bytes > 0)
+        p.memory_s = p.bytes / (core_bandwidth * device.memory_efficiency.At(p.bytes));
+      if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;
+      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s;
+      if (update) {
+        step.update_s += p.time_s;
+      } else {
+        step.compute_s += p.time_s;
+      }
+    }
+    step.layers.push_back(std::move(t));
+  }
+
+  // Gradients all-reduced in FP32 between the cores of the device, then
+  // between devices, each by the ring formula (project/scaling.h).
+  const double gradient_bytes = GradientBytes(static_cast<double>(cost.total.trainable_params), 4);
+  if (device.cores > 1) {
+    const DeviceLink* link = device.FindLink("cores");
+    FITSPEED_CHECK(link != nullptr, "a device with several cores has a cores link (validated)");
+    step.comm_s += RingAllReduceTime(gradient_bytes, device.cores,
+                                     Link{link->bandwidth_bytes_per_s, link->latency_s});
+  }
+  if (options.devices > 1) {
+    const DeviceLink* link = device.FindLink("devices");
+    if (link == nullptr) {
+      throw UsageError(
+          fmt::format("device {} has no link that connects devices: cannot model {} devices",
+                      device.name, options.devices));
+    }
+    step.comm_s += RingAllReduceTime(gradient_bytes, options.devices,
+                                     Link{link->bandwidth_bytes_per_s, link->latency_s});
+  }
+  step.host_s = device.step_host_s / options.steps_per_execution;
+  step.step_time_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
+  step.throughput_sps = static_cast<double>(batch) / step.step_time_s;
+  step.step_flops = cost.StepFlops(static_cast<double>(batch));
+
+  // Memory of one core: every core holds the parameters, gradients and
+  // optimizer state, and the activations of its share of the batch.
+  const MemoryEstimate memory =
+      EstimateTrainingMemory(network, b, options.optimizer, sample_bytes, 4);
+  // Mixed precision adds the 2-byte copy of every parameter (half the FP32 bytes).
+  step.memory_bytes = memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0);
+  step.memory_capacity_bytes = device.memory_capacity_bytes / cores;
+  step.fits = step.memory_bytes <= step.memory_capacity_bytes;
+  return step;
+}
+
+DeviceSweepResult ModelSweep(const Network& network, const Device& device,
+                             const DeviceModelOptions& options) {
+  ValidateDeviceModelOptions(options);
+  if (!network.finalized()) throw UsageError("ModelSweep needs a finalized network");
+  std::vector<int64_t> batches = options.batches;
+  if (batches.empty()) {
+    for (int64_t b = options.devices; b <= options.max_batch; b *= 2) batches.push_back(b);
+  }
+  DeviceSweepResult result;
+  result.device = device.name;
+  result.network = network.name;
+  result.precision = options.precision;
+  result.optimizer = options.optimizer;
+  result.devices = options.devices;
+  result.steps_per_execution = options.steps_per_execution;
+  const NetworkCost cost = CountCost(network, options.optimizer);
+  result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
+  result.train_flops_per_sample = cost.TrainFlopsPerSample();
+  for (int64_t batch : batches) {
+    ModeledStep step = ModelStep(network, device, batch, options);
+    (step.fits ? result.steps : result.out_of_memory).push_back(std::move(step));
+  }
+  return result;
+}
+
+std::vector<Sample> DeviceSweepResult::Samples() const {
+  std::vector<Sample> samples;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Sample s;
+    s.source = fmt::format("model:{}:{}", device, network);
+    s.line = static_cast<int>(i + 1);
+    s.batch = static_cast<double>(steps[i].batch);
+    s.devices = steps[i].devices;
+    s.label = network;
+    s.precision = DevicePrecisionName(precision);
+    s.tags["device"] = device;
+    s.tags["optimizer"] = OptimizerName(optimizer);
+    s.step_time_s = steps[i].step_time_s;
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+}  // namespace fitspeed

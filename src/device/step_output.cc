@@ -1,0 +1,148 @@
+// Writers of a modeled sweep: text report, CSV and JSON (docs/devices.md).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/step_model.h"
+
+namespace fitspeed {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
+
+const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
+
+json StepJson(const ModeledStep& s, bool with_layers) {
+  json j = {{"batch", s.batch},
+            {"devices", s.devices},
+            {"per_device_batch", Number(s.per_device_batch)},
+            {"per_core_batch", s.per_core_batch},
+            {"step_time_s", Number(s.step_time_s)},
+            {"throughput_sps", Number(s.throughput_sps)},
+            {"compute_s", Number(s.compute_s)},
+            {"update_s", Number(s.update_s)},
+            {"comm_s", Number(s.comm_s)},
+            {"host_s", Number(s.host_s)},
+            {"step_flops", Number(s.step_flops)},
+            {"memory_bytes", Number(s.memory_bytes)},
+            {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
+            {"fits", s.fits}};
+  if (with_layers) {
+    json layers = json::array();
+    for (const LayerTime& t : s.layers) {
+      if (t.kind == "input") continue;
+      json passes = json::object();
+      for (Pass p : kAllPasses) {
+        const PassTime& pt = t.passes[static_cast<size_t>(p)];
+        passes[PassName(p)] = {{"time_s", Number(pt.time_s)},
+                               {"flops", Number(pt.flops)},
+                               {"bytes", Number(pt.bytes)},
+                               {"bound", Bound(pt.memory_bound())}};
+      }
+      layers.push_back({{"name", t.name},
+                        {"kind", t.kind},
+                        {"matrix", t.matrix},
+                        {"padding", Number(t.padding)},
+                        {"time_s", Number(t.time_s())},
+                        {"bound", Bound(t.memory_bound())},
+                        {"passes", passes}});
+    }
+    j["layers"] = layers;
+  }
+  return j;
+}
+
+std::string LayerTable(const ModeledStep& s) {
+  TextTable table({"layer", "kind", "forward_ms", "bwd_data_ms", "bwd_weights_ms", "update_ms",
+                   "total_ms", "bound", "padding"});
+  for (const LayerTime& t : s.layers) {
+    if (t.kind == "input") continue;
+    auto ms = [&](Pass p) { return FormatSig(t.passes[static_cast<size_t>(p)].time_s * 1e3, 3); };
+    table.AddRow({t.name, t.kind, ms(Pass::kForward), ms(Pass::kBackwardData),
+                  ms(Pass::kBackwardWeights), ms(Pass::kUpdate), FormatSig(t.time_s() * 1e3, 3),
+                  Bound(t.memory_bound()), FormatSig(t.padding, 3)});
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitResult& fit,
+                      OutputFormat format, bool layers) {
+  switch (format) {
+    case OutputFormat::kTable: {
+      out << fmt::format(
+          "fitspeed sweep: {} modeled on {} ({}, {}, {} device{}, {} step{} per execution)\n"
+          "work: {} GFLOP/sample forward, {} GFLOP/sample forward+backward\n\n",
+          s.network, s.device, DevicePrecisionName(s.precision), OptimizerName(s.optimizer),
+          s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
+          s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
+          FormatSig(s.train_flops_per_sample / 1e9));
+      for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
+      TextTable table({"batch", "step_ms", "samples/s", "TFLOPS", "compute_ms", "update_ms",
+                       "comm_ms", "host_ms", "memory_GiB"});
+      for (const ModeledStep& m : s.steps) {
+        table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
+                      FormatSig(m.throughput_sps), FormatSig(m.step_flops / m.step_time_s / 1e12),
+                      FormatSig(m.compute_s * 1e3), FormatSig(m.update_s * 1e3),
+                      FormatSig(m.comm_s * 1e3), FormatSig(m.host_s * 1e3), Gib(m.memory_bytes)});
+      }
+      out << table.Render();
+      for (const ModeledStep& m : s.out_of_memory) {
+        out << fmt::format("batch {} does not fit: {} GiB per core needed, {} GiB available\n",
+                           m.batch, Gib(m.memory_bytes), Gib(m.memory_capacity_bytes));
+      }
+      if (layers && !s.steps.empty()) {
+        const ModeledStep& big = s.steps.back();
+        out << fmt::format("\nper layer at batch {} (modeled, per core of {}):\n", big.batch,
+                           s.device)
+            << LayerTable(big);
+      }
+      break;
+    }
+    case OutputFormat::kCsv: {
+      TextTable table({"device", "model", "precision", "batch", "devices", "step_time_s",
+                       "throughput_sps", "compute_s", "update_s", "comm_s", "host_s",
+                       "memory_bytes", "fits"});
+      auto g = [](double v) { return fmt::format("{:.6g}", v); };
+      auto add = [&](const ModeledStep& m) {
+        table.AddRow({s.device, s.network, DevicePrecisionName(s.precision),
+                      std::to_string(m.batch), std::to_string(m.devices), g(m.step_time_s),
+                      g(m.throughput_sps), g(m.compute_s), g(m.update_s), g(m.comm_s), g(m.host_s),
+                      g(m.memory_bytes), m.fits ? "true" : "false"});
+      };
+      for (const ModeledStep& m : s.steps) add(m);
+      for (const ModeledStep& m : s.out_of_memory) add(m);
+      out << table.RenderCsv();
+      break;
+    }
+    case OutputFormat::kJson: {
+      json j = json::parse(FitToJson(fit));
+      j["model"] = {{"device", s.device},
+                    {"network", s.network},
+                    {"precision", DevicePrecisionName(s.precision)},
+                    {"optimizer", OptimizerName(s.optimizer)},
+                    {"devices", s.devices},
+                    {"steps_per_execution", s.steps_per_execution},
+                    {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
+                    {"train_flops_per_sample", Number(s.train_flops_per_sample)}};
+      j["steps"] = json::array();
+      for (size_t i = 0; i < s.steps.size(); ++i) {
+        j["steps"].push_back(StepJson(s.steps[i], layers && i + 1 == s.steps.size()));
+      }
+      j["out_of_memory"] = json::array();
+      for (const ModeledStep& m : s.out_of_memory) j["out_of_memory"].push_back(StepJson(m, false));
+      out << j.dump(2) << "\n";
+      break;
+    }
+  }
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,86 @@
+// Golden tests of `fitspeed devices` and `fitspeed sweep --device`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_util.h"
+
+namespace {
+
+using ::fitspeed::test::CliRun;
+using ::fitspeed::test::RunCli;
+using ::testing::HasSubstr;
+
+TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
+  const CliRun run = RunCli("devices --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.devices/1");
+  ASSERT_EQ(json["devices"].size(), 9u);  // k80 ... tpu-v3-8; host only on request
+  bool found = false;
+  for (const auto& d : json["devices"]) {
+    if (d["name"] != "v100-sxm2") continue;
+    found = true;
+    // NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 tensor, 900 GB/s.
+    EXPECT_DOUBLE_EQ(d["fp32_flops_per_s"].get<double>(), 15.7e12);
+    EXPECT_DOUBLE_EQ(d["tensor16_flops_per_s"].get<double>(), 125e12);
+    EXPECT_DOUBLE_EQ(d["memory_bandwidth_bytes_per_s"].get<double>(), 900e9);
+    EXPECT_TRUE(d["tf32_flops_per_s"].is_null());  // Volta has no TF32
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(DeviceCli, DevicesTableNamesOneDevice) {
+  const CliRun run = RunCli("devices tpu-v3-8");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("tpu-v3-8"));
+  EXPECT_THAT(run.out, HasSubstr("ici"));
+}
+
+TEST(DeviceCli, UnknownDeviceIsAUsageError) {
+  const CliRun run = RunCli("devices v200");
+  EXPECT_EQ(run.exit_code, 64);
+  EXPECT_THAT(run.err, HasSubstr("v200"));
+}
+
+TEST(DeviceCli, BrokenDeviceFileExits65NamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/fitspeed_cli_broken_device.json";
+  std::ofstream(path) << "{\"schema\": \"fitspeed.device/1\",\n \"name\": \"x\"\n";
+  const CliRun run = RunCli("devices " + path);
+  std::remove(path.c_str());
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr(path));
+}
+
+TEST(DeviceCli, SweepResnet50OnV100ModelsAndFits) {
+  const CliRun run =
+      RunCli("sweep resnet50 --device v100-sxm2 --batches 16,32,64 --output json --layers");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.fit/1");
+  EXPECT_EQ(json["model"]["device"], "v100-sxm2");
+  EXPECT_EQ(json["model"]["precision"], "fp32");
+  ASSERT_EQ(json["steps"].size(), 3u);
+  ASSERT_EQ(json["fits"].size(), 1u);
+  EXPECT_TRUE(json["fits"][0]["converged"].get<bool>());
+  // Below the roofline: 15.7 TFLOPS / ~24.6 GFLOP per sample forward+backward
+  // (3x ResNet-50's 8.2 GFLOP forward) = ~640 samples/s at the very most.
+  const double v = json["steps"][2]["throughput_sps"].get<double>();
+  EXPECT_LT(v, 640);
+  EXPECT_GT(v, 100);
+  // The breakdown of the largest batch marks each layer's bound.
+  const auto& layers = json["steps"][2]["layers"];
+  ASSERT_FALSE(layers.empty());
+  EXPECT_TRUE(layers[0]["bound"] == "compute" || layers[0]["bound"] == "memory");
+}
+
+TEST(DeviceCli, SweepDeviceRejectsHostPrecision) {
+  EXPECT_EQ(RunCli("sweep resnet50 --device v100-sxm2 --precision bf16").exit_code, 64);
+  EXPECT_EQ(RunCli("sweep resnet50 --precision mixed").exit_code, 64);
+}
+
+}  // namespace

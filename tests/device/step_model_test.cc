@@ -1,0 +1,231 @@
+// The roofline step model against hand calculations, padding, memory capacity,
+// multi-device all-reduce, and the modeled samples fitted by the law.
+#include "fitspeed/device/step_model.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
+
+namespace fitspeed {
+namespace {
+
+// A device with flat efficiencies so that times are easy to compute by hand:
+// 10 TFLOPS FP32, 80 TFLOPS FP16, 1 TB/s, compute efficiency 0.5, memory
+// efficiency 0.8, 10 us per kernel, 1 ms per step, 8 GiB.
+Device TestDevice() {
+  return ParseDeviceJson(R"({
+  "schema": "fitspeed.device/1", "name": "test-gpu", "kind": "gpu",
+  "cores": {"value": 1, "source": "test"},
+  "peak_flops_per_s": {"fp32": {"value": 10e12, "source": "test"},
+                       "tensor16": {"value": 80e12, "type": "fp16", "source": "test"}},
+  "memory": {"bandwidth_bytes_per_s": {"value": 1e12, "source": "test"},
+             "capacity_bytes": {"value": 8589934592, "source": "test"}},
+  "efficiency": {"compute": {"points": [[1e6, 0.5]], "source": "test"},
+                 "memory": {"points": [[1e6, 0.8]], "source": "test"}},
+  "overheads": {"kernel_launch_s": {"value": 1e-5, "source": "test"},
+                "step_host_s": {"value": 1e-3, "source": "test"}},
+  "tiles": {"batch_multiple": {"value": 1, "source": "test"},
+            "feature_multiple_fp32": {"value": 1, "source": "test"},
+            "feature_multiple_tensor": {"value": 8, "source": "test"}},
+  "links": [{"name": "nvlink", "connects": "devices",
+             "bandwidth_bytes_per_s": {"value": 100e9, "source": "test"},
+             "latency_s": {"value": 5e-6, "source": "test"}}]})",
+                         "test-gpu.json");
+}
+
+// input {1024} -> dense 1024 (no bias) -> relu -> dense 10 -> loss.
+Network DenseNet(int64_t features = 1024, int64_t units = 1024) {
+  Network net("dense-relu", Shape::Vector(features));
+  DenseAttrs big;
+  big.units = units;
+  big.bias = false;
+  DenseAttrs head;
+  head.units = 10;
+  net.SoftmaxCrossEntropy(net.Dense(net.Relu(net.Dense("input", big, "big")), head, "head"));
+  net.Finalize();
+  return net;
+}
+
+const LayerTime& Layer(const ModeledStep& step, const std::string& name) {
+  for (const LayerTime& t : step.layers) {
+    if (t.name == name) return t;
+  }
+  ADD_FAILURE() << "no layer " << name;
+  return step.layers.front();
+}
+
+const PassTime& Forward(const LayerTime& t) {
+  return t.passes[static_cast<size_t>(Pass::kForward)];
+}
+
+TEST(StepModel, ComputeBoundDenseLayerMatchesHandCalculation) {
+  const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256);
+  const PassTime& p = Forward(Layer(step, "big"));
+  // FLOPs = 2*b*in*out = 2*256*1024*1024 = 536,870,912.
+  EXPECT_DOUBLE_EQ(p.flops, 536870912.0);
+  // compute = 5.36870912e8 / (10e12 * 0.5) = 1.073741824e-4 s.
+  EXPECT_NEAR(p.compute_s, 1.073741824e-4, 1e-15);
+  // bytes = 4*(256*1024 in + 1024*1024 weights + 256*1024 out) = 6,291,456;
+  // memory = 6291456 / (1e12 * 0.8) = 7.86432e-6 s: compute-bound.
+  EXPECT_DOUBLE_EQ(p.bytes, 6291456.0);
+  EXPECT_NEAR(p.memory_s, 7.86432e-6, 1e-17);
+  EXPECT_FALSE(p.memory_bound());
+  // time = max(...) + 10 us launch = 1.173741824e-4 s.
+  EXPECT_NEAR(p.time_s, 1.173741824e-4, 1e-15);
+  EXPECT_FALSE(Layer(step, "big").memory_bound());
+}
+
+TEST(StepModel, MemoryBoundReluMatchesHandCalculation) {
+  const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256);
+  const PassTime& p = Forward(Layer(step, "relu_2"));
+  // One max per element: 256*1024 = 262,144 FLOPs; compute = 262144/(10e12*0.5)
+  // = 5.24288e-8 s. Bytes: read and write 262,144 floats = 2,097,152 B;
+  // memory = 2097152/(1e12*0.8) = 2.62144e-6 s: memory-bound.
+  EXPECT_DOUBLE_EQ(p.flops, 262144.0);
+  EXPECT_NEAR(p.compute_s, 5.24288e-8, 1e-19);
+  EXPECT_NEAR(p.memory_s, 2.62144e-6, 1e-17);
+  EXPECT_TRUE(p.memory_bound());
+  EXPECT_NEAR(p.time_s, 2.62144e-6 + 1e-5, 1e-17);
+  EXPECT_TRUE(Layer(step, "relu_2").memory_bound());
+}
+
+TEST(StepModel, MixedPrecisionUsesTensorPeakAndHalfTheBytes) {
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kMixed;
+  const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256, options);
+  const PassTime& p = Forward(Layer(step, "big"));
+  // compute = 5.36870912e8 / (80e12 * 0.5) = 1.34217728e-5 s; bytes with
+  // 2-byte activations and weight copies: 3,145,728 B.
+  EXPECT_NEAR(p.compute_s, 1.34217728e-5, 1e-16);
+  EXPECT_DOUBLE_EQ(p.bytes, 3145728.0);
+  // The optimizer updates FP32 master weights (SGD momentum: read w g m, write
+  // w m = 5 floats = 20 B per parameter) and writes the FP16 copy (read 4,
+  // write 2): 26 B per parameter, 1024*1024 parameters.
+  const PassTime& update = Layer(step, "big").passes[static_cast<size_t>(Pass::kUpdate)];
+  EXPECT_DOUBLE_EQ(update.bytes, 26.0 * 1024 * 1024);
+  EXPECT_TRUE(update.memory_bound());
+}
+
+TEST(StepModel, StepTimeAddsUpdateHostAndAllReduce) {
+  DeviceModelOptions options;
+  options.devices = 4;
+  options.steps_per_execution = 4;
+  const Device device = TestDevice();
+  const Network net = DenseNet();
+  const ModeledStep step = ModelStep(net, device, 256, options);
+  EXPECT_EQ(step.per_device_batch, 64);
+  // Host: 1 ms per call / 4 steps per call = 0.25 ms.
+  EXPECT_NEAR(step.host_s, 2.5e-4, 1e-15);
+  // Ring all-reduce of the FP32 gradients: 1024*1024 + 10*1024 + 10 parameters,
+  // S = 4,235,304 B; 2(n-1)/n * S/B + 2(n-1)*a = 1.5*4235304/100e9 + 6*5e-6
+  // = 6.352956e-5 + 3e-5 = 9.352956e-5 s.
+  EXPECT_NEAR(step.comm_s, 9.352956e-5, 1e-15);
+  EXPECT_NEAR(step.step_time_s, step.compute_s + step.update_s + step.comm_s + step.host_s, 1e-15);
+  EXPECT_NEAR(step.throughput_sps, 256 / step.step_time_s, 1e-9);
+}
+
+TEST(StepModel, TpuPadsDenseUnitsTo128AndPerCoreBatchTo8) {
+  // A ResNet-like classifier: 2048 features -> 1000 units.
+  const Network net = DenseNet(2048, 1000);
+  const Device tpu = LoadDevice("tpu-v2-8");
+  // Global batch 96 on 8 cores: 12 per core, padded to 16.
+  const ModeledStep step = ModelStep(net, tpu, 96);
+  EXPECT_EQ(step.per_core_batch, 16);
+  const LayerTime& big = Layer(step, "big");
+  // 2048 is a multiple of 128; 1000 units are padded to 1024: 1024/1000.
+  EXPECT_TRUE(big.matrix);
+  EXPECT_DOUBLE_EQ(big.padding, 1.024);
+  // FLOPs at the padded batch and units: 2*16*2048*1024 = 67,108,864.
+  EXPECT_DOUBLE_EQ(Forward(big).flops, 67108864.0);
+  // The TPU's FP32 matmuls run on the MXU: per core 180e12/8 = 22.5e12 FLOP/s.
+  // The 8 cores all-reduce FP32 gradients over ICI (62 GB/s, 5 us): parameters
+  // 2048*1000 + 1000*10 + 10 = 2,058,010, S = 8,232,040 B; ring over 8:
+  // 1.75 * 8232040/62e9 + 14*5e-6 = 2.323559677e-4 + 7e-5 = 3.023559677e-4 s.
+  EXPECT_NEAR(step.comm_s, 3.023559677e-4, 1e-12);
+  const double eff = tpu.compute_efficiency.At(67108864.0);
+  EXPECT_NEAR(Forward(big).compute_s, 67108864.0 / (22.5e12 * eff), 1e-15);
+}
+
+TEST(StepModel, GpuTensorCoresPadToMultiplesOf8OnlyOffFp32) {
+  const Network net = DenseNet(2048, 1001);
+  const Device v100 = LoadDevice("v100-sxm2");
+  // FP32 on CUDA cores: no padding.
+  EXPECT_DOUBLE_EQ(Layer(ModelStep(net, v100, 12), "big").padding, 1.0);
+  DeviceModelOptions mixed;
+  mixed.precision = DevicePrecision::kMixed;
+  const ModeledStep step = ModelStep(net, v100, 12, mixed);
+  // 1001 units -> 1008 on tensor cores; the batch is not padded on a GPU.
+  EXPECT_DOUBLE_EQ(Layer(step, "big").padding, 1008.0 / 1001.0);
+  EXPECT_EQ(step.per_core_batch, 12);
+}
+
+TEST(StepModel, Resnet50AtBatch1024DoesNotFitA16GbV100) {
+  // Hand estimate of ResNet-50's layer outputs kept for the backward pass,
+  // per sample: stem 3*64*112*112 + pool 64*56*56 ~ 2.6M; stage 2 (3 blocks at
+  // 56x56: 3x conv-bn-relu of 64/64/256 channels, add, relu, projection)
+  // ~ 14.8M; stage 3 (4 blocks at 28x28) ~ 10.5M; stage 4 (6 at 14x14) ~ 7.6M;
+  // stage 5 (3 at 7x7) ~ 2.2M: ~ 37.7M floats = 151 MB per sample, so about
+  // 154 GB at batch 1024 against 16 GiB, while batch 32 needs ~ 5 GB.
+  const Network net = ZooNetwork("resnet50");
+  const Device v100 = LoadDevice("v100-sxm2");
+  const ModeledStep big = ModelStep(net, v100, 1024);
+  EXPECT_FALSE(big.fits);
+  EXPECT_GT(big.memory_bytes, 0.8 * 154e9);
+  EXPECT_LT(big.memory_bytes, 1.2 * 154e9);
+  EXPECT_DOUBLE_EQ(big.memory_capacity_bytes, 16.0 * (1u << 30));
+  EXPECT_TRUE(ModelStep(net, v100, 32).fits);
+
+  DeviceModelOptions options;
+  options.batches = {32, 1024};
+  const DeviceSweepResult sweep = ModelSweep(net, v100, options);
+  ASSERT_EQ(sweep.steps.size(), 1u);
+  ASSERT_EQ(sweep.out_of_memory.size(), 1u);
+  EXPECT_EQ(sweep.out_of_memory[0].batch, 1024);
+}
+
+TEST(StepModel, Resnet50OnV100Fp32IsWithin20PercentOfNvidiasTable) {
+  // NVIDIA Deep Learning Examples, PyTorch/Classification/ConvNets/resnet50v1.5
+  // README (commit 729963dd), training performance on DGX-1 16GB, 1 x V100 16GB,
+  // FP32: 367 img/s (tests/data or ../shared/data/measured/
+  // nvidia_dle_training_perf_tables.csv). The catalog's efficiencies are
+  // uncalibrated assumptions; 20% is the issue's accuracy goal with margin.
+  // The model keeps every layer output, so batch 256 is over 16 GiB for it
+  // (real frameworks run ReLU in place); the time is modeled regardless.
+  const ModeledStep step = ModelStep(ZooNetwork("resnet50"), LoadDevice("v100-sxm2"), 256);
+  EXPECT_NEAR(step.throughput_sps / 367.0, 1.0, 0.2);
+}
+
+TEST(StepModel, ModeledSamplesFitTheLaw) {
+  DeviceModelOptions options;
+  options.batches = {16, 32, 64, 128, 256};
+  const DeviceSweepResult sweep = ModelSweep(DenseNet(), TestDevice(), options);
+  const std::vector<Sample> samples = sweep.Samples();
+  ASSERT_EQ(samples.size(), 5u);
+  EXPECT_EQ(samples[0].source, "model:test-gpu:dense-relu");
+  EXPECT_EQ(samples[0].precision, "fp32");
+  EXPECT_EQ(samples[4].batch, 256);
+  const FitResult fit = Fit(samples);
+  ASSERT_EQ(fit.fits.size(), 1u);
+  // The fixed part is at least the 1 ms host overhead per step.
+  EXPECT_TRUE(fit.fits[0].usable);
+  EXPECT_GT(fit.fits[0].Param("t").value, 1e-3);
+}
+
+TEST(StepModel, PrecisionTheDeviceLacksIsAUsageError) {
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kTf32;
+  EXPECT_THROW(ModelStep(DenseNet(), LoadDevice("v100-sxm2"), 64, options), UsageError);
+  options.precision = DevicePrecision::kMixed;
+  EXPECT_THROW(ModelStep(DenseNet(), LoadDevice("k80"), 64, options), UsageError);
+  options.precision = DevicePrecision::kFp32;
+  options.devices = 0;
+  EXPECT_THROW(ModelStep(DenseNet(), TestDevice(), 64, options), UsageError);
+  EXPECT_THROW(ParseDevicePrecision("fp8"), UsageError);
+}
+
+}  // namespace
+}  // namespace fitspeed
