@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -204,6 +205,37 @@ int AvailableCpus() {
 }
 
 double AvailableMemoryBytes() { return MemInfoBytes("MemAvailable"); }
+
+namespace {
+
+// The aggregate "cpu" line of /proc/stat: idle (idle + iowait) and total
+// jiffies over all CPUs (proc(5)); false when it cannot be read.
+bool ReadCpuJiffies(double& idle, double& total) {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  if (!(stat >> label) || label != "cpu") return false;
+  // user nice system idle iowait irq softirq steal (guest time is inside user).
+  double fields[8] = {};
+  for (double& f : fields) {
+    if (!(stat >> f)) return false;
+  }
+  idle = fields[3] + fields[4];
+  total = 0;
+  for (double f : fields) total += f;
+  return true;
+}
+
+}  // namespace
+
+double IdleCpus(double duration_s) {
+  double idle0 = 0, total0 = 0, idle1 = 0, total1 = 0;
+  if (!ReadCpuJiffies(idle0, total0)) return -1;
+  std::this_thread::sleep_for(std::chrono::duration<double>(duration_s));
+  if (!ReadCpuJiffies(idle1, total1) || total1 <= total0) return -1;
+  // Jiffies of all CPUs together: the idle share times the CPU count.
+  const double cpus = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+  return (idle1 - idle0) / (total1 - total0) * cpus;
+}
 
 HostContext DescribeHost(int threads) {
   if (threads < 1) throw UsageError(fmt::format("threads = {}: must be >= 1", threads));

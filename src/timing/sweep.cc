@@ -324,10 +324,4 @@ SweepOptions DemoSweepOptions() {
   return options;
 }
 
-SweepResult RunDemoSweep(const std::function<void(const SweepProgress&)>& progress) {
-  SweepOptions options = DemoSweepOptions();
-  options.progress = progress;
-  return Sweep(ZooNetwork(kDemoSweepModel), options);
-}
-
 }  // namespace fitspeed

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -200,6 +201,14 @@ TEST(Sweep, ContentionWarningNamesTheBatchesMeasuredOnABusyCpu) {
   EXPECT_NE(w.find("12 times per step"), std::string::npos) << w;
   r.measurements.resize(2);
   EXPECT_TRUE(r.ContentionWarning().empty());
+}
+
+TEST(HostContext, IdleCpusIsAShareOfTheMachinesCpus) {
+  // /proc/stat exists on Linux: idle CPUs lie between 0 and the CPU count
+  // (a little slack for jiffies counted between the reads of its lines).
+  const double idle = IdleCpus(0.05);
+  EXPECT_GE(idle, 0.0);
+  EXPECT_LE(idle, std::thread::hardware_concurrency() + 0.05);
 }
 
 TEST(HostContext, DescribesThisMachine) {

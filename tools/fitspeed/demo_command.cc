@@ -6,6 +6,7 @@
 // the Pollux artifact; data/examples/README.md), which needs no measuring.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "command.h"
 #include "embedded_data.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/report.h"
 
@@ -68,20 +70,40 @@ Projection ProjectSweep(const SweepResult& sweep, const FitResult& fit) {
   return projection;
 }
 
+// The demo's threads: one per idle CPU (at least 1). With a thread on a CPU
+// that another process keeps busy, every oneDNN primitive's barrier waits for
+// that thread's time slice, and the step times measure the other process.
+int DemoThreads(std::string& why) {
+  const int cpus = AvailableCpus();
+  const double idle = IdleCpus();
+  if (idle < 0) {
+    why = fmt::format("{} (every CPU; idle time unknown)", cpus);
+    return cpus;
+  }
+  const int threads = std::clamp(static_cast<int>(idle + 0.5), 1, cpus);
+  why = fmt::format("{} of {} CPUs ({:.1f} idle when the demo started{})", threads, cpus, idle,
+                    threads < cpus ? "; the others were busy" : "");
+  return threads;
+}
+
 int RunSweepDemo(OutputFormat format) {
-  const SweepOptions options = DemoSweepOptions();
+  SweepOptions options = DemoSweepOptions();
+  std::string threads_why;
+  options.threads = DemoThreads(threads_why);
   if (format == OutputFormat::kTable) {
     std::cout << fmt::format(
         "fitspeed demo: measuring the training step (forward, backward, SGD-momentum update) of\n"
         "{} on this CPU at {} batch sizes, then fitting v(b) = b/(b/v0 + t) and projecting\n"
-        "CIFAR-10 training. `fitspeed sweep MODEL` does this for any zoo network; "
-        "`fitspeed demo --log`\nfits a real GPU log instead.\n\n",
-        kDemoSweepModel, options.batches.size());
+        "CIFAR-10 training. Threads: {}.\n"
+        "`fitspeed sweep MODEL` does this for any zoo network; `fitspeed demo --log` fits a real\n"
+        "GPU log instead.\n\n",
+        kDemoSweepModel, options.batches.size(), threads_why);
   }
   SweepResult sweep;
   {
     auto progress = std::make_shared<SweepProgressLine>(kDemoSweepModel);
-    sweep = RunDemoSweep([progress](const SweepProgress& p) { (*progress)(p); });
+    options.progress = [progress](const SweepProgress& p) { (*progress)(p); };
+    sweep = Sweep(ZooNetwork(kDemoSweepModel), options);
   }
   if (sweep.measurements.size() < 2) {
     throw DataError(fmt::format("the demo sweep measured {} batch size(s); fitting needs 2",
@@ -124,7 +146,8 @@ void SetupDemoCommand(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "demo",
       "Run the main job with no input: measure a small network's training step on this CPU "
-      "at batches 1..256 (10-30 s), fit the law and project CIFAR-10 epochs");
+      "at batches 1..256 (10-30 s, one thread per idle CPU), fit the law and project CIFAR-10 "
+      "epochs");
   command->add_flag("--log", options->log,
                     "Fit the embedded real log (ResNet-18 / CIFAR-10 on 1-4 T4 GPUs, Pollux) "
                     "instead of measuring this CPU");

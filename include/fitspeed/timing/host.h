@@ -45,6 +45,11 @@ double MeasureFmaPeakGflops(int threads, double duration_s = 0.03);
 // Logical CPUs available to this process (the default thread count).
 int AvailableCpus();
 
+// CPUs left idle by every process on the machine, measured over `duration_s`
+// from /proc/stat (idle + iowait jiffies of all CPUs; e.g. 1.6 on a 2-CPU
+// machine where another process keeps 0.4 of a CPU busy); -1 when unknown.
+double IdleCpus(double duration_s = 0.25);
+
 // MemAvailable of /proc/meminfo in bytes; 0 when unknown.
 double AvailableMemoryBytes();
 

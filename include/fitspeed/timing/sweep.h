@@ -208,12 +208,10 @@ std::string SweepToJson(const SweepResult& sweep, const FitResult& fit);
 // The per-batch table (also used by `fitspeed demo`).
 std::string SweepTable(const SweepResult& sweep);
 
-// The demo sweep: a small zoo network (kDemoSweepModel) at batches 1..256 with
-// short time budgets: about 10 s on 2 idle cores, 30 s on busy ones.
+// The demo sweep (`fitspeed demo`): kDemoSweepModel, a small zoo network, at
+// batches 1..256 with short time budgets: about 10 s on 2 idle cores.
 inline constexpr const char* kDemoSweepModel = "cnn-cifar-small";
 SweepOptions DemoSweepOptions();
-// Runs DemoSweepOptions() on ZooNetwork(kDemoSweepModel), reporting to `progress`.
-SweepResult RunDemoSweep(const std::function<void(const SweepProgress&)>& progress = {});
 
 }  // namespace fitspeed
 
