@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 
@@ -53,10 +54,14 @@ double BiasElements(const Layer& layer) {
   return n;
 }
 
-// The counts of one layer. `input_grad` says whether its backward-data pass
-// runs (some input carries a gradient); `output_grad` whether a gradient
-// reaches its output (it or a layer before it has trainable parameters).
-LayerCost CountLayer(const Network& net, const Layer& layer, bool input_grad, bool output_grad) {
+// The counts of one layer. `grads[i]` says whether a gradient reaches layer i's
+// output (it or a layer before it has trainable parameters); the layer's
+// backward-data pass runs when some input carries a gradient.
+LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads) {
+  const Layer& layer = net.layer(id);
+  bool input_grad = false;
+  for (int input : layer.input_ids) input_grad = input_grad || grads[static_cast<size_t>(input)];
+  const bool output_grad = grads[static_cast<size_t>(id)];
   LayerCost c;
   c.params = layer.ParamCount();
   c.trainable_params = layer.TrainableParamCount();
@@ -153,6 +158,54 @@ LayerCost CountLayer(const Network& net, const Layer& layer, bool input_grad, bo
       AddSample(fwd, 4 * in, in, out);
       if (input_grad) AddSample(bwd_data, 2 * in, in, in);
       break;
+    case LayerKind::kSigmoid:
+      // s = 1/(1 + exp(-x)): exp, add, divide (3). Backward from the output:
+      // dx = dy*s*(1 - s): subtract, two multiplies (3), reads s and dy.
+      AddSample(fwd, 3 * in, in, out);
+      if (input_grad) AddSample(bwd_data, 3 * in, 2 * out, in);
+      break;
+    case LayerKind::kSwish:
+      // y = x*s(x): s (3) and a multiply (4). Backward from the input, s
+      // recomputed (3): dx = dy*s*(1 + x*(1 - s)): subtract, multiply, add,
+      // multiply, multiply (5): 8; reads x and dy.
+      AddSample(fwd, 4 * in, in, out);
+      if (input_grad) AddSample(bwd_data, 8 * in, 2 * out, in);
+      break;
+    case LayerKind::kMul: {
+      // y = a*b (b broadcast): one multiply per output element.
+      const int b_id = layer.input_ids[1];
+      const double b = Elements(net.layer(b_id).output_shape);
+      AddSample(fwd, out, in + b, out);
+      // da = dy*b: a multiply per element, reads dy and b.
+      if (grads[static_cast<size_t>(layer.input_ids[0])]) AddSample(bwd_data, out, out + b, in);
+      // db = dy*a, summed over H*W when broadcast: a multiply-add per element.
+      if (grads[static_cast<size_t>(b_id)]) {
+        AddSample(bwd_data, b == out ? out : 2 * out, 2 * out, b);
+      }
+      break;
+    }
+    case LayerKind::kConcat:
+      // Copies: every input read once, the output written once; backward
+      // splits dy into the parts of the inputs that need a gradient.
+      AddSample(fwd, 0, out, out);
+      for (int input : layer.input_ids) {
+        if (!grads[static_cast<size_t>(input)]) continue;
+        const double part = Elements(net.layer(input).output_shape);
+        AddSample(bwd_data, 0, part, part);
+      }
+      break;
+    case LayerKind::kLrn: {
+      // Per element (Krizhevsky et al. 2012, sec. 3.3): square (1), window sum
+      // (size - 1), scale by alpha/size and add k (2), power (1), divide (1):
+      // size + 4. Backward (Caffe's LRNLayer::CrossChannelBackward): the
+      // denominator recomputed with its power (size + 3), dy*y/denominator
+      // (2), its window sum (size - 1), dx = dy*d^-beta - 2*alpha*beta/size *
+      // x*sum (4): 2*size + 8; reads x, y and dy.
+      const double size = static_cast<double>(layer.lrn.size);
+      AddSample(fwd, (size + 4) * in, in, out);
+      if (input_grad) AddSample(bwd_data, (2 * size + 8) * in, in + 2 * out, in);
+      break;
+    }
   }
 
   // Gradients arriving from k > 1 consumers are summed.
@@ -299,7 +352,7 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer) {
     for (int input : layer.input_ids)
       input_grad = input_grad || output_grad[static_cast<size_t>(input)];
     output_grad[static_cast<size_t>(id)] = input_grad || layer.has_trainable_params();
-    LayerCost c = CountLayer(network, layer, input_grad, output_grad[static_cast<size_t>(id)]);
+    LayerCost c = CountLayer(network, id, output_grad);
     const double trainable = static_cast<double>(c.trainable_params);
     c.update.flops.per_step = update.flops * trainable;
     AddStep(c.update, update.reads * trainable, update.writes * trainable);

@@ -29,6 +29,11 @@ constexpr KindName kKindNames[] = {
     {LayerKind::kAdd, "add"},
     {LayerKind::kFlatten, "flatten"},
     {LayerKind::kSoftmaxCrossEntropy, "softmax_cross_entropy"},
+    {LayerKind::kSigmoid, "sigmoid"},
+    {LayerKind::kSwish, "swish"},
+    {LayerKind::kMul, "mul"},
+    {LayerKind::kConcat, "concat"},
+    {LayerKind::kLrn, "lrn"},
 };
 
 // Largest dimension or element count accepted: keeps every count exact in a
@@ -275,6 +280,36 @@ std::string Network::SoftmaxCrossEntropy(const std::string& input, const std::st
   return Append(Unary(LayerKind::kSoftmaxCrossEntropy, input, layer_name));
 }
 
+std::string Network::Sigmoid(const std::string& input, const std::string& layer_name) {
+  return Append(Unary(LayerKind::kSigmoid, input, layer_name));
+}
+
+std::string Network::Swish(const std::string& input, const std::string& layer_name) {
+  return Append(Unary(LayerKind::kSwish, input, layer_name));
+}
+
+std::string Network::Mul(const std::string& input, const std::string& scale,
+                         const std::string& layer_name) {
+  Layer layer = Unary(LayerKind::kMul, input, layer_name);
+  layer.inputs.push_back(scale);
+  return Append(std::move(layer));
+}
+
+std::string Network::Concat(const std::vector<std::string>& inputs, const std::string& layer_name) {
+  Layer layer;
+  layer.kind = LayerKind::kConcat;
+  layer.name = layer_name;
+  layer.inputs = inputs;
+  return Append(std::move(layer));
+}
+
+std::string Network::Lrn(const std::string& input, const LrnAttrs& attrs,
+                         const std::string& layer_name) {
+  Layer layer = Unary(LayerKind::kLrn, input, layer_name);
+  layer.lrn = attrs;
+  return Append(std::move(layer));
+}
+
 int Network::LayerId(const std::string& layer_name) const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i].name == layer_name) return static_cast<int>(i);
@@ -338,9 +373,13 @@ void Network::Finalize() {
       layer.input_ids.clear();
       continue;
     }
-    if (layer.kind == LayerKind::kAdd) {
+    if (layer.kind == LayerKind::kAdd || layer.kind == LayerKind::kConcat) {
       check.Require(layer.inputs.size() >= 2,
-                    fmt::format("add needs two or more inputs, has {}", layer.inputs.size()));
+                    fmt::format("{} needs two or more inputs, has {}", LayerKindName(layer.kind),
+                                layer.inputs.size()));
+    } else if (layer.kind == LayerKind::kMul) {
+      check.Require(layer.inputs.size() == 2,
+                    fmt::format("mul needs exactly two inputs, has {}", layer.inputs.size()));
     } else {
       check.Require(layer.inputs.size() == 1,
                     fmt::format("{} needs exactly one input, has {}", LayerKindName(layer.kind),
@@ -457,6 +496,54 @@ void Network::Finalize() {
         check.Require(i + 1 == layers_.size(), "the loss must be the last layer");
         layer.output_shape = Shape::Scalar();
         break;
+      case LayerKind::kSigmoid:
+      case LayerKind::kSwish:
+        layer.output_shape = in;
+        break;
+      case LayerKind::kMul: {
+        const Shape& scale = layers_[static_cast<size_t>(layer.input_ids[1])].output_shape;
+        const bool broadcast = in.rank() == 3 && scale == Shape::Vector(in.channels());
+        check.Require(scale == in || broadcast,
+                      fmt::format("shape mismatch: input '{}' is {}, so input '{}' must be {} "
+                                  "or {} channel scales, but is {}",
+                                  layer.inputs[0], in.ToString(), layer.inputs[1], in.ToString(),
+                                  in.dims.front(), scale.ToString()));
+        layer.output_shape = in;
+        break;
+      }
+      case LayerKind::kConcat: {
+        RequireRank(check, in, {1, 3}, "features {F} or an image {C, H, W}");
+        layer.output_shape = in;
+        for (size_t k = 1; k < layer.input_ids.size(); ++k) {
+          const Shape& other = layers_[static_cast<size_t>(layer.input_ids[k])].output_shape;
+          bool same_rest = other.rank() == in.rank();
+          for (int d = 1; same_rest && d < in.rank(); ++d) {
+            same_rest = other.dims[static_cast<size_t>(d)] == in.dims[static_cast<size_t>(d)];
+          }
+          check.Require(
+              same_rest,
+              fmt::format("shape mismatch: input '{}' is {} but input '{}' is {}; "
+                          "only the first (channel) dimension may differ",
+                          layer.inputs.front(), in.ToString(), layer.inputs[k], other.ToString()));
+          layer.output_shape.dims.front() += other.dims.front();
+          check.Require(layer.output_shape.dims.front() <= kMaxElements,
+                        "concatenation has more than 2^40 channels");
+        }
+        break;
+      }
+      case LayerKind::kLrn: {
+        RequireRank(check, in, {3}, "an image {C, H, W}");
+        const LrnAttrs& a = layer.lrn;
+        check.Require(a.size >= 1 && a.size % 2 == 1 && a.size <= kMaxWindow,
+                      fmt::format("size {} must be odd, from 1 to {}", a.size, kMaxWindow));
+        check.Require(a.alpha > 0 && std::isfinite(a.alpha),
+                      fmt::format("alpha {} must be > 0", a.alpha));
+        check.Require(a.beta > 0 && std::isfinite(a.beta),
+                      fmt::format("beta {} must be > 0", a.beta));
+        check.Require(a.k > 0 && std::isfinite(a.k), fmt::format("k {} must be > 0", a.k));
+        layer.output_shape = in;
+        break;
+      }
     }
     check.Require(
         ElementsInRange(layer.output_shape),

@@ -272,7 +272,7 @@ Layer ReadLayer(const json& value, size_t index, const std::string& previous,
   if (!kind || *kind == LayerKind::kInput) {
     r.Fail("kind", fmt::format("unknown kind {} (known: conv2d, dense, batch_norm, relu, "
                                "avg_pool, max_pool, global_avg_pool, add, flatten, "
-                               "softmax_cross_entropy)",
+                               "softmax_cross_entropy, sigmoid, swish, mul, concat, lrn)",
                                ObjectReader::Excerpt(json(kind_name))));
   }
   layer.kind = *kind;
@@ -320,10 +320,20 @@ Layer ReadLayer(const json& value, size_t index, const std::string& previous,
         layer.pool.count_include_pad = r.Bool("count_include_pad", false);
       }
       break;
+    case LayerKind::kLrn:
+      layer.lrn.size = r.Integer("size", layer.lrn.size, 1, kMaxInt);
+      layer.lrn.alpha = r.Number("alpha", layer.lrn.alpha);
+      layer.lrn.beta = r.Number("beta", layer.lrn.beta);
+      layer.lrn.k = r.Number("k", layer.lrn.k);
+      break;
     case LayerKind::kGlobalAvgPool:
     case LayerKind::kAdd:
     case LayerKind::kFlatten:
     case LayerKind::kSoftmaxCrossEntropy:
+    case LayerKind::kSigmoid:
+    case LayerKind::kSwish:
+    case LayerKind::kMul:
+    case LayerKind::kConcat:
       break;
   }
   r.RejectUnknownKeys();
@@ -446,10 +456,20 @@ std::string NetworkToJson(const Network& network, int indent) {
           out["count_include_pad"] = layer.pool.count_include_pad;
         }
         break;
+      case LayerKind::kLrn:
+        out["size"] = layer.lrn.size;
+        out["alpha"] = layer.lrn.alpha;
+        out["beta"] = layer.lrn.beta;
+        out["k"] = layer.lrn.k;
+        break;
       case LayerKind::kGlobalAvgPool:
       case LayerKind::kAdd:
       case LayerKind::kFlatten:
       case LayerKind::kSoftmaxCrossEntropy:
+      case LayerKind::kSigmoid:
+      case LayerKind::kSwish:
+      case LayerKind::kMul:
+      case LayerKind::kConcat:
         break;
     }
     layers.push_back(std::move(out));

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <system_error>
@@ -241,6 +242,170 @@ Network WrnK7n4() {
   return net;
 }
 
+// Keras's EfficientNet MBConv block (keras/applications/efficientnet.py
+// block()): [1x1 expansion conv -> bn -> swish when expand_ratio > 1] ->
+// depthwise kxk conv (stride s, "same") -> bn -> swish -> squeeze-and-excite
+// [global average pool -> 1x1 conv to max(1, filters_in/4) (bias, swish) ->
+// 1x1 conv back (bias, sigmoid) -> channel-wise multiply] -> 1x1 projection
+// conv -> bn [-> add the block input when stride 1 and filters_in ==
+// filters_out]. The SE 1x1 convs act on a 1x1 map: written as dense layers
+// (same parameters). Keras's "same" zero padding of the stride-2 depthwise
+// convs (correct_pad) equals TensorFlow's "same" here: every map is even.
+std::string MbConv(Network& net, const std::string& x, int64_t filters_in, int64_t filters_out,
+                   int kernel, int stride, int64_t expand_ratio, const std::string& name) {
+  const BatchNormAttrs bn;  // Keras defaults: eps 1e-3, momentum 0.99
+  const int64_t filters = filters_in * expand_ratio;
+  std::string y = x;
+  if (expand_ratio != 1) {
+    y = net.Conv2d(y, Conv(filters, SameWindow(1), false), name + "expand_conv");
+    y = net.Swish(net.BatchNorm(y, bn, name + "expand_bn"), name + "expand_activation");
+  }
+  y = net.Conv2d(y, Conv(filters, SameWindow(kernel, stride), false, filters), name + "dwconv");
+  y = net.Swish(net.BatchNorm(y, bn, name + "bn"), name + "activation");
+  const int64_t filters_se = std::max<int64_t>(1, filters_in / 4);  // se_ratio 0.25
+  std::string se = net.GlobalAvgPool(y, name + "se_squeeze");
+  se = net.Swish(net.Dense(se, Dense(filters_se), name + "se_reduce"), name + "se_reduce_swish");
+  se = net.Sigmoid(net.Dense(se, Dense(filters), name + "se_expand"), name + "se_expand_sigmoid");
+  y = net.Mul(y, se, name + "se_excite");
+  y = net.Conv2d(y, Conv(filters_out, SameWindow(1), false), name + "project_conv");
+  y = net.BatchNorm(y, bn, name + "project_bn");
+  if (stride == 1 && filters_in == filters_out) y = net.Add({y, x}, name + "add");
+  return y;
+}
+
+// keras.applications.EfficientNetB0 (Tan & Le 2019, "EfficientNet: Rethinking
+// Model Scaling for CNNs", table 1; width and depth coefficients 1.0, 224x224,
+// 1000 classes): 3x3/2 stem conv 32 -> 16 MBConv blocks in 7 stages -> 1x1
+// conv 1280 -> global average pool -> dense 1000. Swish activations, Keras
+// batch-norm. Left out: the input Rescaling and Normalization layers (the
+// latter holds 7 non-trainable numbers: mean, variance and count) and the
+// dropout layers (rate 0.2, drop-connect 0.2 on the residual branches).
+// model.summary(): 5,330,571 parameters, 5,288,548 trainable; 0.39 G
+// multiply-adds per image (the paper).
+Network EfficientNetB0() {
+  Network net("efficientnet-b0", Shape::Chw(3, 224, 224));
+  const BatchNormAttrs bn;
+  std::string x = net.Conv2d("input", Conv(32, SameWindow(3, 2), false), "stem_conv");
+  x = net.Swish(net.BatchNorm(x, bn, "stem_bn"), "stem_activation");
+  struct Stage {
+    int kernel;
+    int repeats;
+    int64_t filters_in;
+    int64_t filters_out;
+    int64_t expand_ratio;
+    int stride;
+  };
+  // keras/applications/efficientnet.py DEFAULT_BLOCKS_ARGS.
+  const Stage stages[] = {{3, 1, 32, 16, 1, 1},  {3, 2, 16, 24, 6, 2},  {5, 2, 24, 40, 6, 2},
+                          {3, 3, 40, 80, 6, 2},  {5, 3, 80, 112, 6, 1}, {5, 4, 112, 192, 6, 2},
+                          {3, 1, 192, 320, 6, 1}};
+  for (int s = 0; s < 7; ++s) {
+    const Stage& st = stages[s];
+    for (int r = 0; r < st.repeats; ++r) {
+      x = MbConv(net, x, r == 0 ? st.filters_in : st.filters_out, st.filters_out, st.kernel,
+                 r == 0 ? st.stride : 1, st.expand_ratio,
+                 fmt::format("block{}{}_", s + 1, static_cast<char>('a' + r)));
+    }
+  }
+  x = net.Conv2d(x, Conv(1280, SameWindow(1), false), "top_conv");
+  x = net.Swish(net.BatchNorm(x, bn, "top_bn"), "top_activation");
+  x = net.GlobalAvgPool(x, "avg_pool");
+  net.SoftmaxCrossEntropy(net.Dense(x, Dense(1000), "predictions"), "loss");
+  return net;
+}
+
+// Paddle v1's img_pool_layer rounds the output size up (ceil_mode=True, as
+// Caffe does): a window of kernel k, stride s over n pixels gives
+// 1 + ceil((n - k)/s) outputs. Written as floor division with extra padding
+// on the bottom/right where the division is inexact (max pooling never picks
+// a padded position).
+PoolAttrs CeilMaxPool(int64_t in, int kernel, int stride) {
+  const int extra = (in - kernel) % stride == 0 ? 0 : stride - 1;
+  Window2d w = MakeWindow(kernel, stride, 0);
+  w.pad_bottom = w.pad_right = extra;
+  return Pool(w);
+}
+
+// conv (bias) -> ReLU: Paddle v1's img_conv_layer with its default activation.
+std::string ConvRelu(Network& net, const std::string& x, int64_t filters, int kernel, int stride,
+                     int padding, const std::string& name) {
+  return net.Relu(net.Conv2d(x, Conv(filters, MakeWindow(kernel, stride, padding), true), name), {},
+                  name + "_relu");
+}
+
+// PaddlePaddle/Paddle benchmark/paddle/image/alexnet.py, the network of the
+// K40m benchmark (benchmark/README.md): AlexNet (Krizhevsky et al. 2012) on
+// 3x227x227 in one tower (no channel groups): conv 11x11/4 pad 1 96 -> LRN 5 ->
+// max pool 3/2 -> conv 5x5 pad 2 256 -> LRN 5 -> max pool 3/2 -> conv 3x3 384,
+// 384, 256 -> max pool 3/2 -> fc 4096, 4096, 1000; ReLU after every conv and
+// hidden fc; LRN alpha 1e-4 (Paddle's scale, divided by the size as here),
+// beta 0.75, k 1; dropout 0.5 of the fc layers left out. 62,378,344 parameters.
+Network AlexNet() {
+  Network net("alexnet", Shape::Chw(3, 227, 227));
+  LrnAttrs lrn;  // size 5, alpha 1e-4, beta 0.75, k 1
+  std::string x = ConvRelu(net, "input", 96, 11, 4, 1, "conv1");              // 55x55
+  x = net.MaxPool(net.Lrn(x, lrn, "norm1"), CeilMaxPool(55, 3, 2), "pool1");  // 27x27
+  x = ConvRelu(net, x, 256, 5, 1, 2, "conv2");
+  x = net.MaxPool(net.Lrn(x, lrn, "norm2"), CeilMaxPool(27, 3, 2), "pool2");  // 13x13
+  x = ConvRelu(net, x, 384, 3, 1, 1, "conv3");
+  x = ConvRelu(net, x, 384, 3, 1, 1, "conv4");
+  x = ConvRelu(net, x, 256, 3, 1, 1, "conv5");
+  x = net.Flatten(net.MaxPool(x, CeilMaxPool(13, 3, 2), "pool5"), "flatten");  // 256x6x6
+  x = net.Relu(net.Dense(x, Dense(4096), "fc6"), {}, "fc6_relu");
+  x = net.Relu(net.Dense(x, Dense(4096), "fc7"), {}, "fc7_relu");
+  net.SoftmaxCrossEntropy(net.Dense(x, Dense(1000), "fc8"), "loss");
+  return net;
+}
+
+// An inception module (Szegedy et al. 2015, figure 2b) as Paddle's
+// benchmark googlenet.py writes it: 1x1; 1x1 -> 3x3; 1x1 -> 5x5; 3x3/1 max
+// pool -> 1x1 projection; each conv with bias and ReLU (Paddle puts the bias
+// and ReLU of the 1x1, 3x3, 5x5 and projection convs on the concatenation:
+// the same parameters and values); concatenated on channels.
+std::string Inception(Network& net, const std::string& x, int64_t f1, int64_t f3r, int64_t f3,
+                      int64_t f5r, int64_t f5, int64_t proj, const std::string& name) {
+  const std::string b1 = ConvRelu(net, x, f1, 1, 1, 0, name + "_1");
+  const std::string b3 =
+      ConvRelu(net, ConvRelu(net, x, f3r, 1, 1, 0, name + "_3r"), f3, 3, 1, 1, name + "_3");
+  const std::string b5 =
+      ConvRelu(net, ConvRelu(net, x, f5r, 1, 1, 0, name + "_5r"), f5, 5, 1, 2, name + "_5");
+  const std::string pool = net.MaxPool(x, Pool(MakeWindow(3, 1, 1)), name + "_max");
+  const std::string bp = ConvRelu(net, pool, proj, 1, 1, 0, name + "_proj");
+  return net.Concat({b1, b3, b5, bp}, name);
+}
+
+// PaddlePaddle/Paddle benchmark/paddle/image/googlenet.py, the network of the
+// K40m benchmark: GoogLeNet (Szegedy et al. 2015, table 1) on 3x224x224
+// without the two auxiliary classifiers (removed there "for all systems") and
+// without the LRN layers of the paper (Paddle's config has none): conv 7x7/2
+// 64 -> max pool 3/2 -> conv 1x1 64 -> conv 3x3 192 -> max pool 3/2 ->
+// inception 3a, 3b -> max pool 3/2 -> 4a..4e -> max pool 3/2 -> 5a, 5b -> 7x7
+// average pool -> fc 1000 (dropout 0.4 left out). Max pools round up (Paddle,
+// Caffe). 6,998,552 parameters (the paper's 5x5 convs, biases, no
+// batch-norm).
+Network GoogLeNet() {
+  Network net("googlenet", Shape::Chw(3, 224, 224));
+  std::string x = ConvRelu(net, "input", 64, 7, 2, 3, "conv1");  // 112x112
+  x = net.MaxPool(x, CeilMaxPool(112, 3, 2), "pool1");           // 56x56
+  x = ConvRelu(net, x, 64, 1, 1, 0, "conv2_1");
+  x = ConvRelu(net, x, 192, 3, 1, 1, "conv2_2");
+  x = net.MaxPool(x, CeilMaxPool(56, 3, 2), "pool2");  // 28x28
+  x = Inception(net, x, 64, 96, 128, 16, 32, 32, "ince3a");
+  x = Inception(net, x, 128, 128, 192, 32, 96, 64, "ince3b");
+  x = net.MaxPool(x, CeilMaxPool(28, 3, 2), "pool3");  // 14x14
+  x = Inception(net, x, 192, 96, 208, 16, 48, 64, "ince4a");
+  x = Inception(net, x, 160, 112, 224, 24, 64, 64, "ince4b");
+  x = Inception(net, x, 128, 128, 256, 24, 64, 64, "ince4c");
+  x = Inception(net, x, 112, 144, 288, 32, 64, 64, "ince4d");
+  x = Inception(net, x, 256, 160, 320, 32, 128, 128, "ince4e");
+  x = net.MaxPool(x, CeilMaxPool(14, 3, 2), "pool4");  // 7x7
+  x = Inception(net, x, 256, 160, 320, 32, 128, 128, "ince5a");
+  x = Inception(net, x, 384, 192, 384, 48, 128, 128, "ince5b");
+  x = net.Flatten(net.AvgPool(x, Pool(MakeWindow(7, 7)), "pool5"), "flatten");  // 1024
+  net.SoftmaxCrossEntropy(net.Dense(x, Dense(1000), "output3"), "loss");
+  return net;
+}
+
 struct ZooNet {
   ZooEntry entry;
   std::function<Network()> make;
@@ -269,6 +434,16 @@ const std::vector<ZooNet>& Zoo() {
       {{"wrn-k7n4-7x7", "WideResNet k=7 N=4 with 7x7 convs, 3x32x32, 100 classes (CIFAR-100)",
         "Colab TPU vs GPU WideResNet benchmark (fitspeed issue 3, DESIGN.md)"},
        WrnK7n4},
+      {{"efficientnet-b0",
+        "EfficientNet-B0, swish, squeeze-excite, 3x224x224, 1000 classes (ImageNet)",
+        "keras.applications.EfficientNetB0; Tan & Le 2019"},
+       EfficientNetB0},
+      {{"alexnet", "AlexNet one tower with LRN, 3x227x227, 1000 classes (ImageNet)",
+        "PaddlePaddle/Paddle benchmark/paddle/image/alexnet.py; Krizhevsky et al. 2012"},
+       AlexNet},
+      {{"googlenet", "GoogLeNet without auxiliary classifiers, 3x224x224, 1000 classes (ImageNet)",
+        "PaddlePaddle/Paddle benchmark/paddle/image/googlenet.py; Szegedy et al. 2015"},
+       GoogLeNet},
   };
   return zoo;
 }

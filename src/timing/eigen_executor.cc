@@ -67,11 +67,18 @@ class EigenExecutor final : public StepExecutor {
   void BuildAdd(int l);
   void BuildFlatten(int l);
   void BuildLoss(int l);
+  void BuildSigmoid(int l);
+  void BuildSwish(int l);
+  void BuildMul(int l);
+  void BuildConcat(int l);
+  void BuildLrn(int l);
   void BuildUpdates();
   // Batch-norm statistics of the last forward pass, per batch-norm layer.
   std::vector<Vec> mean_, inv_std_;
   // Max pooling: index of each output's winning input element.
   std::vector<std::vector<int64_t>> argmax_;
+  // LRN: the denominator base k + alpha/size * sum x^2 of each element.
+  std::vector<Vec> lrn_scale_;
   Vec logp_;  // log-softmax of the loss layer's input
 
   std::vector<bool> grad_needed_;
@@ -94,6 +101,7 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
   mean_.resize(n);
   inv_std_.resize(n);
   argmax_.resize(n);
+  lrn_scale_.resize(n);
   param_.resize(params().size());
   grad_.resize(params().size());
   state1_.resize(params().size());
@@ -145,6 +153,21 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
         break;
       case LayerKind::kSoftmaxCrossEntropy:
         BuildLoss(l);
+        break;
+      case LayerKind::kSigmoid:
+        BuildSigmoid(l);
+        break;
+      case LayerKind::kSwish:
+        BuildSwish(l);
+        break;
+      case LayerKind::kMul:
+        BuildMul(l);
+        break;
+      case LayerKind::kConcat:
+        BuildConcat(l);
+        break;
+      case LayerKind::kLrn:
+        BuildLrn(l);
         break;
     }
   }
@@ -595,6 +618,177 @@ void EigenExecutor<S>::BuildLoss(int l) {
           dx[r * classes + k] += std::exp(logp_[static_cast<size_t>(r * classes + k)]) * scale;
         }
         dx[r * classes + labels_[static_cast<size_t>(r)]] -= scale;
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildSigmoid(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const int64_t count = Elements(l);
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t i = 0; i < count; ++i) y[i] = S(1) / (S(1) + std::exp(-x[i]));
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      // d sigmoid / dx = s*(1 - s), from the output.
+      const S* y = act(l).data();
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t i = 0; i < count; ++i) dx[i] += dy[i] * y[i] * (S(1) - y[i]);
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildSwish(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const int64_t count = Elements(l);
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t i = 0; i < count; ++i) y[i] = x[i] / (S(1) + std::exp(-x[i]));
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      // d (x*s(x)) / dx = s + x*s*(1 - s), with s recomputed from x.
+      const S* x = act(in).data();
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t i = 0; i < count; ++i) {
+        const S sig = S(1) / (S(1) + std::exp(-x[i]));
+        dx[i] += dy[i] * sig * (S(1) + x[i] * (S(1) - sig));
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildMul(int l) {
+  const Layer& layer = network().layer(l);
+  const int a = layer.input_ids[0], b = layer.input_ids[1];
+  // a is {scales, inner} per sample: inner = H*W when b is {C} broadcast, else 1.
+  const int64_t scales = Elements(b), inner = Elements(a) / scales;
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(a).data();
+    const S* w = act(b).data();
+    S* y = act(l).data();
+    for (int64_t j = 0; j < scales; ++j) {
+      for (int64_t i = 0; i < inner; ++i) y[j * inner + i] = x[j * inner + i] * w[j];
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* x = act(a).data();
+      const S* w = act(b).data();
+      const S* dy = diff(l).data();
+      for (int64_t j = 0; j < scales; ++j) {
+        if (GradNeeded(a)) {
+          S* dx = diff(a).data();
+          for (int64_t i = 0; i < inner; ++i) dx[j * inner + i] += dy[j * inner + i] * w[j];
+        }
+        if (GradNeeded(b)) {
+          S sum = 0;
+          for (int64_t i = 0; i < inner; ++i) sum += dy[j * inner + i] * x[j * inner + i];
+          diff(b)[static_cast<size_t>(j)] += sum;
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildConcat(int l) {
+  const std::vector<int> inputs = network().layer(l).input_ids;
+  const int64_t n = config().batch, out = network().layer(l).output_shape.elements();
+  // Per sample, input k's elements go to [offset_k, offset_k + size_k) of the output.
+  std::vector<int64_t> offsets, sizes;
+  int64_t offset = 0;
+  for (int in : inputs) {
+    offsets.push_back(offset);
+    sizes.push_back(network().layer(in).output_shape.elements());
+    offset += sizes.back();
+  }
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    S* y = act(l).data();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const S* x = act(inputs[k]).data();
+      for (int64_t s = 0; s < n; ++s) {
+        std::copy(x + s * sizes[k], x + (s + 1) * sizes[k], y + s * out + offsets[k]);
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* dy = diff(l).data();
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        if (!GradNeeded(inputs[k])) continue;
+        S* dx = diff(inputs[k]).data();
+        for (int64_t s = 0; s < n; ++s) {
+          for (int64_t i = 0; i < sizes[k]; ++i)
+            dx[s * sizes[k] + i] += dy[s * out + offsets[k] + i];
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildLrn(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t n = config().batch, c = is.channels(), inner = is.height() * is.width();
+  const int64_t half = layer.lrn.size / 2;
+  const double alpha = layer.lrn.alpha / static_cast<double>(layer.lrn.size);
+  const double beta = layer.lrn.beta, k = layer.lrn.k;
+  Allocate(lrn_scale_[static_cast<size_t>(l)], Elements(l));
+  auto at = [=](int64_t s, int64_t ch, int64_t i) { return (s * c + ch) * inner + i; };
+  // Krizhevsky et al. 2012, sec. 3.3: y = x / (k + alpha/size * sum x^2)^beta.
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    S* scale = lrn_scale_[static_cast<size_t>(l)].data();
+    for (int64_t s = 0; s < n; ++s) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int64_t lo = std::max<int64_t>(0, ch - half), hi = std::min(c - 1, ch + half);
+        for (int64_t i = 0; i < inner; ++i) {
+          double sum = 0;
+          for (int64_t o = lo; o <= hi; ++o) {
+            sum += static_cast<double>(x[at(s, o, i)]) * x[at(s, o, i)];
+          }
+          const double base = k + alpha * sum;
+          scale[at(s, ch, i)] = static_cast<S>(base);
+          y[at(s, ch, i)] = static_cast<S>(x[at(s, ch, i)] * std::pow(base, -beta));
+        }
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // Caffe's LRNLayer::CrossChannelBackward: dx_c = dy_c*base_c^-beta -
+    // 2*alpha*beta/size * x_c * sum_{c' near c} dy_c'*y_c'/base_c'.
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* x = act(in).data();
+      const S* y = act(l).data();
+      const S* dy = diff(l).data();
+      const S* scale = lrn_scale_[static_cast<size_t>(l)].data();
+      S* dx = diff(in).data();
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t lo = std::max<int64_t>(0, ch - half), hi = std::min(c - 1, ch + half);
+          for (int64_t i = 0; i < inner; ++i) {
+            double sum = 0;
+            for (int64_t o = lo; o <= hi; ++o) {
+              sum += static_cast<double>(dy[at(s, o, i)]) * y[at(s, o, i)] / scale[at(s, o, i)];
+            }
+            const size_t e = static_cast<size_t>(at(s, ch, i));
+            dx[e] += static_cast<S>(dy[e] * std::pow(static_cast<double>(scale[e]), -beta) -
+                                    2 * alpha * beta * x[e] * sum);
+          }
+        }
       }
     });
   };

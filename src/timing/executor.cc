@@ -150,7 +150,16 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
       case LayerKind::kRelu:
       case LayerKind::kAdd:
       case LayerKind::kFlatten:
+      case LayerKind::kSigmoid:
+      case LayerKind::kSwish:
+      case LayerKind::kMul:
         ok = rank >= 1 && rank <= 3;
+        break;
+      case LayerKind::kConcat:
+        ok = rank == 1 || rank == 3;
+        break;
+      case LayerKind::kLrn:
+        ok = rank == 3;
         break;
     }
     if (!ok) {

@@ -147,6 +147,11 @@ class OnednnExecutor final : public StepExecutor {
   BackwardBuilder BuildAdd(int l);
   BackwardBuilder BuildFlatten(int l);
   BackwardBuilder BuildLoss(int l);
+  // Sigmoid (eltwise_logistic) and swish (eltwise_swish, alpha 1).
+  BackwardBuilder BuildEltwise(int l, dnnl::algorithm alg, float alpha);
+  BackwardBuilder BuildMul(int l);
+  BackwardBuilder BuildConcat(int l);
+  BackwardBuilder BuildLrn(int l);
   void BuildUpdates();
   void AllocateScratchpad();
   // Fills slots_ from the allocated parameter buffers.
@@ -225,6 +230,21 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
           break;
         case LayerKind::kSoftmaxCrossEntropy:
           backward[l] = BuildLoss(l);
+          break;
+        case LayerKind::kSigmoid:
+          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_logistic, 0.0f);
+          break;
+        case LayerKind::kSwish:
+          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_swish, 1.0f);
+          break;
+        case LayerKind::kMul:
+          backward[l] = BuildMul(l);
+          break;
+        case LayerKind::kConcat:
+          backward[l] = BuildConcat(l);
+          break;
+        case LayerKind::kLrn:
+          backward[l] = BuildLrn(l);
           break;
       }
     }
@@ -837,6 +857,170 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLoss(int l) {
     SetImplementation(l, Pass::kBackwardData, "fitspeed");
     AddEdge(in, Converted(Phase::kBackward, l, Pass::kBackwardData, grad,
                           act_[static_cast<size_t>(in)].get_desc()));
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildEltwise(int l, dnnl::algorithm alg,
+                                                             float alpha) {
+  const int in = network().layer(l).input_ids[0];
+  const memory src = act_[static_cast<size_t>(in)];
+  const memory::desc data_md = src.get_desc();
+  dnnl::eltwise_forward::primitive_desc fwd(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, alpha, 0.0f),
+      attr_, engine_);
+  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
+  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  return [=](const memory& diff_dst) {
+    dnnl::eltwise_backward::primitive_desc bwd(
+        dnnl::eltwise_backward::desc(alg, data_md, data_md, alpha, 0.0f), attr_, engine_, fwd);
+    const memory dd =
+        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
+    const memory diff_src = NewMemory(bwd.diff_src_desc());
+    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd,
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    AddEdge(in, diff_src);
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildMul(int l) {
+  // oneDNN 2.6's binary primitive broadcasts {N, C, 1, 1} scales only with its
+  // reference kernel (ref:any), which ran squeeze-and-excite ~50x slower than
+  // memory speed. The product runs as a fitspeed loop on plain FP32 tensors
+  // instead; the reorders to and from them are timed with this layer (and
+  // convert BF16).
+  const Layer& layer = network().layer(l);
+  const int a = layer.input_ids[0], b = layer.input_ids[1];
+  const memory::desc a_f32 = Plain(Dims(a), Dt::f32), b_f32 = Plain(Dims(b), Dt::f32);
+  const memory x =
+      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(a)], a_f32);
+  const memory s =
+      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(b)], b_f32);
+  const memory y = NewMemory(a_f32);
+  // x is {scales, inner}: inner = H*W when s is {N, C} broadcast over {N, C, H, W}, else 1.
+  const int64_t scales = static_cast<int64_t>(b_f32.get_size() / sizeof(float));
+  const int64_t inner = static_cast<int64_t>(a_f32.get_size() / sizeof(float)) / scales;
+  const bool parallel = scales * inner > 65536;
+  auto f = [](const memory& m) { return static_cast<float*>(m.get_data_handle()); };
+  AddCustom(Phase::kForward, l, Pass::kForward,
+            [=] {
+              const float* xp = f(x);
+              const float* sp = f(s);
+              float* yp = f(y);
+#pragma omp parallel for schedule(static) if (parallel)
+              for (int64_t j = 0; j < scales; ++j) {
+                for (int64_t i = 0; i < inner; ++i) yp[j * inner + i] = xp[j * inner + i] * sp[j];
+              }
+            },
+            {x, s, y});
+  SetImplementation(l, Pass::kForward, "fitspeed");
+  act_[static_cast<size_t>(l)] =
+      Converted(Phase::kForward, l, Pass::kForward, y, Plain(Dims(a), act_dt_));
+  return [=](const memory& diff_dst) {
+    const memory dy = Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, a_f32);
+    SetImplementation(l, Pass::kBackwardData, "fitspeed");
+    if (GradNeeded(a)) {  // dx = dy * s
+      const memory dx = NewMemory(a_f32);
+      AddCustom(Phase::kBackward, l, Pass::kBackwardData,
+                [=] {
+                  const float* dyp = f(dy);
+                  const float* sp = f(s);
+                  float* dxp = f(dx);
+#pragma omp parallel for schedule(static) if (parallel)
+                  for (int64_t j = 0; j < scales; ++j) {
+                    for (int64_t i = 0; i < inner; ++i) {
+                      dxp[j * inner + i] = dyp[j * inner + i] * sp[j];
+                    }
+                  }
+                },
+                {dy, s, dx});
+      // In the activations' data type, as every other gradient (BF16: one more reorder).
+      AddEdge(a, Converted(Phase::kBackward, l, Pass::kBackwardData, dx, Plain(Dims(a), act_dt_)));
+    }
+    if (GradNeeded(b)) {  // ds = dy * x, summed over H*W when broadcast
+      const memory ds = NewMemory(b_f32);
+      AddCustom(Phase::kBackward, l, Pass::kBackwardData,
+                [=] {
+                  const float* dyp = f(dy);
+                  const float* xp = f(x);
+                  float* dsp = f(ds);
+#pragma omp parallel for schedule(static) if (parallel)
+                  for (int64_t j = 0; j < scales; ++j) {
+                    float sum = 0;
+                    for (int64_t i = 0; i < inner; ++i) {
+                      sum += dyp[j * inner + i] * xp[j * inner + i];
+                    }
+                    dsp[j] = sum;
+                  }
+                },
+                {dy, x, ds});
+      AddEdge(b, Converted(Phase::kBackward, l, Pass::kBackwardData, ds, Plain(Dims(b), act_dt_)));
+    }
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildConcat(int l) {
+  const std::vector<int> inputs = network().layer(l).input_ids;
+  std::vector<memory::desc> srcs;
+  std::unordered_map<int, memory> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const memory& m = act_[static_cast<size_t>(inputs[i])];
+    srcs.push_back(m.get_desc());
+    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = m;
+  }
+  dnnl::concat::primitive_desc pd(1, srcs, engine_, attr_);
+  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(pd.dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  AddPrimitive(Phase::kForward, l, Pass::kForward, pd, std::move(args));
+  // Backward: each input's gradient is its channel range of dy, read through a
+  // view of dy in plain layout (ResolveDiff reorders it to the input's layout).
+  return [=](const memory& diff_dst) {
+    const memory::desc plain = Plain(Dims(l), act_dt_);
+    const memory dy = Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, plain);
+    memory::dim offset = 0;
+    for (int in : inputs) {
+      const memory::dims dims = Dims(in);
+      if (GradNeeded(in)) {
+        memory::dims offsets(dims.size(), 0);
+        offsets[1] = offset;
+        AddEdge(in, View(plain.submemory_desc(dims, offsets), dy));
+      }
+      offset += dims[1];
+    }
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLrn(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const LrnAttrs& a = layer.lrn;
+  const memory src = act_[static_cast<size_t>(in)];
+  const memory::desc data_md = src.get_desc();
+  const auto alg = dnnl::algorithm::lrn_across_channels;
+  // oneDNN divides alpha by the window size, as fitspeed's kLrn does.
+  const float alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta),
+              k = static_cast<float>(a.k);
+  dnnl::lrn_forward::primitive_desc fwd(
+      dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, a.size, alpha, beta,
+                              k),
+      attr_, engine_);
+  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
+  const bool has_ws = fwd.workspace_desc().get_size() > 0;
+  const memory ws = has_ws ? NewMemory(fwd.workspace_desc()) : memory();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (has_ws) args[DNNL_ARG_WORKSPACE] = ws;
+  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
+  const int64_t size = a.size;
+  return [=](const memory& diff_dst) {
+    dnnl::lrn_backward::primitive_desc bwd(
+        dnnl::lrn_backward::desc(alg, data_md, data_md, size, alpha, beta, k), attr_, engine_, fwd);
+    const memory dd =
+        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
+    const memory diff_src = NewMemory(bwd.diff_src_desc());
+    std::unordered_map<int, memory> bargs{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}};
+    if (has_ws) bargs[DNNL_ARG_WORKSPACE] = ws;
+    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd, std::move(bargs));
+    AddEdge(in, diff_src);
   };
 }
 

@@ -97,6 +97,55 @@ inline std::vector<Network> AllTestNetworks() {
   return {ResidualNet(), PoolingNet(), SequenceNet()};
 }
 
+// The kinds EfficientNet and AlexNet brought: 4x5x5 -> conv 8 (same) -> bn ->
+// swish s1 -> squeeze-excite [gap -> dense 2 -> swish -> dense 8 -> sigmoid]
+// -> mul m (broadcast) -> 1x1 conv -> sigmoid gate -> mul m2 = m*gate (same
+// shape) -> lrn (size 3, alpha 0.5, beta 0.75, k 2) -> gap -> dense 3 -> loss.
+inline Network SqueezeExciteNet() {
+  Network net("test-squeeze-excite", Shape::Chw(4, 5, 5));
+  const std::string s1 = net.Swish(
+      net.BatchNorm(net.Conv2d("input", ConvAttrs(8, SameWindow(3)), "c1"), {}, "b1"), "s1");
+  std::string se = net.GlobalAvgPool(s1, "squeeze");
+  se = net.Swish(net.Dense(se, DenseUnits(2), "reduce"), "reduce_swish");
+  se = net.Sigmoid(net.Dense(se, DenseUnits(8), "expand"), "expand_sigmoid");
+  const std::string m = net.Mul(s1, se, "excite");
+  const std::string gate = net.Sigmoid(net.Conv2d(m, ConvAttrs(8, MakeWindow(1)), "c2"), "gate");
+  const std::string m2 = net.Mul(m, gate, "gated");
+  LrnAttrs lrn;
+  lrn.size = 3;
+  lrn.alpha = 0.5;
+  lrn.k = 2;
+  const std::string n = net.Lrn(m2, lrn, "lrn");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(n, "gap"), DenseUnits(3), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// GoogLeNet's concatenation: 3x6x6 -> conv 4 (pad 1) -> relu r -> concat
+// cat0(input, r) (the input needs no gradient) -> inception [1x1 conv 2 ->
+// sigmoid (smooth, for finite differences in FP32); 3x3 conv 3; 3x3/1 max pool
+// -> 1x1 conv 2] -> concat cat1 {7, 6, 6} ->
+// gap -> concat of vectors cat2 (gap of cat1 {7}, gap of the 1x1 branch {2})
+// -> dense 3 -> loss.
+inline Network InceptionNet() {
+  Network net("test-inception", Shape::Chw(3, 6, 6));
+  const std::string r =
+      net.Relu(net.Conv2d("input", ConvAttrs(4, MakeWindow(3, 1, 1)), "c0"), {}, "r");
+  const std::string cat0 = net.Concat({"input", r}, "cat0");
+  const std::string b1 = net.Sigmoid(net.Conv2d(cat0, ConvAttrs(2, MakeWindow(1)), "b1"), "b1s");
+  const std::string b3 = net.Conv2d(cat0, ConvAttrs(3, MakeWindow(3, 1, 1)), "b3");
+  const std::string bp = net.Conv2d(net.MaxPool(cat0, PoolWindow(MakeWindow(3, 1, 1)), "pool"),
+                                    ConvAttrs(2, MakeWindow(1)), "bp");
+  const std::string cat1 = net.Concat({b1, b3, bp}, "cat1");
+  const std::string cat2 =
+      net.Concat({net.GlobalAvgPool(cat1, "gap1"), net.GlobalAvgPool(b1, "gap2")}, "cat2");
+  net.SoftmaxCrossEntropy(net.Dense(cat2, DenseUnits(3), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+inline std::vector<Network> NewKindTestNetworks() { return {SqueezeExciteNet(), InceptionNet()}; }
+
 // Compares the backward pass of `step` with central finite differences of its
 // loss, (L(w+h) - L(w-h))/(2h), for up to `per_tensor` elements of every
 // trainable parameter (spread evenly): |analytic - fd| <= abs_tol + rel_tol*|fd|.

@@ -92,11 +92,35 @@ enum class LayerKind {
   // the batch: the training loss. Input {classes} or {T, classes}, classes >= 2;
   // output a per-sample scalar {}. Must be the last layer and only it.
   kSoftmaxCrossEntropy,
+  // y = 1 / (1 + exp(-x)) elementwise (the logistic sigmoid; Keras activation
+  // "sigmoid", torch.nn.Sigmoid). Any shape, output the same shape.
+  kSigmoid,
+  // y = x * sigmoid(x) elementwise: swish (Ramachandran et al. 2017) or SiLU
+  // (Hendrycks & Gimpel 2016; Keras activation "swish", torch.nn.SiLU). Any
+  // shape, output the same shape.
+  kSwish,
+  // Elementwise product of exactly two inputs: the second of the first's shape,
+  // or {C} when the first is {C, H, W}, broadcast over H and W (the channel
+  // scaling of squeeze-and-excitation, Hu et al. 2018; keras.layers.Multiply).
+  // Output the first input's shape.
+  kMul,
+  // Concatenation of two or more inputs along the first (channel) dimension:
+  // {C_i, H, W} -> {sum C_i, H, W} or {F_i} -> {sum F_i}, the other dimensions
+  // equal (GoogLeNet's inception output, Szegedy et al. 2015; torch.cat(dim=1),
+  // Caffe Concat, Paddle concat_layer).
+  kConcat,
+  // Local response normalization across channels (Krizhevsky et al. 2012, sec.
+  // 3.3; torch.nn.LocalResponseNorm, Caffe LRN ACROSS_CHANNELS, Paddle
+  // img_cmrnorm_layer): y_c = x_c / (k + alpha/size * sum_{c'} x_{c'}^2)^beta over
+  // the `size` channels c' centred on c (zero beyond the edges). Input {C, H, W},
+  // output the same shape.
+  kLrn,
 };
 
 // Kind names as used in the JSON format and reports: "input", "conv2d",
 // "dense", "batch_norm", "relu", "avg_pool", "max_pool", "global_avg_pool",
-// "add", "flatten", "softmax_cross_entropy".
+// "add", "flatten", "softmax_cross_entropy", "sigmoid", "swish", "mul",
+// "concat", "lrn".
 const char* LayerKindName(LayerKind kind);
 // The kind named `name` (one of the above), or nullopt.
 std::optional<LayerKind> LayerKindFromName(const std::string& name);
@@ -158,6 +182,15 @@ struct ReluAttrs {
   double max_value = std::numeric_limits<double>::infinity();  // upper clip, > 0
 };
 
+// Attributes of kLrn. Defaults: AlexNet as Caffe's bvlc_alexnet and Paddle's
+// benchmark configure it (the paper has k = 2).
+struct LrnAttrs {
+  int64_t size = 5;     // channels in the window, odd, >= 1
+  double alpha = 1e-4;  // scale of the window's sum of squares (divided by size), > 0
+  double beta = 0.75;   // exponent, > 0
+  double k = 1.0;       // additive constant, > 0
+};
+
 // Attributes of kAvgPool and kMaxPool.
 struct PoolAttrs {
   Window2d window;
@@ -188,7 +221,8 @@ struct Layer {
   std::string name;
   LayerKind kind = LayerKind::kInput;
   // Names of the layers whose outputs this layer reads, in operand order.
-  // Exactly one, except kAdd (two or more) and kInput (none).
+  // Exactly one, except kAdd and kConcat (two or more), kMul (two) and kInput
+  // (none).
   std::vector<std::string> inputs;
 
   Conv2dAttrs conv;           // kConv2d
@@ -196,6 +230,7 @@ struct Layer {
   BatchNormAttrs batch_norm;  // kBatchNorm
   ReluAttrs relu;             // kRelu
   PoolAttrs pool;             // kAvgPool, kMaxPool
+  LrnAttrs lrn;               // kLrn
 
   // 1-based line of Network::origin where the layer is defined (JSON), 0 when
   // unknown; DataError messages of Finalize() name it.
@@ -251,6 +286,13 @@ class Network {
   std::string Add(const std::vector<std::string>& inputs, const std::string& name = "");
   std::string Flatten(const std::string& input, const std::string& name = "");
   std::string SoftmaxCrossEntropy(const std::string& input, const std::string& name = "");
+  std::string Sigmoid(const std::string& input, const std::string& name = "");
+  std::string Swish(const std::string& input, const std::string& name = "");
+  // `input` times `scale` ({C} scales broadcast over a {C, H, W} input).
+  std::string Mul(const std::string& input, const std::string& scale, const std::string& name = "");
+  std::string Concat(const std::vector<std::string>& inputs, const std::string& name = "");
+  std::string Lrn(const std::string& input, const LrnAttrs& attrs = {},
+                  const std::string& name = "");
 
   // Validates the network and derives shapes, padding, consumers and parameter
   // tensors. Throws DataError(origin, origin_line, "layers[i] \"name\"", problem) naming

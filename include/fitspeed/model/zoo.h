@@ -19,7 +19,8 @@ struct ZooEntry {
 };
 
 // Every zoo network, in listing order: mlp-mnist, cnn-cifar-small,
-// resnet18-cifar, resnet50, vgg16, mobilenet-v1, wrn-k7n4-7x7.
+// resnet18-cifar, resnet50, vgg16, mobilenet-v1, wrn-k7n4-7x7, efficientnet-b0,
+// alexnet, googlenet.
 const std::vector<ZooEntry>& ZooEntries();
 
 // The zoo network `name`, finalized. Throws UsageError naming the known
