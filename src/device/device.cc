@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -129,7 +130,9 @@ int PathLine(const std::string& text, const Path& path) {
 // Reads the fields of the document, naming file, line and field in errors.
 class Reader {
  public:
-  Reader(const std::string& text, std::string source) : text_(text), source_(std::move(source)) {}
+  // Records the "source" text of every sourced field in `sources` (by field path).
+  Reader(const std::string& text, std::string source, std::map<std::string, std::string>* sources)
+      : text_(text), source_(std::move(source)), sources_(sources) {}
 
   [[noreturn]] void Fail(const Path& path, const std::string& problem) const {
     throw DataError(source_, PathLine(text_, path), FieldName(path), problem);
@@ -170,7 +173,9 @@ class Reader {
 
   // A source text: a non-empty string.
   void Source(const json& object, const Path& path) const {
-    if (String(object, path, "source").empty()) Fail(Sub(path, "source"), "must not be empty");
+    const std::string text = String(object, path, "source");
+    if (text.empty()) Fail(Sub(path, "source"), "must not be empty");
+    (*sources_)[FieldName(path)] = text;
   }
 
   // {"value": number, "source": "..."} at object[key]; `rule` names the
@@ -243,9 +248,213 @@ class Reader {
  private:
   const std::string& text_;
   std::string source_;
+  std::map<std::string, std::string>* sources_;
 };
 
+// The parameters a calibration may fit, in the order DeviceCalibration lists
+// them, with the rule their value obeys.
+struct CalibrationParameterRule {
+  const char* name;
+  const char* rule;
+  bool (*ok)(double);
+};
+constexpr CalibrationParameterRule kCalibrationParameters[] = {
+    {"compute_scale", "must be > 0", [](double x) { return x > 0; }},
+    {"memory_scale", "must be > 0", [](double x) { return x > 0; }},
+    {"kernel_launch_s", "must be >= 0", [](double x) { return x >= 0; }},
+    {"step_host_s", "must be >= 0", [](double x) { return x >= 0; }},
+};
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A finite number at object[key] (or NaN for null when `nullable`).
+double CalibrationNumber(const Reader& r, const json& object, const Path& path,
+                         const std::string& key, bool nullable) {
+  const json& v = r.Required(object, path, key);
+  if (nullable && v.is_null()) return kNaN;
+  if (!v.is_number() || !std::isfinite(v.get<double>())) {
+    r.Fail(Reader::Sub(path, key), fmt::format("expected a finite number{}, got {}",
+                                               nullable ? " or null" : "", Reader::Excerpt(v)));
+  }
+  return v.get<double>();
+}
+
+DeviceCalibration::Error CalibrationError(const Reader& r, const json& object, const Path& path) {
+  r.Object(object, path, {"cases", "rms", "median_abs", "max_abs"});
+  DeviceCalibration::Error e;
+  const double cases = CalibrationNumber(r, object, path, "cases", false);
+  if (!(cases >= 1 && cases <= 1e9 && cases == std::floor(cases))) {
+    r.Fail(Reader::Sub(path, "cases"), "must be an integer >= 1");
+  }
+  e.cases = static_cast<int>(cases);
+  e.rms = CalibrationNumber(r, object, path, "rms", false);
+  e.median_abs = CalibrationNumber(r, object, path, "median_abs", false);
+  e.max_abs = CalibrationNumber(r, object, path, "max_abs", false);
+  for (const char* key : {"rms", "median_abs", "max_abs"}) {
+    if (object.at(key).get<double>() < 0) r.Fail(Reader::Sub(path, key), "must be >= 0");
+  }
+  return e;
+}
+
+// The "calibration" object (docs/devices.md, "Calibration").
+void ReadCalibration(const Reader& r, const json& c, Device& d) {
+  const Path path = Reader::Sub({}, "calibration");
+  r.Object(
+      c, path,
+      {"cases", "method", "confidence", "parameters", "error_before", "error_after", "error_loo"});
+  const Path cases_path = Reader::Sub(path, "cases");
+  const json& cases = r.Required(c, path, "cases");
+  if (!cases.is_array() || cases.empty()) r.Fail(cases_path, "expected a non-empty list of cases");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Path p = Reader::Index(cases_path, static_cast<int>(i));
+    if (!cases[i].is_string() || cases[i].get<std::string>().empty()) {
+      r.Fail(p, fmt::format("expected a case key string, got {}", Reader::Excerpt(cases[i])));
+    }
+    const std::string key = cases[i].get<std::string>();
+    if (!seen.insert(key).second) r.Fail(p, fmt::format("case \"{}\" is listed twice", key));
+    d.calibrated_on.push_back(key);
+  }
+  DeviceCalibration& cal = d.calibration;
+  cal.method = r.String(c, path, "method");
+  if (cal.method.empty()) r.Fail(Reader::Sub(path, "method"), "must not be empty");
+  if (c.contains("confidence")) {
+    cal.confidence = CalibrationNumber(r, c, path, "confidence", false);
+    if (!(cal.confidence > 0 && cal.confidence < 1)) {
+      r.Fail(Reader::Sub(path, "confidence"), "must be in (0, 1)");
+    }
+  }
+  const Path params_path = Reader::Sub(path, "parameters");
+  const json& params = r.Required(c, path, "parameters");
+  std::set<std::string> names;
+  for (const CalibrationParameterRule& rule : kCalibrationParameters) names.insert(rule.name);
+  r.Object(params, params_path, names);
+  if (params.empty()) r.Fail(params_path, "expected at least one fitted parameter");
+  for (const CalibrationParameterRule& rule : kCalibrationParameters) {
+    if (!params.contains(rule.name)) continue;
+    const Path p = Reader::Sub(params_path, rule.name);
+    const json& q = params.at(rule.name);
+    r.Object(q, p, {"value", "stderr", "ci"});
+    DeviceCalibration::Parameter param;
+    param.name = rule.name;
+    param.value = CalibrationNumber(r, q, p, "value", false);
+    if (!rule.ok(param.value)) {
+      r.Fail(Reader::Sub(p, "value"),
+             fmt::format("{} breaks the rule: {}", param.value, rule.rule));
+    }
+    param.std_error = CalibrationNumber(r, q, p, "stderr", true);
+    if (param.std_error < 0) r.Fail(Reader::Sub(p, "stderr"), "must be >= 0");
+    const json& ci = r.Required(q, p, "ci");
+    const Path ci_path = Reader::Sub(p, "ci");
+    if (!ci.is_array() || ci.size() != 2) r.Fail(ci_path, "expected [low, high]");
+    for (size_t i = 0; i < 2; ++i) {
+      if (!ci[i].is_null() && !(ci[i].is_number() && std::isfinite(ci[i].get<double>()))) {
+        r.Fail(Reader::Index(ci_path, static_cast<int>(i)), "expected a finite number or null");
+      }
+    }
+    param.ci_low = ci[0].is_null() ? kNaN : ci[0].get<double>();
+    param.ci_high = ci[1].is_null() ? kNaN : ci[1].get<double>();
+    if (param.ci_low > param.ci_high) r.Fail(ci_path, "low must not exceed high");
+    cal.parameters.push_back(param);
+  }
+  cal.error_before =
+      CalibrationError(r, r.Required(c, path, "error_before"), Reader::Sub(path, "error_before"));
+  cal.error_after =
+      CalibrationError(r, r.Required(c, path, "error_after"), Reader::Sub(path, "error_after"));
+  if (c.contains("error_loo")) {
+    cal.error_loo = CalibrationError(r, c.at("error_loo"), Reader::Sub(path, "error_loo"));
+  }
+}
+
+using ordered_json = nlohmann::ordered_json;
+
+// A number JSON can hold: NaN (not estimated) becomes null.
+ordered_json NumberOrNull(double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(); }
+
+ordered_json ErrorJson(const DeviceCalibration::Error& e) {
+  return {{"cases", e.cases}, {"rms", e.rms}, {"median_abs", e.median_abs}, {"max_abs", e.max_abs}};
+}
+
 }  // namespace
+
+std::string DeviceToJson(const Device& d) {
+  // The source recorded for `field`, or a note that there is none.
+  auto source = [&d](const std::string& field) {
+    const auto it = d.sources.find(field);
+    if (it != d.sources.end() && !it->second.empty()) return it->second;
+    return fmt::format("not recorded (written from {})", d.origin.empty() ? "fitspeed" : d.origin);
+  };
+  auto quantity = [&source](const std::string& field, const ordered_json& value) {
+    return ordered_json{{"value", value}, {"source", source(field)}};
+  };
+  auto curve = [&source](const std::string& field, const EfficiencyCurve& c) {
+    ordered_json points = ordered_json::array();
+    for (const EfficiencyCurve::Point& p : c.points) points.push_back({p.size, p.efficiency});
+    return ordered_json{{"points", points}, {"source", source(field)}};
+  };
+  ordered_json doc;
+  doc["schema"] = kSchema;
+  doc["name"] = d.name;
+  if (!d.description.empty()) doc["description"] = d.description;
+  doc["kind"] = d.kind;
+  doc["cores"] = quantity("cores", d.cores);
+  ordered_json peaks;
+  peaks["fp32"] = quantity("peak_flops_per_s.fp32", d.fp32_flops_per_s);
+  if (d.tf32_flops_per_s > 0) peaks["tf32"] = quantity("peak_flops_per_s.tf32", d.tf32_flops_per_s);
+  if (d.tensor16_flops_per_s > 0) {
+    peaks["tensor16"] = {{"value", d.tensor16_flops_per_s},
+                         {"type", d.tensor16_type},
+                         {"source", source("peak_flops_per_s.tensor16")}};
+  }
+  doc["peak_flops_per_s"] = peaks;
+  if (d.fp32_matrix_on_tensor16) {
+    doc["fp32_matrix_on_tensor16"] = quantity("fp32_matrix_on_tensor16", true);
+  }
+  doc["memory"] = {{"bandwidth_bytes_per_s",
+                    quantity("memory.bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s)},
+                   {"capacity_bytes", quantity("memory.capacity_bytes", d.memory_capacity_bytes)}};
+  doc["efficiency"] = {{"compute", curve("efficiency.compute", d.compute_efficiency)},
+                       {"memory", curve("efficiency.memory", d.memory_efficiency)}};
+  doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
+                      {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
+  doc["tiles"] = {
+      {"batch_multiple", quantity("tiles.batch_multiple", d.batch_multiple)},
+      {"feature_multiple_fp32", quantity("tiles.feature_multiple_fp32", d.feature_multiple_fp32)},
+      {"feature_multiple_tensor",
+       quantity("tiles.feature_multiple_tensor", d.feature_multiple_tensor)}};
+  if (!d.links.empty()) {
+    ordered_json links = ordered_json::array();
+    for (size_t i = 0; i < d.links.size(); ++i) {
+      const DeviceLink& l = d.links[i];
+      const std::string at = fmt::format("links[{}].", i);
+      links.push_back({{"name", l.name},
+                       {"connects", l.connects},
+                       {"bandwidth_bytes_per_s",
+                        quantity(at + "bandwidth_bytes_per_s", l.bandwidth_bytes_per_s)},
+                       {"latency_s", quantity(at + "latency_s", l.latency_s)}});
+    }
+    doc["links"] = links;
+  }
+  if (!d.calibrated_on.empty()) {
+    const DeviceCalibration& cal = d.calibration;
+    ordered_json params = ordered_json::object();
+    for (const DeviceCalibration::Parameter& p : cal.parameters) {
+      params[p.name] = {{"value", p.value},
+                        {"stderr", NumberOrNull(p.std_error)},
+                        {"ci", {NumberOrNull(p.ci_low), NumberOrNull(p.ci_high)}}};
+    }
+    ordered_json c;
+    c["cases"] = d.calibrated_on;
+    c["method"] = cal.method;
+    c["confidence"] = cal.confidence;
+    c["parameters"] = params;
+    c["error_before"] = ErrorJson(cal.error_before);
+    c["error_after"] = ErrorJson(cal.error_after);
+    if (cal.error_loo) c["error_loo"] = ErrorJson(*cal.error_loo);
+    doc["calibration"] = c;
+  }
+  return doc.dump(2) + "\n";
+}
 
 double EfficiencyCurve::At(double size) const {
   FITSPEED_CHECK(!points.empty(), "an efficiency curve needs at least one point");
@@ -279,18 +488,18 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   } catch (const json::exception& e) {
     throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
   }
-  const Reader r(text, source);
+  Device d;
+  const Reader r(text, source, &d.sources);
   const Path root;
   r.Object(doc, root,
            {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
             "fp32_matrix_on_tensor16", "memory", "efficiency", "overheads", "tiles", "links",
-            "comment"});
+            "calibration", "comment"});
   const std::string schema = r.String(doc, root, "schema");
   if (schema != kSchema) {
     r.Fail(Reader::Sub(root, "schema"),
            fmt::format("expected \"{}\", got \"{}\"", kSchema, schema));
   }
-  Device d;
   d.origin = source;
   d.name = r.String(doc, root, "name");
   if (d.name.empty()) r.Fail(Reader::Sub(root, "name"), "must not be empty");
@@ -378,6 +587,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {
     r.Fail(Reader::Sub(root, "links"), "a device with cores > 1 needs a link that connects cores");
   }
+  if (doc.contains("calibration")) ReadCalibration(r, doc.at("calibration"), d);
   return d;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 
@@ -47,6 +48,8 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       // NVIDIA Tesla K80 datasheet: 8.73 TFLOPS FP32 (boost), 480 GB/s, 24 GB per
       // board of two GK210 GPUs; one GPU: 4.365 TFLOPS, 240 GB/s, 12 GiB.
       {"k80", 4.365e12, 0, 0, 240e9, 12, 1},
+      // NVIDIA Tesla K40 datasheet: 4.29 TFLOPS FP32 peak, 288 GB/s, 12 GB.
+      {"k40m", 4.29e12, 0, 0, 288e9, 12, 1},
       // NVIDIA Tesla P100 PCIe datasheet: 9.3 TFLOPS FP32, 18.7 TFLOPS FP16, 732 GB/s, 16 GB.
       {"p100", 9.3e12, 0, 18.7e12, 732e9, 16, 1},
       // NVIDIA Tesla V100 datasheet: SXM2 15.7 TFLOPS FP32, 125 tensor; PCIe 14 and 112;
@@ -68,7 +71,7 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       {"tpu-v3-8", 16e12, 0, 492e12, 3600e9, 128, 8},
   };
   std::vector<std::string> names = CatalogDeviceNames();
-  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the nine files and host
+  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the ten files and host
   EXPECT_EQ(names.back(), "host");
   for (const Datasheet& s : sheets) {
     SCOPED_TRACE(s.name);
@@ -226,6 +229,141 @@ TEST(HostDevice, ProbeIsSaneAndCachedPerProcess) {
 
 TEST(DeviceJson, MissingFileIsAnInputError) {
   EXPECT_THROW(ReadDeviceJsonFile("/nonexistent/device.json"), InputError);
+}
+
+// Every field of two devices, with the name of the device in failures.
+void ExpectSameDevice(const Device& a, const Device& b) {
+  SCOPED_TRACE(a.name);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.description, b.description);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.cores, b.cores);
+  EXPECT_EQ(a.fp32_flops_per_s, b.fp32_flops_per_s);
+  EXPECT_EQ(a.tf32_flops_per_s, b.tf32_flops_per_s);
+  EXPECT_EQ(a.tensor16_flops_per_s, b.tensor16_flops_per_s);
+  EXPECT_EQ(a.tensor16_type, b.tensor16_type);
+  EXPECT_EQ(a.fp32_matrix_on_tensor16, b.fp32_matrix_on_tensor16);
+  EXPECT_EQ(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s);
+  EXPECT_EQ(a.memory_capacity_bytes, b.memory_capacity_bytes);
+  for (const auto& [ca, cb] : {std::pair{&a.compute_efficiency, &b.compute_efficiency},
+                               std::pair{&a.memory_efficiency, &b.memory_efficiency}}) {
+    ASSERT_EQ(ca->points.size(), cb->points.size());
+    for (size_t i = 0; i < ca->points.size(); ++i) {
+      EXPECT_EQ(ca->points[i].size, cb->points[i].size);
+      EXPECT_EQ(ca->points[i].efficiency, cb->points[i].efficiency);
+    }
+  }
+  EXPECT_EQ(a.kernel_launch_s, b.kernel_launch_s);
+  EXPECT_EQ(a.step_host_s, b.step_host_s);
+  EXPECT_EQ(a.batch_multiple, b.batch_multiple);
+  EXPECT_EQ(a.feature_multiple_fp32, b.feature_multiple_fp32);
+  EXPECT_EQ(a.feature_multiple_tensor, b.feature_multiple_tensor);
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (size_t i = 0; i < a.links.size(); ++i) {
+    EXPECT_EQ(a.links[i].name, b.links[i].name);
+    EXPECT_EQ(a.links[i].connects, b.links[i].connects);
+    EXPECT_EQ(a.links[i].bandwidth_bytes_per_s, b.links[i].bandwidth_bytes_per_s);
+    EXPECT_EQ(a.links[i].latency_s, b.links[i].latency_s);
+  }
+  EXPECT_EQ(a.sources, b.sources);
+  EXPECT_EQ(a.calibrated_on, b.calibrated_on);
+  const DeviceCalibration& x = a.calibration;
+  const DeviceCalibration& y = b.calibration;
+  EXPECT_EQ(x.method, y.method);
+  EXPECT_EQ(x.confidence, y.confidence);
+  ASSERT_EQ(x.parameters.size(), y.parameters.size());
+  // NaN (not estimated) must come back as NaN.
+  auto same = [](double u, double v) { return (std::isnan(u) && std::isnan(v)) || u == v; };
+  for (size_t i = 0; i < x.parameters.size(); ++i) {
+    EXPECT_EQ(x.parameters[i].name, y.parameters[i].name);
+    EXPECT_EQ(x.parameters[i].value, y.parameters[i].value);
+    EXPECT_TRUE(same(x.parameters[i].std_error, y.parameters[i].std_error));
+    EXPECT_TRUE(same(x.parameters[i].ci_low, y.parameters[i].ci_low));
+    EXPECT_TRUE(same(x.parameters[i].ci_high, y.parameters[i].ci_high));
+  }
+  auto same_error = [](const DeviceCalibration::Error& u, const DeviceCalibration::Error& v) {
+    return u.cases == v.cases && u.rms == v.rms && u.median_abs == v.median_abs &&
+           u.max_abs == v.max_abs;
+  };
+  EXPECT_TRUE(same_error(x.error_before, y.error_before));
+  EXPECT_TRUE(same_error(x.error_after, y.error_after));
+  ASSERT_EQ(x.error_loo.has_value(), y.error_loo.has_value());
+  if (x.error_loo) {
+    EXPECT_TRUE(same_error(*x.error_loo, *y.error_loo));
+  }
+}
+
+TEST(DeviceToJson, EveryCatalogDeviceRoundTrips) {
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    const Device d = ParseDeviceJson(CatalogDeviceJson(name), name + ".json");
+    // Every sourced field of the file was recorded: the T4 FP32 peak's source is
+    // the datasheet line of data/devices/t4.json.
+    if (name == "t4") {
+      EXPECT_EQ(d.sources.at("peak_flops_per_s.fp32"),
+                "NVIDIA T4 datasheet: 8.1 TFLOPS single precision (FP32)");
+      EXPECT_EQ(d.sources.count("links[1].bandwidth_bytes_per_s"), 1u);
+    }
+    const Device back = ParseDeviceJson(DeviceToJson(d), name + ".json");
+    ExpectSameDevice(d, back);
+    EXPECT_TRUE(back.calibrated_on.empty());
+  }
+}
+
+// A calibrated device with every part of the "calibration" object set by hand.
+Device CalibratedV100() {
+  Device d = LoadDevice("v100-sxm2");
+  d.calibrated_on = {"resnet50/v100-sxm2/fp32/x1/b256", "vgg16/v100-sxm2/fp32/x1/b64"};
+  DeviceCalibration& c = d.calibration;
+  c.method = "by hand";
+  c.confidence = 0.9;
+  c.parameters = {{"compute_scale", 0.875, 0.0125, 0.85, 0.9},
+                  {"step_host_s", 0.002, std::nan(""), std::nan(""), std::nan("")}};
+  c.error_before = {2, 0.25, 0.2, 0.3};
+  c.error_after = {2, 0.05, 0.04, 0.06};
+  c.error_loo = DeviceCalibration::Error{2, 0.125, 0.1, 0.15};
+  return d;
+}
+
+TEST(DeviceToJson, CalibrationRoundTrips) {
+  const Device d = CalibratedV100();
+  const std::string text = DeviceToJson(d);
+  EXPECT_THAT(text, HasSubstr("\"calibration\""));
+  EXPECT_THAT(text, HasSubstr("\"stderr\": null"));
+  const Device back = ParseDeviceJson(text, "calibrated.json");
+  ExpectSameDevice(d, back);
+  ASSERT_EQ(back.calibration.parameters.size(), 2u);
+  EXPECT_EQ(back.calibration.parameters[0].value, 0.875);
+  EXPECT_TRUE(std::isnan(back.calibration.parameters[1].std_error));
+  ASSERT_TRUE(back.calibration.error_loo.has_value());
+  EXPECT_EQ(back.calibration.error_loo->rms, 0.125);
+}
+
+TEST(DeviceToJson, FieldsWithoutASourceSayWhereTheyCameFrom) {
+  Device d = LoadDevice("t4");
+  d.sources.clear();
+  d.origin = "probe:test";
+  const Device back = ParseDeviceJson(DeviceToJson(d), "t4.json");
+  EXPECT_EQ(back.sources.at("memory.capacity_bytes"), "not recorded (written from probe:test)");
+}
+
+TEST(DeviceJson, BrokenCalibrationNamesTheField) {
+  const std::string valid = DeviceToJson(CalibratedV100());
+  const std::string path = ::testing::TempDir() + "/fitspeed_calibration.json";
+  // The second case key made equal to the first.
+  std::string message = LoadBroken(
+      Replace(valid, "vgg16/v100-sxm2/fp32/x1/b64", "resnet50/v100-sxm2/fp32/x1/b256"), path);
+  EXPECT_THAT(message, HasSubstr("calibration.cases[1]"));
+  EXPECT_THAT(message, HasSubstr("listed twice"));
+  message = LoadBroken(Replace(valid, "\"compute_scale\"", "\"peak_scale\""), path);
+  EXPECT_THAT(message, HasSubstr("calibration.parameters.peak_scale"));
+  EXPECT_THAT(message, HasSubstr("unknown key"));
+  message = LoadBroken(Replace(valid, "\"value\": 0.875", "\"value\": -0.875"), path);
+  EXPECT_THAT(message, HasSubstr("calibration.parameters.compute_scale.value"));
+  EXPECT_THAT(message, HasSubstr("> 0"));
+  message = LoadBroken(Replace(valid, "\"method\": \"by hand\",", ""), path);
+  EXPECT_THAT(message, HasSubstr("calibration.method"));
+  EXPECT_THAT(message, HasSubstr("missing"));
 }
 
 }  // namespace

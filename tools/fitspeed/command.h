@@ -25,6 +25,8 @@ void SetupPlanCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupSweepCommand(CLI::App& app, int& exit_code);
 void SetupDevicesCommand(CLI::App& app, int& exit_code);
+void SetupCalibrateCommand(CLI::App& app, int& exit_code);
+void SetupValidateCommand(CLI::App& app, int& exit_code);
 
 // Options shared by every command that reads logs.
 struct InputOptions {

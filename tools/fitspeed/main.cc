@@ -13,7 +13,9 @@ namespace {
 constexpr const char* kDescription =
     "fitspeed: training speed against batch size.\n"
     "Fits the law v(b) = b/(b/v0 + t) (v0: ideal throughput, samples/s; t: fixed\n"
-    "cost per step, s) to measured logs and projects epochs, devices and cost.\n"
+    "cost per step, s) to measured logs, to training steps it runs on this CPU\n"
+    "(sweep) or models on a catalogued GPU/TPU (sweep --device), and projects\n"
+    "epochs, devices and cost.\n"
     "Data goes to stdout, messages to stderr.\n\n"
     "Exit codes: 0 success; 1 a fit did not converge or is unusable; 64 usage;\n"
     "65 bad data (file and line named); 66 input missing or unreadable; 70 internal error.";
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
   fitspeed::cli::SetupModelsCommand(app, exit_code);
   fitspeed::cli::SetupSweepCommand(app, exit_code);
   fitspeed::cli::SetupDevicesCommand(app, exit_code);
+  fitspeed::cli::SetupCalibrateCommand(app, exit_code);
+  fitspeed::cli::SetupValidateCommand(app, exit_code);
   fitspeed::cli::SetupDemoCommand(app, exit_code);
   try {
     app.parse(argc, argv);

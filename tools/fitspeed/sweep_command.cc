@@ -184,7 +184,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       "sweep",
       "Run MODEL's training step (forward, backward, optimizer update) for real on this CPU "
       "with oneDNN at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit and the "
-      "per-batch table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak)");
+      "per-batch table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak); with "
+      "--device NAME, model the step on a catalogued GPU/TPU instead (roofline per layer)");
   command->add_option("model", o->model, "Zoo network (see `fitspeed models`) or network JSON file")
       ->required();
   command

@@ -9,6 +9,8 @@
 #ifndef FITSPEED_DEVICE_DEVICE_H_
 #define FITSPEED_DEVICE_DEVICE_H_
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,34 @@ struct DeviceLink {
   std::string connects;
   double bandwidth_bytes_per_s = 0;  // one direction, > 0
   double latency_s = 0;              // per message, >= 0
+};
+
+// How a device's efficiencies and overheads were calibrated (fitspeed calibrate,
+// fitspeed/device/calibrate.h): the "calibration" object of a device file.
+struct DeviceCalibration {
+  // One fitted parameter: "compute_scale" and "memory_scale" (factors applied
+  // to every point of the efficiency curves, dimensionless), "kernel_launch_s"
+  // and "step_host_s" (seconds), in that order.
+  struct Parameter {
+    std::string name;
+    double value = 0;
+    double std_error = 0;  // NaN when it could not be estimated (JSON null)
+    double ci_low = 0;     // confidence interval at `confidence` (NaN: none)
+    double ci_high = 0;
+  };
+  // Relative throughput errors (predicted/measured - 1) over a set of cases.
+  struct Error {
+    int cases = 0;
+    double rms = 0;         // root mean square of the signed errors
+    double median_abs = 0;  // median of |error|
+    double max_abs = 0;     // largest |error|
+  };
+  std::string method;  // one line: objective, solver, what was fitted
+  double confidence = 0.95;
+  std::vector<Parameter> parameters;
+  Error error_before;              // the cases with the uncalibrated device
+  Error error_after;               // the same cases after calibration (in-sample)
+  std::optional<Error> error_loo;  // leave-one-network-out (out-of-sample), if computed
 };
 
 struct Device {
@@ -72,6 +102,20 @@ struct Device {
 
   std::vector<DeviceLink> links;
 
+  // Cases (CaseKey() of fitspeed/device/cases.h) whose measurements this
+  // device's efficiencies and overheads were calibrated on; empty for the
+  // catalog's datasheet-and-assumption devices. JSON: "calibration":
+  // {"cases": [...], ...} (docs/devices.md).
+  std::vector<std::string> calibrated_on;
+
+  // The rest of the "calibration" object (present when calibrated_on is not empty).
+  DeviceCalibration calibration;
+
+  // The "source" text of every sourced field, by its path in the JSON document
+  // ("memory.bandwidth_bytes_per_s", "efficiency.compute", "links[0].latency_s"):
+  // kept so that DeviceToJson writes a device back with its sources.
+  std::map<std::string, std::string> sources;
+
   // The first link connecting `what` ("cores", "devices", ...), or nullptr.
   const DeviceLink* FindLink(const std::string& what) const;
 };
@@ -81,6 +125,12 @@ struct Device {
 // value that breaks its rule (negative bandwidth, efficiency outside (0, 1],
 // sizes not increasing, ...). The line is that of the offending field.
 Device ParseDeviceJson(const std::string& text, const std::string& source);
+
+// The "fitspeed.device/1" document of `device` (2-space indented JSON, the
+// catalog files' field order), with its recorded sources (a field without one
+// gets "not recorded (written from <origin>)") and its calibration, if any.
+// ParseDeviceJson reads it back into the same Device (origin aside).
+std::string DeviceToJson(const Device& device);
 
 // Reads and parses `path`; InputError when it cannot be read.
 Device ReadDeviceJsonFile(const std::string& path);

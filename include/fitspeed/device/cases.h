@@ -1,0 +1,46 @@
+// Measured training cases of zoo networks on catalogued devices: what the
+// device model is calibrated on (fitspeed calibrate) and validated against
+// (fitspeed validate). One case is one published or user-measured throughput.
+#ifndef FITSPEED_DEVICE_CASES_H_
+#define FITSPEED_DEVICE_CASES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fitspeed/device/step_model.h"
+
+namespace fitspeed {
+
+struct MeasuredCase {
+  std::string network;  // zoo name ("resnet50") or a network JSON path
+  std::string device;   // catalog name ("v100-sxm2") or a device JSON path
+  DevicePrecision precision = DevicePrecision::kFp32;
+  int devices = 1;              // data-parallel devices
+  int64_t batch = 0;            // global batch per step (all devices)
+  double throughput_sps = 0;    // measured samples/s, all devices together, > 0
+  std::string framework;        // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
+  std::string source;           // file the number was read from
+  int line = 0;                 // its 1-based line in `source`
+  std::string note;             // what was assumed to read it (free text)
+};
+
+// "network/device/precision/devicesxN/bN", e.g. "resnet50/v100-sxm2/fp32/x1/b256":
+// the identity of a case, as a calibrated device file lists the cases it was
+// fitted to (Device::calibrated_on).
+std::string CaseKey(const MeasuredCase& c);
+
+// The published cases fitspeed can model, read from the tables in
+// `measured_dir` (copies of ../shared/data/measured: NVIDIA DLE, Pollux T4,
+// koshian2 Colab TPU/GPU, Paddle K40m and Xeon). src/device/published_cases.cc.
+std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
+
+// A user's cases: CSV with the header
+//   network,device,precision,devices,batch,throughput_sps[,framework][,note]
+// (docs/devices.md). Throws DataError naming file, line and field.
+// src/device/cases_csv.cc.
+std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_CASES_H_

@@ -1,0 +1,145 @@
+// Validation of the device step model against measured cases: predicted
+// against measured throughput per case, % error, whether the device was
+// calibrated on that very case (in-sample) or not (out-of-sample), and median
+// and maximum absolute errors per device (docs/validation.md).
+//
+//   std::vector<fitspeed::MeasuredCase> cases = fitspeed::PublishedCases("data/measured");
+//   fitspeed::ValidationReport report = fitspeed::Validate(cases);
+//   std::cout << report.overall.median_abs_error_pct;  // out-of-sample
+//
+// Also the mixed-precision check (modeled mixed/FP32 step-time ratios) and
+// the host self-check (the modeled `host` device against a measured host
+// sweep of the same network).
+#ifndef FITSPEED_DEVICE_VALIDATE_H_
+#define FITSPEED_DEVICE_VALIDATE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fitspeed/device/cases.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/device/step_model.h"
+
+namespace fitspeed {
+
+struct ValidateOptions {
+  // Devices used instead of the catalog device of the same Device::name (e.g.
+  // calibrated device files); cases naming other devices load the catalog's.
+  std::vector<Device> devices;
+  // Optimizer of every modeled step (MeasuredCase does not record one).
+  Optimizer optimizer = Optimizer::kSgdMomentum;
+  // true: a case whose batch the memory model says does not fit is not modeled
+  // (as a planner would refuse it). false: every published case ran, so its
+  // step is predicted anyway and the memory model's verdict kept in
+  // ValidatedCase::memory_note.
+  bool require_fit = false;
+};
+
+// One case, modeled or not.
+struct ValidatedCase {
+  MeasuredCase measured;
+  std::string key;              // CaseKey(measured)
+  bool modeled = false;         // false: `reason` says why it could not be
+  std::string reason;           // out of memory, unsupported precision, unknown network
+  double predicted_sps = 0;     // modeled throughput (all devices together)
+  double predicted_step_s = 0;  // modeled step time
+  double error_pct = 0;         // PercentError(predicted_sps, measured.throughput_sps)
+  bool in_sample = false;       // key is in the device's calibrated_on
+  // Set when the memory model says the batch does not fit (needed and available
+  // GiB per core) although the case was measured; empty otherwise.
+  std::string memory_note;
+};
+
+// Absolute % errors of a group of cases.
+struct ErrorSummary {
+  int cases = 0;                    // cases summarised
+  double median_abs_error_pct = 0;  // NaN when cases == 0
+  double max_abs_error_pct = 0;     // NaN when cases == 0
+};
+
+struct DeviceValidation {
+  std::string device;  // MeasuredCase::device
+  ErrorSummary out_of_sample;
+  ErrorSummary in_sample;
+  int not_modeled = 0;
+};
+
+struct ValidationReport {
+  std::vector<ValidatedCase> cases;       // in the input's order
+  std::vector<DeviceValidation> devices;  // in order of first appearance
+  ErrorSummary out_of_sample;             // every device: the headline
+  ErrorSummary in_sample;
+  int not_modeled = 0;
+};
+
+// 100 * (predicted - measured) / measured: positive when the model is too fast.
+// Throws UsageError unless measured > 0 and both are finite.
+double PercentError(double predicted, double measured);
+
+// Median (mean of the middle two for an even count) and maximum of |e| over
+// `errors_pct`; NaN for both when it is empty.
+ErrorSummary SummarizeErrorsPct(const std::vector<double>& errors_pct);
+
+// Models every case with ModelStep at its global batch, devices and precision.
+// A case whose network or device cannot be loaded, whose precision the device
+// lacks, or (with require_fit) whose batch does not fit in memory is kept with
+// modeled = false and the reason.
+ValidationReport Validate(const std::vector<MeasuredCase>& cases,
+                          const ValidateOptions& options = {});
+
+// ---- Mixed-precision check ---------------------------------------------------
+
+// The band of mixed/FP32 step-time ratios published for small-batch training on
+// a T4: 45-60% (the figure of fitspeed issue 5 and DESIGN.md).
+inline constexpr double kMixedRatioLow = 0.45;
+inline constexpr double kMixedRatioHigh = 0.60;
+
+struct MixedRatio {
+  std::string network;
+  int64_t batch = 0;
+  double fp32_step_s = 0;
+  double mixed_step_s = 0;
+  double ratio = 0;      // mixed_step_s / fp32_step_s
+  bool in_band = false;  // kMixedRatioLow <= ratio <= kMixedRatioHigh
+};
+
+// Modeled mixed/FP32 step-time ratios of each network at each batch on `device`.
+std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
+                                             const std::vector<std::string>& networks,
+                                             const std::vector<int64_t>& batches,
+                                             Optimizer optimizer = Optimizer::kSgdMomentum);
+
+// ---- Host self-check ---------------------------------------------------------
+
+struct HostCheckOptions {
+  std::string network = "cnn-cifar-small";     // a zoo network the host backend runs
+  std::vector<int64_t> batches = {8, 16, 32};  // each >= 1
+  // Kernel threads of the measured sweep: 0 or AvailableCpus() (every CPU), as
+  // ProbeHostDevice measures the modeled host's peaks on every CPU.
+  int threads = 0;
+  double min_time_s = 0.2;  // timed steps per batch at least this long (> 0)
+};
+
+struct HostCheckRow {
+  int64_t batch = 0;
+  double measured_step_s = 0;
+  double predicted_step_s = 0;
+  double error_pct = 0;    // PercentError on throughput (predicted vs measured)
+  bool contended = false;  // measured while other processes took the CPUs
+};
+
+struct HostCheck {
+  std::string network;
+  int threads = 0;
+  std::vector<HostCheckRow> rows;
+  ErrorSummary summary;
+};
+
+// Measures `options.network` on the host (fitspeed/timing/sweep.h) and models
+// it on LoadDevice("host"); takes seconds.
+HostCheck RunHostCheck(const HostCheckOptions& options = {});
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_VALIDATE_H_

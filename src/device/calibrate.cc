@@ -1,0 +1,650 @@
+// Calibration of a device to measured cases (docs/devices.md, "Calibration").
+//
+// The modeled step of one case (fitspeed/device/step_model.h) is, as a
+// function of the four calibration parameters,
+//   T(sc, sm, launch, host) = sum over passes max(C_k / sc, M_k / sm)
+//                             + K launch + comm + host / steps_per_execution
+// where C_k and M_k are the pass's compute and memory times on the device as
+// given (a scale s on an efficiency curve multiplies every point, so the
+// interpolated efficiency too, and divides the time), K is the number of passes
+// that launch a kernel and comm the all-reduce time. The pieces come from one
+// ModelStep per case; the sum is written once as a template so that Ceres
+// differentiates it, and the calibrated device is checked against ModelStep.
+#include "fitspeed/device/calibrate.h"
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "fit/statistics.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/step_model.h"
+#include "fitspeed/model/zoo.h"
+
+namespace fitspeed {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kParams = 4;
+// Parameters correlated beyond this are reported as not separated by the data.
+constexpr double kMaxAbsCorrelation = 0.99;
+// Relative agreement required between the decomposed step time and ModelStep
+// on the calibrated device (rounding of the scaled curve points only).
+constexpr double kAgreement = 1e-9;
+
+struct ParameterInfo {
+  CalibrationParameter id;
+  const char* short_name;  // --params
+  const char* name;        // DeviceCalibration::Parameter::name
+  const char* unit;
+  // SI value of one unit of the internal parameter: the overheads are fitted
+  // in microseconds and milliseconds so that every parameter is of order 1.
+  double internal_unit;
+};
+constexpr std::array<ParameterInfo, kParams> kInfo = {{
+    {CalibrationParameter::kComputeScale, "compute", "compute_scale", "", 1},
+    {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1},
+    {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6},
+    {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3},
+}};
+
+using Values = std::array<double, kParams>;  // internal units, kInfo order
+
+// The pieces of one case's modeled step on the device as given.
+struct CaseTerms {
+  std::vector<std::pair<double, double>> passes;  // (compute_s, memory_s) per pass
+  double kernels = 0;                             // passes that launch a kernel
+  double comm_s = 0;                              // all-reduce time, independent of the parameters
+  double host_per_step = 1;                       // 1 / steps_per_execution
+  double measured_step_s = 0;                     // batch / throughput
+};
+
+// T(sc, sm, launch, host) of the file comment.
+template <typename T>
+T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& memory_scale,
+                     const T& launch_s, const T& host_s) {
+  T sum = T(terms.comm_s);
+  for (const auto& [compute_s, memory_s] : terms.passes) {
+    const T compute = compute_s / compute_scale;
+    const T memory = memory_s / memory_scale;
+    sum += compute > memory ? compute : memory;
+  }
+  return sum + terms.kernels * launch_s + terms.host_per_step * host_s;
+}
+
+double StepTime(const CaseTerms& terms, const Values& x) {
+  return DecomposedStepTime(terms, x[0], x[1], x[2] * kInfo[2].internal_unit,
+                            x[3] * kInfo[3].internal_unit);
+}
+
+// Residual: log(modeled / measured step time), scale-free and symmetric.
+struct LogRatioResidual {
+  const CaseTerms* terms;
+  template <typename T>
+  bool operator()(const T* compute_scale, const T* memory_scale, const T* launch_us,
+                  const T* host_ms, T* residual) const {
+    using std::log;
+    const T step = DecomposedStepTime(*terms, compute_scale[0], memory_scale[0],
+                                      launch_us[0] * kInfo[2].internal_unit,
+                                      host_ms[0] * kInfo[3].internal_unit);
+    residual[0] = log(step / terms->measured_step_s);
+    return true;
+  }
+};
+
+struct Bounds {
+  Values lower{};
+  Values upper{};
+};
+
+struct Solution {
+  Values x{};
+  bool converged = false;
+  int iterations = 0;
+  std::string message;
+  Eigen::MatrixXd jacobian;  // cases x free parameters, internal units
+  Eigen::VectorXd residuals;
+};
+
+// Bounded least squares of the log ratios of `terms` over the free parameters,
+// from `start`.
+Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
+               const std::array<bool, kParams>& free, const Bounds& bounds, int max_iterations) {
+  Solution s;
+  s.x = start;
+  ceres::Problem problem;
+  for (int j = 0; j < kParams; ++j) {
+    problem.AddParameterBlock(&s.x[j], 1);
+    if (!free[j]) {
+      problem.SetParameterBlockConstant(&s.x[j]);
+      continue;
+    }
+    problem.SetParameterLowerBound(&s.x[j], 0, bounds.lower[j]);
+    if (std::isfinite(bounds.upper[j])) problem.SetParameterUpperBound(&s.x[j], 0, bounds.upper[j]);
+  }
+  for (const CaseTerms* t : terms) {
+    problem.AddResidualBlock(
+        new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1>(new LogRatioResidual{t}),
+        nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3]);
+  }
+  ceres::Solver::Options options;
+  options.linear_solver_type = ceres::DENSE_QR;
+  options.max_num_iterations = max_iterations;
+  options.function_tolerance = 1e-14;
+  options.parameter_tolerance = 1e-12;
+  options.gradient_tolerance = 1e-16;
+  options.logging_type = ceres::SILENT;
+  options.num_threads = 1;
+  ceres::Solver::Summary summary;
+  ceres::Solve(options, &problem, &summary);
+  s.converged = summary.IsSolutionUsable() && summary.termination_type == ceres::CONVERGENCE;
+  s.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  s.message = summary.message;
+
+  ceres::Problem::EvaluateOptions evaluate;
+  for (int j = 0; j < kParams; ++j) {
+    if (free[j]) evaluate.parameter_blocks.push_back(&s.x[j]);
+  }
+  std::vector<double> residuals;
+  ceres::CRSMatrix crs;
+  problem.Evaluate(evaluate, nullptr, &residuals, nullptr, &crs);
+  s.residuals = Eigen::Map<const Eigen::VectorXd>(residuals.data(),
+                                                  static_cast<Eigen::Index>(residuals.size()));
+  s.jacobian = Eigen::MatrixXd::Zero(crs.num_rows, crs.num_cols);
+  for (int row = 0; row < crs.num_rows; ++row) {
+    for (int k = crs.rows[row]; k < crs.rows[row + 1]; ++k) {
+      s.jacobian(row, crs.cols[k]) = crs.values[k];
+    }
+  }
+  return s;
+}
+
+// The device with the free parameters of `x` (internal units) in place.
+Device Apply(const Device& base, const Values& x, const std::array<bool, kParams>& free) {
+  Device d = base;
+  if (free[0]) {
+    for (EfficiencyCurve::Point& p : d.compute_efficiency.points) {
+      p.efficiency = std::min(1.0, p.efficiency * x[0]);  // <= 1 by the bound, up to rounding
+    }
+  }
+  if (free[1]) {
+    for (EfficiencyCurve::Point& p : d.memory_efficiency.points) {
+      p.efficiency = std::min(1.0, p.efficiency * x[1]);
+    }
+  }
+  if (free[2]) d.kernel_launch_s = x[2] * kInfo[2].internal_unit;
+  if (free[3]) d.step_host_s = x[3] * kInfo[3].internal_unit;
+  return d;
+}
+
+double MaxEfficiency(const EfficiencyCurve& curve) {
+  double max = 0;
+  for (const EfficiencyCurve::Point& p : curve.points) max = std::max(max, p.efficiency);
+  return max;
+}
+
+DeviceModelOptions CaseOptions(const MeasuredCase& c, Optimizer optimizer) {
+  DeviceModelOptions o;
+  o.precision = c.precision;
+  o.devices = c.devices;
+  o.optimizer = optimizer;
+  return o;
+}
+
+// ModelStep of a case, with a problem the device or network cannot model
+// reported as bad data at the case's file and line.
+ModeledStep ModelCase(const Network& network, const Device& device, const MeasuredCase& c,
+                      Optimizer optimizer) {
+  try {
+    return ModelStep(network, device, c.batch, CaseOptions(c, optimizer));
+  } catch (const UsageError& e) {
+    throw DataError(c.source, c.line, "", fmt::format("cannot model this case: {}", e.what()));
+  }
+}
+
+CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceModelOptions& o) {
+  CaseTerms t;
+  for (const LayerTime& layer : step.layers) {
+    for (const PassTime& p : layer.passes) {
+      if (p.flops > 0 || p.bytes > 0) {
+        t.passes.emplace_back(p.compute_s, p.memory_s);
+        t.kernels += 1;
+      }
+    }
+  }
+  t.comm_s = step.comm_s;
+  t.host_per_step = 1.0 / o.steps_per_execution;
+  t.measured_step_s = static_cast<double>(c.batch) / c.throughput_sps;
+  return t;
+}
+
+bool Agrees(double a, double b) { return std::fabs(a - b) <= kAgreement * std::fabs(b); }
+
+std::string Percent(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
+
+std::string ErrorLine(const DeviceCalibration::Error& e) {
+  return fmt::format("rms {}, median |e| {}, max |e| {} ({} cases)", Percent(e.rms),
+                     Percent(e.median_abs), Percent(e.max_abs), e.cases);
+}
+
+}  // namespace
+
+const char* CalibrationParameterName(CalibrationParameter parameter) {
+  for (const ParameterInfo& info : kInfo) {
+    if (info.id == parameter) return info.short_name;
+  }
+  return "unknown";
+}
+
+CalibrationParameter ParseCalibrationParameter(const std::string& name) {
+  for (const ParameterInfo& info : kInfo) {
+    if (name == info.short_name || name == info.name) return info.id;
+  }
+  throw UsageError(fmt::format(
+      "unknown calibration parameter '{}' (known: compute, memory, launch, host)", name));
+}
+
+void ValidateCalibrationOptions(const CalibrationOptions& o) {
+  if (o.parameters.empty()) {
+    throw UsageError("CalibrationOptions.parameters is empty: fit at least one parameter");
+  }
+  std::set<CalibrationParameter> seen;
+  for (CalibrationParameter p : o.parameters) {
+    if (!seen.insert(p).second) {
+      throw UsageError(fmt::format("CalibrationOptions.parameters: '{}' is listed twice",
+                                   CalibrationParameterName(p)));
+    }
+  }
+  if (!(o.min_scale > 0 && o.min_scale < 1)) {
+    throw UsageError(
+        fmt::format("CalibrationOptions.min_scale = {}: must be in (0, 1)", o.min_scale));
+  }
+  if (o.max_iterations < 1) {
+    throw UsageError(
+        fmt::format("CalibrationOptions.max_iterations = {}: must be >= 1", o.max_iterations));
+  }
+  if (!(o.confidence > 0 && o.confidence < 1)) {
+    throw UsageError(
+        fmt::format("CalibrationOptions.confidence = {}: must be in (0, 1)", o.confidence));
+  }
+}
+
+bool CalibratedParameter::at_bound() const {
+  const double tolerance = 1e-9 * std::max(1.0, std::fabs(value));
+  return std::fabs(value - lower) <= tolerance ||
+         (std::isfinite(upper) && std::fabs(upper - value) <= tolerance);
+}
+
+DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors) {
+  DeviceCalibration::Error e;
+  e.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return e;
+  std::vector<double> abs_errors;
+  double sum_squares = 0;
+  for (double x : errors) {
+    sum_squares += x * x;
+    abs_errors.push_back(std::fabs(x));
+  }
+  std::sort(abs_errors.begin(), abs_errors.end());
+  const size_t n = abs_errors.size();
+  e.rms = std::sqrt(sum_squares / static_cast<double>(n));
+  e.median_abs = n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]);
+  e.max_abs = abs_errors.back();
+  return e;
+}
+
+CalibrationResult CalibrateDevice(const Device& device, const std::vector<MeasuredCase>& cases,
+                                  const CalibrationOptions& options) {
+  ValidateCalibrationOptions(options);
+  std::array<bool, kParams> free{};
+  for (CalibrationParameter p : options.parameters) free[static_cast<size_t>(p)] = true;
+  const int n_free = static_cast<int>(options.parameters.size());
+
+  CalibrationResult result;
+  result.device_before = fmt::format("{} ({})", device.name, device.origin);
+  result.confidence = options.confidence;
+  for (int j = 0; j < kParams; ++j) {
+    if (!free[j]) result.fixed.push_back(kInfo[j].name);
+  }
+  for (const MeasuredCase& c : cases) {
+    if (std::find(result.networks.begin(), result.networks.end(), c.network) ==
+        result.networks.end()) {
+      result.networks.push_back(c.network);
+    }
+  }
+  std::vector<std::string> free_names;
+  for (int j = 0; j < kParams; ++j) {
+    if (free[j]) free_names.push_back(kInfo[j].short_name);
+  }
+  if (static_cast<int>(cases.size()) < n_free) {
+    throw DataError(fmt::format(
+        "calibrating {}: {} case(s) for {} parameters ({}): need at least as many cases as "
+        "fitted parameters; fit fewer (--params), the others keep the device's values",
+        device.name, cases.size(), n_free, fmt::join(free_names, ", ")));
+  }
+  if (options.leave_one_network_out && result.networks.size() < 2) {
+    throw DataError(fmt::format(
+        "calibrating {}: the cases are of {} network(s) ({}): leave-one-network-out "
+        "cross-validation needs cases of at least 2 networks, or the reported accuracy would "
+        "be in-sample only",
+        device.name, result.networks.size(), fmt::join(result.networks, ", ")));
+  }
+
+  // One ModelStep per case on the device as given: the terms of the fit.
+  std::map<std::string, Network> networks;
+  std::vector<CaseTerms> terms;
+  terms.reserve(cases.size());
+  const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
+                        device.step_host_s / kInfo[3].internal_unit};
+  for (const MeasuredCase& c : cases) {
+    if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
+    if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
+      throw DataError(c.source, c.line, "throughput_sps", "must be finite and > 0");
+    }
+    auto it = networks.find(c.network);
+    if (it == networks.end()) {
+      try {
+        it = networks.emplace(c.network, LoadNetwork(c.network)).first;
+      } catch (const UsageError& e) {
+        throw DataError(c.source, c.line, "network", e.what());
+      }
+    }
+    const ModeledStep step = ModelCase(it->second, device, c, options.optimizer);
+    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer)));
+    FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
+                   "the decomposed step time reproduces ModelStep");
+    CaseFit fit;
+    fit.measured = c;
+    fit.key = CaseKey(c);
+    fit.measured_step_s = terms.back().measured_step_s;
+    fit.before_step_s = step.step_time_s;
+    fit.loo_step_s = kNaN;
+    fit.fits_memory = step.fits;
+    result.cases.push_back(std::move(fit));
+  }
+
+  Bounds bounds;
+  bounds.lower = {options.min_scale, options.min_scale, 0, 0};
+  bounds.upper = {1 / MaxEfficiency(device.compute_efficiency),
+                  1 / MaxEfficiency(device.memory_efficiency), kInf, kInf};
+  // ModelStep of `which` cases on `base` with the parameters `x`.
+  auto predict = [&](const Values& x, const std::vector<size_t>& which) {
+    const Device d = Apply(device, x, free);
+    std::vector<double> step_s;
+    for (size_t i : which) {
+      const MeasuredCase& c = cases[i];
+      step_s.push_back(ModelCase(networks.at(c.network), d, c, options.optimizer).step_time_s);
+      FITSPEED_CHECK(Agrees(StepTime(terms[i], x), step_s.back()),
+                     "the decomposed step time reproduces ModelStep on the calibrated device");
+    }
+    return step_s;
+  };
+
+  // The calibration on every case.
+  std::vector<const CaseTerms*> all;
+  std::vector<size_t> all_index;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    all.push_back(&terms[i]);
+    all_index.push_back(i);
+  }
+  const Solution solution = Solve(all, start, free, bounds, options.max_iterations);
+  result.converged = solution.converged;
+  result.iterations = solution.iterations;
+  result.solver_message = solution.message;
+  result.dof = static_cast<int>(cases.size()) - n_free;
+  result.rss = solution.residuals.squaredNorm();
+  const std::vector<double> after = predict(solution.x, all_index);
+  for (size_t i = 0; i < cases.size(); ++i) result.cases[i].after_step_s = after[i];
+
+  // Covariance s^2 (J^T J)^-1 with s^2 = RSS/dof (as fit/fit.cc), from J P = Q R.
+  const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(solution.jacobian);
+  Eigen::MatrixXd covariance = Eigen::MatrixXd::Constant(n_free, n_free, kNaN);
+  Eigen::MatrixXd correlation = covariance;
+  if (qr.rank() == n_free) {
+    const Eigen::MatrixXd r_inverse = qr.matrixR()
+                                          .topLeftCorner(n_free, n_free)
+                                          .triangularView<Eigen::Upper>()
+                                          .solve(Eigen::MatrixXd::Identity(n_free, n_free));
+    const Eigen::MatrixXd unscaled = qr.colsPermutation() * (r_inverse * r_inverse.transpose()) *
+                                     qr.colsPermutation().transpose();
+    const Eigen::VectorXd inv_sd = unscaled.diagonal().cwiseSqrt().cwiseInverse();
+    correlation = inv_sd.asDiagonal() * unscaled * inv_sd.asDiagonal();
+    if (result.dof > 0) covariance = unscaled * (result.rss / result.dof);
+  } else {
+    result.warnings.push_back(
+        "the Jacobian is rank deficient at the solution: the cases do not determine the fitted "
+        "parameters separately (fit fewer with --params, or add networks and batch sizes)");
+  }
+  const double t_quantile = StudentTQuantile(0.5 * (1 + options.confidence), result.dof);
+  int k = 0;
+  for (int j = 0; j < kParams; ++j) {
+    if (!free[j]) continue;
+    CalibratedParameter p;
+    p.name = kInfo[j].name;
+    p.unit = kInfo[j].unit;
+    p.initial = start[j] * kInfo[j].internal_unit;
+    p.value = solution.x[j] * kInfo[j].internal_unit;
+    p.std_error = std::sqrt(covariance(k, k)) * kInfo[j].internal_unit;
+    p.ci_low = p.value - t_quantile * p.std_error;
+    p.ci_high = p.value + t_quantile * p.std_error;
+    p.lower = bounds.lower[j] * kInfo[j].internal_unit;
+    p.upper = bounds.upper[j] * kInfo[j].internal_unit;
+    if (p.at_bound()) {
+      result.warnings.push_back(
+          fmt::format("{} = {} is at its bound [{}, {}]: the interval assumes an interior optimum",
+                      p.name, FormatSig(p.value), FormatSig(p.lower), FormatSig(p.upper)));
+    }
+    result.parameters.push_back(std::move(p));
+    ++k;
+  }
+  for (int a = 0; a < n_free; ++a) {
+    for (int b = a + 1; b < n_free; ++b) {
+      if (std::fabs(correlation(a, b)) > kMaxAbsCorrelation) {
+        result.warnings.push_back(fmt::format(
+            "{} and {} are strongly correlated (corr = {:+.4f}): the cases hardly separate them",
+            result.parameters[a].name, result.parameters[b].name, correlation(a, b)));
+      }
+    }
+  }
+  if (result.dof == 0) {
+    result.warnings.push_back(fmt::format(
+        "{} cases for {} parameters leave no degrees of freedom: no uncertainty can be given",
+        cases.size(), n_free));
+  }
+  if (!result.converged) {
+    result.warnings.push_back(fmt::format("the fit did not converge: {}", solution.message));
+  }
+  int out_of_memory = 0;
+  for (const CaseFit& c : result.cases) out_of_memory += c.fits_memory ? 0 : 1;
+  if (out_of_memory > 0) {
+    result.warnings.push_back(fmt::format(
+        "{} measured case(s) do not fit the device's memory in the model: its memory estimate "
+        "is too high for them",
+        out_of_memory));
+  }
+
+  // Leave one network out: fit the others' cases, predict this network's.
+  if (options.leave_one_network_out) {
+    std::vector<double> loo_errors;
+    for (const std::string& network : result.networks) {
+      HeldOutNetwork fold;
+      fold.network = network;
+      std::vector<const CaseTerms*> training;
+      std::vector<size_t> held;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (cases[i].network == network) {
+          held.push_back(i);
+        } else {
+          training.push_back(&terms[i]);
+        }
+      }
+      fold.cases = static_cast<int>(held.size());
+      fold.training_cases = static_cast<int>(training.size());
+      if (fold.training_cases < n_free) {
+        fold.problem = fmt::format("{} case(s) of the other networks for {} parameters",
+                                   fold.training_cases, n_free);
+        result.warnings.push_back(
+            fmt::format("leaving out {}: no fit ({})", network, fold.problem));
+        result.held_out.push_back(std::move(fold));
+        continue;
+      }
+      const Solution s = Solve(training, start, free, bounds, options.max_iterations);
+      if (!s.converged) {
+        result.warnings.push_back(
+            fmt::format("leaving out {}: the fit did not converge: {}", network, s.message));
+      }
+      fold.computed = true;
+      for (int j = 0; j < kParams; ++j) {
+        if (free[j]) fold.values.push_back(s.x[j] * kInfo[j].internal_unit);
+      }
+      const std::vector<double> predicted = predict(s.x, held);
+      std::vector<double> errors;
+      for (size_t h = 0; h < held.size(); ++h) {
+        CaseFit& c = result.cases[held[h]];
+        c.loo_step_s = predicted[h];
+        errors.push_back(c.error_loo());
+        loo_errors.push_back(c.error_loo());
+      }
+      fold.error = SummarizeErrors(errors);
+      result.held_out.push_back(std::move(fold));
+    }
+    if (!loo_errors.empty()) result.loo = SummarizeErrors(loo_errors);
+  }
+
+  std::vector<double> before_errors, after_errors;
+  for (const CaseFit& c : result.cases) {
+    before_errors.push_back(c.error_before());
+    after_errors.push_back(c.error_after());
+  }
+  result.before = SummarizeErrors(before_errors);
+  result.after = SummarizeErrors(after_errors);
+
+  // The calibrated device, with its fitted fields' sources rewritten.
+  Device& d = result.device;
+  d = Apply(device, solution.x, free);
+  d.origin = "calibrated:" + device.origin;
+  const std::string on =
+      fmt::format("fitspeed calibrate on {} case(s) of {} network(s) ({})", cases.size(),
+                  result.networks.size(), fmt::join(result.networks, ", "));
+  const char* fields[kParams] = {"efficiency.compute", "efficiency.memory",
+                                 "overheads.kernel_launch_s", "overheads.step_host_s"};
+  k = 0;
+  for (int j = 0; j < kParams; ++j) {
+    if (!free[j]) continue;
+    const CalibratedParameter& p = result.parameters[static_cast<size_t>(k++)];
+    const auto it = device.sources.find(fields[j]);
+    const std::string before = it == device.sources.end() ? "not recorded" : it->second;
+    const std::string what = j < 2 ? fmt::format("every point x {}", FormatSig(p.value, 6))
+                                   : fmt::format("{} s", FormatSig(p.value, 6));
+    d.sources[fields[j]] = fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
+                                       FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
+                                       FormatSig(p.ci_high, 4), before);
+  }
+  d.calibrated_on.clear();
+  for (const CaseFit& c : result.cases) {
+    if (std::find(d.calibrated_on.begin(), d.calibrated_on.end(), c.key) == d.calibrated_on.end()) {
+      d.calibrated_on.push_back(c.key);
+    }
+  }
+  DeviceCalibration& cal = d.calibration;
+  cal = DeviceCalibration{};
+  std::vector<std::string> fitted;
+  for (const CalibratedParameter& p : result.parameters) fitted.push_back(p.name);
+  cal.method = fmt::format(
+      "fitspeed calibrate: bounded least squares (Ceres) of log(modeled/measured step time) "
+      "over {} case(s) of {} network(s); fitted {}; kept {}; covariance s^2 (J^T J)^-1, "
+      "s^2 = RSS/dof; errors are predicted/measured throughput - 1",
+      cases.size(), result.networks.size(), fmt::join(fitted, ", "),
+      result.fixed.empty() ? std::string("none")
+                           : fmt::format("{}", fmt::join(result.fixed, ", ")));
+  cal.confidence = options.confidence;
+  for (const CalibratedParameter& p : result.parameters) {
+    cal.parameters.push_back({p.name, p.value, p.std_error, p.ci_low, p.ci_high});
+  }
+  cal.error_before = result.before;
+  cal.error_after = result.after;
+  cal.error_loo = result.loo;
+  return result;
+}
+
+std::string CalibrationResult::BriefReport() const {
+  std::vector<std::string> values;
+  for (const CalibratedParameter& p : parameters) {
+    values.push_back(
+        fmt::format("{} {} +/- {}", p.name, FormatSig(p.value), FormatSig(p.std_error, 2)));
+  }
+  return fmt::format(
+      "{} calibrated on {} cases of {} networks: {}; rms error {} -> {}{}{}", device.name,
+      cases.size(), networks.size(), fmt::join(values, ", "), Percent(before.rms),
+      Percent(after.rms),
+      loo ? fmt::format(", out-of-sample (leave one network out) {}", Percent(loo->rms))
+          : std::string(),
+      converged ? "" : " (did not converge)");
+}
+
+std::string CalibrationResult::FullReport() const {
+  std::string out = fmt::format(
+      "calibration of {} ({} cases, {} networks, {} parameters, dof {}; {} after {} "
+      "iterations)\n",
+      device_before, cases.size(), networks.size(), parameters.size(), dof,
+      converged ? "converged" : "DID NOT CONVERGE", iterations);
+  TextTable params({"parameter", "before", "value", "std_error",
+                    fmt::format("ci{}_low", FormatSig(100 * confidence)),
+                    fmt::format("ci{}_high", FormatSig(100 * confidence)), "unit", "bounds"});
+  for (const CalibratedParameter& p : parameters) {
+    params.AddRow({p.name, FormatSig(p.initial), FormatSig(p.value, 5), FormatSig(p.std_error, 3),
+                   FormatSig(p.ci_low, 5), FormatSig(p.ci_high, 5), p.unit.empty() ? "-" : p.unit,
+                   fmt::format("[{}, {}]", FormatSig(p.lower), FormatSig(p.upper))});
+  }
+  out += params.Render();
+  if (!fixed.empty())
+    out += fmt::format("kept at the device's values: {}\n", fmt::join(fixed, ", "));
+  out += fmt::format("error before: {}\n", ErrorLine(before));
+  out += fmt::format("error after:  {} (in-sample)\n", ErrorLine(after));
+  if (loo) out += fmt::format("out-of-sample (leave one network out): {}\n", ErrorLine(*loo));
+  for (const std::string& w : warnings) out += fmt::format("warning: {}\n", w);
+
+  TextTable table({"case", "measured_sps", "before_sps", "after_sps", "loo_sps", "err_before",
+                   "err_after", "err_loo"});
+  for (const CaseFit& c : cases) {
+    const double batch = static_cast<double>(c.measured.batch);
+    const bool loo_done = std::isfinite(c.loo_step_s);
+    table.AddRow({c.key, FormatSig(c.measured.throughput_sps), FormatSig(batch / c.before_step_s),
+                  FormatSig(batch / c.after_step_s),
+                  loo_done ? FormatSig(batch / c.loo_step_s) : "-", Percent(c.error_before()),
+                  Percent(c.error_after()), loo_done ? Percent(c.error_loo()) : "-"});
+  }
+  out += "\n" + table.Render();
+  if (!held_out.empty()) {
+    std::vector<std::string> header = {"held_out", "cases", "training_cases"};
+    for (const CalibratedParameter& p : parameters) header.push_back(p.name);
+    for (const char* h : {"rms", "median_abs", "max_abs"}) header.push_back(h);
+    TextTable folds(header);
+    for (const HeldOutNetwork& f : held_out) {
+      std::vector<std::string> row = {f.network, std::to_string(f.cases),
+                                      std::to_string(f.training_cases)};
+      for (size_t j = 0; j < parameters.size(); ++j) {
+        row.push_back(f.computed ? FormatSig(f.values[j], 5) : "-");
+      }
+      for (double e : {f.error.rms, f.error.median_abs, f.error.max_abs}) {
+        row.push_back(f.computed ? Percent(e) : "-");
+      }
+      folds.AddRow(row);
+    }
+    out += "\n" + folds.Render();
+  }
+  return out;
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,145 @@
+// A user's measured cases as CSV (docs/devices.md, "Calibration"):
+//   network,device,precision,devices,batch,throughput_sps[,framework][,note]
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/cases.h"
+#include "io/text.h"
+
+namespace fitspeed {
+
+namespace {
+
+constexpr std::array<const char*, 6> kRequired = {"network", "device", "precision",
+                                                  "devices", "batch",  "throughput_sps"};
+constexpr std::array<const char*, 2> kOptional = {"framework", "note"};
+// Bounds that keep the conversions to int and int64_t defined.
+constexpr double kMaxDevices = 1e7;
+constexpr double kMaxBatch = 1e15;
+
+bool Known(const std::string& column) {
+  for (const char* name : kRequired) {
+    if (column == name) return true;
+  }
+  for (const char* name : kOptional) {
+    if (column == name) return true;
+  }
+  return false;
+}
+
+// A whole number >= 1 and <= max read from `field`.
+double ParseCount(const std::string& text, double max, const std::string& source, int line,
+                  const std::string& field) {
+  const double value = io::ParseNumber(text, source, line, field);
+  if (!(value > 0)) {
+    throw DataError(source, line, field, fmt::format("{} breaks the rule: must be > 0", text));
+  }
+  if (value != std::floor(value) || value > max) {
+    throw DataError(source, line, field,
+                    fmt::format("{} is not a whole number in [1, {}]", text, max));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("cannot open cases file '{}'", path));
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  if (file.bad()) throw InputError(fmt::format("cannot read cases file '{}'", path));
+  const std::string text = buffer.str();
+  if (io::LooksBinary(text)) throw DataError(path, 0, "", "not a text file");
+
+  io::LineCursor cursor(text);
+  std::string_view line;
+  std::map<std::string, size_t> column;  // name -> index in a row
+  size_t n_columns = 0;
+  int header_line = 0;
+  std::vector<MeasuredCase> cases;
+  while (cursor.Next(line)) {
+    const std::string_view trimmed = io::Trim(line);
+    // Blank lines and "#" comment lines (where the numbers came from) are skipped.
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    const std::vector<std::string> fields = io::Split(trimmed, ',', /*quotes=*/true);
+    const int n = cursor.number();
+    if (header_line == 0) {
+      header_line = n;
+      n_columns = fields.size();
+      for (size_t i = 0; i < fields.size(); ++i) {
+        const std::string name(io::Trim(fields[i]));
+        if (!Known(name)) {
+          throw DataError(path, n, name,
+                          "unknown column (expected network, device, precision, devices, batch, "
+                          "throughput_sps, and optionally framework and note)");
+        }
+        if (!column.emplace(name, i).second) {
+          throw DataError(path, n, name, "column appears twice");
+        }
+      }
+      for (const char* name : kRequired) {
+        if (column.count(name) == 0) throw DataError(path, n, name, "missing column");
+      }
+      continue;
+    }
+    // A row may end before trailing optional columns (framework, note), which are then empty.
+    if (fields.size() > n_columns) {
+      throw DataError(path, n, "",
+                      fmt::format("{} fields, the header (line {}) has {}", fields.size(),
+                                  header_line, n_columns));
+    }
+    for (const char* name : kRequired) {
+      if (column.at(name) >= fields.size()) {
+        throw DataError(path, n, name,
+                        fmt::format("missing: {} fields, the header (line {}) has {}",
+                                    fields.size(), header_line, n_columns));
+      }
+    }
+    auto get = [&](const char* name) -> std::string {
+      const auto it = column.find(name);
+      return it == column.end() || it->second >= fields.size()
+                 ? std::string()
+                 : std::string(io::Trim(fields[it->second]));
+    };
+    MeasuredCase c;
+    c.source = path;
+    c.line = n;
+    c.network = get("network");
+    c.device = get("device");
+    if (c.network.empty()) throw DataError(path, n, "network", "must not be empty");
+    if (c.device.empty()) throw DataError(path, n, "device", "must not be empty");
+    const std::string precision = get("precision");
+    try {
+      c.precision = ParseDevicePrecision(precision);
+    } catch (const UsageError&) {
+      throw DataError(
+          path, n, "precision",
+          fmt::format("unknown precision '{}' (known: fp32, tf32, mixed)", io::Excerpt(precision)));
+    }
+    c.devices = static_cast<int>(ParseCount(get("devices"), kMaxDevices, path, n, "devices"));
+    c.batch = static_cast<int64_t>(ParseCount(get("batch"), kMaxBatch, path, n, "batch"));
+    if (c.batch < c.devices) {
+      throw DataError(path, n, "batch",
+                      fmt::format("global batch {} is smaller than devices {}: every device "
+                                  "needs at least one sample",
+                                  c.batch, c.devices));
+    }
+    c.throughput_sps = io::ParsePositive(get("throughput_sps"), path, n, "throughput_sps");
+    c.framework = get("framework");
+    c.note = get("note");
+    cases.push_back(std::move(c));
+  }
+  if (header_line == 0) throw DataError(path, 0, "", "empty: expected a header line");
+  return cases;
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,378 @@
+// The published measurements fitspeed validates its device model against
+// (data/measured/README.md): every row of those tables that a zoo network on a
+// catalog device can model becomes a MeasuredCase, with what had to be
+// assumed to read it in `note`.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/cases.h"
+#include "io/text.h"
+
+namespace fitspeed {
+
+std::string CaseKey(const MeasuredCase& c) {
+  return fmt::format("{}/{}/{}/x{}/b{}", c.network, c.device, DevicePrecisionName(c.precision),
+                     c.devices, c.batch);
+}
+
+namespace {
+
+// A CSV table (RFC 4180 quoting) with a header row; every row has as many
+// fields as the header.
+struct CsvTable {
+  struct Row {
+    int line = 0;
+    std::vector<std::string> fields;
+  };
+  std::string source;
+  std::map<std::string, size_t> column;
+  std::vector<Row> rows;
+
+  const std::string& Get(const Row& row, const std::string& name) const {
+    return row.fields[column.at(name)];
+  }
+  double Positive(const Row& row, const std::string& name) const {
+    return io::ParsePositive(Get(row, name), source, row.line, name);
+  }
+  int64_t PositiveInt(const Row& row, const std::string& name) const {
+    const double value = Positive(row, name);
+    if (value != std::floor(value) || value > 1e15) {
+      throw DataError(source, row.line, name,
+                      fmt::format("expected a whole number, got {}", value));
+    }
+    return static_cast<int64_t>(value);
+  }
+  bool Bool(const Row& row, const std::string& name) const {
+    const std::string& text = Get(row, name);
+    if (text == "True") return true;
+    if (text == "False") return false;
+    throw DataError(source, row.line, name,
+                    fmt::format("expected True or False, got '{}'", io::Excerpt(text)));
+  }
+};
+
+CsvTable ReadCsv(const std::string& path, const std::vector<std::string>& required) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("{}: cannot open the measurement table", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string content = text.str();
+  CsvTable table;
+  table.source = path;
+  io::LineCursor cursor(content);
+  std::string_view line;
+  size_t width = 0;
+  while (cursor.Next(line)) {
+    if (io::Trim(line).empty()) continue;
+    std::vector<std::string> fields = io::Split(line, ',', true);
+    if (width == 0) {
+      width = fields.size();
+      for (size_t i = 0; i < fields.size(); ++i) table.column[std::string(io::Trim(fields[i]))] = i;
+      for (const std::string& name : required) {
+        if (table.column.count(name) == 0) {
+          throw DataError(path, cursor.number(), name, "column missing from the header");
+        }
+      }
+      continue;
+    }
+    if (fields.size() != width) {
+      throw DataError(path, cursor.number(), "row",
+                      fmt::format("has {} fields, the header has {}", fields.size(), width));
+    }
+    table.rows.push_back({cursor.number(), std::move(fields)});
+  }
+  if (width == 0) throw DataError(path, 0, "header", "the file is empty");
+  return table;
+}
+
+// ---- NVIDIA DeepLearningExamples, ResNet-50 v1.5 ----------------------------
+
+struct DleReadme {
+  const char* path;
+  const char* framework;
+};
+// The three ResNet-50 v1.5 READMEs of the table (MXNet, PyTorch, TensorFlow 1).
+constexpr DleReadme kDleReadmes[] = {
+    {"MxNet/Classification/RN50v1.5/README.md", "mxnet"},
+    {"PyTorch/Classification/ConvNets/resnet50v1.5/README.md", "pytorch"},
+    {"TensorFlow/Classification/ConvNets/resnet50v1.5/README.md", "tensorflow"},
+};
+
+// Per-GPU batch of the tables whose CSV rows do not print it, as the README's
+// benchmark commands (MXNet) or the ConvNets configs.yml (PyTorch) set it.
+std::optional<int64_t> DleStatedBatch(const std::string& framework, const std::string& device,
+                                      DevicePrecision precision) {
+  const bool mixed = precision == DevicePrecision::kMixed;
+  if (framework == "mxnet") {
+    // MxNet/Classification/RN50v1.5/README.md, "Training performance" commands:
+    // DGX A100 `benchmark.py -b 256` for TF32 and float16; DGX-1 `-b 192
+    // --dtype float16` and `-b 96 --dtype float32`.
+    if (device == "a100") return 256;
+    if (device == "v100-sxm2") return mixed ? 192 : 96;
+  }
+  if (framework == "pytorch") {
+    // PyTorch/Classification/ConvNets/configs.yml, models.resnet50: DGXA100 AMP
+    // and TF32 batch_size 256; DGX1V AMP 256, FP32 112.
+    if (device == "a100") return 256;
+    if (device == "v100-sxm2") return mixed ? 256 : 112;
+  }
+  return std::nullopt;
+}
+
+// "256" or "128 (FP32) / 256 (AMP)": the per-GPU batch for `precision`.
+int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const CsvTable& table,
+                        const CsvTable::Row& row) {
+  const char* field = "batch_size_per_gpu_raw";
+  for (const std::string& part : io::Split(raw, '/')) {
+    std::string_view rest;
+    const auto value = io::LeadingDouble(part, &rest);
+    if (!value || !(*value >= 1) || *value != std::floor(*value)) {
+      throw DataError(table.source, row.line, field,
+                      fmt::format("expected a batch size, got '{}'", io::Excerpt(raw)));
+    }
+    const std::string tag = io::ToLower(io::Trim(rest));
+    const bool matches =
+        tag.empty() || (precision == DevicePrecision::kMixed ? tag == "(amp)"
+                                                             : tag == "(fp32)" || tag == "(tf32)");
+    if (matches) return static_cast<int64_t>(*value);
+  }
+  throw DataError(table.source, row.line, field,
+                  fmt::format("no batch for precision {} in '{}'", DevicePrecisionName(precision),
+                              io::Excerpt(raw)));
+}
+
+void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t =
+      ReadCsv(path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
+                     "throughput_column", "throughput_numeric"});
+  for (const CsvTable::Row& row : t.rows) {
+    const DleReadme* readme = nullptr;
+    for (const DleReadme& r : kDleReadmes) {
+      if (t.Get(row, "readme_path") == r.path) readme = &r;
+    }
+    if (!readme) continue;
+    const std::string& system = t.Get(row, "system_section");
+    std::string device, system_note;
+    if (io::Contains(system, "DGX A100")) {
+      device = "a100";
+      system_note = io::Contains(system, "80GB")
+                        ? "DGX A100 80GB modeled as the catalog's A100 SXM4 40GB (the 80GB part "
+                          "has 2,039 GB/s, the model uses 1,555 GB/s); "
+                        : "DGX A100 40GB = catalog a100; ";
+    } else if (io::Contains(system, "DGX-1")) {
+      device = "v100-sxm2";
+      system_note = "DGX-1 V100 SXM2 = catalog v100-sxm2 (16 GB modeled for 32 GB parts); ";
+    } else {
+      continue;  // DGX-2 (V100 SXM3 32 GB, 350 W): not in the catalog
+    }
+    const std::string& gpus_text = t.Get(row, "gpus_or_nodes");
+    if (!io::StartsWith(gpus_text, "GPUs=")) {
+      throw DataError(t.source, row.line, "gpus_or_nodes",
+                      fmt::format("expected GPUs=N, got '{}'", io::Excerpt(gpus_text)));
+    }
+    const double gpus = io::ParsePositive(std::string_view(gpus_text).substr(5), t.source, row.line,
+                                          "gpus_or_nodes");
+    if (gpus != 1 && gpus != 8) continue;  // one GPU and a full node only
+    const std::string column = io::ToLower(t.Get(row, "throughput_column"));
+    DevicePrecision precision;
+    if (io::Contains(column, "mixed") || io::Contains(column, "amp")) {
+      precision = DevicePrecision::kMixed;
+    } else if (io::Contains(column, "tf32")) {
+      precision = DevicePrecision::kTf32;
+    } else if (io::Contains(column, "fp32")) {
+      precision = DevicePrecision::kFp32;
+    } else {
+      continue;  // speedup and scaling columns
+    }
+    if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
+    MeasuredCase c;
+    c.network = "resnet50";
+    c.device = device;
+    c.precision = precision;
+    c.devices = static_cast<int>(gpus);
+    c.throughput_sps = t.Positive(row, "throughput_numeric");
+    c.framework = readme->framework;
+    c.source = path;
+    c.line = row.line;
+    const std::string& raw = t.Get(row, "batch_size_per_gpu_raw");
+    int64_t per_gpu = 0;
+    std::string batch_note;
+    if (!io::Trim(raw).empty()) {
+      per_gpu = DleBatchFromRaw(raw, precision, t, row);
+      batch_note = "per-GPU batch as printed in the table";
+    } else if (const auto stated = DleStatedBatch(c.framework, device, precision)) {
+      per_gpu = *stated;
+      batch_note = c.framework == "mxnet"
+                       ? "per-GPU batch from the README's benchmark.py -b command (the 80GB "
+                         "table's batch is assumed unchanged from the 40GB-era command)"
+                       : "per-GPU batch from ConvNets/configs.yml (resnet50, DGX1V/DGXA100)";
+    } else {
+      continue;
+    }
+    c.batch = per_gpu * c.devices;
+    c.note = system_note + batch_note + "; images/s is the global throughput of all GPUs";
+    if (c.devices > 1) {
+      c.note +=
+          " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over NVLink "
+          "without overlap with the backward pass";
+    }
+    if (io::Contains(column, "xla")) c.note += "; TensorFlow with XLA";
+    if (c.framework == "mxnet") c.note += "; MXNet Total IPS includes data loading";
+    cases.push_back(std::move(c));
+  }
+}
+
+// ---- Pollux T4 ---------------------------------------------------------------
+
+void AddPolluxCases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t = ReadCsv(path, {"model", "placement", "local_bsz", "step_time"});
+  // Pollux's trace names: imagenet = ResNet-50/ImageNet, cifar10 = ResNet-18/CIFAR-10
+  // (data/measured/README.md).
+  const std::map<std::string, std::string> networks = {{"imagenet", "resnet50"},
+                                                       {"cifar10", "resnet18-cifar"}};
+  for (const CsvTable::Row& row : t.rows) {
+    const auto network = networks.find(t.Get(row, "model"));
+    if (network == networks.end()) continue;
+    if (t.PositiveInt(row, "placement") != 1) continue;  // single GPU only
+    MeasuredCase c;
+    c.network = network->second;
+    c.device = "t4";
+    c.precision = DevicePrecision::kFp32;
+    c.devices = 1;
+    c.batch = t.PositiveInt(row, "local_bsz");
+    c.throughput_sps = static_cast<double>(c.batch) / t.Positive(row, "step_time");
+    c.framework = "pytorch";
+    c.source = path;
+    c.line = row.line;
+    c.note =
+        "throughput = local_bsz / step_time at placement 1; FP32 assumed (the artifact's "
+        "PyTorch + AdaptDL scripts use no AMP)";
+    cases.push_back(std::move(c));
+  }
+}
+
+// ---- koshian2 Colab TPU / GPU WideResNet -------------------------------------
+
+void AddKoshian2Cases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t = ReadCsv(path, {"device", "batch_size", "use_validation", "use_augmentation",
+                                    "from_storage", "num_workers", "epoch", "epoch_time_s"});
+  // CIFAR-100 training set (data/measured/README.md).
+  constexpr double kSamplesPerEpoch = 50000;
+  struct Series {
+    std::string device;
+    int64_t batch = 0;
+    int first_line = 0;  // line of epoch 2
+    double sum_s = 0;
+    int epochs = 0;
+    int last_line = 0;
+  };
+  std::vector<Series> series;
+  for (const CsvTable::Row& row : t.rows) {
+    // The in-memory, no-validation, no-augmentation series: model.fit over all
+    // 50,000 samples (ceil(50000/b) steps, last batch partial).
+    const bool validation = t.Bool(row, "use_validation");
+    const bool augmentation = t.Bool(row, "use_augmentation");
+    const bool storage = t.Bool(row, "from_storage");
+    if (validation || augmentation || storage) continue;
+    const int64_t epoch = t.PositiveInt(row, "epoch");
+    const double epoch_s = t.Positive(row, "epoch_time_s");
+    if (epoch < 2 || epoch > 20) continue;  // epoch 1 includes graph compilation
+    const std::string& device = t.Get(row, "device");
+    if (device != "tpu" && device != "gpu") {
+      throw DataError(t.source, row.line, "device",
+                      fmt::format("expected tpu or gpu, got '{}'", io::Excerpt(device)));
+    }
+    const int64_t batch = t.PositiveInt(row, "batch_size");
+    Series* s = nullptr;
+    for (Series& candidate : series) {
+      if (candidate.device == device && candidate.batch == batch) s = &candidate;
+    }
+    if (!s) {
+      series.push_back({device, batch, row.line, 0, 0, 0});
+      s = &series.back();
+    }
+    s->sum_s += epoch_s;
+    s->epochs += 1;
+    s->last_line = row.line;
+  }
+  for (const Series& s : series) {
+    if (s.epochs != 19) {
+      throw DataError(
+          t.source, s.last_line, "epoch",
+          fmt::format("{} batch {}: {} epochs in 2..20, expected 19", s.device, s.batch, s.epochs));
+    }
+    MeasuredCase c;
+    c.network = "wrn-k7n4-7x7";
+    c.device = s.device == "tpu" ? "tpu-v2-8" : "k80";
+    c.precision = DevicePrecision::kFp32;
+    c.devices = 1;
+    c.batch = s.batch;
+    c.throughput_sps = kSamplesPerEpoch / (s.sum_s / s.epochs);
+    c.framework = "keras";
+    c.source = path;
+    c.line = s.first_line;
+    c.note = fmt::format(
+        "50000 / mean epoch time of epochs 2-20 (lines {}-{}), in memory, no validation, no "
+        "augmentation: model.fit, ceil(50000/{}) = {} steps with a partial last batch; Adam "
+        "in the source, modeled with SGD momentum",
+        s.first_line, s.last_line, s.batch,
+        (static_cast<int64_t>(kSamplesPerEpoch) + s.batch - 1) / s.batch);
+    c.note += s.device == "tpu"
+                  ? "; batch is global (keras_to_tpu_model splits it over the 8 cores)"
+                  : "; the Colab GPU is presumed a K80 (by date; the source does not name it)";
+    cases.push_back(std::move(c));
+  }
+}
+
+// ---- Paddle K40m AlexNet / GoogLeNet -----------------------------------------
+
+void AddPaddleK40mCases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t = ReadCsv(
+      path, {"table", "model", "framework", "num_gpus", "total_batch_size", "time_ms_per_batch"});
+  const std::map<std::string, std::string> networks = {{"AlexNet", "alexnet"},
+                                                       {"GoogleNet", "googlenet"}};
+  for (const CsvTable::Row& row : t.rows) {
+    const std::string& table = t.Get(row, "table");
+    if (table != "single_gpu_image" && table != "multi_gpu_image") continue;
+    const auto network = networks.find(t.Get(row, "model"));
+    if (network == networks.end()) continue;                 // SmallNet: not in the zoo
+    if (t.Get(row, "time_ms_per_batch") == "OOM") continue;  // out of memory as printed
+    MeasuredCase c;
+    c.network = network->second;
+    c.device = "k40m";
+    c.precision = DevicePrecision::kFp32;
+    c.devices = static_cast<int>(t.PositiveInt(row, "num_gpus"));
+    c.batch = t.PositiveInt(row, "total_batch_size");
+    c.throughput_sps = static_cast<double>(c.batch) / (t.Positive(row, "time_ms_per_batch") / 1000);
+    c.framework = io::ToLower(t.Get(row, "framework"));
+    c.source = path;
+    c.line = row.line;
+    c.note = "throughput = total_batch_size / time per batch";
+    if (c.framework == "caffe") c.note += "; `caffe time` has no weight update";
+    if (c.devices > 1) c.note += "; all-reduce modeled as a ring over PCIe";
+    cases.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir) {
+  std::vector<MeasuredCase> cases;
+  const std::string dir = measured_dir.empty() ? "." : measured_dir;
+  AddDleCases(dir + "/nvidia_dle_training_perf_tables.csv", cases);
+  AddPolluxCases(dir + "/pollux_t4_single_node.csv", cases);
+  AddKoshian2Cases(dir + "/koshian2_tpu_benchmark_main_per_epoch.csv", cases);
+  AddPaddleK40mCases(dir + "/paddle_benchmark_k40m_gpu.csv", cases);
+  return cases;
+}
+
+}  // namespace fitspeed

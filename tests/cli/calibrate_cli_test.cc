@@ -1,0 +1,104 @@
+// `fitspeed calibrate`: the published T4 cases, the written device file,
+// skipped cases of other devices, JSON output and the exit codes of bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "fitspeed/device/device.h"
+
+namespace fitspeed::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+// tests/data/cases/pollux_t4.csv: 8 ResNet-50 (imagenet) and 11 ResNet-18
+// (cifar10) single-GPU T4 rows of the Pollux traces.
+const std::string kPollux = Data("cases/pollux_t4.csv");
+
+std::string Scratch(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/fitspeed_calibrate_cli_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CalibrateCli, PolluxT4WritesACalibratedDevice) {
+  const std::string out = ::testing::TempDir() + "/fitspeed_calibrate_cli_t4.json";
+  const CliRun run =
+      RunCli("calibrate --device t4 " + kPollux + " --params compute,host --write " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("compute_scale"));
+  EXPECT_THAT(run.out, HasSubstr("step_host_s"));
+  EXPECT_THAT(run.out, HasSubstr("kept at the device's values: memory_scale, kernel_launch_s"));
+  EXPECT_THAT(run.out, HasSubstr("error before:"));
+  EXPECT_THAT(run.out, HasSubstr("out-of-sample (leave one network out)"));
+  EXPECT_THAT(run.out, HasSubstr("resnet50/t4/fp32/x1/b200"));
+  EXPECT_THAT(run.err, HasSubstr("wrote the calibrated device"));
+  const Device d = LoadDevice(out);
+  std::remove(out.c_str());
+  EXPECT_EQ(d.name, "t4");
+  // One key per row of the file, in its order.
+  ASSERT_EQ(d.calibrated_on.size(), 19u);
+  EXPECT_EQ(d.calibrated_on.front(), "resnet50/t4/fp32/x1/b20");
+  EXPECT_EQ(d.calibrated_on.back(), "resnet18-cifar/t4/fp32/x1/b1024");
+  // The datasheet peak is never calibrated: 8.1 TFLOPS as in the catalog.
+  EXPECT_EQ(d.fp32_flops_per_s, 8.1e12);
+  EXPECT_TRUE(d.calibration.error_loo.has_value());
+}
+
+TEST(CalibrateCli, CasesOfOtherDevicesAreSkippedAndJsonIsComplete) {
+  const std::string extra = Scratch("k80.csv",
+                                    "network,device,precision,devices,batch,throughput_sps\n"
+                                    "resnet50,k80,fp32,1,64,50\n");
+  const CliRun run = RunCli("calibrate --device t4 " + kPollux + " " + extra +
+                            " --params compute,host --output json");
+  std::remove(extra.c_str());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("skipped 1 case(s) of other devices: k80 (1)"));
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema"], "fitspeed.calibration/1");
+  ASSERT_EQ(j["parameters"].size(), 2u);
+  EXPECT_EQ(j["parameters"][0]["name"], "compute_scale");
+  EXPECT_EQ(j["parameters"][1]["name"], "step_host_s");
+  EXPECT_EQ(j["cases"].size(), 19u);
+  EXPECT_EQ(j["held_out"].size(), 2u);
+  EXPECT_EQ(j["error_loo"]["cases"], 19);
+  ASSERT_EQ(j["skipped"].size(), 1u);
+  EXPECT_EQ(j["skipped"][0]["key"], "resnet50/k80/fp32/x1/b64");
+  EXPECT_EQ(j["skipped"][0]["line"], 2);
+}
+
+TEST(CalibrateCli, BadInputsMapToTheirExitCodes) {
+  // Bad data: file and line named (65).
+  const std::string bad = Scratch("bad.csv",
+                                  "network,device,precision,devices,batch,throughput_sps\n"
+                                  "resnet50,t4,fp32,1,64,-5\n");
+  CliRun run = RunCli("calibrate --device t4 " + bad);
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr(bad + ":2: field 'throughput_sps'"));
+  // Cases of a single network cannot be cross-validated (65).
+  const std::string one = Scratch("one.csv",
+                                  "network,device,precision,devices,batch,throughput_sps\n"
+                                  "resnet50,t4,fp32,1,64,200\nresnet50,t4,fp32,1,128,210\n");
+  run = RunCli("calibrate --device t4 " + one + " --params host");
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr("at least 2 networks"));
+  // No case of this device (65).
+  run = RunCli("calibrate --device k80 " + one);
+  EXPECT_EQ(run.exit_code, 65);
+  EXPECT_THAT(run.err, HasSubstr("no case of device 'k80'"));
+  std::remove(bad.c_str());
+  std::remove(one.c_str());
+  // Missing input (66), unknown parameter (64).
+  EXPECT_EQ(RunCli("calibrate --device t4 /nonexistent/cases.csv").exit_code, 66);
+  run = RunCli("calibrate --device t4 " + kPollux + " --params compute,peak");
+  EXPECT_EQ(run.exit_code, 64);
+  EXPECT_THAT(run.err, HasSubstr("unknown calibration parameter 'peak'"));
+}
+
+}  // namespace
+}  // namespace fitspeed::test

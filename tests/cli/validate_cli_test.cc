@@ -1,0 +1,90 @@
+// Golden tests of `fitspeed validate`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_util.h"
+
+namespace {
+
+using ::fitspeed::test::CliRun;
+using ::fitspeed::test::ReadFile;
+using ::fitspeed::test::RunCli;
+using ::testing::HasSubstr;
+
+std::string SourceData(const std::string& path) {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/" + path;
+}
+
+TEST(ValidateCli, DefaultDataPrintsTheTableAndPerDeviceErrors) {
+  const CliRun run = RunCli("validate");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("measured_sps"));
+  EXPECT_THAT(run.out, HasSubstr("Absolute % error per device"));
+  // nvidia_dle_training_perf_tables.csv line 345: MXNet, DGX-1 V100, FP32, 384 img/s.
+  EXPECT_THAT(run.out, HasSubstr("nvidia_dle_training_perf_tables.csv:345"));
+  EXPECT_THAT(run.out, HasSubstr("Mixed precision on t4"));
+  for (const char* device : {"a100", "v100-sxm2", "t4", "k80", "tpu-v2-8", "k40m"}) {
+    EXPECT_THAT(run.out, HasSubstr(device));
+  }
+}
+
+TEST(ValidateCli, JsonSchemaAndACaseReadFromItsRow) {
+  const CliRun run = RunCli("validate --data " + SourceData("measured") + " --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.validate/1");
+  bool found = false;
+  for (const auto& c : json["cases"]) {
+    if (c["key"] != "resnet18-cifar/t4/fp32/x1/b32") continue;
+    found = true;
+    // pollux_t4_single_node.csv line 22: "cifar10,1,32,0.0427886962890625,...":
+    // 32 / 0.0427886962890625 = 747.86 samples/s.
+    EXPECT_NEAR(c["measured_sps"].get<double>(), 747.86, 0.01);
+    EXPECT_EQ(c["line"], 22);
+    EXPECT_EQ(c["in_sample"], false);
+    const double predicted = c["predicted_sps"].get<double>();
+    EXPECT_NEAR(c["error_pct"].get<double>(), 100 * (predicted / 747.8616 - 1), 1e-3);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(json["mixed_precision"]["ratios"].size(), 12u);  // 4 networks x 3 batches
+  EXPECT_TRUE(json["host_check"].is_null());
+}
+
+TEST(ValidateCli, MissingDataDirectoryIsNamedWithExit66) {
+  const CliRun run = RunCli("validate --data /no/such/measured");
+  EXPECT_EQ(run.exit_code, 66);
+  EXPECT_THAT(run.err, HasSubstr("/no/such/measured"));
+}
+
+TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
+  // The catalog t4 with its FP32 peak doubled (8.1 -> 16.2 TFLOPS): the T4
+  // cases' predictions must rise, the others stay.
+  std::string text = ReadFile(SourceData("devices/t4.json"));
+  const std::string peak = "\"value\": 8.1e12";
+  const size_t at = text.find(peak);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, peak.size(), "\"value\": 1.62e13");
+  const std::string path = ::testing::TempDir() + "/validate_cli_fast_t4.json";
+  std::ofstream(path) << text;
+  const auto base = nlohmann::json::parse(RunCli("validate --output json").out);
+  const CliRun run = RunCli("validate --output json --device-file " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto fast = nlohmann::json::parse(run.out);
+  ASSERT_EQ(base["cases"].size(), fast["cases"].size());
+  for (size_t i = 0; i < base["cases"].size(); ++i) {
+    const auto& b = base["cases"][i];
+    const auto& f = fast["cases"][i];
+    SCOPED_TRACE(b["key"].get<std::string>());
+    if (b["device"] == "t4") {
+      EXPECT_GT(f["predicted_sps"].get<double>(), b["predicted_sps"].get<double>());
+    } else {
+      EXPECT_EQ(f["predicted_sps"], b["predicted_sps"]);
+    }
+  }
+}
+
+}  // namespace

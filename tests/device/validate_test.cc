@@ -1,0 +1,371 @@
+// Published cases read from data/measured, the % error and its summaries, in-
+// and out-of-sample marking, cases that cannot be modeled, and the
+// mixed-precision and host checks of fitspeed/device/validate.h.
+#include "fitspeed/device/validate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
+#include "fitspeed/timing/host.h"
+
+namespace fitspeed {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured"; }
+
+const std::vector<MeasuredCase>& Published() {
+  static const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
+  return cases;
+}
+
+// The case read from `file` at `line` (the first one: a koshian2 case is read
+// from many lines and names the first).
+const MeasuredCase* At(const std::string& file, int line) {
+  for (const MeasuredCase& c : Published()) {
+    if (std::filesystem::path(c.source).filename() == file && c.line == line) return &c;
+  }
+  return nullptr;
+}
+
+const MeasuredCase* ByKey(const std::string& key, const std::string& framework) {
+  for (const MeasuredCase& c : Published()) {
+    if (CaseKey(c) == key && c.framework == framework) return &c;
+  }
+  return nullptr;
+}
+
+TEST(CaseKey, NamesNetworkDevicePrecisionDevicesAndBatch) {
+  MeasuredCase c;
+  c.network = "resnet50";
+  c.device = "v100-sxm2";
+  c.precision = DevicePrecision::kMixed;
+  c.devices = 8;
+  c.batch = 2048;
+  EXPECT_EQ(CaseKey(c), "resnet50/v100-sxm2/mixed/x8/b2048");
+}
+
+TEST(PublishedCases, DleMxnetV100Fp32ReadsTheReadmeBatch) {
+  // nvidia_dle_training_perf_tables.csv line 345: MxNet RN50v1.5, "Training
+  // performance: NVIDIA DGX-1 (8x V100 16GB)", GPUs=1, "Throughput - FP32", 384;
+  // the README's command runs FP32 with `benchmark.py -b 96`.
+  const MeasuredCase* c = At("nvidia_dle_training_perf_tables.csv", 345);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "resnet50/v100-sxm2/fp32/x1/b96");
+  EXPECT_DOUBLE_EQ(c->throughput_sps, 384);
+  EXPECT_EQ(c->framework, "mxnet");
+  EXPECT_THAT(c->note, HasSubstr("global throughput"));
+}
+
+TEST(PublishedCases, DleTensorflowBatchPerPrecisionFromTheRawColumn) {
+  // Line 378: TensorFlow, DGX-1 (8x V100 16G), GPUs=1, "128 (FP32) / 256 (AMP)",
+  // "Throughput - FP32 + XLA", 412 img/s. Line 379: same, mixed precision, 1270.
+  const MeasuredCase* fp32 = At("nvidia_dle_training_perf_tables.csv", 378);
+  const MeasuredCase* mixed = At("nvidia_dle_training_perf_tables.csv", 379);
+  ASSERT_NE(fp32, nullptr);
+  ASSERT_NE(mixed, nullptr);
+  EXPECT_EQ(CaseKey(*fp32), "resnet50/v100-sxm2/fp32/x1/b128");
+  EXPECT_DOUBLE_EQ(fp32->throughput_sps, 412);
+  EXPECT_EQ(CaseKey(*mixed), "resnet50/v100-sxm2/mixed/x1/b256");
+  EXPECT_DOUBLE_EQ(mixed->throughput_sps, 1270);
+}
+
+TEST(PublishedCases, DleEightGpusIsGlobalBatchAndThroughput) {
+  // Line 364: PyTorch resnet50v1.5, DGX A100 (8x A100 80GB), GPUs=8,
+  // "Throughput - TF32", 7248 img/s; configs.yml DGXA100 TF32 batch_size 256 per
+  // GPU: global batch 8 x 256 = 2048.
+  const MeasuredCase* c = At("nvidia_dle_training_perf_tables.csv", 364);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "resnet50/a100/tf32/x8/b2048");
+  EXPECT_DOUBLE_EQ(c->throughput_sps, 7248);
+  // Lines 352-361 are DGX-2 (V100 SXM3, not in the catalog): none is read.
+  for (int line = 352; line <= 361; ++line) {
+    EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", line), nullptr) << line;
+  }
+  // Line 346 is GPUs=2: only 1 and 8 GPUs are read.
+  EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 346), nullptr);
+}
+
+TEST(PublishedCases, PolluxThroughputIsLocalBatchOverStepTime) {
+  // pollux_t4_single_node.csv line 22: "cifar10,1,32,0.0427886962890625,...":
+  // 32 / 0.0427886962890625 = 747.86 samples/s.
+  const MeasuredCase* c = At("pollux_t4_single_node.csv", 22);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "resnet18-cifar/t4/fp32/x1/b32");
+  EXPECT_NEAR(c->throughput_sps, 747.86, 0.01);
+  // Line 101: "imagenet,1,200,0.923530888557434,...": 200 / 0.92353 = 216.56.
+  const MeasuredCase* r50 = At("pollux_t4_single_node.csv", 101);
+  ASSERT_NE(r50, nullptr);
+  EXPECT_EQ(CaseKey(*r50), "resnet50/t4/fp32/x1/b200");
+  EXPECT_NEAR(r50->throughput_sps, 216.56, 0.01);
+  // Placement 1 only: 11 cifar10 and 8 imagenet batch sizes (rows 21-31, 94-101).
+  int cifar = 0, imagenet = 0;
+  for (const MeasuredCase& m : Published()) {
+    if (m.device != "t4") continue;
+    cifar += m.network == "resnet18-cifar";
+    imagenet += m.network == "resnet50";
+  }
+  EXPECT_EQ(cifar, 11);
+  EXPECT_EQ(imagenet, 8);
+}
+
+TEST(PublishedCases, Koshian2SteadyEpochAgreesWithTheAuthorsSummary) {
+  // koshian2's result_summary.csv (tests/data/measured):
+  // "gpu,64,FALSE,FALSE,FALSE,1,7.1,993.6,982.2,2.4,19662.6": epochs 2-20 mean
+  // 982.2 s; 50000 / 982.2 = 50.906 img/s (the summary rounds to 0.05 s: +/- 0.003).
+  const MeasuredCase* gpu = ByKey("wrn-k7n4-7x7/k80/fp32/x1/b64", "keras");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_NEAR(gpu->throughput_sps, 50000 / 982.2, 0.003);
+  // The series starts at line 3 (gpu, 64, ..., epoch 2, 976.306).
+  EXPECT_EQ(gpu->line, 3);
+  // "tpu,1024,FALSE,FALSE,FALSE,1,0.1,177.3,81.7,0.5,1729.2": 50000 / 81.7 = 612.0,
+  // +/- 0.4 for the summary's rounding to 0.05 s.
+  const MeasuredCase* tpu = ByKey("wrn-k7n4-7x7/tpu-v2-8/fp32/x1/b1024", "keras");
+  ASSERT_NE(tpu, nullptr);
+  EXPECT_NEAR(tpu->throughput_sps, 50000 / 81.7, 0.4);
+  EXPECT_THAT(tpu->note, HasSubstr("global"));
+}
+
+TEST(PublishedCases, PaddleK40mAndItsOomRowSkipped) {
+  // paddle_benchmark_k40m_gpu.csv line 2: "single_gpu_image,AlexNet,PaddlePaddle,
+  // 1,64,64,,195": 64 / 0.195 s = 328.2 img/s.
+  const MeasuredCase* c = At("paddle_benchmark_k40m_gpu.csv", 2);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "alexnet/k40m/fp32/x1/b64");
+  EXPECT_NEAR(c->throughput_sps, 328.205, 0.001);
+  EXPECT_EQ(c->framework, "paddlepaddle");
+  // Line 22: GoogleNet, Caffe, batch 256, "OOM": no throughput, no case.
+  EXPECT_EQ(At("paddle_benchmark_k40m_gpu.csv", 22), nullptr);
+  // Line 24: SmallNet is not in the zoo.
+  EXPECT_EQ(At("paddle_benchmark_k40m_gpu.csv", 24), nullptr);
+}
+
+// A scratch directory with the four tables, `file` replaced by `text`.
+std::string ScratchDir(const std::string& name, const std::string& file, const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::create_directories(dir);
+  for (const char* table :
+       {"nvidia_dle_training_perf_tables.csv", "pollux_t4_single_node.csv",
+        "koshian2_tpu_benchmark_main_per_epoch.csv", "paddle_benchmark_k40m_gpu.csv"}) {
+    std::filesystem::copy_file(std::filesystem::path(MeasuredDir()) / table, dir / table,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  std::ofstream(dir / file) << text;
+  return dir.string();
+}
+
+std::string ErrorOf(const std::string& dir) {
+  try {
+    PublishedCases(dir);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "no DataError";
+}
+
+TEST(PublishedCases, BadRowsNameFileLineAndField) {
+  const std::string bad_time =
+      ErrorOf(ScratchDir("bad_step_time", "pollux_t4_single_node.csv",
+                         "model,placement,local_bsz,step_time,sync_time\ncifar10,1,32,0.04,0.0005\n"
+                         "cifar10,1,64,fast,0.0005\n"));
+  EXPECT_THAT(bad_time, HasSubstr("pollux_t4_single_node.csv:3"));
+  EXPECT_THAT(bad_time, HasSubstr("'step_time'"));
+
+  const std::string short_row = ErrorOf(
+      ScratchDir("short_row", "paddle_benchmark_k40m_gpu.csv",
+                 "table,model,framework,num_gpus,batch_size_per_gpu,total_batch_size,hidden_size,"
+                 "time_ms_per_batch\nsingle_gpu_image,AlexNet,PaddlePaddle,1,64,64\n"));
+  EXPECT_THAT(short_row, HasSubstr("paddle_benchmark_k40m_gpu.csv:2"));
+  EXPECT_THAT(short_row, HasSubstr("has 6 fields, the header has 8"));
+
+  const std::string bad_bool = ErrorOf(ScratchDir(
+      "bad_bool", "koshian2_tpu_benchmark_main_per_epoch.csv",
+      "device,batch_size,use_validation,use_augmentation,from_storage,num_workers,epoch,"
+      "epoch_time_s,initial_time_s,source_file\ngpu,64,maybe,False,False,1,2,976.3,7.1,x.dat\n"));
+  EXPECT_THAT(bad_bool, HasSubstr("koshian2_tpu_benchmark_main_per_epoch.csv:2"));
+  EXPECT_THAT(bad_bool, HasSubstr("'use_validation'"));
+
+  const std::string no_column =
+      ErrorOf(ScratchDir("no_column", "pollux_t4_single_node.csv", "model,placement,local_bsz\n"));
+  EXPECT_THAT(no_column, HasSubstr("'step_time': column missing"));
+}
+
+TEST(PublishedCases, MissingTableIsAnInputError) {
+  EXPECT_THROW(PublishedCases(::testing::TempDir() + "/no_such_measured_dir"), InputError);
+}
+
+TEST(PercentError, SignedRelativeToTheMeasurement) {
+  EXPECT_DOUBLE_EQ(PercentError(110, 100), 10);  // 10 too fast: +10%
+  EXPECT_DOUBLE_EQ(PercentError(75, 100), -25);  // 25 too slow: -25%
+  EXPECT_DOUBLE_EQ(PercentError(412, 412), 0);
+  EXPECT_THROW(PercentError(1, 0), UsageError);
+  EXPECT_THROW(PercentError(NAN, 1), UsageError);
+}
+
+TEST(SummarizeErrorsPct, MedianAndMaximumOfAbsoluteErrors) {
+  // |10|, |-25|, |5|, |-2| sorted: 2, 5, 10, 25: median (5 + 10) / 2 = 7.5, max 25.
+  const ErrorSummary even = SummarizeErrorsPct({10, -25, 5, -2});
+  EXPECT_EQ(even.cases, 4);
+  EXPECT_DOUBLE_EQ(even.median_abs_error_pct, 7.5);
+  EXPECT_DOUBLE_EQ(even.max_abs_error_pct, 25);
+  // |-3|, |1|, |2| sorted: 1, 2, 3: median 2, max 3.
+  const ErrorSummary odd = SummarizeErrorsPct({-3, 1, 2});
+  EXPECT_DOUBLE_EQ(odd.median_abs_error_pct, 2);
+  EXPECT_DOUBLE_EQ(odd.max_abs_error_pct, 3);
+  const ErrorSummary none = SummarizeErrorsPct({});
+  EXPECT_EQ(none.cases, 0);
+  EXPECT_TRUE(std::isnan(none.median_abs_error_pct));
+  EXPECT_TRUE(std::isnan(none.max_abs_error_pct));
+}
+
+MeasuredCase Case(const std::string& network, const std::string& device, DevicePrecision precision,
+                  int64_t batch, double throughput_sps) {
+  MeasuredCase c;
+  c.network = network;
+  c.device = device;
+  c.precision = precision;
+  c.batch = batch;
+  c.throughput_sps = throughput_sps;
+  return c;
+}
+
+TEST(Validate, MarksCalibratedCasesInSampleAndSummarisesPerDevice) {
+  const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
+  const MeasuredCase b = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 64, 1069.6);
+  const MeasuredCase c = Case("resnet50", "v100-sxm2", DevicePrecision::kFp32, 96, 384);
+  ValidateOptions options;
+  Device t4 = LoadDevice("t4");
+  t4.calibrated_on = {CaseKey(a)};  // calibrated on `a` only
+  options.devices = {t4};
+  const ValidationReport report = Validate({a, b, c}, options);
+  ASSERT_EQ(report.cases.size(), 3u);
+  EXPECT_TRUE(report.cases[0].in_sample);
+  EXPECT_FALSE(report.cases[1].in_sample);
+  EXPECT_FALSE(report.cases[2].in_sample);  // the catalog v100-sxm2 is calibrated on nothing
+  for (const ValidatedCase& v : report.cases) {
+    ASSERT_TRUE(v.modeled) << v.reason;
+    // The prediction is ModelStep's at the case's batch on the device used.
+    const Device& d = v.measured.device == "t4" ? t4 : LoadDevice("v100-sxm2");
+    const ModeledStep step = ModelStep(ZooNetwork(v.measured.network), d, v.measured.batch);
+    EXPECT_DOUBLE_EQ(v.predicted_sps, step.throughput_sps);
+    EXPECT_DOUBLE_EQ(v.error_pct, 100 * (step.throughput_sps - v.measured.throughput_sps) /
+                                      v.measured.throughput_sps);
+  }
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.devices[0].device, "t4");
+  EXPECT_EQ(report.devices[0].in_sample.cases, 1);
+  EXPECT_EQ(report.devices[0].out_of_sample.cases, 1);
+  // One out-of-sample case per device: its |error| is both the median and the max.
+  EXPECT_DOUBLE_EQ(report.devices[0].out_of_sample.median_abs_error_pct,
+                   std::fabs(report.cases[1].error_pct));
+  EXPECT_DOUBLE_EQ(report.devices[1].out_of_sample.max_abs_error_pct,
+                   std::fabs(report.cases[2].error_pct));
+  // The headline is out-of-sample only: cases b and c.
+  EXPECT_EQ(report.out_of_sample.cases, 2);
+  EXPECT_DOUBLE_EQ(
+      report.out_of_sample.max_abs_error_pct,
+      std::max(std::fabs(report.cases[1].error_pct), std::fabs(report.cases[2].error_pct)));
+  EXPECT_EQ(report.in_sample.cases, 1);
+}
+
+TEST(Validate, UnmodelableCasesKeepTheirReason) {
+  ValidateOptions options;
+  options.require_fit = true;
+  const ValidationReport report = Validate(
+      {
+          // The T4 has no TF32 units (NVIDIA T4 datasheet: FP32, FP16, INT8, INT4).
+          Case("resnet50", "t4", DevicePrecision::kTf32, 64, 100),
+          // VGG-16 at batch 100,000: its first conv output alone is 64 x 224 x 224
+          // x 4 bytes = 12.8 MB per sample, 1.28 TB for the batch, beyond a K80's 12 GiB.
+          Case("vgg16", "k80", DevicePrecision::kFp32, 100000, 10),
+          Case("no-such-network", "t4", DevicePrecision::kFp32, 8, 10),
+          Case("resnet50", "no-such-device", DevicePrecision::kFp32, 8, 10),
+      },
+      options);
+  ASSERT_EQ(report.cases.size(), 4u);
+  for (const ValidatedCase& v : report.cases) EXPECT_FALSE(v.modeled);
+  EXPECT_THAT(report.cases[0].reason, HasSubstr("no TF32 units"));
+  EXPECT_THAT(report.cases[1].reason, HasSubstr("out of memory"));
+  EXPECT_THAT(report.cases[2].reason, HasSubstr("network not loaded"));
+  EXPECT_THAT(report.cases[3].reason, HasSubstr("device not loaded"));
+  EXPECT_EQ(report.not_modeled, 4);
+  EXPECT_EQ(report.out_of_sample.cases, 0);
+  EXPECT_TRUE(std::isnan(report.out_of_sample.median_abs_error_pct));
+}
+
+TEST(Validate, MeasuredCasesBeyondTheMemoryModelArePredictedAndFlagged) {
+  // The same VGG-16 batch of 100,000 as above: without require_fit it is
+  // predicted (a published case ran, so the memory model is what is wrong)
+  // and the memory model's verdict is kept.
+  const ValidationReport report =
+      Validate({Case("vgg16", "k80", DevicePrecision::kFp32, 100000, 10)});
+  ASSERT_EQ(report.cases.size(), 1u);
+  EXPECT_TRUE(report.cases[0].modeled);
+  EXPECT_GT(report.cases[0].predicted_sps, 0);
+  EXPECT_THAT(report.cases[0].memory_note, HasSubstr("out of memory"));
+  EXPECT_EQ(report.out_of_sample.cases, 1);
+}
+
+TEST(Validate, EveryPublishedCaseIsModeledOrSaysWhy) {
+  const ValidationReport report = Validate(Published());
+  ASSERT_EQ(report.cases.size(), Published().size());
+  int modeled = 0;
+  for (const ValidatedCase& v : report.cases) {
+    if (v.modeled) {
+      ++modeled;
+      EXPECT_GT(v.predicted_sps, 0) << v.key;
+    } else {
+      EXPECT_FALSE(v.reason.empty()) << v.key;
+    }
+  }
+  EXPECT_EQ(modeled + report.not_modeled, static_cast<int>(report.cases.size()));
+  EXPECT_EQ(report.out_of_sample.cases, modeled);  // the catalog is calibrated on nothing
+}
+
+TEST(MixedPrecisionRatios, RatioOfModeledStepTimesAndBand) {
+  const Device t4 = LoadDevice("t4");
+  const std::vector<MixedRatio> ratios = MixedPrecisionRatios(t4, {"resnet50"}, {16, 32});
+  ASSERT_EQ(ratios.size(), 2u);
+  for (const MixedRatio& r : ratios) {
+    DeviceModelOptions options;
+    const double fp32 = ModelStep(ZooNetwork("resnet50"), t4, r.batch, options).step_time_s;
+    options.precision = DevicePrecision::kMixed;
+    const double mixed = ModelStep(ZooNetwork("resnet50"), t4, r.batch, options).step_time_s;
+    EXPECT_DOUBLE_EQ(r.ratio, mixed / fp32);
+    EXPECT_LT(r.ratio, 1);  // 65 TFLOPS FP16 against 8.1 FP32 (T4 datasheet)
+    EXPECT_EQ(r.in_band, r.ratio >= 0.45 && r.ratio <= 0.60);
+  }
+}
+
+TEST(HostCheck, OneTinyBatchMeasuredAndModeled) {
+  HostCheckOptions options;
+  options.batches = {2};
+  options.min_time_s = 0.01;
+  const HostCheck check = RunHostCheck(options);
+  ASSERT_EQ(check.rows.size(), 1u);
+  const HostCheckRow& row = check.rows[0];
+  EXPECT_EQ(row.batch, 2);
+  EXPECT_GT(row.measured_step_s, 0);
+  EXPECT_GT(row.predicted_step_s, 0);
+  // Throughput error from step times: (2/p - 2/m) / (2/m) = m/p - 1.
+  EXPECT_NEAR(row.error_pct, 100 * (row.measured_step_s / row.predicted_step_s - 1), 1e-9);
+  EXPECT_EQ(check.summary.cases, 1);
+  options.batches = {};
+  EXPECT_THROW(RunHostCheck(options), UsageError);
+  // A sweep on fewer threads than the probe's CPUs would meet a faster model.
+  options.batches = {2};
+  options.threads = AvailableCpus() + 1;
+  EXPECT_THROW(RunHostCheck(options), UsageError);
+}
+
+}  // namespace
+}  // namespace fitspeed

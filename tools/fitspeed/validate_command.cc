@@ -1,0 +1,277 @@
+// `fitspeed validate [--data DIR] [--device-file FILE ...] [--host-check]
+// [--output table|csv|json]`: the device step model against the published
+// measurements of data/measured (docs/validation.md): predicted against
+// measured throughput per case, % error, in- or out-of-sample, median and
+// maximum absolute errors per device; the mixed/FP32 ratio check on the T4;
+// with --host-check, the modeled host against a measured host sweep.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/validate.h"
+
+#ifndef FITSPEED_SOURCE_DATA_DIR
+#define FITSPEED_SOURCE_DATA_DIR "data"
+#endif
+
+namespace fitspeed::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct ValidateCliOptions {
+  std::string data_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/measured";
+  std::vector<std::string> device_files;
+  bool host_check = false;
+  bool require_fit = false;
+  std::string output = "table";
+};
+
+// The networks and batches of the mixed-precision check (issue 5: vgg16,
+// resnet50, mobilenet-v1 and efficientnet-b0 on a T4 at small batches).
+const std::vector<std::string> kMixedNetworks = {"vgg16", "resnet50", "mobilenet-v1",
+                                                 "efficientnet-b0"};
+const std::vector<int64_t> kMixedBatches = {16, 32, 64};
+
+std::string Pct(double value) { return std::isnan(value) ? "-" : fmt::format("{:.1f}", value); }
+json Number(double value) { return std::isnan(value) ? json(nullptr) : json(value); }
+
+json SummaryJson(const ErrorSummary& s) {
+  return {{"cases", s.cases},
+          {"median_abs_error_pct", Number(s.median_abs_error_pct)},
+          {"max_abs_error_pct", Number(s.max_abs_error_pct)}};
+}
+
+void WriteJson(const std::string& data_dir, const ValidationReport& report,
+               const std::vector<MixedRatio>& mixed, const HostCheck* host) {
+  json cases = json::array();
+  for (const ValidatedCase& v : report.cases) {
+    const MeasuredCase& c = v.measured;
+    cases.push_back({{"key", v.key},
+                     {"network", c.network},
+                     {"device", c.device},
+                     {"precision", DevicePrecisionName(c.precision)},
+                     {"devices", c.devices},
+                     {"batch", c.batch},
+                     {"framework", c.framework},
+                     {"measured_sps", c.throughput_sps},
+                     {"modeled", v.modeled},
+                     {"predicted_sps", v.modeled ? json(v.predicted_sps) : json(nullptr)},
+                     {"error_pct", v.modeled ? json(v.error_pct) : json(nullptr)},
+                     {"in_sample", v.in_sample},
+                     {"reason", v.modeled ? json(nullptr) : json(v.reason)},
+                     {"memory_note", v.memory_note.empty() ? json(nullptr) : json(v.memory_note)},
+                     {"source", c.source},
+                     {"line", c.line},
+                     {"note", c.note}});
+  }
+  json devices = json::array();
+  for (const DeviceValidation& d : report.devices) {
+    devices.push_back({{"device", d.device},
+                       {"out_of_sample", SummaryJson(d.out_of_sample)},
+                       {"in_sample", SummaryJson(d.in_sample)},
+                       {"not_modeled", d.not_modeled}});
+  }
+  json ratios = json::array();
+  for (const MixedRatio& r : mixed) {
+    ratios.push_back({{"network", r.network},
+                      {"batch", r.batch},
+                      {"fp32_step_s", r.fp32_step_s},
+                      {"mixed_step_s", r.mixed_step_s},
+                      {"ratio", r.ratio},
+                      {"in_band", r.in_band}});
+  }
+  json host_json = nullptr;
+  if (host) {
+    json rows = json::array();
+    for (const HostCheckRow& r : host->rows) {
+      rows.push_back({{"batch", r.batch},
+                      {"measured_step_s", r.measured_step_s},
+                      {"predicted_step_s", r.predicted_step_s},
+                      {"error_pct", r.error_pct},
+                      {"contended", r.contended}});
+    }
+    host_json = {{"network", host->network},
+                 {"threads", host->threads},
+                 {"rows", rows},
+                 {"summary", SummaryJson(host->summary)}};
+  }
+  const json j = {
+      {"schema", "fitspeed.validate/1"},
+      {"data_dir", data_dir},
+      {"cases", cases},
+      {"devices", devices},
+      {"out_of_sample", SummaryJson(report.out_of_sample)},
+      {"in_sample", SummaryJson(report.in_sample)},
+      {"not_modeled", report.not_modeled},
+      {"mixed_precision",
+       {{"device", "t4"}, {"band", {kMixedRatioLow, kMixedRatioHigh}}, {"ratios", ratios}}},
+      {"host_check", host_json}};
+  std::cout << j.dump(2) << "\n";
+}
+
+TextTable CaseTable(const ValidationReport& report) {
+  TextTable table({"device", "network", "precision", "devices", "batch", "framework",
+                   "measured_sps", "predicted_sps", "error_%", "sample", "mem", "source"});
+  for (const ValidatedCase& v : report.cases) {
+    if (!v.modeled) continue;
+    const MeasuredCase& c = v.measured;
+    table.AddRow(
+        {c.device, c.network, DevicePrecisionName(c.precision), std::to_string(c.devices),
+         std::to_string(c.batch), c.framework, FormatSig(c.throughput_sps, 4),
+         FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
+         v.in_sample ? "in" : "out", v.memory_note.empty() ? "" : "oom*",
+         fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
+  }
+  return table;
+}
+
+void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& mixed,
+                const HostCheck* host, bool csv) {
+  if (csv) {
+    TextTable table({"key", "device", "network", "precision", "devices", "batch", "framework",
+                     "measured_sps", "predicted_sps", "error_pct", "sample", "reason",
+                     "memory_note", "source", "line"});
+    for (const ValidatedCase& v : report.cases) {
+      const MeasuredCase& c = v.measured;
+      table.AddRow({v.key, c.device, c.network, DevicePrecisionName(c.precision),
+                    std::to_string(c.devices), std::to_string(c.batch), c.framework,
+                    FormatSig(c.throughput_sps, 6), v.modeled ? FormatSig(v.predicted_sps, 6) : "",
+                    v.modeled ? FormatSig(v.error_pct, 4) : "", v.in_sample ? "in" : "out",
+                    v.reason, v.memory_note, c.source, std::to_string(c.line)});
+    }
+    std::cout << table.RenderCsv();
+    return;
+  }
+  std::cout << "Predicted against measured throughput (samples/s); error = "
+               "(predicted - measured) / measured; sample: in = the device was calibrated on "
+               "this case, out = not; mem oom*: measured, but the memory model says it does "
+               "not fit (predicted anyway)\n\n"
+            << CaseTable(report).Render();
+  if (report.not_modeled > 0) {
+    std::cout << "\nCases not modeled:\n";
+    TextTable table(
+        {"device", "network", "precision", "devices", "batch", "measured_sps", "reason"});
+    for (const ValidatedCase& v : report.cases) {
+      if (v.modeled) continue;
+      const MeasuredCase& c = v.measured;
+      table.AddRow({c.device, c.network, DevicePrecisionName(c.precision),
+                    std::to_string(c.devices), std::to_string(c.batch),
+                    FormatSig(c.throughput_sps, 4), v.reason});
+    }
+    std::cout << table.Render();
+  }
+  std::cout << "\nAbsolute % error per device (headline: out-of-sample):\n";
+  TextTable summary({"device", "out_cases", "out_median_%", "out_max_%", "in_cases", "in_median_%",
+                     "in_max_%", "not_modeled"});
+  auto add = [&summary](const std::string& name, const ErrorSummary& out, const ErrorSummary& in,
+                        int not_modeled) {
+    summary.AddRow({name, std::to_string(out.cases), Pct(out.median_abs_error_pct),
+                    Pct(out.max_abs_error_pct), std::to_string(in.cases),
+                    Pct(in.median_abs_error_pct), Pct(in.max_abs_error_pct),
+                    std::to_string(not_modeled)});
+  };
+  for (const DeviceValidation& d : report.devices) {
+    add(d.device, d.out_of_sample, d.in_sample, d.not_modeled);
+  }
+  add("all", report.out_of_sample, report.in_sample, report.not_modeled);
+  std::cout << summary.Render();
+
+  std::cout << fmt::format(
+      "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%)\n",
+      100 * kMixedRatioLow, 100 * kMixedRatioHigh);
+  TextTable ratios({"network", "batch", "fp32_step_ms", "mixed_step_ms", "ratio_%", "in_band"});
+  for (const MixedRatio& r : mixed) {
+    ratios.AddRow({r.network, std::to_string(r.batch), FormatSig(r.fp32_step_s * 1e3, 4),
+                   FormatSig(r.mixed_step_s * 1e3, 4), fmt::format("{:.1f}", 100 * r.ratio),
+                   r.in_band ? "yes" : "no"});
+  }
+  std::cout << ratios.Render();
+  if (host) {
+    std::cout << fmt::format(
+        "\nHost self-check: modeled host against a measured sweep of {} ({} threads)\n",
+        host->network, host->threads == 0 ? std::string("all") : std::to_string(host->threads));
+    TextTable rows({"batch", "measured_step_ms", "predicted_step_ms", "error_%", "contended"});
+    for (const HostCheckRow& r : host->rows) {
+      rows.AddRow({std::to_string(r.batch), FormatSig(r.measured_step_s * 1e3, 4),
+                   FormatSig(r.predicted_step_s * 1e3, 4), fmt::format("{:+.1f}", r.error_pct),
+                   r.contended ? "yes" : "no"});
+    }
+    std::cout << rows.Render()
+              << fmt::format("median |error| {}%, max {}%\n",
+                             Pct(host->summary.median_abs_error_pct),
+                             Pct(host->summary.max_abs_error_pct));
+  }
+}
+
+int RunValidate(const ValidateCliOptions& options) {
+  const OutputFormat format = ParseOutputFormat(options.output);
+  std::error_code error;
+  if (!std::filesystem::is_directory(options.data_dir, error)) {
+    throw InputError(fmt::format(
+        "measurement directory '{}' not found (give the tables' directory with --data DIR)",
+        options.data_dir));
+  }
+  ValidateOptions validate;
+  validate.require_fit = options.require_fit;
+  for (const std::string& file : options.device_files) {
+    validate.devices.push_back(ReadDeviceJsonFile(file));
+  }
+  const ValidationReport report = Validate(PublishedCases(options.data_dir), validate);
+  Device t4;
+  bool t4_given = false;
+  for (const Device& d : validate.devices) {
+    if (d.name == "t4") {
+      t4 = d;
+      t4_given = true;
+    }
+  }
+  if (!t4_given) t4 = LoadDevice("t4");
+  const std::vector<MixedRatio> mixed = MixedPrecisionRatios(t4, kMixedNetworks, kMixedBatches);
+  std::unique_ptr<HostCheck> host;
+  if (options.host_check) {
+    std::cerr << "host self-check: measuring the host sweep (seconds)...\n";
+    host = std::make_unique<HostCheck>(RunHostCheck());
+  }
+  if (format == OutputFormat::kJson) {
+    WriteJson(options.data_dir, report, mixed, host.get());
+  } else {
+    WriteTable(report, mixed, host.get(), format == OutputFormat::kCsv);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void SetupValidateCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ValidateCliOptions>();
+  CLI::App* command = app.add_subcommand(
+      "validate",
+      "The device step model against published measurements (data/measured): predicted and "
+      "measured throughput per case, % error, median and maximum error per device");
+  command
+      ->add_option("--data", options->data_dir,
+                   "Directory of the measurement tables (data/measured/README.md)")
+      ->capture_default_str();
+  command->add_option("--device-file", options->device_files,
+                      "A device JSON file (e.g. calibrated) used instead of the catalog device "
+                      "of the same name; repeatable");
+  command->add_flag("--host-check", options->host_check,
+                    "Also measure a host sweep of cnn-cifar-small at batches 8, 16, 32 and "
+                    "compare it with the modeled host (seconds)");
+  command->add_flag("--require-fit", options->require_fit,
+                    "Do not predict cases whose batch the memory model says does not fit "
+                    "(by default they are predicted and marked oom*: they were measured)");
+  AddOutputOption(*command, options->output);
+  command->callback([options, &exit_code] { exit_code = RunValidate(*options); });
+}
+
+}  // namespace fitspeed::cli
