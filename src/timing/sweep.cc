@@ -83,7 +83,9 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   }
 
   m.repeats = static_cast<int>(step_times.size());
-  m.preemptions_per_step = (InvoluntarySwitches() - switches_before) / m.repeats;
+  const double switches = InvoluntarySwitches() - switches_before;
+  m.preemptions_per_step = switches / m.repeats;
+  m.preemptions_per_s = total > 0 ? switches / total : 0.0;
   m.step_time_s = Median(step_times);
   m.min_time_s = *std::min_element(step_times.begin(), step_times.end());
   m.mean_time_s = total / m.repeats;
@@ -165,7 +167,7 @@ void ValidateSweepOptions(const SweepOptions& o) {
 std::vector<int64_t> SweepResult::ContendedBatches() const {
   std::vector<int64_t> batches;
   for (const BatchMeasurement& m : measurements) {
-    if (m.preemptions_per_step > kBusyPreemptionsPerStep) batches.push_back(m.batch);
+    if (m.preemptions_per_s > kBusyPreemptionsPerSecond) batches.push_back(m.batch);
   }
   return batches;
 }
@@ -174,10 +176,12 @@ std::string SweepResult::ContentionWarning() const {
   const std::vector<int64_t> batches = ContendedBatches();
   if (batches.empty()) return "";
   double worst = 0;
-  for (const BatchMeasurement& m : measurements) worst = std::max(worst, m.preemptions_per_step);
+  for (const BatchMeasurement& m : measurements) worst = std::max(worst, m.preemptions_per_s);
   return fmt::format(
       "the CPU was busy while measuring batch{} {}: other processes preempted the kernel threads "
-      "up to {:.3g} times per step, and every preemption stalls a multi-threaded primitive. These "
+      "up to {:.3g} times per second (about 30/s on an idle machine), and every preemption stalls "
+      "a "
+      "multi-threaded primitive. These "
       "step times include other processes' time (worst at small batches, where it reads as fixed "
       "cost t). Measure on an idle machine, or with fewer --threads than CPUs.",
       batches.size() == 1 ? "" : "es", fmt::join(batches, ", "), worst);

@@ -67,6 +67,7 @@ json MeasurementJson(const BatchMeasurement& m) {
           {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
           {"loss", Number(m.loss)},
           {"preemptions_per_step", Number(m.preemptions_per_step)},
+          {"preemptions_per_s", Number(m.preemptions_per_s)},
           {"pass_seconds", PassesJson(m.pass_seconds)},
           {"layers", layers}};
 }
@@ -106,14 +107,14 @@ std::string LayerTable(const BatchMeasurement& m) {
 
 std::string SweepTable(const SweepResult& s) {
   TextTable table({"batch", "step_ms", "cv_%", "samples/s", "GFLOPS", "%_peak", "fwd_ms", "bwd_ms",
-                   "update_ms", "memory_MiB", "repeats", "preempt/step"});
+                   "update_ms", "memory_MiB", "repeats", "preempt/s"});
   for (const BatchMeasurement& m : s.measurements) {
     table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3), FormatSig(m.cv * 100, 2),
                   FormatSig(m.throughput_sps), FormatSig(m.gflops),
                   FormatSig(m.peak_fraction * 100, 3), FormatSig(m.pass_seconds[0] * 1e3),
                   FormatSig((m.pass_seconds[1] + m.pass_seconds[2]) * 1e3),
                   FormatSig(m.pass_seconds[3] * 1e3), Mib(m.memory_estimate_bytes),
-                  std::to_string(m.repeats), FormatSig(m.preemptions_per_step, 2)});
+                  std::to_string(m.repeats), FormatSig(m.preemptions_per_s, 2)});
   }
   std::string text = table.Render();
   for (const SkippedBatch& k : s.skipped) {
@@ -153,7 +154,8 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       out << Header(s) << "\n";
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
       out << SweepTable(s);
-      if (const std::string w = s.ContentionWarning(); !w.empty()) out << "\nWarning: " << w << "\n";
+      if (const std::string w = s.ContentionWarning(); !w.empty())
+        out << "\nWarning: " << w << "\n";
       if (layers && !s.measurements.empty()) {
         const BatchMeasurement& big = s.measurements.back();
         out << fmt::format("\nper layer at batch {} (medians over {} steps):\n", big.batch,
@@ -166,14 +168,15 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       TextTable table({"model", "precision", "batch", "step_time_s", "cv", "min_time_s",
                        "throughput_sps", "gflops", "peak_fraction", "forward_s", "backward_data_s",
                        "backward_weights_s", "update_s", "memory_estimate_bytes", "repeats",
-                       "preemptions_per_step"});
+                       "preemptions_per_step", "preemptions_per_s"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       for (const BatchMeasurement& m : s.measurements) {
         table.AddRow({s.model, PrecisionName(s.precision), std::to_string(m.batch),
                       g(m.step_time_s), g(m.cv), g(m.min_time_s), g(m.throughput_sps), g(m.gflops),
                       g(m.peak_fraction), g(m.pass_seconds[0]), g(m.pass_seconds[1]),
                       g(m.pass_seconds[2]), g(m.pass_seconds[3]), g(m.memory_estimate_bytes),
-                      std::to_string(m.repeats), g(m.preemptions_per_step)});
+                      std::to_string(m.repeats), g(m.preemptions_per_step),
+                      g(m.preemptions_per_s)});
       }
       out << table.RenderCsv();
       break;

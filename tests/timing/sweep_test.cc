@@ -189,18 +189,18 @@ TEST(Sweep, Bf16IsRefusedWhereOneDnnHasNoKernels) {
 
 TEST(Sweep, ContentionWarningNamesTheBatchesMeasuredOnABusyCpu) {
   SweepResult r;
-  for (auto [batch, preemptions] : {std::pair<int64_t, double>{1, 0.0}, {2, 0.5}, {4, 0.51},
-                                    {8, 12.0}}) {
+  for (auto [batch, rate] :
+       {std::pair<int64_t, double>{1, 30.0}, {2, 100.0}, {4, 100.5}, {8, 250.0}}) {
     BatchMeasurement m;
     m.batch = batch;
-    m.preemptions_per_step = preemptions;
+    m.preemptions_per_s = rate;
     r.measurements.push_back(m);
   }
-  // The threshold is "more than 0.5 per step": 0.5 itself is not contended.
+  // The threshold is "more than 100 per second": 100 itself is not contended.
   EXPECT_EQ(r.ContendedBatches(), (std::vector<int64_t>{4, 8}));
   const std::string w = r.ContentionWarning();
   EXPECT_NE(w.find("batches 4, 8"), std::string::npos) << w;
-  EXPECT_NE(w.find("12 times per step"), std::string::npos) << w;
+  EXPECT_NE(w.find("250 times per second"), std::string::npos) << w;
   r.measurements.resize(2);
   EXPECT_TRUE(r.ContentionWarning().empty());
 }

@@ -128,27 +128,29 @@ struct BatchMeasurement {
   double cv = 0;           // standard deviation / mean of the timed steps
   double min_time_s = 0;
   double mean_time_s = 0;
-  int repeats = 0;                       // timed steps
-  int warmup_steps = 0;                  // steps run before timing
-  double throughput_sps = 0;             // batch / step_time_s
-  double step_flops = 0;                 // FLOPs of the step, CountCost().StepFlops(batch)
-  double gflops = 0;                     // step_flops / step_time_s / 1e9
-  double peak_fraction = 0;              // gflops / HostContext::fp32_peak_gflops
-  double memory_estimate_bytes = 0;      // planned before running
-  double loss = 0;                       // loss of the last timed step (finite)
+  int repeats = 0;                   // timed steps
+  int warmup_steps = 0;              // steps run before timing
+  double throughput_sps = 0;         // batch / step_time_s
+  double step_flops = 0;             // FLOPs of the step, CountCost().StepFlops(batch)
+  double gflops = 0;                 // step_flops / step_time_s / 1e9
+  double peak_fraction = 0;          // gflops / HostContext::fp32_peak_gflops
+  double memory_estimate_bytes = 0;  // planned before running
+  double loss = 0;                   // loss of the last timed step (finite)
   // Involuntary context switches of this process per timed step (getrusage
   // ru_nivcsw): how often the kernel took a CPU from a kernel thread to run
-  // another process. Near 0 on an idle machine; with OpenMP threads on every
+  // another process. Few on an idle machine (about 30/s here); with OpenMP threads on every
   // core, each one stalls the barrier of the primitive that was running.
   double preemptions_per_step = 0;
+  // The same per second of timed steps: the rate other processes took CPUs.
+  double preemptions_per_s = 0;
   std::array<double, 4> pass_seconds{};  // per pass, sum of the layers' medians
   std::vector<LayerTiming> layers;       // one per network layer
 };
 
-// Preemptions per timed step above which a measurement counts as contended:
-// one preemption in every other step already costs a scheduler time slice
-// (milliseconds) at some barrier, as long as a small step itself.
-inline constexpr double kBusyPreemptionsPerStep = 0.5;
+// Preemptions per second of timed steps above which a measurement counts as
+// contended. Measured here (2 vCPUs, 2 threads): idle 30-35/s (timer and
+// kernel work, at every batch); one compiler running 60-70/s; two, 240-260/s.
+inline constexpr double kBusyPreemptionsPerSecond = 100;
 
 struct SkippedBatch {
   int64_t batch = 0;
@@ -169,8 +171,8 @@ struct SweepResult {
   std::vector<SkippedBatch> skipped;
   std::string stop_reason;  // automatic sweep: why it stopped
 
-  // Batches measured while other processes took the CPUs (preemptions_per_step
-  // above kBusyPreemptionsPerStep); their step times include that time.
+  // Batches measured while other processes took the CPUs (preemptions_per_s
+  // above kBusyPreemptionsPerSecond); their step times include that time.
   std::vector<int64_t> ContendedBatches() const;
   // A warning saying which batches were measured on a busy CPU and what to do;
   // empty when none was.
