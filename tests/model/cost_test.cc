@@ -7,23 +7,13 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
+#include "model/attrs_util.h"
 
 namespace fitspeed {
 namespace {
 
-Conv2dAttrs Conv(int64_t out_channels, Window2d window, bool bias) {
-  Conv2dAttrs a;
-  a.out_channels = out_channels;
-  a.window = window;
-  a.bias = bias;
-  return a;
-}
-
-DenseAttrs Units(int64_t units) {
-  DenseAttrs a;
-  a.units = units;
-  return a;
-}
+using test::Conv;
+using test::Units;
 
 // input 3x32x32 -> conv1 3->64 3x3 pad 1 (no bias) -> conv2 64->64 3x3 pad 1
 // (bias) -> global pool -> dense 64->10 -> loss.

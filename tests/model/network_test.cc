@@ -5,30 +5,14 @@
 #include <string>
 
 #include "fitspeed/core/error.h"
+#include "model/attrs_util.h"
 
 namespace fitspeed {
 namespace {
 
-Conv2dAttrs Conv(int64_t out_channels, Window2d window, bool bias = true, int64_t groups = 1) {
-  Conv2dAttrs a;
-  a.out_channels = out_channels;
-  a.window = window;
-  a.bias = bias;
-  a.groups = groups;
-  return a;
-}
-
-PoolAttrs Pool(Window2d window) {
-  PoolAttrs a;
-  a.window = window;
-  return a;
-}
-
-DenseAttrs Units(int64_t units) {
-  DenseAttrs a;
-  a.units = units;
-  return a;
-}
+using test::Conv;
+using test::Pool;
+using test::Units;
 
 // The DataError message of net.Finalize(), or "" when it does not throw.
 std::string FinalizeError(Network& net) {

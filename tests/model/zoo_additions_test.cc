@@ -11,30 +11,14 @@
 #include "fitspeed/model/network.h"
 #include "fitspeed/model/network_json.h"
 #include "fitspeed/model/zoo.h"
+#include "model/attrs_util.h"
 
 namespace fitspeed {
 namespace {
 
-Conv2dAttrs Conv(int64_t out_channels, Window2d window, bool bias = true, int64_t groups = 1) {
-  Conv2dAttrs a;
-  a.out_channels = out_channels;
-  a.window = window;
-  a.bias = bias;
-  a.groups = groups;
-  return a;
-}
-
-DenseAttrs Units(int64_t units) {
-  DenseAttrs a;
-  a.units = units;
-  return a;
-}
-
-PoolAttrs Pool(Window2d window) {
-  PoolAttrs a;
-  a.window = window;
-  return a;
-}
+using test::Conv;
+using test::Pool;
+using test::Units;
 
 // Multiply-adds of the convolutions and dense layers (biases excluded), as
 // published MAC figures count them.
