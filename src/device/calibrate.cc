@@ -1,12 +1,15 @@
 // Calibration of a device to measured cases (docs/devices.md, "Calibration").
 //
 // The modeled step of one case (fitspeed/device/step_model.h) is, as a
-// function of the four calibration parameters,
-//   T(sc, sm, launch, host) = sum over passes max(C_k / sc, M_k / sm)
-//                             + K launch + comm + host / steps_per_execution
+// function of the five calibration parameters,
+//   T(sc, sm, launch, host, st) = sum over passes max(C_k / s_k, M_k / sm)
+//                                 + K launch + comm + host / steps_per_execution
 // where C_k and M_k are the pass's compute and memory times on the device as
 // given (a scale s on an efficiency curve multiplies every point, so the
-// interpolated efficiency too, and divides the time), K is the number of passes
+// interpolated efficiency too, and divides the time), s_k is st for matrix
+// work on the 16-bit units and sc for the rest (st follows sc when it is not
+// fitted and the device has no tensor16 curve of its own, as ModelStep then
+// uses the compute curve for both), K is the number of passes
 // that launch a kernel and comm the all-reduce time. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
 // differentiates it, and the calibrated device is checked against ModelStep.
@@ -36,7 +39,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kParams = 4;
+constexpr int kParams = 5;
 // Parameters correlated beyond this are reported as not separated by the data.
 constexpr double kMaxAbsCorrelation = 0.99;
 // Relative agreement required between the decomposed step time and ModelStep
@@ -57,27 +60,37 @@ constexpr std::array<ParameterInfo, kParams> kInfo = {{
     {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1},
     {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6},
     {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3},
+    {CalibrationParameter::kTensor16Scale, "tensor16", "tensor16_scale", "", 1},
 }};
 
 using Values = std::array<double, kParams>;  // internal units, kInfo order
 
 // The pieces of one case's modeled step on the device as given.
 struct CaseTerms {
-  std::vector<std::pair<double, double>> passes;  // (compute_s, memory_s) per pass
+  struct Pass {
+    double compute_s = 0;
+    double memory_s = 0;
+    bool tensor16 = false;  // matrix work on the 16-bit units
+  };
+  std::vector<Pass> passes;
+  // The 16-bit matrix work scales with sc (st is not fitted and the device has
+  // no tensor16 curve: ModelStep uses the compute curve for it).
+  bool tensor16_follows_compute = false;
   double kernels = 0;                             // passes that launch a kernel
   double comm_s = 0;                              // all-reduce time, independent of the parameters
   double host_per_step = 1;                       // 1 / steps_per_execution
   double measured_step_s = 0;                     // batch / throughput
 };
 
-// T(sc, sm, launch, host) of the file comment.
+// T(sc, sm, launch, host, st) of the file comment.
 template <typename T>
 T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& memory_scale,
-                     const T& launch_s, const T& host_s) {
+                     const T& launch_s, const T& host_s, const T& tensor16_scale) {
   T sum = T(terms.comm_s);
-  for (const auto& [compute_s, memory_s] : terms.passes) {
-    const T compute = compute_s / compute_scale;
-    const T memory = memory_s / memory_scale;
+  const T& matrix16_scale = terms.tensor16_follows_compute ? compute_scale : tensor16_scale;
+  for (const CaseTerms::Pass& pass : terms.passes) {
+    const T compute = pass.compute_s / (pass.tensor16 ? matrix16_scale : compute_scale);
+    const T memory = pass.memory_s / memory_scale;
     sum += compute > memory ? compute : memory;
   }
   return sum + terms.kernels * launch_s + terms.host_per_step * host_s;
@@ -85,7 +98,7 @@ T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& me
 
 double StepTime(const CaseTerms& terms, const Values& x) {
   return DecomposedStepTime(terms, x[0], x[1], x[2] * kInfo[2].internal_unit,
-                            x[3] * kInfo[3].internal_unit);
+                            x[3] * kInfo[3].internal_unit, x[4]);
 }
 
 // Residual: log(modeled / measured step time), scale-free and symmetric.
@@ -93,11 +106,11 @@ struct LogRatioResidual {
   const CaseTerms* terms;
   template <typename T>
   bool operator()(const T* compute_scale, const T* memory_scale, const T* launch_us,
-                  const T* host_ms, T* residual) const {
+                  const T* host_ms, const T* tensor16_scale, T* residual) const {
     using std::log;
     const T step = DecomposedStepTime(*terms, compute_scale[0], memory_scale[0],
                                       launch_us[0] * kInfo[2].internal_unit,
-                                      host_ms[0] * kInfo[3].internal_unit);
+                                      host_ms[0] * kInfo[3].internal_unit, tensor16_scale[0]);
     residual[0] = log(step / terms->measured_step_s);
     return true;
   }
@@ -135,8 +148,9 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
   }
   for (const CaseTerms* t : terms) {
     problem.AddResidualBlock(
-        new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1>(new LogRatioResidual{t}),
-        nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3]);
+        new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1, 1>(
+            new LogRatioResidual{t}),
+        nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3], &s.x[4]);
   }
   ceres::Solver::Options options;
   options.linear_solver_type = ceres::DENSE_QR;
@@ -173,6 +187,14 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
 // The device with the free parameters of `x` (internal units) in place.
 Device Apply(const Device& base, const Values& x, const std::array<bool, kParams>& free) {
   Device d = base;
+  if (free[4]) {
+    // From the curve ModelStep used (the compute curve when the device has no
+    // tensor16 curve of its own), before the compute scale touches it.
+    d.tensor16_efficiency = base.Tensor16Efficiency();
+    for (EfficiencyCurve::Point& p : d.tensor16_efficiency.points) {
+      p.efficiency = std::min(1.0, p.efficiency * x[4]);
+    }
+  }
   if (free[0]) {
     for (EfficiencyCurve::Point& p : d.compute_efficiency.points) {
       p.efficiency = std::min(1.0, p.efficiency * x[0]);  // <= 1 by the bound, up to rounding
@@ -213,12 +235,14 @@ ModeledStep ModelCase(const Network& network, const Device& device, const Measur
   }
 }
 
-CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceModelOptions& o) {
+CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceModelOptions& o,
+                bool tensor16_follows_compute) {
   CaseTerms t;
+  t.tensor16_follows_compute = tensor16_follows_compute;
   for (const LayerTime& layer : step.layers) {
     for (const PassTime& p : layer.passes) {
       if (p.flops > 0 || p.bytes > 0) {
-        t.passes.emplace_back(p.compute_s, p.memory_s);
+        t.passes.push_back({p.compute_s, p.memory_s, p.tensor16});
         t.kernels += 1;
       }
     }
@@ -252,7 +276,8 @@ CalibrationParameter ParseCalibrationParameter(const std::string& name) {
     if (name == info.short_name || name == info.name) return info.id;
   }
   throw UsageError(fmt::format(
-      "unknown calibration parameter '{}' (known: compute, memory, launch, host)", name));
+      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor16)",
+      name));
 }
 
 void ValidateCalibrationOptions(const CalibrationOptions& o) {
@@ -346,7 +371,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   std::vector<CaseTerms> terms;
   terms.reserve(cases.size());
   const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
-                        device.step_host_s / kInfo[3].internal_unit};
+                        device.step_host_s / kInfo[3].internal_unit, 1};
+  const bool tensor16_follows_compute = !free[4] && device.tensor16_efficiency.points.empty();
   for (const MeasuredCase& c : cases) {
     if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
     if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
@@ -361,7 +387,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
       }
     }
     const ModeledStep step = ModelCase(it->second, device, c, options.optimizer);
-    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer)));
+    terms.push_back(
+        Terms(step, c, CaseOptions(c, options.optimizer), tensor16_follows_compute));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
     CaseFit fit;
@@ -375,9 +402,10 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   }
 
   Bounds bounds;
-  bounds.lower = {options.min_scale, options.min_scale, 0, 0};
+  bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
   bounds.upper = {1 / MaxEfficiency(device.compute_efficiency),
-                  1 / MaxEfficiency(device.memory_efficiency), kInf, kInf};
+                  1 / MaxEfficiency(device.memory_efficiency), kInf, kInf,
+                  1 / MaxEfficiency(device.Tensor16Efficiency())};
   // ModelStep of `which` cases on `base` with the parameters `x`.
   auto predict = [&](const Values& x, const std::vector<size_t>& which) {
     const Device d = Apply(device, x, free);
@@ -538,14 +566,19 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
       fmt::format("fitspeed calibrate on {} case(s) of {} network(s) ({})", cases.size(),
                   result.networks.size(), fmt::join(result.networks, ", "));
   const char* fields[kParams] = {"efficiency.compute", "efficiency.memory",
-                                 "overheads.kernel_launch_s", "overheads.step_host_s"};
+                                 "overheads.kernel_launch_s", "overheads.step_host_s",
+                                 "efficiency.tensor16"};
   k = 0;
   for (int j = 0; j < kParams; ++j) {
     if (!free[j]) continue;
     const CalibratedParameter& p = result.parameters[static_cast<size_t>(k++)];
     const auto it = device.sources.find(fields[j]);
-    const std::string before = it == device.sources.end() ? "not recorded" : it->second;
-    const std::string what = j < 2 ? fmt::format("every point x {}", FormatSig(p.value, 6))
+    const bool scale = kInfo[j].unit[0] == '\0';
+    std::string before = it == device.sources.end() ? "not recorded" : it->second;
+    if (j == 4 && device.tensor16_efficiency.points.empty()) {
+      before = "the compute curve (the device had no tensor16 curve)";
+    }
+    const std::string what = scale ? fmt::format("every point x {}", FormatSig(p.value, 6))
                                    : fmt::format("{} s", FormatSig(p.value, 6));
     d.sources[fields[j]] = fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
                                        FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),

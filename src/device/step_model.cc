@@ -118,11 +118,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // The peak of matrix work and the tile its feature dimensions are padded to.
   double matrix_peak = device.fp32_flops_per_s;
   int feature_multiple = device.feature_multiple_fp32;
+  bool matrix_on_tensor16 = false;  // the matrix work runs on the 16-bit units
   switch (precision) {
     case DevicePrecision::kFp32:
       if (device.fp32_matrix_on_tensor16) {
         matrix_peak = device.tensor16_flops_per_s;
         feature_multiple = device.feature_multiple_tensor;
+        matrix_on_tensor16 = true;
       }
       break;
     case DevicePrecision::kTf32:
@@ -139,8 +141,11 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       }
       matrix_peak = device.tensor16_flops_per_s;
       feature_multiple = device.feature_multiple_tensor;
+      matrix_on_tensor16 = true;
       break;
   }
+  const EfficiencyCurve& matrix_efficiency =
+      matrix_on_tensor16 ? device.Tensor16Efficiency() : device.compute_efficiency;
   const double cores = device.cores;
   // Each core runs its share of the batch on its share of the device.
   const double core_matrix_peak = matrix_peak / cores;
@@ -183,8 +188,12 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       p.bytes = work.BytesRead(b, sample_bytes, step_bytes) +
                 work.BytesWritten(b, sample_bytes, step_bytes);
       if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
-      const double peak = matrix && !update ? core_matrix_peak : core_vector_peak;
-      if (p.flops > 0) p.compute_s = p.flops / (peak * device.compute_efficiency.At(p.flops));
+      const bool on_matrix_units = matrix && !update;
+      const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
+      p.tensor16 = on_matrix_units && matrix_on_tensor16;
+      const EfficiencyCurve& efficiency =
+          on_matrix_units ? matrix_efficiency : device.compute_efficiency;
+      if (p.flops > 0) p.compute_s = p.flops / (peak * efficiency.At(p.flops));
       if (p.bytes > 0)
         p.memory_s = p.bytes / (core_bandwidth * device.memory_efficiency.At(p.bytes));
       if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;

@@ -134,6 +134,99 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
   return v;
 }
 
+// Whether a case's matrix work runs on the device's 16-bit units (as ModelStep decides).
+bool OnTensor16(const MeasuredCase& c, const Device& device) {
+  return c.precision == DevicePrecision::kMixed ||
+         (c.precision == DevicePrecision::kFp32 && device.fp32_matrix_on_tensor16);
+}
+
+// The cross-validation of one device's modeled, out-of-sample cases `which`
+// (indices into report.cases): fills their cv_ fields and the device's.
+void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
+                         const ValidateOptions& options, ValidationReport& report,
+                         DeviceValidation& summary) {
+  std::vector<std::string> networks, frameworks;
+  for (size_t i : which) {
+    const MeasuredCase& c = report.cases[i].measured;
+    if (std::find(networks.begin(), networks.end(), c.network) == networks.end()) {
+      networks.push_back(c.network);
+    }
+    if (std::find(frameworks.begin(), frameworks.end(), c.framework) == frameworks.end()) {
+      frameworks.push_back(c.framework);
+    }
+  }
+  const bool by_network = networks.size() >= 2;
+  summary.held_out_by = by_network ? "network" : frameworks.size() >= 2 ? "framework" : "";
+  auto group_of = [by_network](const MeasuredCase& c) {
+    return by_network ? c.network : c.framework;
+  };
+  for (size_t i : which) {
+    ValidatedCase& v = report.cases[i];
+    v.cv_predicted_sps = v.predicted_sps;
+    v.cv_error_pct = v.error_pct;
+  }
+  if (summary.held_out_by.empty()) return;
+  for (const std::string& group : by_network ? networks : frameworks) {
+    CrossValidationFold fold;
+    fold.group = group;
+    std::vector<MeasuredCase> training;
+    std::vector<size_t> held;
+    bool off_tensor16 = false;
+    bool on_tensor16 = false;
+    for (size_t i : which) {
+      const MeasuredCase& c = report.cases[i].measured;
+      if (group_of(c) == group) {
+        held.push_back(i);
+      } else {
+        training.push_back(c);
+        (OnTensor16(c, device) ? on_tensor16 : off_tensor16) = true;
+      }
+    }
+    fold.cases = static_cast<int>(held.size());
+    fold.training_cases = static_cast<int>(training.size());
+    CalibrationOptions calibration = options.calibration;
+    calibration.optimizer = options.optimizer;
+    calibration.leave_one_network_out = false;
+    calibration.parameters = {CalibrationParameter::kStepHost};
+    if (off_tensor16) calibration.parameters.push_back(CalibrationParameter::kComputeScale);
+    if (on_tensor16) calibration.parameters.push_back(CalibrationParameter::kTensor16Scale);
+    std::sort(calibration.parameters.begin(), calibration.parameters.end());
+    if (training.size() <= calibration.parameters.size()) {
+      fold.problem = fmt::format("{} training case(s) for {} parameters leave no degree of freedom",
+                                 training.size(), calibration.parameters.size());
+    } else {
+      try {
+        const CalibrationResult r = CalibrateDevice(device, training, calibration);
+        if (!r.usable()) {
+          fold.problem = fmt::format("the calibration did not converge: {}", r.solver_message);
+        } else {
+          fold.computed = true;
+          fold.parameters = r.parameters;
+          std::vector<double> errors;
+          for (size_t i : held) {
+            ValidatedCase& v = report.cases[i];
+            const MeasuredCase& c = v.measured;
+            DeviceModelOptions model;
+            model.precision = c.precision;
+            model.devices = c.devices;
+            model.optimizer = options.optimizer;
+            const ModeledStep step = ModelStep(LoadNetwork(c.network), r.device, c.batch, model);
+            v.cv_calibrated = true;
+            v.cv_group = group;
+            v.cv_predicted_sps = step.throughput_sps;
+            v.cv_error_pct = PercentError(step.throughput_sps, c.throughput_sps);
+            errors.push_back(v.cv_error_pct);
+          }
+          fold.error = SummarizeErrorsPct(errors);
+        }
+      } catch (const Error& e) {
+        fold.problem = e.what();
+      }
+    }
+    summary.folds.push_back(std::move(fold));
+  }
+}
+
 }  // namespace
 
 ValidationReport Validate(const std::vector<MeasuredCase>& cases, const ValidateOptions& options) {
@@ -163,12 +256,37 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
     report.cases.push_back(std::move(v));
   }
   for (const auto& [device, errors] : per_device) {
-    report.devices.push_back({device, SummarizeErrorsPct(errors.out_of_sample),
-                              SummarizeErrorsPct(errors.in_sample), errors.not_modeled});
+    DeviceValidation summary;
+    summary.device = device;
+    summary.out_of_sample = SummarizeErrorsPct(errors.out_of_sample);
+    summary.in_sample = SummarizeErrorsPct(errors.in_sample);
+    summary.not_modeled = errors.not_modeled;
+    report.devices.push_back(std::move(summary));
   }
   report.out_of_sample = SummarizeErrorsPct(all.out_of_sample);
   report.in_sample = SummarizeErrorsPct(all.in_sample);
   report.not_modeled = all.not_modeled;
+  if (!options.cross_validate) return report;
+
+  report.cross_validated_run = true;
+  std::vector<double> cv_all;
+  for (DeviceValidation& summary : report.devices) {
+    std::vector<size_t> which;
+    for (size_t i = 0; i < report.cases.size(); ++i) {
+      const ValidatedCase& v = report.cases[i];
+      if (v.measured.device == summary.device && v.modeled && !v.in_sample) which.push_back(i);
+    }
+    if (which.empty()) continue;
+    std::string reason;
+    const Device* device = loader.GetDevice(summary.device, reason);
+    FITSPEED_CHECK(device != nullptr, "a device with modeled cases was loaded");
+    CrossValidateDevice(*device, which, options, report, summary);
+    std::vector<double> errors;
+    for (size_t i : which) errors.push_back(report.cases[i].cv_error_pct);
+    summary.cross_validated = SummarizeErrorsPct(errors);
+    cv_all.insert(cv_all.end(), errors.begin(), errors.end());
+  }
+  report.cross_validated = SummarizeErrorsPct(cv_all);
   return report;
 }
 

@@ -46,6 +46,9 @@ void AddStep(PassCost& pass, double read, double written) {
 
 double Elements(const Shape& shape) { return static_cast<double>(shape.elements()); }
 
+// A layer id as an index into per-layer vectors.
+size_t Index(int id) { return static_cast<size_t>(id); }
+
 double BiasElements(const Layer& layer) {
   double n = 0;
   for (const ParamTensor& p : layer.params) {
@@ -216,6 +219,130 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
   return c;
 }
 
+// Whether a gradient reaches each layer's output: it or a layer before it has
+// trainable parameters. A layer's backward pass runs exactly when its output
+// receives a gradient.
+std::vector<bool> GradientReaches(const Network& net) {
+  std::vector<bool> grads(static_cast<size_t>(net.size()), false);
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& layer = net.layer(id);
+    bool reaches = layer.has_trainable_params();
+    for (int input : layer.input_ids) reaches = reaches || grads[static_cast<size_t>(input)];
+    grads[static_cast<size_t>(id)] = reaches;
+  }
+  return grads;
+}
+
+// Activation elements per sample that the forward pass leaves for the backward
+// pass: the tensors each layer's backward reads ("saved tensors"). A tensor is
+// counted once, however many layers need it; flatten's output is a view of its
+// input (the same tensor). Per kind, for a layer whose backward runs (see
+// MemoryEstimate in cost.h for the sources):
+//
+//   kind                   keeps its input          keeps its output
+//   input                  -                        -  (kept only if a consumer needs it)
+//   conv2d, dense          yes (dW = dy x^T)        -
+//   batch_norm             yes (x; the 2*C batch    -
+//                          statistics per step are
+//                          not counted: negligible)
+//   relu (incl. relu6)     -                        yes (in place: dx = dy where 0 < y < max)
+//   avg_pool               -                        -  (shapes only)
+//   max_pool               yes                      yes (the maximum found again from x and y,
+//                                                        as cuDNN and TF do; PyTorch keeps x and
+//                                                        int64 indices of y's size instead)
+//   global_avg_pool        -                        -
+//   add, concat, flatten   -                        -
+//   softmax_cross_entropy  -                        its probabilities, of its input's size
+//   sigmoid                -                        yes (dx = dy*s*(1 - s))
+//   swish                  yes (s recomputed)       -
+//   mul (a*b)              a if b needs a gradient, -
+//                          b if a needs one
+//   lrn                    yes                      yes (Caffe's and cuDNN's backward read x, y)
+double SavedElements(const Network& net, const std::vector<bool>& grads) {
+  // The tensor a layer's output is: its own, or its input's for flatten.
+  std::vector<int> tensor(Index(net.size()));
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& layer = net.layer(id);
+    tensor[Index(id)] =
+        layer.kind == LayerKind::kFlatten ? tensor[Index(layer.input_ids.front())] : id;
+  }
+  std::vector<bool> kept(Index(net.size()), false);
+  const auto keep = [&](int id) { kept[Index(tensor[Index(id)])] = true; };
+  double probabilities = 0;
+  for (int id = 1; id < net.size(); ++id) {
+    if (!grads[Index(id)]) continue;  // no backward pass: nothing saved
+    const Layer& layer = net.layer(id);
+    const int x = layer.input_ids.front();
+    switch (layer.kind) {
+      case LayerKind::kConv2d:
+      case LayerKind::kDense:
+      case LayerKind::kBatchNorm:
+      case LayerKind::kSwish:
+        keep(x);
+        break;
+      case LayerKind::kRelu:
+      case LayerKind::kSigmoid:
+        keep(id);
+        break;
+      case LayerKind::kMaxPool:
+      case LayerKind::kLrn:
+        keep(x);
+        keep(id);
+        break;
+      case LayerKind::kMul:
+        if (grads[Index(layer.input_ids[1])]) keep(x);
+        if (grads[Index(x)]) keep(layer.input_ids[1]);
+        break;
+      case LayerKind::kSoftmaxCrossEntropy:
+        probabilities += Elements(net.layer(x).output_shape);
+        break;
+      case LayerKind::kInput:
+      case LayerKind::kAvgPool:
+      case LayerKind::kGlobalAvgPool:
+      case LayerKind::kAdd:
+      case LayerKind::kFlatten:
+      case LayerKind::kConcat:
+        break;
+    }
+  }
+  double elements = probabilities;
+  for (int id = 0; id < net.size(); ++id) {
+    if (kept[Index(id)]) elements += Elements(net.layer(id).output_shape);
+  }
+  return elements;
+}
+
+// Peak activation-gradient elements per sample alive at once in the backward
+// pass. The gradient of a layer's output is alive from the backward step of its
+// last consumer (the first to produce a part of it) to its producer's step, so
+// at a layer's step its output gradient, its inputs' gradients and those still
+// waiting across a residual branch are alive. An upper bound: operands of an
+// add are counted as separate gradients (PyTorch passes them the same tensor),
+// the loss's scalar and outputs that receive no gradient are not counted. The
+// result is at least two of the largest layer output (an incoming and an
+// outgoing gradient), which also covers the forward pass's transient: an
+// output that is not kept, alive until its consumer has run.
+double PeakGradientElements(const Network& net, const std::vector<bool>& grads) {
+  // alive[j] - alive[j-1]: gradients that start or end being alive at step j.
+  std::vector<double> change(Index(net.size()) + 1, 0);
+  double largest = 0;
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& layer = net.layer(id);
+    const double elements = Elements(layer.output_shape);
+    largest = std::max(largest, elements);
+    if (!grads[Index(id)] || layer.consumer_ids.empty()) continue;  // no gradient, or the loss
+    change[Index(id)] += elements;
+    change[Index(layer.consumer_ids.back()) + 1] -= elements;
+  }
+  double alive = 0;
+  double peak = 2 * largest;
+  for (double c : change) {
+    alive += c;
+    peak = std::max(peak, alive);
+  }
+  return peak;
+}
+
 }  // namespace
 
 const char* PassName(Pass pass) {
@@ -343,15 +470,8 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer) {
   NetworkCost cost;
   cost.optimizer = optimizer;
   const UpdateCounts update = UpdateCountsOf(optimizer);
-  // A gradient reaches a layer's output when it or a layer before it has
-  // trainable parameters.
-  std::vector<bool> output_grad(static_cast<size_t>(network.size()), false);
+  const std::vector<bool> output_grad = GradientReaches(network);
   for (int id = 0; id < network.size(); ++id) {
-    const Layer& layer = network.layer(id);
-    bool input_grad = false;
-    for (int input : layer.input_ids)
-      input_grad = input_grad || output_grad[static_cast<size_t>(input)];
-    output_grad[static_cast<size_t>(id)] = input_grad || layer.has_trainable_params();
     LayerCost c = CountLayer(network, id, output_grad);
     const double trainable = static_cast<double>(c.trainable_params);
     c.update.flops.per_step = update.flops * trainable;
@@ -364,20 +484,16 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer) {
 
 MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Optimizer optimizer,
                                       double activation_bytes, double parameter_bytes) {
-  const NetworkCost cost = CountCost(network, optimizer);
-  int64_t largest = 0;
-  for (const Layer& layer : network.layers()) {
-    largest = std::max(largest, layer.output_shape.elements());
-  }
+  FITSPEED_CHECK(network.finalized(), "EstimateTrainingMemory needs a finalized network");
+  const std::vector<bool> grads = GradientReaches(network);
   MemoryEstimate m;
-  const double params = static_cast<double>(cost.total.params);
-  const double trainable = static_cast<double>(cost.total.trainable_params);
+  const double params = static_cast<double>(network.ParamCount());
+  const double trainable = static_cast<double>(network.TrainableParamCount());
   m.parameter_bytes = params * parameter_bytes;
   m.gradient_bytes = trainable * parameter_bytes;
   m.optimizer_state_bytes = trainable * OptimizerStatePerParam(optimizer) * parameter_bytes;
-  m.activation_bytes =
-      batch * static_cast<double>(cost.total.activation_elements) * activation_bytes;
-  m.activation_gradient_bytes = batch * 2 * static_cast<double>(largest) * activation_bytes;
+  m.activation_bytes = batch * SavedElements(network, grads) * activation_bytes;
+  m.activation_gradient_bytes = batch * PeakGradientElements(network, grads) * activation_bytes;
   return m;
 }
 

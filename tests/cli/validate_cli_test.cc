@@ -52,6 +52,23 @@ TEST(ValidateCli, JsonSchemaAndACaseReadFromItsRow) {
   EXPECT_TRUE(found);
   EXPECT_EQ(json["mixed_precision"]["ratios"].size(), 12u);  // 4 networks x 3 batches
   EXPECT_TRUE(json["host_check"].is_null());
+  // Cross-validated by default: the T4 has cases of two networks (Pollux
+  // resnet50 and resnet18-cifar), each predicted from the other.
+  ASSERT_TRUE(json["cross_validated"].is_object());
+  EXPECT_GT(json["cross_validated"]["cases"].get<int>(), 0);
+  for (const auto& d : json["devices"]) {
+    if (d["device"] != "t4") continue;
+    EXPECT_EQ(d["cross_validation"]["held_out_by"], "network");
+    EXPECT_EQ(d["cross_validation"]["folds"].size(), 2u);
+  }
+}
+
+TEST(ValidateCli, NoCrossValidationLeavesItOut) {
+  const CliRun run = RunCli("validate --no-cross-validation --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(json["cross_validated"].is_null());
+  EXPECT_TRUE(json["cases"][0]["cross_validation"].is_null());
 }
 
 TEST(ValidateCli, MissingDataDirectoryIsNamedWithExit66) {

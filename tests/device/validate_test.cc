@@ -331,6 +331,125 @@ TEST(Validate, EveryPublishedCaseIsModeledOrSaysWhy) {
   EXPECT_EQ(report.out_of_sample.cases, modeled);  // the catalog is calibrated on nothing
 }
 
+// Cases "measured" on `truth` (exactly its modeled throughput), named after
+// `name` so that Validate models them on the catalog device of that name.
+std::vector<MeasuredCase> MeasuredOn(const Device& truth, const std::string& name,
+                                     const std::string& network, const std::string& framework,
+                                     DevicePrecision precision) {
+  std::vector<MeasuredCase> cases;
+  DeviceModelOptions options;
+  options.precision = precision;
+  for (int64_t batch : {16, 64, 256}) {
+    MeasuredCase c = Case(network, name, precision, batch,
+                          ModelStep(ZooNetwork(network), truth, batch, options).throughput_sps);
+    c.framework = framework;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+TEST(Validate, CrossValidationPredictsEachNetworkFromTheOthers) {
+  // The "true" T4: cuDNN at 0.7 of the catalog's compute efficiencies and 4 ms
+  // of host work per step (catalog: 1 ms). The model's form is exact, so a
+  // calibration on one network predicts the other to rounding, while the
+  // catalog device is off by the scale.
+  const Device t4 = LoadDevice("t4");
+  Device truth = t4;
+  for (EfficiencyCurve::Point& p : truth.compute_efficiency.points) p.efficiency *= 0.7;
+  truth.step_host_s = 4e-3;
+  std::vector<MeasuredCase> cases =
+      MeasuredOn(truth, "t4", "cnn-cifar-small", "pytorch", DevicePrecision::kFp32);
+  for (const MeasuredCase& c :
+       MeasuredOn(truth, "t4", "resnet18-cifar", "pytorch", DevicePrecision::kFp32)) {
+    cases.push_back(c);
+  }
+  ValidateOptions options;
+  options.cross_validate = true;
+  const ValidationReport report = Validate(cases, options);
+  ASSERT_TRUE(report.cross_validated_run);
+  ASSERT_EQ(report.devices.size(), 1u);
+  const DeviceValidation& d = report.devices[0];
+  EXPECT_EQ(d.held_out_by, "network");
+  ASSERT_EQ(d.folds.size(), 2u);
+  EXPECT_EQ(d.folds[0].group, "cnn-cifar-small");
+  EXPECT_EQ(d.folds[0].training_cases, 3);
+  ASSERT_TRUE(d.folds[0].computed) << d.folds[0].problem;
+  ASSERT_EQ(d.folds[0].parameters.size(), 2u);  // FP32 cases: compute scale and host
+  EXPECT_NEAR(d.folds[0].parameters[0].value, 0.7, 1e-6);
+  EXPECT_NEAR(d.folds[0].parameters[1].value, 4e-3, 1e-8);
+  for (const ValidatedCase& v : report.cases) {
+    SCOPED_TRACE(v.key);
+    EXPECT_TRUE(v.cv_calibrated);
+    EXPECT_EQ(v.cv_group, v.measured.network);
+    EXPECT_GT(std::fabs(v.error_pct), 5.0);
+    EXPECT_LT(std::fabs(v.cv_error_pct), 1e-4);
+  }
+  EXPECT_EQ(report.cross_validated.cases, 6);
+  EXPECT_LT(report.cross_validated.max_abs_error_pct, 1e-4);
+}
+
+TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
+  const Device v100 = LoadDevice("v100-sxm2");
+  Device truth = v100;
+  truth.step_host_s = 10e-3;
+  // One network, two frameworks on the V100: leave one framework out; the FP32
+  // and mixed cases of the training framework fit compute, host and tensor16.
+  std::vector<MeasuredCase> cases;
+  for (const char* framework : {"mxnet", "pytorch"}) {
+    for (DevicePrecision p : {DevicePrecision::kFp32, DevicePrecision::kMixed}) {
+      for (const MeasuredCase& c : MeasuredOn(truth, "v100-sxm2", "resnet50", framework, p)) {
+        cases.push_back(c);
+      }
+    }
+  }
+  // One network and one framework on the K80: nothing to hold out.
+  const std::vector<MeasuredCase> k80 =
+      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "keras", DevicePrecision::kFp32);
+  cases.insert(cases.end(), k80.begin(), k80.end());
+  ValidateOptions options;
+  options.cross_validate = true;
+  const ValidationReport report = Validate(cases, options);
+  ASSERT_EQ(report.devices.size(), 2u);
+  const DeviceValidation& v100_summary = report.devices[0];
+  EXPECT_EQ(v100_summary.held_out_by, "framework");
+  ASSERT_EQ(v100_summary.folds.size(), 2u);
+  ASSERT_TRUE(v100_summary.folds[1].computed) << v100_summary.folds[1].problem;
+  ASSERT_EQ(v100_summary.folds[1].parameters.size(), 3u);
+  EXPECT_EQ(v100_summary.folds[1].parameters[2].name, "tensor16_scale");
+  EXPECT_NEAR(v100_summary.folds[1].parameters[1].value, 10e-3, 1e-7);
+  const DeviceValidation& k80_summary = report.devices[1];
+  EXPECT_EQ(k80_summary.held_out_by, "");
+  EXPECT_TRUE(k80_summary.folds.empty());
+  for (const ValidatedCase& v : report.cases) {
+    SCOPED_TRACE(v.key);
+    if (v.measured.device == "k80") {
+      // The catalog prediction, which is out-of-sample too (here exact).
+      EXPECT_FALSE(v.cv_calibrated);
+      EXPECT_DOUBLE_EQ(v.cv_predicted_sps, v.predicted_sps);
+    } else {
+      EXPECT_TRUE(v.cv_calibrated);
+      EXPECT_EQ(v.cv_group, v.measured.framework);
+      EXPECT_LT(std::fabs(v.cv_error_pct), 1e-3);
+    }
+  }
+  EXPECT_EQ(report.cross_validated.cases, 15);
+}
+
+TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
+  const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
+  const MeasuredCase b = Case("resnet50", "t4", DevicePrecision::kFp32, 64, 170);
+  ValidateOptions options;
+  options.cross_validate = true;
+  Device t4 = LoadDevice("t4");
+  t4.calibrated_on = {CaseKey(a)};
+  options.devices = {t4};
+  const ValidationReport report = Validate({a, b}, options);
+  // Only `b` is out-of-sample: one network left, nothing to hold out.
+  EXPECT_EQ(report.cross_validated.cases, 1);
+  EXPECT_EQ(report.devices[0].held_out_by, "");
+  EXPECT_FALSE(report.cases[0].cv_calibrated);
+}
+
 TEST(MixedPrecisionRatios, RatioOfModeledStepTimesAndBand) {
   const Device t4 = LoadDevice("t4");
   const std::vector<MixedRatio> ratios = MixedPrecisionRatios(t4, {"resnet50"}, {16, 32});

@@ -13,6 +13,7 @@ namespace fitspeed {
 namespace {
 
 using test::Conv;
+using test::Pool;
 using test::Units;
 
 // input 3x32x32 -> conv1 3->64 3x3 pad 1 (no bias) -> conv2 64->64 3x3 pad 1
@@ -171,16 +172,91 @@ TEST(MemoryEstimate, MlpByHand) {
   EXPECT_DOUBLE_EQ(m.parameter_bytes, 669706.0 * 4);
   EXPECT_DOUBLE_EQ(m.gradient_bytes, 669706.0 * 4);
   EXPECT_DOUBLE_EQ(m.optimizer_state_bytes, 669706.0 * 4);
-  // Outputs per sample: input 784, dense 512, relu 512, dense 512, relu 512,
-  // dense 10, loss 1 = 2,843 elements; 100 samples of 4 bytes.
-  EXPECT_DOUBLE_EQ(m.activation_bytes, 2843.0 * 100 * 4);
-  // Two gradients of the largest output (the 784-element input).
+  // Saved per sample: the input 784 (dense_1's dW), relu_1 512 (its output,
+  // also dense_2's input), relu_2 512, the loss's 10 probabilities = 1,818.
+  // Not saved: the dense outputs (a ReLU or the loss reads only its output)
+  // and the loss. 100 samples of 4 bytes.
+  EXPECT_DOUBLE_EQ(m.activation_bytes, 1818.0 * 100 * 4);
+  // Gradients alive at once: at most 512 + 512 (relu's dy and dx), below two
+  // of the largest output (the 784-element input): 1,568.
   EXPECT_DOUBLE_EQ(m.activation_gradient_bytes, 2 * 784.0 * 100 * 4);
-  EXPECT_DOUBLE_EQ(m.total_bytes(), 3 * 669706.0 * 4 + 2843.0 * 400 + 2 * 784.0 * 400);
+  EXPECT_DOUBLE_EQ(m.total_bytes(), 3 * 669706.0 * 4 + 1818.0 * 400 + 2 * 784.0 * 400);
   // Adam keeps two state tensors, plain SGD none.
   EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kAdam).optimizer_state_bytes,
                    2 * 669706.0 * 4);
   EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kSgd).optimizer_state_bytes, 0.0);
+}
+
+// input 3x8x8 -> c1 conv 4 3x3 pad 1 -> bn1 -> r1 relu -> c2 conv 4 3x3 pad 1
+// -> bn2 -> add(bn2, r1) -> r2 relu -> 2x2/2 max pool -> global pool -> dense
+// 10 -> loss: a residual block with every kind of a ResNet.
+TEST(MemoryEstimate, ResidualBlockByHand) {
+  Network net("block", Shape::Chw(3, 8, 8));
+  const std::string r1 = net.Relu(
+      net.BatchNorm(net.Conv2d("input", Conv(4, MakeWindow(3, 1, 1), false), "c1"), {}, "bn1"), {},
+      "r1");
+  const std::string bn2 =
+      net.BatchNorm(net.Conv2d(r1, Conv(4, MakeWindow(3, 1, 1), false), "c2"), {}, "bn2");
+  const std::string r2 = net.Relu(net.Add({bn2, r1}, "add"), {}, "r2");
+  const std::string pool = net.MaxPool(r2, Pool(MakeWindow(2, 2)), "pool");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(pool, "gap"), Units(10), "fc"), "loss");
+  net.Finalize();
+  const MemoryEstimate m = EstimateTrainingMemory(net, 2, Optimizer::kSgd, 4, 4);
+  // Saved per sample: input 192 (c1's input), c1 256 (bn1's input), r1 256
+  // (its output; c2's input), c2 256 (bn2's input), r2 256 (its output; the
+  // pool's input), pool 64 (its output, 4x4x4), gap 4 (fc's input), 10
+  // probabilities = 1,294. Not saved: bn1, bn2, add (read by nobody's
+  // backward), fc (the loss keeps its probabilities), the loss.
+  EXPECT_DOUBLE_EQ(m.activation_bytes, 1294.0 * 2 * 4);
+  // Gradients alive, [producer, last consumer] in layer order c1=1 .. fc=10:
+  // r1 [3, 6], c2 [4, 5], bn2 [5, 6], add [6, 7], all 256 elements: at bn2's
+  // and add's steps r1's (waiting across the branch), bn2's and one more:
+  // 3 * 256 = 768, above two of the largest output (512).
+  EXPECT_DOUBLE_EQ(m.activation_gradient_bytes, 768.0 * 2 * 4);
+  // Saved activations are linear in the batch.
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 6, Optimizer::kSgd, 4, 4).activation_bytes,
+                   3 * m.activation_bytes);
+}
+
+// Before any trainable layer no backward pass runs, so nothing is saved there.
+TEST(MemoryEstimate, NothingSavedBeforeTheFirstTrainableLayer) {
+  Network net("pool-first", Shape::Chw(3, 8, 8));
+  const std::string pool = net.MaxPool("input", Pool(MakeWindow(2, 2)), "pool");
+  net.SoftmaxCrossEntropy(net.Dense(net.Flatten(pool, "flat"), Units(10), "fc"), "loss");
+  net.Finalize();
+  // Saved: the pool's 48 outputs, once, as fc's input through the flatten
+  // view; 10 probabilities. The input (the pool's backward never runs) is not.
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kSgd, 1, 1).activation_bytes, 58.0);
+}
+
+// torchvision ResNet-50 (v1.5) per sample, counted by hand from its structure.
+// Stem: input 3x224x224 = 150,528 (conv1's input), conv1 64x112x112 = 802,816
+// (bn's input), relu 802,816 (its output; maxpool's input), maxpool 64x56x56 =
+// 200,704 (its output; layer1's input) = 1,956,864.
+// A bottleneck (width w, input HxW, output H'xW' = HxW / stride^2) saves conv1
+// and relu1 (w*H*W each), conv2 and relu2 (w*H'*W' each), conv3 and the block's
+// relu (4w*H'*W' each), and the downsample conv (4w*H'*W', first block only);
+// bn outputs and the add feed only a ReLU or the add: not saved.
+//   layer1 (w 64, 56x56): first 2*200,704 + 2*200,704 + 3*802,816 = 3,211,264;
+//     others 2,408,448 each:                       3,211,264 + 2*2,408,448 = 8,028,160
+//   layer2 (w 128, 56 -> 28): first 2*401,408 + 2*100,352 + 3*401,408 = 2,207,744;
+//     others 2*100,352 + 2*100,352 + 2*401,408 = 1,204,224: 2,207,744 + 3*1,204,224 = 5,820,416
+//   layer3 (w 256, 28 -> 14): first 2*200,704 + 2*50,176 + 3*200,704 = 1,103,872;
+//     others 602,112:                             1,103,872 + 5*602,112 = 4,114,432
+//   layer4 (w 512, 14 -> 7): first 2*100,352 + 2*25,088 + 3*100,352 = 551,936;
+//     others 301,056:                               551,936 + 2*301,056 = 1,154,048
+// Head: avgpool 2048 (fc's input), 1000 probabilities = 3,048.
+// Total 1,956,864 + 19,117,056 + 3,048 = 21,076,968 elements: 84.3 MB in FP32,
+// below the ~130 MB that lets FP32 batch 112 fit a 16 GB V100 (NVIDIA
+// DeepLearningExamples: (16e9 - ~1e9 - 3*4*25.6e6) / 112).
+TEST(MemoryEstimate, Resnet50ByHand) {
+  const Network net = ZooNetwork("resnet50");
+  const MemoryEstimate m = EstimateTrainingMemory(net, 1, Optimizer::kSgdMomentum, 4, 4);
+  EXPECT_DOUBLE_EQ(m.activation_bytes, 21076968.0 * 4);
+  EXPECT_LT(m.activation_bytes, 130e6);
+  // Gradient peak: at a layer1 add, its output's gradient and its two
+  // operands', 256x56x56 = 802,816 each: 3 * 802,816 = 2,408,448.
+  EXPECT_DOUBLE_EQ(m.activation_gradient_bytes, 3 * 802816.0 * 4);
 }
 
 TEST(Optimizer, NamesParse) {

@@ -170,8 +170,10 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
       ->required();
   command
       ->add_option("--params", o->params,
-                   "Parameters to fit, comma separated: compute, memory (efficiency-curve "
-                   "scales), launch (kernel launch s), host (host s per step)")
+                   "Parameters to fit, comma separated: compute, memory, tensor16 "
+                   "(efficiency-curve scales; tensor16: matrix work on FP16/BF16 units, needs "
+                   "mixed-precision or TPU cases), launch (kernel launch s), host (host s per "
+                   "step)")
       ->delimiter(',')
       ->capture_default_str();
   command->add_option("--write", o->write, "Write the calibrated device file (fitspeed.device/1)");

@@ -32,6 +32,7 @@ struct ValidateCliOptions {
   std::vector<std::string> device_files;
   bool host_check = false;
   bool require_fit = false;
+  bool no_cross_validation = false;
   std::string output = "table";
 };
 
@@ -69,16 +70,45 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
                      {"in_sample", v.in_sample},
                      {"reason", v.modeled ? json(nullptr) : json(v.reason)},
                      {"memory_note", v.memory_note.empty() ? json(nullptr) : json(v.memory_note)},
+                     {"cross_validation",
+                      report.cross_validated_run && v.modeled && !v.in_sample
+                          ? json{{"calibrated", v.cv_calibrated},
+                                 {"held_out_group", v.cv_calibrated ? json(v.cv_group)
+                                                                    : json(nullptr)},
+                                 {"predicted_sps", v.cv_predicted_sps},
+                                 {"error_pct", v.cv_error_pct}}
+                          : json(nullptr)},
                      {"source", c.source},
                      {"line", c.line},
                      {"note", c.note}});
   }
   json devices = json::array();
   for (const DeviceValidation& d : report.devices) {
-    devices.push_back({{"device", d.device},
-                       {"out_of_sample", SummaryJson(d.out_of_sample)},
-                       {"in_sample", SummaryJson(d.in_sample)},
-                       {"not_modeled", d.not_modeled}});
+    json folds = json::array();
+    for (const CrossValidationFold& f : d.folds) {
+      json parameters = json::object();
+      for (const CalibratedParameter& p : f.parameters) {
+        parameters[p.name] = {{"value", p.value}, {"std_error", Number(p.std_error)}};
+      }
+      folds.push_back({{"held_out", f.group},
+                       {"cases", f.cases},
+                       {"training_cases", f.training_cases},
+                       {"computed", f.computed},
+                       {"problem", f.computed ? json(nullptr) : json(f.problem)},
+                       {"parameters", parameters},
+                       {"error", SummaryJson(f.error)}});
+    }
+    devices.push_back(
+        {{"device", d.device},
+         {"out_of_sample", SummaryJson(d.out_of_sample)},
+         {"in_sample", SummaryJson(d.in_sample)},
+         {"not_modeled", d.not_modeled},
+         {"cross_validation",
+          report.cross_validated_run
+              ? json{{"held_out_by", d.held_out_by.empty() ? json(nullptr) : json(d.held_out_by)},
+                     {"summary", SummaryJson(d.cross_validated)},
+                     {"folds", folds}}
+              : json(nullptr)}});
   }
   json ratios = json::array();
   for (const MixedRatio& r : mixed) {
@@ -110,6 +140,8 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
       {"cases", cases},
       {"devices", devices},
       {"out_of_sample", SummaryJson(report.out_of_sample)},
+      {"cross_validated",
+       report.cross_validated_run ? SummaryJson(report.cross_validated) : json(nullptr)},
       {"in_sample", SummaryJson(report.in_sample)},
       {"not_modeled", report.not_modeled},
       {"mixed_precision",
@@ -120,15 +152,19 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
 
 TextTable CaseTable(const ValidationReport& report) {
   TextTable table({"device", "network", "precision", "devices", "batch", "framework",
-                   "measured_sps", "predicted_sps", "error_%", "sample", "mem", "source"});
+                   "measured_sps", "predicted_sps", "error_%", "sample", "cv_sps", "cv_error_%",
+                   "mem", "source"});
   for (const ValidatedCase& v : report.cases) {
     if (!v.modeled) continue;
     const MeasuredCase& c = v.measured;
+    const bool cv = report.cross_validated_run && !v.in_sample;
     table.AddRow(
         {c.device, c.network, DevicePrecisionName(c.precision), std::to_string(c.devices),
          std::to_string(c.batch), c.framework, FormatSig(c.throughput_sps, 4),
          FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
-         v.in_sample ? "in" : "out", v.memory_note.empty() ? "" : "oom*",
+         v.in_sample ? "in" : "out",
+         cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
+         cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-", v.memory_note.empty() ? "" : "oom*",
          fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
   }
   return table;
@@ -138,23 +174,31 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                 const HostCheck* host, bool csv) {
   if (csv) {
     TextTable table({"key", "device", "network", "precision", "devices", "batch", "framework",
-                     "measured_sps", "predicted_sps", "error_pct", "sample", "reason",
-                     "memory_note", "source", "line"});
+                     "measured_sps", "predicted_sps", "error_pct", "sample", "cv_calibrated",
+                     "cv_held_out", "cv_predicted_sps", "cv_error_pct", "reason", "memory_note",
+                     "source", "line"});
     for (const ValidatedCase& v : report.cases) {
       const MeasuredCase& c = v.measured;
+      const bool cv = report.cross_validated_run && v.modeled && !v.in_sample;
       table.AddRow({v.key, c.device, c.network, DevicePrecisionName(c.precision),
                     std::to_string(c.devices), std::to_string(c.batch), c.framework,
                     FormatSig(c.throughput_sps, 6), v.modeled ? FormatSig(v.predicted_sps, 6) : "",
                     v.modeled ? FormatSig(v.error_pct, 4) : "", v.in_sample ? "in" : "out",
+                    cv ? (v.cv_calibrated ? "yes" : "no") : "", v.cv_group,
+                    cv ? FormatSig(v.cv_predicted_sps, 6) : "",
+                    cv ? FormatSig(v.cv_error_pct, 4) : "",
                     v.reason, v.memory_note, c.source, std::to_string(c.line)});
     }
     std::cout << table.RenderCsv();
     return;
   }
   std::cout << "Predicted against measured throughput (samples/s); error = "
-               "(predicted - measured) / measured; sample: in = the device was calibrated on "
-               "this case, out = not; mem oom*: measured, but the memory model says it does "
-               "not fit (predicted anyway)\n\n"
+               "(predicted - measured) / measured; predicted_sps: the device as catalogued (or "
+               "given); sample: in = that device was calibrated on this case, out = not; cv_sps: "
+               "predicted by the device calibrated on its other networks' cases (or, with one "
+               "network, its other frameworks'), never this case's group; '=': no such "
+               "calibration, the catalog prediction; mem oom*: measured, but the memory model "
+               "says it does not fit (predicted anyway)\n\n"
             << CaseTable(report).Render();
   if (report.not_modeled > 0) {
     std::cout << "\nCases not modeled:\n";
@@ -169,21 +213,52 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
     }
     std::cout << table.Render();
   }
-  std::cout << "\nAbsolute % error per device (headline: out-of-sample):\n";
-  TextTable summary({"device", "out_cases", "out_median_%", "out_max_%", "in_cases", "in_median_%",
-                     "in_max_%", "not_modeled"});
-  auto add = [&summary](const std::string& name, const ErrorSummary& out, const ErrorSummary& in,
-                        int not_modeled) {
+  std::cout << "\nAbsolute % error per device, every figure out-of-sample except in_*: "
+               "catalog = the device as catalogued (or given); cv = cross-validated, each case "
+               "predicted by the device calibrated without its network (held_out_by network) "
+               "or framework (held_out_by framework)"
+            << (report.cross_validated_run ? " (the headline)" : " (not run)") << ":\n";
+  TextTable summary({"device", "cases", "catalog_median_%", "catalog_max_%", "held_out_by",
+                     "cv_median_%", "cv_max_%", "in_cases", "in_median_%", "not_modeled"});
+  auto add = [&summary, &report](const std::string& name, const ErrorSummary& out,
+                                 const std::string& held_out_by, const ErrorSummary& cv,
+                                 const ErrorSummary& in, int not_modeled) {
+    const bool run = report.cross_validated_run;
     summary.AddRow({name, std::to_string(out.cases), Pct(out.median_abs_error_pct),
-                    Pct(out.max_abs_error_pct), std::to_string(in.cases),
-                    Pct(in.median_abs_error_pct), Pct(in.max_abs_error_pct),
+                    Pct(out.max_abs_error_pct), run ? held_out_by : "-",
+                    run ? Pct(cv.median_abs_error_pct) : "-", run ? Pct(cv.max_abs_error_pct) : "-",
+                    std::to_string(in.cases), Pct(in.median_abs_error_pct),
                     std::to_string(not_modeled)});
   };
   for (const DeviceValidation& d : report.devices) {
-    add(d.device, d.out_of_sample, d.in_sample, d.not_modeled);
+    add(d.device, d.out_of_sample, d.held_out_by.empty() ? "none (catalog)" : d.held_out_by,
+        d.cross_validated, d.in_sample, d.not_modeled);
   }
-  add("all", report.out_of_sample, report.in_sample, report.not_modeled);
+  add("all", report.out_of_sample, "", report.cross_validated, report.in_sample,
+      report.not_modeled);
   std::cout << summary.Render();
+  if (report.cross_validated_run) {
+    std::cout << "\nCross-validation folds: parameters fitted on the training cases, errors of "
+                 "the held-out cases (host overhead always; the compute scale when training "
+                 "has FP32/TF32 matrix work, the tensor16 scale when it has 16-bit)\n";
+    TextTable folds({"device", "held_out", "cases", "training_cases", "compute_scale",
+                     "tensor16_scale", "step_host_ms", "median_%", "max_%", "problem"});
+    for (const DeviceValidation& d : report.devices) {
+      for (const CrossValidationFold& f : d.folds) {
+        std::string compute = "-", tensor16 = "-", host = "-";
+        for (const CalibratedParameter& p : f.parameters) {
+          if (p.name == "compute_scale") compute = FormatSig(p.value, 3);
+          if (p.name == "tensor16_scale") tensor16 = FormatSig(p.value, 3);
+          if (p.name == "step_host_s") host = FormatSig(p.value * 1e3, 3);
+        }
+        folds.AddRow({d.device, f.group, std::to_string(f.cases),
+                      std::to_string(f.training_cases), compute, tensor16, host,
+                      f.computed ? Pct(f.error.median_abs_error_pct) : "-",
+                      f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
+      }
+    }
+    std::cout << folds.Render();
+  }
 
   std::cout << fmt::format(
       "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%)\n",
@@ -222,6 +297,7 @@ int RunValidate(const ValidateCliOptions& options) {
   }
   ValidateOptions validate;
   validate.require_fit = options.require_fit;
+  validate.cross_validate = !options.no_cross_validation;
   for (const std::string& file : options.device_files) {
     validate.devices.push_back(ReadDeviceJsonFile(file));
   }
@@ -270,6 +346,9 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--require-fit", options->require_fit,
                     "Do not predict cases whose batch the memory model says does not fit "
                     "(by default they are predicted and marked oom*: they were measured)");
+  command->add_flag("--no-cross-validation", options->no_cross_validation,
+                    "Skip the cross-validation (per device, calibrate on the other networks' "
+                    "or frameworks' cases and predict the held-out ones)");
   AddOutputOption(*command, options->output);
   command->callback([options, &exit_code] { exit_code = RunValidate(*options); });
 }

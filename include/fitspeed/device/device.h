@@ -44,7 +44,8 @@ struct DeviceLink {
 struct DeviceCalibration {
   // One fitted parameter: "compute_scale" and "memory_scale" (factors applied
   // to every point of the efficiency curves, dimensionless), "kernel_launch_s"
-  // and "step_host_s" (seconds), in that order.
+  // and "step_host_s" (seconds), "tensor16_scale" (factor on the 16-bit matrix
+  // curve), in that order.
   struct Parameter {
     std::string name;
     double value = 0;
@@ -89,6 +90,16 @@ struct Device {
 
   EfficiencyCurve compute_efficiency;  // against FLOPs of one kernel
   EfficiencyCurve memory_efficiency;   // against bytes of one kernel
+  // Matrix work on the 16-bit units (mixed precision; FP32 on a device whose
+  // fp32_matrix_on_tensor16), against FLOPs of one kernel. Empty (JSON: no
+  // "efficiency.tensor16"): compute_efficiency serves for it too. Tensor-core
+  // kernels reach a smaller fraction of their much larger peak than FP32
+  // kernels do, so calibrating it separately matters for mixed precision.
+  EfficiencyCurve tensor16_efficiency;
+  // tensor16_efficiency, or compute_efficiency when it is empty.
+  const EfficiencyCurve& Tensor16Efficiency() const {
+    return tensor16_efficiency.points.empty() ? compute_efficiency : tensor16_efficiency;
+  }
 
   double kernel_launch_s = 0;  // per kernel (layer and pass), >= 0
   double step_host_s = 0;      // per call of the host into the device, >= 0

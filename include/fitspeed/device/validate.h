@@ -7,6 +7,13 @@
 //   fitspeed::ValidationReport report = fitspeed::Validate(cases);
 //   std::cout << report.overall.median_abs_error_pct;  // out-of-sample
 //
+// With cross-validation, every case is also predicted by its device calibrated
+// (fitspeed/device/calibrate.h) on the device's other cases only: those of the
+// other networks when the device has cases of two or more networks (leave one
+// network out), else those of the other frameworks (leave one framework out);
+// a device with one network and one framework keeps its catalog prediction,
+// which is out-of-sample too.
+//
 // Also the mixed-precision check (modeled mixed/FP32 step-time ratios) and
 // the host self-check (the modeled `host` device against a measured host
 // sweep of the same network).
@@ -17,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/device/calibrate.h"
 #include "fitspeed/device/cases.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
@@ -34,6 +42,13 @@ struct ValidateOptions {
   // step is predicted anyway and the memory model's verdict kept in
   // ValidatedCase::memory_note.
   bool require_fit = false;
+  // Also predict every case out-of-sample from a calibrated device (file comment).
+  bool cross_validate = false;
+  // The solver settings of those calibrations; `parameters` and
+  // `leave_one_network_out` are ignored: each fold fits the host overhead, and
+  // the compute scale and the tensor16 scale when its training cases have
+  // matrix work off and on the 16-bit units respectively.
+  CalibrationOptions calibration;
 };
 
 // One case, modeled or not.
@@ -49,6 +64,12 @@ struct ValidatedCase {
   // Set when the memory model says the batch does not fit (needed and available
   // GiB per core) although the case was measured; empty otherwise.
   std::string memory_note;
+
+  // Cross-validation (ValidateOptions::cross_validate), for modeled cases:
+  bool cv_calibrated = false;  // predicted by a device calibrated without this case's group
+  std::string cv_group;        // that group (a network or a framework); "" when not calibrated
+  double cv_predicted_sps = 0;  // the calibrated prediction, else predicted_sps
+  double cv_error_pct = 0;      // PercentError(cv_predicted_sps, measured.throughput_sps)
 };
 
 // Absolute % errors of a group of cases.
@@ -58,19 +79,40 @@ struct ErrorSummary {
   double max_abs_error_pct = 0;     // NaN when cases == 0
 };
 
+// One fold of a device's cross-validation: a group held out, the device
+// calibrated on the rest, the group predicted.
+struct CrossValidationFold {
+  std::string group;      // the held-out network or framework
+  int cases = 0;          // its modeled cases
+  int training_cases = 0;  // the device's other modeled cases, fitted
+  bool computed = false;  // false: no calibration (`problem` says why); catalog predictions kept
+  std::string problem;
+  std::vector<CalibratedParameter> parameters;  // the fitted ones
+  ErrorSummary error;     // of the held-out cases' predictions
+};
+
 struct DeviceValidation {
   std::string device;  // MeasuredCase::device
-  ErrorSummary out_of_sample;
+  ErrorSummary out_of_sample;  // catalog (or given) device, cases it was not calibrated on
   ErrorSummary in_sample;
   int not_modeled = 0;
+  // Cross-validation: "network", "framework", or "" (one network and one
+  // framework: catalog predictions); the out-of-sample errors of every modeled
+  // case the given device was not calibrated on; the folds.
+  std::string held_out_by;
+  ErrorSummary cross_validated;
+  std::vector<CrossValidationFold> folds;
 };
 
 struct ValidationReport {
   std::vector<ValidatedCase> cases;       // in the input's order
   std::vector<DeviceValidation> devices;  // in order of first appearance
-  ErrorSummary out_of_sample;             // every device: the headline
+  ErrorSummary out_of_sample;             // every device, as catalogued: out-of-sample
   ErrorSummary in_sample;
   int not_modeled = 0;
+  bool cross_validated_run = false;  // ValidateOptions::cross_validate
+  // Every device, each case predicted without its group: the headline.
+  ErrorSummary cross_validated;
 };
 
 // 100 * (predicted - measured) / measured: positive when the model is too fast.

@@ -90,9 +90,10 @@ struct LayerCost {
   PassCost update;
   int64_t params = 0;            // parameter elements, incl. batch-norm moving statistics
   int64_t trainable_params = 0;  // parameter elements the optimizer updates
-  // Activation memory: elements per sample of the layer's output, which a
-  // training step keeps from the forward to the backward pass (0 for flatten,
-  // a view of its input; the network input counts as layer 0's output).
+  // Elements per sample of the layer's output (0 for flatten, a view of its
+  // input; the network input counts as layer 0's output). Their sum is what an
+  // executor keeping every output would hold; EstimateTrainingMemory counts
+  // only the saved tensors.
   int64_t activation_elements = 0;
 
   const PassCost& pass(Pass p) const;
@@ -122,17 +123,42 @@ struct NetworkCost {
 // Counts every layer of `network` (finalized; else FITSPEED_CHECK aborts).
 NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum);
 
-// Memory a training step holds at `batch`, estimated for an executor that keeps
-// every layer's output until the backward pass (frameworks that run ReLU in
-// place or recompute activations hold less; workspaces are not counted).
+// Memory a training step holds at `batch`, estimated for an executor that
+// keeps for the backward pass only the tensors each layer's backward reads
+// ("saved tensors", as PyTorch autograd, TensorFlow and cuDNN do), runs ReLU in
+// place and recomputes nothing. Workspaces, the allocator's fragmentation and
+// the framework's context are not counted.
+//
+// Saved tensors, per layer output (a tensor is counted once however many
+// layers need it; flatten's output is its input's tensor):
+//   conv2d, dense          its input   (PyTorch saves a convolution's and a
+//                                       linear layer's input for dW = dy x^T)
+//   batch_norm             its input   (PyTorch saves x with the batch mean and
+//                                       inverse std; those 2*C per step are not counted)
+//   relu                   its output  (ReLU(inplace=True) saves its result)
+//   sigmoid                its output;  swish: its input
+//   max_pool, lrn          input and output (cuDNN's and TF's backward read x and y)
+//   mul (a*b)              a if b needs a gradient, b if a needs one
+//   softmax_cross_entropy  the probabilities, of its input's size
+//   avg_pool, global_avg_pool, add, concat, flatten, input: nothing (shapes only)
+// The network input is kept when its consumer needs it (a first convolution
+// does). Only layers whose backward pass runs (a trainable layer at or before
+// them) save anything. The full table is at SavedElements in cost.cc and in
+// docs/models.md.
 struct MemoryEstimate {
   double parameter_bytes = 0;        // all parameters (incl. moving statistics)
   double gradient_bytes = 0;         // one gradient per trainable parameter
   double optimizer_state_bytes = 0;  // OptimizerStatePerParam() tensors per trainable parameter
-  double activation_bytes = 0;       // batch * sum of LayerCost::activation_elements
-  // Gradients of activations alive at once: two of the largest layer output
-  // (the incoming and the outgoing gradient), times the batch.
+  double activation_bytes = 0;       // batch * saved-tensor elements per sample (above)
+  // Gradients of activations alive at once in the backward pass, times the
+  // batch: the largest sum over a layer's step of its output gradient, its
+  // inputs' gradients and those waiting across a residual branch, and at least
+  // two of the largest layer output (which also bounds the forward pass's
+  // transient outputs that are not kept).
   double activation_gradient_bytes = 0;
+  // Saved activations and the gradient peak are added although the saved
+  // tensors are freed as the backward pass proceeds: an upper bound on the
+  // tensors counted here (workspaces and context come on top).
   double total_bytes() const {
     return parameter_bytes + gradient_bytes + optimizer_state_bytes + activation_bytes +
            activation_gradient_bytes;
