@@ -94,24 +94,40 @@ CsvTable ReadCsv(const std::string& path, const std::vector<std::string>& requir
   return table;
 }
 
-// ---- NVIDIA DeepLearningExamples, ResNet-50 v1.5 ----------------------------
+// ---- NVIDIA DeepLearningExamples: ResNet-50 v1.5, EfficientNet-B0 -----------
 
 struct DleReadme {
   const char* path;
   const char* framework;
+  const char* network;  // the zoo network; rows naming another Model= are skipped
 };
-// The three ResNet-50 v1.5 READMEs of the table (MXNet, PyTorch, TensorFlow 1).
+// The three ResNet-50 v1.5 READMEs of the table (MXNet, PyTorch, TensorFlow 1)
+// and PyTorch's EfficientNet README (its efficientnet-b0 rows). TensorFlow 2's
+// EfficientNet v1 rows are not read: their per-GPU batch is not in the table
+// and the configuration it comes from was not checked.
 constexpr DleReadme kDleReadmes[] = {
-    {"MxNet/Classification/RN50v1.5/README.md", "mxnet"},
-    {"PyTorch/Classification/ConvNets/resnet50v1.5/README.md", "pytorch"},
-    {"TensorFlow/Classification/ConvNets/resnet50v1.5/README.md", "tensorflow"},
+    {"MxNet/Classification/RN50v1.5/README.md", "mxnet", "resnet50"},
+    {"PyTorch/Classification/ConvNets/resnet50v1.5/README.md", "pytorch", "resnet50"},
+    {"TensorFlow/Classification/ConvNets/resnet50v1.5/README.md", "tensorflow", "resnet50"},
+    {"PyTorch/Classification/ConvNets/efficientnet/README.md", "pytorch", "efficientnet-b0"},
 };
 
 // Per-GPU batch of the tables whose CSV rows do not print it, as the README's
 // benchmark commands (MXNet) or the ConvNets configs.yml (PyTorch) set it.
-std::optional<int64_t> DleStatedBatch(const std::string& framework, const std::string& device,
-                                      DevicePrecision precision) {
+// `memory_32gb`: the system's V100s have 32 GB (configs.yml's DGX1V-32G).
+std::optional<int64_t> DleStatedBatch(const std::string& network, const std::string& framework,
+                                      const std::string& device, DevicePrecision precision,
+                                      bool memory_32gb) {
   const bool mixed = precision == DevicePrecision::kMixed;
+  if (network == "efficientnet-b0") {
+    // PyTorch/Classification/ConvNets/configs.yml, models.efficientnet-b0:
+    // DGXA100 AMP and TF32 batch_size 256; DGX1V-16G AMP 128, FP32 64;
+    // DGX1V-32G AMP 256, FP32 128.
+    if (framework != "pytorch") return std::nullopt;
+    if (device == "a100") return 256;
+    if (device == "v100-sxm2") return (mixed ? 128 : 64) * (memory_32gb ? 2 : 1);
+    return std::nullopt;
+  }
   if (framework == "mxnet") {
     // MxNet/Classification/RN50v1.5/README.md, "Training performance" commands:
     // DGX A100 `benchmark.py -b 256` for TF32 and float16; DGX-1 `-b 192
@@ -151,18 +167,25 @@ int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const
 }
 
 void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
-  const CsvTable t =
-      ReadCsv(path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
-                     "throughput_column", "throughput_numeric"});
+  const CsvTable t = ReadCsv(
+      path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
+             "other_columns", "throughput_column", "throughput_numeric"});
   for (const CsvTable::Row& row : t.rows) {
     const DleReadme* readme = nullptr;
     for (const DleReadme& r : kDleReadmes) {
       if (t.Get(row, "readme_path") == r.path) readme = &r;
     }
     if (!readme) continue;
+    // "Model=efficientnet-b4" and the like: a row of another network of the README.
+    const std::string& other = t.Get(row, "other_columns");
+    const size_t model_at = other.find("Model=");
+    if (model_at != std::string::npos) {
+      const std::string model(io::Trim(std::string_view(other).substr(model_at + 6)));
+      if (model != readme->network) continue;
+    }
     const std::string& system = t.Get(row, "system_section");
     std::string device, system_note;
-    if (io::Contains(system, "DGX A100")) {
+    if (io::Contains(system, "A100")) {
       device = "a100";
       system_note = io::Contains(system, "80GB")
                         ? "DGX A100 80GB modeled as the catalog's A100 SXM4 40GB (the 80GB part "
@@ -195,7 +218,7 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     }
     if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
     MeasuredCase c;
-    c.network = "resnet50";
+    c.network = readme->network;
     c.device = device;
     c.precision = precision;
     c.devices = static_cast<int>(gpus);
@@ -209,17 +232,25 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     if (!io::Trim(raw).empty()) {
       per_gpu = DleBatchFromRaw(raw, precision, t, row);
       batch_note = "per-GPU batch as printed in the table";
-    } else if (const auto stated = DleStatedBatch(c.framework, device, precision)) {
+    } else if (const auto stated = DleStatedBatch(c.network, c.framework, device, precision,
+                                                  io::Contains(system, "32G"))) {
       per_gpu = *stated;
       batch_note = c.framework == "mxnet"
                        ? "per-GPU batch from the README's benchmark.py -b command (the 80GB "
                          "table's batch is assumed unchanged from the 40GB-era command)"
-                       : "per-GPU batch from ConvNets/configs.yml (resnet50, DGX1V/DGXA100)";
+                       : fmt::format("per-GPU batch from ConvNets/configs.yml ({}, {})",
+                                     c.network, device == "a100" ? "DGXA100"
+                                                : io::Contains(system, "32G") ? "DGX1V-32G"
+                                                                              : "DGX1V");
+
     } else {
       continue;
     }
     c.batch = per_gpu * c.devices;
     c.note = system_note + batch_note + "; images/s is the global throughput of all GPUs";
+    if (c.network == "efficientnet-b0") {
+      c.note += "; trained with RMSprop (momentum 0.9), modeled with the validation's optimizer";
+    }
     if (c.devices > 1) {
       c.note +=
           " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over NVLink "

@@ -66,6 +66,30 @@ TEST(PublishedCases, DleMxnetV100Fp32ReadsTheReadmeBatch) {
   EXPECT_THAT(c->note, HasSubstr("global throughput"));
 }
 
+TEST(PublishedCases, DleEfficientNetB0BatchFromTheConvNetsConfigsPerSystem) {
+  // PyTorch/Classification/ConvNets/configs.yml, models.efficientnet-b0:
+  // DGX1V-16G FP32 batch 64, DGX1V-32G AMP 256, DGXA100 TF32 256.
+  // Line 566: "NVIDIA DGX-1 (8x V100 16GB)", GPUs=1, Model=efficientnet-b0, FP32, 655 img/s.
+  const MeasuredCase* v100 = At("nvidia_dle_training_perf_tables.csv", 566);
+  ASSERT_NE(v100, nullptr);
+  EXPECT_EQ(CaseKey(*v100), "efficientnet-b0/v100-sxm2/fp32/x1/b64");
+  EXPECT_DOUBLE_EQ(v100->throughput_sps, 655);
+  EXPECT_THAT(v100->note, HasSubstr("RMSprop"));
+  // Line 585: "(8x V100 32GB)", GPUs=8, mixed precision, 8615 img/s: 8 x 256.
+  const MeasuredCase* big = At("nvidia_dle_training_perf_tables.csv", 585);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(CaseKey(*big), "efficientnet-b0/v100-sxm2/mixed/x8/b2048");
+  // Line 534: "NVIDIA A100 (8x A100 80GB)" (no "DGX" in the name), GPUs=1, TF32.
+  const MeasuredCase* a100 = At("nvidia_dle_training_perf_tables.csv", 534);
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(CaseKey(*a100), "efficientnet-b0/a100/tf32/x1/b256");
+  // The README's efficientnet-b4 and widese rows are not modeled.
+  for (const MeasuredCase& c : Published()) {
+    EXPECT_THAT(c.network, ::testing::Not(HasSubstr("b4"))) << c.line;
+  }
+  EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 540), nullptr);  // b4 row
+}
+
 TEST(PublishedCases, DleTensorflowBatchPerPrecisionFromTheRawColumn) {
   // Line 378: TensorFlow, DGX-1 (8x V100 16G), GPUs=1, "128 (FP32) / 256 (AMP)",
   // "Throughput - FP32 + XLA", 412 img/s. Line 379: same, mixed precision, 1270.

@@ -213,11 +213,12 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
     }
     std::cout << table.Render();
   }
-  std::cout << "\nAbsolute % error per device, every figure out-of-sample except in_*: "
-               "catalog = the device as catalogued (or given); cv = cross-validated, each case "
-               "predicted by the device calibrated without its network (held_out_by network) "
-               "or framework (held_out_by framework)"
-            << (report.cross_validated_run ? " (the headline)" : " (not run)") << ":\n";
+  std::cout << "\nAbsolute % error per device; every figure is out-of-sample except in_*. "
+               "catalog: the device as catalogued (or given), what a user without measurements "
+               "gets; cv: each case predicted by the device calibrated on the device's other "
+               "networks (held_out_by network) or frameworks (held_out_by framework), what "
+               "calibrating on other work gets"
+            << (report.cross_validated_run ? "" : " (not run)") << ":\n";
   TextTable summary({"device", "cases", "catalog_median_%", "catalog_max_%", "held_out_by",
                      "cv_median_%", "cv_max_%", "in_cases", "in_median_%", "not_modeled"});
   auto add = [&summary, &report](const std::string& name, const ErrorSummary& out,

@@ -111,7 +111,7 @@ struct ValidationReport {
   ErrorSummary in_sample;
   int not_modeled = 0;
   bool cross_validated_run = false;  // ValidateOptions::cross_validate
-  // Every device, each case predicted without its group: the headline.
+  // Every device, each case predicted by its device calibrated without its group.
   ErrorSummary cross_validated;
 };
 
