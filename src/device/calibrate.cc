@@ -7,8 +7,8 @@
 // where C_k and M_k are the pass's compute and memory times on the device as
 // given (a scale s on an efficiency curve multiplies every point, so the
 // interpolated efficiency too, and divides the time), s_k is st for matrix
-// work on the 16-bit units and sc for the rest (st follows sc when it is not
-// fitted and the device has no tensor16 curve of its own, as ModelStep then
+// work on tensor units (TF32, FP16/BF16) and sc for the rest (st follows sc when it is not
+// fitted and the device has no tensor curve of its own, as ModelStep then
 // uses the compute curve for both), K is the number of passes
 // that launch a kernel and comm the all-reduce time. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
@@ -60,7 +60,7 @@ constexpr std::array<ParameterInfo, kParams> kInfo = {{
     {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1},
     {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6},
     {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3},
-    {CalibrationParameter::kTensor16Scale, "tensor16", "tensor16_scale", "", 1},
+    {CalibrationParameter::kTensorScale, "tensor", "tensor_scale", "", 1},
 }};
 
 using Values = std::array<double, kParams>;  // internal units, kInfo order
@@ -70,12 +70,12 @@ struct CaseTerms {
   struct Pass {
     double compute_s = 0;
     double memory_s = 0;
-    bool tensor16 = false;  // matrix work on the 16-bit units
+    bool tensor_units = false;  // matrix work on tensor units
   };
   std::vector<Pass> passes;
   // The 16-bit matrix work scales with sc (st is not fitted and the device has
-  // no tensor16 curve: ModelStep uses the compute curve for it).
-  bool tensor16_follows_compute = false;
+  // no tensor curve: ModelStep uses the compute curve for it).
+  bool tensor_follows_compute = false;
   double kernels = 0;                             // passes that launch a kernel
   double comm_s = 0;                              // all-reduce time, independent of the parameters
   double host_per_step = 1;                       // 1 / steps_per_execution
@@ -85,11 +85,11 @@ struct CaseTerms {
 // T(sc, sm, launch, host, st) of the file comment.
 template <typename T>
 T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& memory_scale,
-                     const T& launch_s, const T& host_s, const T& tensor16_scale) {
+                     const T& launch_s, const T& host_s, const T& tensor_scale) {
   T sum = T(terms.comm_s);
-  const T& matrix16_scale = terms.tensor16_follows_compute ? compute_scale : tensor16_scale;
+  const T& tensor_units_scale = terms.tensor_follows_compute ? compute_scale : tensor_scale;
   for (const CaseTerms::Pass& pass : terms.passes) {
-    const T compute = pass.compute_s / (pass.tensor16 ? matrix16_scale : compute_scale);
+    const T compute = pass.compute_s / (pass.tensor_units ? tensor_units_scale : compute_scale);
     const T memory = pass.memory_s / memory_scale;
     sum += compute > memory ? compute : memory;
   }
@@ -106,11 +106,11 @@ struct LogRatioResidual {
   const CaseTerms* terms;
   template <typename T>
   bool operator()(const T* compute_scale, const T* memory_scale, const T* launch_us,
-                  const T* host_ms, const T* tensor16_scale, T* residual) const {
+                  const T* host_ms, const T* tensor_scale, T* residual) const {
     using std::log;
     const T step = DecomposedStepTime(*terms, compute_scale[0], memory_scale[0],
                                       launch_us[0] * kInfo[2].internal_unit,
-                                      host_ms[0] * kInfo[3].internal_unit, tensor16_scale[0]);
+                                      host_ms[0] * kInfo[3].internal_unit, tensor_scale[0]);
     residual[0] = log(step / terms->measured_step_s);
     return true;
   }
@@ -189,9 +189,9 @@ Device Apply(const Device& base, const Values& x, const std::array<bool, kParams
   Device d = base;
   if (free[4]) {
     // From the curve ModelStep used (the compute curve when the device has no
-    // tensor16 curve of its own), before the compute scale touches it.
-    d.tensor16_efficiency = base.Tensor16Efficiency();
-    for (EfficiencyCurve::Point& p : d.tensor16_efficiency.points) {
+    // tensor curve of its own), before the compute scale touches it.
+    d.tensor_efficiency = base.TensorEfficiency();
+    for (EfficiencyCurve::Point& p : d.tensor_efficiency.points) {
       p.efficiency = std::min(1.0, p.efficiency * x[4]);
     }
   }
@@ -236,13 +236,13 @@ ModeledStep ModelCase(const Network& network, const Device& device, const Measur
 }
 
 CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceModelOptions& o,
-                bool tensor16_follows_compute) {
+                bool tensor_follows_compute) {
   CaseTerms t;
-  t.tensor16_follows_compute = tensor16_follows_compute;
+  t.tensor_follows_compute = tensor_follows_compute;
   for (const LayerTime& layer : step.layers) {
     for (const PassTime& p : layer.passes) {
       if (p.flops > 0 || p.bytes > 0) {
-        t.passes.push_back({p.compute_s, p.memory_s, p.tensor16});
+        t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units});
         t.kernels += 1;
       }
     }
@@ -276,7 +276,7 @@ CalibrationParameter ParseCalibrationParameter(const std::string& name) {
     if (name == info.short_name || name == info.name) return info.id;
   }
   throw UsageError(fmt::format(
-      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor16)",
+      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor)",
       name));
 }
 
@@ -372,7 +372,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   terms.reserve(cases.size());
   const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
                         device.step_host_s / kInfo[3].internal_unit, 1};
-  const bool tensor16_follows_compute = !free[4] && device.tensor16_efficiency.points.empty();
+  const bool tensor_follows_compute = !free[4] && device.tensor_efficiency.points.empty();
   for (const MeasuredCase& c : cases) {
     if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
     if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
@@ -388,7 +388,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
     }
     const ModeledStep step = ModelCase(it->second, device, c, options.optimizer);
     terms.push_back(
-        Terms(step, c, CaseOptions(c, options.optimizer), tensor16_follows_compute));
+        Terms(step, c, CaseOptions(c, options.optimizer), tensor_follows_compute));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
     CaseFit fit;
@@ -405,7 +405,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
   bounds.upper = {1 / MaxEfficiency(device.compute_efficiency),
                   1 / MaxEfficiency(device.memory_efficiency), kInf, kInf,
-                  1 / MaxEfficiency(device.Tensor16Efficiency())};
+                  1 / MaxEfficiency(device.TensorEfficiency())};
   // ModelStep of `which` cases on `base` with the parameters `x`.
   auto predict = [&](const Values& x, const std::vector<size_t>& which) {
     const Device d = Apply(device, x, free);
@@ -567,7 +567,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
                   result.networks.size(), fmt::join(result.networks, ", "));
   const char* fields[kParams] = {"efficiency.compute", "efficiency.memory",
                                  "overheads.kernel_launch_s", "overheads.step_host_s",
-                                 "efficiency.tensor16"};
+                                 "efficiency.tensor"};
   k = 0;
   for (int j = 0; j < kParams; ++j) {
     if (!free[j]) continue;
@@ -575,8 +575,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
     const auto it = device.sources.find(fields[j]);
     const bool scale = kInfo[j].unit[0] == '\0';
     std::string before = it == device.sources.end() ? "not recorded" : it->second;
-    if (j == 4 && device.tensor16_efficiency.points.empty()) {
-      before = "the compute curve (the device had no tensor16 curve)";
+    if (j == 4 && device.tensor_efficiency.points.empty()) {
+      before = "the compute curve (the device had no tensor curve)";
     }
     const std::string what = scale ? fmt::format("every point x {}", FormatSig(p.value, 6))
                                    : fmt::format("{} s", FormatSig(p.value, 6));

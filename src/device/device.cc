@@ -263,7 +263,7 @@ constexpr CalibrationParameterRule kCalibrationParameters[] = {
     {"memory_scale", "must be > 0", [](double x) { return x > 0; }},
     {"kernel_launch_s", "must be >= 0", [](double x) { return x >= 0; }},
     {"step_host_s", "must be >= 0", [](double x) { return x >= 0; }},
-    {"tensor16_scale", "must be > 0", [](double x) { return x > 0; }},
+    {"tensor_scale", "must be > 0", [](double x) { return x > 0; }},
 };
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -416,8 +416,8 @@ std::string DeviceToJson(const Device& d) {
                    {"capacity_bytes", quantity("memory.capacity_bytes", d.memory_capacity_bytes)}};
   doc["efficiency"] = {{"compute", curve("efficiency.compute", d.compute_efficiency)},
                        {"memory", curve("efficiency.memory", d.memory_efficiency)}};
-  if (!d.tensor16_efficiency.points.empty()) {
-    doc["efficiency"]["tensor16"] = curve("efficiency.tensor16", d.tensor16_efficiency);
+  if (!d.tensor_efficiency.points.empty()) {
+    doc["efficiency"]["tensor"] = curve("efficiency.tensor", d.tensor_efficiency);
   }
   doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
                       {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
@@ -549,14 +549,14 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
-  r.Object(eff, eff_path, {"compute", "memory", "tensor16"});
+  r.Object(eff, eff_path, {"compute", "memory", "tensor"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
-  if (eff.contains("tensor16")) {
-    if (d.tensor16_flops_per_s == 0) {
-      r.Fail(Reader::Sub(eff_path, "tensor16"), "needs peak_flops_per_s.tensor16");
+  if (eff.contains("tensor")) {
+    if (d.tensor16_flops_per_s == 0 && d.tf32_flops_per_s == 0) {
+      r.Fail(Reader::Sub(eff_path, "tensor"), "needs tensor units: peak_flops_per_s.tensor16 or .tf32");
     }
-    d.tensor16_efficiency = r.Curve(eff, eff_path, "tensor16");
+    d.tensor_efficiency = r.Curve(eff, eff_path, "tensor");
   }
 
   const Path over_path = Reader::Sub(root, "overheads");

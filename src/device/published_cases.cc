@@ -124,7 +124,7 @@ std::optional<int64_t> DleStatedBatch(const std::string& network, const std::str
     // DGXA100 AMP and TF32 batch_size 256; DGX1V-16G AMP 128, FP32 64;
     // DGX1V-32G AMP 256, FP32 128.
     if (framework != "pytorch") return std::nullopt;
-    if (device == "a100") return 256;
+    if (device == "a100" || device == "a100-80gb") return 256;
     if (device == "v100-sxm2") return (mixed ? 128 : 64) * (memory_32gb ? 2 : 1);
     return std::nullopt;
   }
@@ -132,13 +132,13 @@ std::optional<int64_t> DleStatedBatch(const std::string& network, const std::str
     // MxNet/Classification/RN50v1.5/README.md, "Training performance" commands:
     // DGX A100 `benchmark.py -b 256` for TF32 and float16; DGX-1 `-b 192
     // --dtype float16` and `-b 96 --dtype float32`.
-    if (device == "a100") return 256;
+    if (device == "a100" || device == "a100-80gb") return 256;
     if (device == "v100-sxm2") return mixed ? 192 : 96;
   }
   if (framework == "pytorch") {
     // PyTorch/Classification/ConvNets/configs.yml, models.resnet50: DGXA100 AMP
     // and TF32 batch_size 256; DGX1V AMP 256, FP32 112.
-    if (device == "a100") return 256;
+    if (device == "a100" || device == "a100-80gb") return 256;
     if (device == "v100-sxm2") return mixed ? 256 : 112;
   }
   return std::nullopt;
@@ -186,11 +186,9 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     const std::string& system = t.Get(row, "system_section");
     std::string device, system_note;
     if (io::Contains(system, "A100")) {
-      device = "a100";
-      system_note = io::Contains(system, "80GB")
-                        ? "DGX A100 80GB modeled as the catalog's A100 SXM4 40GB (the 80GB part "
-                          "has 2,039 GB/s, the model uses 1,555 GB/s); "
-                        : "DGX A100 40GB = catalog a100; ";
+      const bool big = io::Contains(system, "80G");
+      device = big ? "a100-80gb" : "a100";
+      system_note = big ? "A100 80GB = catalog a100-80gb; " : "DGX A100 40GB = catalog a100; ";
     } else if (io::Contains(system, "DGX-1")) {
       device = "v100-sxm2";
       system_note = "DGX-1 V100 SXM2 = catalog v100-sxm2 (16 GB modeled for 32 GB parts); ";
@@ -239,7 +237,7 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
                        ? "per-GPU batch from the README's benchmark.py -b command (the 80GB "
                          "table's batch is assumed unchanged from the 40GB-era command)"
                        : fmt::format("per-GPU batch from ConvNets/configs.yml ({}, {})",
-                                     c.network, device == "a100" ? "DGXA100"
+                                     c.network, device != "v100-sxm2" ? "DGXA100"
                                                 : io::Contains(system, "32G") ? "DGX1V-32G"
                                                                               : "DGX1V");
 

@@ -118,13 +118,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // The peak of matrix work and the tile its feature dimensions are padded to.
   double matrix_peak = device.fp32_flops_per_s;
   int feature_multiple = device.feature_multiple_fp32;
-  bool matrix_on_tensor16 = false;  // the matrix work runs on the 16-bit units
+  bool matrix_on_tensor_units = false;  // the matrix work runs on tensor units (TF32, 16-bit)
   switch (precision) {
     case DevicePrecision::kFp32:
       if (device.fp32_matrix_on_tensor16) {
         matrix_peak = device.tensor16_flops_per_s;
         feature_multiple = device.feature_multiple_tensor;
-        matrix_on_tensor16 = true;
+        matrix_on_tensor_units = true;
       }
       break;
     case DevicePrecision::kTf32:
@@ -133,6 +133,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       }
       matrix_peak = device.tf32_flops_per_s;
       feature_multiple = device.feature_multiple_tensor;
+      matrix_on_tensor_units = true;
       break;
     case DevicePrecision::kMixed:
       if (device.tensor16_flops_per_s <= 0) {
@@ -141,11 +142,11 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       }
       matrix_peak = device.tensor16_flops_per_s;
       feature_multiple = device.feature_multiple_tensor;
-      matrix_on_tensor16 = true;
+      matrix_on_tensor_units = true;
       break;
   }
   const EfficiencyCurve& matrix_efficiency =
-      matrix_on_tensor16 ? device.Tensor16Efficiency() : device.compute_efficiency;
+      matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
   const double cores = device.cores;
   // Each core runs its share of the batch on its share of the device.
   const double core_matrix_peak = matrix_peak / cores;
@@ -190,7 +191,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
       const bool on_matrix_units = matrix && !update;
       const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
-      p.tensor16 = on_matrix_units && matrix_on_tensor16;
+      p.tensor_units = on_matrix_units && matrix_on_tensor_units;
       const EfficiencyCurve& efficiency =
           on_matrix_units ? matrix_efficiency : device.compute_efficiency;
       if (p.flops > 0) p.compute_s = p.flops / (peak * efficiency.At(p.flops));

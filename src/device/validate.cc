@@ -134,10 +134,9 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
   return v;
 }
 
-// Whether a case's matrix work runs on the device's 16-bit units (as ModelStep decides).
-bool OnTensor16(const MeasuredCase& c, const Device& device) {
-  return c.precision == DevicePrecision::kMixed ||
-         (c.precision == DevicePrecision::kFp32 && device.fp32_matrix_on_tensor16);
+// Whether a case's matrix work runs on the device's tensor units (as ModelStep decides).
+bool OnTensorUnits(const MeasuredCase& c, const Device& device) {
+  return c.precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
 }
 
 // The cross-validation of one device's modeled, out-of-sample cases `which`
@@ -171,15 +170,15 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
     fold.group = group;
     std::vector<MeasuredCase> training;
     std::vector<size_t> held;
-    bool off_tensor16 = false;
-    bool on_tensor16 = false;
+    bool off_tensor = false;
+    bool on_tensor = false;
     for (size_t i : which) {
       const MeasuredCase& c = report.cases[i].measured;
       if (group_of(c) == group) {
         held.push_back(i);
       } else {
         training.push_back(c);
-        (OnTensor16(c, device) ? on_tensor16 : off_tensor16) = true;
+        (OnTensorUnits(c, device) ? on_tensor : off_tensor) = true;
       }
     }
     fold.cases = static_cast<int>(held.size());
@@ -188,8 +187,8 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
     calibration.optimizer = options.optimizer;
     calibration.leave_one_network_out = false;
     calibration.parameters = {CalibrationParameter::kStepHost};
-    if (off_tensor16) calibration.parameters.push_back(CalibrationParameter::kComputeScale);
-    if (on_tensor16) calibration.parameters.push_back(CalibrationParameter::kTensor16Scale);
+    if (off_tensor) calibration.parameters.push_back(CalibrationParameter::kComputeScale);
+    if (on_tensor) calibration.parameters.push_back(CalibrationParameter::kTensorScale);
     std::sort(calibration.parameters.begin(), calibration.parameters.end());
     if (training.size() <= calibration.parameters.size()) {
       fold.problem = fmt::format("{} training case(s) for {} parameters leave no degree of freedom",

@@ -27,7 +27,7 @@ TEST(ValidateCli, DefaultDataPrintsTheTableAndPerDeviceErrors) {
   // nvidia_dle_training_perf_tables.csv line 345: MXNet, DGX-1 V100, FP32, 384 img/s.
   EXPECT_THAT(run.out, HasSubstr("nvidia_dle_training_perf_tables.csv:345"));
   EXPECT_THAT(run.out, HasSubstr("Mixed precision on t4"));
-  for (const char* device : {"a100", "v100-sxm2", "t4", "k80", "tpu-v2-8", "k40m"}) {
+  for (const char* device : {"a100", "a100-80gb", "v100-sxm2", "t4", "k80", "tpu-v2-8", "k40m"}) {
     EXPECT_THAT(run.out, HasSubstr(device));
   }
 }

@@ -86,7 +86,7 @@ TEST(Calibrate, RecoversComputeScaleAndHostOverheadSetByHand) {
   EXPECT_EQ(r.parameters[1].name, "step_host_s");
   EXPECT_NEAR(r.parameters[1].value, 4e-3, 1e-9);
   EXPECT_EQ(r.fixed,
-            (std::vector<std::string>{"memory_scale", "kernel_launch_s", "tensor16_scale"}));
+            (std::vector<std::string>{"memory_scale", "kernel_launch_s", "tensor_scale"}));
   EXPECT_EQ(r.dof, 12 - 2);
   // The catalog device predicts the slower truth too fast: errors before, none after.
   EXPECT_GT(r.before.max_abs, 0.05);
@@ -103,12 +103,12 @@ TEST(Calibrate, RecoversComputeScaleAndHostOverheadSetByHand) {
 
 TEST(Calibrate, RecoversSeparateFp32AndTensorCoreScalesSetByHand) {
   const Device v100 = LoadDevice("v100-sxm2");
-  ASSERT_TRUE(v100.tensor16_efficiency.points.empty());  // the catalog has one curve
+  ASSERT_TRUE(v100.tensor_efficiency.points.empty());  // the catalog has one curve
   // Chosen: FP32 kernels at 1.1x the catalog's efficiency, tensor-core kernels
   // at 0.6x of the same curve, 3 ms of host work per step.
   Device truth = TrueDevice(v100, 1.1, 1.0, v100.kernel_launch_s, 3e-3);
-  truth.tensor16_efficiency = v100.compute_efficiency;
-  for (EfficiencyCurve::Point& p : truth.tensor16_efficiency.points) p.efficiency *= 0.6;
+  truth.tensor_efficiency = v100.compute_efficiency;
+  for (EfficiencyCurve::Point& p : truth.tensor_efficiency.points) p.efficiency *= 0.6;
   std::vector<MeasuredCase> cases = SyntheticCases(truth, {"resnet50"}, {32, 64, 128});
   for (const MeasuredCase& c :
        SyntheticCases(truth, {"resnet50"}, {32, 64, 128, 256}, DevicePrecision::kMixed)) {
@@ -116,24 +116,24 @@ TEST(Calibrate, RecoversSeparateFp32AndTensorCoreScalesSetByHand) {
   }
   CalibrationOptions options;
   options.parameters = {CalibrationParameter::kComputeScale, CalibrationParameter::kStepHost,
-                        CalibrationParameter::kTensor16Scale};
+                        CalibrationParameter::kTensorScale};
   options.leave_one_network_out = false;
   const CalibrationResult r = CalibrateDevice(v100, cases, options);
   ASSERT_TRUE(r.converged) << r.FullReport();
   ASSERT_EQ(r.parameters.size(), 3u);
-  EXPECT_EQ(r.parameters[2].name, "tensor16_scale");
+  EXPECT_EQ(r.parameters[2].name, "tensor_scale");
   EXPECT_NEAR(r.parameters[0].value, 1.1, 1e-6);
   EXPECT_NEAR(r.parameters[1].value, 3e-3, 1e-8);
   EXPECT_NEAR(r.parameters[2].value, 0.6, 1e-6);
   EXPECT_LT(r.after.max_abs, 1e-6);
-  // The calibrated device has a tensor16 curve of its own (0.6 x the compute
+  // The calibrated device has a tensor curve of its own (0.6 x the compute
   // curve it started from) and keeps it through its JSON.
-  ASSERT_EQ(r.device.tensor16_efficiency.points.size(), v100.compute_efficiency.points.size());
-  EXPECT_NEAR(r.device.tensor16_efficiency.points.back().efficiency,
+  ASSERT_EQ(r.device.tensor_efficiency.points.size(), v100.compute_efficiency.points.size());
+  EXPECT_NEAR(r.device.tensor_efficiency.points.back().efficiency,
               0.6 * v100.compute_efficiency.points.back().efficiency, 1e-7);
   const Device again = ParseDeviceJson(DeviceToJson(r.device), "again.json");
-  ASSERT_EQ(again.tensor16_efficiency.points.size(), r.device.tensor16_efficiency.points.size());
-  EXPECT_THAT(r.device.sources.at("efficiency.tensor16"), HasSubstr("calibrated"));
+  ASSERT_EQ(again.tensor_efficiency.points.size(), r.device.tensor_efficiency.points.size());
+  EXPECT_THAT(r.device.sources.at("efficiency.tensor"), HasSubstr("calibrated"));
   // FP32 cases alone say nothing of the tensor cores: both columns are needed.
   std::vector<MeasuredCase> fp32_only(cases.begin(), cases.begin() + 3);
   const CalibrationResult blind = CalibrateDevice(v100, fp32_only, options);

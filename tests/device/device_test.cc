@@ -61,6 +61,8 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       // NVIDIA A100 datasheet (SXM4 40 GB): 19.5 FP32, 156 TF32, 312 FP16/BF16 dense,
       // 1,555 GB/s, 40 GB.
       {"a100", 19.5e12, 156e12, 312e12, 1555e9, 40, 1},
+      // The same datasheet, A100 80GB SXM: 2,039 GB/s, 80 GB HBM2e.
+      {"a100-80gb", 19.5e12, 156e12, 312e12, 2039e9, 80, 1},
       // NVIDIA H100 SXM datasheet: 67 FP32, 989 TF32 and 1,979 FP16 with sparsity
       // (dense: half), 3.35 TB/s, 80 GB.
       {"h100", 67e12, 494.5e12, 989.5e12, 3.35e12, 80, 1},
@@ -71,7 +73,7 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       {"tpu-v3-8", 16e12, 0, 492e12, 3600e9, 128, 8},
   };
   std::vector<std::string> names = CatalogDeviceNames();
-  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the ten files and host
+  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the eleven files and host
   EXPECT_EQ(names.back(), "host");
   for (const Datasheet& s : sheets) {
     SCOPED_TRACE(s.name);
@@ -198,6 +200,23 @@ TEST(DeviceJson, EfficiencyOutsideZeroOneAndMissingSourceAreRejected) {
                                  "\"origin\": \"NVIDIA T4 datasheet: 8.1"),
                          ::testing::TempDir() + "/fitspeed_source.json"),
               HasSubstr("peak_flops_per_s.fp32.origin"));
+}
+
+TEST(DeviceJson, TensorCurveNeedsTensorUnits) {
+  // The K80 has neither TF32 nor FP16 tensor peaks: a tensor-unit curve is an error.
+  const std::string k80 = CatalogDeviceJson("k80");
+  const std::string with_tensor =
+      Replace(k80, "\"memory\": {\n      \"points\"",
+              "\"tensor\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
+              "\"memory\": {\n      \"points\"");
+  ASSERT_NE(with_tensor, k80);
+  EXPECT_THAT(LoadBroken(with_tensor, ::testing::TempDir() + "/fitspeed_k80_tensor.json"),
+              HasSubstr("efficiency.tensor"));
+  // On the T4 (FP16 tensor cores) the same curve loads.
+  const std::string t4 = Replace(CatalogDeviceJson("t4"), "\"memory\": {\n      \"points\"",
+                                 "\"tensor\": {\"points\": [[1e9, 0.3]], \"source\": "
+                                 "\"test\"},\n    \"memory\": {\n      \"points\"");
+  EXPECT_EQ(LoadBroken(t4, ::testing::TempDir() + "/fitspeed_t4_tensor.json"), "");
 }
 
 TEST(HostDevice, TriadBandwidthIsSane) {

@@ -110,6 +110,37 @@ TEST(StepModel, MixedPrecisionUsesTensorPeakAndHalfTheBytes) {
   EXPECT_TRUE(update.memory_bound());
 }
 
+TEST(StepModel, TensorUnitWorkUsesTheTensorCurveInTf32AndMixed) {
+  // The test device with a TF32 peak of 40 TFLOPS and a tensor-unit curve of
+  // 0.25 (the compute curve stays 0.5).
+  std::string text = DeviceToJson(TestDevice());
+  Device d = ParseDeviceJson(text, "t.json");
+  d.tf32_flops_per_s = 40e12;
+  d.tensor_efficiency.points = {{1e6, 0.25}};
+  d = ParseDeviceJson(DeviceToJson(d), "with-tensor.json");  // through the JSON field
+  ASSERT_EQ(d.tensor_efficiency.points.size(), 1u);
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kTf32;
+  const PassTime tf32 = Forward(Layer(ModelStep(DenseNet(), d, 256, options), "big"));
+  // 5.36870912e8 FLOPs / (40e12 * 0.25) = 5.36870912e-5 s, on tensor units.
+  EXPECT_NEAR(tf32.compute_s, 5.36870912e-5, 1e-16);
+  EXPECT_TRUE(tf32.tensor_units);
+  options.precision = DevicePrecision::kMixed;
+  const PassTime mixed = Forward(Layer(ModelStep(DenseNet(), d, 256, options), "big"));
+  EXPECT_NEAR(mixed.compute_s, 5.36870912e8 / (80e12 * 0.25), 1e-16);
+  // FP32 stays on the CUDA cores with the compute curve: 1.073741824e-4 s.
+  options.precision = DevicePrecision::kFp32;
+  const ModeledStep fp32_step = ModelStep(DenseNet(), d, 256, options);
+  const PassTime fp32 = Forward(Layer(fp32_step, "big"));
+  EXPECT_NEAR(fp32.compute_s, 1.073741824e-4, 1e-15);
+  EXPECT_FALSE(fp32.tensor_units);
+  // The ReLU is vector work, never on tensor units.
+  options.precision = DevicePrecision::kMixed;
+  for (const LayerTime& layer : ModelStep(DenseNet(), d, 256, options).layers) {
+    if (layer.kind == "relu") EXPECT_FALSE(Forward(layer).tensor_units);
+  }
+}
+
 TEST(StepModel, StepTimeAddsUpdateHostAndAllReduce) {
   DeviceModelOptions options;
   options.devices = 4;

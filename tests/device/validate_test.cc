@@ -82,7 +82,7 @@ TEST(PublishedCases, DleEfficientNetB0BatchFromTheConvNetsConfigsPerSystem) {
   // Line 534: "NVIDIA A100 (8x A100 80GB)" (no "DGX" in the name), GPUs=1, TF32.
   const MeasuredCase* a100 = At("nvidia_dle_training_perf_tables.csv", 534);
   ASSERT_NE(a100, nullptr);
-  EXPECT_EQ(CaseKey(*a100), "efficientnet-b0/a100/tf32/x1/b256");
+  EXPECT_EQ(CaseKey(*a100), "efficientnet-b0/a100-80gb/tf32/x1/b256");
   // The README's efficientnet-b4 and widese rows are not modeled.
   for (const MeasuredCase& c : Published()) {
     EXPECT_THAT(c.network, ::testing::Not(HasSubstr("b4"))) << c.line;
@@ -109,7 +109,7 @@ TEST(PublishedCases, DleEightGpusIsGlobalBatchAndThroughput) {
   // GPU: global batch 8 x 256 = 2048.
   const MeasuredCase* c = At("nvidia_dle_training_perf_tables.csv", 364);
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(CaseKey(*c), "resnet50/a100/tf32/x8/b2048");
+  EXPECT_EQ(CaseKey(*c), "resnet50/a100-80gb/tf32/x8/b2048");
   EXPECT_DOUBLE_EQ(c->throughput_sps, 7248);
   // Lines 352-361 are DGX-2 (V100 SXM3, not in the catalog): none is read.
   for (int line = 352; line <= 361; ++line) {
@@ -417,7 +417,7 @@ TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
   Device truth = v100;
   truth.step_host_s = 10e-3;
   // One network, two frameworks on the V100: leave one framework out; the FP32
-  // and mixed cases of the training framework fit compute, host and tensor16.
+  // and mixed cases of the training framework fit compute, host and tensor.
   std::vector<MeasuredCase> cases;
   for (const char* framework : {"mxnet", "pytorch"}) {
     for (DevicePrecision p : {DevicePrecision::kFp32, DevicePrecision::kMixed}) {
@@ -439,7 +439,7 @@ TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
   ASSERT_EQ(v100_summary.folds.size(), 2u);
   ASSERT_TRUE(v100_summary.folds[1].computed) << v100_summary.folds[1].problem;
   ASSERT_EQ(v100_summary.folds[1].parameters.size(), 3u);
-  EXPECT_EQ(v100_summary.folds[1].parameters[2].name, "tensor16_scale");
+  EXPECT_EQ(v100_summary.folds[1].parameters[2].name, "tensor_scale");
   EXPECT_NEAR(v100_summary.folds[1].parameters[1].value, 10e-3, 1e-7);
   const DeviceValidation& k80_summary = report.devices[1];
   EXPECT_EQ(k80_summary.held_out_by, "");

@@ -170,8 +170,8 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
       ->required();
   command
       ->add_option("--params", o->params,
-                   "Parameters to fit, comma separated: compute, memory, tensor16 "
-                   "(efficiency-curve scales; tensor16: matrix work on FP16/BF16 units, needs "
+                   "Parameters to fit, comma separated: compute, memory, tensor "
+                   "(efficiency-curve scales; tensor: matrix work on tensor units, needs TF32, "
                    "mixed-precision or TPU cases), launch (kernel launch s), host (host s per "
                    "step)")
       ->delimiter(',')

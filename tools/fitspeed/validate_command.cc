@@ -241,19 +241,20 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   if (report.cross_validated_run) {
     std::cout << "\nCross-validation folds: parameters fitted on the training cases, errors of "
                  "the held-out cases (host overhead always; the compute scale when training "
-                 "has FP32/TF32 matrix work, the tensor16 scale when it has 16-bit)\n";
+                 "has FP32 matrix work on CUDA cores, the tensor scale when it has TF32 or 16-bit "
+                 "tensor-unit work)\n";
     TextTable folds({"device", "held_out", "cases", "training_cases", "compute_scale",
-                     "tensor16_scale", "step_host_ms", "median_%", "max_%", "problem"});
+                     "tensor_scale", "step_host_ms", "median_%", "max_%", "problem"});
     for (const DeviceValidation& d : report.devices) {
       for (const CrossValidationFold& f : d.folds) {
-        std::string compute = "-", tensor16 = "-", host = "-";
+        std::string compute = "-", tensor = "-", host = "-";
         for (const CalibratedParameter& p : f.parameters) {
           if (p.name == "compute_scale") compute = FormatSig(p.value, 3);
-          if (p.name == "tensor16_scale") tensor16 = FormatSig(p.value, 3);
+          if (p.name == "tensor_scale") tensor = FormatSig(p.value, 3);
           if (p.name == "step_host_s") host = FormatSig(p.value * 1e3, 3);
         }
         folds.AddRow({d.device, f.group, std::to_string(f.cases),
-                      std::to_string(f.training_cases), compute, tensor16, host,
+                      std::to_string(f.training_cases), compute, tensor, host,
                       f.computed ? Pct(f.error.median_abs_error_pct) : "-",
                       f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
       }

@@ -1,7 +1,7 @@
 // Calibration of a device's free parameters to measured training cases of zoo
 // networks: a scale on the compute-efficiency curve, a scale on the
 // memory-efficiency curve, the kernel launch overhead, the per-step host
-// overhead and a scale on the 16-bit matrix (tensor-core) curve, fitted by bounded least squares (Ceres) on the log ratio of
+// overhead and a scale on the tensor-unit (TF32, FP16/BF16) curve, fitted by bounded least squares (Ceres) on the log ratio of
 // modeled to measured step time, with standard errors s^2 (J^T J)^-1 and
 // t-quantile intervals, errors before and after, and leave-one-network-out
 // cross-validation (the out-of-sample error). docs/devices.md, "Calibration".
@@ -29,14 +29,14 @@ enum class CalibrationParameter {
   kMemoryScale,   // factor on every point of Device::memory_efficiency
   kKernelLaunch,  // Device::kernel_launch_s
   kStepHost,      // Device::step_host_s
-  // Factor on every point of Device::Tensor16Efficiency() (matrix work on the
-  // FP16/BF16 units); the calibrated device gets its own tensor16 curve.
-  kTensor16Scale,
+  // Factor on every point of Device::TensorEfficiency() (matrix work on tensor
+  // units: TF32, FP16/BF16); the calibrated device gets its own tensor curve.
+  kTensorScale,
 };
-// Short names of --params: "compute", "memory", "launch", "host", "tensor16".
+// Short names of --params: "compute", "memory", "launch", "host", "tensor".
 const char* CalibrationParameterName(CalibrationParameter parameter);
 // A short name, or the DeviceCalibration name ("compute_scale", "memory_scale",
-// "kernel_launch_s", "step_host_s", "tensor16_scale"); throws UsageError for
+// "kernel_launch_s", "step_host_s", "tensor_scale"); throws UsageError for
 // anything else.
 CalibrationParameter ParseCalibrationParameter(const std::string& name);
 
@@ -66,7 +66,7 @@ void ValidateCalibrationOptions(const CalibrationOptions& options);
 
 // One fitted parameter, in SI units (scales are dimensionless).
 struct CalibratedParameter {
-  std::string name;    // "compute_scale", ..., "tensor16_scale" (DeviceCalibration::Parameter)
+  std::string name;    // "compute_scale", ..., "tensor_scale" (DeviceCalibration::Parameter)
   std::string unit;    // "" (scales) or "s"
   double initial = 0;  // the device's value (scales: 1)
   double value = 0;

@@ -44,7 +44,7 @@ struct DeviceLink {
 struct DeviceCalibration {
   // One fitted parameter: "compute_scale" and "memory_scale" (factors applied
   // to every point of the efficiency curves, dimensionless), "kernel_launch_s"
-  // and "step_host_s" (seconds), "tensor16_scale" (factor on the 16-bit matrix
+  // and "step_host_s" (seconds), "tensor_scale" (factor on the tensor-unit
   // curve), in that order.
   struct Parameter {
     std::string name;
@@ -90,15 +90,15 @@ struct Device {
 
   EfficiencyCurve compute_efficiency;  // against FLOPs of one kernel
   EfficiencyCurve memory_efficiency;   // against bytes of one kernel
-  // Matrix work on the 16-bit units (mixed precision; FP32 on a device whose
-  // fp32_matrix_on_tensor16), against FLOPs of one kernel. Empty (JSON: no
-  // "efficiency.tensor16"): compute_efficiency serves for it too. Tensor-core
-  // kernels reach a smaller fraction of their much larger peak than FP32
-  // kernels do, so calibrating it separately matters for mixed precision.
-  EfficiencyCurve tensor16_efficiency;
-  // tensor16_efficiency, or compute_efficiency when it is empty.
-  const EfficiencyCurve& Tensor16Efficiency() const {
-    return tensor16_efficiency.points.empty() ? compute_efficiency : tensor16_efficiency;
+  // Matrix work on the tensor units (TF32 and FP16/BF16 tensor cores, a TPU's
+  // MXU), against FLOPs of one kernel. Empty (JSON: no "efficiency.tensor"):
+  // compute_efficiency serves for it too. Tensor-core kernels reach a smaller
+  // fraction of their much larger peak than FP32 kernels do, so calibrating it
+  // separately matters for TF32 and mixed precision.
+  EfficiencyCurve tensor_efficiency;
+  // tensor_efficiency, or compute_efficiency when it is empty.
+  const EfficiencyCurve& TensorEfficiency() const {
+    return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;
   }
 
   double kernel_launch_s = 0;  // per kernel (layer and pass), >= 0

@@ -63,13 +63,13 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 struct PassTime {
   double flops = 0;      // at the padded per-core batch, padded dimensions
   double bytes = 0;      // read + written
-  // flops / (peak * efficiency): Device::Tensor16Efficiency() for matrix work
-  // on the 16-bit units (tensor16 true), else Device::compute_efficiency
+  // flops / (peak * efficiency): Device::TensorEfficiency() for matrix work
+  // on tensor units (tensor_units true), else Device::compute_efficiency
   double compute_s = 0;
   double memory_s = 0;   // bytes / (bandwidth * memory efficiency)
   double launch_s = 0;   // kernel launch overhead (0 when the pass does nothing)
   double time_s = 0;     // max(compute_s, memory_s) + launch_s
-  bool tensor16 = false;  // matrix work on the FP16/BF16 units
+  bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   bool memory_bound() const { return memory_s > compute_s; }
 };
 

@@ -46,8 +46,8 @@ struct ValidateOptions {
   bool cross_validate = false;
   // The solver settings of those calibrations; `parameters` and
   // `leave_one_network_out` are ignored: each fold fits the host overhead, and
-  // the compute scale and the tensor16 scale when its training cases have
-  // matrix work off and on the 16-bit units respectively.
+  // the compute scale and the tensor scale when its training cases have
+  // matrix work off and on tensor units (TF32, FP16/BF16) respectively.
   CalibrationOptions calibration;
 };
 
