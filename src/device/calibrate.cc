@@ -54,13 +54,15 @@ struct ParameterInfo {
   // SI value of one unit of the internal parameter: the overheads are fitted
   // in microseconds and milliseconds so that every parameter is of order 1.
   double internal_unit;
+  const char* field;  // the device-file field it changes (Device::sources key)
 };
 constexpr std::array<ParameterInfo, kParams> kInfo = {{
-    {CalibrationParameter::kComputeScale, "compute", "compute_scale", "", 1},
-    {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1},
-    {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6},
-    {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3},
-    {CalibrationParameter::kTensorScale, "tensor", "tensor_scale", "", 1},
+    {CalibrationParameter::kComputeScale, "compute", "compute_scale", "", 1, "efficiency.compute"},
+    {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1, "efficiency.memory"},
+    {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6,
+     "overheads.kernel_launch_s"},
+    {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3, "overheads.step_host_s"},
+    {CalibrationParameter::kTensorScale, "tensor", "tensor_scale", "", 1, "efficiency.tensor"},
 }};
 
 using Values = std::array<double, kParams>;  // internal units, kInfo order
@@ -80,20 +82,27 @@ struct CaseTerms {
   double comm_s = 0;                              // all-reduce time, independent of the parameters
   double host_per_step = 1;                       // 1 / steps_per_execution
   double measured_step_s = 0;                     // batch / throughput
+  // Overheads not fitted stay the case's own device's: launch and host enter
+  // the sum as parameters only when fitted, else as this fixed time.
+  bool launch_fitted = false;
+  bool host_fitted = false;
+  double fixed_overhead_s = 0;
 };
 
 // T(sc, sm, launch, host, st) of the file comment.
 template <typename T>
 T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& memory_scale,
                      const T& launch_s, const T& host_s, const T& tensor_scale) {
-  T sum = T(terms.comm_s);
+  T sum = T(terms.comm_s + terms.fixed_overhead_s);
   const T& tensor_units_scale = terms.tensor_follows_compute ? compute_scale : tensor_scale;
   for (const CaseTerms::Pass& pass : terms.passes) {
     const T compute = pass.compute_s / (pass.tensor_units ? tensor_units_scale : compute_scale);
     const T memory = pass.memory_s / memory_scale;
     sum += compute > memory ? compute : memory;
   }
-  return sum + terms.kernels * launch_s + terms.host_per_step * host_s;
+  if (terms.launch_fitted) sum += terms.kernels * launch_s;
+  if (terms.host_fitted) sum += terms.host_per_step * host_s;
+  return sum;
 }
 
 double StepTime(const CaseTerms& terms, const Values& x) {
@@ -236,9 +245,11 @@ ModeledStep ModelCase(const Network& network, const Device& device, const Measur
 }
 
 CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceModelOptions& o,
-                bool tensor_follows_compute) {
+                const Device& device, const std::array<bool, kParams>& free) {
   CaseTerms t;
-  t.tensor_follows_compute = tensor_follows_compute;
+  t.tensor_follows_compute = !free[4] && device.tensor_efficiency.points.empty();
+  t.launch_fitted = free[2];
+  t.host_fitted = free[3];
   for (const LayerTime& layer : step.layers) {
     for (const PassTime& p : layer.passes) {
       if (p.flops > 0 || p.bytes > 0) {
@@ -250,6 +261,8 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
   t.comm_s = step.comm_s;
   t.host_per_step = 1.0 / o.steps_per_execution;
   t.measured_step_s = static_cast<double>(c.batch) / c.throughput_sps;
+  if (!t.launch_fitted) t.fixed_overhead_s += t.kernels * device.kernel_launch_s;
+  if (!t.host_fitted) t.fixed_overhead_s += t.host_per_step * device.step_host_s;
   return t;
 }
 
@@ -372,7 +385,6 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   terms.reserve(cases.size());
   const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
                         device.step_host_s / kInfo[3].internal_unit, 1};
-  const bool tensor_follows_compute = !free[4] && device.tensor_efficiency.points.empty();
   for (const MeasuredCase& c : cases) {
     if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
     if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
@@ -387,8 +399,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
       }
     }
     const ModeledStep step = ModelCase(it->second, device, c, options.optimizer);
-    terms.push_back(
-        Terms(step, c, CaseOptions(c, options.optimizer), tensor_follows_compute));
+    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), device, free));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
     CaseFit fit;
@@ -565,14 +576,12 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   const std::string on =
       fmt::format("fitspeed calibrate on {} case(s) of {} network(s) ({})", cases.size(),
                   result.networks.size(), fmt::join(result.networks, ", "));
-  const char* fields[kParams] = {"efficiency.compute", "efficiency.memory",
-                                 "overheads.kernel_launch_s", "overheads.step_host_s",
-                                 "efficiency.tensor"};
+
   k = 0;
   for (int j = 0; j < kParams; ++j) {
     if (!free[j]) continue;
     const CalibratedParameter& p = result.parameters[static_cast<size_t>(k++)];
-    const auto it = device.sources.find(fields[j]);
+    const auto it = device.sources.find(kInfo[j].field);
     const bool scale = kInfo[j].unit[0] == '\0';
     std::string before = it == device.sources.end() ? "not recorded" : it->second;
     if (j == 4 && device.tensor_efficiency.points.empty()) {
@@ -580,7 +589,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
     }
     const std::string what = scale ? fmt::format("every point x {}", FormatSig(p.value, 6))
                                    : fmt::format("{} s", FormatSig(p.value, 6));
-    d.sources[fields[j]] = fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
+    d.sources[kInfo[j].field] = fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
                                        FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
                                        FormatSig(p.ci_high, 4), before);
   }
@@ -609,6 +618,116 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   cal.error_after = result.after;
   cal.error_loo = result.loo;
   return result;
+}
+
+SharedCalibration CalibrateShared(const std::vector<Device>& devices,
+                                  const std::vector<MeasuredCase>& cases,
+                                  const CalibrationOptions& options) {
+  ValidateCalibrationOptions(options);
+  if (devices.empty()) throw UsageError("CalibrateShared: no devices");
+  std::array<bool, kParams> free{};
+  for (CalibrationParameter p : options.parameters) free[static_cast<size_t>(p)] = true;
+  const int n_free = static_cast<int>(options.parameters.size());
+  if (static_cast<int>(cases.size()) < n_free) {
+    throw DataError(fmt::format("shared calibration: {} case(s) for {} parameters: need at least "
+                                "as many cases as fitted parameters",
+                                cases.size(), n_free));
+  }
+  // Overheads start at the mean of the devices' values.
+  Values start = {1, 1, 0, 0, 1};
+  for (const Device& d : devices) {
+    start[2] += d.kernel_launch_s / kInfo[2].internal_unit / static_cast<double>(devices.size());
+    start[3] += d.step_host_s / kInfo[3].internal_unit / static_cast<double>(devices.size());
+  }
+  Bounds bounds;
+  bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
+  bounds.upper = {kInf, kInf, kInf, kInf, kInf};
+  for (const Device& d : devices) {
+    bounds.upper[0] = std::min(bounds.upper[0], 1 / MaxEfficiency(d.compute_efficiency));
+    bounds.upper[1] = std::min(bounds.upper[1], 1 / MaxEfficiency(d.memory_efficiency));
+    bounds.upper[4] = std::min(bounds.upper[4], 1 / MaxEfficiency(d.TensorEfficiency()));
+  }
+  std::map<std::string, Network> networks;
+  std::vector<CaseTerms> terms;
+  std::vector<const Device*> case_devices;
+  for (const MeasuredCase& c : cases) {
+    const auto device = std::find_if(devices.begin(), devices.end(),
+                                     [&c](const Device& d) { return d.name == c.device; });
+    if (device == devices.end()) {
+      throw DataError(c.source, c.line, "device",
+                      fmt::format("'{}' is not among the devices calibrated", c.device));
+    }
+    auto it = networks.find(c.network);
+    if (it == networks.end()) {
+      try {
+        it = networks.emplace(c.network, LoadNetwork(c.network)).first;
+      } catch (const UsageError& e) {
+        throw DataError(c.source, c.line, "network", e.what());
+      }
+    }
+    const ModeledStep step = ModelCase(it->second, *device, c, options.optimizer);
+    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), *device, free));
+    case_devices.push_back(&*device);
+  }
+  std::vector<const CaseTerms*> all;
+  for (const CaseTerms& t : terms) all.push_back(&t);
+  const Solution solution = Solve(all, start, free, bounds, options.max_iterations);
+  SharedCalibration result;
+  result.converged = solution.converged;
+  result.iterations = solution.iterations;
+  result.solver_message = solution.message;
+  for (int j = 0; j < kParams; ++j) {
+    if (!free[j]) continue;
+    CalibratedParameter p;
+    p.name = kInfo[j].name;
+    p.unit = kInfo[j].unit;
+    p.initial = start[j] * kInfo[j].internal_unit;
+    p.value = solution.x[j] * kInfo[j].internal_unit;
+    p.std_error = kNaN;  // not estimated: the shared fit serves predictions
+    p.ci_low = kNaN;
+    p.ci_high = kNaN;
+    p.lower = bounds.lower[j] * kInfo[j].internal_unit;
+    p.upper = bounds.upper[j] * kInfo[j].internal_unit;
+    result.parameters.push_back(std::move(p));
+  }
+  std::vector<double> errors;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const MeasuredCase& c = cases[i];
+    const Device calibrated = ApplyCalibration(*case_devices[i], result.parameters);
+    const double step_s =
+        ModelCase(networks.at(c.network), calibrated, c, options.optimizer).step_time_s;
+    FITSPEED_CHECK(Agrees(StepTime(terms[i], solution.x), step_s),
+                   "the decomposed step time reproduces ModelStep on the calibrated device");
+    errors.push_back(terms[i].measured_step_s / step_s - 1);
+  }
+  result.after = SummarizeErrors(errors);
+  return result;
+}
+
+Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters) {
+  Values x = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
+              device.step_host_s / kInfo[3].internal_unit, 1};
+  std::array<bool, kParams> free{};
+  for (const CalibratedParameter& p : parameters) {
+    const auto info = std::find_if(kInfo.begin(), kInfo.end(),
+                                   [&p](const ParameterInfo& i) { return p.name == i.name; });
+    if (info == kInfo.end()) {
+      throw UsageError(fmt::format("ApplyCalibration: unknown parameter '{}'", p.name));
+    }
+    const size_t j = static_cast<size_t>(info - kInfo.begin());
+    free[j] = true;
+    x[j] = p.value / info->internal_unit;
+  }
+  Device d = Apply(device, x, free);
+  for (size_t j = 0; j < kParams; ++j) {
+    if (!free[j]) continue;
+    const auto before = device.sources.find(kInfo[j].field);
+    d.sources[kInfo[j].field] = fmt::format(
+        "calibrated elsewhere: {} = {}; before: {}", kInfo[j].name,
+        FormatSig(x[j] * kInfo[j].internal_unit, 6),
+        before == device.sources.end() ? std::string("not recorded") : before->second);
+  }
+  return d;
 }
 
 std::string CalibrationResult::BriefReport() const {

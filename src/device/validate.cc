@@ -139,6 +139,32 @@ bool OnTensorUnits(const MeasuredCase& c, const Device& device) {
   return c.precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
 }
 
+// The calibration parameters a set of training cases determines: the host
+// overhead always, the compute scale when some have matrix work off the tensor
+// units, the tensor scale when some have it on them; in enum order.
+std::vector<CalibrationParameter> ParametersFor(const std::vector<MeasuredCase>& training,
+                                                const std::vector<const Device*>& devices) {
+  bool off_tensor = false;
+  bool on_tensor = false;
+  for (size_t i = 0; i < training.size(); ++i) {
+    (OnTensorUnits(training[i], *devices[i]) ? on_tensor : off_tensor) = true;
+  }
+  std::vector<CalibrationParameter> parameters = {CalibrationParameter::kStepHost};
+  if (off_tensor) parameters.push_back(CalibrationParameter::kComputeScale);
+  if (on_tensor) parameters.push_back(CalibrationParameter::kTensorScale);
+  std::sort(parameters.begin(), parameters.end());
+  return parameters;
+}
+
+// The modeled throughput of a case on `device`.
+double PredictCase(const MeasuredCase& c, const Device& device, Optimizer optimizer) {
+  DeviceModelOptions model;
+  model.precision = c.precision;
+  model.devices = c.devices;
+  model.optimizer = optimizer;
+  return ModelStep(LoadNetwork(c.network), device, c.batch, model).throughput_sps;
+}
+
 // The cross-validation of one device's modeled, out-of-sample cases `which`
 // (indices into report.cases): fills their cv_ fields and the device's.
 void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
@@ -169,27 +195,19 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
     CrossValidationFold fold;
     fold.group = group;
     std::vector<MeasuredCase> training;
-    std::vector<size_t> held;
-    bool off_tensor = false;
-    bool on_tensor = false;
+    std::vector<size_t> held, training_index;
     for (size_t i : which) {
       const MeasuredCase& c = report.cases[i].measured;
-      if (group_of(c) == group) {
-        held.push_back(i);
-      } else {
-        training.push_back(c);
-        (OnTensorUnits(c, device) ? on_tensor : off_tensor) = true;
-      }
+      (group_of(c) == group ? held : training_index).push_back(i);
     }
+    for (size_t i : training_index) training.push_back(report.cases[i].measured);
     fold.cases = static_cast<int>(held.size());
     fold.training_cases = static_cast<int>(training.size());
     CalibrationOptions calibration = options.calibration;
     calibration.optimizer = options.optimizer;
     calibration.leave_one_network_out = false;
-    calibration.parameters = {CalibrationParameter::kStepHost};
-    if (off_tensor) calibration.parameters.push_back(CalibrationParameter::kComputeScale);
-    if (on_tensor) calibration.parameters.push_back(CalibrationParameter::kTensorScale);
-    std::sort(calibration.parameters.begin(), calibration.parameters.end());
+    calibration.parameters =
+        ParametersFor(training, std::vector<const Device*>(training.size(), &device));
     if (training.size() <= calibration.parameters.size()) {
       fold.problem = fmt::format("{} training case(s) for {} parameters leave no degree of freedom",
                                  training.size(), calibration.parameters.size());
@@ -204,16 +222,10 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
           std::vector<double> errors;
           for (size_t i : held) {
             ValidatedCase& v = report.cases[i];
-            const MeasuredCase& c = v.measured;
-            DeviceModelOptions model;
-            model.precision = c.precision;
-            model.devices = c.devices;
-            model.optimizer = options.optimizer;
-            const ModeledStep step = ModelStep(LoadNetwork(c.network), r.device, c.batch, model);
             v.cv_calibrated = true;
             v.cv_group = group;
-            v.cv_predicted_sps = step.throughput_sps;
-            v.cv_error_pct = PercentError(step.throughput_sps, c.throughput_sps);
+            v.cv_predicted_sps = PredictCase(v.measured, r.device, options.optimizer);
+            v.cv_error_pct = PercentError(v.cv_predicted_sps, v.measured.throughput_sps);
             errors.push_back(v.cv_error_pct);
           }
           fold.error = SummarizeErrorsPct(errors);
@@ -223,6 +235,111 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
       }
     }
     summary.folds.push_back(std::move(fold));
+  }
+}
+
+// Cross-device validation of the modeled, out-of-sample cases `which`.
+void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions& options,
+                         Loader& loader, ValidationReport& report) {
+  for (size_t i : which) {
+    ValidatedCase& v = report.cases[i];
+    v.xdev_predicted_sps = v.predicted_sps;
+    v.xdev_error_pct = v.error_pct;
+  }
+  // Groups (device, network) in order of first appearance.
+  std::vector<std::pair<std::string, std::string>> groups;
+  for (size_t i : which) {
+    const MeasuredCase& c = report.cases[i].measured;
+    const std::pair<std::string, std::string> key(c.device, c.network);
+    if (std::find(groups.begin(), groups.end(), key) == groups.end()) groups.push_back(key);
+  }
+  for (const auto& [device_name, network] : groups) {
+    CrossDeviceFold fold;
+    fold.device = device_name;
+    fold.network = network;
+    std::vector<size_t> held;
+    std::vector<MeasuredCase> training;
+    std::vector<const Device*> training_devices;
+    std::vector<Device> devices;
+    std::string reason;
+    for (size_t i : which) {
+      const MeasuredCase& c = report.cases[i].measured;
+      if (c.network != network) continue;
+      if (c.device == device_name) {
+        held.push_back(i);
+        continue;
+      }
+      const Device* d = loader.GetDevice(c.device, reason);
+      FITSPEED_CHECK(d != nullptr, "a device with modeled cases was loaded");
+      training.push_back(c);
+      training_devices.push_back(d);
+      if (std::find(fold.training_devices.begin(), fold.training_devices.end(), c.device) ==
+          fold.training_devices.end()) {
+        fold.training_devices.push_back(c.device);
+        devices.push_back(*d);
+      }
+    }
+    fold.cases = static_cast<int>(held.size());
+    fold.training_cases = static_cast<int>(training.size());
+    CalibrationOptions calibration = options.calibration;
+    calibration.optimizer = options.optimizer;
+    // The efficiency scales only: how the network's kernels fare against the
+    // roofline carries over to another device; the host overhead belongs to the
+    // setup (framework, host, link) and stays the target device's own.
+    calibration.parameters = ParametersFor(training, training_devices);
+    calibration.parameters.erase(std::remove(calibration.parameters.begin(),
+                                             calibration.parameters.end(),
+                                             CalibrationParameter::kStepHost),
+                                 calibration.parameters.end());
+    // The scales this device's cases need (compute and/or tensor) must all be
+    // fitted, or the prediction would be the catalog's in disguise.
+    std::vector<MeasuredCase> held_cases;
+    for (size_t i : held) held_cases.push_back(report.cases[i].measured);
+    std::string reason_target;
+    const Device* target = loader.GetDevice(device_name, reason_target);
+    FITSPEED_CHECK(target != nullptr, "a device with modeled cases was loaded");
+    std::vector<std::string> missing;
+    for (CalibrationParameter p :
+         ParametersFor(held_cases, std::vector<const Device*>(held_cases.size(), target))) {
+      if (p == CalibrationParameter::kStepHost) continue;
+      if (std::find(calibration.parameters.begin(), calibration.parameters.end(), p) ==
+          calibration.parameters.end()) {
+        missing.push_back(CalibrationParameterName(p));
+      }
+    }
+    if (training.empty()) {
+      fold.problem = "no other device has cases of this network";
+    } else if (!missing.empty()) {
+      fold.problem = fmt::format(
+          "the other devices' cases do not determine the {} scale this device's cases need",
+          fmt::join(missing, " and "));
+    } else if (training.size() <= calibration.parameters.size()) {
+      fold.problem = fmt::format("{} training case(s) for {} parameters leave no degree of freedom",
+                                 training.size(), calibration.parameters.size());
+    } else {
+      try {
+        const SharedCalibration r = CalibrateShared(devices, training, calibration);
+        if (!r.converged) {
+          fold.problem = fmt::format("the calibration did not converge: {}", r.solver_message);
+        } else {
+          fold.computed = true;
+          fold.parameters = r.parameters;
+          const Device calibrated = ApplyCalibration(*target, r.parameters);
+          std::vector<double> errors;
+          for (size_t i : held) {
+            ValidatedCase& v = report.cases[i];
+            v.xdev_calibrated = true;
+            v.xdev_predicted_sps = PredictCase(v.measured, calibrated, options.optimizer);
+            v.xdev_error_pct = PercentError(v.xdev_predicted_sps, v.measured.throughput_sps);
+            errors.push_back(v.xdev_error_pct);
+          }
+          fold.error = SummarizeErrorsPct(errors);
+        }
+      } catch (const Error& e) {
+        fold.problem = e.what();
+      }
+    }
+    report.cross_device_folds.push_back(std::move(fold));
   }
 }
 
@@ -265,6 +382,26 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
   report.out_of_sample = SummarizeErrorsPct(all.out_of_sample);
   report.in_sample = SummarizeErrorsPct(all.in_sample);
   report.not_modeled = all.not_modeled;
+  std::vector<size_t> out_of_sample;
+  for (size_t i = 0; i < report.cases.size(); ++i) {
+    if (report.cases[i].modeled && !report.cases[i].in_sample) out_of_sample.push_back(i);
+  }
+  if (options.cross_device) {
+    report.cross_device_run = true;
+    CrossDeviceValidate(out_of_sample, options, loader, report);
+    std::vector<double> all_errors;
+    for (DeviceValidation& summary : report.devices) {
+      std::vector<double> errors;
+      for (size_t i : out_of_sample) {
+        if (report.cases[i].measured.device == summary.device) {
+          errors.push_back(report.cases[i].xdev_error_pct);
+        }
+      }
+      summary.cross_device = SummarizeErrorsPct(errors);
+      all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+    }
+    report.cross_device = SummarizeErrorsPct(all_errors);
+  }
   if (!options.cross_validate) return report;
 
   report.cross_validated_run = true;

@@ -64,11 +64,34 @@ TEST(ValidateCli, JsonSchemaAndACaseReadFromItsRow) {
 }
 
 TEST(ValidateCli, NoCrossValidationLeavesItOut) {
-  const CliRun run = RunCli("validate --no-cross-validation --output json");
+  const CliRun run = RunCli("validate --no-cross-validation --no-cross-device --output json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_TRUE(json["cross_validated"].is_null());
   EXPECT_TRUE(json["cases"][0]["cross_validation"].is_null());
+  EXPECT_TRUE(json["cross_device"].is_null());
+  EXPECT_TRUE(json["cases"][0]["cross_device"].is_null());
+}
+
+TEST(ValidateCli, CrossDeviceFoldsNameTheirTrainingDevices) {
+  const CliRun run = RunCli("validate --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_TRUE(json["cross_device"].is_object());
+  bool found = false;
+  for (const auto& f : json["cross_device"]["folds"]) {
+    // ResNet-50 on the T4 (Pollux) from its DLE cases on the V100 and A100s.
+    if (f["device"] != "t4" || f["network"] != "resnet50") continue;
+    found = true;
+    EXPECT_TRUE(f["computed"].get<bool>());
+    EXPECT_EQ(f["training_devices"].size(), 3u);
+    EXPECT_TRUE(f["parameters"].contains("compute_scale"));
+  }
+  EXPECT_TRUE(found);
+  // AlexNet is measured on the K40m only.
+  for (const auto& c : json["cases"]) {
+    if (c["network"] == "alexnet") EXPECT_FALSE(c["cross_device"]["calibrated"].get<bool>());
+  }
 }
 
 TEST(ValidateCli, MissingDataDirectoryIsNamedWithExit66) {

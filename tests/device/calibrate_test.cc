@@ -140,6 +140,39 @@ TEST(Calibrate, RecoversSeparateFp32AndTensorCoreScalesSetByHand) {
   EXPECT_THAT(blind.warnings, testing::Contains(HasSubstr("rank deficient")));
 }
 
+TEST(CalibrateShared, OneScaleFromTwoDevicesPredictsAThird) {
+  // The "truth": every GPU's kernels reach 0.7 of the catalog's compute
+  // efficiencies (a network-specific factor), each GPU keeps its own overheads.
+  auto scaled = [](const std::string& name) {
+    return TrueDevice(LoadDevice(name), 0.7, 1.0, LoadDevice(name).kernel_launch_s,
+                      LoadDevice(name).step_host_s);
+  };
+  std::vector<MeasuredCase> cases = SyntheticCases(scaled("t4"), {"resnet18-cifar"}, kBatches);
+  for (const MeasuredCase& c : SyntheticCases(scaled("v100-sxm2"), {"resnet18-cifar"}, kBatches)) {
+    cases.push_back(c);
+  }
+  CalibrationOptions options;
+  options.parameters = {CalibrationParameter::kComputeScale};
+  const SharedCalibration r =
+      CalibrateShared({LoadDevice("t4"), LoadDevice("v100-sxm2")}, cases, options);
+  ASSERT_TRUE(r.converged) << r.solver_message;
+  ASSERT_EQ(r.parameters.size(), 1u);
+  EXPECT_EQ(r.parameters[0].name, "compute_scale");
+  EXPECT_NEAR(r.parameters[0].value, 0.7, 1e-6);
+  EXPECT_LT(r.after.max_abs, 1e-6);
+  // Applied to a device without measurements, it predicts that device's truth.
+  const Device k80 = ApplyCalibration(LoadDevice("k80"), r.parameters);
+  const Network net = ZooNetwork("resnet18-cifar");
+  EXPECT_NEAR(ModelStep(net, k80, 64).step_time_s / ModelStep(net, scaled("k80"), 64).step_time_s,
+              1.0, 1e-6);
+  EXPECT_THAT(k80.sources.at("efficiency.compute"), HasSubstr("calibrated elsewhere"));
+  // A case of a device not given, and an unknown parameter, are refused.
+  EXPECT_THROW(CalibrateShared({LoadDevice("t4")}, cases, options), DataError);
+  CalibratedParameter bogus;
+  bogus.name = "warp_scale";
+  EXPECT_THROW(ApplyCalibration(k80, {bogus}), UsageError);
+}
+
 TEST(Calibrate, RecoversAllFourParametersSetByHand) {
   const Device t4 = LoadDevice("t4");
   // Chosen: compute x0.8, memory x0.9, 8 us per kernel, 3 ms per step.

@@ -459,6 +459,68 @@ TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
   EXPECT_EQ(report.cross_validated.cases, 15);
 }
 
+TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
+  // The "truth": resnet18-cifar's kernels reach 0.6 of the catalog's compute
+  // efficiencies on every GPU; each GPU keeps its own overheads. Its FP32
+  // cases on the T4, the V100 and the K80 predict each other exactly, the
+  // catalog does not; cnn-cifar-small, measured on the T4 only, cannot be
+  // predicted from elsewhere and keeps the catalog prediction.
+  std::vector<MeasuredCase> cases;
+  for (const char* name : {"t4", "v100-sxm2", "k80"}) {
+    Device truth = LoadDevice(name);
+    for (EfficiencyCurve::Point& p : truth.compute_efficiency.points) p.efficiency *= 0.6;
+    for (const MeasuredCase& c :
+         MeasuredOn(truth, name, "resnet18-cifar", "pytorch", DevicePrecision::kFp32)) {
+      cases.push_back(c);
+    }
+  }
+  const std::vector<MeasuredCase> alone =
+      MeasuredOn(LoadDevice("t4"), "t4", "cnn-cifar-small", "pytorch", DevicePrecision::kFp32);
+  cases.insert(cases.end(), alone.begin(), alone.end());
+  ValidateOptions options;
+  options.cross_device = true;
+  const ValidationReport report = Validate(cases, options);
+  ASSERT_TRUE(report.cross_device_run);
+  ASSERT_EQ(report.cross_device_folds.size(), 4u);  // resnet18-cifar x 3 devices, cnn x t4
+  const CrossDeviceFold& k80 = report.cross_device_folds[2];
+  EXPECT_EQ(k80.device, "k80");
+  EXPECT_EQ(k80.training_devices, (std::vector<std::string>{"t4", "v100-sxm2"}));
+  ASSERT_TRUE(k80.computed) << k80.problem;
+  ASSERT_EQ(k80.parameters.size(), 1u);  // FP32 everywhere: the compute scale only
+  EXPECT_NEAR(k80.parameters[0].value, 0.6, 1e-6);
+  EXPECT_FALSE(report.cross_device_folds[3].computed);
+  EXPECT_THAT(report.cross_device_folds[3].problem, HasSubstr("no other device"));
+  for (const ValidatedCase& v : report.cases) {
+    SCOPED_TRACE(v.key);
+    if (v.measured.network == "resnet18-cifar") {
+      EXPECT_TRUE(v.xdev_calibrated);
+      EXPECT_GT(std::fabs(v.error_pct), 5.0);
+      EXPECT_LT(std::fabs(v.xdev_error_pct), 1e-4);
+    } else {
+      EXPECT_FALSE(v.xdev_calibrated);
+      EXPECT_DOUBLE_EQ(v.xdev_predicted_sps, v.predicted_sps);
+    }
+  }
+  EXPECT_EQ(report.cross_device.cases, 12);
+}
+
+TEST(Validate, CrossDeviceNeedsTheScalesTheTargetUses) {
+  // Mixed-precision cases on the V100 fit only the tensor scale; the K80's
+  // FP32 cases need the compute scale: not predicted from them.
+  std::vector<MeasuredCase> cases =
+      MeasuredOn(LoadDevice("v100-sxm2"), "v100-sxm2", "resnet18-cifar", "pytorch",
+                 DevicePrecision::kMixed);
+  const std::vector<MeasuredCase> k80 =
+      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "pytorch", DevicePrecision::kFp32);
+  cases.insert(cases.end(), k80.begin(), k80.end());
+  ValidateOptions options;
+  options.cross_device = true;
+  const ValidationReport report = Validate(cases, options);
+  ASSERT_EQ(report.cross_device_folds.size(), 2u);
+  EXPECT_FALSE(report.cross_device_folds[1].computed);
+  EXPECT_THAT(report.cross_device_folds[1].problem, HasSubstr("compute scale"));
+}
+
 TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
   const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
   const MeasuredCase b = Case("resnet50", "t4", DevicePrecision::kFp32, 64, 170);

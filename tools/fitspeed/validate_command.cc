@@ -6,6 +6,7 @@
 // with --host-check, the modeled host against a measured host sweep.
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -33,6 +34,7 @@ struct ValidateCliOptions {
   bool host_check = false;
   bool require_fit = false;
   bool no_cross_validation = false;
+  bool no_cross_device = false;
   std::string output = "table";
 };
 
@@ -49,6 +51,30 @@ json SummaryJson(const ErrorSummary& s) {
   return {{"cases", s.cases},
           {"median_abs_error_pct", Number(s.median_abs_error_pct)},
           {"max_abs_error_pct", Number(s.max_abs_error_pct)}};
+}
+
+json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
+  json j = json::object();
+  for (const CalibratedParameter& p : parameters) {
+    j[p.name] = {{"value", p.value}, {"std_error", Number(p.std_error)}};
+  }
+  return j;
+}
+
+json CrossDeviceJson(const ValidationReport& report) {
+  json folds = json::array();
+  for (const CrossDeviceFold& f : report.cross_device_folds) {
+    folds.push_back({{"device", f.device},
+                     {"network", f.network},
+                     {"training_devices", f.training_devices},
+                     {"cases", f.cases},
+                     {"training_cases", f.training_cases},
+                     {"computed", f.computed},
+                     {"problem", f.computed ? json(nullptr) : json(f.problem)},
+                     {"parameters", ParametersJson(f.parameters)},
+                     {"error", SummaryJson(f.error)}});
+  }
+  return {{"summary", SummaryJson(report.cross_device)}, {"folds", folds}};
 }
 
 void WriteJson(const std::string& data_dir, const ValidationReport& report,
@@ -78,6 +104,12 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
                                  {"predicted_sps", v.cv_predicted_sps},
                                  {"error_pct", v.cv_error_pct}}
                           : json(nullptr)},
+                     {"cross_device",
+                      report.cross_device_run && v.modeled && !v.in_sample
+                          ? json{{"calibrated", v.xdev_calibrated},
+                                 {"predicted_sps", v.xdev_predicted_sps},
+                                 {"error_pct", v.xdev_error_pct}}
+                          : json(nullptr)},
                      {"source", c.source},
                      {"line", c.line},
                      {"note", c.note}});
@@ -86,10 +118,7 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
   for (const DeviceValidation& d : report.devices) {
     json folds = json::array();
     for (const CrossValidationFold& f : d.folds) {
-      json parameters = json::object();
-      for (const CalibratedParameter& p : f.parameters) {
-        parameters[p.name] = {{"value", p.value}, {"std_error", Number(p.std_error)}};
-      }
+      const json parameters = ParametersJson(f.parameters);
       folds.push_back({{"held_out", f.group},
                        {"cases", f.cases},
                        {"training_cases", f.training_cases},
@@ -108,7 +137,8 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
               ? json{{"held_out_by", d.held_out_by.empty() ? json(nullptr) : json(d.held_out_by)},
                      {"summary", SummaryJson(d.cross_validated)},
                      {"folds", folds}}
-              : json(nullptr)}});
+              : json(nullptr)},
+         {"cross_device", report.cross_device_run ? SummaryJson(d.cross_device) : json(nullptr)}});
   }
   json ratios = json::array();
   for (const MixedRatio& r : mixed) {
@@ -142,6 +172,7 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
       {"out_of_sample", SummaryJson(report.out_of_sample)},
       {"cross_validated",
        report.cross_validated_run ? SummaryJson(report.cross_validated) : json(nullptr)},
+      {"cross_device", report.cross_device_run ? CrossDeviceJson(report) : json(nullptr)},
       {"in_sample", SummaryJson(report.in_sample)},
       {"not_modeled", report.not_modeled},
       {"mixed_precision",
@@ -150,21 +181,36 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
   std::cout << j.dump(2) << "\n";
 }
 
+// Table cells of the fitted compute scale, tensor scale and host overhead (ms),
+// "-" for those not fitted.
+std::array<std::string, 3> ParameterCells(const std::vector<CalibratedParameter>& parameters) {
+  std::array<std::string, 3> cells = {"-", "-", "-"};
+  for (const CalibratedParameter& p : parameters) {
+    if (p.name == "compute_scale") cells[0] = FormatSig(p.value, 3);
+    if (p.name == "tensor_scale") cells[1] = FormatSig(p.value, 3);
+    if (p.name == "step_host_s") cells[2] = FormatSig(p.value * 1e3, 3);
+  }
+  return cells;
+}
+
 TextTable CaseTable(const ValidationReport& report) {
   TextTable table({"device", "network", "precision", "devices", "batch", "framework",
                    "measured_sps", "predicted_sps", "error_%", "sample", "cv_sps", "cv_error_%",
-                   "mem", "source"});
+                   "xdev_sps", "xdev_error_%", "mem", "source"});
   for (const ValidatedCase& v : report.cases) {
     if (!v.modeled) continue;
     const MeasuredCase& c = v.measured;
     const bool cv = report.cross_validated_run && !v.in_sample;
+    const bool xdev = report.cross_device_run && !v.in_sample;
     table.AddRow(
         {c.device, c.network, DevicePrecisionName(c.precision), std::to_string(c.devices),
          std::to_string(c.batch), c.framework, FormatSig(c.throughput_sps, 4),
          FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
          v.in_sample ? "in" : "out",
          cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
-         cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-", v.memory_note.empty() ? "" : "oom*",
+         cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-",
+         xdev ? FormatSig(v.xdev_predicted_sps, 4) + (v.xdev_calibrated ? "" : "=") : "-",
+         xdev ? fmt::format("{:+.1f}", v.xdev_error_pct) : "-", v.memory_note.empty() ? "" : "oom*",
          fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
   }
   return table;
@@ -175,11 +221,13 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   if (csv) {
     TextTable table({"key", "device", "network", "precision", "devices", "batch", "framework",
                      "measured_sps", "predicted_sps", "error_pct", "sample", "cv_calibrated",
-                     "cv_held_out", "cv_predicted_sps", "cv_error_pct", "reason", "memory_note",
-                     "source", "line"});
+                     "cv_held_out", "cv_predicted_sps", "cv_error_pct", "xdev_calibrated",
+                     "xdev_predicted_sps", "xdev_error_pct", "reason", "memory_note", "source",
+                     "line"});
     for (const ValidatedCase& v : report.cases) {
       const MeasuredCase& c = v.measured;
       const bool cv = report.cross_validated_run && v.modeled && !v.in_sample;
+      const bool xdev = report.cross_device_run && v.modeled && !v.in_sample;
       table.AddRow({v.key, c.device, c.network, DevicePrecisionName(c.precision),
                     std::to_string(c.devices), std::to_string(c.batch), c.framework,
                     FormatSig(c.throughput_sps, 6), v.modeled ? FormatSig(v.predicted_sps, 6) : "",
@@ -187,6 +235,9 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                     cv ? (v.cv_calibrated ? "yes" : "no") : "", v.cv_group,
                     cv ? FormatSig(v.cv_predicted_sps, 6) : "",
                     cv ? FormatSig(v.cv_error_pct, 4) : "",
+                    xdev ? (v.xdev_calibrated ? "yes" : "no") : "",
+                    xdev ? FormatSig(v.xdev_predicted_sps, 6) : "",
+                    xdev ? FormatSig(v.xdev_error_pct, 4) : "",
                     v.reason, v.memory_note, c.source, std::to_string(c.line)});
     }
     std::cout << table.RenderCsv();
@@ -196,9 +247,10 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                "(predicted - measured) / measured; predicted_sps: the device as catalogued (or "
                "given); sample: in = that device was calibrated on this case, out = not; cv_sps: "
                "predicted by the device calibrated on its other networks' cases (or, with one "
-               "network, its other frameworks'), never this case's group; '=': no such "
-               "calibration, the catalog prediction; mem oom*: measured, but the memory model "
-               "says it does not fit (predicted anyway)\n\n"
+               "network, its other frameworks'), never this case's group; xdev_sps: predicted "
+               "by this device with the parameters fitted to the same network's cases on the "
+               "other devices; '=': no such calibration, the catalog prediction; mem oom*: "
+               "measured, but the memory model says it does not fit (predicted anyway)\n\n"
             << CaseTable(report).Render();
   if (report.not_modeled > 0) {
     std::cout << "\nCases not modeled:\n";
@@ -217,26 +269,31 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                "catalog: the device as catalogued (or given), what a user without measurements "
                "gets; cv: each case predicted by the device calibrated on the device's other "
                "networks (held_out_by network) or frameworks (held_out_by framework), what "
-               "calibrating on other work gets"
-            << (report.cross_validated_run ? "" : " (not run)") << ":\n";
+               "calibrating on other work gets; xdev: each case predicted from its network's "
+               "cases on the other devices, what measuring your network elsewhere gets:\n";
   TextTable summary({"device", "cases", "catalog_median_%", "catalog_max_%", "held_out_by",
-                     "cv_median_%", "cv_max_%", "in_cases", "in_median_%", "not_modeled"});
+                     "cv_median_%", "cv_max_%", "xdev_median_%", "xdev_max_%", "in_cases",
+                     "in_median_%", "not_modeled"});
   auto add = [&summary, &report](const std::string& name, const ErrorSummary& out,
                                  const std::string& held_out_by, const ErrorSummary& cv,
-                                 const ErrorSummary& in, int not_modeled) {
-    const bool run = report.cross_validated_run;
+                                 const ErrorSummary& xdev, const ErrorSummary& in,
+                                 int not_modeled) {
+    const bool cv_run = report.cross_validated_run;
+    const bool xdev_run = report.cross_device_run;
     summary.AddRow({name, std::to_string(out.cases), Pct(out.median_abs_error_pct),
-                    Pct(out.max_abs_error_pct), run ? held_out_by : "-",
-                    run ? Pct(cv.median_abs_error_pct) : "-", run ? Pct(cv.max_abs_error_pct) : "-",
-                    std::to_string(in.cases), Pct(in.median_abs_error_pct),
-                    std::to_string(not_modeled)});
+                    Pct(out.max_abs_error_pct), cv_run ? held_out_by : "-",
+                    cv_run ? Pct(cv.median_abs_error_pct) : "-",
+                    cv_run ? Pct(cv.max_abs_error_pct) : "-",
+                    xdev_run ? Pct(xdev.median_abs_error_pct) : "-",
+                    xdev_run ? Pct(xdev.max_abs_error_pct) : "-", std::to_string(in.cases),
+                    Pct(in.median_abs_error_pct), std::to_string(not_modeled)});
   };
   for (const DeviceValidation& d : report.devices) {
     add(d.device, d.out_of_sample, d.held_out_by.empty() ? "none (catalog)" : d.held_out_by,
-        d.cross_validated, d.in_sample, d.not_modeled);
+        d.cross_validated, d.cross_device, d.in_sample, d.not_modeled);
   }
-  add("all", report.out_of_sample, "", report.cross_validated, report.in_sample,
-      report.not_modeled);
+  add("all", report.out_of_sample, "", report.cross_validated, report.cross_device,
+      report.in_sample, report.not_modeled);
   std::cout << summary.Render();
   if (report.cross_validated_run) {
     std::cout << "\nCross-validation folds: parameters fitted on the training cases, errors of "
@@ -247,12 +304,7 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                      "tensor_scale", "step_host_ms", "median_%", "max_%", "problem"});
     for (const DeviceValidation& d : report.devices) {
       for (const CrossValidationFold& f : d.folds) {
-        std::string compute = "-", tensor = "-", host = "-";
-        for (const CalibratedParameter& p : f.parameters) {
-          if (p.name == "compute_scale") compute = FormatSig(p.value, 3);
-          if (p.name == "tensor_scale") tensor = FormatSig(p.value, 3);
-          if (p.name == "step_host_s") host = FormatSig(p.value * 1e3, 3);
-        }
+        const auto [compute, tensor, host] = ParameterCells(f.parameters);
         folds.AddRow({d.device, f.group, std::to_string(f.cases),
                       std::to_string(f.training_cases), compute, tensor, host,
                       f.computed ? Pct(f.error.median_abs_error_pct) : "-",
@@ -260,7 +312,24 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
       }
     }
     std::cout << folds.Render();
+  }  if (report.cross_device_run) {
+    std::cout << "\nCross-device folds: a network's cases on one device predicted with the "
+                 "parameters fitted jointly to its cases on the other devices\n";
+    TextTable folds({"device", "network", "cases", "training_devices", "training_cases",
+                     "compute_scale", "tensor_scale", "step_host_ms", "median_%", "max_%",
+                     "problem"});
+    for (const CrossDeviceFold& f : report.cross_device_folds) {
+      const auto [compute, tensor, host] = ParameterCells(f.parameters);
+      folds.AddRow({f.device, f.network, std::to_string(f.cases),
+                    f.training_devices.empty() ? "-"
+                                               : fmt::format("{}", fmt::join(f.training_devices, " ")),
+                    std::to_string(f.training_cases), compute, tensor, host,
+                    f.computed ? Pct(f.error.median_abs_error_pct) : "-",
+                    f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
+    }
+    std::cout << folds.Render();
   }
+
 
   std::cout << fmt::format(
       "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%)\n",
@@ -300,6 +369,7 @@ int RunValidate(const ValidateCliOptions& options) {
   ValidateOptions validate;
   validate.require_fit = options.require_fit;
   validate.cross_validate = !options.no_cross_validation;
+  validate.cross_device = !options.no_cross_device;
   for (const std::string& file : options.device_files) {
     validate.devices.push_back(ReadDeviceJsonFile(file));
   }
@@ -351,6 +421,9 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-cross-validation", options->no_cross_validation,
                     "Skip the cross-validation (per device, calibrate on the other networks' "
                     "or frameworks' cases and predict the held-out ones)");
+  command->add_flag("--no-cross-device", options->no_cross_device,
+                    "Skip the cross-device check (predict a network's cases on each device from "
+                    "its cases on the other devices)");
   AddOutputOption(*command, options->output);
   command->callback([options, &exit_code] { exit_code = RunValidate(*options); });
 }

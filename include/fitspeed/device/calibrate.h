@@ -144,6 +144,34 @@ struct CalibrationResult {
 CalibrationResult CalibrateDevice(const Device& device, const std::vector<MeasuredCase>& cases,
                                   const CalibrationOptions& options = {});
 
+// Parameters fitted jointly to cases of several devices: each case is modeled
+// on its own device (the one of `devices` whose name is MeasuredCase::device);
+// a scale multiplies every device's curve, a fitted overhead replaces every
+// device's value, and what is not fitted stays each device's own. This is how
+// measurements on some devices predict another one (fitspeed validate's
+// cross-device check): the fitted parameters are applied to it with
+// ApplyCalibration. Throws DataError for fewer cases than parameters, a case
+// whose device is not in `devices` or that cannot be modeled; UsageError for
+// bad options. `leave_one_network_out` is ignored.
+struct SharedCalibration {
+  std::vector<CalibratedParameter> parameters;  // the fitted ones, in enum order
+  bool converged = false;
+  int iterations = 0;
+  std::string solver_message;
+  DeviceCalibration::Error after;  // the cases, on their calibrated devices (in-sample)
+};
+SharedCalibration CalibrateShared(const std::vector<Device>& devices,
+                                  const std::vector<MeasuredCase>& cases,
+                                  const CalibrationOptions& options = {});
+
+// `device` with calibrated parameters (CalibratedParameter::name and value)
+// applied: compute_scale, memory_scale and tensor_scale multiply every point of
+// its compute, memory and tensor-unit curve (the tensor curve starting from the
+// compute curve when the device has none), capped at 1; kernel_launch_s and
+// step_host_s replace its overheads. Its sources say so. UsageError for an
+// unknown name.
+Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters);
+
 // Summary of relative errors: rms of the signed values, median and max of |e|.
 DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors);
 

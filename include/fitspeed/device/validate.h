@@ -14,6 +14,12 @@
 // a device with one network and one framework keeps its catalog prediction,
 // which is out-of-sample too.
 //
+// With cross-device validation, every case is also predicted from the same
+// network's cases on the other devices: the parameters are fitted to those
+// jointly (CalibrateShared) and applied to the case's device (ApplyCalibration)
+// - what a user who measured a network on one GPU learns about another GPU. A
+// network measured on one device only keeps the catalog prediction.
+//
 // Also the mixed-precision check (modeled mixed/FP32 step-time ratios) and
 // the host self-check (the modeled `host` device against a measured host
 // sweep of the same network).
@@ -44,6 +50,8 @@ struct ValidateOptions {
   bool require_fit = false;
   // Also predict every case out-of-sample from a calibrated device (file comment).
   bool cross_validate = false;
+  // Also predict every case from its network's cases on the other devices.
+  bool cross_device = false;
   // The solver settings of those calibrations; `parameters` and
   // `leave_one_network_out` are ignored: each fold fits the host overhead, and
   // the compute scale and the tensor scale when its training cases have
@@ -70,6 +78,11 @@ struct ValidatedCase {
   std::string cv_group;        // that group (a network or a framework); "" when not calibrated
   double cv_predicted_sps = 0;  // the calibrated prediction, else predicted_sps
   double cv_error_pct = 0;      // PercentError(cv_predicted_sps, measured.throughput_sps)
+
+  // Cross-device validation (ValidateOptions::cross_device), for modeled cases:
+  bool xdev_calibrated = false;   // predicted from the network's cases on other devices
+  double xdev_predicted_sps = 0;  // that prediction, else predicted_sps
+  double xdev_error_pct = 0;      // PercentError(xdev_predicted_sps, measured.throughput_sps)
 };
 
 // Absolute % errors of a group of cases.
@@ -91,6 +104,20 @@ struct CrossValidationFold {
   ErrorSummary error;     // of the held-out cases' predictions
 };
 
+// One group of the cross-device validation: a network's cases on one device,
+// predicted from its cases on the others.
+struct CrossDeviceFold {
+  std::string device;
+  std::string network;
+  std::vector<std::string> training_devices;  // the other devices with cases of the network
+  int cases = 0;
+  int training_cases = 0;
+  bool computed = false;  // false: catalog predictions kept (`problem` says why)
+  std::string problem;
+  std::vector<CalibratedParameter> parameters;  // fitted jointly on the training devices
+  ErrorSummary error;
+};
+
 struct DeviceValidation {
   std::string device;  // MeasuredCase::device
   ErrorSummary out_of_sample;  // catalog (or given) device, cases it was not calibrated on
@@ -102,6 +129,7 @@ struct DeviceValidation {
   std::string held_out_by;
   ErrorSummary cross_validated;
   std::vector<CrossValidationFold> folds;
+  ErrorSummary cross_device;  // ValidatedCase::xdev_error_pct of the same cases
 };
 
 struct ValidationReport {
@@ -113,6 +141,9 @@ struct ValidationReport {
   bool cross_validated_run = false;  // ValidateOptions::cross_validate
   // Every device, each case predicted by its device calibrated without its group.
   ErrorSummary cross_validated;
+  bool cross_device_run = false;  // ValidateOptions::cross_device
+  ErrorSummary cross_device;      // each case predicted from other devices
+  std::vector<CrossDeviceFold> cross_device_folds;
 };
 
 // 100 * (predicted - measured) / measured: positive when the model is too fast.
