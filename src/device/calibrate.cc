@@ -266,6 +266,42 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
   return t;
 }
 
+// The network of a case, loaded once into `networks`, after checking the
+// case's batch and throughput; DataError naming the case's file and line.
+const Network& CaseNetwork(std::map<std::string, Network>& networks, const MeasuredCase& c) {
+  if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
+  if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
+    throw DataError(c.source, c.line, "throughput_sps", "must be finite and > 0");
+  }
+  auto it = networks.find(c.network);
+  if (it == networks.end()) {
+    try {
+      it = networks.emplace(c.network, LoadNetwork(c.network)).first;
+    } catch (const UsageError& e) {
+      throw DataError(c.source, c.line, "network", e.what());
+    }
+  }
+  return it->second;
+}
+
+// Parameter j (kInfo order) at `x`, in SI units, with its start and bounds;
+// std_error and interval NaN (set by the caller that estimates them).
+CalibratedParameter FittedParameter(int j, const Values& start, const Values& x,
+                                    const Bounds& bounds) {
+  const double unit = kInfo[j].internal_unit;
+  CalibratedParameter p;
+  p.name = kInfo[j].name;
+  p.unit = kInfo[j].unit;
+  p.initial = start[j] * unit;
+  p.value = x[j] * unit;
+  p.std_error = kNaN;
+  p.ci_low = kNaN;
+  p.ci_high = kNaN;
+  p.lower = bounds.lower[j] * unit;
+  p.upper = bounds.upper[j] * unit;
+  return p;
+}
+
 bool Agrees(double a, double b) { return std::fabs(a - b) <= kAgreement * std::fabs(b); }
 
 std::string Percent(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
@@ -386,19 +422,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
                         device.step_host_s / kInfo[3].internal_unit, 1};
   for (const MeasuredCase& c : cases) {
-    if (c.batch < 1) throw DataError(c.source, c.line, "batch", "must be >= 1");
-    if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
-      throw DataError(c.source, c.line, "throughput_sps", "must be finite and > 0");
-    }
-    auto it = networks.find(c.network);
-    if (it == networks.end()) {
-      try {
-        it = networks.emplace(c.network, LoadNetwork(c.network)).first;
-      } catch (const UsageError& e) {
-        throw DataError(c.source, c.line, "network", e.what());
-      }
-    }
-    const ModeledStep step = ModelCase(it->second, device, c, options.optimizer);
+    const ModeledStep step =
+        ModelCase(CaseNetwork(networks, c), device, c, options.optimizer);
     terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), device, free));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
@@ -469,16 +494,10 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   int k = 0;
   for (int j = 0; j < kParams; ++j) {
     if (!free[j]) continue;
-    CalibratedParameter p;
-    p.name = kInfo[j].name;
-    p.unit = kInfo[j].unit;
-    p.initial = start[j] * kInfo[j].internal_unit;
-    p.value = solution.x[j] * kInfo[j].internal_unit;
+    CalibratedParameter p = FittedParameter(j, start, solution.x, bounds);
     p.std_error = std::sqrt(covariance(k, k)) * kInfo[j].internal_unit;
     p.ci_low = p.value - t_quantile * p.std_error;
     p.ci_high = p.value + t_quantile * p.std_error;
-    p.lower = bounds.lower[j] * kInfo[j].internal_unit;
-    p.upper = bounds.upper[j] * kInfo[j].internal_unit;
     if (p.at_bound()) {
       result.warnings.push_back(
           fmt::format("{} = {} is at its bound [{}, {}]: the interval assumes an interior optimum",
@@ -657,15 +676,8 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
       throw DataError(c.source, c.line, "device",
                       fmt::format("'{}' is not among the devices calibrated", c.device));
     }
-    auto it = networks.find(c.network);
-    if (it == networks.end()) {
-      try {
-        it = networks.emplace(c.network, LoadNetwork(c.network)).first;
-      } catch (const UsageError& e) {
-        throw DataError(c.source, c.line, "network", e.what());
-      }
-    }
-    const ModeledStep step = ModelCase(it->second, *device, c, options.optimizer);
+    const ModeledStep step =
+        ModelCase(CaseNetwork(networks, c), *device, c, options.optimizer);
     terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), *device, free));
     case_devices.push_back(&*device);
   }
@@ -677,18 +689,8 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
   result.iterations = solution.iterations;
   result.solver_message = solution.message;
   for (int j = 0; j < kParams; ++j) {
-    if (!free[j]) continue;
-    CalibratedParameter p;
-    p.name = kInfo[j].name;
-    p.unit = kInfo[j].unit;
-    p.initial = start[j] * kInfo[j].internal_unit;
-    p.value = solution.x[j] * kInfo[j].internal_unit;
-    p.std_error = kNaN;  // not estimated: the shared fit serves predictions
-    p.ci_low = kNaN;
-    p.ci_high = kNaN;
-    p.lower = bounds.lower[j] * kInfo[j].internal_unit;
-    p.upper = bounds.upper[j] * kInfo[j].internal_unit;
-    result.parameters.push_back(std::move(p));
+    // Not estimated: the shared fit serves predictions (std_error and CI NaN).
+    if (free[j]) result.parameters.push_back(FittedParameter(j, start, solution.x, bounds));
   }
   std::vector<double> errors;
   for (size_t i = 0; i < cases.size(); ++i) {

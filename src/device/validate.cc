@@ -156,13 +156,17 @@ std::vector<CalibrationParameter> ParametersFor(const std::vector<MeasuredCase>&
   return parameters;
 }
 
-// The modeled throughput of a case on `device`.
-double PredictCase(const MeasuredCase& c, const Device& device, Optimizer optimizer) {
+// The modeled throughput of a case on `device` into `predicted_sps`, its %
+// error into `error_pct`; returns the error.
+double PredictCase(const MeasuredCase& c, const Device& device, Optimizer optimizer,
+                   double& predicted_sps, double& error_pct) {
   DeviceModelOptions model;
   model.precision = c.precision;
   model.devices = c.devices;
   model.optimizer = optimizer;
-  return ModelStep(LoadNetwork(c.network), device, c.batch, model).throughput_sps;
+  predicted_sps = ModelStep(LoadNetwork(c.network), device, c.batch, model).throughput_sps;
+  error_pct = PercentError(predicted_sps, c.throughput_sps);
+  return error_pct;
 }
 
 // The cross-validation of one device's modeled, out-of-sample cases `which`
@@ -224,9 +228,8 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
             ValidatedCase& v = report.cases[i];
             v.cv_calibrated = true;
             v.cv_group = group;
-            v.cv_predicted_sps = PredictCase(v.measured, r.device, options.optimizer);
-            v.cv_error_pct = PercentError(v.cv_predicted_sps, v.measured.throughput_sps);
-            errors.push_back(v.cv_error_pct);
+            errors.push_back(PredictCase(v.measured, r.device, options.optimizer,
+                                         v.cv_predicted_sps, v.cv_error_pct));
           }
           fold.error = SummarizeErrorsPct(errors);
         }
@@ -329,9 +332,8 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
           for (size_t i : held) {
             ValidatedCase& v = report.cases[i];
             v.xdev_calibrated = true;
-            v.xdev_predicted_sps = PredictCase(v.measured, calibrated, options.optimizer);
-            v.xdev_error_pct = PercentError(v.xdev_predicted_sps, v.measured.throughput_sps);
-            errors.push_back(v.xdev_error_pct);
+            errors.push_back(PredictCase(v.measured, calibrated, options.optimizer,
+                                         v.xdev_predicted_sps, v.xdev_error_pct));
           }
           fold.error = SummarizeErrorsPct(errors);
         }

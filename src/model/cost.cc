@@ -219,19 +219,6 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
   return c;
 }
 
-// Whether a gradient reaches each layer's output: it or a layer before it has
-// trainable parameters. A layer's backward pass runs exactly when its output
-// receives a gradient.
-std::vector<bool> GradientReaches(const Network& net) {
-  std::vector<bool> grads(static_cast<size_t>(net.size()), false);
-  for (int id = 0; id < net.size(); ++id) {
-    const Layer& layer = net.layer(id);
-    bool reaches = layer.has_trainable_params();
-    for (int input : layer.input_ids) reaches = reaches || grads[static_cast<size_t>(input)];
-    grads[static_cast<size_t>(id)] = reaches;
-  }
-  return grads;
-}
 
 // Activation elements per sample that the forward pass leaves for the backward
 // pass: the tensors each layer's backward reads ("saved tensors"). A tensor is
@@ -344,6 +331,17 @@ double PeakGradientElements(const Network& net, const std::vector<bool>& grads) 
 }
 
 }  // namespace
+
+std::vector<bool> GradientReaches(const Network& net) {
+  std::vector<bool> grads(static_cast<size_t>(net.size()), false);
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& layer = net.layer(id);
+    bool reaches = layer.has_trainable_params();
+    for (int input : layer.input_ids) reaches = reaches || grads[static_cast<size_t>(input)];
+    grads[static_cast<size_t>(id)] = reaches;
+  }
+  return grads;
+}
 
 const char* PassName(Pass pass) {
   switch (pass) {

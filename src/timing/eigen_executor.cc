@@ -93,7 +93,7 @@ class EigenExecutor final : public StepExecutor {
 template <typename S>
 EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config)
     : StepExecutor(network, config) {
-  grad_needed_ = OutputGradNeeded(network);
+  grad_needed_ = GradientReaches(network);
   const size_t n = static_cast<size_t>(network.size());
   act_.resize(n);
   diff_.resize(n);

@@ -68,17 +68,6 @@ std::vector<ParamRef> ListParams(const Network& network) {
   return params;
 }
 
-std::vector<bool> OutputGradNeeded(const Network& network) {
-  std::vector<bool> needed(static_cast<size_t>(network.size()), false);
-  for (int l = 0; l < network.size(); ++l) {
-    const Layer& layer = network.layer(l);
-    bool n = layer.has_trainable_params();
-    for (int in : layer.input_ids) n = n || needed[static_cast<size_t>(in)];
-    needed[static_cast<size_t>(l)] = n;
-  }
-  return needed;
-}
-
 int64_t Rows(const Shape& shape, int64_t batch) {
   return shape.rank() == 2 ? batch * shape.dims[0] : batch;
 }

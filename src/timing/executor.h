@@ -74,11 +74,6 @@ struct ParamRef {
 };
 std::vector<ParamRef> ListParams(const Network& network);
 
-// Which gradients the backward pass computes (frameworks skip the rest):
-// grad_out[l] is true when layer l or a layer it depends on has trainable
-// parameters, so the gradient of l's output is needed.
-std::vector<bool> OutputGradNeeded(const Network& network);
-
 // Rows of the 2-D view the kernels use for a non-image tensor: batch * T for
 // {T, F}, batch for {F}. Images are {batch, C, H, W}.
 int64_t Rows(const Shape& shape, int64_t batch);

@@ -189,7 +189,7 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
   RequirePrecisionSupported(config.precision);
   act_dt_ = config.precision == Precision::kBf16 ? Dt::bf16 : Dt::f32;
   attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  grad_needed_ = OutputGradNeeded(network);
+  grad_needed_ = GradientReaches(network);
   const size_t n = static_cast<size_t>(network.size());
   act_.resize(n);
   edges_.resize(n);

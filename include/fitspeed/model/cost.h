@@ -120,6 +120,11 @@ struct NetworkCost {
   double StepFlops(double batch) const;
 };
 
+// Whether a gradient reaches each layer's output (indexed by layer id): it or a
+// layer it depends on has trainable parameters. A layer's backward pass runs
+// exactly when its output receives a gradient (frameworks skip the rest).
+std::vector<bool> GradientReaches(const Network& network);
+
 // Counts every layer of `network` (finalized; else FITSPEED_CHECK aborts).
 NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum);
 
