@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,44 @@ TEST(CalibrateCli, BadInputsMapToTheirExitCodes) {
   run = RunCli("calibrate --device t4 " + kPollux + " --params compute,peak");
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("unknown calibration parameter 'peak'"));
+}
+
+TEST(CalibrateCli, FromOtherDevicesWritesATargetWithTheirScales) {
+  // NVIDIA DeepLearningExamples ResNet-50 v1.5, PyTorch, DGX-1 V100 16GB, one
+  // GPU: 367 img/s FP32 at batch 112, 1200 img/s AMP at batch 256
+  // (data/measured/nvidia_dle_training_perf_tables.csv lines 366-367).
+  const std::string v100 = Scratch("v100.csv",
+                                   "network,device,precision,devices,batch,throughput_sps\n"
+                                   "resnet50,v100-sxm2,fp32,1,112,367\n"
+                                   "resnet50,v100-sxm2,mixed,1,256,1200\n"
+                                   "resnet50,t4,fp32,1,64,170\n");
+  const std::string out = ::testing::TempDir() + "/fitspeed_calibrate_cli_t4_from_v100.json";
+  const CliRun run =
+      RunCli("calibrate --device t4 --from v100-sxm2 " + v100 + " --output json --write " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("skipped 1 case(s) of other devices: t4 (1)"));
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.calibration-transfer/1");
+  EXPECT_EQ(json["cases"], 2);
+  // One FP32 and one mixed case: the compute and the tensor scale, no overhead.
+  ASSERT_EQ(json["parameters"].size(), 2u);
+  EXPECT_EQ(json["parameters"][0]["name"], "compute_scale");
+  EXPECT_EQ(json["parameters"][1]["name"], "tensor_scale");
+  // Two parameters, two cases: the fitted cases are reproduced.
+  EXPECT_LT(json["error_after"]["max_abs"].get<double>(), 1e-6);
+  // The written T4 carries the V100's compute scale on its own curve, its own
+  // datasheet peak and overheads.
+  const Device t4 = LoadDevice("t4");
+  const Device d = LoadDevice(out);
+  std::remove(out.c_str());
+  std::remove(v100.c_str());
+  const double scale = json["parameters"][0]["value"].get<double>();
+  EXPECT_NEAR(d.compute_efficiency.points.back().efficiency,
+              std::min(1.0, scale * t4.compute_efficiency.points.back().efficiency), 1e-9);
+  EXPECT_EQ(d.fp32_flops_per_s, 8.1e12);
+  EXPECT_EQ(d.step_host_s, t4.step_host_s);
+  EXPECT_FALSE(d.tensor_efficiency.points.empty());
+  EXPECT_THAT(d.sources.at("efficiency.compute"), HasSubstr("calibrated elsewhere"));
 }
 
 }  // namespace
