@@ -90,7 +90,9 @@ TEST(ValidateCli, CrossDeviceFoldsNameTheirTrainingDevices) {
   EXPECT_TRUE(found);
   // AlexNet is measured on the K40m only.
   for (const auto& c : json["cases"]) {
-    if (c["network"] == "alexnet") EXPECT_FALSE(c["cross_device"]["calibrated"].get<bool>());
+    if (c["network"] == "alexnet") {
+      EXPECT_FALSE(c["cross_device"]["calibrated"].get<bool>());
+    }
   }
 }
 

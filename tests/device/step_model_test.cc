@@ -137,7 +137,9 @@ TEST(StepModel, TensorUnitWorkUsesTheTensorCurveInTf32AndMixed) {
   // The ReLU is vector work, never on tensor units.
   options.precision = DevicePrecision::kMixed;
   for (const LayerTime& layer : ModelStep(DenseNet(), d, 256, options).layers) {
-    if (layer.kind == "relu") EXPECT_FALSE(Forward(layer).tensor_units);
+    if (layer.kind == "relu") {
+      EXPECT_FALSE(Forward(layer).tensor_units);
+    }
   }
 }
 
