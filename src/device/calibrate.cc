@@ -78,10 +78,10 @@ struct CaseTerms {
   // The 16-bit matrix work scales with sc (st is not fitted and the device has
   // no tensor curve: ModelStep uses the compute curve for it).
   bool tensor_follows_compute = false;
-  double kernels = 0;                             // passes that launch a kernel
-  double comm_s = 0;                              // all-reduce time, independent of the parameters
-  double host_per_step = 1;                       // 1 / steps_per_execution
-  double measured_step_s = 0;                     // batch / throughput
+  double kernels = 0;          // passes that launch a kernel
+  double comm_s = 0;           // all-reduce time, independent of the parameters
+  double host_per_step = 1;    // 1 / steps_per_execution
+  double measured_step_s = 0;  // batch / throughput
   // Overheads not fitted stay the case's own device's: launch and host enter
   // the sum as parameters only when fitted, else as this fixed time.
   bool launch_fitted = false;
@@ -156,10 +156,9 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
     if (std::isfinite(bounds.upper[j])) problem.SetParameterUpperBound(&s.x[j], 0, bounds.upper[j]);
   }
   for (const CaseTerms* t : terms) {
-    problem.AddResidualBlock(
-        new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1, 1>(
-            new LogRatioResidual{t}),
-        nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3], &s.x[4]);
+    problem.AddResidualBlock(new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1, 1>(
+                                 new LogRatioResidual{t}),
+                             nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3], &s.x[4]);
   }
   ceres::Solver::Options options;
   options.linear_solver_type = ceres::DENSE_QR;
@@ -325,8 +324,7 @@ CalibrationParameter ParseCalibrationParameter(const std::string& name) {
     if (name == info.short_name || name == info.name) return info.id;
   }
   throw UsageError(fmt::format(
-      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor)",
-      name));
+      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor)", name));
 }
 
 void ValidateCalibrationOptions(const CalibrationOptions& o) {
@@ -422,8 +420,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
   const Values start = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
                         device.step_host_s / kInfo[3].internal_unit, 1};
   for (const MeasuredCase& c : cases) {
-    const ModeledStep step =
-        ModelCase(CaseNetwork(networks, c), device, c, options.optimizer);
+    const ModeledStep step = ModelCase(CaseNetwork(networks, c), device, c, options.optimizer);
     terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), device, free));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
@@ -608,9 +605,10 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
     }
     const std::string what = scale ? fmt::format("every point x {}", FormatSig(p.value, 6))
                                    : fmt::format("{} s", FormatSig(p.value, 6));
-    d.sources[kInfo[j].field] = fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
-                                       FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
-                                       FormatSig(p.ci_high, 4), before);
+    d.sources[kInfo[j].field] =
+        fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
+                    FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
+                    FormatSig(p.ci_high, 4), before);
   }
   d.calibrated_on.clear();
   for (const CaseFit& c : result.cases) {
@@ -648,9 +646,10 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
   for (CalibrationParameter p : options.parameters) free[static_cast<size_t>(p)] = true;
   const int n_free = static_cast<int>(options.parameters.size());
   if (static_cast<int>(cases.size()) < n_free) {
-    throw DataError(fmt::format("shared calibration: {} case(s) for {} parameters: need at least "
-                                "as many cases as fitted parameters",
-                                cases.size(), n_free));
+    throw DataError(
+        fmt::format("shared calibration: {} case(s) for {} parameters: need at least "
+                    "as many cases as fitted parameters",
+                    cases.size(), n_free));
   }
   // Overheads start at the mean of the devices' values.
   Values start = {1, 1, 0, 0, 1};
@@ -676,8 +675,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
       throw DataError(c.source, c.line, "device",
                       fmt::format("'{}' is not among the devices calibrated", c.device));
     }
-    const ModeledStep step =
-        ModelCase(CaseNetwork(networks, c), *device, c, options.optimizer);
+    const ModeledStep step = ModelCase(CaseNetwork(networks, c), *device, c, options.optimizer);
     terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), *device, free));
     case_devices.push_back(&*device);
   }
@@ -724,10 +722,10 @@ Device ApplyCalibration(const Device& device, const std::vector<CalibratedParame
   for (size_t j = 0; j < kParams; ++j) {
     if (!free[j]) continue;
     const auto before = device.sources.find(kInfo[j].field);
-    d.sources[kInfo[j].field] = fmt::format(
-        "calibrated elsewhere: {} = {}; before: {}", kInfo[j].name,
-        FormatSig(x[j] * kInfo[j].internal_unit, 6),
-        before == device.sources.end() ? std::string("not recorded") : before->second);
+    d.sources[kInfo[j].field] =
+        fmt::format("calibrated elsewhere: {} = {}; before: {}", kInfo[j].name,
+                    FormatSig(x[j] * kInfo[j].internal_unit, 6),
+                    before == device.sources.end() ? std::string("not recorded") : before->second);
   }
   return d;
 }

@@ -554,7 +554,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
     if (d.tensor16_flops_per_s == 0 && d.tf32_flops_per_s == 0) {
-      r.Fail(Reader::Sub(eff_path, "tensor"), "needs tensor units: peak_flops_per_s.tensor16 or .tf32");
+      r.Fail(Reader::Sub(eff_path, "tensor"),
+             "needs tensor units: peak_flops_per_s.tensor16 or .tf32");
     }
     d.tensor_efficiency = r.Curve(eff, eff_path, "tensor");
   }

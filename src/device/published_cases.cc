@@ -167,9 +167,9 @@ int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const
 }
 
 void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
-  const CsvTable t = ReadCsv(
-      path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
-             "other_columns", "throughput_column", "throughput_numeric"});
+  const CsvTable t =
+      ReadCsv(path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
+                     "other_columns", "throughput_column", "throughput_numeric"});
   for (const CsvTable::Row& row : t.rows) {
     const DleReadme* readme = nullptr;
     for (const DleReadme& r : kDleReadmes) {
@@ -236,10 +236,10 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
       batch_note = c.framework == "mxnet"
                        ? "per-GPU batch from the README's benchmark.py -b command (the 80GB "
                          "table's batch is assumed unchanged from the 40GB-era command)"
-                       : fmt::format("per-GPU batch from ConvNets/configs.yml ({}, {})",
-                                     c.network, device != "v100-sxm2" ? "DGXA100"
-                                                : io::Contains(system, "32G") ? "DGX1V-32G"
-                                                                              : "DGX1V");
+                       : fmt::format("per-GPU batch from ConvNets/configs.yml ({}, {})", c.network,
+                                     device != "v100-sxm2"         ? "DGXA100"
+                                     : io::Contains(system, "32G") ? "DGX1V-32G"
+                                                                   : "DGX1V");
 
     } else {
       continue;

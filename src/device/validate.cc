@@ -290,10 +290,10 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
     // roofline carries over to another device; the host overhead belongs to the
     // setup (framework, host, link) and stays the target device's own.
     calibration.parameters = ParametersFor(training, training_devices);
-    calibration.parameters.erase(std::remove(calibration.parameters.begin(),
-                                             calibration.parameters.end(),
-                                             CalibrationParameter::kStepHost),
-                                 calibration.parameters.end());
+    calibration.parameters.erase(
+        std::remove(calibration.parameters.begin(), calibration.parameters.end(),
+                    CalibrationParameter::kStepHost),
+        calibration.parameters.end());
     // The scales this device's cases need (compute and/or tensor) must all be
     // fitted, or the prediction would be the catalog's in disguise.
     std::vector<MeasuredCase> held_cases;

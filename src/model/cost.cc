@@ -219,7 +219,6 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
   return c;
 }
 
-
 // Activation elements per sample that the forward pass leaves for the backward
 // pass: the tensors each layer's backward reads ("saved tensors"). A tensor is
 // counted once, however many layers need it; flatten's output is a view of its

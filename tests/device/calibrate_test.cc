@@ -85,8 +85,7 @@ TEST(Calibrate, RecoversComputeScaleAndHostOverheadSetByHand) {
   EXPECT_NEAR(r.parameters[0].value, 0.7, 1e-7);
   EXPECT_EQ(r.parameters[1].name, "step_host_s");
   EXPECT_NEAR(r.parameters[1].value, 4e-3, 1e-9);
-  EXPECT_EQ(r.fixed,
-            (std::vector<std::string>{"memory_scale", "kernel_launch_s", "tensor_scale"}));
+  EXPECT_EQ(r.fixed, (std::vector<std::string>{"memory_scale", "kernel_launch_s", "tensor_scale"}));
   EXPECT_EQ(r.dof, 12 - 2);
   // The catalog device predicts the slower truth too fast: errors before, none after.
   EXPECT_GT(r.before.max_abs, 0.05);

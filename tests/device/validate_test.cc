@@ -507,9 +507,8 @@ TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
 TEST(Validate, CrossDeviceNeedsTheScalesTheTargetUses) {
   // Mixed-precision cases on the V100 fit only the tensor scale; the K80's
   // FP32 cases need the compute scale: not predicted from them.
-  std::vector<MeasuredCase> cases =
-      MeasuredOn(LoadDevice("v100-sxm2"), "v100-sxm2", "resnet18-cifar", "pytorch",
-                 DevicePrecision::kMixed);
+  std::vector<MeasuredCase> cases = MeasuredOn(
+      LoadDevice("v100-sxm2"), "v100-sxm2", "resnet18-cifar", "pytorch", DevicePrecision::kMixed);
   const std::vector<MeasuredCase> k80 =
       MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "pytorch", DevicePrecision::kFp32);
   cases.insert(cases.end(), k80.begin(), k80.end());

@@ -33,8 +33,8 @@ struct CalibrateOptions {
   std::string from;                 // --from: devices whose cases are fitted for --device
   std::vector<std::string> inputs;  // cases CSV files
   std::string params = "compute,host";
-  bool params_given = false;        // --params was on the command line
-  std::string write;  // calibrated device file; empty: none
+  bool params_given = false;  // --params was on the command line
+  std::string write;          // calibrated device file; empty: none
   std::string optimizer = "sgd-momentum";
   double confidence = 0.95;
   std::string output = "table";
@@ -115,7 +115,8 @@ std::vector<std::string> SplitList(const std::string& text) {
   size_t begin = 0;
   while (true) {
     const size_t end = text.find(',', begin);
-    std::string item = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    std::string item =
+        text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
     if (item.empty()) throw UsageError(fmt::format("empty item in the list '{}'", text));
@@ -180,9 +181,8 @@ int RunTransfer(const CalibrateOptions& o, CalibrationOptions options,
     // each setup and are not carried to another device unless asked for.
     options.parameters.clear();
     for (const MeasuredCase& c : used) {
-      const Device& d = *std::find_if(from.begin(), from.end(), [&c](const Device& x) {
-        return x.name == c.device;
-      });
+      const Device& d = *std::find_if(from.begin(), from.end(),
+                                      [&c](const Device& x) { return x.name == c.device; });
       const bool tensor = c.precision != DevicePrecision::kFp32 || d.fp32_matrix_on_tensor16;
       const CalibrationParameter p =
           tensor ? CalibrationParameter::kTensorScale : CalibrationParameter::kComputeScale;
@@ -280,9 +280,9 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
       "leave-one-network-out (out-of-sample) error");
   command->add_option("--device", o->device, "A catalog device or a device JSON file")->required();
   command->add_option("--from", o->from,
-                   "Devices (comma separated) whose cases are fitted jointly; the efficiency "
-                   "scales are then applied to --device, which needs no cases of its own "
-                   "(default --params: the scales the cases determine)");
+                      "Devices (comma separated) whose cases are fitted jointly; the efficiency "
+                      "scales are then applied to --device, which needs no cases of its own "
+                      "(default --params: the scales the cases determine)");
   command->add_option("inputs", o->inputs, "Cases CSV files (docs/devices.md, \"Calibration\")")
       ->required();
   command

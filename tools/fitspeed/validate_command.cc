@@ -82,37 +82,36 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
   json cases = json::array();
   for (const ValidatedCase& v : report.cases) {
     const MeasuredCase& c = v.measured;
-    cases.push_back({{"key", v.key},
-                     {"network", c.network},
-                     {"device", c.device},
-                     {"precision", DevicePrecisionName(c.precision)},
-                     {"devices", c.devices},
-                     {"batch", c.batch},
-                     {"framework", c.framework},
-                     {"measured_sps", c.throughput_sps},
-                     {"modeled", v.modeled},
-                     {"predicted_sps", v.modeled ? json(v.predicted_sps) : json(nullptr)},
-                     {"error_pct", v.modeled ? json(v.error_pct) : json(nullptr)},
-                     {"in_sample", v.in_sample},
-                     {"reason", v.modeled ? json(nullptr) : json(v.reason)},
-                     {"memory_note", v.memory_note.empty() ? json(nullptr) : json(v.memory_note)},
-                     {"cross_validation",
-                      report.cross_validated_run && v.modeled && !v.in_sample
-                          ? json{{"calibrated", v.cv_calibrated},
-                                 {"held_out_group", v.cv_calibrated ? json(v.cv_group)
-                                                                    : json(nullptr)},
-                                 {"predicted_sps", v.cv_predicted_sps},
-                                 {"error_pct", v.cv_error_pct}}
-                          : json(nullptr)},
-                     {"cross_device",
-                      report.cross_device_run && v.modeled && !v.in_sample
-                          ? json{{"calibrated", v.xdev_calibrated},
-                                 {"predicted_sps", v.xdev_predicted_sps},
-                                 {"error_pct", v.xdev_error_pct}}
-                          : json(nullptr)},
-                     {"source", c.source},
-                     {"line", c.line},
-                     {"note", c.note}});
+    cases.push_back(
+        {{"key", v.key},
+         {"network", c.network},
+         {"device", c.device},
+         {"precision", DevicePrecisionName(c.precision)},
+         {"devices", c.devices},
+         {"batch", c.batch},
+         {"framework", c.framework},
+         {"measured_sps", c.throughput_sps},
+         {"modeled", v.modeled},
+         {"predicted_sps", v.modeled ? json(v.predicted_sps) : json(nullptr)},
+         {"error_pct", v.modeled ? json(v.error_pct) : json(nullptr)},
+         {"in_sample", v.in_sample},
+         {"reason", v.modeled ? json(nullptr) : json(v.reason)},
+         {"memory_note", v.memory_note.empty() ? json(nullptr) : json(v.memory_note)},
+         {"cross_validation",
+          report.cross_validated_run && v.modeled && !v.in_sample
+              ? json{{"calibrated", v.cv_calibrated},
+                     {"held_out_group", v.cv_calibrated ? json(v.cv_group) : json(nullptr)},
+                     {"predicted_sps", v.cv_predicted_sps},
+                     {"error_pct", v.cv_error_pct}}
+              : json(nullptr)},
+         {"cross_device", report.cross_device_run && v.modeled && !v.in_sample
+                              ? json{{"calibrated", v.xdev_calibrated},
+                                     {"predicted_sps", v.xdev_predicted_sps},
+                                     {"error_pct", v.xdev_error_pct}}
+                              : json(nullptr)},
+         {"source", c.source},
+         {"line", c.line},
+         {"note", c.note}});
   }
   json devices = json::array();
   for (const DeviceValidation& d : report.devices) {
@@ -219,26 +218,54 @@ TextTable CaseTable(const ValidationReport& report) {
 void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& mixed,
                 const HostCheck* host, bool csv) {
   if (csv) {
-    TextTable table({"key", "device", "network", "precision", "devices", "batch", "framework",
-                     "measured_sps", "predicted_sps", "error_pct", "sample", "cv_calibrated",
-                     "cv_held_out", "cv_predicted_sps", "cv_error_pct", "xdev_calibrated",
-                     "xdev_predicted_sps", "xdev_error_pct", "reason", "memory_note", "source",
+    TextTable table({"key",
+                     "device",
+                     "network",
+                     "precision",
+                     "devices",
+                     "batch",
+                     "framework",
+                     "measured_sps",
+                     "predicted_sps",
+                     "error_pct",
+                     "sample",
+                     "cv_calibrated",
+                     "cv_held_out",
+                     "cv_predicted_sps",
+                     "cv_error_pct",
+                     "xdev_calibrated",
+                     "xdev_predicted_sps",
+                     "xdev_error_pct",
+                     "reason",
+                     "memory_note",
+                     "source",
                      "line"});
     for (const ValidatedCase& v : report.cases) {
       const MeasuredCase& c = v.measured;
       const bool cv = report.cross_validated_run && v.modeled && !v.in_sample;
       const bool xdev = report.cross_device_run && v.modeled && !v.in_sample;
-      table.AddRow({v.key, c.device, c.network, DevicePrecisionName(c.precision),
-                    std::to_string(c.devices), std::to_string(c.batch), c.framework,
-                    FormatSig(c.throughput_sps, 6), v.modeled ? FormatSig(v.predicted_sps, 6) : "",
-                    v.modeled ? FormatSig(v.error_pct, 4) : "", v.in_sample ? "in" : "out",
-                    cv ? (v.cv_calibrated ? "yes" : "no") : "", v.cv_group,
+      table.AddRow({v.key,
+                    c.device,
+                    c.network,
+                    DevicePrecisionName(c.precision),
+                    std::to_string(c.devices),
+                    std::to_string(c.batch),
+                    c.framework,
+                    FormatSig(c.throughput_sps, 6),
+                    v.modeled ? FormatSig(v.predicted_sps, 6) : "",
+                    v.modeled ? FormatSig(v.error_pct, 4) : "",
+                    v.in_sample ? "in" : "out",
+                    cv ? (v.cv_calibrated ? "yes" : "no") : "",
+                    v.cv_group,
                     cv ? FormatSig(v.cv_predicted_sps, 6) : "",
                     cv ? FormatSig(v.cv_error_pct, 4) : "",
                     xdev ? (v.xdev_calibrated ? "yes" : "no") : "",
                     xdev ? FormatSig(v.xdev_predicted_sps, 6) : "",
                     xdev ? FormatSig(v.xdev_error_pct, 4) : "",
-                    v.reason, v.memory_note, c.source, std::to_string(c.line)});
+                    v.reason,
+                    v.memory_note,
+                    c.source,
+                    std::to_string(c.line)});
     }
     std::cout << table.RenderCsv();
     return;
@@ -280,13 +307,12 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                                  int not_modeled) {
     const bool cv_run = report.cross_validated_run;
     const bool xdev_run = report.cross_device_run;
-    summary.AddRow({name, std::to_string(out.cases), Pct(out.median_abs_error_pct),
-                    Pct(out.max_abs_error_pct), cv_run ? held_out_by : "-",
-                    cv_run ? Pct(cv.median_abs_error_pct) : "-",
-                    cv_run ? Pct(cv.max_abs_error_pct) : "-",
-                    xdev_run ? Pct(xdev.median_abs_error_pct) : "-",
-                    xdev_run ? Pct(xdev.max_abs_error_pct) : "-", std::to_string(in.cases),
-                    Pct(in.median_abs_error_pct), std::to_string(not_modeled)});
+    summary.AddRow(
+        {name, std::to_string(out.cases), Pct(out.median_abs_error_pct), Pct(out.max_abs_error_pct),
+         cv_run ? held_out_by : "-", cv_run ? Pct(cv.median_abs_error_pct) : "-",
+         cv_run ? Pct(cv.max_abs_error_pct) : "-", xdev_run ? Pct(xdev.median_abs_error_pct) : "-",
+         xdev_run ? Pct(xdev.max_abs_error_pct) : "-", std::to_string(in.cases),
+         Pct(in.median_abs_error_pct), std::to_string(not_modeled)});
   };
   for (const DeviceValidation& d : report.devices) {
     add(d.device, d.out_of_sample, d.held_out_by.empty() ? "none (catalog)" : d.held_out_by,
@@ -305,14 +331,14 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
     for (const DeviceValidation& d : report.devices) {
       for (const CrossValidationFold& f : d.folds) {
         const auto [compute, tensor, host] = ParameterCells(f.parameters);
-        folds.AddRow({d.device, f.group, std::to_string(f.cases),
-                      std::to_string(f.training_cases), compute, tensor, host,
-                      f.computed ? Pct(f.error.median_abs_error_pct) : "-",
+        folds.AddRow({d.device, f.group, std::to_string(f.cases), std::to_string(f.training_cases),
+                      compute, tensor, host, f.computed ? Pct(f.error.median_abs_error_pct) : "-",
                       f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
       }
     }
     std::cout << folds.Render();
-  }  if (report.cross_device_run) {
+  }
+  if (report.cross_device_run) {
     std::cout << "\nCross-device folds: a network's cases on one device predicted with the "
                  "parameters fitted jointly to its cases on the other devices\n";
     TextTable folds({"device", "network", "cases", "training_devices", "training_cases",
@@ -320,16 +346,15 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                      "problem"});
     for (const CrossDeviceFold& f : report.cross_device_folds) {
       const auto [compute, tensor, host] = ParameterCells(f.parameters);
-      folds.AddRow({f.device, f.network, std::to_string(f.cases),
-                    f.training_devices.empty() ? "-"
-                                               : fmt::format("{}", fmt::join(f.training_devices, " ")),
-                    std::to_string(f.training_cases), compute, tensor, host,
-                    f.computed ? Pct(f.error.median_abs_error_pct) : "-",
-                    f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
+      folds.AddRow(
+          {f.device, f.network, std::to_string(f.cases),
+           f.training_devices.empty() ? "-" : fmt::format("{}", fmt::join(f.training_devices, " ")),
+           std::to_string(f.training_cases), compute, tensor, host,
+           f.computed ? Pct(f.error.median_abs_error_pct) : "-",
+           f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
     }
     std::cout << folds.Render();
   }
-
 
   std::cout << fmt::format(
       "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%)\n",

@@ -1,10 +1,10 @@
 // Calibration of a device's free parameters to measured training cases of zoo
 // networks: a scale on the compute-efficiency curve, a scale on the
 // memory-efficiency curve, the kernel launch overhead, the per-step host
-// overhead and a scale on the tensor-unit (TF32, FP16/BF16) curve, fitted by bounded least squares (Ceres) on the log ratio of
-// modeled to measured step time, with standard errors s^2 (J^T J)^-1 and
-// t-quantile intervals, errors before and after, and leave-one-network-out
-// cross-validation (the out-of-sample error). docs/devices.md, "Calibration".
+// overhead and a scale on the tensor-unit (TF32, FP16/BF16) curve, fitted by bounded least squares
+// (Ceres) on the log ratio of modeled to measured step time, with standard errors s^2 (J^T J)^-1
+// and t-quantile intervals, errors before and after, and leave-one-network-out cross-validation
+// (the out-of-sample error). docs/devices.md, "Calibration".
 //
 //   std::vector<fitspeed::MeasuredCase> cases = fitspeed::ReadCasesCsv("t4.csv");
 //   fitspeed::CalibrationResult r = fitspeed::CalibrateDevice(fitspeed::LoadDevice("t4"), cases);

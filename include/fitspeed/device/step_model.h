@@ -61,14 +61,14 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 
 // One pass of one layer on one core.
 struct PassTime {
-  double flops = 0;      // at the padded per-core batch, padded dimensions
-  double bytes = 0;      // read + written
+  double flops = 0;  // at the padded per-core batch, padded dimensions
+  double bytes = 0;  // read + written
   // flops / (peak * efficiency): Device::TensorEfficiency() for matrix work
   // on tensor units (tensor_units true), else Device::compute_efficiency
   double compute_s = 0;
-  double memory_s = 0;   // bytes / (bandwidth * memory efficiency)
-  double launch_s = 0;   // kernel launch overhead (0 when the pass does nothing)
-  double time_s = 0;     // max(compute_s, memory_s) + launch_s
+  double memory_s = 0;        // bytes / (bandwidth * memory efficiency)
+  double launch_s = 0;        // kernel launch overhead (0 when the pass does nothing)
+  double time_s = 0;          // max(compute_s, memory_s) + launch_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   bool memory_bound() const { return memory_s > compute_s; }
 };

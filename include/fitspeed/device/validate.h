@@ -74,8 +74,8 @@ struct ValidatedCase {
   std::string memory_note;
 
   // Cross-validation (ValidateOptions::cross_validate), for modeled cases:
-  bool cv_calibrated = false;  // predicted by a device calibrated without this case's group
-  std::string cv_group;        // that group (a network or a framework); "" when not calibrated
+  bool cv_calibrated = false;   // predicted by a device calibrated without this case's group
+  std::string cv_group;         // that group (a network or a framework); "" when not calibrated
   double cv_predicted_sps = 0;  // the calibrated prediction, else predicted_sps
   double cv_error_pct = 0;      // PercentError(cv_predicted_sps, measured.throughput_sps)
 
@@ -95,13 +95,13 @@ struct ErrorSummary {
 // One fold of a device's cross-validation: a group held out, the device
 // calibrated on the rest, the group predicted.
 struct CrossValidationFold {
-  std::string group;      // the held-out network or framework
-  int cases = 0;          // its modeled cases
+  std::string group;       // the held-out network or framework
+  int cases = 0;           // its modeled cases
   int training_cases = 0;  // the device's other modeled cases, fitted
-  bool computed = false;  // false: no calibration (`problem` says why); catalog predictions kept
+  bool computed = false;   // false: no calibration (`problem` says why); catalog predictions kept
   std::string problem;
   std::vector<CalibratedParameter> parameters;  // the fitted ones
-  ErrorSummary error;     // of the held-out cases' predictions
+  ErrorSummary error;                           // of the held-out cases' predictions
 };
 
 // One group of the cross-device validation: a network's cases on one device,
@@ -119,7 +119,7 @@ struct CrossDeviceFold {
 };
 
 struct DeviceValidation {
-  std::string device;  // MeasuredCase::device
+  std::string device;          // MeasuredCase::device
   ErrorSummary out_of_sample;  // catalog (or given) device, cases it was not calibrated on
   ErrorSummary in_sample;
   int not_modeled = 0;
