@@ -704,6 +704,24 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
   return result;
 }
 
+bool OnTensorUnits(const MeasuredCase& c, const Device& device) {
+  return c.precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
+}
+
+std::vector<CalibrationParameter> ScalesDetermined(const std::vector<MeasuredCase>& cases,
+                                                   const std::vector<const Device*>& devices) {
+  FITSPEED_CHECK(cases.size() == devices.size(), "one device per case");
+  bool off_tensor = false;
+  bool on_tensor = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    (OnTensorUnits(cases[i], *devices[i]) ? on_tensor : off_tensor) = true;
+  }
+  std::vector<CalibrationParameter> scales;
+  if (off_tensor) scales.push_back(CalibrationParameter::kComputeScale);
+  if (on_tensor) scales.push_back(CalibrationParameter::kTensorScale);
+  return scales;  // kComputeScale < kTensorScale: enum order
+}
+
 Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters) {
   Values x = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
               device.step_host_s / kInfo[3].internal_unit, 1};

@@ -134,37 +134,33 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
   return v;
 }
 
-// Whether a case's matrix work runs on the device's tensor units (as ModelStep decides).
-bool OnTensorUnits(const MeasuredCase& c, const Device& device) {
-  return c.precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
+// The network of a modeled case (loaded when the case was modeled).
+const Network& ModeledNetwork(Loader& loader, const MeasuredCase& c) {
+  std::string reason;
+  const Network* network = loader.GetNetwork(c.network, reason);
+  FITSPEED_CHECK(network != nullptr, "a modeled case's network was loaded");
+  return *network;
 }
 
 // The calibration parameters a set of training cases determines: the host
-// overhead always, the compute scale when some have matrix work off the tensor
-// units, the tensor scale when some have it on them; in enum order.
+// overhead always, and the efficiency scales (ScalesDetermined); in enum order.
 std::vector<CalibrationParameter> ParametersFor(const std::vector<MeasuredCase>& training,
                                                 const std::vector<const Device*>& devices) {
-  bool off_tensor = false;
-  bool on_tensor = false;
-  for (size_t i = 0; i < training.size(); ++i) {
-    (OnTensorUnits(training[i], *devices[i]) ? on_tensor : off_tensor) = true;
-  }
-  std::vector<CalibrationParameter> parameters = {CalibrationParameter::kStepHost};
-  if (off_tensor) parameters.push_back(CalibrationParameter::kComputeScale);
-  if (on_tensor) parameters.push_back(CalibrationParameter::kTensorScale);
+  std::vector<CalibrationParameter> parameters = ScalesDetermined(training, devices);
+  parameters.push_back(CalibrationParameter::kStepHost);
   std::sort(parameters.begin(), parameters.end());
   return parameters;
 }
 
-// The modeled throughput of a case on `device` into `predicted_sps`, its %
+// The modeled throughput of a case (of `network`) on `device` into `predicted_sps`, its %
 // error into `error_pct`; returns the error.
-double PredictCase(const MeasuredCase& c, const Device& device, Optimizer optimizer,
-                   double& predicted_sps, double& error_pct) {
+double PredictCase(const MeasuredCase& c, const Network& network, const Device& device,
+                   Optimizer optimizer, double& predicted_sps, double& error_pct) {
   DeviceModelOptions model;
   model.precision = c.precision;
   model.devices = c.devices;
   model.optimizer = optimizer;
-  predicted_sps = ModelStep(LoadNetwork(c.network), device, c.batch, model).throughput_sps;
+  predicted_sps = ModelStep(network, device, c.batch, model).throughput_sps;
   error_pct = PercentError(predicted_sps, c.throughput_sps);
   return error_pct;
 }
@@ -172,7 +168,7 @@ double PredictCase(const MeasuredCase& c, const Device& device, Optimizer optimi
 // The cross-validation of one device's modeled, out-of-sample cases `which`
 // (indices into report.cases): fills their cv_ fields and the device's.
 void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
-                         const ValidateOptions& options, ValidationReport& report,
+                         const ValidateOptions& options, Loader& loader, ValidationReport& report,
                          DeviceValidation& summary) {
   std::vector<std::string> networks, frameworks;
   for (size_t i : which) {
@@ -228,8 +224,8 @@ void CrossValidateDevice(const Device& device, const std::vector<size_t>& which,
             ValidatedCase& v = report.cases[i];
             v.cv_calibrated = true;
             v.cv_group = group;
-            errors.push_back(PredictCase(v.measured, r.device, options.optimizer,
-                                         v.cv_predicted_sps, v.cv_error_pct));
+            errors.push_back(PredictCase(v.measured, ModeledNetwork(loader, v.measured), r.device,
+                                         options.optimizer, v.cv_predicted_sps, v.cv_error_pct));
           }
           fold.error = SummarizeErrorsPct(errors);
         }
@@ -332,8 +328,9 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
           for (size_t i : held) {
             ValidatedCase& v = report.cases[i];
             v.xdev_calibrated = true;
-            errors.push_back(PredictCase(v.measured, calibrated, options.optimizer,
-                                         v.xdev_predicted_sps, v.xdev_error_pct));
+            errors.push_back(PredictCase(v.measured, ModeledNetwork(loader, v.measured), calibrated,
+                                         options.optimizer, v.xdev_predicted_sps,
+                                         v.xdev_error_pct));
           }
           fold.error = SummarizeErrorsPct(errors);
         }
@@ -418,7 +415,7 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
     std::string reason;
     const Device* device = loader.GetDevice(summary.device, reason);
     FITSPEED_CHECK(device != nullptr, "a device with modeled cases was loaded");
-    CrossValidateDevice(*device, which, options, report, summary);
+    CrossValidateDevice(*device, which, options, loader, report, summary);
     std::vector<double> errors;
     for (size_t i : which) errors.push_back(report.cases[i].cv_error_pct);
     summary.cross_validated = SummarizeErrorsPct(errors);

@@ -139,5 +139,26 @@ TEST(CalibrateCli, FromOtherDevicesWritesATargetWithTheirScales) {
   EXPECT_THAT(d.sources.at("efficiency.compute"), HasSubstr("calibrated elsewhere"));
 }
 
+TEST(CalibrateCli, FromADeviceFileMatchesCasesNamingItsPath) {
+  // The catalog V100 as a user's file; the cases name it by that path.
+  const std::string file = Scratch("my-v100.json", ReadFile(std::string(FITSPEED_TEST_DATA_DIR) +
+                                                            "/../../data/devices/v100-sxm2.json"));
+  const std::string cases = Scratch("by-path.csv",
+                                    "network,device,precision,devices,batch,throughput_sps\n"
+                                    "resnet50," +
+                                        file +
+                                        ",fp32,1,112,367\n"
+                                        "resnet50," +
+                                        file + ",fp32,1,64,350\n");
+  const CliRun run = RunCli("calibrate --device t4 --from " + file + " " + cases + " -o json");
+  std::remove(file.c_str());
+  std::remove(cases.c_str());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["cases"], 2);
+  ASSERT_EQ(json["parameters"].size(), 1u);  // FP32 on CUDA cores: the compute scale
+  EXPECT_EQ(json["parameters"][0]["name"], "compute_scale");
+}
+
 }  // namespace
 }  // namespace fitspeed::test

@@ -174,24 +174,24 @@ int RunTransfer(const CalibrateOptions& o, CalibrationOptions options,
   for (const std::string& name : from_names) from.push_back(LoadDevice(name));
   const Device target = LoadDevice(o.device);
   std::vector<MeasuredCase> skipped;
-  const std::vector<MeasuredCase> used = CasesOf(from, from_names, o.inputs, skipped);
+  std::vector<MeasuredCase> used = CasesOf(from, from_names, o.inputs, skipped);
+  // Each case named by its device's name (a case may name it as written on
+  // the command line, a file path), as CalibrateShared matches them.
+  std::vector<const Device*> devices;
+  for (MeasuredCase& c : used) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (c.device == from[i].name || c.device == from_names[i]) {
+        c.device = from[i].name;
+        devices.push_back(&from[i]);
+        break;
+      }
+    }
+  }
   if (!o.params_given) {
     // The scales the cases determine: compute for work on CUDA cores, tensor
     // for tensor-unit work (TF32, FP16/BF16, a TPU's FP32). Overheads belong to
     // each setup and are not carried to another device unless asked for.
-    options.parameters.clear();
-    for (const MeasuredCase& c : used) {
-      const Device& d = *std::find_if(from.begin(), from.end(),
-                                      [&c](const Device& x) { return x.name == c.device; });
-      const bool tensor = c.precision != DevicePrecision::kFp32 || d.fp32_matrix_on_tensor16;
-      const CalibrationParameter p =
-          tensor ? CalibrationParameter::kTensorScale : CalibrationParameter::kComputeScale;
-      if (std::find(options.parameters.begin(), options.parameters.end(), p) ==
-          options.parameters.end()) {
-        options.parameters.push_back(p);
-      }
-    }
-    std::sort(options.parameters.begin(), options.parameters.end());
+    options.parameters = ScalesDetermined(used, devices);
   }
   const SharedCalibration r = CalibrateShared(from, used, options);
   const Device calibrated = ApplyCalibration(target, r.parameters);

@@ -172,6 +172,16 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
 // unknown name.
 Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters);
 
+// Whether a case's matrix work runs on `device`'s tensor units (TF32, mixed
+// precision, or FP32 on a device with fp32_matrix_on_tensor16), as ModelStep decides.
+bool OnTensorUnits(const MeasuredCase& c, const Device& device);
+
+// The efficiency scales a set of cases determines, in enum order: the compute
+// scale when some run matrix work off tensor units, the tensor scale when some
+// run it on them. `devices[i]` is the device of `cases[i]`.
+std::vector<CalibrationParameter> ScalesDetermined(const std::vector<MeasuredCase>& cases,
+                                                   const std::vector<const Device*>& devices);
+
 // Summary of relative errors: rms of the signed values, median and max of |e|.
 DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors);
 
