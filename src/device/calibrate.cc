@@ -3,14 +3,15 @@
 // The modeled step of one case (fitspeed/device/step_model.h) is, as a
 // function of the five calibration parameters,
 //   T(sc, sm, launch, host, st) = sum over passes max(C_k / s_k, M_k / sm)
-//                                 + K launch + comm + host / steps_per_execution
+//                                 + L / sm + K launch + comm + host / steps_per_execution
 // where C_k and M_k are the pass's compute and memory times on the device as
 // given (a scale s on an efficiency curve multiplies every point, so the
 // interpolated efficiency too, and divides the time), s_k is st for matrix
 // work on tensor units (TF32, FP16/BF16) and sc for the rest (st follows sc when it is not
 // fitted and the device has no tensor curve of its own, as ModelStep then
-// uses the compute curve for both), K is the number of passes
-// that launch a kernel and comm the all-reduce time. The pieces come from one
+// uses the compute curve for both), L the memory time of layout transposes,
+// K the number of kernels (passes that do work, and transposes) and comm the
+// all-reduce time. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
 // differentiates it, and the calibrated device is checked against ModelStep.
 #include "fitspeed/device/calibrate.h"
@@ -78,7 +79,8 @@ struct CaseTerms {
   // The 16-bit matrix work scales with sc (st is not fitted and the device has
   // no tensor curve: ModelStep uses the compute curve for it).
   bool tensor_follows_compute = false;
-  double kernels = 0;          // passes that launch a kernel
+  double kernels = 0;          // kernels launched: passes and layout transposes
+  double layout_memory_s = 0;  // layout transposes' memory time (scales with sm)
   double comm_s = 0;           // all-reduce time, independent of the parameters
   double host_per_step = 1;    // 1 / steps_per_execution
   double measured_step_s = 0;  // batch / throughput
@@ -100,6 +102,7 @@ T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& me
     const T memory = pass.memory_s / memory_scale;
     sum += compute > memory ? compute : memory;
   }
+  sum += terms.layout_memory_s / memory_scale;
   if (terms.launch_fitted) sum += terms.kernels * launch_s;
   if (terms.host_fitted) sum += terms.host_per_step * host_s;
   return sum;
@@ -224,20 +227,12 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
   return max;
 }
 
-DeviceModelOptions CaseOptions(const MeasuredCase& c, Optimizer optimizer) {
-  DeviceModelOptions o;
-  o.precision = c.precision;
-  o.devices = c.devices;
-  o.optimizer = optimizer;
-  return o;
-}
-
 // ModelStep of a case, with a problem the device or network cannot model
 // reported as bad data at the case's file and line.
 ModeledStep ModelCase(const Network& network, const Device& device, const MeasuredCase& c,
                       Optimizer optimizer) {
   try {
-    return ModelStep(network, device, c.batch, CaseOptions(c, optimizer));
+    return ModelStep(network, device, c.batch, CaseModelOptions(c, optimizer));
   } catch (const UsageError& e) {
     throw DataError(c.source, c.line, "", fmt::format("cannot model this case: {}", e.what()));
   }
@@ -255,6 +250,8 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
         t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units});
         t.kernels += 1;
       }
+      t.layout_memory_s += p.layout_memory_s;
+      t.kernels += p.layout_kernels;
     }
   }
   t.comm_s = step.comm_s;
@@ -421,7 +418,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
                         device.step_host_s / kInfo[3].internal_unit, 1};
   for (const MeasuredCase& c : cases) {
     const ModeledStep step = ModelCase(CaseNetwork(networks, c), device, c, options.optimizer);
-    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), device, free));
+    terms.push_back(Terms(step, c, CaseModelOptions(c, options.optimizer), device, free));
     FITSPEED_CHECK(Agrees(StepTime(terms.back(), start), step.step_time_s),
                    "the decomposed step time reproduces ModelStep");
     CaseFit fit;
@@ -676,7 +673,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
                       fmt::format("'{}' is not among the devices calibrated", c.device));
     }
     const ModeledStep step = ModelCase(CaseNetwork(networks, c), *device, c, options.optimizer);
-    terms.push_back(Terms(step, c, CaseOptions(c, options.optimizer), *device, free));
+    terms.push_back(Terms(step, c, CaseModelOptions(c, options.optimizer), *device, free));
     case_devices.push_back(&*device);
   }
   std::vector<const CaseTerms*> all;

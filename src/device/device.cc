@@ -411,6 +411,7 @@ std::string DeviceToJson(const Device& d) {
   if (d.fp32_matrix_on_tensor16) {
     doc["fp32_matrix_on_tensor16"] = quantity("fp32_matrix_on_tensor16", true);
   }
+  if (!d.tensor_layout.empty()) doc["tensor_layout"] = quantity("tensor_layout", d.tensor_layout);
   doc["memory"] = {{"bandwidth_bytes_per_s",
                     quantity("memory.bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s)},
                    {"capacity_bytes", quantity("memory.capacity_bytes", d.memory_capacity_bytes)}};
@@ -497,8 +498,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   const Path root;
   r.Object(doc, root,
            {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
-            "fp32_matrix_on_tensor16", "memory", "efficiency", "overheads", "tiles", "links",
-            "calibration", "comment"});
+            "fp32_matrix_on_tensor16", "tensor_layout", "memory", "efficiency", "overheads",
+            "tiles", "links", "calibration", "comment"});
   const std::string schema = r.String(doc, root, "schema");
   if (schema != kSchema) {
     r.Fail(Reader::Sub(root, "schema"),
@@ -538,6 +539,20 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
     d.fp32_matrix_on_tensor16 = v.get<bool>();
     if (d.fp32_matrix_on_tensor16 && d.tensor16_flops_per_s == 0) {
       r.Fail(p, "needs peak_flops_per_s.tensor16");
+    }
+  }
+  if (doc.contains("tensor_layout")) {
+    const Path p = Reader::Sub(root, "tensor_layout");
+    const json& q = doc.at("tensor_layout");
+    r.Object(q, p, {"value", "source"});
+    d.tensor_layout = r.String(q, p, "value");
+    r.Source(q, p);
+    if (d.tensor_layout != "nhwc" && d.tensor_layout != "nchw") {
+      r.Fail(Reader::Sub(p, "value"),
+             fmt::format("expected nhwc or nchw, got \"{}\"", d.tensor_layout));
+    }
+    if (d.tensor16_flops_per_s == 0 && d.tf32_flops_per_s == 0) {
+      r.Fail(p, "needs tensor units: peak_flops_per_s.tensor16 or .tf32");
     }
   }
 

@@ -24,6 +24,15 @@ std::string CaseKey(const MeasuredCase& c) {
                      c.devices, c.batch);
 }
 
+DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer optimizer) {
+  DeviceModelOptions o;
+  o.precision = c.precision;
+  o.layout = c.layout;
+  o.devices = c.devices;
+  o.optimizer = optimizer;
+  return o;
+}
+
 namespace {
 
 // A CSV table (RFC 4180 quoting) with a header row; every row has as many
@@ -254,6 +263,16 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
           " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over NVLink "
           "without overlap with the backward pass";
     }
+    // Activation layouts as the repository runs them: AMP in NHWC, FP32 and
+    // TF32 in NCHW (PyTorch ConvNets/configs.yml sets memory_format: nhwc for
+    // AMP only; the MXNet runner passes --conv-layout NHWC for float16 only;
+    // the TensorFlow graph is built NCHW and TensorFlow's layout optimizer
+    // moves FP16 convolutions to NHWC, not TF32 ones with FP32 backprop).
+    c.layout =
+        precision == DevicePrecision::kMixed ? ActivationLayout::kNhwc : ActivationLayout::kNchw;
+    c.note += precision == DevicePrecision::kMixed
+                  ? "; NHWC activations (AMP runs channels-last)"
+                  : "; NCHW activations (the repository's FP32/TF32 layout)";
     if (io::Contains(column, "xla")) c.note += "; TensorFlow with XLA";
     if (c.framework == "mxnet") c.note += "; MXNet Total IPS includes data loading";
     cases.push_back(std::move(c));

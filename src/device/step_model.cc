@@ -74,6 +74,31 @@ DevicePrecision ParseDevicePrecision(const std::string& name) {
   throw UsageError(fmt::format("unknown device precision '{}' (known: fp32, tf32, mixed)", name));
 }
 
+const char* ActivationLayoutName(ActivationLayout layout) {
+  return layout == ActivationLayout::kNhwc ? "nhwc" : "nchw";
+}
+
+ActivationLayout ParseActivationLayout(const std::string& name) {
+  if (name == "nchw") return ActivationLayout::kNchw;
+  if (name == "nhwc") return ActivationLayout::kNhwc;
+  throw UsageError(fmt::format("unknown activation layout '{}' (known: nchw, nhwc)", name));
+}
+
+bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
+  bool tensor_units = false;
+  switch (options.precision) {
+    case DevicePrecision::kFp32:
+      tensor_units = device.fp32_matrix_on_tensor16;
+      break;
+    case DevicePrecision::kTf32:
+    case DevicePrecision::kMixed:
+      tensor_units = true;
+      break;
+  }
+  return tensor_units && !device.tensor_layout.empty() &&
+         device.tensor_layout != ActivationLayoutName(options.layout);
+}
+
 void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
   for (int64_t b : o.batches) {
     if (b < 1) throw UsageError(fmt::format("DeviceModelOptions.batches: {} is not >= 1", b));
@@ -147,6 +172,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   }
   const EfficiencyCurve& matrix_efficiency =
       matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
+  const bool transposes = ModelsTransposes(device, options);
   const double cores = device.cores;
   // Each core runs its share of the batch on its share of the device.
   const double core_matrix_peak = matrix_peak / cores;
@@ -198,11 +224,30 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       if (p.bytes > 0)
         p.memory_s = p.bytes / (core_bandwidth * device.memory_efficiency.At(p.bytes));
       if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;
-      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s;
+      if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0) {
+        // Each pass of a convolution touches its input (x or dx), its output
+        // (y or dy) and its kernel (W or dW); in the other layout each is
+        // transposed to the kernel's layout or back: read once, written once,
+        // by a kernel of its own (cuDNN's internal transposes of NCHW tensors).
+        const double x =
+            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
+        const double y = static_cast<double>(layer.output_shape.elements());
+        const double w = static_cast<double>(MatrixKernel(layer)->shape.elements());
+        for (const double tensor_bytes :
+             {x * b * sample_bytes, y * b * sample_bytes, w * layer_step_bytes}) {
+          const double moved = 2 * tensor_bytes;
+          p.layout_bytes += moved;
+          p.layout_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
+          p.layout_kernels += 1;
+        }
+        p.layout_s = p.layout_memory_s + p.layout_kernels * device.kernel_launch_s;
+      }
+      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s;
       if (update) {
         step.update_s += p.time_s;
       } else {
         step.compute_s += p.time_s;
+        step.layout_s += p.layout_s;
       }
     }
     step.layers.push_back(std::move(t));
@@ -255,6 +300,8 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.device = device.name;
   result.network = network.name;
   result.precision = options.precision;
+  result.layout = options.layout;
+  result.transposes = ModelsTransposes(device, options);
   result.optimizer = options.optimizer;
   result.devices = options.devices;
   result.steps_per_execution = options.steps_per_execution;

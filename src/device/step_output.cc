@@ -27,6 +27,7 @@ json StepJson(const ModeledStep& s, bool with_layers) {
             {"step_time_s", Number(s.step_time_s)},
             {"throughput_sps", Number(s.throughput_sps)},
             {"compute_s", Number(s.compute_s)},
+            {"layout_s", Number(s.layout_s)},
             {"update_s", Number(s.update_s)},
             {"comm_s", Number(s.comm_s)},
             {"host_s", Number(s.host_s)},
@@ -41,10 +42,10 @@ json StepJson(const ModeledStep& s, bool with_layers) {
       json passes = json::object();
       for (Pass p : kAllPasses) {
         const PassTime& pt = t.passes[static_cast<size_t>(p)];
-        passes[PassName(p)] = {{"time_s", Number(pt.time_s)},
-                               {"flops", Number(pt.flops)},
-                               {"bytes", Number(pt.bytes)},
-                               {"bound", Bound(pt.memory_bound())}};
+        passes[PassName(p)] = {
+            {"time_s", Number(pt.time_s)},     {"flops", Number(pt.flops)},
+            {"bytes", Number(pt.bytes)},       {"bound", Bound(pt.memory_bound())},
+            {"layout_s", Number(pt.layout_s)}, {"layout_bytes", Number(pt.layout_bytes)}};
       }
       layers.push_back({{"name", t.name},
                         {"kind", t.kind},
@@ -61,13 +62,15 @@ json StepJson(const ModeledStep& s, bool with_layers) {
 
 std::string LayerTable(const ModeledStep& s) {
   TextTable table({"layer", "kind", "forward_ms", "bwd_data_ms", "bwd_weights_ms", "update_ms",
-                   "total_ms", "bound", "padding"});
+                   "total_ms", "layout_ms", "bound", "padding"});
   for (const LayerTime& t : s.layers) {
     if (t.kind == "input") continue;
     auto ms = [&](Pass p) { return FormatSig(t.passes[static_cast<size_t>(p)].time_s * 1e3, 3); };
+    double layout_s = 0;
+    for (const PassTime& p : t.passes) layout_s += p.layout_s;
     table.AddRow({t.name, t.kind, ms(Pass::kForward), ms(Pass::kBackwardData),
                   ms(Pass::kBackwardWeights), ms(Pass::kUpdate), FormatSig(t.time_s() * 1e3, 3),
-                  Bound(t.memory_bound()), FormatSig(t.padding, 3)});
+                  FormatSig(layout_s * 1e3, 3), Bound(t.memory_bound()), FormatSig(t.padding, 3)});
   }
   return table.Render();
 }
@@ -85,14 +88,23 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.transposes) {
+        out << fmt::format(
+            "layout: {} activations, while the device's tensor-unit convolutions work in the "
+            "other layout: every convolution pass transposes its input, output and kernel there "
+            "and back (layout_ms, part of compute_ms); --layout {} models a framework that "
+            "keeps them in the kernels' layout\n\n",
+            ActivationLayoutName(s.layout), s.layout == ActivationLayout::kNchw ? "nhwc" : "nchw");
+      }
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
-      TextTable table({"batch", "step_ms", "samples/s", "TFLOPS", "compute_ms", "update_ms",
-                       "comm_ms", "host_ms", "memory_GiB"});
+      TextTable table({"batch", "step_ms", "samples/s", "TFLOPS", "compute_ms", "layout_ms",
+                       "update_ms", "comm_ms", "host_ms", "memory_GiB"});
       for (const ModeledStep& m : s.steps) {
         table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
                       FormatSig(m.throughput_sps), FormatSig(m.step_flops / m.step_time_s / 1e12),
-                      FormatSig(m.compute_s * 1e3), FormatSig(m.update_s * 1e3),
-                      FormatSig(m.comm_s * 1e3), FormatSig(m.host_s * 1e3), Gib(m.memory_bytes)});
+                      FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
+                      FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3),
+                      FormatSig(m.host_s * 1e3), Gib(m.memory_bytes)});
       }
       out << table.Render();
       for (const ModeledStep& m : s.out_of_memory) {
@@ -108,14 +120,15 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       break;
     }
     case OutputFormat::kCsv: {
-      TextTable table({"device", "model", "precision", "batch", "devices", "step_time_s",
-                       "throughput_sps", "compute_s", "update_s", "comm_s", "host_s",
+      TextTable table({"device", "model", "precision", "layout", "batch", "devices", "step_time_s",
+                       "throughput_sps", "compute_s", "layout_s", "update_s", "comm_s", "host_s",
                        "memory_bytes", "fits"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
         table.AddRow({s.device, s.network, DevicePrecisionName(s.precision),
-                      std::to_string(m.batch), std::to_string(m.devices), g(m.step_time_s),
-                      g(m.throughput_sps), g(m.compute_s), g(m.update_s), g(m.comm_s), g(m.host_s),
+                      ActivationLayoutName(s.layout), std::to_string(m.batch),
+                      std::to_string(m.devices), g(m.step_time_s), g(m.throughput_sps),
+                      g(m.compute_s), g(m.layout_s), g(m.update_s), g(m.comm_s), g(m.host_s),
                       g(m.memory_bytes), m.fits ? "true" : "false"});
       };
       for (const ModeledStep& m : s.steps) add(m);
@@ -128,6 +141,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       j["model"] = {{"device", s.device},
                     {"network", s.network},
                     {"precision", DevicePrecisionName(s.precision)},
+                    {"layout", ActivationLayoutName(s.layout)},
+                    {"transposes", s.transposes},
                     {"optimizer", OptimizerName(s.optimizer)},
                     {"devices", s.devices},
                     {"steps_per_execution", s.steps_per_execution},

@@ -106,13 +106,9 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
                 device->calibrated_on.end();
   const Network* network = loader.GetNetwork(c.network, v.reason);
   if (!network) return v;
-  DeviceModelOptions model;
-  model.precision = c.precision;
-  model.devices = c.devices;
-  model.optimizer = options.optimizer;
   ModeledStep step;
   try {
-    step = ModelStep(*network, *device, c.batch, model);
+    step = ModelStep(*network, *device, c.batch, CaseModelOptions(c, options.optimizer));
   } catch (const UsageError& e) {
     v.reason = e.what();  // a precision the device lacks, no link for devices > 1, ...
     return v;
@@ -156,11 +152,8 @@ std::vector<CalibrationParameter> ParametersFor(const std::vector<MeasuredCase>&
 // error into `error_pct`; returns the error.
 double PredictCase(const MeasuredCase& c, const Network& network, const Device& device,
                    Optimizer optimizer, double& predicted_sps, double& error_pct) {
-  DeviceModelOptions model;
-  model.precision = c.precision;
-  model.devices = c.devices;
-  model.optimizer = optimizer;
-  predicted_sps = ModelStep(network, device, c.batch, model).throughput_sps;
+  predicted_sps =
+      ModelStep(network, device, c.batch, CaseModelOptions(c, optimizer)).throughput_sps;
   error_pct = PercentError(predicted_sps, c.throughput_sps);
   return error_pct;
 }
@@ -439,6 +432,8 @@ std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
       const ModeledStep fp32 = ModelStep(network, device, batch, options);
       options.precision = DevicePrecision::kMixed;
       const ModeledStep mixed = ModelStep(network, device, batch, options);
+      options.layout = ActivationLayout::kNhwc;
+      const ModeledStep mixed_nhwc = ModelStep(network, device, batch, options);
       MixedRatio r;
       r.network = name;
       r.batch = batch;
@@ -446,6 +441,8 @@ std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
       r.mixed_step_s = mixed.step_time_s;
       r.ratio = mixed.step_time_s / fp32.step_time_s;
       r.in_band = r.ratio >= kMixedRatioLow && r.ratio <= kMixedRatioHigh;
+      r.mixed_nhwc_step_s = mixed_nhwc.step_time_s;
+      r.ratio_nhwc = mixed_nhwc.step_time_s / fp32.step_time_s;
       ratios.push_back(r);
     }
   }

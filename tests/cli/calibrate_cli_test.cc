@@ -104,11 +104,12 @@ TEST(CalibrateCli, BadInputsMapToTheirExitCodes) {
 TEST(CalibrateCli, FromOtherDevicesWritesATargetWithTheirScales) {
   // NVIDIA DeepLearningExamples ResNet-50 v1.5, PyTorch, DGX-1 V100 16GB, one
   // GPU: 367 img/s FP32 at batch 112, 1200 img/s AMP at batch 256
-  // (data/measured/nvidia_dle_training_perf_tables.csv lines 366-367).
+  // (data/measured/nvidia_dle_training_perf_tables.csv lines 366-367); AMP runs
+  // channels-last (ConvNets/configs.yml: memory_format nhwc).
   const std::string v100 = Scratch("v100.csv",
-                                   "network,device,precision,devices,batch,throughput_sps\n"
-                                   "resnet50,v100-sxm2,fp32,1,112,367\n"
-                                   "resnet50,v100-sxm2,mixed,1,256,1200\n"
+                                   "network,device,precision,devices,batch,throughput_sps,layout\n"
+                                   "resnet50,v100-sxm2,fp32,1,112,367,nchw\n"
+                                   "resnet50,v100-sxm2,mixed,1,256,1200,nhwc\n"
                                    "resnet50,t4,fp32,1,64,170\n");
   const std::string out = ::testing::TempDir() + "/fitspeed_calibrate_cli_t4_from_v100.json";
   const CliRun run =

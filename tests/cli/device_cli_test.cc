@@ -78,6 +78,34 @@ TEST(DeviceCli, SweepResnet50OnV100ModelsAndFits) {
   EXPECT_TRUE(layers[0]["bound"] == "compute" || layers[0]["bound"] == "memory");
 }
 
+TEST(DeviceCli, SweepLayoutNhwcDropsTheTransposesOfNchw) {
+  auto step = [](const std::string& layout) {
+    const CliRun run = RunCli(
+        "sweep resnet50 --device a100 --precision tf32 --batches 64,128,256 "
+        "--output json --layout " +
+        layout);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return nlohmann::json::parse(run.out);
+  };
+  const auto nchw = step("nchw");
+  const auto nhwc = step("nhwc");
+  EXPECT_EQ(nchw["model"]["layout"], "nchw");
+  EXPECT_TRUE(nchw["model"]["transposes"].get<bool>());
+  EXPECT_FALSE(nhwc["model"]["transposes"].get<bool>());
+  const double layout_s = nchw["steps"][0]["layout_s"].get<double>();
+  EXPECT_GT(layout_s, 0);
+  EXPECT_DOUBLE_EQ(nhwc["steps"][0]["layout_s"].get<double>(), 0);
+  EXPECT_NEAR(
+      nchw["steps"][0]["step_time_s"].get<double>() - nhwc["steps"][0]["step_time_s"].get<double>(),
+      layout_s, 1e-12);
+  // The table says what it assumed.
+  const CliRun table = RunCli("sweep resnet50 --device a100 --precision tf32 --batches 64,128,256");
+  EXPECT_THAT(table.out, HasSubstr("layout: nchw activations"));
+  // --layout is a device-model option.
+  EXPECT_EQ(RunCli("sweep resnet50 --layout nhwc --batches 1").exit_code, 64);
+  EXPECT_EQ(RunCli("sweep resnet50 --device a100 --layout chw").exit_code, 64);
+}
+
 TEST(DeviceCli, SweepDeviceRejectsHostPrecision) {
   EXPECT_EQ(RunCli("sweep resnet50 --device v100-sxm2 --precision bf16").exit_code, 64);
   EXPECT_EQ(RunCli("sweep resnet50 --precision mixed").exit_code, 64);

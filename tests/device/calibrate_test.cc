@@ -407,6 +407,29 @@ TEST(ReadCasesCsv, ReadsRowsCommentsAndOptionalColumns) {
   EXPECT_EQ(cases[2].note, "tuned");
 }
 
+TEST(ReadCasesCsv, LayoutColumnIsNchwOrNhwc) {
+  const std::string path = WriteTemp("layout",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "framework,layout\n"
+                                     "resnet50,a100,tf32,1,256,909,tensorflow,nchw\n"
+                                     "resnet50,a100,mixed,1,256,2375,tensorflow,nhwc\n"
+                                     "resnet50,a100,mixed,1,256,2375,tensorflow\n");
+  const std::vector<MeasuredCase> cases = ReadCasesCsv(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].layout, ActivationLayout::kNchw);
+  EXPECT_EQ(cases[1].layout, ActivationLayout::kNhwc);
+  EXPECT_EQ(cases[2].layout, ActivationLayout::kNchw);  // left off: the default
+  EXPECT_EQ(CaseModelOptions(cases[1], Optimizer::kAdam).layout, ActivationLayout::kNhwc);
+  const std::string error = CsvError("bad_layout",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "layout\n"
+                                     "resnet50,a100,mixed,1,256,2375,channels_last\n");
+  EXPECT_THAT(error, HasSubstr(":2"));
+  EXPECT_THAT(error, HasSubstr("layout"));
+  EXPECT_THAT(error, HasSubstr("channels_last"));
+}
+
 TEST(ReadCasesCsv, ThePolluxFileQuotesItsRows) {
   const std::vector<MeasuredCase> cases =
       ReadCasesCsv(std::string(FITSPEED_TEST_DATA_DIR) + "/cases/pollux_t4.csv");

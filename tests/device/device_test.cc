@@ -219,6 +219,27 @@ TEST(DeviceJson, TensorCurveNeedsTensorUnits) {
   EXPECT_EQ(LoadBroken(t4, ::testing::TempDir() + "/fitspeed_t4_tensor.json"), "");
 }
 
+TEST(DeviceJson, TensorLayoutIsNhwcOrNchwOnADeviceWithTensorUnits) {
+  const std::string t4 = CatalogDeviceJson("t4");
+  ASSERT_NE(t4.find("\"value\": \"nhwc\""), std::string::npos);
+  EXPECT_THAT(LoadBroken(Replace(t4, "\"value\": \"nhwc\"", "\"value\": \"nwhc\""),
+                         ::testing::TempDir() + "/fitspeed_t4_layout.json"),
+              HasSubstr("tensor_layout.value"));
+  // The K80 has no tensor units: a tensor layout is an error.
+  const std::string k80 = CatalogDeviceJson("k80");
+  const std::string with_layout = Replace(k80, "\"memory\": {",
+                                          "\"tensor_layout\": {\"value\": \"nhwc\", \"source\": "
+                                          "\"test\"},\n  \"memory\": {");
+  ASSERT_NE(with_layout, k80);
+  EXPECT_THAT(LoadBroken(with_layout, ::testing::TempDir() + "/fitspeed_k80_layout.json"),
+              HasSubstr("tensor_layout"));
+  // Written back with its source and read again unchanged.
+  const Device d = LoadDevice("a100");
+  const Device again = ParseDeviceJson(DeviceToJson(d), "again.json");
+  EXPECT_EQ(again.tensor_layout, "nhwc");
+  EXPECT_EQ(again.sources.at("tensor_layout"), d.sources.at("tensor_layout"));
+}
+
 TEST(HostDevice, TriadBandwidthIsSane) {
   // Any memory system of the last decades moves between 100 MB/s and 10 TB/s.
   const double bandwidth = MeasureTriadBandwidth(8.0 * (1 << 20), 1, 2);

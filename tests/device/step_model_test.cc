@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "fitspeed/core/error.h"
@@ -194,6 +195,87 @@ TEST(StepModel, GpuTensorCoresPadToMultiplesOf8OnlyOffFp32) {
   // 1001 units -> 1008 on tensor cores; the batch is not padded on a GPU.
   EXPECT_DOUBLE_EQ(Layer(step, "big").padding, 1008.0 / 1001.0);
   EXPECT_EQ(step.per_core_batch, 12);
+}
+
+// TestDevice() whose tensor-unit convolutions work in NHWC.
+Device NhwcTestDevice() {
+  std::string text = DeviceToJson(TestDevice());
+  const std::string at = "\"memory\": {";
+  text.insert(text.find(at), "\"tensor_layout\": {\"value\": \"nhwc\", \"source\": \"test\"},\n");
+  return ParseDeviceJson(text, "test-gpu-nhwc.json");
+}
+
+// input 16x32x32 -> conv c1 (32 out, 3x3, pad 1) -> conv c2 (32 out, 3x3,
+// pad 1) -> global average pool -> dense 10 -> loss.
+Network ConvNet() {
+  Network net("two-convs", Shape::Chw(16, 32, 32));
+  Conv2dAttrs conv;
+  conv.out_channels = 32;
+  conv.window.kernel_h = conv.window.kernel_w = 3;
+  conv.window.pad_top = conv.window.pad_bottom = conv.window.pad_left = conv.window.pad_right = 1;
+  conv.bias = false;
+  DenseAttrs head;
+  head.units = 10;
+  const std::string c2 = net.Conv2d(net.Conv2d("input", conv, "c1"), conv, "c2");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(c2), head, "head"));
+  net.Finalize();
+  return net;
+}
+
+TEST(StepModel, NchwConvolutionsOnNhwcTensorUnitsPayTransposesByHand) {
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kMixed;  // layout kNchw by default
+  const ModeledStep step = ModelStep(ConvNet(), NhwcTestDevice(), 64, options);
+  const PassTime& p = Forward(Layer(step, "c2"));
+  ASSERT_TRUE(p.tensor_units);
+  // c2 at batch 64, 2-byte activations and weight copies:
+  //   x = y = 32*32*32 = 32,768 elements per sample -> 64*32768*2 = 4,194,304 bytes
+  //   W = 32*32*3*3 = 9,216 elements -> 18,432 bytes
+  // Each is read and written once: 2*(4194304 + 4194304 + 18432) = 16,814,080 bytes,
+  // in 3 kernels. At 1 TB/s * 0.8: 2*8388608/8e11 + 36864/8e11
+  //   = 2.097152e-5 + 4.608e-8 = 2.101760e-5 s, plus 3 * 10 us of launches.
+  EXPECT_DOUBLE_EQ(p.layout_bytes, 16814080.0);
+  EXPECT_EQ(p.layout_kernels, 3);
+  EXPECT_NEAR(p.layout_memory_s, 2.10176e-5, 1e-15);
+  EXPECT_NEAR(p.layout_s, 5.10176e-5, 1e-15);
+  EXPECT_NEAR(p.time_s, std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s, 1e-15);
+  // Backward-data and backward-weights transpose the same three tensors (dy, W, dx / x, dy, dW).
+  const LayerTime& c2 = Layer(step, "c2");
+  EXPECT_DOUBLE_EQ(c2.passes[static_cast<size_t>(Pass::kBackwardData)].layout_bytes, 16814080.0);
+  EXPECT_DOUBLE_EQ(c2.passes[static_cast<size_t>(Pass::kBackwardWeights)].layout_bytes, 16814080.0);
+  EXPECT_EQ(c2.passes[static_cast<size_t>(Pass::kUpdate)].layout_kernels, 0);
+  // c1's gradient does not reach the input: no backward-data pass, nothing to transpose.
+  EXPECT_EQ(Layer(step, "c1").passes[static_cast<size_t>(Pass::kBackwardData)].layout_kernels, 0);
+  // The dense head is not a convolution: no transposes.
+  for (const PassTime& q : Layer(step, "head").passes) EXPECT_EQ(q.layout_kernels, 0);
+
+  // The same step with NHWC activations differs by exactly the transposes.
+  options.layout = ActivationLayout::kNhwc;
+  const ModeledStep nhwc = ModelStep(ConvNet(), NhwcTestDevice(), 64, options);
+  EXPECT_DOUBLE_EQ(nhwc.layout_s, 0);
+  EXPECT_GT(step.layout_s, 0);
+  EXPECT_NEAR(step.step_time_s - nhwc.step_time_s, step.layout_s, 1e-12);
+}
+
+TEST(StepModel, NoTransposesInFp32OrWithoutATensorLayout) {
+  DeviceModelOptions options;  // fp32, nchw
+  // FP32 runs on CUDA cores, whose kernels take NCHW as it is.
+  EXPECT_FALSE(ModelsTransposes(NhwcTestDevice(), options));
+  EXPECT_DOUBLE_EQ(ModelStep(ConvNet(), NhwcTestDevice(), 64, options).layout_s, 0);
+  options.precision = DevicePrecision::kMixed;
+  EXPECT_TRUE(ModelsTransposes(NhwcTestDevice(), options));
+  // A device without a tensor_layout (the TPU: XLA lays tensors out) never transposes.
+  EXPECT_FALSE(ModelsTransposes(TestDevice(), options));
+  EXPECT_FALSE(ModelsTransposes(LoadDevice("tpu-v2-8"), options));
+  EXPECT_DOUBLE_EQ(ModelStep(ConvNet(), TestDevice(), 64, options).layout_s, 0);
+  // The catalog's tensor-core GPUs work in NHWC; the P100 (FP16 on CUDA cores) does not.
+  for (const char* name : {"v100-sxm2", "v100-pcie", "t4", "a100", "a100-80gb", "h100"}) {
+    EXPECT_EQ(LoadDevice(name).tensor_layout, "nhwc") << name;
+  }
+  EXPECT_EQ(LoadDevice("p100").tensor_layout, "");
+  EXPECT_THROW(ParseActivationLayout("chw"), UsageError);
+  EXPECT_EQ(ParseActivationLayout(ActivationLayoutName(ActivationLayout::kNhwc)),
+            ActivationLayout::kNhwc);
 }
 
 TEST(StepModel, Resnet50AtBatch1024DoesNotFitA16GbV100) {

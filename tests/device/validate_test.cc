@@ -547,6 +547,10 @@ TEST(MixedPrecisionRatios, RatioOfModeledStepTimesAndBand) {
     EXPECT_DOUBLE_EQ(r.ratio, mixed / fp32);
     EXPECT_LT(r.ratio, 1);  // 65 TFLOPS FP16 against 8.1 FP32 (T4 datasheet)
     EXPECT_EQ(r.in_band, r.ratio >= 0.45 && r.ratio <= 0.60);
+    options.layout = ActivationLayout::kNhwc;
+    const double nhwc = ModelStep(ZooNetwork("resnet50"), t4, r.batch, options).step_time_s;
+    EXPECT_DOUBLE_EQ(r.ratio_nhwc, nhwc / fp32);
+    EXPECT_LT(r.ratio_nhwc, r.ratio);  // NCHW pays the transposes NHWC does not
   }
 }
 

@@ -275,7 +275,8 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "calibrate",
       "Fit a device's efficiency scales and overheads to measured cases of zoo networks "
-      "(CSV: network,device,precision,devices,batch,throughput_sps[,framework][,note]); print "
+      "(CSV: network,device,precision,devices,batch,throughput_sps[,framework][,layout][,note]); "
+      "print "
       "the parameters with intervals, the error before and after, and the "
       "leave-one-network-out (out-of-sample) error");
   command->add_option("--device", o->device, "A catalog device or a device JSON file")->required();

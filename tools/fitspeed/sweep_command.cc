@@ -35,6 +35,8 @@ struct SweepCommandOptions {
   double memory_limit_gib = 0;
   bool layers = false;
   std::string device;  // empty: measure on this host
+  std::string layout = "nchw";
+  bool layout_given = false;
   int devices = 1;
   int steps_per_execution = 1;
   FitCliOptions fit;
@@ -114,6 +116,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.batches = ParseBatches(o.batches);
   options.max_batch = o.max_batch;
   options.precision = ParseDevicePrecision(o.precision);
+  options.layout = ParseActivationLayout(o.layout);
   options.optimizer = ParseOptimizer(o.optimizer);
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
@@ -138,8 +141,8 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
-  if (o.devices != 1 || o.steps_per_execution != 1) {
-    throw UsageError("--devices and --steps-per-execution need --device");
+  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given) {
+    throw UsageError("--devices, --steps-per-execution and --layout need --device");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -210,6 +213,15 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "all-reduced over the device's link, ring formula)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--layout", o->layout,
+                   "With --device: the framework's activation layout, nchw (PyTorch's default) "
+                   "or nhwc (channels_last; TensorFlow moves FP16 convolutions to it). On a GPU "
+                   "whose tensor cores work in NHWC, tf32/mixed convolutions in nchw pay "
+                   "transposes of their inputs, outputs and kernels")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->each([o](const std::string&) { o->layout_given = true; });
   command
       ->add_option("--steps-per-execution", o->steps_per_execution,
                    "With --device: training steps per host call (Keras steps_per_execution)")

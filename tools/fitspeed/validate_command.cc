@@ -87,6 +87,7 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
          {"network", c.network},
          {"device", c.device},
          {"precision", DevicePrecisionName(c.precision)},
+         {"layout", ActivationLayoutName(c.layout)},
          {"devices", c.devices},
          {"batch", c.batch},
          {"framework", c.framework},
@@ -146,7 +147,9 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
                       {"fp32_step_s", r.fp32_step_s},
                       {"mixed_step_s", r.mixed_step_s},
                       {"ratio", r.ratio},
-                      {"in_band", r.in_band}});
+                      {"in_band", r.in_band},
+                      {"mixed_nhwc_step_s", r.mixed_nhwc_step_s},
+                      {"ratio_nhwc", r.ratio_nhwc}});
   }
   json host_json = nullptr;
   if (host) {
@@ -193,7 +196,7 @@ std::array<std::string, 3> ParameterCells(const std::vector<CalibratedParameter>
 }
 
 TextTable CaseTable(const ValidationReport& report) {
-  TextTable table({"device", "network", "precision", "devices", "batch", "framework",
+  TextTable table({"device", "network", "precision", "layout", "devices", "batch", "framework",
                    "measured_sps", "predicted_sps", "error_%", "sample", "cv_sps", "cv_error_%",
                    "xdev_sps", "xdev_error_%", "mem", "source"});
   for (const ValidatedCase& v : report.cases) {
@@ -202,10 +205,10 @@ TextTable CaseTable(const ValidationReport& report) {
     const bool cv = report.cross_validated_run && !v.in_sample;
     const bool xdev = report.cross_device_run && !v.in_sample;
     table.AddRow(
-        {c.device, c.network, DevicePrecisionName(c.precision), std::to_string(c.devices),
-         std::to_string(c.batch), c.framework, FormatSig(c.throughput_sps, 4),
-         FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
-         v.in_sample ? "in" : "out",
+        {c.device, c.network, DevicePrecisionName(c.precision), ActivationLayoutName(c.layout),
+         std::to_string(c.devices), std::to_string(c.batch), c.framework,
+         FormatSig(c.throughput_sps, 4), FormatSig(v.predicted_sps, 4),
+         fmt::format("{:+.1f}", v.error_pct), v.in_sample ? "in" : "out",
          cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
          cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-",
          xdev ? FormatSig(v.xdev_predicted_sps, 4) + (v.xdev_calibrated ? "" : "=") : "-",
@@ -222,6 +225,7 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                      "device",
                      "network",
                      "precision",
+                     "layout",
                      "devices",
                      "batch",
                      "framework",
@@ -248,6 +252,7 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                     c.device,
                     c.network,
                     DevicePrecisionName(c.precision),
+                    ActivationLayoutName(c.layout),
                     std::to_string(c.devices),
                     std::to_string(c.batch),
                     c.framework,
@@ -357,13 +362,17 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   }
 
   std::cout << fmt::format(
-      "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%)\n",
+      "\nMixed precision on t4: modeled mixed/FP32 step time (published band {:.0f}-{:.0f}%); "
+      "mixed with NCHW activations (PyTorch's default: tensor-core convolutions pay layout "
+      "transposes), and with NHWC (channels_last) beside it\n",
       100 * kMixedRatioLow, 100 * kMixedRatioHigh);
-  TextTable ratios({"network", "batch", "fp32_step_ms", "mixed_step_ms", "ratio_%", "in_band"});
+  TextTable ratios({"network", "batch", "fp32_step_ms", "mixed_step_ms", "ratio_%", "in_band",
+                    "mixed_nhwc_step_ms", "ratio_nhwc_%"});
   for (const MixedRatio& r : mixed) {
     ratios.AddRow({r.network, std::to_string(r.batch), FormatSig(r.fp32_step_s * 1e3, 4),
                    FormatSig(r.mixed_step_s * 1e3, 4), fmt::format("{:.1f}", 100 * r.ratio),
-                   r.in_band ? "yes" : "no"});
+                   r.in_band ? "yes" : "no", FormatSig(r.mixed_nhwc_step_s * 1e3, 4),
+                   fmt::format("{:.1f}", 100 * r.ratio_nhwc)});
   }
   std::cout << ratios.Render();
   if (host) {

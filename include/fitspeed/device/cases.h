@@ -16,13 +16,16 @@ struct MeasuredCase {
   std::string network;  // zoo name ("resnet50") or a network JSON path
   std::string device;   // catalog name ("v100-sxm2") or a device JSON path
   DevicePrecision precision = DevicePrecision::kFp32;
-  int devices = 1;              // data-parallel devices
-  int64_t batch = 0;            // global batch per step (all devices)
-  double throughput_sps = 0;    // measured samples/s, all devices together, > 0
-  std::string framework;        // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
-  std::string source;           // file the number was read from
-  int line = 0;                 // its 1-based line in `source`
-  std::string note;             // what was assumed to read it (free text)
+  int devices = 1;            // data-parallel devices
+  int64_t batch = 0;          // global batch per step (all devices)
+  double throughput_sps = 0;  // measured samples/s, all devices together, > 0
+  // The framework's activation layout (matters for tensor-unit convolutions
+  // on a device with a tensor_layout); nchw when the source does not say.
+  ActivationLayout layout = ActivationLayout::kNchw;
+  std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
+  std::string source;     // file the number was read from
+  int line = 0;           // its 1-based line in `source`
+  std::string note;       // what was assumed to read it (free text)
 };
 
 // "network/device/precision/devicesxN/bN", e.g. "resnet50/v100-sxm2/fp32/x1/b256":
@@ -30,13 +33,17 @@ struct MeasuredCase {
 // fitted to (Device::calibrated_on).
 std::string CaseKey(const MeasuredCase& c);
 
+// The options that model a case: its precision, layout and devices, with
+// `optimizer` (cases do not record theirs). src/device/published_cases.cc.
+DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer optimizer);
+
 // The published cases fitspeed can model, read from the tables in
 // `measured_dir` (copies of ../shared/data/measured: NVIDIA DLE, Pollux T4,
 // koshian2 Colab TPU/GPU, Paddle K40m and Xeon). src/device/published_cases.cc.
 std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 
 // A user's cases: CSV with the header
-//   network,device,precision,devices,batch,throughput_sps[,framework][,note]
+//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,note]
 // (docs/devices.md). Throws DataError naming file, line and field.
 // src/device/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);

@@ -85,6 +85,13 @@ struct Device {
   // default precision multiplies FP32 tensors in one bfloat16 pass).
   bool fp32_matrix_on_tensor16 = false;
 
+  // Activation layout the tensor-unit convolution kernels work in: "nhwc"
+  // (NVIDIA tensor cores) or "nchw"; "" when the device has no such rule (a
+  // TPU's compiler chooses layouts itself). A step modeled with the other
+  // ActivationLayout pays transposes (fitspeed/device/step_model.h). JSON:
+  // "tensor_layout": {"value": "nhwc", "source": ...}, only with tensor peaks.
+  std::string tensor_layout;
+
   double memory_bandwidth_bytes_per_s = 0;  // > 0
   double memory_capacity_bytes = 0;         // > 0
 

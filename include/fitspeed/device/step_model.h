@@ -42,6 +42,19 @@ enum class DevicePrecision {
 const char* DevicePrecisionName(DevicePrecision precision);     // "fp32", "tf32", "mixed"
 DevicePrecision ParseDevicePrecision(const std::string& name);  // throws UsageError
 
+// Memory layout of the framework's activations. Tensor-unit convolution
+// kernels of a GPU work in one layout (Device::tensor_layout, NHWC on NVIDIA
+// tensor cores); a framework keeping its activations in the other one pays a
+// transpose of every tensor a convolution pass reads or writes, there and back
+// (NVIDIA Deep Learning Performance Guide, "Tensor Layouts In Memory"; PyTorch
+// keeps NCHW unless a model is converted to channels_last).
+enum class ActivationLayout {
+  kNchw,  // channels first: PyTorch's and MXNet's default, TensorFlow graphs built NCHW
+  kNhwc,  // channels last: PyTorch channels_last, TensorFlow's layout optimizer for FP16
+};
+const char* ActivationLayoutName(ActivationLayout layout);        // "nchw", "nhwc"
+ActivationLayout ParseActivationLayout(const std::string& name);  // throws UsageError
+
 struct DeviceModelOptions {
   // Global batch sizes (all devices together), each >= 1. Empty: 1, 2, 4, ...
   // up to max_batch.
@@ -55,9 +68,17 @@ struct DeviceModelOptions {
   // Training steps per host call (Keras steps_per_execution, >= 1): the host
   // overhead is paid once per call.
   int steps_per_execution = 1;
+  // The framework's activation layout; it matters only for convolutions on
+  // tensor units of a device whose tensor_layout differs (transposes).
+  ActivationLayout layout = ActivationLayout::kNchw;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
+
+// Whether a step on `device` with `options` transposes activations around its
+// tensor-unit convolutions: the precision runs matrix work on tensor units and
+// the device's tensor_layout is set and differs from options.layout.
+bool ModelsTransposes(const Device& device, const DeviceModelOptions& options);
 
 // One pass of one layer on one core.
 struct PassTime {
@@ -66,9 +87,17 @@ struct PassTime {
   // flops / (peak * efficiency): Device::TensorEfficiency() for matrix work
   // on tensor units (tensor_units true), else Device::compute_efficiency
   double compute_s = 0;
-  double memory_s = 0;        // bytes / (bandwidth * memory efficiency)
-  double launch_s = 0;        // kernel launch overhead (0 when the pass does nothing)
-  double time_s = 0;          // max(compute_s, memory_s) + launch_s
+  double memory_s = 0;  // bytes / (bandwidth * memory efficiency)
+  double launch_s = 0;  // kernel launch overhead (0 when the pass does nothing)
+  // Layout transposes around a tensor-unit convolution (DeviceModelOptions::layout
+  // differs from Device::tensor_layout): the bytes they read and write, their
+  // memory time (each its own kernel, at the memory efficiency of its size),
+  // and how many kernels they launch.
+  double layout_bytes = 0;
+  double layout_memory_s = 0;
+  int layout_kernels = 0;
+  double layout_s = 0;        // layout_memory_s + layout_kernels * kernel launch
+  double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   bool memory_bound() const { return memory_s > compute_s; }
 };
@@ -91,6 +120,7 @@ struct ModeledStep {
   double per_device_batch = 0;       // batch / devices
   int64_t per_core_batch = 0;        // ceil(per-device batch / cores), padded to the tile
   double compute_s = 0;              // sum of the layers' forward and backward passes
+  double layout_s = 0;               // of which layout transposes (PassTime::layout_s)
   double update_s = 0;               // sum of the layers' optimizer updates
   double comm_s = 0;                 // all-reduce between cores and between devices
   double host_s = 0;                 // step_host_s / steps_per_execution
@@ -107,9 +137,13 @@ struct DeviceSweepResult {
   std::string device;   // Device::name
   std::string network;  // Network::name
   DevicePrecision precision = DevicePrecision::kFp32;
+  ActivationLayout layout = ActivationLayout::kNchw;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
   int steps_per_execution = 1;
+  // The device transposes activations for its tensor-unit convolutions
+  // (tensor units in use and Device::tensor_layout differs from `layout`).
+  bool transposes = false;
   double forward_flops_per_sample = 0;
   double train_flops_per_sample = 0;
   std::vector<ModeledStep> steps;          // batches that fit, in order

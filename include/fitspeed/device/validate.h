@@ -172,12 +172,15 @@ struct MixedRatio {
   std::string network;
   int64_t batch = 0;
   double fp32_step_s = 0;
-  double mixed_step_s = 0;
-  double ratio = 0;      // mixed_step_s / fp32_step_s
-  bool in_band = false;  // kMixedRatioLow <= ratio <= kMixedRatioHigh
+  double mixed_step_s = 0;       // NCHW activations (DeviceModelOptions' default, PyTorch's)
+  double ratio = 0;              // mixed_step_s / fp32_step_s
+  bool in_band = false;          // kMixedRatioLow <= ratio <= kMixedRatioHigh
+  double mixed_nhwc_step_s = 0;  // NHWC activations (channels_last): no layout transposes
+  double ratio_nhwc = 0;         // mixed_nhwc_step_s / fp32_step_s
 };
 
-// Modeled mixed/FP32 step-time ratios of each network at each batch on `device`.
+// Modeled mixed/FP32 step-time ratios of each network at each batch on
+// `device`, the mixed step in both activation layouts.
 std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
                                              const std::vector<std::string>& networks,
                                              const std::vector<int64_t>& batches,
