@@ -411,6 +411,36 @@ void AddPaddleK40mCases(const std::string& path, std::vector<MeasuredCase>& case
   }
 }
 
+// ---- Paddle on two Xeon Gold 6148 -------------------------------------------
+
+void AddPaddleXeonCases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t =
+      ReadCsv(path, {"model", "math_library", "batch_size", "train_images_per_second"});
+  const std::map<std::string, std::string> networks = {{"VGG-19", "vgg19"},
+                                                       {"ResNet-50", "resnet50"},
+                                                       {"GoogLeNet", "googlenet"},
+                                                       {"AlexNet", "alexnet"}};
+  for (const CsvTable::Row& row : t.rows) {
+    const auto network = networks.find(t.Get(row, "model"));
+    if (network == networks.end()) continue;
+    MeasuredCase c;
+    c.network = network->second;
+    c.device = "xeon-6148x2";
+    c.precision = DevicePrecision::kFp32;
+    c.devices = 1;
+    c.batch = t.PositiveInt(row, "batch_size");
+    c.throughput_sps = t.Positive(row, "train_images_per_second");
+    c.framework = "paddlepaddle+" + io::ToLower(t.Get(row, "math_library"));
+    c.source = path;
+    c.line = row.line;
+    c.note = "training images/s as printed, 2 sockets, one process";
+    if (c.network == "resnet50") {
+      c.note += "; Paddle's ResNet-50 is v1 (stride in the first 1x1 conv), modeled as v1.5";
+    }
+    cases.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir) {
@@ -420,6 +450,7 @@ std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir) {
   AddPolluxCases(dir + "/pollux_t4_single_node.csv", cases);
   AddKoshian2Cases(dir + "/koshian2_tpu_benchmark_main_per_epoch.csv", cases);
   AddPaddleK40mCases(dir + "/paddle_benchmark_k40m_gpu.csv", cases);
+  AddPaddleXeonCases(dir + "/paddle_intel_xeon6148_cpu_train.csv", cases);
   return cases;
 }
 

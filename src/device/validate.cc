@@ -254,6 +254,9 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
     std::vector<const Device*> training_devices;
     std::vector<Device> devices;
     std::string reason;
+    const Device* held_device = loader.GetDevice(device_name, reason);
+    FITSPEED_CHECK(held_device != nullptr, "a device with modeled cases was loaded");
+    bool other_kinds = false;  // the network has cases on devices of another kind
     for (size_t i : which) {
       const MeasuredCase& c = report.cases[i].measured;
       if (c.network != network) continue;
@@ -263,6 +266,13 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
       }
       const Device* d = loader.GetDevice(c.device, reason);
       FITSPEED_CHECK(d != nullptr, "a device with modeled cases was loaded");
+      // Efficiency scales describe a kind's kernel libraries (cuDNN on GPUs,
+      // oneDNN on CPUs, XLA on TPUs) against the catalog's curves: they carry
+      // between devices of one kind only.
+      if (d->kind != held_device->kind) {
+        other_kinds = true;
+        continue;
+      }
       training.push_back(c);
       training_devices.push_back(d);
       if (std::find(fold.training_devices.begin(), fold.training_devices.end(), c.device) ==
@@ -300,7 +310,9 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
       }
     }
     if (training.empty()) {
-      fold.problem = "no other device has cases of this network";
+      fold.problem = other_kinds
+                         ? fmt::format("no other {} has cases of this network", held_device->kind)
+                         : "no other device has cases of this network";
     } else if (!missing.empty()) {
       fold.problem = fmt::format(
           "the other devices' cases do not determine the {} scale this device's cases need",

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <system_error>
@@ -151,19 +152,17 @@ Network Resnet50() {
   return net;
 }
 
-// Simonyan & Zisserman 2015, configuration D (keras.applications.VGG16,
-// torchvision vgg16): 13 3x3 convs in 5 blocks with 2x2 max pools, fc
-// 4096-4096-1000; 138,357,544 parameters.
-Network Vgg16() {
-  Network net("vgg16", Shape::Chw(3, 224, 224));
+// Simonyan & Zisserman 2015: 3x3 convs in 5 blocks of `convs[block]` convs
+// (widths 64, 128, 256, 512, 512) with 2x2 max pools, fc 4096-4096-1000.
+Network Vgg(const std::string& name, const std::array<int, 5>& convs) {
+  Network net(name, Shape::Chw(3, 224, 224));
   std::string x = "input";
   const int64_t widths[] = {64, 128, 256, 512, 512};
-  const int convs[] = {2, 2, 3, 3, 3};
   for (int block = 0; block < 5; ++block) {
     for (int i = 0; i < convs[block]; ++i) {
-      const std::string name = fmt::format("block{}_conv{}", block + 1, i + 1);
-      x = net.Relu(net.Conv2d(x, Conv(widths[block], MakeWindow(3, 1, 1), true), name), {},
-                   name + "_relu");
+      const std::string conv = fmt::format("block{}_conv{}", block + 1, i + 1);
+      x = net.Relu(net.Conv2d(x, Conv(widths[block], MakeWindow(3, 1, 1), true), conv), {},
+                   conv + "_relu");
     }
     x = net.MaxPool(x, Pool(MakeWindow(2, 2)), fmt::format("block{}_pool", block + 1));
   }
@@ -173,6 +172,14 @@ Network Vgg16() {
   net.SoftmaxCrossEntropy(net.Dense(x, Dense(1000), "predictions"), "loss");
   return net;
 }
+
+// Configuration D (keras.applications.VGG16, torchvision vgg16): 13 convs;
+// 138,357,544 parameters.
+Network Vgg16() { return Vgg("vgg16", {2, 2, 3, 3, 3}); }
+
+// Configuration E (keras.applications.VGG19, torchvision vgg19): 16 convs;
+// 143,667,240 parameters.
+Network Vgg19() { return Vgg("vgg19", {2, 2, 4, 4, 4}); }
 
 // keras.applications.MobileNet (Howard et al. 2017, alpha 1.0, 224x224, 1000
 // classes): 3x3/2 conv, 13 depthwise-separable blocks, each conv without bias
@@ -444,6 +451,9 @@ const std::vector<ZooNet>& Zoo() {
       {{"googlenet", "GoogLeNet without auxiliary classifiers, 3x224x224, 1000 classes (ImageNet)",
         "PaddlePaddle/Paddle benchmark/paddle/image/googlenet.py; Szegedy et al. 2015"},
        GoogLeNet},
+      {{"vgg19", "VGG-19 (configuration E), 3x224x224, 1000 classes (ImageNet)",
+        "keras.applications.VGG19; Simonyan & Zisserman 2015"},
+       Vgg19},
   };
   return zoo;
 }

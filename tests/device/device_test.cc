@@ -71,9 +71,13 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       {"tpu-v2-8", 12e12, 0, 180e12, 2800e9, 64, 8},
       // Cloud TPU v3 docs: 123 TFLOPS bf16, 32 GiB, 900 GBps per chip; 4 chips, 8 cores.
       {"tpu-v3-8", 16e12, 0, 492e12, 3600e9, 128, 8},
+      // Two Xeon Gold 6148: 2 sockets x 20 cores x 64 FP32 FLOPs per cycle (2 AVX-512
+      // FMA units x 16 lanes x 2) x 1.6 GHz AVX-512 base = 4.096 TFLOPS; 6 DDR4-2666
+      // channels per socket: 2 x 6 x 2666e6 x 8 B = 256 GB/s; 192 GiB assumed.
+      {"xeon-6148x2", 4.096e12, 0, 0, 2 * 6 * 2666e6 * 8, 192, 1},
   };
   std::vector<std::string> names = CatalogDeviceNames();
-  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the eleven files and host
+  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the twelve files and host
   EXPECT_EQ(names.back(), "host");
   for (const Datasheet& s : sheets) {
     SCOPED_TRACE(s.name);

@@ -173,13 +173,32 @@ TEST(PublishedCases, PaddleK40mAndItsOomRowSkipped) {
   EXPECT_EQ(At("paddle_benchmark_k40m_gpu.csv", 24), nullptr);
 }
 
-// A scratch directory with the four tables, `file` replaced by `text`.
+TEST(PublishedCases, PaddleXeonRowsPerMathLibrary) {
+  // paddle_intel_xeon6148_cpu_train.csv line 17: "ResNet-50,MKL-DNN,64,81.69".
+  const MeasuredCase* c = At("paddle_intel_xeon6148_cpu_train.csv", 17);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "resnet50/xeon-6148x2/fp32/x1/b64");
+  EXPECT_DOUBLE_EQ(c->throughput_sps, 81.69);
+  EXPECT_EQ(c->framework, "paddlepaddle+mkl-dnn");
+  // Line 2: "VGG-19,OpenBLAS,64,7.80".
+  const MeasuredCase* vgg = At("paddle_intel_xeon6148_cpu_train.csv", 2);
+  ASSERT_NE(vgg, nullptr);
+  EXPECT_EQ(vgg->network, "vgg19");
+  EXPECT_EQ(vgg->framework, "paddlepaddle+openblas");
+  // 4 networks x 3 math libraries x 3 batches.
+  int xeon = 0;
+  for (const MeasuredCase& m : Published()) xeon += m.device == "xeon-6148x2";
+  EXPECT_EQ(xeon, 36);
+}
+
+// A scratch directory with the five tables, `file` replaced by `text`.
 std::string ScratchDir(const std::string& name, const std::string& file, const std::string& text) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / name;
   std::filesystem::create_directories(dir);
   for (const char* table :
        {"nvidia_dle_training_perf_tables.csv", "pollux_t4_single_node.csv",
-        "koshian2_tpu_benchmark_main_per_epoch.csv", "paddle_benchmark_k40m_gpu.csv"}) {
+        "koshian2_tpu_benchmark_main_per_epoch.csv", "paddle_benchmark_k40m_gpu.csv",
+        "paddle_intel_xeon6148_cpu_train.csv"}) {
     std::filesystem::copy_file(std::filesystem::path(MeasuredDir()) / table, dir / table,
                                std::filesystem::copy_options::overwrite_existing);
   }
@@ -502,6 +521,25 @@ TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
     }
   }
   EXPECT_EQ(report.cross_device.cases, 12);
+}
+
+TEST(Validate, CrossDeviceCarriesScalesBetweenDevicesOfOneKindOnly) {
+  // resnet18-cifar on a GPU and on a CPU: cuDNN's efficiency does not say what
+  // oneDNN reaches, so neither predicts the other.
+  std::vector<MeasuredCase> cases =
+      MeasuredOn(LoadDevice("t4"), "t4", "resnet18-cifar", "pytorch", DevicePrecision::kFp32);
+  const std::vector<MeasuredCase> cpu = MeasuredOn(
+      LoadDevice("xeon-6148x2"), "xeon-6148x2", "resnet18-cifar", "paddle", DevicePrecision::kFp32);
+  cases.insert(cases.end(), cpu.begin(), cpu.end());
+  ValidateOptions options;
+  options.cross_device = true;
+  const ValidationReport report = Validate(cases, options);
+  ASSERT_EQ(report.cross_device_folds.size(), 2u);
+  EXPECT_FALSE(report.cross_device_folds[0].computed);
+  EXPECT_THAT(report.cross_device_folds[0].problem, HasSubstr("no other gpu"));
+  EXPECT_FALSE(report.cross_device_folds[1].computed);
+  EXPECT_THAT(report.cross_device_folds[1].problem, HasSubstr("no other cpu"));
+  EXPECT_TRUE(report.cross_device_folds[1].training_devices.empty());
 }
 
 TEST(Validate, CrossDeviceNeedsTheScalesTheTargetUses) {

@@ -128,6 +128,8 @@ TEST(NetworkCost, MobileNetAndVggForwardMatchPublishedMacs) {
   EXPECT_NEAR(MatmulMacs(ZooNetwork("mobilenet-v1")) / 1e6, 569, 0.01 * 569);
   // VGG-16: 15.47 GMACs (torchvision's VGG16_Weights table: 15.47 GFLOPS, as MACs).
   EXPECT_NEAR(MatmulMacs(ZooNetwork("vgg16")) / 1e9, 15.47, 0.01 * 15.47);
+  // VGG-19: 19.63 GMACs (torchvision's VGG19_Weights table: 19.63 GFLOPS, as MACs).
+  EXPECT_NEAR(MatmulMacs(ZooNetwork("vgg19")) / 1e9, 19.63, 0.01 * 19.63);
 }
 
 TEST(NetworkCost, ResidualForkSumsGradients) {

@@ -18,7 +18,7 @@ TEST(ModelsReport, JsonListsPublishedParameterCounts) {
   WriteModels(out, models, OutputFormat::kJson);
   const nlohmann::json doc = nlohmann::json::parse(out.str());
   EXPECT_EQ(doc.at("schema"), "fitspeed.models/1");
-  ASSERT_EQ(doc.at("models").size(), 10u);  // 7 + efficientnet-b0, alexnet, googlenet
+  ASSERT_EQ(doc.at("models").size(), 11u);  // 7 + efficientnet-b0, alexnet, googlenet, vgg19
   const nlohmann::json& wrn = doc.at("models").at(6);
   // DESIGN.md's example entry: 103,465,028 parameters, 103,452,484 trainable.
   EXPECT_EQ(wrn.at("name"), "wrn-k7n4-7x7");

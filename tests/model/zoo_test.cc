@@ -64,6 +64,16 @@ TEST(Zoo, Vgg16Params) {
   EXPECT_EQ(net.layer(net.LayerId("flatten")).output_shape, Shape::Vector(25088));  // 512*7*7
 }
 
+TEST(Zoo, Vgg19Params) {
+  // keras.applications.VGG19 / torchvision vgg19: 143,667,240 parameters, VGG-16
+  // plus one 3x3 conv in each of blocks 3-5: 256->256 (3*3*256*256 + 256 = 590,080)
+  // and twice 512->512 (2,359,808): 138,357,544 + 590,080 + 2 * 2,359,808.
+  const Network net = ZooNetwork("vgg19");
+  EXPECT_EQ(net.ParamCount(), 143667240);
+  EXPECT_EQ(net.layer(net.LayerId("block5_conv4")).output_shape, Shape::Chw(512, 14, 14));
+  EXPECT_EQ(net.layer(net.LayerId("flatten")).output_shape, Shape::Vector(25088));
+}
+
 TEST(Zoo, MobilenetV1Params) {
   // keras.applications.MobileNet (alpha 1, 1000 classes) model.summary():
   // 4,253,864 total, 4,231,976 trainable, 21,888 non-trainable.
@@ -95,7 +105,7 @@ TEST(Zoo, WideResnetParams) {
 }
 
 TEST(Zoo, EveryEntryBuildsWithItsSource) {
-  ASSERT_EQ(ZooEntries().size(), 10u);  // 7 + efficientnet-b0, alexnet, googlenet
+  ASSERT_EQ(ZooEntries().size(), 11u);  // 7 + efficientnet-b0, alexnet, googlenet, vgg19
   for (const ZooEntry& entry : ZooEntries()) {
     const Network net = ZooNetwork(entry.name);
     EXPECT_EQ(net.name, entry.name);

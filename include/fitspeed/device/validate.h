@@ -15,10 +15,12 @@
 // which is out-of-sample too.
 //
 // With cross-device validation, every case is also predicted from the same
-// network's cases on the other devices: the parameters are fitted to those
-// jointly (CalibrateShared) and applied to the case's device (ApplyCalibration)
-// - what a user who measured a network on one GPU learns about another GPU. A
-// network measured on one device only keeps the catalog prediction.
+// network's cases on the other devices of its kind (GPUs from GPUs, CPUs from
+// CPUs: the scales describe a kind's kernel libraries): the parameters are
+// fitted to those jointly (CalibrateShared) and applied to the case's device
+// (ApplyCalibration) - what a user who measured a network on one GPU learns
+// about another GPU. A network measured on no other device of the kind keeps
+// the catalog prediction.
 //
 // Also the mixed-precision check (modeled mixed/FP32 step-time ratios) and
 // the host self-check (the modeled `host` device against a measured host
@@ -105,7 +107,7 @@ struct CrossValidationFold {
 };
 
 // One group of the cross-device validation: a network's cases on one device,
-// predicted from its cases on the others.
+// predicted from its cases on the other devices of the same kind.
 struct CrossDeviceFold {
   std::string device;
   std::string network;
