@@ -30,6 +30,7 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
     EXPECT_DOUBLE_EQ(d["tensor16_flops_per_s"].get<double>(), 125e12);
     EXPECT_DOUBLE_EQ(d["memory_bandwidth_bytes_per_s"].get<double>(), 900e9);
     EXPECT_TRUE(d["tf32_flops_per_s"].is_null());  // Volta has no TF32
+    EXPECT_EQ(d["tensor_layout"], "nhwc");          // tensor-core convolutions work in NHWC
   }
   EXPECT_TRUE(found);
 }

@@ -47,10 +47,13 @@ json DeviceJson(const Device& d) {
           {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
           {"tensor16_type", d.tensor16_type.empty() ? json(nullptr) : json(d.tensor16_type)},
           {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
+          {"tensor_layout", d.tensor_layout.empty() ? json(nullptr) : json(d.tensor_layout)},
           {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
           {"memory_capacity_bytes", d.memory_capacity_bytes},
           {"compute_efficiency", CurveJson(d.compute_efficiency)},
           {"memory_efficiency", CurveJson(d.memory_efficiency)},
+          {"tensor_efficiency",
+           d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
           {"kernel_launch_s", d.kernel_launch_s},
           {"step_host_s", d.step_host_s},
           {"batch_multiple", d.batch_multiple},
@@ -115,8 +118,18 @@ int RunDevices(const DevicesOptions& options) {
       }
       return text;
     };
-    std::cout << "compute efficiency (FLOPs, fraction):" << curve(d.compute_efficiency) << "\n"
-              << "memory efficiency (bytes, fraction):" << curve(d.memory_efficiency) << "\n";
+    std::cout << "compute efficiency (FLOPs, fraction):" << curve(d.compute_efficiency) << "\n";
+    if (!d.tensor_efficiency.points.empty()) {
+      std::cout << "tensor-unit efficiency (FLOPs, fraction):" << curve(d.tensor_efficiency)
+                << "\n";
+    }
+    std::cout << "memory efficiency (bytes, fraction):" << curve(d.memory_efficiency) << "\n";
+    if (!d.tensor_layout.empty()) {
+      std::cout << fmt::format(
+          "tensor layout: {} (tf32/mixed convolutions of a framework in the other layout pay "
+          "transposes; sweep --layout)\n",
+          d.tensor_layout);
+    }
   }
   return 0;
 }
