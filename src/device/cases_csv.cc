@@ -1,5 +1,5 @@
 // A user's measured cases as CSV (docs/devices.md, "Calibration"):
-//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,note]
+//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,note]
 #include <fmt/format.h>
 
 #include <array>
@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::array<const char*, 6> kRequired = {"network", "device", "precision",
                                                   "devices", "batch",  "throughput_sps"};
-constexpr std::array<const char*, 3> kOptional = {"framework", "layout", "note"};
+constexpr std::array<const char*, 4> kOptional = {"framework", "layout", "optimizer", "note"};
 // Bounds that keep the conversions to int and int64_t defined.
 constexpr double kMaxDevices = 1e7;
 constexpr double kMaxBatch = 1e15;
@@ -80,7 +80,7 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
         if (!Known(name)) {
           throw DataError(path, n, name,
                           "unknown column (expected network, device, precision, devices, batch, "
-                          "throughput_sps, and optionally framework, layout and note)");
+                          "throughput_sps, and optionally framework, layout, optimizer and note)");
         }
         if (!column.emplace(name, i).second) {
           throw DataError(path, n, name, "column appears twice");
@@ -91,8 +91,8 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
       }
       continue;
     }
-    // A row may end before trailing optional columns (framework, layout, note), which are then
-    // empty.
+    // A row may end before trailing optional columns (framework, layout, optimizer, note), which
+    // are then empty.
     if (fields.size() > n_columns) {
       throw DataError(path, n, "",
                       fmt::format("{} fields, the header (line {}) has {}", fields.size(),
@@ -144,6 +144,16 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
         throw DataError(
             path, n, "layout",
             fmt::format("unknown layout '{}' (known: nchw, nhwc)", io::Excerpt(layout)));
+      }
+    }
+    const std::string optimizer = get("optimizer");
+    if (!optimizer.empty()) {
+      try {
+        c.optimizer = ParseOptimizer(optimizer);
+      } catch (const UsageError&) {
+        throw DataError(path, n, "optimizer",
+                        fmt::format("unknown optimizer '{}' (known: sgd, sgd-momentum, adam)",
+                                    io::Excerpt(optimizer)));
       }
     }
     c.note = get("note");

@@ -24,12 +24,12 @@ std::string CaseKey(const MeasuredCase& c) {
                      c.devices, c.batch);
 }
 
-DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer optimizer) {
+DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_optimizer) {
   DeviceModelOptions o;
   o.precision = c.precision;
   o.layout = c.layout;
   o.devices = c.devices;
-  o.optimizer = optimizer;
+  o.optimizer = c.optimizer.value_or(default_optimizer);
   return o;
 }
 
@@ -366,12 +366,14 @@ void AddKoshian2Cases(const std::string& path, std::vector<MeasuredCase>& cases)
     c.batch = s.batch;
     c.throughput_sps = kSamplesPerEpoch / (s.sum_s / s.epochs);
     c.framework = "keras";
+    c.layout = ActivationLayout::kNhwc;  // Keras' default data_format, channels_last
+    c.optimizer = Optimizer::kAdam;
     c.source = path;
     c.line = s.first_line;
     c.note = fmt::format(
         "50000 / mean epoch time of epochs 2-20 (lines {}-{}), in memory, no validation, no "
         "augmentation: model.fit, ceil(50000/{}) = {} steps with a partial last batch; Adam "
-        "in the source, modeled with SGD momentum",
+        "(the source's optimizer)",
         s.first_line, s.last_line, s.batch,
         (static_cast<int64_t>(kSamplesPerEpoch) + s.batch - 1) / s.batch);
     c.note += s.device == "tpu"

@@ -421,6 +421,9 @@ TEST(ReadCasesCsv, LayoutColumnIsNchwOrNhwc) {
   EXPECT_EQ(cases[1].layout, ActivationLayout::kNhwc);
   EXPECT_EQ(cases[2].layout, ActivationLayout::kNchw);  // left off: the default
   EXPECT_EQ(CaseModelOptions(cases[1], Optimizer::kAdam).layout, ActivationLayout::kNhwc);
+  // No optimizer column: the default applies.
+  EXPECT_FALSE(cases[1].optimizer.has_value());
+  EXPECT_EQ(CaseModelOptions(cases[1], Optimizer::kAdam).optimizer, Optimizer::kAdam);
   const std::string error = CsvError("bad_layout",
                                      "network,device,precision,devices,batch,throughput_sps,"
                                      "layout\n"
@@ -428,6 +431,27 @@ TEST(ReadCasesCsv, LayoutColumnIsNchwOrNhwc) {
   EXPECT_THAT(error, HasSubstr(":2"));
   EXPECT_THAT(error, HasSubstr("layout"));
   EXPECT_THAT(error, HasSubstr("channels_last"));
+}
+
+TEST(ReadCasesCsv, OptimizerColumnOverridesTheDefault) {
+  const std::string path = WriteTemp("optimizer",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "optimizer\n"
+                                     "wrn-k7n4-7x7,k80,fp32,1,256,65.84,adam\n"
+                                     "wrn-k7n4-7x7,k80,fp32,1,128,61.51,\n");
+  const std::vector<MeasuredCase> cases = ReadCasesCsv(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(cases.size(), 2u);
+  ASSERT_TRUE(cases[0].optimizer.has_value());
+  EXPECT_EQ(CaseModelOptions(cases[0], Optimizer::kSgd).optimizer, Optimizer::kAdam);
+  EXPECT_EQ(CaseModelOptions(cases[1], Optimizer::kSgd).optimizer, Optimizer::kSgd);
+  const std::string error = CsvError("bad_optimizer",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "optimizer\n"
+                                     "resnet50,t4,fp32,1,64,170,rmsprop\n");
+  EXPECT_THAT(error, HasSubstr(":2"));
+  EXPECT_THAT(error, HasSubstr("optimizer"));
+  EXPECT_THAT(error, HasSubstr("rmsprop"));
 }
 
 TEST(ReadCasesCsv, ThePolluxFileQuotesItsRows) {

@@ -157,6 +157,9 @@ TEST(PublishedCases, Koshian2SteadyEpochAgreesWithTheAuthorsSummary) {
   ASSERT_NE(tpu, nullptr);
   EXPECT_NEAR(tpu->throughput_sps, 50000 / 81.7, 0.4);
   EXPECT_THAT(tpu->note, HasSubstr("global"));
+  // The benchmark compiles the model with Adam: modeled with its update.
+  EXPECT_EQ(tpu->optimizer, std::optional<Optimizer>(Optimizer::kAdam));
+  EXPECT_EQ(CaseModelOptions(*tpu, Optimizer::kSgdMomentum).optimizer, Optimizer::kAdam);
 }
 
 TEST(PublishedCases, PaddleK40mAndItsOomRowSkipped) {

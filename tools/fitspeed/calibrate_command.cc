@@ -275,7 +275,9 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "calibrate",
       "Fit a device's efficiency scales and overheads to measured cases of zoo networks "
-      "(CSV: network,device,precision,devices,batch,throughput_sps[,framework][,layout][,note]); "
+      "(CSV: "
+      "network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,"
+      "note]); "
       "print "
       "the parameters with intervals, the error before and after, and the "
       "leave-one-network-out (out-of-sample) error");
@@ -295,7 +297,10 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->each([o](const std::string&) { o->params_given = true; });
   command->add_option("--write", o->write, "Write the calibrated device file (fitspeed.device/1)");
-  command->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum (alias momentum) or adam")
+  command
+      ->add_option("--optimizer", o->optimizer,
+                   "sgd, sgd-momentum (alias momentum) or adam: the update modeled for cases "
+                   "without an optimizer column")
       ->capture_default_str();
   command->add_option("--confidence", o->confidence, "Confidence level of the intervals")
       ->capture_default_str();

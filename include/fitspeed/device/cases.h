@@ -5,6 +5,7 @@
 #define FITSPEED_DEVICE_CASES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct MeasuredCase {
   // The framework's activation layout (matters for tensor-unit convolutions
   // on a device with a tensor_layout); nchw when the source does not say.
   ActivationLayout layout = ActivationLayout::kNchw;
+  // The optimizer the run used, when the source says (its update is part of
+  // the step); unset: the validation's or calibration's optimizer.
+  std::optional<Optimizer> optimizer;
   std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
   std::string source;     // file the number was read from
   int line = 0;           // its 1-based line in `source`
@@ -33,9 +37,10 @@ struct MeasuredCase {
 // fitted to (Device::calibrated_on).
 std::string CaseKey(const MeasuredCase& c);
 
-// The options that model a case: its precision, layout and devices, with
-// `optimizer` (cases do not record theirs). src/device/published_cases.cc.
-DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer optimizer);
+// The options that model a case: its precision, layout, devices and
+// optimizer, `default_optimizer` when the case records none.
+// src/device/published_cases.cc.
+DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_optimizer);
 
 // The published cases fitspeed can model, read from the tables in
 // `measured_dir` (copies of ../shared/data/measured: NVIDIA DLE, Pollux T4,
@@ -43,7 +48,7 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer optimizer);
 std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 
 // A user's cases: CSV with the header
-//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,note]
+//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,note]
 // (docs/devices.md). Throws DataError naming file, line and field.
 // src/device/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
