@@ -49,6 +49,19 @@ double ParseCount(const std::string& text, double max, const std::string& source
   return value;
 }
 
+// `parse(text)` (a name parser that throws UsageError), or DataError naming
+// the file, line and field, and the `known` names.
+template <typename Parse>
+auto ParseNamed(const std::string& text, Parse parse, const std::string& source, int line,
+                const std::string& field, const char* known) {
+  try {
+    return parse(text);
+  } catch (const UsageError&) {
+    throw DataError(source, line, field,
+                    fmt::format("unknown {} '{}' (known: {})", field, io::Excerpt(text), known));
+  }
+}
+
 }  // namespace
 
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
@@ -118,14 +131,8 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     c.device = get("device");
     if (c.network.empty()) throw DataError(path, n, "network", "must not be empty");
     if (c.device.empty()) throw DataError(path, n, "device", "must not be empty");
-    const std::string precision = get("precision");
-    try {
-      c.precision = ParseDevicePrecision(precision);
-    } catch (const UsageError&) {
-      throw DataError(
-          path, n, "precision",
-          fmt::format("unknown precision '{}' (known: fp32, tf32, mixed)", io::Excerpt(precision)));
-    }
+    c.precision = ParseNamed(get("precision"), ParseDevicePrecision, path, n, "precision",
+                             "fp32, tf32, mixed");
     c.devices = static_cast<int>(ParseCount(get("devices"), kMaxDevices, path, n, "devices"));
     c.batch = static_cast<int64_t>(ParseCount(get("batch"), kMaxBatch, path, n, "batch"));
     if (c.batch < c.devices) {
@@ -136,25 +143,12 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     }
     c.throughput_sps = io::ParsePositive(get("throughput_sps"), path, n, "throughput_sps");
     c.framework = get("framework");
-    const std::string layout = get("layout");
-    if (!layout.empty()) {
-      try {
-        c.layout = ParseActivationLayout(layout);
-      } catch (const UsageError&) {
-        throw DataError(
-            path, n, "layout",
-            fmt::format("unknown layout '{}' (known: nchw, nhwc)", io::Excerpt(layout)));
-      }
+    if (const std::string layout = get("layout"); !layout.empty()) {
+      c.layout = ParseNamed(layout, ParseActivationLayout, path, n, "layout", "nchw, nhwc");
     }
-    const std::string optimizer = get("optimizer");
-    if (!optimizer.empty()) {
-      try {
-        c.optimizer = ParseOptimizer(optimizer);
-      } catch (const UsageError&) {
-        throw DataError(path, n, "optimizer",
-                        fmt::format("unknown optimizer '{}' (known: sgd, sgd-momentum, adam)",
-                                    io::Excerpt(optimizer)));
-      }
+    if (const std::string optimizer = get("optimizer"); !optimizer.empty()) {
+      c.optimizer =
+          ParseNamed(optimizer, ParseOptimizer, path, n, "optimizer", "sgd, sgd-momentum, adam");
     }
     c.note = get("note");
     cases.push_back(std::move(c));
