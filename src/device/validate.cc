@@ -349,6 +349,37 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
 
 }  // namespace
 
+std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report) {
+  struct Errors {
+    std::vector<double> catalog, cross_validated, cross_device;
+  };
+  std::vector<std::pair<std::pair<std::string, std::string>, Errors>> setups;
+  for (const ValidatedCase& v : report.cases) {
+    if (!v.modeled || v.in_sample) continue;
+    const std::pair<std::string, std::string> key(v.measured.device, v.measured.framework);
+    auto it = std::find_if(setups.begin(), setups.end(),
+                           [&](const auto& entry) { return entry.first == key; });
+    if (it == setups.end()) {
+      setups.emplace_back(key, Errors{});
+      it = std::prev(setups.end());
+    }
+    it->second.catalog.push_back(v.error_pct);
+    if (report.cross_validated_run) it->second.cross_validated.push_back(v.cv_error_pct);
+    if (report.cross_device_run) it->second.cross_device.push_back(v.xdev_error_pct);
+  }
+  std::vector<SetupSummary> summaries;
+  for (const auto& [key, errors] : setups) {
+    SetupSummary s;
+    s.device = key.first;
+    s.framework = key.second;
+    s.catalog = SummarizeErrorsPct(errors.catalog);
+    s.cross_validated = SummarizeErrorsPct(errors.cross_validated);
+    s.cross_device = SummarizeErrorsPct(errors.cross_device);
+    summaries.push_back(s);
+  }
+  return summaries;
+}
+
 ValidationReport Validate(const std::vector<MeasuredCase>& cases, const ValidateOptions& options) {
   ValidationReport report;
   Loader loader(options);

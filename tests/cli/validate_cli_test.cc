@@ -61,6 +61,10 @@ TEST(ValidateCli, JsonSchemaAndACaseReadFromItsRow) {
     EXPECT_EQ(d["cross_validation"]["held_out_by"], "network");
     EXPECT_EQ(d["cross_validation"]["folds"].size(), 2u);
   }
+  // Per device and framework: the K40m's three frameworks of the Paddle table.
+  int k40m = 0;
+  for (const auto& s : json["setups"]) k40m += s["device"] == "k40m";
+  EXPECT_EQ(k40m, 3);  // paddlepaddle, tensorflow, caffe
 }
 
 TEST(ValidateCli, NoCrossValidationLeavesItOut) {

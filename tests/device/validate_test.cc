@@ -561,6 +561,38 @@ TEST(Validate, CrossDeviceNeedsTheScalesTheTargetUses) {
   EXPECT_THAT(report.cross_device_folds[1].problem, HasSubstr("compute scale"));
 }
 
+TEST(SummarizeBySetup, OneRowPerDeviceAndFrameworkOfOutOfSampleCases) {
+  // Three modeled out-of-sample cases, one in-sample and one not modeled.
+  ValidationReport report;
+  auto add = [&report](const std::string& device, const std::string& framework, double error,
+                       bool modeled, bool in_sample) {
+    ValidatedCase v;
+    v.measured.device = device;
+    v.measured.framework = framework;
+    v.modeled = modeled;
+    v.in_sample = in_sample;
+    v.error_pct = error;
+    v.xdev_error_pct = error / 2;
+    report.cases.push_back(v);
+  };
+  add("k40m", "caffe", 130, true, false);
+  add("k40m", "paddlepaddle", -20, true, false);
+  add("k40m", "caffe", 110, true, false);
+  add("k40m", "caffe", 1, true, true);         // in-sample: left out
+  add("k40m", "tensorflow", 5, false, false);  // not modeled: left out
+  report.cross_device_run = true;
+  const std::vector<SetupSummary> setups = SummarizeBySetup(report);
+  ASSERT_EQ(setups.size(), 2u);
+  EXPECT_EQ(setups[0].framework, "caffe");
+  EXPECT_EQ(setups[0].catalog.cases, 2);
+  EXPECT_DOUBLE_EQ(setups[0].catalog.median_abs_error_pct, 120);  // (130 + 110) / 2
+  EXPECT_DOUBLE_EQ(setups[0].catalog.max_abs_error_pct, 130);
+  EXPECT_DOUBLE_EQ(setups[0].cross_device.median_abs_error_pct, 60);
+  EXPECT_EQ(setups[0].cross_validated.cases, 0);  // cross-validation did not run
+  EXPECT_EQ(setups[1].framework, "paddlepaddle");
+  EXPECT_DOUBLE_EQ(setups[1].catalog.median_abs_error_pct, 20);
+}
+
 TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
   const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
   const MeasuredCase b = Case("resnet50", "t4", DevicePrecision::kFp32, 64, 170);

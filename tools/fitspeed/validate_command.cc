@@ -167,11 +167,22 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
                  {"rows", rows},
                  {"summary", SummaryJson(host->summary)}};
   }
+  json setups = json::array();
+  for (const SetupSummary& s : SummarizeBySetup(report)) {
+    setups.push_back(
+        {{"device", s.device},
+         {"framework", s.framework},
+         {"out_of_sample", SummaryJson(s.catalog)},
+         {"cross_validated",
+          report.cross_validated_run ? SummaryJson(s.cross_validated) : json(nullptr)},
+         {"cross_device", report.cross_device_run ? SummaryJson(s.cross_device) : json(nullptr)}});
+  }
   const json j = {
       {"schema", "fitspeed.validate/1"},
       {"data_dir", data_dir},
       {"cases", cases},
       {"devices", devices},
+      {"setups", setups},
       {"out_of_sample", SummaryJson(report.out_of_sample)},
       {"cross_validated",
        report.cross_validated_run ? SummaryJson(report.cross_validated) : json(nullptr)},
@@ -329,6 +340,19 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   add("all", report.out_of_sample, "", report.cross_validated, report.cross_device,
       report.in_sample, report.not_modeled);
   std::cout << summary.Render();
+  std::cout << "\nAbsolute % error per device and framework (out-of-sample): frameworks and math "
+               "libraries on one device can differ several-fold in speed, which the step model "
+               "does not see\n";
+  TextTable setups({"device", "framework", "cases", "catalog_median_%", "catalog_max_%",
+                    "cv_median_%", "xdev_median_%"});
+  for (const SetupSummary& s : SummarizeBySetup(report)) {
+    setups.AddRow({s.device, s.framework.empty() ? "-" : s.framework,
+                   std::to_string(s.catalog.cases), Pct(s.catalog.median_abs_error_pct),
+                   Pct(s.catalog.max_abs_error_pct),
+                   report.cross_validated_run ? Pct(s.cross_validated.median_abs_error_pct) : "-",
+                   report.cross_device_run ? Pct(s.cross_device.median_abs_error_pct) : "-"});
+  }
+  std::cout << setups.Render();
   if (report.cross_validated_run) {
     std::cout << "\nCross-validation folds: parameters fitted on the training cases, errors of "
                  "the held-out cases (host overhead always; the compute scale when training "

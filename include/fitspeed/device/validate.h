@@ -163,6 +163,21 @@ ErrorSummary SummarizeErrorsPct(const std::vector<double>& errors_pct);
 ValidationReport Validate(const std::vector<MeasuredCase>& cases,
                           const ValidateOptions& options = {});
 
+// The out-of-sample errors of one setup: a device and a framework (the same
+// hardware runs at very different speeds under different frameworks and math
+// libraries, which the step model does not see).
+struct SetupSummary {
+  std::string device;
+  std::string framework;         // MeasuredCase::framework ("" unknown)
+  ErrorSummary catalog;          // ValidatedCase::error_pct of its modeled out-of-sample cases
+  ErrorSummary cross_validated;  // cv_error_pct (cases 0 unless cross-validation ran)
+  ErrorSummary cross_device;     // xdev_error_pct (cases 0 unless the cross-device check ran)
+};
+
+// One SetupSummary per (device, framework) with modeled out-of-sample cases,
+// in order of first appearance.
+std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report);
+
 // ---- Mixed-precision check ---------------------------------------------------
 
 // The band of mixed/FP32 step-time ratios published for small-batch training on
