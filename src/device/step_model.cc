@@ -113,6 +113,11 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
     throw UsageError(fmt::format("DeviceModelOptions.steps_per_execution = {}: must be >= 1",
                                  o.steps_per_execution));
   }
+  if (!(o.input_samples_per_s >= 0) || !std::isfinite(o.input_samples_per_s)) {
+    throw UsageError(fmt::format(
+        "DeviceModelOptions.input_samples_per_s = {}: must be finite and >= 0 (0: unlimited)",
+        o.input_samples_per_s));
+  }
 }
 
 double LayerTime::time_s() const {
@@ -273,7 +278,15 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                      Link{link->bandwidth_bytes_per_s, link->latency_s});
   }
   step.host_s = device.step_host_s / options.steps_per_execution;
-  step.step_time_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
+  step.device_step_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
+  // The input pipeline prepares the next batches while the device trains on
+  // this one (DataLoader workers, tf.data, DALI prefetch): the slower of the
+  // two sets the pace.
+  if (options.input_samples_per_s > 0) {
+    step.input_s = step.per_device_batch / options.input_samples_per_s;
+  }
+  step.input_bound = step.input_s > step.device_step_s;
+  step.step_time_s = std::max(step.device_step_s, step.input_s);
   step.throughput_sps = static_cast<double>(batch) / step.step_time_s;
   step.step_flops = cost.StepFlops(static_cast<double>(batch));
 
@@ -305,6 +318,7 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.optimizer = options.optimizer;
   result.devices = options.devices;
   result.steps_per_execution = options.steps_per_execution;
+  result.input_samples_per_s = options.input_samples_per_s;
   const NetworkCost cost = CountCost(network, options.optimizer);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
   result.train_flops_per_sample = cost.TrainFlopsPerSample();

@@ -31,6 +31,9 @@ json StepJson(const ModeledStep& s, bool with_layers) {
             {"update_s", Number(s.update_s)},
             {"comm_s", Number(s.comm_s)},
             {"host_s", Number(s.host_s)},
+            {"device_step_s", Number(s.device_step_s)},
+            {"input_s", Number(s.input_s)},
+            {"input_bound", s.input_bound},
             {"step_flops", Number(s.step_flops)},
             {"memory_bytes", Number(s.memory_bytes)},
             {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
@@ -88,6 +91,13 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.input_samples_per_s > 0) {
+        out << fmt::format(
+            "input: {} samples/s per device from the input pipeline, prepared while the device "
+            "trains: a step takes the longer of the device's step and per-device batch / rate "
+            "(input_ms; '*' marks input-bound batches)\n\n",
+            FormatSig(s.input_samples_per_s));
+      }
       if (s.transposes) {
         out << fmt::format(
             "layout: {} activations, while the device's tensor-unit convolutions work in the "
@@ -98,13 +108,14 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       }
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
       TextTable table({"batch", "step_ms", "samples/s", "TFLOPS", "compute_ms", "layout_ms",
-                       "update_ms", "comm_ms", "host_ms", "memory_GiB"});
+                       "update_ms", "comm_ms", "host_ms", "input_ms", "memory_GiB"});
       for (const ModeledStep& m : s.steps) {
-        table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
-                      FormatSig(m.throughput_sps), FormatSig(m.step_flops / m.step_time_s / 1e12),
-                      FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
-                      FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3),
-                      FormatSig(m.host_s * 1e3), Gib(m.memory_bytes)});
+        table.AddRow(
+            {std::to_string(m.batch), FormatSig(m.step_time_s * 1e3), FormatSig(m.throughput_sps),
+             FormatSig(m.step_flops / m.step_time_s / 1e12), FormatSig(m.compute_s * 1e3),
+             FormatSig(m.layout_s * 1e3), FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3),
+             FormatSig(m.host_s * 1e3), FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""),
+             Gib(m.memory_bytes)});
       }
       out << table.Render();
       for (const ModeledStep& m : s.out_of_memory) {
@@ -129,7 +140,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                       ActivationLayoutName(s.layout), std::to_string(m.batch),
                       std::to_string(m.devices), g(m.step_time_s), g(m.throughput_sps),
                       g(m.compute_s), g(m.layout_s), g(m.update_s), g(m.comm_s), g(m.host_s),
-                      g(m.memory_bytes), m.fits ? "true" : "false"});
+                      g(m.input_s), m.input_bound ? "true" : "false", g(m.memory_bytes),
+                      m.fits ? "true" : "false"});
       };
       for (const ModeledStep& m : s.steps) add(m);
       for (const ModeledStep& m : s.out_of_memory) add(m);
@@ -146,6 +158,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"optimizer", OptimizerName(s.optimizer)},
                     {"devices", s.devices},
                     {"steps_per_execution", s.steps_per_execution},
+                    {"input_samples_per_s", Number(s.input_samples_per_s)},
                     {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
                     {"train_flops_per_sample", Number(s.train_flops_per_sample)}};
       j["steps"] = json::array();

@@ -30,7 +30,7 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
     EXPECT_DOUBLE_EQ(d["tensor16_flops_per_s"].get<double>(), 125e12);
     EXPECT_DOUBLE_EQ(d["memory_bandwidth_bytes_per_s"].get<double>(), 900e9);
     EXPECT_TRUE(d["tf32_flops_per_s"].is_null());  // Volta has no TF32
-    EXPECT_EQ(d["tensor_layout"], "nhwc");          // tensor-core convolutions work in NHWC
+    EXPECT_EQ(d["tensor_layout"], "nhwc");         // tensor-core convolutions work in NHWC
   }
   EXPECT_TRUE(found);
 }
@@ -105,6 +105,23 @@ TEST(DeviceCli, SweepLayoutNhwcDropsTheTransposesOfNchw) {
   // --layout is a device-model option.
   EXPECT_EQ(RunCli("sweep resnet50 --layout nhwc --batches 1").exit_code, 64);
   EXPECT_EQ(RunCli("sweep resnet50 --device a100 --layout chw").exit_code, 64);
+}
+
+TEST(DeviceCli, SweepInputRateCapsTheThroughputPerDevice) {
+  const CliRun run = RunCli(
+      "sweep resnet50 --device v100-sxm2 --batches 32,64,128 --devices 2 --input-rate 100 "
+      "--output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_DOUBLE_EQ(json["model"]["input_samples_per_s"].get<double>(), 100);
+  for (const auto& step : json["steps"]) {
+    // 100 samples/s per device is below the V100's ~330: every batch is
+    // input-bound, 2 devices x 100 samples/s.
+    EXPECT_TRUE(step["input_bound"].get<bool>());
+    EXPECT_NEAR(step["throughput_sps"].get<double>(), 200, 1e-9);
+  }
+  EXPECT_EQ(RunCli("sweep resnet50 --device v100-sxm2 --input-rate -5").exit_code, 64);
+  EXPECT_EQ(RunCli("sweep resnet50 --input-rate 100 --batches 1").exit_code, 64);
 }
 
 TEST(DeviceCli, SweepDeviceRejectsHostPrecision) {

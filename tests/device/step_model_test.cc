@@ -160,6 +160,30 @@ TEST(StepModel, StepTimeAddsUpdateHostAndAllReduce) {
   EXPECT_NEAR(step.comm_s, 9.352956e-5, 1e-15);
   EXPECT_NEAR(step.step_time_s, step.compute_s + step.update_s + step.comm_s + step.host_s, 1e-15);
   EXPECT_NEAR(step.throughput_sps, 256 / step.step_time_s, 1e-9);
+  EXPECT_DOUBLE_EQ(step.device_step_s, step.step_time_s);  // no input rate: unlimited
+  EXPECT_FALSE(step.input_bound);
+}
+
+TEST(StepModel, InputPipelineSetsThePaceWhenSlowerThanTheDevice) {
+  DeviceModelOptions options;
+  options.devices = 4;
+  const ModeledStep free = ModelStep(DenseNet(), TestDevice(), 256, options);
+  // 64 samples per device at 1000 samples/s per device: 64 ms, far above the
+  // device's step (well under a millisecond): the step takes 64 ms.
+  options.input_samples_per_s = 1000;
+  const ModeledStep slow = ModelStep(DenseNet(), TestDevice(), 256, options);
+  EXPECT_DOUBLE_EQ(slow.input_s, 0.064);
+  EXPECT_TRUE(slow.input_bound);
+  EXPECT_DOUBLE_EQ(slow.step_time_s, 0.064);
+  EXPECT_DOUBLE_EQ(slow.throughput_sps, 4 * 1000.0);  // 4 devices x 1000 samples/s
+  EXPECT_DOUBLE_EQ(slow.device_step_s, free.step_time_s);
+  // A pipeline faster than the device changes nothing: 64 / 1e9 s.
+  options.input_samples_per_s = 1e9;
+  const ModeledStep fast = ModelStep(DenseNet(), TestDevice(), 256, options);
+  EXPECT_FALSE(fast.input_bound);
+  EXPECT_DOUBLE_EQ(fast.step_time_s, free.step_time_s);
+  options.input_samples_per_s = -1;
+  EXPECT_THROW(ModelStep(DenseNet(), TestDevice(), 256, options), UsageError);
 }
 
 TEST(StepModel, TpuPadsDenseUnitsTo128AndPerCoreBatchTo8) {

@@ -39,6 +39,7 @@ struct SweepCommandOptions {
   bool layout_given = false;
   int devices = 1;
   int steps_per_execution = 1;
+  double input_rate = 0;
   FitCliOptions fit;
   std::string output = "table";
   std::string plot_path;
@@ -120,6 +121,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.optimizer = ParseOptimizer(o.optimizer);
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
+  options.input_samples_per_s = o.input_rate;
   const Network network = LoadNetwork(o.model);
   const Device device = LoadDevice(o.device);
   const DeviceSweepResult result = ModelSweep(network, device, options);
@@ -141,8 +143,8 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
-  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given) {
-    throw UsageError("--devices, --steps-per-execution and --layout need --device");
+  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given || o.input_rate != 0) {
+    throw UsageError("--devices, --steps-per-execution, --layout and --input-rate need --device");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -227,6 +229,13 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "With --device: training steps per host call (Keras steps_per_execution)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
+  command
+      ->add_option("--input-rate", o->input_rate,
+                   "With --device: samples/s the input pipeline (read, decode, augment, copy) "
+                   "delivers to each device; a step takes the longer of the device's step and "
+                   "per-device batch / rate. 0: unlimited")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum (alias momentum) or adam")
       ->capture_default_str();
   command->add_option("--backend", o->backend, "onednn, or eigen (the reference, slower)")

@@ -71,6 +71,10 @@ struct DeviceModelOptions {
   // The framework's activation layout; it matters only for convolutions on
   // tensor units of a device whose tensor_layout differs (transposes).
   ActivationLayout layout = ActivationLayout::kNchw;
+  // Samples per second the input pipeline (read, decode, augment, copy)
+  // delivers to one device, >= 0; 0: unlimited. It runs ahead of the device,
+  // so a step takes the longer of the device's step and per_device_batch / rate.
+  double input_samples_per_s = 0;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
@@ -124,7 +128,10 @@ struct ModeledStep {
   double update_s = 0;               // sum of the layers' optimizer updates
   double comm_s = 0;                 // all-reduce between cores and between devices
   double host_s = 0;                 // step_host_s / steps_per_execution
-  double step_time_s = 0;            // compute + update + comm + host
+  double device_step_s = 0;          // compute + update + comm + host
+  double input_s = 0;                // per_device_batch / input rate (0: unlimited)
+  bool input_bound = false;          // input_s > device_step_s
+  double step_time_s = 0;            // max(device_step_s, input_s)
   double throughput_sps = 0;         // batch / step_time_s
   double step_flops = 0;             // FLOPs of the whole step, unpadded (CountCost)
   double memory_bytes = 0;           // per core: parameters, gradients, state, activations
@@ -141,6 +148,7 @@ struct DeviceSweepResult {
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
   int steps_per_execution = 1;
+  double input_samples_per_s = 0;  // DeviceModelOptions::input_samples_per_s
   // The device transposes activations for its tensor-unit convolutions
   // (tensor units in use and Device::tensor_layout differs from `layout`).
   bool transposes = false;
