@@ -440,6 +440,7 @@ std::string DeviceToJson(const Device& d) {
     }
     doc["links"] = links;
   }
+  if (d.price_per_hour) doc["price_per_hour"] = quantity("price_per_hour", *d.price_per_hour);
   if (!d.calibrated_on.empty()) {
     const DeviceCalibration& cal = d.calibration;
     ordered_json params = ordered_json::object();
@@ -499,7 +500,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   r.Object(doc, root,
            {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
             "fp32_matrix_on_tensor16", "tensor_layout", "memory", "efficiency", "overheads",
-            "tiles", "links", "calibration", "comment"});
+            "tiles", "links", "price_per_hour", "calibration", "comment"});
   const std::string schema = r.String(doc, root, "schema");
   if (schema != kSchema) {
     r.Fail(Reader::Sub(root, "schema"),
@@ -610,6 +611,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
       d.links.push_back(link);
     }
   }
+  if (doc.contains("price_per_hour")) d.price_per_hour = r.Positive(doc, root, "price_per_hour");
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {
     r.Fail(Reader::Sub(root, "links"), "a device with cores > 1 needs a link that connects cores");
   }

@@ -315,6 +315,7 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.precision = options.precision;
   result.layout = options.layout;
   result.transposes = ModelsTransposes(device, options);
+  result.price_per_hour = device.price_per_hour;
   result.optimizer = options.optimizer;
   result.devices = options.devices;
   result.steps_per_execution = options.steps_per_execution;
@@ -327,6 +328,11 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
     (step.fits ? result.steps : result.out_of_memory).push_back(std::move(step));
   }
   return result;
+}
+
+std::optional<double> DeviceSweepResult::CostPerMillionSamples(const ModeledStep& step) const {
+  if (!price_per_hour || !(step.throughput_sps > 0)) return std::nullopt;
+  return step.devices * *price_per_hour / 3600 * 1e6 / step.throughput_sps;
 }
 
 std::vector<Sample> DeviceSweepResult::Samples() const {

@@ -19,25 +19,28 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
-json StepJson(const ModeledStep& s, bool with_layers) {
-  json j = {{"batch", s.batch},
-            {"devices", s.devices},
-            {"per_device_batch", Number(s.per_device_batch)},
-            {"per_core_batch", s.per_core_batch},
-            {"step_time_s", Number(s.step_time_s)},
-            {"throughput_sps", Number(s.throughput_sps)},
-            {"compute_s", Number(s.compute_s)},
-            {"layout_s", Number(s.layout_s)},
-            {"update_s", Number(s.update_s)},
-            {"comm_s", Number(s.comm_s)},
-            {"host_s", Number(s.host_s)},
-            {"device_step_s", Number(s.device_step_s)},
-            {"input_s", Number(s.input_s)},
-            {"input_bound", s.input_bound},
-            {"step_flops", Number(s.step_flops)},
-            {"memory_bytes", Number(s.memory_bytes)},
-            {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
-            {"fits", s.fits}};
+json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_layers) {
+  json j = {
+      {"batch", s.batch},
+      {"devices", s.devices},
+      {"per_device_batch", Number(s.per_device_batch)},
+      {"per_core_batch", s.per_core_batch},
+      {"step_time_s", Number(s.step_time_s)},
+      {"throughput_sps", Number(s.throughput_sps)},
+      {"compute_s", Number(s.compute_s)},
+      {"layout_s", Number(s.layout_s)},
+      {"update_s", Number(s.update_s)},
+      {"comm_s", Number(s.comm_s)},
+      {"host_s", Number(s.host_s)},
+      {"device_step_s", Number(s.device_step_s)},
+      {"input_s", Number(s.input_s)},
+      {"input_bound", s.input_bound},
+      {"cost_per_million_samples",
+       sweep.CostPerMillionSamples(s) ? json(*sweep.CostPerMillionSamples(s)) : json(nullptr)},
+      {"step_flops", Number(s.step_flops)},
+      {"memory_bytes", Number(s.memory_bytes)},
+      {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
+      {"fits", s.fits}};
   if (with_layers) {
     json layers = json::array();
     for (const LayerTime& t : s.layers) {
@@ -91,6 +94,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.price_per_hour) {
+        out << fmt::format(
+            "price: {} per device-hour (the device file's): cost_per_1M_samples = devices x "
+            "price x time for a million samples\n\n",
+            FormatSig(*s.price_per_hour));
+      }
       if (s.input_samples_per_s > 0) {
         out << fmt::format(
             "input: {} samples/s per device from the input pipeline, prepared while the device "
@@ -107,15 +116,21 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
             ActivationLayoutName(s.layout), s.layout == ActivationLayout::kNchw ? "nhwc" : "nchw");
       }
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
-      TextTable table({"batch", "step_ms", "samples/s", "TFLOPS", "compute_ms", "layout_ms",
-                       "update_ms", "comm_ms", "host_ms", "input_ms", "memory_GiB"});
+      std::vector<std::string> header = {"batch",      "step_ms",   "samples/s", "TFLOPS",
+                                         "compute_ms", "layout_ms", "update_ms", "comm_ms",
+                                         "host_ms",    "input_ms",  "memory_GiB"};
+      if (s.price_per_hour) header.push_back("cost_per_1M_samples");
+      TextTable table(header);
       for (const ModeledStep& m : s.steps) {
-        table.AddRow(
-            {std::to_string(m.batch), FormatSig(m.step_time_s * 1e3), FormatSig(m.throughput_sps),
-             FormatSig(m.step_flops / m.step_time_s / 1e12), FormatSig(m.compute_s * 1e3),
-             FormatSig(m.layout_s * 1e3), FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3),
-             FormatSig(m.host_s * 1e3), FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""),
-             Gib(m.memory_bytes)});
+        std::vector<std::string> row = {
+            std::to_string(m.batch),      FormatSig(m.step_time_s * 1e3),
+            FormatSig(m.throughput_sps),  FormatSig(m.step_flops / m.step_time_s / 1e12),
+            FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
+            FormatSig(m.update_s * 1e3),  FormatSig(m.comm_s * 1e3),
+            FormatSig(m.host_s * 1e3),    FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""),
+            Gib(m.memory_bytes)};
+        if (const auto cost = s.CostPerMillionSamples(m)) row.push_back(FormatSig(*cost, 4));
+        table.AddRow(row);
       }
       out << table.Render();
       for (const ModeledStep& m : s.out_of_memory) {
@@ -133,7 +148,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
     case OutputFormat::kCsv: {
       TextTable table({"device", "model", "precision", "layout", "batch", "devices", "step_time_s",
                        "throughput_sps", "compute_s", "layout_s", "update_s", "comm_s", "host_s",
-                       "memory_bytes", "fits"});
+                       "input_s", "input_bound", "memory_bytes", "fits",
+                       "cost_per_million_samples"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
         table.AddRow({s.device, s.network, DevicePrecisionName(s.precision),
@@ -141,7 +157,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                       std::to_string(m.devices), g(m.step_time_s), g(m.throughput_sps),
                       g(m.compute_s), g(m.layout_s), g(m.update_s), g(m.comm_s), g(m.host_s),
                       g(m.input_s), m.input_bound ? "true" : "false", g(m.memory_bytes),
-                      m.fits ? "true" : "false"});
+                      m.fits ? "true" : "false",
+                      s.CostPerMillionSamples(m) ? g(*s.CostPerMillionSamples(m)) : ""});
       };
       for (const ModeledStep& m : s.steps) add(m);
       for (const ModeledStep& m : s.out_of_memory) add(m);
@@ -159,14 +176,16 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"devices", s.devices},
                     {"steps_per_execution", s.steps_per_execution},
                     {"input_samples_per_s", Number(s.input_samples_per_s)},
+                    {"price_per_hour", s.price_per_hour ? json(*s.price_per_hour) : json(nullptr)},
                     {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
                     {"train_flops_per_sample", Number(s.train_flops_per_sample)}};
       j["steps"] = json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {
-        j["steps"].push_back(StepJson(s.steps[i], layers && i + 1 == s.steps.size()));
+        j["steps"].push_back(StepJson(s, s.steps[i], layers && i + 1 == s.steps.size()));
       }
       j["out_of_memory"] = json::array();
-      for (const ModeledStep& m : s.out_of_memory) j["out_of_memory"].push_back(StepJson(m, false));
+      for (const ModeledStep& m : s.out_of_memory)
+        j["out_of_memory"].push_back(StepJson(s, m, false));
       out << j.dump(2) << "\n";
       break;
     }

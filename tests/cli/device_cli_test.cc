@@ -5,15 +5,31 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
+#include "fitspeed/device/device.h"
 
 namespace {
 
+using ::fitspeed::CatalogDeviceJson;
 using ::fitspeed::test::CliRun;
 using ::fitspeed::test::RunCli;
 using ::testing::HasSubstr;
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, separator)) parts.push_back(part);
+  if (!text.empty() && text.back() == separator && separator == ',') parts.emplace_back();
+  return parts;
+}
+std::vector<std::string> Lines(const std::string& text) { return Split(text, '\n'); }
+// A CSV line without quoted fields (fitspeed's numeric rows).
+std::vector<std::string> SplitCsv(const std::string& line) { return Split(line, ','); }
 
 TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
   const CliRun run = RunCli("devices --output json");
@@ -122,6 +138,34 @@ TEST(DeviceCli, SweepInputRateCapsTheThroughputPerDevice) {
   }
   EXPECT_EQ(RunCli("sweep resnet50 --device v100-sxm2 --input-rate -5").exit_code, 64);
   EXPECT_EQ(RunCli("sweep resnet50 --input-rate 100 --batches 1").exit_code, 64);
+}
+
+TEST(DeviceCli, PricedDeviceFileAddsTheCostPerMillionSamples) {
+  // The catalog T4 with a price of 0.526 per hour written into a user's file.
+  std::string text = CatalogDeviceJson("t4");
+  const std::string at = "\"memory\": {";
+  text.insert(text.find(at), "\"price_per_hour\": {\"value\": 0.526, \"source\": \"test\"},\n  ");
+  const std::string path = ::testing::TempDir() + "/fitspeed_cli_priced_t4.json";
+  std::ofstream(path) << text;
+  const CliRun shown = RunCli("devices " + path);
+  EXPECT_THAT(shown.out, HasSubstr("price: 0.526 per device-hour (test)"));
+  const CliRun run =
+      RunCli("sweep resnet50 --device " + path + " --batches 32,64,128 --devices 2 --output csv");
+  std::remove(path.c_str());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Header and first row: cost = 2 devices x 0.526/3600 per second x 1e6 / throughput.
+  const std::vector<std::string> lines = Lines(run.out);
+  ASSERT_GE(lines.size(), 2u);
+  const std::vector<std::string> header = SplitCsv(lines[0]);
+  const std::vector<std::string> row = SplitCsv(lines[1]);
+  ASSERT_EQ(header.size(), row.size());
+  ASSERT_EQ(header.back(), "cost_per_million_samples");
+  const double throughput = std::stod(row[7]);
+  EXPECT_NEAR(std::stod(row.back()), 2 * 0.526 / 3600 * 1e6 / throughput,
+              1e-5 * std::stod(row.back()));
+  // The catalog itself carries no prices: the column stays empty.
+  const CliRun catalog = RunCli("sweep resnet50 --device t4 --batches 32,64,128 --output csv");
+  EXPECT_EQ(SplitCsv(Lines(catalog.out)[1]).back(), "");
 }
 
 TEST(DeviceCli, SweepDeviceRejectsHostPrecision) {

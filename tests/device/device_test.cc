@@ -244,6 +244,24 @@ TEST(DeviceJson, TensorLayoutIsNhwcOrNchwOnADeviceWithTensorUnits) {
   EXPECT_EQ(again.sources.at("tensor_layout"), d.sources.at("tensor_layout"));
 }
 
+TEST(DeviceJson, OptionalPricePerHourIsPositiveAndWrittenBack) {
+  const std::string t4 = CatalogDeviceJson("t4");
+  EXPECT_FALSE(LoadDevice("t4").price_per_hour.has_value());  // the catalog ships no prices
+  const std::string priced = Replace(
+      t4, "\"memory\": {",
+      "\"price_per_hour\": {\"value\": 0.526, \"source\": \"my contract\"},\n  \"memory\": {");
+  ASSERT_NE(priced, t4);
+  const Device d = ParseDeviceJson(priced, "priced.json");
+  ASSERT_TRUE(d.price_per_hour.has_value());
+  EXPECT_DOUBLE_EQ(*d.price_per_hour, 0.526);
+  const Device again = ParseDeviceJson(DeviceToJson(d), "again.json");
+  EXPECT_EQ(again.price_per_hour, d.price_per_hour);
+  EXPECT_EQ(again.sources.at("price_per_hour"), "my contract");
+  EXPECT_THAT(LoadBroken(Replace(priced, "\"value\": 0.526", "\"value\": -1"),
+                         ::testing::TempDir() + "/fitspeed_t4_price.json"),
+              HasSubstr("price_per_hour"));
+}
+
 TEST(HostDevice, TriadBandwidthIsSane) {
   // Any memory system of the last decades moves between 100 MB/s and 10 TB/s.
   const double bandwidth = MeasureTriadBandwidth(8.0 * (1 << 20), 1, 2);

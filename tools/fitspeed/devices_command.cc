@@ -59,7 +59,8 @@ json DeviceJson(const Device& d) {
           {"batch_multiple", d.batch_multiple},
           {"feature_multiple_fp32", d.feature_multiple_fp32},
           {"feature_multiple_tensor", d.feature_multiple_tensor},
-          {"links", links}};
+          {"links", links},
+          {"price_per_hour", d.price_per_hour ? json(*d.price_per_hour) : json(nullptr)}};
 }
 
 std::string Tflops(double flops_per_s) {
@@ -124,6 +125,11 @@ int RunDevices(const DevicesOptions& options) {
                 << "\n";
     }
     std::cout << "memory efficiency (bytes, fraction):" << curve(d.memory_efficiency) << "\n";
+    if (d.price_per_hour) {
+      const auto source = d.sources.find("price_per_hour");
+      std::cout << fmt::format("price: {} per device-hour ({})\n", FormatSig(*d.price_per_hour),
+                               source == d.sources.end() ? "no source" : source->second);
+    }
     if (!d.tensor_layout.empty()) {
       std::cout << fmt::format(
           "tensor layout: {} (tf32/mixed convolutions of a framework in the other layout pay "

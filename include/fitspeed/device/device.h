@@ -120,6 +120,11 @@ struct Device {
 
   std::vector<DeviceLink> links;
 
+  // Price of one device for an hour, in the user's currency; the catalog ships
+  // none (prices change and differ by region and contract): users write it into
+  // their own device files. JSON: "price_per_hour": {"value": 2.48, "source": ...}.
+  std::optional<double> price_per_hour;
+
   // Cases (CaseKey() of fitspeed/device/cases.h) whose measurements this
   // device's efficiencies and overheads were calibrated on; empty for the
   // catalog's datasheet-and-assumption devices. JSON: "calibration":

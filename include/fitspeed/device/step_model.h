@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -152,6 +153,7 @@ struct DeviceSweepResult {
   // The device transposes activations for its tensor-unit convolutions
   // (tensor units in use and Device::tensor_layout differs from `layout`).
   bool transposes = false;
+  std::optional<double> price_per_hour;  // Device::price_per_hour, per device
   double forward_flops_per_sample = 0;
   double train_flops_per_sample = 0;
   std::vector<ModeledStep> steps;          // batches that fit, in order
@@ -160,6 +162,9 @@ struct DeviceSweepResult {
   // One Sample per step that fits: batch, devices, step_time_s, label = network,
   // precision, source "model:<device>:<network>", line = 1-based position.
   std::vector<Sample> Samples() const;
+  // devices x price_per_hour / 3600 x 1e6 / throughput: the cost of training
+  // on a million samples at `step`'s pace; nullopt without a price.
+  std::optional<double> CostPerMillionSamples(const ModeledStep& step) const;
 };
 
 // Models one global batch. `network` must be finalized. Throws UsageError for
