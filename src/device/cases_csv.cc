@@ -147,8 +147,8 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
       c.layout = ParseNamed(layout, ParseActivationLayout, path, n, "layout", "nchw, nhwc");
     }
     if (const std::string optimizer = get("optimizer"); !optimizer.empty()) {
-      c.optimizer =
-          ParseNamed(optimizer, ParseOptimizer, path, n, "optimizer", "sgd, sgd-momentum, adam");
+      c.optimizer = ParseNamed(optimizer, ParseOptimizer, path, n, "optimizer",
+                               "sgd, sgd-momentum, adam, rmsprop");
     }
     c.note = get("note");
     cases.push_back(std::move(c));

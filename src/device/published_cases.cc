@@ -256,7 +256,8 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     c.batch = per_gpu * c.devices;
     c.note = system_note + batch_note + "; images/s is the global throughput of all GPUs";
     if (c.network == "efficientnet-b0") {
-      c.note += "; trained with RMSprop (momentum 0.9), modeled with the validation's optimizer";
+      c.optimizer = Optimizer::kRmsprop;  // the README's default configuration
+      c.note += "; RMSprop with momentum 0.9 (the README's optimizer)";
     }
     if (c.devices > 1) {
       c.note +=

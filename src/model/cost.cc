@@ -27,6 +27,9 @@ UpdateCounts UpdateCountsOf(Optimizer optimizer) {
     case Optimizer::kAdam:
       // m: 2 mul + 1 add; v: 3 mul + 1 add; w: sqrt, add eps, divide, mul lr, subtract.
       return {12, 4, 3};
+    case Optimizer::kRmsprop:
+      // v: 3 mul + 1 add; m: sqrt, add eps, divide, mul mu, add; w: mul lr, subtract.
+      return {11, 4, 3};
   }
   return {0, 0, 0};
 }
@@ -364,6 +367,8 @@ const char* OptimizerName(Optimizer optimizer) {
       return "sgd-momentum";
     case Optimizer::kAdam:
       return "adam";
+    case Optimizer::kRmsprop:
+      return "rmsprop";
   }
   return "unknown";
 }
@@ -372,7 +377,9 @@ Optimizer ParseOptimizer(const std::string& name) {
   if (name == "sgd") return Optimizer::kSgd;
   if (name == "sgd-momentum" || name == "momentum") return Optimizer::kSgdMomentum;
   if (name == "adam") return Optimizer::kAdam;
-  throw UsageError(fmt::format("unknown optimizer '{}' (known: sgd, sgd-momentum, adam)", name));
+  if (name == "rmsprop") return Optimizer::kRmsprop;
+  throw UsageError(
+      fmt::format("unknown optimizer '{}' (known: sgd, sgd-momentum, adam, rmsprop)", name));
 }
 
 int OptimizerStatePerParam(Optimizer optimizer) {
@@ -382,6 +389,7 @@ int OptimizerStatePerParam(Optimizer optimizer) {
     case Optimizer::kSgdMomentum:
       return 1;
     case Optimizer::kAdam:
+    case Optimizer::kRmsprop:
       return 2;
   }
   return 0;

@@ -816,6 +816,10 @@ void EigenExecutor<S>::BuildUpdates() {
                      AdamStepSize(c.learning_rate, c.beta1, c.beta2, update_count()), c.beta1,
                      c.beta2, c.epsilon);
           break;
+        case Optimizer::kRmsprop:
+          RmspropUpdate(w, g, state1_[i].data(), state2_[i].data(), n, c.learning_rate,
+                        c.rmsprop_alpha, c.momentum, c.epsilon);
+          break;
       }
     });
   }

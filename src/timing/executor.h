@@ -37,6 +37,7 @@ struct StepConfig {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-8;
+  double rmsprop_alpha = 0.99;  // RMSprop's smoothing constant (torch.optim.RMSprop's default)
   uint64_t seed = 1;
   // Plan only: create no buffer and no primitive that allocates (sizes are
   // counted in allocated_bytes()); the executor cannot run.

@@ -1045,6 +1045,7 @@ void OnednnExecutor::BuildUpdates() {
     s.beta2 = c.beta2;
     s.epsilon = c.epsilon;
     s.adam_step_size = AdamStepSize(c.learning_rate, c.beta1, c.beta2, update_count());
+    s.rmsprop_alpha = c.rmsprop_alpha;
     UpdateAll(s, slots_);
   });
 }

@@ -86,6 +86,21 @@ void AdamRange(T* w, const T* g, T* m, T* v, int64_t begin, int64_t end, double 
   }
 }
 
+// v = a*v + (1-a)*g*g; m = mu*m + g/(sqrt(v) + eps); w -= lr*m (torch.optim.RMSprop
+// with momentum mu, not centered).
+template <typename T>
+void RmspropRange(T* w, const T* g, T* m, T* v, int64_t begin, int64_t end, double lr, double alpha,
+                  double mu, double eps) {
+  const T a = static_cast<T>(alpha), c = static_cast<T>(1 - alpha);
+  const T l = static_cast<T>(lr), b = static_cast<T>(mu), e = static_cast<T>(eps);
+  FITSPEED_SIMD
+  for (int64_t i = begin; i < end; ++i) {
+    v[i] = a * v[i] + c * g[i] * g[i];
+    m[i] = b * m[i] + g[i] / (std::sqrt(v[i]) + e);
+    w[i] -= l * m[i];
+  }
+}
+
 // The whole-tensor updates.
 template <typename T>
 void SgdUpdate(T* w, const T* g, int64_t n, double lr) {
@@ -100,6 +115,13 @@ void AdamUpdate(T* w, const T* g, T* m, T* v, int64_t n, double step_size, doubl
                 double beta2, double eps) {
   ParallelChunks(
       n, [&](int64_t b, int64_t e) { AdamRange(w, g, m, v, b, e, step_size, beta1, beta2, eps); });
+}
+
+template <typename T>
+void RmspropUpdate(T* w, const T* g, T* m, T* v, int64_t n, double lr, double alpha, double mu,
+                   double eps) {
+  ParallelChunks(n,
+                 [&](int64_t b, int64_t e) { RmspropRange(w, g, m, v, b, e, lr, alpha, mu, eps); });
 }
 
 // One tensor of a multi-tensor update: weights, gradient, state (m, v as the
@@ -120,6 +142,7 @@ struct UpdateSettings {
   double momentum = 0;
   double beta1 = 0, beta2 = 0, epsilon = 0;
   double adam_step_size = 0;
+  double rmsprop_alpha = 0;
 };
 
 // Updates every slot in one parallel region: the concatenated elements are
@@ -143,6 +166,10 @@ void UpdateAll(const UpdateSettings& s, const std::vector<UpdateSlot<T>>& slots)
           break;
         case Optimizer::kAdam:
           AdamRange(p.w, p.g, p.m, p.v, b, e, s.adam_step_size, s.beta1, s.beta2, s.epsilon);
+          break;
+        case Optimizer::kRmsprop:
+          RmspropRange(p.w, p.g, p.m, p.v, b, e, s.learning_rate, s.rmsprop_alpha, s.momentum,
+                       s.epsilon);
           break;
       }
     }

@@ -448,10 +448,10 @@ TEST(ReadCasesCsv, OptimizerColumnOverridesTheDefault) {
   const std::string error = CsvError("bad_optimizer",
                                      "network,device,precision,devices,batch,throughput_sps,"
                                      "optimizer\n"
-                                     "resnet50,t4,fp32,1,64,170,rmsprop\n");
+                                     "resnet50,t4,fp32,1,64,170,lamb\n");
   EXPECT_THAT(error, HasSubstr(":2"));
   EXPECT_THAT(error, HasSubstr("optimizer"));
-  EXPECT_THAT(error, HasSubstr("rmsprop"));
+  EXPECT_THAT(error, HasSubstr("lamb"));
 }
 
 TEST(ReadCasesCsv, ThePolluxFileQuotesItsRows) {

@@ -88,6 +88,14 @@ TEST(LayerCost, DenseByHand) {
   EXPECT_DOUBLE_EQ(cost.ForwardFlopsPerSample(), 1339442.0);
   // Adam over all 669,706 parameters: 8,036,472 FLOPs per step.
   EXPECT_DOUBLE_EQ(cost.UpdateFlopsPerStep(), 8036472.0);
+  // RMSprop with momentum: v 4 FLOPs (a*v, g*g, (1-a)*., +), m 5 (sqrt, +eps, /,
+  // mu*m, +), w 2 (lr*m, -): 11 per parameter, 7,366,766 per step; it reads and
+  // writes what Adam does (w g m v; w m v).
+  const NetworkCost rmsprop = CountCost(net, Optimizer::kRmsprop);
+  EXPECT_DOUBLE_EQ(rmsprop.UpdateFlopsPerStep(), 11 * 669706.0);
+  EXPECT_DOUBLE_EQ(
+      rmsprop.layers[static_cast<size_t>(net.LayerId("dense_2"))].update.elements_written.per_step,
+      3 * 262656.0);
   EXPECT_DOUBLE_EQ(cost.StepFlops(100),
                    100 * cost.TrainFlopsPerSample() + cost.UpdateFlopsPerStep());
 }
@@ -187,6 +195,9 @@ TEST(MemoryEstimate, MlpByHand) {
   EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kAdam).optimizer_state_bytes,
                    2 * 669706.0 * 4);
   EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kSgd).optimizer_state_bytes, 0.0);
+  // RMSprop with momentum: the square average and the momentum buffer.
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(net, 1, Optimizer::kRmsprop).optimizer_state_bytes,
+                   2 * 669706.0 * 4);
 }
 
 // input 3x8x8 -> c1 conv 4 3x3 pad 1 -> bn1 -> r1 relu -> c2 conv 4 3x3 pad 1
@@ -263,6 +274,8 @@ TEST(MemoryEstimate, Resnet50ByHand) {
 
 TEST(Optimizer, NamesParse) {
   EXPECT_EQ(ParseOptimizer("adam"), Optimizer::kAdam);
+  EXPECT_EQ(ParseOptimizer("rmsprop"), Optimizer::kRmsprop);
+  EXPECT_STREQ(OptimizerName(Optimizer::kRmsprop), "rmsprop");
   EXPECT_EQ(ParseOptimizer("momentum"), Optimizer::kSgdMomentum);
   EXPECT_STREQ(OptimizerName(ParseOptimizer("sgd")), "sgd");
   EXPECT_THROW(ParseOptimizer("lamb"), UsageError);

@@ -25,6 +25,13 @@ StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) 
   c.optimizer = optimizer;
   c.learning_rate = 0.05;
   c.epsilon = 1e-3;  // Adam: keeps rounding-level gradients from moving by a whole step
+  if (optimizer == Optimizer::kRmsprop) {
+    // RMSprop's first step is 10 sign(g) learning rates (v starts at 0, alpha
+    // 0.99), and it divides rounding-level gradients by eps alone: a tenth of the
+    // rate and eps = 1e-2 (see onednn_executor_test.cc).
+    c.learning_rate = 0.005;
+    c.epsilon = 1e-2;
+  }
   return c;
 }
 
@@ -106,7 +113,7 @@ TEST(NewKinds, OnednnGradientsMatchFiniteDifferences) {
 // layer output, the loss, every gradient and every parameter after the updates.
 void ExpectAgreesWithEigen(Precision precision, double tolerance) {
   for (const Network& net : NewKindTestNetworks()) {
-    for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam}) {
+    for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kRmsprop}) {
       SCOPED_TRACE(net.name + " " + OptimizerName(optimizer) + " " + PrecisionName(precision));
       auto eigen = MakeEigenExecutor<double>(net, Config(4, optimizer));
       StepConfig c = Config(4, optimizer);

@@ -50,6 +50,35 @@ TEST(Optimizer, AdamFirstStepMovesByTheLearningRate) {
   EXPECT_NEAR(w[1], 1.1, 1e-6);
 }
 
+TEST(Optimizer, RmspropScalesTheStepByTheGradientsRootMeanSquare) {
+  // torch.optim.RMSprop(lr=0.01, alpha=0.99, eps=1e-8, momentum=0.9), g = 0.5 twice:
+  //   v1 = 0.01*0.25 = 0.0025, sqrt = 0.05, m1 = 0.5/0.05 = 10 (up to eps), w1 = 1 - 0.1 = 0.9;
+  //   v2 = 0.99*0.0025 + 0.0025 = 0.004975, sqrt = 0.0705336798,
+  //   m2 = 0.9*10 + 0.5/0.0705336799 = 9 + 7.0888112 = 16.0888112, w2 = 0.9 - 0.160888112
+  //   (eps moves m by ~2e-6).
+  std::vector<double> w{1.0}, m{0.0}, v{0.0};
+  const std::vector<double> g{0.5};
+  RmspropUpdate(w.data(), g.data(), m.data(), v.data(), 1, 0.01, 0.99, 0.9, 1e-8);
+  EXPECT_NEAR(v[0], 0.0025, 1e-17);
+  EXPECT_NEAR(m[0], 10.0, 1e-5);
+  EXPECT_NEAR(w[0], 0.9, 1e-7);
+  RmspropUpdate(w.data(), g.data(), m.data(), v.data(), 1, 0.01, 0.99, 0.9, 1e-8);
+  EXPECT_NEAR(v[0], 0.004975, 1e-15);
+  EXPECT_NEAR(m[0], 16.0888112, 1e-5);
+  EXPECT_NEAR(w[0], 0.9 - 0.160888112, 1e-7);
+  // Through UpdateAll, float: the same first step.
+  std::vector<float> wf{1.0f}, mf{0.0f}, vf{0.0f};
+  const std::vector<float> gf{0.5f};
+  UpdateSettings s;
+  s.optimizer = Optimizer::kRmsprop;
+  s.learning_rate = 0.01;
+  s.momentum = 0.9;
+  s.rmsprop_alpha = 0.99;
+  s.epsilon = 1e-8;
+  UpdateAll(s, std::vector<UpdateSlot<float>>{{wf.data(), gf.data(), mf.data(), vf.data(), 1}});
+  EXPECT_NEAR(wf[0], 0.9f, 1e-6f);
+}
+
 TEST(Optimizer, UpdateAllUpdatesEveryTensorOnce) {
   // Two tensors, one momentum step each (m = g, w -= 0.1*g): 1 - 0.1*0.5 = 0.95,
   // 2 - 0.1*(-1) = 2.1, 3 - 0.1*2 = 2.8.

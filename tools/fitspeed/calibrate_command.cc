@@ -298,9 +298,10 @@ void SetupCalibrateCommand(CLI::App& app, int& exit_code) {
       ->each([o](const std::string&) { o->params_given = true; });
   command->add_option("--write", o->write, "Write the calibrated device file (fitspeed.device/1)");
   command
-      ->add_option("--optimizer", o->optimizer,
-                   "sgd, sgd-momentum (alias momentum) or adam: the update modeled for cases "
-                   "without an optimizer column")
+      ->add_option(
+          "--optimizer", o->optimizer,
+          "sgd, sgd-momentum (alias momentum), adam or rmsprop: the update modeled for cases "
+          "without an optimizer column")
       ->capture_default_str();
   command->add_option("--confidence", o->confidence, "Confidence level of the intervals")
       ->capture_default_str();

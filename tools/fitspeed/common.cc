@@ -144,8 +144,8 @@ void SweepProgressLine::operator()(const SweepProgress& p) {
     return;
   }
   if (!tty_) return;
-  const std::string where = p.total > 0 ? fmt::format("{}/{}", p.index, p.total)
-                                        : fmt::format("{}, automatic", p.index);
+  const std::string where =
+      p.total > 0 ? fmt::format("{}/{}", p.index, p.total) : fmt::format("{}, automatic", p.index);
   std::string line = fmt::format("sweep {}: batch {} ({})", model_, p.batch, where);
   if (p.stage == SweepProgress::Stage::kMeasured) {
     line +=

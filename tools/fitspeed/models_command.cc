@@ -45,7 +45,7 @@ void SetupModelsCommand(CLI::App& app, int& exit_code) {
   AddOutputOption(*command, options->output);
   command
       ->add_option("--optimizer", options->optimizer,
-                   "Optimizer of the update pass: sgd, sgd-momentum or adam")
+                   "Optimizer of the update pass: sgd, sgd-momentum, adam or rmsprop")
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}));
   command->callback([options, &exit_code] { exit_code = RunModels(*options); });

@@ -236,7 +236,9 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "per-device batch / rate. 0: unlimited")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum (alias momentum) or adam")
+  command
+      ->add_option("--optimizer", o->optimizer,
+                   "sgd, sgd-momentum (alias momentum), adam or rmsprop (with momentum)")
       ->capture_default_str();
   command->add_option("--backend", o->backend, "onednn, or eigen (the reference, slower)")
       ->capture_default_str()

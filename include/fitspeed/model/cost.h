@@ -51,11 +51,15 @@ const char* PassName(Pass pass);
 //   kAdam:        m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
 //                 w -= lr_t*m/(sqrt(v) + eps)  (torch.optim.Adam, Kingma & Ba 2015)
 //                                                           12 FLOPs, reads w g m v, writes w m v
-enum class Optimizer { kSgd, kSgdMomentum, kAdam };
-const char* OptimizerName(Optimizer optimizer);  // "sgd", "sgd-momentum", "adam"
-// Throws UsageError for names other than "sgd", "sgd-momentum" (alias "momentum") and "adam".
+//   kRmsprop:     v = a*v + (1-a)*g*g; m = mu*m + g/(sqrt(v) + eps); w -= lr*m
+//                 (torch.optim.RMSprop with momentum, not centered; Tieleman & Hinton 2012)
+//                                                           11 FLOPs, reads w g m v, writes w m v
+enum class Optimizer { kSgd, kSgdMomentum, kAdam, kRmsprop };
+const char* OptimizerName(Optimizer optimizer);  // "sgd", "sgd-momentum", "adam", "rmsprop"
+// Throws UsageError for names other than "sgd", "sgd-momentum" (alias "momentum"),
+// "adam" and "rmsprop".
 Optimizer ParseOptimizer(const std::string& name);
-// Optimizer state tensors per trainable parameter: 0 (sgd), 1 (momentum), 2 (adam).
+// Optimizer state tensors per trainable parameter: 0 (sgd), 1 (momentum), 2 (adam, rmsprop).
 int OptimizerStatePerParam(Optimizer optimizer);
 
 // A count affine in the batch b: per_sample*b + per_step.
