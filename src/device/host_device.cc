@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -40,8 +41,7 @@ EfficiencyCurve::Point GemmEfficiency(int64_t features, int64_t batch, int threa
   return {flops, std::clamp(efficiency, 1e-3, 1.0)};
 }
 
-Device Probe() {
-  const int threads = AvailableCpus();
+Device Probe(int threads) {
   Device d;
   d.name = "host";
   d.kind = "cpu";
@@ -106,11 +106,20 @@ double MeasureTriadBandwidth(double bytes_per_array, int threads, int repeats) {
   return 3.0 * static_cast<double>(n) * sizeof(double) / std::max(best_s, 1e-9);
 }
 
-Device ProbeHostDevice() {
-  static std::once_flag once;
-  static Device host;
-  std::call_once(once, [] { host = Probe(); });
-  return host;
+Device ProbeHostDevice(int threads) {
+  const int available = AvailableCpus();
+  if (threads < 0 || threads > available) {
+    throw UsageError(fmt::format("host probe threads = {}: must be in [0, {}] (0: every CPU)",
+                                 threads, available));
+  }
+  if (threads == 0) threads = available;
+  // Measured once per thread count and process (about a second each).
+  static std::mutex mutex;
+  static std::map<int, Device> probed;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = probed.find(threads);
+  if (it == probed.end()) it = probed.emplace(threads, Probe(threads)).first;
+  return it->second;
 }
 
 }  // namespace fitspeed

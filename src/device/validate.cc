@@ -494,19 +494,18 @@ std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
 
 HostCheck RunHostCheck(const HostCheckOptions& options) {
   if (options.batches.empty()) throw UsageError("HostCheckOptions.batches: empty");
-  // ProbeHostDevice measures the modeled host's peaks on every available CPU:
-  // a sweep on fewer threads would be compared with a faster device.
-  if (options.threads != 0 && options.threads != AvailableCpus()) {
-    throw UsageError(fmt::format(
-        "HostCheckOptions.threads = {}: must be 0 or {} (every CPU, as the host probe measures)",
-        options.threads, AvailableCpus()));
+  // The modeled host is probed on the threads the sweep uses: its peaks, bandwidth
+  // and efficiencies are those of that many CPUs.
+  if (options.threads < 0 || options.threads > AvailableCpus()) {
+    throw UsageError(fmt::format("HostCheckOptions.threads = {}: must be in [0, {}] (0: every CPU)",
+                                 options.threads, AvailableCpus()));
   }
   if (!(options.min_time_s > 0)) {
     throw UsageError(
         fmt::format("HostCheckOptions.min_time_s = {}: must be > 0", options.min_time_s));
   }
   const Network network = LoadNetwork(options.network);
-  const Device host = LoadDevice("host");
+  const Device host = ProbeHostDevice(options.threads);
   SweepOptions sweep_options;
   sweep_options.batches = options.batches;
   sweep_options.threads = options.threads;

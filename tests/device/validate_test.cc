@@ -642,10 +642,26 @@ TEST(HostCheck, OneTinyBatchMeasuredAndModeled) {
   EXPECT_EQ(check.summary.cases, 1);
   options.batches = {};
   EXPECT_THROW(RunHostCheck(options), UsageError);
-  // A sweep on fewer threads than the probe's CPUs would meet a faster model.
+  // More threads than CPUs: refused.
   options.batches = {2};
   options.threads = AvailableCpus() + 1;
   EXPECT_THROW(RunHostCheck(options), UsageError);
+  // One thread: the sweep and the host probe both run on one CPU.
+  options.threads = 1;
+  const HostCheck one = RunHostCheck(options);
+  EXPECT_EQ(one.threads, 1);
+  ASSERT_EQ(one.rows.size(), 1u);
+  EXPECT_GT(one.rows[0].predicted_step_s, 0);
+}
+
+TEST(HostDevice, ProbedPerThreadCount) {
+  const Device one = ProbeHostDevice(1);
+  EXPECT_THAT(one.description, HasSubstr("1 thread (probed)"));
+  EXPECT_GT(one.fp32_flops_per_s, 0);
+  // Cached: the same probe again.
+  EXPECT_DOUBLE_EQ(ProbeHostDevice(1).fp32_flops_per_s, one.fp32_flops_per_s);
+  EXPECT_THROW(ProbeHostDevice(-1), UsageError);
+  EXPECT_THROW(ProbeHostDevice(AvailableCpus() + 1), UsageError);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct ValidateCliOptions {
   std::string data_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/measured";
   std::vector<std::string> device_files;
   bool host_check = false;
+  int host_threads = 0;
   bool require_fit = false;
   bool no_cross_validation = false;
   bool no_cross_device = false;
@@ -448,7 +449,9 @@ int RunValidate(const ValidateCliOptions& options) {
   std::unique_ptr<HostCheck> host;
   if (options.host_check) {
     std::cerr << "host self-check: measuring the host sweep (seconds)...\n";
-    host = std::make_unique<HostCheck>(RunHostCheck());
+    HostCheckOptions host_options;
+    host_options.threads = options.host_threads;
+    host = std::make_unique<HostCheck>(RunHostCheck(host_options));
   }
   if (format == OutputFormat::kJson) {
     WriteJson(options.data_dir, report, mixed, host.get());
@@ -476,6 +479,12 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--host-check", options->host_check,
                     "Also measure a host sweep of cnn-cifar-small at batches 8, 16, 32 and "
                     "compare it with the modeled host (seconds)");
+  command
+      ->add_option("--host-threads", options->host_threads,
+                   "With --host-check: threads of the measured sweep and of the host probe it "
+                   "is compared with; 0: every CPU")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command->add_flag("--require-fit", options->require_fit,
                     "Do not predict cases whose batch the memory model says does not fit "
                     "(by default they are predicted and marked oom*: they were measured)");

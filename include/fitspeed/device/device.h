@@ -175,7 +175,10 @@ Device LoadDevice(const std::string& name_or_path);
 // available CPU), memory bandwidth from a STREAM-like triad, compute
 // efficiency from oneDNN dense layers of three sizes run by the timing layer,
 // capacity = MemAvailable. Measured once per process (about a second) and cached.
-Device ProbeHostDevice();
+//
+// `threads`: the CPUs the probe runs on, in [0, AvailableCpus()]; 0: every one
+// (what LoadDevice("host") probes). Cached per thread count; UsageError out of range.
+Device ProbeHostDevice(int threads = 0);
 
 // Memory bandwidth of a STREAM triad a[i] = b[i] + s*c[i] over `bytes_per_array`
 // byte arrays on `threads` threads (McCalpin's STREAM counts 3 arrays of

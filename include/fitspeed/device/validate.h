@@ -208,8 +208,8 @@ std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
 struct HostCheckOptions {
   std::string network = "cnn-cifar-small";     // a zoo network the host backend runs
   std::vector<int64_t> batches = {8, 16, 32};  // each >= 1
-  // Kernel threads of the measured sweep: 0 or AvailableCpus() (every CPU), as
-  // ProbeHostDevice measures the modeled host's peaks on every CPU.
+  // Kernel threads of the measured sweep and of the host probe it is compared
+  // with (ProbeHostDevice(threads)), in [0, AvailableCpus()]; 0: every CPU.
   int threads = 0;
   double min_time_s = 0.2;  // timed steps per batch at least this long (> 0)
 };
