@@ -140,9 +140,11 @@ std::optional<int64_t> DleStatedBatch(const std::string& network, const std::str
   if (framework == "mxnet") {
     // MxNet/Classification/RN50v1.5/README.md, "Training performance" commands:
     // DGX A100 `benchmark.py -b 256` for TF32 and float16; DGX-1 `-b 192
-    // --dtype float16` and `-b 96 --dtype float32`.
+    // --dtype float16` and `-b 96 --dtype float32`; DGX-2 `-b 256 --dtype
+    // float16` and `-b 128 --dtype float32`.
     if (device == "a100" || device == "a100-80gb") return 256;
     if (device == "v100-sxm2") return mixed ? 192 : 96;
+    if (device == "v100-sxm3-32gb") return mixed ? 256 : 128;
   }
   if (framework == "pytorch") {
     // PyTorch/Classification/ConvNets/configs.yml, models.resnet50: DGXA100 AMP
@@ -201,8 +203,11 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     } else if (io::Contains(system, "DGX-1")) {
       device = "v100-sxm2";
       system_note = "DGX-1 V100 SXM2 = catalog v100-sxm2 (16 GB modeled for 32 GB parts); ";
+    } else if (io::Contains(system, "DGX-2 (")) {
+      device = "v100-sxm3-32gb";
+      system_note = "DGX-2 V100 SXM3 32GB = catalog v100-sxm3-32gb; ";
     } else {
-      continue;  // DGX-2 (V100 SXM3 32 GB, 350 W): not in the catalog
+      continue;  // DGX-2H (450 W V100s at a higher clock): not in the catalog
     }
     const std::string& gpus_text = t.Get(row, "gpus_or_nodes");
     if (!io::StartsWith(gpus_text, "GPUs=")) {
@@ -211,7 +216,9 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     }
     const double gpus = io::ParsePositive(std::string_view(gpus_text).substr(5), t.source, row.line,
                                           "gpus_or_nodes");
-    if (gpus != 1 && gpus != 8) continue;  // one GPU and a full node only
+    // One GPU and a full node only: 8 GPUs (DGX-1, DGX A100), 16 (DGX-2).
+    const double node = device == "v100-sxm3-32gb" ? 16 : 8;
+    if (gpus != 1 && gpus != node) continue;
     const std::string column = io::ToLower(t.Get(row, "throughput_column"));
     DevicePrecision precision;
     if (io::Contains(column, "mixed") || io::Contains(column, "amp")) {
@@ -243,8 +250,10 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
                                                   io::Contains(system, "32G"))) {
       per_gpu = *stated;
       batch_note = c.framework == "mxnet"
-                       ? "per-GPU batch from the README's benchmark.py -b command (the 80GB "
-                         "table's batch is assumed unchanged from the 40GB-era command)"
+                       ? std::string("per-GPU batch from the README's benchmark.py -b command") +
+                             (device == "a100-80gb" ? " (the 80GB table's batch is assumed "
+                                                      "unchanged from the 40GB-era command)"
+                                                    : "")
                        : fmt::format("per-GPU batch from ConvNets/configs.yml ({}, {})", c.network,
                                      device != "v100-sxm2"         ? "DGXA100"
                                      : io::Contains(system, "32G") ? "DGX1V-32G"
@@ -261,8 +270,8 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     }
     if (c.devices > 1) {
       c.note +=
-          " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over NVLink "
-          "without overlap with the backward pass";
+          " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over "
+          "NVLink (NVSwitch on the DGX-2) without overlap with the backward pass";
     }
     // Activation layouts as the repository runs them: AMP in NHWC, FP32 and
     // TF32 in NCHW (PyTorch ConvNets/configs.yml sets memory_format: nhwc for

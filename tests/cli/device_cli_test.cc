@@ -36,7 +36,7 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.devices/1");
-  ASSERT_EQ(json["devices"].size(), 12u);  // k40m ... tpu-v3-8, xeon-6148x2; host on request
+  ASSERT_EQ(json["devices"].size(), 13u);  // k40m ... tpu-v3-8, xeon-6148x2; host on request
   bool found = false;
   for (const auto& d : json["devices"]) {
     if (d["name"] != "v100-sxm2") continue;

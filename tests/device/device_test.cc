@@ -56,6 +56,9 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       // 900 GB/s, 16 GB.
       {"v100-sxm2", 15.7e12, 0, 125e12, 900e9, 16, 1},
       {"v100-pcie", 14e12, 0, 112e12, 900e9, 16, 1},
+      // NVIDIA DGX-2 datasheet: 16 V100 (SXM3), 2 petaFLOPS tensor (125 each), 512 GB
+      // (32 each); FP32 and bandwidth as the V100 datasheet's SXM2 part.
+      {"v100-sxm3-32gb", 15.7e12, 0, 125e12, 900e9, 32, 1},
       // NVIDIA T4 datasheet: 8.1 TFLOPS FP32, 65 TFLOPS FP16 mixed, 320 GB/s, 16 GB.
       {"t4", 8.1e12, 0, 65e12, 320e9, 16, 1},
       // NVIDIA A100 datasheet (SXM4 40 GB): 19.5 FP32, 156 TF32, 312 FP16/BF16 dense,
@@ -77,7 +80,7 @@ TEST(Catalog, EveryFileLoadsWithItsDatasheetPeaks) {
       {"xeon-6148x2", 4.096e12, 0, 0, 2 * 6 * 2666e6 * 8, 192, 1},
   };
   std::vector<std::string> names = CatalogDeviceNames();
-  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the twelve files and host
+  EXPECT_EQ(names.size(), std::size(sheets) + 1);  // the thirteen files and host
   EXPECT_EQ(names.back(), "host");
   for (const Datasheet& s : sheets) {
     SCOPED_TRACE(s.name);

@@ -90,6 +90,23 @@ TEST(PublishedCases, DleEfficientNetB0BatchFromTheConvNetsConfigsPerSystem) {
   EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 540), nullptr);  // b4 row
 }
 
+TEST(PublishedCases, DleDgx2IsTheV100Sxm3WithItsReadmeBatchAndSixteenGpus) {
+  // nvidia_dle_training_perf_tables.csv line 352: MXNet, "NVIDIA DGX-2 (16x V100
+  // 32GB)", GPUs=1, mixed precision 1492 img/s; the README's DGX-2 command is
+  // `benchmark.py -n 1,2,4,8,16 -b 256 --dtype float16`.
+  const MeasuredCase* c = At("nvidia_dle_training_perf_tables.csv", 352);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "resnet50/v100-sxm3-32gb/mixed/x1/b256");
+  EXPECT_DOUBLE_EQ(c->throughput_sps, 1492);
+  // Line 361: 16 GPUs, FP32, `-b 128` per GPU: the full node, global batch 2048.
+  const MeasuredCase* node = At("nvidia_dle_training_perf_tables.csv", 361);
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(CaseKey(*node), "resnet50/v100-sxm3-32gb/fp32/x16/b2048");
+  EXPECT_DOUBLE_EQ(node->throughput_sps, 6338);
+  // Line 356: 4 GPUs, neither one GPU nor the full node: not read.
+  EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 356), nullptr);
+}
+
 TEST(PublishedCases, DleTensorflowBatchPerPrecisionFromTheRawColumn) {
   // Line 378: TensorFlow, DGX-1 (8x V100 16G), GPUs=1, "128 (FP32) / 256 (AMP)",
   // "Throughput - FP32 + XLA", 412 img/s. Line 379: same, mixed precision, 1270.
@@ -111,11 +128,7 @@ TEST(PublishedCases, DleEightGpusIsGlobalBatchAndThroughput) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(CaseKey(*c), "resnet50/a100-80gb/tf32/x8/b2048");
   EXPECT_DOUBLE_EQ(c->throughput_sps, 7248);
-  // Lines 352-361 are DGX-2 (V100 SXM3, not in the catalog): none is read.
-  for (int line = 352; line <= 361; ++line) {
-    EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", line), nullptr) << line;
-  }
-  // Line 346 is GPUs=2: only 1 and 8 GPUs are read.
+  // Line 346 is GPUs=2: only 1 and 8 GPUs (16 on the DGX-2) are read.
   EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 346), nullptr);
 }
 
