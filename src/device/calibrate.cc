@@ -702,7 +702,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
 }
 
 bool OnTensorUnits(const MeasuredCase& c, const Device& device) {
-  return c.precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
+  return MatrixOnTensorUnits(device, c.precision);
 }
 
 std::vector<CalibrationParameter> ScalesDetermined(const std::vector<MeasuredCase>& cases,

@@ -84,18 +84,12 @@ ActivationLayout ParseActivationLayout(const std::string& name) {
   throw UsageError(fmt::format("unknown activation layout '{}' (known: nchw, nhwc)", name));
 }
 
+bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision) {
+  return precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
+}
+
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
-  bool tensor_units = false;
-  switch (options.precision) {
-    case DevicePrecision::kFp32:
-      tensor_units = device.fp32_matrix_on_tensor16;
-      break;
-    case DevicePrecision::kTf32:
-    case DevicePrecision::kMixed:
-      tensor_units = true;
-      break;
-  }
-  return tensor_units && !device.tensor_layout.empty() &&
+  return MatrixOnTensorUnits(device, options.precision) && !device.tensor_layout.empty() &&
          device.tensor_layout != ActivationLayoutName(options.layout);
 }
 
@@ -148,13 +142,12 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // The peak of matrix work and the tile its feature dimensions are padded to.
   double matrix_peak = device.fp32_flops_per_s;
   int feature_multiple = device.feature_multiple_fp32;
-  bool matrix_on_tensor_units = false;  // the matrix work runs on tensor units (TF32, 16-bit)
+  const bool matrix_on_tensor_units = MatrixOnTensorUnits(device, precision);
   switch (precision) {
     case DevicePrecision::kFp32:
       if (device.fp32_matrix_on_tensor16) {
         matrix_peak = device.tensor16_flops_per_s;
         feature_multiple = device.feature_multiple_tensor;
-        matrix_on_tensor_units = true;
       }
       break;
     case DevicePrecision::kTf32:
@@ -163,7 +156,6 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       }
       matrix_peak = device.tf32_flops_per_s;
       feature_multiple = device.feature_multiple_tensor;
-      matrix_on_tensor_units = true;
       break;
     case DevicePrecision::kMixed:
       if (device.tensor16_flops_per_s <= 0) {
@@ -172,7 +164,6 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       }
       matrix_peak = device.tensor16_flops_per_s;
       feature_multiple = device.feature_multiple_tensor;
-      matrix_on_tensor_units = true;
       break;
   }
   const EfficiencyCurve& matrix_efficiency =

@@ -80,6 +80,10 @@ struct DeviceModelOptions {
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 
+// Whether `precision`'s matrix work runs on `device`'s tensor units: TF32 and
+// mixed precision, and FP32 on a device with fp32_matrix_on_tensor16 (a TPU).
+bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision);
+
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
 // the device's tensor_layout is set and differs from options.layout.
