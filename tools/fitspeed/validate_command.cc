@@ -405,8 +405,10 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   std::cout << ratios.Render();
   if (host) {
     std::cout << fmt::format(
-        "\nHost self-check: modeled host against a measured sweep of {} ({} threads)\n",
-        host->network, host->threads == 0 ? std::string("all") : std::to_string(host->threads));
+        "\nHost self-check: modeled host against a measured sweep of {} ({})\n", host->network,
+        host->threads == 0   ? std::string("all threads")
+        : host->threads == 1 ? std::string("1 thread")
+                             : fmt::format("{} threads", host->threads));
     TextTable rows({"batch", "measured_step_ms", "predicted_step_ms", "error_%", "contended"});
     for (const HostCheckRow& r : host->rows) {
       rows.AddRow({std::to_string(r.batch), FormatSig(r.measured_step_s * 1e3, 4),
