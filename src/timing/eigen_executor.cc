@@ -4,6 +4,14 @@
 // float (timing) and double (gradient checks). It shares no kernel with the
 // oneDNN backend except the optimizer (timing/optimizer.h), so the tests can
 // check one against the other.
+//
+// With precision bf16 it emulates mixed-precision storage: it computes in S
+// but rounds to bfloat16 (round to nearest even, from float) every value the
+// oneDNN backend stores as bf16: the input, each layer's output, the gradient
+// of each layer's output, and the convolution and dense kernels the forward
+// and backward-data passes read (copies of the S master weights). Biases,
+// batch-norm parameters and statistics, the loss, the weight gradients and
+// the optimizer stay in S, as in the oneDNN backend and PyTorch's autocast.
 #include <fmt/format.h>
 
 #include <Eigen/Core>
@@ -13,6 +21,7 @@
 #include <numeric>
 
 #include "fitspeed/core/error.h"
+#include "timing/bf16.h"
 #include "timing/executor.h"
 #include "timing/optimizer.h"
 
@@ -56,6 +65,18 @@ class EigenExecutor final : public StepExecutor {
   int ParamId(int layer, const std::string& name) const;
   Vec& act(int l) { return act_[static_cast<size_t>(l)]; }
   Vec& diff(int l) { return diff_[static_cast<size_t>(l)]; }
+  // In bf16, rounds `v` in place where the oneDNN backend stores bf16.
+  void RoundToStorage(Vec& v) const {
+    if (!bf16_) return;
+    for (S& x : v) x = static_cast<S>(RoundToBf16(static_cast<float>(x)));
+  }
+  // The kernel the forward and backward-data passes read: the master weights
+  // in fp32, their bf16 copy (refreshed by the forward pass) in bf16.
+  const S* Kernel(size_t param) const {
+    return bf16_ ? kernel_copy_[param].data() : param_[param].data();
+  }
+  // In bf16, adds the forward op that refreshes the kernel's bf16 copy.
+  void CopyKernelToStorage(int l, size_t param);
   bool GradNeeded(int l) const { return grad_needed_[static_cast<size_t>(l)]; }
 
   void BuildConv(int l);
@@ -86,18 +107,22 @@ class EigenExecutor final : public StepExecutor {
   std::vector<std::function<void()>> backward_;
   std::vector<Vec> act_, diff_;
   std::vector<Vec> param_, grad_, state1_, state2_;
+  std::vector<Vec> kernel_copy_;  // bf16: per parameter, the rounded kernel (else empty)
   std::vector<int32_t> labels_;
   double loss_ = 0;
+  bool bf16_ = false;
 };
 
 template <typename S>
 EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config)
     : StepExecutor(network, config) {
+  bf16_ = config.precision == Precision::kBf16;
   grad_needed_ = GradientReaches(network);
   const size_t n = static_cast<size_t>(network.size());
   act_.resize(n);
   diff_.resize(n);
   backward_.resize(n);
+  kernel_copy_.resize(params().size());
   mean_.resize(n);
   inv_std_.resize(n);
   argmax_.resize(n);
@@ -170,9 +195,17 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
         BuildLrn(l);
         break;
     }
+    if (bf16_ && l < network.size() - 1) {
+      Add(Phase::kForward, l, Pass::kForward, [this, l] { RoundToStorage(act(l)); });
+    }
   }
   for (int l = network.size() - 1; l >= 1; --l) {
-    if (GradNeeded(l) && backward_[static_cast<size_t>(l)]) backward_[static_cast<size_t>(l)]();
+    if (!GradNeeded(l) || !backward_[static_cast<size_t>(l)]) continue;
+    // Every consumer has added its part of diff(l) by now: round the sum once.
+    if (bf16_ && l < network.size() - 1) {
+      Add(Phase::kBackward, l, Pass::kBackwardData, [this, l] { RoundToStorage(diff(l)); });
+    }
+    backward_[static_cast<size_t>(l)]();
   }
   BuildUpdates();
   if (!config.dry_run) {
@@ -193,6 +226,16 @@ int EigenExecutor<S>::ParamId(int layer, const std::string& name) const {
     }
   }
   return -1;
+}
+
+template <typename S>
+void EigenExecutor<S>::CopyKernelToStorage(int l, size_t param) {
+  if (!bf16_) return;
+  Allocate(kernel_copy_[param], params()[param].elements);
+  Add(Phase::kForward, l, Pass::kForward, [this, param] {
+    kernel_copy_[param] = param_[param];
+    RoundToStorage(kernel_copy_[param]);
+  });
 }
 
 template <typename S>
@@ -247,11 +290,12 @@ void EigenExecutor<S>::BuildConv(int l) {
     }
   };
 
+  CopyKernelToStorage(l, kernel);
   Add(Phase::kForward, l, Pass::kForward, [=] {
     Mat col;
     const S* x = act(in).data();
     S* y = act(l).data();
-    const S* wt = param_[kernel].data();
+    const S* wt = Kernel(kernel);
     for (int64_t s = 0; s < n; ++s) {
       for (int64_t g = 0; g < groups; ++g) {
         im2col(x + (s * c + g * cg) * h * wd, col);
@@ -269,7 +313,7 @@ void EigenExecutor<S>::BuildConv(int l) {
         Mat col;
         const S* dy = diff(l).data();
         S* dx = diff(in).data();
-        const S* wt = param_[kernel].data();
+        const S* wt = Kernel(kernel);
         for (int64_t s = 0; s < n; ++s) {
           for (int64_t g = 0; g < groups; ++g) {
             col.noalias() = ConstMapMat(wt + g * og * rows, og, rows).transpose() *
@@ -315,10 +359,11 @@ void EigenExecutor<S>::BuildDense(int l) {
   const size_t kernel = static_cast<size_t>(ParamId(l, "kernel"));
   const int bias = ParamId(l, "bias");
   // Y (rows x units) = X (rows x features) W^T + b.
+  CopyKernelToStorage(l, kernel);
   Add(Phase::kForward, l, Pass::kForward, [=] {
     MapMat y(act(l).data(), rows, units);
     y.noalias() = ConstMapMat(act(in).data(), rows, features) *
-                  ConstMapMat(param_[kernel].data(), units, features).transpose();
+                  ConstMapMat(Kernel(kernel), units, features).transpose();
     if (bias < 0) return;
     const S* b = param_[static_cast<size_t>(bias)].data();
     for (int64_t r = 0; r < rows; ++r) {
@@ -329,8 +374,7 @@ void EigenExecutor<S>::BuildDense(int l) {
     if (GradNeeded(in)) {
       Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
         MapMat(diff(in).data(), rows, features).noalias() +=
-            ConstMapMat(diff(l).data(), rows, units) *
-            ConstMapMat(param_[kernel].data(), units, features);
+            ConstMapMat(diff(l).data(), rows, units) * ConstMapMat(Kernel(kernel), units, features);
       });
     }
     Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
@@ -834,6 +878,7 @@ void EigenExecutor<S>::SetInput(const std::vector<double>& values,
     FITSPEED_CHECK(label >= 0 && label < network().num_classes(), "label out of range");
   }
   std::copy(values.begin(), values.end(), act_[0].begin());
+  RoundToStorage(act_[0]);
   labels_ = labels;
 }
 

@@ -171,7 +171,10 @@ std::string OnednnVersion();  // "2.6.3"
 std::string OnednnRuntime();  // "OpenMP", "TBB", ...
 
 std::unique_ptr<StepExecutor> MakeOnednnExecutor(const Network& network, const StepConfig& config);
-// Scalar: float (timing) or double (gradient checks).
+// Scalar: float (timing) or double (gradient checks). With precision bf16 it
+// computes in Scalar but rounds to bf16 wherever the oneDNN backend stores
+// bf16 (eigen_executor.cc): a numerical reference for that backend's BF16
+// step, not a timing one (MakeExecutor refuses eigen with bf16).
 template <typename Scalar>
 std::unique_ptr<StepExecutor> MakeEigenExecutor(const Network& network, const StepConfig& config);
 std::unique_ptr<StepExecutor> MakeExecutor(Backend backend, const Network& network,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fitspeed/model/zoo.h"
+#include "timing/agreement.h"
 #include "timing/executor.h"
 #include "timing/test_networks.h"
 
@@ -20,19 +21,7 @@ using fitspeed::testing::NewKindTestNetworks;
 using fitspeed::testing::RelativeError;
 
 StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) {
-  StepConfig c;
-  c.batch = batch;
-  c.optimizer = optimizer;
-  c.learning_rate = 0.05;
-  c.epsilon = 1e-3;  // Adam: keeps rounding-level gradients from moving by a whole step
-  if (optimizer == Optimizer::kRmsprop) {
-    // RMSprop's first step is 10 sign(g) learning rates (v starts at 0, alpha
-    // 0.99), and it divides rounding-level gradients by eps alone: a tenth of the
-    // rate and eps = 1e-2 (see onednn_executor_test.cc).
-    c.learning_rate = 0.005;
-    c.epsilon = 1e-2;
-  }
-  return c;
+  return fitspeed::testing::AgreementConfig(batch, optimizer);
 }
 
 // 3x1x1 input x -> sigmoid, swish, lrn and a concatenation of them; mul of x
@@ -109,52 +98,23 @@ TEST(NewKinds, OnednnGradientsMatchFiniteDifferences) {
   }
 }
 
-// Two training steps on both backends from the same initial state: every
-// layer output, the loss, every gradient and every parameter after the updates.
-void ExpectAgreesWithEigen(Precision precision, double tolerance) {
+TEST(NewKinds, OnednnAgreesWithEigenReference) {
+  // FP32 against the double reference: a few float roundings per value.
   for (const Network& net : NewKindTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kRmsprop}) {
-      SCOPED_TRACE(net.name + " " + OptimizerName(optimizer) + " " + PrecisionName(precision));
-      auto eigen = MakeEigenExecutor<double>(net, Config(4, optimizer));
-      StepConfig c = Config(4, optimizer);
-      c.precision = precision;
-      c.reuse_memory = false;
-      auto onednn = MakeOnednnExecutor(net, c);
-      const double loss = eigen->Forward();
-      EXPECT_NEAR(onednn->Forward(), loss, tolerance * std::abs(loss));
-      for (int l = 0; l < net.size() - 1; ++l) {
-        EXPECT_LT(RelativeError(onednn->Output(l), eigen->Output(l)), tolerance)
-            << "output of " << net.layer(l).name;
-      }
-      onednn->Backward();
-      eigen->Backward();
-      for (size_t i = 0; i < eigen->params().size(); ++i) {
-        if (!eigen->params()[i].trainable) continue;
-        // A conv bias before a batch-norm has a zero gradient: compare on an absolute scale.
-        EXPECT_LT(RelativeError(onednn->Grad(i), eigen->Grad(i), 1.0), tolerance)
-            << "gradient of " << eigen->params()[i].name;
-      }
-      onednn->Update();
-      eigen->Update();
-      onednn->Step();
-      eigen->Step();
-      for (size_t i = 0; i < eigen->params().size(); ++i) {
-        EXPECT_LT(RelativeError(onednn->Param(i), eigen->Param(i)), tolerance)
-            << "parameter " << eigen->params()[i].name << " after two steps";
-      }
+      fitspeed::testing::ExpectFp32AgreesWithReference(net, Config(4, optimizer), 2e-4);
     }
   }
 }
 
-TEST(NewKinds, OnednnAgreesWithEigenReference) {
-  // FP32 against the double reference: a few float roundings per value.
-  ExpectAgreesWithEigen(Precision::kFp32, 2e-4);
-}
-
 TEST(NewKinds, OnednnBf16AgreesWithEigenReference) {
   if (!OnednnBf16Supported()) GTEST_SKIP() << "no BF16 kernels on this CPU (" << OnednnIsa() << ")";
-  // BF16 keeps 8 significant bits: relative errors of a few 1e-3 per value.
-  ExpectAgreesWithEigen(Precision::kBf16, 5e-2);
+  // Tolerances: the error analysis in agreement.h.
+  for (const Network& net : NewKindTestNetworks()) {
+    for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kRmsprop}) {
+      fitspeed::testing::ExpectBf16AgreesWithEmulation(net, Config(4, optimizer));
+    }
+  }
 }
 
 TEST(NewKinds, OnednnDryRunPlansExactlyWhatARealStepAllocates) {

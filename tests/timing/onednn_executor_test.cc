@@ -7,6 +7,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/cost.h"
+#include "timing/agreement.h"
 #include "timing/executor.h"
 #include "timing/test_networks.h"
 
@@ -18,24 +19,8 @@ using fitspeed::testing::RelativeError;
 
 StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum,
                   Precision precision = Precision::kFp32) {
-  StepConfig c;
-  c.batch = batch;
-  c.optimizer = optimizer;
+  StepConfig c = fitspeed::testing::AgreementConfig(batch, optimizer);
   c.precision = precision;
-  c.learning_rate = 0.05;
-  // Adam divides by sqrt(v) + eps: a gradient that is zero up to rounding (a
-  // bias before a batch-norm) would otherwise move by a whole learning rate.
-  c.epsilon = 1e-3;
-  if (optimizer == Optimizer::kRmsprop) {
-    // RMSprop's first step is g/(sqrt((1-alpha) g^2) + eps) = 10 sign(g) learning
-    // rates (v starts at 0, alpha 0.99): a tenth of the rate keeps it as far as
-    // Adam's. It divides rounding-level gradients (a bias before a batch-norm,
-    // ~1e-8 in FP32, ~1e-17 in double) by eps alone: eps = 1e-2 keeps them at
-    // the noise level, while real gradients (0.01-0.2, sqrt(v) = 0.001-0.02)
-    // still feel sqrt(v).
-    c.learning_rate = 0.005;
-    c.epsilon = 1e-2;
-  }
   return c;
 }
 
@@ -58,57 +43,13 @@ TEST(OnednnExecutor, ConvolutionOfOnesCountsTheWindowInsideTheImage) {
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << i;
 }
 
-// Runs two training steps on both backends from the same initial state and
-// compares every layer output, the loss, every gradient and every parameter
-// (moving statistics included) after the updates.
-void ExpectAgreesWithEigen(const Network& net, Optimizer optimizer, Precision precision,
-                           double tolerance) {
-  SCOPED_TRACE(net.name + " " + OptimizerName(optimizer) + " " + PrecisionName(precision));
-  auto eigen = MakeEigenExecutor<double>(net, Config(4, optimizer));
-  const double loss = eigen->Forward();
-  {
-    // Memory reuse off, so that every layer's output can be read after the forward pass.
-    StepConfig c = Config(4, optimizer, precision);
-    c.reuse_memory = false;
-    auto onednn = MakeOnednnExecutor(net, c);
-    EXPECT_NEAR(onednn->Forward(), loss, tolerance * std::abs(loss));
-    for (int l = 0; l < net.size() - 1; ++l) {
-      EXPECT_LT(RelativeError(onednn->Output(l), eigen->Output(l)), tolerance)
-          << "output of " << net.layer(l).name;
-    }
-  }
-  auto onednn = MakeOnednnExecutor(net, Config(4, optimizer, precision));
-  EXPECT_NEAR(onednn->Forward(), loss, tolerance * std::abs(loss));
-  onednn->Backward();
-  eigen->Backward();
-  for (size_t i = 0; i < eigen->params().size(); ++i) {
-    if (!eigen->params()[i].trainable) continue;
-    const std::vector<double> reference = eigen->Grad(i);
-    // A bias before a batch-norm has a gradient of exactly zero, which the
-    // reference computes to ~1e-17: then the rounding noise must stay small.
-    if (RelativeError(reference, std::vector<double>(reference.size(), 0.0), 1.0) < 1e-9) {
-      EXPECT_LT(RelativeError(onednn->Grad(i), reference, 1.0), tolerance)
-          << "gradient of " << eigen->params()[i].name << " (zero)";
-      continue;
-    }
-    EXPECT_LT(RelativeError(onednn->Grad(i), reference), tolerance)
-        << "gradient of " << eigen->params()[i].name;
-  }
-  onednn->Update();
-  eigen->Update();
-  onednn->Step();
-  eigen->Step();
-  for (size_t i = 0; i < eigen->params().size(); ++i) {
-    EXPECT_LT(RelativeError(onednn->Param(i), eigen->Param(i)), tolerance)
-        << "parameter " << eigen->params()[i].name << " after two steps";
-  }
-}
-
 TEST(OnednnExecutor, AgreesWithEigenReferenceInFp32) {
-  // FP32 against the double reference: a few float roundings per value.
+  // FP32 against the double reference: a few float roundings per value, each
+  // 2^-24 relative, summed over dot products of up to a few hundred terms and
+  // amplified by the batch-norms' cancellation (batch 4): below 2e-4.
   for (const Network& net : AllTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgd, Optimizer::kSgdMomentum, Optimizer::kAdam}) {
-      ExpectAgreesWithEigen(net, optimizer, Precision::kFp32, 2e-4);
+      fitspeed::testing::ExpectFp32AgreesWithReference(net, Config(4, optimizer), 2e-4);
     }
   }
 }
@@ -136,9 +77,9 @@ TEST(OnednnExecutor, Bf16AgreesWithEigenOrIsRefused) {
     }
     GTEST_SKIP() << "no BF16 kernels on this CPU (" << OnednnIsa() << ")";
   }
-  // BF16 keeps 8 significant bits: relative errors of a few 1e-3 per value.
+  // Tolerances: the error analysis in agreement.h.
   for (const Network& net : AllTestNetworks()) {
-    ExpectAgreesWithEigen(net, Optimizer::kSgdMomentum, Precision::kBf16, 5e-2);
+    fitspeed::testing::ExpectBf16AgreesWithEmulation(net, Config(4, Optimizer::kSgdMomentum));
   }
 }
 
