@@ -47,8 +47,9 @@ Device Probe(int threads) {
   d.kind = "cpu";
   d.origin = "probe:host";
   const HostContext context = DescribeHost(threads);
-  d.description = fmt::format("this CPU: {}, {} thread{} (probed)", context.cpu_model, threads,
-                              threads == 1 ? "" : "s");
+  d.description = fmt::format("this CPU: {}, {} thread{}, oneDNN ISA {}{} (probed)",
+                              context.cpu_model, threads, threads == 1 ? "" : "s", context.isa,
+                              context.bf16_supported ? " with BF16" : "");
   d.fp32_flops_per_s = context.fp32_peak_gflops * 1e9;
   // 3 arrays of 32 MiB: well past the last-level caches of current CPUs.
   d.memory_bandwidth_bytes_per_s = MeasureTriadBandwidth(32.0 * (1 << 20), threads);
