@@ -486,8 +486,11 @@ void EigenExecutor<S>::BuildRelu(int l) {
       const S* x = act(in).data();
       const S* dy = diff(l).data();
       S* dx = diff(in).data();
+      // At the clip value itself the gradient is 0, as in oneDNN's clip_v2,
+      // TensorFlow's relu6 and PyTorch's hardtanh: BF16 rounding lands values
+      // exactly there.
       for (int64_t i = 0; i < count; ++i) {
-        if (x[i] > 0 && x[i] <= max_value) dx[i] += dy[i];
+        if (x[i] > 0 && x[i] < max_value) dx[i] += dy[i];
       }
     });
   };
