@@ -1,0 +1,146 @@
+// Small networks for the timing tests and bench/bf16_gradients.cc (no GoogleTest here): together
+// they use every layer kind and option the host backends run (grouped and strided convolutions,
+// asymmetric "same" padding, batch-norm of images and of vectors with and without gamma/beta, ReLU
+// and clipped ReLU, max and average pooling with and without padding, residual adds of two and
+// three operands, flatten, global pooling, dense layers on {F} and {T, F}), at shapes small enough
+// for finite differences.
+#ifndef FITSPEED_TESTS_TIMING_TEST_NETWORK_BUILDERS_H_
+#define FITSPEED_TESTS_TIMING_TEST_NETWORK_BUILDERS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fitspeed/model/network.h"
+
+namespace fitspeed::testing {
+
+inline Conv2dAttrs ConvAttrs(int64_t filters, Window2d window, int64_t groups = 1,
+                             bool bias = true) {
+  Conv2dAttrs a;
+  a.out_channels = filters;
+  a.window = window;
+  a.groups = groups;
+  a.bias = bias;
+  return a;
+}
+
+inline DenseAttrs DenseUnits(int64_t units, bool bias = true) {
+  DenseAttrs a;
+  a.units = units;
+  a.bias = bias;
+  return a;
+}
+
+inline PoolAttrs PoolWindow(Window2d window, bool count_include_pad = false) {
+  PoolAttrs a;
+  a.window = window;
+  a.count_include_pad = count_include_pad;
+  return a;
+}
+
+// 3x6x6 -> conv 8 (same) -> bn -> relu -> grouped conv -> bn (no gamma) -> add
+// (residual) -> relu clipped at 1.5 -> max pool 3/2 pad 1 -> avg pool 2/1 ->
+// flatten -> dense 5 -> bn (vector, no beta) -> relu -> dense 3 -> loss.
+inline Network ResidualNet() {
+  Network net("test-residual", Shape::Chw(3, 6, 6));
+  const std::string c1 = net.Conv2d("input", ConvAttrs(8, SameWindow(3)), "c1");
+  const std::string r1 = net.Relu(net.BatchNorm(c1, {}, "b1"), {}, "r1");
+  BatchNormAttrs no_gamma;
+  no_gamma.scale = false;
+  const std::string c2 = net.Conv2d(r1, ConvAttrs(8, MakeWindow(3, 1, 1), 2, false), "c2");
+  const std::string sum = net.Add({r1, net.BatchNorm(c2, no_gamma, "b2")}, "add");
+  ReluAttrs clip;
+  clip.max_value = 1.5;
+  std::string x = net.Relu(sum, clip, "r2");
+  x = net.MaxPool(x, PoolWindow(MakeWindow(3, 2, 1)), "max");
+  x = net.AvgPool(x, PoolWindow(MakeWindow(2, 1, 0)), "avg");
+  x = net.Flatten(x, "flat");
+  BatchNormAttrs no_beta;
+  no_beta.center = false;
+  x = net.Relu(net.BatchNorm(net.Dense(x, DenseUnits(5), "d1"), no_beta, "b3"), {}, "r3");
+  net.SoftmaxCrossEntropy(net.Dense(x, DenseUnits(3), "d2"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// 2x8x8 -> conv 3x3 stride 2 "same" (pads 0 top/left, 1 bottom/right) -> relu
+// -> avg pool 3/1 pad 1 counting padding -> 1x1 conv -> add of three ->
+// global average pool -> dense 3 (no bias) -> loss.
+inline Network PoolingNet() {
+  Network net("test-pooling", Shape::Chw(2, 8, 8));
+  const std::string r =
+      net.Relu(net.Conv2d("input", ConvAttrs(4, SameWindow(3, 2)), "c1"), {}, "r1");
+  const std::string p = net.AvgPool(r, PoolWindow(MakeWindow(3, 1, 1), true), "avg");
+  const std::string c2 = net.Conv2d(p, ConvAttrs(4, MakeWindow(1)), "c2");
+  const std::string g = net.GlobalAvgPool(net.Add({r, p, c2}, "add3"), "gap");
+  net.SoftmaxCrossEntropy(net.Dense(g, DenseUnits(3, false), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// {3, 4} token rows -> dense 5 -> relu -> dense 3 -> loss per row.
+inline Network SequenceNet() {
+  Network net("test-sequence", Shape({3, 4}));
+  const std::string x = net.Relu(net.Dense("input", DenseUnits(5), "d1"), {}, "r1");
+  net.SoftmaxCrossEntropy(net.Dense(x, DenseUnits(3), "d2"), "loss");
+  net.Finalize();
+  return net;
+}
+
+inline std::vector<Network> AllTestNetworks() {
+  return {ResidualNet(), PoolingNet(), SequenceNet()};
+}
+
+// The kinds EfficientNet and AlexNet brought: 4x5x5 -> conv 8 (same) -> bn ->
+// swish s1 -> squeeze-excite [gap -> dense 2 -> swish -> dense 8 -> sigmoid]
+// -> mul m (broadcast) -> 1x1 conv -> sigmoid gate -> mul m2 = m*gate (same
+// shape) -> lrn (size 3, alpha 0.5, beta 0.75, k 2) -> gap -> dense 3 -> loss.
+inline Network SqueezeExciteNet() {
+  Network net("test-squeeze-excite", Shape::Chw(4, 5, 5));
+  const std::string s1 = net.Swish(
+      net.BatchNorm(net.Conv2d("input", ConvAttrs(8, SameWindow(3)), "c1"), {}, "b1"), "s1");
+  std::string se = net.GlobalAvgPool(s1, "squeeze");
+  se = net.Swish(net.Dense(se, DenseUnits(2), "reduce"), "reduce_swish");
+  se = net.Sigmoid(net.Dense(se, DenseUnits(8), "expand"), "expand_sigmoid");
+  const std::string m = net.Mul(s1, se, "excite");
+  const std::string gate = net.Sigmoid(net.Conv2d(m, ConvAttrs(8, MakeWindow(1)), "c2"), "gate");
+  const std::string m2 = net.Mul(m, gate, "gated");
+  LrnAttrs lrn;
+  lrn.size = 3;
+  lrn.alpha = 0.5;
+  lrn.k = 2;
+  const std::string n = net.Lrn(m2, lrn, "lrn");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(n, "gap"), DenseUnits(3), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// GoogLeNet's concatenation: 3x6x6 -> conv 4 (pad 1) -> relu r -> concat
+// cat0(input, r) (the input needs no gradient) -> inception [1x1 conv 2 ->
+// sigmoid (smooth, for finite differences in FP32); 3x3 conv 3; 3x3/1 max pool
+// -> 1x1 conv 2] -> concat cat1 {7, 6, 6} ->
+// gap -> concat of vectors cat2 (gap of cat1 {7}, gap of the 1x1 branch {2})
+// -> dense 3 -> loss.
+inline Network InceptionNet() {
+  Network net("test-inception", Shape::Chw(3, 6, 6));
+  const std::string r =
+      net.Relu(net.Conv2d("input", ConvAttrs(4, MakeWindow(3, 1, 1)), "c0"), {}, "r");
+  const std::string cat0 = net.Concat({"input", r}, "cat0");
+  const std::string b1 = net.Sigmoid(net.Conv2d(cat0, ConvAttrs(2, MakeWindow(1)), "b1"), "b1s");
+  const std::string b3 = net.Conv2d(cat0, ConvAttrs(3, MakeWindow(3, 1, 1)), "b3");
+  const std::string bp = net.Conv2d(net.MaxPool(cat0, PoolWindow(MakeWindow(3, 1, 1)), "pool"),
+                                    ConvAttrs(2, MakeWindow(1)), "bp");
+  const std::string cat1 = net.Concat({b1, b3, bp}, "cat1");
+  const std::string cat2 =
+      net.Concat({net.GlobalAvgPool(cat1, "gap1"), net.GlobalAvgPool(b1, "gap2")}, "cat2");
+  net.SoftmaxCrossEntropy(net.Dense(cat2, DenseUnits(3), "d"), "loss");
+  net.Finalize();
+  return net;
+}
+
+inline std::vector<Network> NewKindTestNetworks() { return {SqueezeExciteNet(), InceptionNet()}; }
+
+}  // namespace fitspeed::testing
+
+#endif  // FITSPEED_TESTS_TIMING_TEST_NETWORK_BUILDERS_H_
