@@ -6,7 +6,7 @@
 // from the double Eigen reference, the oneDNN executor in FP32 and, where
 // oneDNN has BF16 kernels on this CPU, in BF16 (else null). Batch 4, seed 1
 // (or the first argument: bf16_gradients [seed]), the step configuration of
-// tests/timing/agreement.h's AgreementConfig(4).
+// AgreementConfig(4) of tests/timing/test_network_builders.h.
 // bench/bf16_reference.py reads it; see bench/README.md, "BF16 against PyTorch
 // autocast".
 //
@@ -48,15 +48,11 @@ using nlohmann::json;
 
 constexpr int64_t kBatch = 4;
 
-// tests/timing/agreement.h's AgreementConfig(4), SGD with momentum (that
-// header needs GoogleTest).
+// The tests' step (AgreementConfig, SGD with momentum) at this seed and precision.
 StepConfig Config(uint64_t seed, Precision precision, bool reuse_memory) {
-  StepConfig c;
-  c.batch = kBatch;
+  StepConfig c = fitspeed::testing::AgreementConfig(kBatch);
   c.seed = seed;
   c.precision = precision;
-  c.learning_rate = 0.05;
-  c.epsilon = 1e-3;
   c.reuse_memory = reuse_memory;
   return c;
 }

@@ -17,29 +17,6 @@
 
 namespace fitspeed::testing {
 
-// The step the agreement and gradient tests run: lr 0.05 at `batch`.
-inline timing::StepConfig AgreementConfig(int64_t batch,
-                                          Optimizer optimizer = Optimizer::kSgdMomentum) {
-  timing::StepConfig c;
-  c.batch = batch;
-  c.optimizer = optimizer;
-  c.learning_rate = 0.05;
-  // Adam divides by sqrt(v) + eps: a gradient that is zero up to rounding (a
-  // bias before a batch-norm) would otherwise move by a whole learning rate.
-  c.epsilon = 1e-3;
-  if (optimizer == Optimizer::kRmsprop) {
-    // RMSprop's first step is g/(sqrt((1-alpha) g^2) + eps) = 10 sign(g) learning
-    // rates (v starts at 0, alpha 0.99): a tenth of the rate keeps it as far as
-    // Adam's. It divides rounding-level gradients (a bias before a batch-norm,
-    // ~1e-8 in FP32, ~1e-17 in double) by eps alone: eps = 1e-2 keeps them at
-    // the noise level, while real gradients (0.01-0.2, sqrt(v) = 0.001-0.02)
-    // still feel sqrt(v).
-    c.learning_rate = 0.005;
-    c.epsilon = 1e-2;
-  }
-  return c;
-}
-
 // The largest distance a parameter whose exact gradient is zero (a bias before
 // a batch-norm) may travel in `steps` updates when its computed gradient is
 // rounding noise of norm `noise`. SGD moves it by lr*noise per step, momentum
