@@ -11,6 +11,11 @@ a time and count budget, median of the step times.
     /usr/bin/python3 bench/pytorch_compare.py --fitspeed build/fitspeed \
         --model resnet18-cifar --batches 1,2,4,8,16,32,64 --threads 2
 
+With --precision bf16, fitspeed runs `sweep --precision bf16` (BF16 activations,
+FP32 master weights) and PyTorch runs the forward pass and the loss under
+torch.autocast('cpu', dtype=torch.bfloat16) with FP32 parameters, as users run
+mixed precision on CPUs (both need a CPU with AVX-512 BF16 or AMX).
+
 Networks (as fitspeed's zoo defines them, src/model/zoo.cc):
   resnet18-cifar   kuangliu/pytorch-cifar models/resnet.py ResNet18()
   mlp-mnist        keras examples/mnist_mlp.py, 784-512-512-10 (no dropout)
@@ -92,9 +97,12 @@ def pytorch_step_time(model_name, batch, args):
     x = torch.randn(batch, *shape)
     y = torch.randint(0, classes, (batch,))
 
+    bf16 = args.precision == "bf16"
+
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
 
@@ -116,7 +124,7 @@ def fitspeed_step_times(model_name, batches, args):
     command = [args.fitspeed, "sweep", model_name, "--batches", ",".join(map(str, batches)),
                "--threads", str(args.threads), "--warmup", str(args.warmup),
                "--min-repeats", str(args.min_repeats), "--min-time", str(args.min_time),
-               "--output", "json"]
+               "--precision", args.precision, "--output", "json"]
     done = subprocess.run(command, check=False, capture_output=True, text=True)
     if done.returncode not in (0, 1):  # 1: measured, but no usable fit
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
@@ -136,13 +144,16 @@ def main():
     parser.add_argument("--min-repeats", type=int, default=5)
     parser.add_argument("--max-repeats", type=int, default=1000)
     parser.add_argument("--min-time", type=float, default=0.5)
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                        help="bf16: fitspeed --precision bf16 against PyTorch CPU autocast")
     args = parser.parse_args()
     models = args.model or ["resnet18-cifar", "mlp-mnist"]
     batches = [int(b) for b in args.batches.split(",")]
     torch.set_num_threads(args.threads)
 
     print(f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads) against fitspeed "
-          f"({args.threads} threads); ratio = fitspeed step time / PyTorch step time")
+          f"({args.threads} threads), {args.precision}; "
+          f"ratio = fitspeed step time / PyTorch step time")
     for name in models:
         print(f"\n{name}")
         print(f"{'batch':>6} {'fitspeed_ms':>12} {'pytorch_ms':>11} {'ratio':>6}", flush=True)

@@ -17,11 +17,10 @@ namespace fitspeed {
 
 namespace {
 
-// Dense layers of `features` inputs and units at `batch` run by the oneDNN
-// executor: FLOPs of one forward GEMM and the fraction of `peak_flops_per_s`
-// it reached.
-EfficiencyCurve::Point GemmEfficiency(int64_t features, int64_t batch, int threads,
-                                      double peak_flops_per_s) {
+// A dense layer of `features` inputs and units at `batch` run by the oneDNN
+// executor in `precision`: FLOPs of its forward GEMM and the rate it reached
+// (FLOP/s).
+EfficiencyCurve::Point GemmRate(int64_t features, int64_t batch, int threads, Precision precision) {
   Network net("host-probe-dense", Shape::Vector(features));
   DenseAttrs dense;
   dense.units = features;
@@ -29,6 +28,7 @@ EfficiencyCurve::Point GemmEfficiency(int64_t features, int64_t batch, int threa
   net.Finalize();
   SweepOptions options;
   options.threads = threads;
+  options.precision = precision;
   options.warmup_steps = 1;
   options.warmup_time_s = 0.01;
   options.min_repeats = 3;
@@ -37,8 +37,29 @@ EfficiencyCurve::Point GemmEfficiency(int64_t features, int64_t batch, int threa
   const LayerTiming& layer = m.layers.at(1);
   const double seconds = layer.seconds[static_cast<size_t>(Pass::kForward)];
   const double flops = layer.flops[static_cast<size_t>(Pass::kForward)];
-  const double efficiency = seconds > 0 ? flops / seconds / peak_flops_per_s : 1.0;
-  return {flops, std::clamp(efficiency, 1e-3, 1.0)};
+  return {flops, seconds > 0 ? flops / seconds : 0.0};
+}
+
+// GEMMs of 0.5 MFLOP, 34 MFLOP and 1.1 GFLOP (2*batch*features^2) in
+// `precision`: their FLOPs and rates.
+std::vector<EfficiencyCurve::Point> GemmRates(int threads, Precision precision) {
+  std::vector<EfficiencyCurve::Point> rates;
+  for (const auto& [features, batch] :
+       std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {256, 256}, {1024, 512}}) {
+    const EfficiencyCurve::Point p = GemmRate(features, batch, threads, precision);
+    if (rates.empty() || p.size > rates.back().size) rates.push_back(p);
+  }
+  return rates;
+}
+
+// The rates as fractions of `peak_flops_per_s`, in [1e-3, 1].
+EfficiencyCurve Efficiencies(const std::vector<EfficiencyCurve::Point>& rates,
+                             double peak_flops_per_s) {
+  EfficiencyCurve curve;
+  for (const EfficiencyCurve::Point& r : rates) {
+    curve.points.push_back({r.size, std::clamp(r.efficiency / peak_flops_per_s, 1e-3, 1.0)});
+  }
+  return curve;
 }
 
 Device Probe(int threads) {
@@ -47,20 +68,35 @@ Device Probe(int threads) {
   d.kind = "cpu";
   d.origin = "probe:host";
   const HostContext context = DescribeHost(threads);
-  d.description = fmt::format("this CPU: {}, {} thread{}, oneDNN ISA {}{} (probed)",
-                              context.cpu_model, threads, threads == 1 ? "" : "s", context.isa,
-                              context.bf16_supported ? " with BF16" : "");
+  d.description =
+      fmt::format("this CPU: {}, {} thread{}, oneDNN ISA {}{} (probed)", context.cpu_model, threads,
+                  threads == 1 ? "" : "s", context.isa, context.bf16_supported ? " with BF16" : "");
   d.fp32_flops_per_s = context.fp32_peak_gflops * 1e9;
   // 3 arrays of 32 MiB: well past the last-level caches of current CPUs.
   d.memory_bandwidth_bytes_per_s = MeasureTriadBandwidth(32.0 * (1 << 20), threads);
   d.memory_capacity_bytes = AvailableMemoryBytes();
   if (!(d.memory_capacity_bytes > 0)) d.memory_capacity_bytes = context.memory_total_bytes;
-  // GEMMs of 0.5 MFLOP, 34 MFLOP and 1.1 GFLOP (2*batch*features^2).
-  for (const auto& [features, batch] :
-       std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {256, 256}, {1024, 512}}) {
-    const EfficiencyCurve::Point p = GemmEfficiency(features, batch, threads, d.fp32_flops_per_s);
-    if (d.compute_efficiency.points.empty() || p.size > d.compute_efficiency.points.back().size) {
-      d.compute_efficiency.points.push_back(p);
+  d.compute_efficiency = Efficiencies(GemmRates(threads, Precision::kFp32), d.fp32_flops_per_s);
+  // BF16 matrix units, where oneDNN runs BF16: the peak of a register-only
+  // AVX512-BF16 dot-product loop (as the FP32 peak is an FMA loop's), or the
+  // best rate of the same GEMMs in BF16 where that is higher (AMX tiles, which
+  // no loop here measures: then a lower bound on the peak).
+  if (context.bf16_supported) {
+    const std::vector<EfficiencyCurve::Point> rates = GemmRates(threads, Precision::kBf16);
+    double gemm = 0;
+    for (const EfficiencyCurve::Point& r : rates) gemm = std::max(gemm, r.efficiency);
+    const double dot = MeasureBf16DotPeakGflops(threads) * 1e9;
+    const std::string on = threads == 1 ? "1 thread" : fmt::format("{} threads", threads);
+    d.tensor16_flops_per_s = std::max(gemm, dot);
+    if (d.tensor16_flops_per_s > 0) {
+      d.tensor16_type = "bf16";
+      d.tensor_efficiency = Efficiencies(rates, d.tensor16_flops_per_s);
+      d.sources["peak_flops_per_s.tensor16"] =
+          dot >= gemm ? fmt::format("measured: AVX512-BF16 dot-product loop (vdpbf16ps), {}", on)
+                      : fmt::format(
+                            "measured: best oneDNN BF16 GEMM on {} (ISA {}), above the AVX512-BF16 "
+                            "dot-product loop's {} TFLOPS; a lower bound on the peak",
+                            on, context.isa, dot > 0 ? fmt::format("{:.3g}", dot / 1e12) : "0");
     }
   }
   // The triad bandwidth is what large kernels reach: efficiency 1 by definition.

@@ -75,16 +75,38 @@ float MulAddLoopSse(int64_t iterations) {
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+// AVX512-BF16 dot products (vdpbf16ps): each adds the products of 16 pairs of
+// bf16 pairs into 16 floats, 64 FLOPs.
+__attribute__((target("avx512f,avx512bf16"))) float DotLoopAvx512Bf16(int64_t iterations) {
+  __m512 acc[kChains];
+  for (int k = 0; k < kChains; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * k);
+  const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(-1e-3f));
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.25f));
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+  }
+  __m512 sum = acc[0];
+  for (int k = 1; k < kChains; ++k) sum = _mm512_add_ps(sum, acc[k]);
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
 struct FmaKernel {
   float (*loop)(int64_t);
-  int lanes;  // FP32 lanes per vector
+  double flops_per_instruction;  // per vector instruction of one chain
 };
 
 FmaKernel BestFmaKernel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {FmaLoopAvx512, 16};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {FmaLoopAvx2, 8};
-  return {MulAddLoopSse, 4};
+  // 2 FLOPs per FP32 lane per FMA.
+  if (__builtin_cpu_supports("avx512f")) return {FmaLoopAvx512, 2.0 * 16};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return {FmaLoopAvx2, 2.0 * 8};
+  }
+  return {MulAddLoopSse, 2.0 * 4};
 }
 
 // CPU seconds the calling thread has run (not counting time it waited for a CPU).
@@ -172,11 +194,9 @@ std::string Compiler() {
 #endif
 }
 
-}  // namespace
-
-double MeasureFmaPeakGflops(int threads, double duration_s) {
+// GFLOP/s of `kernel` over `threads` threads for about duration_s, best of five.
+double MeasurePeakGflops(const FmaKernel& kernel, int threads, double duration_s) {
   if (threads < 1) throw UsageError(fmt::format("threads = {}: must be >= 1", threads));
-  const FmaKernel kernel = BestFmaKernel();
   // Calibrate the rounds to about duration_s per thread, then keep the best of five.
   int64_t iterations = 1 << 16;
   double seconds = iterations * threads / FmaRoundsPerSecond(kernel, threads, iterations);
@@ -187,11 +207,25 @@ double MeasureFmaPeakGflops(int threads, double duration_s) {
   iterations = std::max<int64_t>(1, static_cast<int64_t>(iterations * duration_s / seconds));
   double best = 0;
   for (int run = 0; run < 5; ++run) {
-    // 2 FLOPs per lane per FMA, kChains FMAs per round.
-    const double flops_per_round = 2.0 * kernel.lanes * kChains;
+    const double flops_per_round = kernel.flops_per_instruction * kChains;
     best = std::max(best, flops_per_round * FmaRoundsPerSecond(kernel, threads, iterations) / 1e9);
   }
   return best;
+}
+
+}  // namespace
+
+double MeasureFmaPeakGflops(int threads, double duration_s) {
+  return MeasurePeakGflops(BestFmaKernel(), threads, duration_s);
+}
+
+double MeasureBf16DotPeakGflops(int threads, double duration_s) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    if (threads < 1) throw UsageError(fmt::format("threads = {}: must be >= 1", threads));
+    return 0;
+  }
+  return MeasurePeakGflops({DotLoopAvx512Bf16, 64.0}, threads, duration_s);
 }
 
 int AvailableCpus() {

@@ -675,6 +675,26 @@ TEST(HostDevice, ProbedPerThreadCount) {
   EXPECT_DOUBLE_EQ(ProbeHostDevice(1).fp32_flops_per_s, one.fp32_flops_per_s);
   EXPECT_THROW(ProbeHostDevice(-1), UsageError);
   EXPECT_THROW(ProbeHostDevice(AvailableCpus() + 1), UsageError);
+  // BF16 units exactly where oneDNN runs BF16 here, saying what was measured;
+  // the tensor curve is relative to that peak.
+  const HostContext context = DescribeHost(1);
+  EXPECT_EQ(one.tensor16_flops_per_s > 0, context.bf16_supported) << context.isa;
+  if (context.bf16_supported) {
+    EXPECT_EQ(one.tensor16_type, "bf16");
+    EXPECT_THAT(one.sources.at("peak_flops_per_s.tensor16"), HasSubstr("measured"));
+    ASSERT_FALSE(one.tensor_efficiency.points.empty());
+    for (const EfficiencyCurve::Point& p : one.tensor_efficiency.points) {
+      EXPECT_GT(p.efficiency, 0);
+      EXPECT_LE(p.efficiency, 1);
+    }
+  }
+}
+
+TEST(HostDevice, Bf16DotPeakOnlyWithAvx512Bf16) {
+  __builtin_cpu_init();
+  const double peak = MeasureBf16DotPeakGflops(1, 0.005);
+  EXPECT_EQ(peak > 0, static_cast<bool>(__builtin_cpu_supports("avx512bf16")));
+  EXPECT_THROW(MeasureBf16DotPeakGflops(0), UsageError);
 }
 
 }  // namespace

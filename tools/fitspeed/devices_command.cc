@@ -119,6 +119,11 @@ int RunDevices(const DevicesOptions& options) {
       }
       return text;
     };
+    if (const auto peak16 = d.sources.find("peak_flops_per_s.tensor16");
+        d.tensor16_flops_per_s > 0 && peak16 != d.sources.end()) {
+      std::cout << fmt::format("16-bit peak: {} TFLOPS {} ({})\n", Tflops(d.tensor16_flops_per_s),
+                               d.tensor16_type, peak16->second);
+    }
     std::cout << "compute efficiency (FLOPs, fraction):" << curve(d.compute_efficiency) << "\n";
     if (!d.tensor_efficiency.points.empty()) {
       std::cout << "tensor-unit efficiency (FLOPs, fraction):" << curve(d.tensor_efficiency)

@@ -42,6 +42,12 @@ HostContext DescribeHost(int threads);
 // lower it; the sum over the threads, best of five runs.
 double MeasureFmaPeakGflops(int threads, double duration_s = 0.03);
 
+// BF16 dot-product peak in GFLOP/s over `threads` threads, measured as
+// MeasureFmaPeakGflops measures FP32, with AVX512-BF16 vdpbf16ps chains (64
+// FLOPs per instruction); 0 when the CPU lacks AVX512-BF16. AMX tiles are not
+// measured by it: on AMX CPUs oneDNN's BF16 GEMMs run faster than this.
+double MeasureBf16DotPeakGflops(int threads, double duration_s = 0.03);
+
 // Logical CPUs available to this process (the default thread count).
 int AvailableCpus();
 
