@@ -26,6 +26,18 @@ namespace {
 // cycles) on two FMA ports, few enough to stay in registers.
 constexpr int kChains = 12;
 
+// The sum of every lane of the kChains accumulators.
+__attribute__((target("avx512f"))) float SumChains(const __m512* acc) {
+  __m512 sum = acc[0];
+  for (int k = 1; k < kChains; ++k) sum = _mm512_add_ps(sum, acc[k]);
+  // Not _mm512_reduce_add_ps: GCC 12 warns inside it (-Wuninitialized).
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
 // Each runs `iterations` rounds of kChains vector FMAs and returns a value that
 // depends on all of them (so that nothing is optimized away).
 __attribute__((target("avx512f"))) float FmaLoopAvx512(int64_t iterations) {
@@ -35,13 +47,7 @@ __attribute__((target("avx512f"))) float FmaLoopAvx512(int64_t iterations) {
   for (int64_t i = 0; i < iterations; ++i) {
     for (int k = 0; k < kChains; ++k) acc[k] = _mm512_fmadd_ps(acc[k], mul, add);
   }
-  __m512 sum = acc[0];
-  for (int k = 1; k < kChains; ++k) sum = _mm512_add_ps(sum, acc[k]);
-  float lanes[16];
-  _mm512_storeu_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
+  return SumChains(acc);
 }
 
 __attribute__((target("avx2,fma"))) float FmaLoopAvx2(int64_t iterations) {
@@ -85,13 +91,7 @@ __attribute__((target("avx512f,avx512bf16"))) float DotLoopAvx512Bf16(int64_t it
   for (int64_t i = 0; i < iterations; ++i) {
     for (int k = 0; k < kChains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
   }
-  __m512 sum = acc[0];
-  for (int k = 1; k < kChains; ++k) sum = _mm512_add_ps(sum, acc[k]);
-  float lanes[16];
-  _mm512_storeu_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
+  return SumChains(acc);
 }
 
 struct FmaKernel {
