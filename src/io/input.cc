@@ -30,7 +30,7 @@ struct FormatInfo {
 
 // In detection order: the most specific signatures first, CSV and the bare
 // epoch list last.
-constexpr std::array<FormatInfo, 9> kFormats = {{
+constexpr FormatInfo kFormats[] = {
     {Format::kNist, "nist", io::ReadNist, io::LooksLikeNist},
     {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog},
     {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger},
@@ -40,7 +40,7 @@ constexpr std::array<FormatInfo, 9> kFormats = {{
     {Format::kKeras, "keras", io::ReadKeras, io::LooksLikeKeras},
     {Format::kCsv, "csv", io::ReadCsv, io::LooksLikeCsv},
     {Format::kEpochs, "epochs", io::ReadEpochs, io::LooksLikeEpochs},
-}};
+};
 
 const FormatInfo& InfoOf(Format format) {
   for (const FormatInfo& info : kFormats) {
