@@ -19,6 +19,16 @@
 
 namespace fitspeed {
 
+void io::Warn(const ReaderContext& context, int line, std::string_view message) {
+  const std::string text = line > 0 ? fmt::format("{}:{}: {}", context.source, line, message)
+                                    : fmt::format("{}: {}", context.source, message);
+  if (context.options.warn) {
+    context.options.warn(text);
+  } else {
+    std::cerr << "fitspeed: warning: " << text << "\n";
+  }
+}
+
 namespace {
 
 struct FormatInfo {

@@ -19,6 +19,11 @@ struct ReaderContext {
   const ReadOptions& options;
 };
 
+// Reports something read with doubt, as "source:line: message" (line 0: no
+// line), to options.warn or standard error. Readers warn rather than refuse
+// where a log is ambiguous but what they read is certain.
+void Warn(const ReaderContext& context, int line, std::string_view message);
+
 // Each reader returns the samples it found, with source and line set, in file
 // order. It throws DataError (naming source, line and field) on malformed
 // content. Attributes are applied afterwards by ParseSamples (see

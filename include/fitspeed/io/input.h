@@ -3,6 +3,7 @@
 #ifndef FITSPEED_IO_INPUT_H_
 #define FITSPEED_IO_INPUT_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ struct ReadOptions {
   // samples carry epoch numbers (epoch 1 carries compilation and warm-up).
   // 0 keeps all.
   int skip_first_epochs = 1;
+  // Receives each warning a reader gives about what it read with doubt
+  // ("train.log:12: ..."): an assumption it made, lines it skipped, numbers
+  // that disagree. Empty: warnings go to standard error, prefixed
+  // "fitspeed: warning: ".
+  std::function<void(const std::string&)> warn;
 };
 
 // Guesses the format of `text` (the start of a file suffices). `path` helps
