@@ -1,7 +1,9 @@
 // Reader for MLPerf Training result logs: one JSON event per line after the tag
 // ":::MLLOG" (format of the mlperf-logging package, github.com/mlcommons/logging,
 // mllog/mllog.py). Epoch intervals (epoch_start/epoch_stop) or, when a log has
-// none, block intervals (block_start/block_stop) become epoch-time samples.
+// none, block intervals (block_start/block_stop) become epoch-time samples;
+// in logs whose "epoch" numbers count samples (BERT) or tokens (GPT-3), the
+// training time between two known counts becomes a throughput sample.
 // The rules are described in docs/formats/mllog.md.
 #include <fmt/format.h>
 
@@ -27,8 +29,12 @@ namespace {
 
 constexpr std::string_view kTag = ":::MLLOG";
 
-// An epoch number above this is taken as corrupt rather than cast to an integer.
-constexpr double kMaxEpochNumber = 1e9;
+// An epoch number above this is taken as corrupt rather than cast to an integer
+// (token counts of LLM benchmarks reach 1e12; 2^53 is exact in a double).
+constexpr double kMaxEpochNumber = 9e15;
+
+// An "epoch" number above this counts samples or tokens: no run has so many epochs.
+constexpr double kMaxRealEpochs = 1e5;
 
 // The fields of one event the reader uses. Everything else is parsed (so that
 // malformed JSON is caught) and dropped.
@@ -40,6 +46,7 @@ struct Event {
   std::optional<double> epoch_num;        // metadata.epoch_num
   std::optional<double> first_epoch_num;  // metadata.first_epoch_num
   std::optional<double> epoch_count;      // metadata.epoch_count
+  std::optional<double> step;             // metadata.step (tracked_stats)
 };
 
 // A validating JSON parser for one event (RFC 8259 grammar, plus the NaN,
@@ -69,7 +76,17 @@ class EventParser {
 
  private:
   // Where a value goes.
-  enum class Slot { kDrop, kTime, kKey, kValue, kMetadata, kEpochNum, kFirstEpochNum, kEpochCount };
+  enum class Slot {
+    kDrop,
+    kTime,
+    kKey,
+    kValue,
+    kMetadata,
+    kEpochNum,
+    kFirstEpochNum,
+    kEpochCount,
+    kStep
+  };
   // Which object is being read.
   enum class Place { kOther, kRoot, kMetadata };
 
@@ -104,6 +121,8 @@ class EventParser {
         return &event_->first_epoch_num;
       case Slot::kEpochCount:
         return &event_->epoch_count;
+      case Slot::kStep:
+        return &event_->step;
       default:
         return nullptr;
     }
@@ -294,6 +313,7 @@ class EventParser {
       if (key == "epoch_num") return Slot::kEpochNum;
       if (key == "first_epoch_num") return Slot::kFirstEpochNum;
       if (key == "epoch_count") return Slot::kEpochCount;
+      if (key == "step") return Slot::kStep;
     }
     return Slot::kDrop;
   }
@@ -394,6 +414,15 @@ struct LogState {
   std::optional<int> samples_line;  // where train_samples was stated first
   double train_samples = 0;
   std::string platform;
+  std::string benchmark;            // submission_benchmark ("resnet", "bert", "gpt3")
+  std::optional<int> seq_len_line;  // where max_sequence_length was stated first
+  double max_sequence_length = 0;
+  // Counts (epoch numbers of counted-unit logs) at known times: eval epoch_num,
+  // tracked_stats step, epoch_start/epoch_stop epoch_num, block_start
+  // first_epoch_num; used only when the log counts samples or tokens.
+  std::vector<std::pair<Mark, double>> counts;
+  double largest_number = 0;  // largest epoch, block or step number seen
+  int largest_line = 0;
   IntervalMap epochs;  // by metadata.epoch_num
   IntervalMap blocks;  // by metadata.first_epoch_num
   IntervalMap evals;   // by metadata.epoch_num
@@ -428,6 +457,15 @@ class MllogParser {
   const std::string& source() const { return context_.source; }
 
   void Use(const Event& e, int line);
+  // Records that `count` (a sample or token count in logs that count so) was
+  // reached at `mark`.
+  void Count(const Mark& mark, std::int64_t count) {
+    log_.counts.emplace_back(mark, static_cast<double>(count));
+    if (count > log_.largest_number) {
+      log_.largest_number = static_cast<double>(count);
+      log_.largest_line = mark.line;
+    }
+  }
   Mark TimeOf(const Event& e, int line) const;
   std::int64_t EpochOf(const std::optional<double>& value, int line, const char* field) const;
   double PositiveValue(const Event& e, int line) const;
@@ -437,6 +475,11 @@ class MllogParser {
   void MergeEvals();
   double EvalOverlap_ms(const Mark& start, const Mark& stop) const;
   Sample MakeSample(const Interval& interval, std::int64_t first_epoch, double epochs) const;
+  void PairShiftedStops(IntervalMap& intervals, const char* stop_key, const char* start_key);
+  // What the log's epoch numbers count: "" (epochs), "samples" or "tokens".
+  std::string CountedUnit() const;
+  std::vector<Sample> FinishCounted(const std::string& unit);
+  std::vector<Sample> DropWarmup(std::vector<Sample> all) const;
 
   const ReaderContext& context_;
   EventParser parser_;
@@ -497,28 +540,47 @@ void MllogParser::Use(const Event& e, int line) {
     SetOnce(e, line, log_.samples_line, log_.train_samples);
   } else if (key == "submission_platform") {
     if (e.value_string && log_.platform.empty()) log_.platform = *e.value_string;
-  } else if (key == "epoch_start") {
-    log_.epochs[EpochOf(e.epoch_num, line, "metadata.epoch_num")].Start(TimeOf(e, line));
-  } else if (key == "epoch_stop") {
-    log_.epochs[EpochOf(e.epoch_num, line, "metadata.epoch_num")].Stop(TimeOf(e, line));
+  } else if (key == "submission_benchmark") {
+    if (e.value_string && log_.benchmark.empty()) log_.benchmark = ToLower(*e.value_string);
+  } else if (key == "max_sequence_length") {
+    SetOnce(e, line, log_.seq_len_line, log_.max_sequence_length);
+  } else if (key == "tracked_stats") {
+    // NeMo's per-step statistics; metadata.step is the count trained so far.
+    if (e.step) Count(TimeOf(e, line), EpochOf(e.step, line, "metadata.step"));
+  } else if (key == "epoch_start" || key == "epoch_stop") {
+    const std::int64_t epoch = EpochOf(e.epoch_num, line, "metadata.epoch_num");
+    const Mark mark = TimeOf(e, line);
+    key == "epoch_start" ? log_.epochs[epoch].Start(mark) : log_.epochs[epoch].Stop(mark);
+    Count(mark, epoch);
   } else if (key == "block_start" || key == "block_stop") {
-    Interval& block = log_.blocks[EpochOf(e.first_epoch_num, line, "metadata.first_epoch_num")];
+    const std::int64_t first = EpochOf(e.first_epoch_num, line, "metadata.first_epoch_num");
+    Interval& block = log_.blocks[first];
+    const Mark mark = TimeOf(e, line);
     if (key == "block_start") {
-      block.Start(TimeOf(e, line));
+      block.Start(mark);
+      // A count at the block's start where the block counts more than one
+      // "epoch" (GPT-3's tokens); Graphcore's BERT numbers its blocks 0, 1, ...
+      // (epoch_count 1), where only the first, 0, is also a count.
+      if ((e.epoch_count && *e.epoch_count > 1) || first == 0) Count(mark, first);
     } else {
-      block.Stop(TimeOf(e, line));
+      block.Stop(mark);
     }
     // block_start carries epoch_count; some logs repeat it on block_stop.
     if (e.epoch_count && (!block.epoch_count || key == "block_start")) {
       block.epoch_count = e.epoch_count;
       block.count_line = line;
     }
+  } else if (key == "eval_accuracy") {
+    if (e.epoch_num && e.time_ms)
+      Count(TimeOf(e, line), EpochOf(e.epoch_num, line, "metadata.epoch_num"));
   } else if (key == "eval_start" || key == "eval_stop") {
     const Mark mark = TimeOf(e, line);
     const bool start = key == "eval_start";
     if (e.epoch_num) {
-      Interval& eval = log_.evals[EpochOf(e.epoch_num, line, "metadata.epoch_num")];
+      const std::int64_t epoch = EpochOf(e.epoch_num, line, "metadata.epoch_num");
+      Interval& eval = log_.evals[epoch];
       start ? eval.Start(mark) : eval.Stop(mark);
+      Count(mark, epoch);
     } else if (start) {
       log_.open_unnumbered_evals.push_back(mark);
     } else if (!log_.open_unnumbered_evals.empty()) {
@@ -602,13 +664,161 @@ Sample MllogParser::MakeSample(const Interval& interval, std::int64_t first_epoc
   return s;
 }
 
-std::vector<Sample> MllogParser::Finish() {
-  CheckIntervals(log_.epochs, "epoch_start", "epoch_stop");
-  CheckIntervals(log_.blocks, "block_start", "block_stop");
-  MergeEvals();
+// MosaicML Composer numbers epoch_stop (and block_stop) with the epochs
+// completed, one more than its start: a stop then precedes the start of its
+// own number. When pairing each stop with the start numbered one less explains
+// every such stop, the intervals are re-paired that way (with a warning);
+// otherwise they are left for CheckIntervals to report.
+void MllogParser::PairShiftedStops(IntervalMap& epochs, const char* stop_key,
+                                   const char* start_key) {
+  auto broken = [](const Interval& i) {
+    return i.stop && (!i.start || i.stop->time_ms < i.start->time_ms);
+  };
+  const auto first_broken =
+      std::find_if(epochs.begin(), epochs.end(), [&](const auto& e) { return broken(e.second); });
+  if (first_broken == epochs.end()) return;
+  IntervalMap shifted;
+  for (const auto& [epoch, interval] : epochs) {
+    if (interval.start) shifted[epoch].start = interval.start;
+    if (interval.stop) {
+      if (epoch == 0) return;
+      shifted[epoch - 1].stop = interval.stop;
+    }
+  }
+  for (const auto& [epoch, interval] : shifted) {
+    if (broken(interval)) return;
+    const auto next = shifted.find(epoch + 1);
+    if (interval.stop && next != shifted.end() && next->second.start &&
+        interval.stop->time_ms > next->second.start->time_ms) {
+      return;
+    }
+  }
+  Warn(context_, first_broken->second.stop->line,
+       fmt::format("{0} carries the number of the next epoch (the epochs completed, as MosaicML "
+                   "Composer logs it): each {0} is paired with the {1} numbered one less",
+                   stop_key, start_key));
+  epochs = std::move(shifted);
+}
 
+std::string MllogParser::CountedUnit() const {
+  // MLPerf's rules: BERT counts training samples, GPT-3 tokens, as "epochs".
+  if (log_.benchmark == "bert") return "samples";
+  if (log_.benchmark == "gpt3") return "tokens";
+  if (log_.largest_number > kMaxRealEpochs) {
+    throw DataError(
+        source(), log_.largest_line, "epoch number",
+        fmt::format("{} cannot count epochs: this log counts samples or tokens as its epoch "
+                    "numbers, and fitspeed knows which only for MLPerf's bert (samples) and "
+                    "gpt3 (tokens), not for benchmark '{}'",
+                    log_.largest_number, log_.benchmark.empty() ? "(not stated)" : log_.benchmark));
+  }
+  return "";
+}
+
+// Samples from a log whose epoch numbers count samples or tokens: between two
+// consecutive known counts, the units trained over the training time between
+// them (inside complete blocks, else complete epochs, less evaluation).
+std::vector<Sample> MllogParser::FinishCounted(const std::string& unit) {
+  MergeEvals();
+  std::vector<std::pair<double, double>> spans;
+  for (const IntervalMap* intervals : {&log_.blocks, &log_.epochs}) {
+    for (const auto& [number, interval] : *intervals) {
+      if (interval.complete()) spans.emplace_back(interval.start->time_ms, interval.stop->time_ms);
+    }
+    if (!spans.empty()) break;
+  }
+  std::sort(spans.begin(), spans.end());
+  // Milliseconds of training in [a, b]: inside the spans (all of it without
+  // spans), less evaluation.
+  auto training_ms = [&](double a, double b) {
+    if (spans.empty()) return (b - a) - EvalOverlap_ms({a, 0}, {b, 0});
+    double ms = 0, covered_until = a;
+    for (const auto& [s0, s1] : spans) {
+      const double lo = std::max(covered_until, s0), hi = std::min(b, s1);
+      if (hi <= lo) continue;
+      ms += (hi - lo) - EvalOverlap_ms({lo, 0}, {hi, 0});
+      covered_until = hi;
+    }
+    return ms;
+  };
+  double per_sample = 1;
+  if (unit == "tokens") {
+    if (!log_.seq_len_line) {
+      throw DataError(source(), log_.largest_line, "max_sequence_length",
+                      fmt::format("MLPerf {} counts tokens, but the log states no "
+                                  "max_sequence_length to turn them into sequences, the unit of "
+                                  "its global_batch_size",
+                                  log_.benchmark));
+    }
+    per_sample = log_.max_sequence_length;
+  }
+  std::vector<std::pair<Mark, double>> counts = log_.counts;
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& x, const auto& y) { return x.first.time_ms < y.first.time_ms; });
+  std::vector<Sample> all;
+  for (size_t i = 1; i < counts.size(); ++i) {
+    const auto& [from, from_count] = counts[i - 1];
+    const auto& [to, to_count] = counts[i];
+    if (to_count < from_count) {
+      throw DataError(
+          source(), to.line, "epoch number",
+          fmt::format("{} {} trained by here, fewer than the {} of line {} logged "
+                      "{} ms earlier",
+                      to_count, unit, from_count, from.line, to.time_ms - from.time_ms));
+    }
+    if (to_count == from_count) continue;
+    const double ms = training_ms(from.time_ms, to.time_ms);
+    if (!(ms > 0)) {
+      Warn(context_, to.line,
+           fmt::format("{} {} counted since line {} but no training time between them: skipped",
+                       to_count - from_count, unit, from.line));
+      continue;
+    }
+    Sample s;
+    s.source = source();
+    s.line = to.line;
+    s.batch = log_.global_batch_size;  // 0 when not logged: ParseSamples asks for PATH@batch=N
+    s.label = log_.platform;
+    s.throughput_sps = (to_count - from_count) / per_sample / (ms / 1000.0);
+    s.epoch = static_cast<int>(all.size()) + 1;
+    all.push_back(std::move(s));
+  }
+  Warn(context_, 0,
+       fmt::format("MLPerf {} counts {} as its epoch numbers: {} throughput samples, each the {} "
+                   "trained between two logged counts over the training time between them{}",
+                   log_.benchmark, unit, all.size(), unit,
+                   unit == "tokens"
+                       ? fmt::format(", in sequences of max_sequence_length {} tokens (line {})",
+                                     log_.max_sequence_length, *log_.seq_len_line)
+                       : ""));
+  return DropWarmup(std::move(all));
+}
+
+// Dropping the warm-up epochs (or first intervals) must not leave nothing: a
+// short log keeps them.
+std::vector<Sample> MllogParser::DropWarmup(std::vector<Sample> all) const {
+  std::vector<Sample> kept;
+  for (const Sample& sample : all) {
+    if (*sample.epoch > context_.options.skip_first_epochs) kept.push_back(sample);
+  }
+  return kept.empty() ? all : kept;
+}
+
+std::vector<Sample> MllogParser::Finish() {
+  const std::string unit = CountedUnit();
+  if (!unit.empty()) return FinishCounted(unit);
+  // Epochs when the log has any complete one, else blocks; only the intervals
+  // used are checked (MosaicML's blocks open per epoch and close per evaluation).
+  PairShiftedStops(log_.epochs, "epoch_stop", "epoch_start");
+  CheckIntervals(log_.epochs, "epoch_start", "epoch_stop");
   const bool by_epoch = std::any_of(log_.epochs.begin(), log_.epochs.end(),
                                     [](const auto& e) { return e.second.complete(); });
+  if (!by_epoch) {
+    PairShiftedStops(log_.blocks, "block_stop", "block_start");
+    CheckIntervals(log_.blocks, "block_start", "block_stop");
+  }
+  MergeEvals();
+
   const IntervalMap& intervals = by_epoch ? log_.epochs : log_.blocks;
   // Logs count epochs from 0 or from 1; Sample::epoch counts from 1.
   const std::int64_t offset = !intervals.empty() && intervals.begin()->first == 0 ? 1 : 0;
@@ -636,13 +846,8 @@ std::vector<Sample> MllogParser::Finish() {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
 
   std::vector<Sample> all;
-  std::vector<Sample> kept;
-  for (auto& [start, sample] : timed) {
-    if (*sample.epoch > context_.options.skip_first_epochs) kept.push_back(sample);
-    all.push_back(std::move(sample));
-  }
-  // Dropping the warm-up epochs must not leave nothing: a short log keeps them.
-  return kept.empty() ? all : kept;
+  for (auto& [start, sample] : timed) all.push_back(std::move(sample));
+  return DropWarmup(std::move(all));
 }
 
 }  // namespace

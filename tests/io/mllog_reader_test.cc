@@ -47,6 +47,17 @@ std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1) {
   return io::ReadMllog(text, io::ReaderContext{source, attributes, options});
 }
 
+// A real log of ../shared/data/logs-wild/mllog, copied to tests/data/logs-wild/mllog.
+std::string ReadWild(const std::string& name) { return ReadData("../logs-wild/mllog/" + name); }
+
+// Samples and the warnings the reader gave.
+std::vector<Sample> ParseWarned(std::string_view text, std::vector<std::string>& warnings) {
+  ReadOptions options;
+  options.format = Format::kMllog;
+  options.warn = [&](const std::string& w) { warnings.push_back(w); };
+  return ParseSamples(text, "test.log", {}, options);
+}
+
 std::string DataErrorMessage(std::string_view text) {
   try {
     ReadRaw(text);
@@ -352,6 +363,133 @@ TEST(MllogReader, ATruncatedLogKeepsItsCompleteEpochs) {
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 56.658);
   // The same broken line followed by a line end is malformed, not cut.
   EXPECT_THROW(Parse(cut + "\n"), DataError);
+}
+
+// MLPerf v1.0 Graphcore BERT: blocks numbered 0, 1, ... (epoch_count 1), and
+// eval_accuracy's epoch_num counts the samples trained so far. Read as 16
+// "epochs" of 2,800,237 samples it gave 22,760 samples/s; its own numbers say
+// about 1,420.
+TEST(MllogReader, GraphcoreBertCountsSamplesNotEpochs) {
+  std::vector<std::string> warnings;
+  const std::vector<Sample> samples = ParseWarned(
+      ReadWild("mlperf-v1.0_Graphcore_ipu-pod16-POPART-closed_bert_result_0.txt"), warnings);
+  // 16 counted intervals (each of the 16 blocks is followed by an
+  // eval_accuracy); the first is dropped as warm-up.
+  ASSERT_EQ(samples.size(), 15u);
+  const Sample& s = samples.front();
+  // Line 27: eval_accuracy epoch_num 175523 (time 1621400036475); line 28:
+  // block_start 1621400036476; line 29: block_stop 1621400159577; line 31:
+  // eval_accuracy epoch_num 350685. Samples 350685 - 175523 = 175162 over the
+  // block's 1621400159577 - 1621400036476 = 123101 ms: 1422.92 samples/s.
+  EXPECT_EQ(s.line, 31);
+  EXPECT_NEAR(*s.throughput_sps, 175162 / 123.101, 1e-9);
+  EXPECT_EQ(s.batch, 3072);  // line 9: global_batch_size 3072
+  EXPECT_FALSE(s.epoch_time_s.has_value());
+  for (const Sample& x : samples) {
+    EXPECT_GT(*x.throughput_sps, 1400) << x.line;
+    EXPECT_LT(*x.throughput_sps, 1450) << x.line;
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("counts samples"), std::string::npos) << warnings[0];
+}
+
+// MLPerf v3.0 NVIDIA GPT-3 (NeMo, 512 H100): one block over the whole run,
+// token counts in tracked_stats' step, eval_* epoch_num and epoch_stop.
+TEST(MllogReader, NvidiaGpt3CountsTokensInSequences) {
+  std::vector<std::string> warnings;
+  const std::vector<Sample> samples =
+      ParseWarned(ReadWild("mlperf-v3.0_NVIDIA_dgxh100_n64_nemo_gpt3_result_0.txt"), warnings);
+  ASSERT_GT(samples.size(), 200u);
+  const Sample& s = samples.front();
+  // Line 603: tracked_stats step 4194304 at 1684040096650; line 604: step
+  // 8388608 at 1684040108718. 4194304 tokens = 2048 sequences of
+  // max_sequence_length 2048 (line 597) in 12068 ms: 169.705 sequences/s,
+  // close to 2048 / train_step_timing 12.04 s = 170.1.
+  EXPECT_EQ(s.line, 604);
+  EXPECT_NEAR(*s.throughput_sps, 2048 / 12.068, 1e-9);
+  EXPECT_EQ(s.batch, 2048);  // global_batch_size in sequences
+  // Intervals with an evaluation inside lose its time: every sample is a
+  // step's rate, 165-175 sequences/s, but for the step logged on line 1032,
+  // which took 1684043763582 - 1684043749580 = 14002 ms (its own
+  // train_step_timing says 13.69 s): 2048 / 14.002 = 146.3.
+  for (const Sample& x : samples) {
+    if (x.line == 1032) {
+      EXPECT_NEAR(*x.throughput_sps, 2048 / 14.002, 1e-9);
+      continue;
+    }
+    EXPECT_GT(*x.throughput_sps, 165) << x.line;
+    EXPECT_LT(*x.throughput_sps, 175) << x.line;
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("max_sequence_length 2048 tokens (line 597)"), std::string::npos)
+      << warnings[0];
+}
+
+// MLPerf v4.0 Google GPT-3 (MaxText, TPU v5p): blocks whose first_epoch_num
+// and epoch_count count tokens; the first block_start lies before the log.
+TEST(MllogReader, GoogleGpt3BlocksCountTokens) {
+  const std::vector<Sample> samples =
+      Parse(ReadWild("mlperf-v4.0_Google_cloud-tpu-v5p-1024-maxtext_gpt3_result_0.txt"));
+  ASSERT_FALSE(samples.empty());
+  // The first counted interval: block_start first_epoch_num 50331648 at
+  // 1709184112964 to block_stop at 1709184398702 with eval_accuracy epoch_num
+  // 100663296 there: 50331648 / 2048 = 24576 sequences in 285738 ms = 86.008/s.
+  // It is dropped as warm-up; the next block is the same within 0.01%.
+  for (const Sample& x : samples) EXPECT_NEAR(*x.throughput_sps, 24576 / 285.738, 0.05) << x.line;
+}
+
+// MLPerf v2.0 MosaicML ResNet (Composer): epoch_stop carries the number of
+// the next epoch, so it comes before the epoch_start of its own number.
+TEST(MllogReader, ComposerEpochStopsPairWithThePreviousStart) {
+  std::vector<std::string> warnings;
+  const std::vector<Sample> samples = ParseWarned(
+      ReadWild("mlperf-v2.0_MosaicML_8xA100_80GB-baseline_resnet_result_0.txt"), warnings);
+  ASSERT_FALSE(samples.empty());
+  // Line 18: epoch_start epoch_num 1 at 1653030764404; line 20: epoch_stop
+  // epoch_num 2 at 1653030840900: 76.496 s, epoch 2 (epoch_num 0 is epoch 1).
+  EXPECT_EQ(samples.front().line, 20);
+  EXPECT_DOUBLE_EQ(*samples.front().epoch_time_s, 76.496);
+  EXPECT_EQ(*samples.front().epoch, 2);
+  EXPECT_EQ(*samples.front().samples_per_epoch, 1281168);  // train_samples, line 11
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("test.log:17: epoch_stop carries the number of the next epoch"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST(MllogReader, CountsWithoutAKnownUnitAreRefused) {
+  // Epoch numbers that cannot be epochs, from a benchmark whose unit fitspeed does not know.
+  const std::string text =
+      Event("", 1, "submission_benchmark", "", "\"llm_new\"") +
+      Event("", 2, "global_batch_size", "", "8") +
+      Event("", 10, "block_start", "\"first_epoch_num\": 0, \"epoch_count\": 1000000") +
+      Event("", 20, "eval_accuracy", "\"epoch_num\": 1000000", "0.5");
+  const std::string message = DataErrorMessage(text);
+  EXPECT_NE(message.find("raw.log:4"), std::string::npos) << message;
+  EXPECT_NE(message.find("not for benchmark 'llm_new'"), std::string::npos) << message;
+}
+
+TEST(MllogReader, TokensNeedTheSequenceLength) {
+  const std::string text =
+      Event("", 1, "submission_benchmark", "", "\"gpt3\"") +
+      Event("", 2, "global_batch_size", "", "8") +
+      Event("", 10, "block_start", "\"first_epoch_num\": 0, \"epoch_count\": 1000000") +
+      Event("", 20, "eval_accuracy", "\"epoch_num\": 1000000", "0.5");
+  EXPECT_NE(DataErrorMessage(text).find("states no max_sequence_length"), std::string::npos);
+  // With it: 1e6 tokens / 1000 = 1000 sequences in 10 ms = 100,000 sequences/s.
+  const std::vector<Sample> samples =
+      ReadRaw(Event("", 0, "max_sequence_length", "", "1000") + text);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 1000 / 0.010);
+}
+
+TEST(MllogReader, ACountThatGoesBackIsAnError) {
+  const std::string text = Event("", 1, "submission_benchmark", "", "\"bert\"") +
+                           Event("", 10, "eval_accuracy", "\"epoch_num\": 500", "0.5") +
+                           Event("", 20, "eval_accuracy", "\"epoch_num\": 400", "0.5");
+  const std::string message = DataErrorMessage(text);
+  EXPECT_NE(message.find("raw.log:3"), std::string::npos) << message;
+  EXPECT_NE(message.find("fewer than the 500 of line 2"), std::string::npos) << message;
 }
 
 }  // namespace
