@@ -203,25 +203,23 @@ class TimmReader {
   }
 
   std::vector<Sample> Finish() {
-    std::vector<Sample> samples;
-    int dropped = 0;
-    int last_dropped_line = 0;
+    std::vector<Sample> samples, dropped;
     for (const EpochLines& epoch : epochs_) {
       std::optional<Sample> s = EpochSample(epoch);
       if (!s) continue;
-      if (*s->epoch <= context_.options.skip_first_epochs) {
-        ++dropped;
-        last_dropped_line = s->line;
-        continue;
-      }
-      samples.push_back(std::move(*s));
+      (*s->epoch <= context_.options.skip_first_epochs ? dropped : samples)
+          .push_back(std::move(*s));
     }
-    if (samples.empty() && dropped > 0) {
-      throw DataError(context_.source, last_dropped_line, "epoch",
-                      fmt::format("every epoch in the log ({}) is <= skip_first_epochs = {}, "
-                                  "which drops the warm-up epochs (compilation, autotuning); "
-                                  "train more epochs, or keep them with --skip-epochs 0",
-                                  dropped, context_.options.skip_first_epochs));
+    if (samples.empty() && !dropped.empty()) {
+      // A one-epoch log (the usual benchmarking run): its warm-up epoch is all
+      // there is, so it is read, and said to hold the warm-up.
+      Warn(context_, dropped.back().line,
+           fmt::format("every epoch in the log ({}) is <= skip_first_epochs = {}, which holds "
+                       "compilation and autotuning: read anyway, so the throughput may be low; "
+                       "train more epochs for steady ones (--skip-epochs 0 keeps warm-up "
+                       "epochs without this warning)",
+                       dropped.size(), context_.options.skip_first_epochs));
+      return dropped;
     }
     return samples;
   }

@@ -84,9 +84,19 @@ TEST(TimmReader, SkipFirstEpochsDropsTheWarmUpEpoch) {
   const std::vector<Sample> samples = Read(kHabana);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].epoch, 2);
-  EXPECT_THAT(ErrorOf(kHabana, {}, 2),
-              HasSubstr("timm.log:9: field 'epoch': every epoch in the log (2) is <= "
-                        "skip_first_epochs = 2"));
+  // When that would drop every epoch (a one-epoch benchmarking run), they are
+  // read with a warning instead of refused.
+  ReadOptions options;
+  options.format = Format::kTimm;
+  options.skip_first_epochs = 2;
+  std::vector<std::string> warnings;
+  options.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const std::vector<Sample> all = ParseSamples(kHabana, "timm.log", {}, options);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].epoch, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("timm.log:9: every epoch in the log (2) is <= "
+                                     "skip_first_epochs = 2"));
 }
 
 // README of the general_backbone project (a timm-derived trainer, found by
