@@ -52,12 +52,24 @@ json SampleJson(const Sample& s) {
   return j;
 }
 
+// The throughput a sample states, or else the one the law sees in its step or
+// epoch time (effective batch / step time, ToStepObservation); none when the
+// sample lacks what that needs (a batch, the samples of an epoch).
+std::optional<double> Throughput(const Sample& s) {
+  if (s.throughput_sps) return s.throughput_sps;
+  try {
+    return ToStepObservation(s).throughput_sps();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 TextTable SamplesTable(const std::vector<Sample>& samples) {
   TextTable table({"source", "line", "batch", "devices", "label", "precision", "samples/s",
                    "step_s", "epoch_s", "samples/epoch", "epoch", "steps_rule"});
   for (const Sample& s : samples) {
     table.AddRow({s.source, s.line > 0 ? std::to_string(s.line) : "", FormatSig(s.batch, 8),
-                  std::to_string(s.devices), s.label, s.precision, Cell(s.throughput_sps),
+                  std::to_string(s.devices), s.label, s.precision, Cell(Throughput(s)),
                   Cell(s.step_time_s), Cell(s.epoch_time_s), Cell(s.samples_per_epoch, 10),
                   s.epoch ? std::to_string(*s.epoch) : "",
                   s.epoch_time_s ? StepsRuleName(s.steps_rule) : ""});
