@@ -151,6 +151,20 @@ TEST(Cli, ProjectFromNumbersMatchesAHandCalculation) {
   EXPECT_NEAR(json["rows"][0]["total_s"].get<double>(), 750, 1e-9);
 }
 
+TEST(Cli, ProjectOfAOneBatchEpochLogPointsToMeasured) {
+  // tinycorp's MLPerf v4.0 ResNet log: 36 epochs, all at batch 1536.
+  const std::string log = std::string(FITSPEED_TEST_DATA_DIR) +
+                          "/logs-wild/mllog/mlperf-v4.0_tinycorp_tinybox_green_resnet_result_0.txt";
+  const CliRun fitted = RunCli("project " + log);
+  EXPECT_EQ(fitted.exit_code, 65);
+  EXPECT_THAT(fitted.err, HasSubstr("1 distinct batch size (1536)"));
+  EXPECT_THAT(fitted.err, HasSubstr("fitspeed project --measured"));
+  const CliRun measured = RunCli("project --measured " + log);
+  EXPECT_EQ(measured.exit_code, 0) << measured.err;
+  // floor(1281167 / 1536) = 834 steps per epoch (drop_remainder).
+  EXPECT_THAT(measured.out, HasSubstr("834"));
+}
+
 TEST(Cli, ProjectWithoutALawIsAUsageError) {
   const CliRun run = RunCli("project --samples 50000");
   EXPECT_EQ(run.exit_code, 64);

@@ -2,6 +2,7 @@
 // fit JSON file, numbers, or per-epoch logs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -168,7 +169,21 @@ std::vector<Configuration> LoadConfigurations(const InputOptions& input,
     configs = ConfigurationsFromFitJson(text.str(), o.fit_json);
   } else {
     samples = LoadSamples(input);
-    configs = ConfigurationsFromFit(Fit(samples, ToFitOptions(fit_cli)), samples);
+    try {
+      configs = ConfigurationsFromFit(Fit(samples, ToFitOptions(fit_cli)), samples);
+    } catch (const DataError& e) {
+      // A log at one batch size cannot be fitted, but its epochs can be
+      // projected as they are.
+      const bool epochs = std::any_of(samples.begin(), samples.end(),
+                                      [](const Sample& x) { return x.epoch_time_s.has_value(); });
+      if (!epochs || std::string(e.what()).find("distinct batch size") == std::string::npos) {
+        throw;
+      }
+      throw DataError(
+          fmt::format("{}; or project its epochs as they were measured, without a law: "
+                      "fitspeed project --measured INPUT...",
+                      e.what()));
+    }
   }
   for (Configuration& c : configs) {
     if (!o.batches.empty()) c.batches = o.batches;
