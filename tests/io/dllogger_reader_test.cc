@@ -5,6 +5,8 @@
 // keys and step shapes of the DeepLearningExamples scripts named at each test.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -265,6 +267,30 @@ TEST(DlloggerReader, DetectsTheFormat) {
   EXPECT_FALSE(
       io::LooksLikeDllogger("DLL 2021-03-23 11:48:38.824370 - (0, 120) total_ips : 2879.1\n"));
   EXPECT_FALSE(io::LooksLikeDllogger("epoch,time\n1,20\n"));
+}
+
+// MLPerf v3.0 RNN-T, NVIDIA's code on 6 L4 (xFusion), dllogger with METADATA
+// lines and iteration steps [epoch, iteration, iterations per epoch].
+TEST(DlloggerReader, RnntEpochAveragesAreReadAndItsIterationRatesAreNot) {
+  std::ifstream file(std::string(FITSPEED_TEST_DATA_DIR) +
+                     "/logs-wild/dllogger/mlperf-v3.0_xFusion_2288H_V7x6xL4_rnnt_nvlog.json");
+  std::ostringstream text;
+  text << file.rdbuf();
+  // batch_size 128 is per device and the log does not say on how many: asked for.
+  EXPECT_THROW(Parse(text.str()), DataError);
+  Attributes given;
+  given.batch = 768;
+  const std::vector<Sample> samples = Parse(text.str(), 1, given);
+  ASSERT_FALSE(samples.empty());
+  // Line 166, step [2]: train_avg_throughput 1469.325062111987 (and
+  // train_avg_took 189.213 s: 278,016 utterances, LibriSpeech's 281,241 less
+  // those over max_duration 16.7 s). Epoch 1 (line 128: 1477.3) is warm-up.
+  EXPECT_EQ(samples[0].line, 166);
+  EXPECT_EQ(*samples[0].epoch, 2);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 1469.325062111987);
+  // Not the iteration records' train_throughput (152.7 on line 92: 768
+  // utterances over train_took 5.03 s, the time of 10 iterations).
+  for (const Sample& s : samples) EXPECT_GT(*s.throughput_sps, 1000) << s.line;
 }
 
 }  // namespace
