@@ -33,11 +33,17 @@ void Warn(const ReaderContext& context, int line, std::string_view message);
 std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadKerasCsv(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadWandb(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadDllogger(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadHfState(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
 
 // Cheap content sniffers on the start of a file (up to 64 KiB), used by
@@ -45,11 +51,17 @@ std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& conte
 bool LooksLikeCsv(std::string_view head);
 bool LooksLikeNist(std::string_view head);
 bool LooksLikeKeras(std::string_view head);
+bool LooksLikeLightning(std::string_view head);
+bool LooksLikeKerasCsv(std::string_view head);
+bool LooksLikeWandb(std::string_view head);
 bool LooksLikeMllog(std::string_view head);
 bool LooksLikeDllogger(std::string_view head);
 bool LooksLikeTimm(std::string_view head);
 bool LooksLikeHf(std::string_view head);
+bool LooksLikeHfState(std::string_view head);
 bool LooksLikeTfcnn(std::string_view head);
+bool LooksLikeMegatron(std::string_view head);
+bool LooksLikeDeepspeed(std::string_view head);
 bool LooksLikeEpochs(std::string_view head);
 
 // Fills what the attributes give and the sample lacks (batch, devices,

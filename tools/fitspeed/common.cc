@@ -50,7 +50,7 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
   command
       .add_option("--input-format", options.input_format,
                   "Format of every input: auto, csv, nist, keras, mllog, dllogger, timm, hf, "
-                  "tfcnn, epochs")
+                  "hf-state, tfcnn, megatron, deepspeed, lightning, keras-csv, wandb, epochs")
       ->capture_default_str();
   command
       .add_option("--skip-epochs", options.skip_epochs,

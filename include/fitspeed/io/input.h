@@ -14,7 +14,24 @@
 namespace fitspeed {
 
 // Log formats fitspeed reads. See docs/formats/ for what each one takes.
-enum class Format { kAuto, kCsv, kNist, kKeras, kMllog, kDllogger, kTimm, kHf, kTfcnn, kEpochs };
+enum class Format {
+  kAuto,
+  kCsv,
+  kNist,
+  kKeras,
+  kLightning,
+  kKerasCsv,
+  kWandb,
+  kMllog,
+  kDllogger,
+  kTimm,
+  kHf,
+  kHfState,
+  kTfcnn,
+  kMegatron,
+  kDeepspeed,
+  kEpochs
+};
 
 // "csv", "nist", ...; ParseFormat throws UsageError on an unknown name.
 std::string FormatName(Format format);

@@ -1,0 +1,34 @@
+// Helpers for the line-oriented logs of launchers and training frameworks
+// (Megatron-LM, DeepSpeed): lines that may carry terminal colour codes, Python
+// logging timestamps, and "name ....... value" settings dumps.
+#ifndef FITSPEED_SRC_IO_LOG_LINES_H_
+#define FITSPEED_SRC_IO_LOG_LINES_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fitspeed::io {
+
+// The line without ANSI escape sequences ("\x1b[92m") and backspaces. Returns
+// `line` itself when it has none; otherwise the cleaned text, kept in `buffer`.
+std::string_view StripTerminalCodes(std::string_view line, std::string& buffer);
+
+// One "name ....... value" line of a settings dump: Megatron-LM's arguments
+// ("  micro_batch_size ................ 4") and DeepSpeed's configuration
+// ("  train_batch_size ............. 256"). Long names get no dots, only two
+// blanks ("  train_micro_batch_size_per_gpu  4"). Names are identifiers.
+struct Setting {
+  std::string_view name;
+  std::string_view value;
+};
+std::optional<Setting> ParseSetting(std::string_view text);
+
+// Seconds since 1970-01-01 of the first "[YYYY-MM-DD HH:MM:SS,mmm]" (Python
+// logging's asctime; ".mmm" and no milliseconds are accepted too) on the
+// line; nullopt when it has none.
+std::optional<double> LogTimestamp(std::string_view line);
+
+}  // namespace fitspeed::io
+
+#endif  // FITSPEED_SRC_IO_LOG_LINES_H_
