@@ -20,33 +20,13 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "log_lines.h"
 #include "readers.h"
 #include "text.h"
 
 namespace fitspeed::io {
 
 namespace {
-
-// Removes what a terminal interprets rather than shows: ANSI escape sequences
-// (Keras 3 colours the bar) and backspaces (Keras erases the previous redraw).
-std::string StripTerminalCodes(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0x1b) {
-      if (i + 1 < s.size() && s[i + 1] == '[') {
-        size_t j = i + 2;
-        while (j < s.size() && !(s[j] >= 0x40 && s[j] <= 0x7e)) ++j;
-        i = j;  // the final byte of the sequence is skipped too
-      }
-      continue;
-    }
-    if (c == '\b') continue;
-    out += s[i];
-  }
-  return out;
-}
 
 bool AllDigits(std::string_view s) {
   return !s.empty() && s.size() <= 15 &&
@@ -227,8 +207,8 @@ class KerasParser {
   explicit KerasParser(const ReaderContext& context) : context_(context) {}
 
   void Add(std::string_view raw, int line) {
-    const std::string text = StripTerminalCodes(raw);
-    const std::string_view t = Trim(text);
+    // Keras 3 colours the bar; Keras erases the previous redraw with backspaces.
+    const std::string_view t = Trim(StripTerminalCodes(raw, buffer_));
     if (t.empty()) return;
     if (const auto header = ParseEpochHeader(t)) {
       StartEpoch(header->first, header->second, line);
@@ -366,6 +346,7 @@ class KerasParser {
   }
 
   const ReaderContext& context_;
+  std::string buffer_;  // a line without terminal codes, when it had some
   std::optional<Block> block_;
   std::optional<Run> run_;
   std::optional<TrainHeader> pending_header_;
@@ -382,9 +363,9 @@ bool LooksLikeKeras(std::string_view head) {
   LineCursor cursor(head);
   std::string_view raw;
   bool header = false;
+  std::string buffer;
   while (cursor.Next(raw)) {
-    const std::string text = StripTerminalCodes(raw);
-    const std::string_view t = Trim(text);
+    const std::string_view t = Trim(StripTerminalCodes(raw, buffer));
     if (ParseEpochHeader(t)) {
       header = true;
     } else if (header) {

@@ -1,6 +1,7 @@
 // Helpers for the line-oriented logs of launchers and training frameworks
-// (Megatron-LM, DeepSpeed): lines that may carry terminal colour codes, Python
-// logging timestamps, and "name ....... value" settings dumps.
+// (Megatron-LM, DeepSpeed, Keras progress bars): lines that may carry terminal
+// colour codes, Python logging timestamps, and "name ....... value" settings
+// dumps.
 #ifndef FITSPEED_SRC_IO_LOG_LINES_H_
 #define FITSPEED_SRC_IO_LOG_LINES_H_
 
