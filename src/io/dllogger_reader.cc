@@ -93,38 +93,6 @@ struct IterationRate {
   Rate rate;
 };
 
-// Python's json module writes NaN, Infinity and -Infinity, which JSON lacks;
-// outside strings they are read as null.
-std::string WithoutPythonLiterals(std::string_view s) {
-  constexpr std::array<std::string_view, 3> kWords = {"NaN", "Infinity", "-Infinity"};
-  std::string out;
-  out.reserve(s.size());
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < s.size()) {
-        out += s[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    in_string = c == '"';
-    const auto word = std::find_if(kWords.begin(), kWords.end(), [&](std::string_view w) {
-      return s.compare(i, w.size(), w) == 0;
-    });
-    if (word != kWords.end()) {
-      out += "null";
-      i += word->size() - 1;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::optional<double> AsNumber(const json& v) {
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) return ToDouble(v.get_ref<const std::string&>());
@@ -202,7 +170,10 @@ void DlloggerParser::Line(std::string_view line, int number, bool cut) {
   if (!StartsWith(Trim(payload), "{")) return;  // "DLLL " inside other text
   json event = json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
   if (event.is_discarded()) {
-    event = json::parse(WithoutPythonLiterals(payload), nullptr, /*allow_exceptions=*/false);
+    // Python's NaN and Infinity are read as null.
+    event = json::parse(
+        ReplacePythonLiterals(payload, [](std::string_view) { return std::string("null"); }),
+        nullptr, /*allow_exceptions=*/false);
   }
   if (event.is_discarded() || !event.is_object()) {
     if (cut) return;

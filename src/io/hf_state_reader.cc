@@ -230,45 +230,11 @@ class StateBuilder {
   std::string error_;
 };
 
-// Python's json module writes NaN, Infinity and -Infinity, which JSON lacks
-// (a diverging run logs "grad_norm": NaN). Outside strings they become the
-// strings "NaN", ... so that a field holding one is reported by name.
-std::string QuotePythonLiterals(std::string_view s) {
-  constexpr std::string_view kWords[] = {"-Infinity", "Infinity", "NaN"};
-  std::string out;
-  out.reserve(s.size());
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < s.size()) {
-        out += s[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    bool replaced = false;
-    for (const std::string_view word : kWords) {
-      if (s.compare(i, word.size(), word) == 0) {
-        out += fmt::format("\"{}\"", word);
-        i += word.size() - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) {
-      out += c;
-      in_string = c == '"';
-    }
-  }
-  return out;
-}
-
 // Parses the text; throws DataError naming the line where the JSON breaks.
 State ParseState(std::string_view text, const std::string& source) {
-  const std::string prepared = QuotePythonLiterals(text);
+  // NaN and Infinity become strings, so that a field holding one is reported by name.
+  const std::string prepared = ReplacePythonLiterals(
+      text, [](std::string_view word) { return fmt::format("\"{}\"", word); });
   ReadPosition position;
   StateBuilder builder(&position);
   const char* begin = prepared.data();

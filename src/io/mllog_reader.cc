@@ -847,6 +847,17 @@ std::vector<Sample> MllogParser::Finish() {
 
   std::vector<Sample> all;
   for (auto& [start, sample] : timed) all.push_back(std::move(sample));
+  if (log_.benchmark == "transformer" && log_.batch_line && !all.empty()) {
+    // MLPerf's Transformer states its batch in tokens (fairseq's max_tokens
+    // over all GPUs) but its epoch in sentence pairs (train_samples): the
+    // sentence pairs of a step are not in the log.
+    Warn(context_, *log_.batch_line,
+         fmt::format("MLPerf transformer's global_batch_size {} counts tokens while train_samples "
+                     "counts sentence pairs: the batch in sentence pairs is not in the log, so it "
+                     "is not read; give it as PATH@batch=N",
+                     log_.global_batch_size));
+    for (Sample& sample : all) sample.batch = 0;
+  }
   return DropWarmup(std::move(all));
 }
 

@@ -194,4 +194,38 @@ std::string Excerpt(std::string_view text, size_t n) {
   return out;
 }
 
+std::string ReplacePythonLiterals(std::string_view json,
+                                  std::string (*replacement)(std::string_view word)) {
+  constexpr std::string_view kWords[] = {"-Infinity", "Infinity", "NaN"};
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < json.size()) {
+        out += json[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    bool replaced = false;
+    for (const std::string_view word : kWords) {
+      if (json.compare(i, word.size(), word) == 0) {
+        out += replacement(word);
+        i += word.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) {
+      out += c;
+      in_string = c == '"';
+    }
+  }
+  return out;
+}
+
 }  // namespace fitspeed::io

@@ -31,6 +31,13 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 bool Contains(std::string_view s, std::string_view part);
 std::string ToLower(std::string_view s);
+
+// Python's json module writes NaN, Infinity and -Infinity, which JSON lacks (a
+// diverging run logs "loss": NaN). Returns `json` with each of them outside
+// strings replaced by `replacement(word)` ("null", or the word in quotes so
+// that a field holding one can be reported by name).
+std::string ReplacePythonLiterals(std::string_view json,
+                                  std::string (*replacement)(std::string_view word));
 // Splits on `delimiter`; with `quotes`, double-quoted fields may contain it ("" is a quote).
 std::vector<std::string> Split(std::string_view s, char delimiter, bool quotes = false);
 

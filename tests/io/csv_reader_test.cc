@@ -5,16 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -25,14 +24,8 @@ using ::testing::HasSubstr;
 const char kKoshian2[] = "measured/koshian2_tpu_benchmark_main_per_epoch.csv";
 const char kPollux[] = "measured/pollux_t4_single_node.csv";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using fitspeed::testing::AtLine;
+using fitspeed::testing::ReadData;
 
 // The reader alone: what the table states, before attributes and validation.
 std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1,
@@ -44,19 +37,7 @@ std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1,
 }
 
 std::string DataErrorMessage(std::string_view text, const Attributes& attributes = {}) {
-  try {
-    ReadRaw(text, 1, attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
-}
-
-const Sample* AtLine(const std::vector<Sample>& samples, int line) {
-  for (const Sample& s : samples) {
-    if (s.line == line) return &s;
-  }
-  return nullptr;
+  return testing::DataErrorOf([&] { ReadRaw(text, 1, attributes); });
 }
 
 // --- koshian2/TPU-Benchmark main_per_epoch.csv ----------------------------------

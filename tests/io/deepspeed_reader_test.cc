@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -34,43 +34,16 @@ const char kStep3[] =
     "DeepSpeedExamples_DeepSpeed-Chat_step3_actor_opt-1.3b_critic_opt-350m_globalBatchSize64."
     "excerpt.log";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-struct Result {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
+using fitspeed::testing::AtLine;
+using fitspeed::testing::ReadData;
+using Result = fitspeed::testing::ReadResult;
 
 Result Read(std::string_view text, const Attributes& attributes = {}) {
-  const std::string source = kSource;
-  Result result;
-  ReadOptions options;
-  options.warn = [&result](const std::string& w) { result.warnings.push_back(w); };
-  result.samples = io::ReadDeepspeed(text, io::ReaderContext{source, attributes, options});
-  return result;
+  return testing::ReadWith(io::ReadDeepspeed, text, kSource, attributes);
 }
 
 std::string ErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  try {
-    Read(text, attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
-}
-
-const Sample* AtLine(const std::vector<Sample>& samples, int line) {
-  for (const Sample& s : samples) {
-    if (s.line == line) return &s;
-  }
-  return nullptr;
+  return testing::DataErrorOf([&] { Read(text, attributes); });
 }
 
 Attributes Batch(double batch) {

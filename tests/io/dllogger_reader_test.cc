@@ -5,14 +5,13 @@
 // keys and step shapes of the DeepLearningExamples scripts named at each test.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -51,12 +50,7 @@ std::vector<Sample> ReadRaw(std::string_view text, const Attributes& attributes 
 }
 
 std::string DataErrorMessage(std::string_view text, const Attributes& attributes = {}) {
-  try {
-    ReadRaw(text, attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text, attributes); });
 }
 
 // A LOG line as JSONStreamBackend writes it.
@@ -272,15 +266,13 @@ TEST(DlloggerReader, DetectsTheFormat) {
 // MLPerf v3.0 RNN-T, NVIDIA's code on 6 L4 (xFusion), dllogger with METADATA
 // lines and iteration steps [epoch, iteration, iterations per epoch].
 TEST(DlloggerReader, RnntEpochAveragesAreReadAndItsIterationRatesAreNot) {
-  std::ifstream file(std::string(FITSPEED_TEST_DATA_DIR) +
-                     "/logs-wild/dllogger/mlperf-v3.0_xFusion_2288H_V7x6xL4_rnnt_nvlog.json");
-  std::ostringstream text;
-  text << file.rdbuf();
+  const std::string text =
+      testing::ReadData("logs-wild/dllogger/mlperf-v3.0_xFusion_2288H_V7x6xL4_rnnt_nvlog.json");
   // batch_size 128 is per device and the log does not say on how many: asked for.
-  EXPECT_THROW(Parse(text.str()), DataError);
+  EXPECT_THROW(Parse(text), DataError);
   Attributes given;
   given.batch = 768;
-  const std::vector<Sample> samples = Parse(text.str(), 1, given);
+  const std::vector<Sample> samples = Parse(text, 1, given);
   ASSERT_FALSE(samples.empty());
   // Line 166, step [2]: train_avg_throughput 1469.325062111987 (and
   // train_avg_took 189.213 s: 278,016 utterances, LibriSpeech's 281,241 less

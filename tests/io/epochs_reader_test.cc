@@ -9,6 +9,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -25,12 +26,7 @@ std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1) {
 }
 
 std::string DataErrorMessage(std::string_view text) {
-  try {
-    ReadRaw(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text); });
 }
 
 TEST(EpochsReader, TimesOnePerLine) {

@@ -9,6 +9,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -25,12 +26,7 @@ std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {
 }
 
 std::string ErrorOf(std::string_view text) {
-  try {
-    Read(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { Read(text); });
 }
 
 // The end of a QLoRA fine-tuning run of llama-7b (a write-up by guodong.li,

@@ -6,14 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -28,51 +27,25 @@ const char kTinyLlama[] = "Dheena731-tinyLlama-finetune_trainer_state.json";
 const char kDnabert[] = "ShashankBommana-DNABERT-2_trainer_state.json";
 
 std::string ReadWild(const std::string& name) {
-  const std::string path =
-      std::string(FITSPEED_TEST_DATA_DIR) + "/logs-wild/hf-trainer-state/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file.good()) << path;
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
+  return testing::ReadData("logs-wild/hf-trainer-state/" + name);
 }
 
 // Reads through ParseSamples (detection, attributes, validation) and keeps the warnings.
-struct Read {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
+using Read = fitspeed::testing::ReadResult;
 
 Read ReadState(const std::string& text, const std::string& source = "trainer_state.json",
                const Attributes& attributes = {}) {
-  Read read;
-  ReadOptions options;
-  options.warn = [&read](const std::string& w) { read.warnings.push_back(w); };
-  read.samples = ParseSamples(text, source, attributes, options);
-  return read;
+  return testing::ParseWith(text, source, attributes);
 }
 
 std::string ErrorOf(const std::string& text, const Attributes& attributes = {}) {
-  try {
-    ReadState(text, "trainer_state.json", attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadState(text, "trainer_state.json", attributes); });
 }
 
 // The reader alone, without ParseSamples' binary check and auto-detection.
 std::string ReaderErrorOf(std::string_view text) {
-  const std::string source = "trainer_state.json";
-  const Attributes attributes;
-  ReadOptions options;
-  options.warn = [](const std::string&) {};
-  try {
-    io::ReadHfState(text, io::ReaderContext{source, attributes, options});
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf(
+      [&] { testing::ReadWith(io::ReadHfState, text, "trainer_state.json"); });
 }
 
 // A state in TrainerState.save_to_json's layout (indent 2, sorted keys): line 1

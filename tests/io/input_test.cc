@@ -6,27 +6,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
+#include "io/reader_test_util.h"
 
 namespace fitspeed {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using fitspeed::testing::ReadData;
 
 template <typename E, typename F>
 std::string ErrorOf(F&& f) {

@@ -6,15 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -26,38 +24,17 @@ const char kEmotion[] =
     "logs-wild/keras-csvlogger/Aditya24jar-Emotion-Detection-Resnet50_training.log";
 const char kIrfanet[] = "logs-wild/keras-csvlogger/AhmedImtiazPrio-irfanet-10_training.log";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-struct Read {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
+using fitspeed::testing::ReadData;
+using Read = fitspeed::testing::ReadResult;
 
 Read ReadRaw(std::string_view text, int skip_first_epochs = 1) {
-  Read read;
-  const std::string source = "training.log";
-  const Attributes attributes;
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
-  options.warn = [&read](const std::string& m) { read.warnings.push_back(m); };
-  read.samples = io::ReadKerasCsv(text, io::ReaderContext{source, attributes, options});
-  return read;
+  return testing::ReadWith(io::ReadKerasCsv, text, "training.log", {}, options);
 }
 
 std::string DataErrorOf(std::string_view text) {
-  try {
-    ReadRaw(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text); });
 }
 
 // --- The real logs: no time, refused with what is missing ---------------------------
@@ -224,22 +201,10 @@ TEST(KerasCsvReader, JunkIsADataErrorNeverACrash) {
   attributes.samples_per_epoch = 50000;
   EXPECT_THROW(ParseSamples(std::string("epoch,loss\n\0\0\0", 14), "j", attributes, options),
                DataError);
-  const std::string bases[] = {
+  const std::vector<std::string> bases = {
       ReadData(kEmotion), "epoch,elapsed,loss,time\n0,15.0,1.0,3\n1,25.5,0.9,4\n2,36.0,0.8,5\n"};
   const char alphabet[] = "0123456789.,-\"\n\re nan";
-  std::mt19937 random(777);
-  for (const std::string& base : bases) {
-    for (int i = 0; i < 300; ++i) {
-      std::string text = base.substr(0, random() % (base.size() + 1));
-      for (int k = random() % 8; k > 0 && !text.empty(); --k) {
-        text[random() % text.size()] = alphabet[random() % (sizeof(alphabet) - 1)];
-      }
-      try {
-        ParseSamples(text, "j", attributes, options);
-      } catch (const Error&) {
-      }
-    }
-  }
+  testing::ParseCutAndMutated(bases, alphabet, 300, 777, "j", attributes, options);
 }
 
 // --- Detection -------------------------------------------------------------------------

@@ -6,15 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -27,38 +25,19 @@ const char kSlm[] =
 const char kOpal[] =
     "logs-wild/lightning-csvlogger/Eve-ning-opal-v2_lightning_logs_version_0_metrics.csv";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using fitspeed::testing::ReadData;
 
 // The reader alone, with its warnings collected.
-struct Read {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
+using Read = fitspeed::testing::ReadResult;
 
 Read ReadRaw(std::string_view text, const Attributes& attributes = {}, int skip_first_epochs = 1) {
-  Read read;
-  const std::string source = "metrics.csv";
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
-  options.warn = [&read](const std::string& m) { read.warnings.push_back(m); };
-  read.samples = io::ReadLightning(text, io::ReaderContext{source, attributes, options});
-  return read;
+  return testing::ReadWith(io::ReadLightning, text, "metrics.csv", attributes, options);
 }
 
 std::string DataErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  try {
-    ReadRaw(text, attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text, attributes); });
 }
 
 // --- 0Xero7/slm_training: an epoch_time logged in on_train_epoch_end ---------------
@@ -301,21 +280,9 @@ TEST(LightningReader, JunkIsADataErrorNeverACrash) {
                DataError);
   // Cut and mutated copies of the real log and of the clock table: any
   // outcome but an exception other than fitspeed::Error.
-  const std::string bases[] = {ReadData(kSlm).substr(0, 40000), kClockLog};
+  const std::vector<std::string> bases = {ReadData(kSlm).substr(0, 40000), kClockLog};
   const char alphabet[] = "0123456789.,-\"\n\re nan";
-  std::mt19937 random(12345);
-  for (const std::string& base : bases) {
-    for (int i = 0; i < 300; ++i) {
-      std::string text = base.substr(0, random() % (base.size() + 1));
-      for (int k = random() % 8; k > 0 && !text.empty(); --k) {
-        text[random() % text.size()] = alphabet[random() % (sizeof(alphabet) - 1)];
-      }
-      try {
-        ParseSamples(text, "j", attributes, options);
-      } catch (const Error&) {
-      }
-    }
-  }
+  testing::ParseCutAndMutated(bases, alphabet, 300, 12345, "j", attributes, options);
 }
 
 // --- Detection -------------------------------------------------------------------------

@@ -7,14 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -33,43 +32,16 @@ const char kExcerpt[] =
     "logs-wild/megatron-nemo/"
     "microsoft-Megatron-DeepSpeed_examples_random_ltd_gpt3-0.125B-baseline.excerpt.log";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-struct Result {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
+using fitspeed::testing::AtLine;
+using fitspeed::testing::ReadData;
+using Result = fitspeed::testing::ReadResult;
 
 Result Read(std::string_view text, const Attributes& attributes = {}) {
-  const std::string source = kSource;
-  Result result;
-  ReadOptions options;
-  options.warn = [&result](const std::string& w) { result.warnings.push_back(w); };
-  result.samples = io::ReadMegatron(text, io::ReaderContext{source, attributes, options});
-  return result;
+  return testing::ReadWith(io::ReadMegatron, text, kSource, attributes);
 }
 
 std::string ErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  try {
-    Read(text, attributes);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
-}
-
-const Sample* AtLine(const std::vector<Sample>& samples, int line) {
-  for (const Sample& s : samples) {
-    if (s.line == line) return &s;
-  }
-  return nullptr;
+  return testing::DataErrorOf([&] { Read(text, attributes); });
 }
 
 TEST(MegatronReader, RealMegatronDeepSpeedExcerpt) {
@@ -206,7 +178,7 @@ TEST(MegatronReader, SamplesPerSecondAgreesWithinRounding) {
   EXPECT_EQ(r.samples[0].line, 2);
   EXPECT_DOUBLE_EQ(*r.samples[0].step_time_s, 105.22);
   EXPECT_EQ(r.samples[0].batch, 2048);
-  EXPECT_THAT(r.warnings, testing::Not(testing::Contains(HasSubstr("samples per second"))));
+  EXPECT_THAT(r.warnings, ::testing::Not(::testing::Contains(HasSubstr("samples per second"))));
 }
 
 TEST(MegatronReader, SamplesPerSecondThatDisagreesIsNotRead) {

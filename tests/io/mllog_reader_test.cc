@@ -5,14 +5,13 @@
 // from the logs.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -20,14 +19,8 @@ namespace {
 
 constexpr double kImageNetTrainSamples = 1281167;  // train_samples in every log
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/mllog/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+// A log of tests/data/mllog.
+std::string ReadData(const std::string& name) { return testing::ReadData("mllog/" + name); }
 
 // Through the public entry point: attributes applied, samples validated.
 std::vector<Sample> Parse(std::string_view text, int skip_first_epochs = 1,
@@ -59,12 +52,7 @@ std::vector<Sample> ParseWarned(std::string_view text, std::vector<std::string>&
 }
 
 std::string DataErrorMessage(std::string_view text) {
-  try {
-    ReadRaw(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text); });
 }
 
 // One event line in the style of the NVIDIA logs (mlperf-logging 0.7 output).
@@ -490,6 +478,30 @@ TEST(MllogReader, ACountThatGoesBackIsAnError) {
   const std::string message = DataErrorMessage(text);
   EXPECT_NE(message.find("raw.log:3"), std::string::npos) << message;
   EXPECT_NE(message.find("fewer than the 500 of line 2"), std::string::npos) << message;
+}
+
+// MLPerf v0.7 Transformer: the batch counts tokens, the epoch sentence pairs.
+TEST(MllogReader, TransformerBatchInTokensIsNotReadAsSentences) {
+  const std::string text = Event("", 1, "submission_benchmark", "", "\"transformer\"") +
+                           Event("", 2, "global_batch_size", "", "61440") +
+                           Event("", 3, "train_samples", "", "4590101") +
+                           Event("", 10, "epoch_start", "\"epoch_num\": 1") +
+                           Event("", 20, "epoch_stop", "\"epoch_num\": 1");
+  std::vector<std::string> warnings;
+  ReadOptions options;
+  options.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const std::string source = "raw.log";
+  const Attributes attributes;
+  const std::vector<Sample> samples =
+      io::ReadMllog(text, io::ReaderContext{source, attributes, options});
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].batch, 0);  // ParseSamples asks for PATH@batch=N
+  EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 0.010);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(
+      warnings[0].find("raw.log:2: MLPerf transformer's global_batch_size 61440 counts tokens"),
+      std::string::npos)
+      << warnings[0];
 }
 
 }  // namespace

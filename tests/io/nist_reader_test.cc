@@ -4,14 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -19,14 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using fitspeed::testing::ReadData;
 
 std::vector<Sample> ReadRaw(std::string_view text) {
   const std::string source = "t.dat";
@@ -36,12 +28,7 @@ std::vector<Sample> ReadRaw(std::string_view text) {
 }
 
 std::string DataErrorMessage(std::string_view text) {
-  try {
-    ReadRaw(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text); });
 }
 
 // The head of a NIST file cut down: the range entry, the column line, data.

@@ -11,6 +11,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -28,12 +29,7 @@ std::vector<Sample> Read(std::string_view text) {
 }
 
 std::string ErrorOf(std::string_view text) {
-  try {
-    Read(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { Read(text); });
 }
 
 // A complete single-GPU run, resnet50 on synthetic ImageNet (a public

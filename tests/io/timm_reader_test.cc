@@ -9,6 +9,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -28,12 +29,7 @@ std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {
 
 std::string ErrorOf(std::string_view text, const Attributes& attributes = {},
                     int skip_first_epochs = 1) {
-  try {
-    Read(text, attributes, skip_first_epochs);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { Read(text, attributes, skip_first_epochs); });
 }
 
 // huggingface/optimum-habana, examples/pytorch-image-models/README.md: timm

@@ -7,15 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "io/reader_test_util.h"
 #include "io/readers.h"
 
 namespace fitspeed {
@@ -28,37 +26,13 @@ const char kRunsTable[] =
     "Lucas-longxutang-Comp3242_Group_Project_nanoGPT_training_records_wandb_export.csv";
 const char kLossChart[] = "logs-wild/wandb-csv/druidowm-nanoGPT_wandb_export.csv";
 
-std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/" + name;
-  std::ifstream file(path, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot open " << path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using fitspeed::testing::ReadData;
+using Read = fitspeed::testing::ReadResult;
 
-struct Read {
-  std::vector<Sample> samples;
-  std::vector<std::string> warnings;
-};
-
-Read ReadRaw(std::string_view text) {
-  Read read;
-  const std::string source = "export.csv";
-  const Attributes attributes;
-  ReadOptions options;
-  options.warn = [&read](const std::string& m) { read.warnings.push_back(m); };
-  read.samples = io::ReadWandb(text, io::ReaderContext{source, attributes, options});
-  return read;
-}
+Read ReadRaw(std::string_view text) { return testing::ReadWith(io::ReadWandb, text, "export.csv"); }
 
 std::string DataErrorOf(std::string_view text) {
-  try {
-    ReadRaw(text);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "no DataError";
+  return testing::DataErrorOf([&] { ReadRaw(text); });
 }
 
 // --- The real exports: refused with what is missing -----------------------------------
@@ -247,22 +221,10 @@ TEST(WandbReader, JunkIsADataErrorNeverACrash) {
   attributes.batch = 64;
   attributes.samples_per_epoch = 50000;
   EXPECT_THROW(ParseSamples(std::string("_step\n\0\0\0", 9), "j", attributes, options), DataError);
-  const std::string bases[] = {ReadData(kLossChart).substr(0, 20000), kHistory,
-                               ReadData(kRunsTable).substr(0, 5000)};
+  const std::vector<std::string> bases = {ReadData(kLossChart).substr(0, 20000), kHistory,
+                                          ReadData(kRunsTable).substr(0, 5000)};
   const char alphabet[] = "0123456789.,-\"\n\re nan_";
-  std::mt19937 random(4242);
-  for (const std::string& base : bases) {
-    for (int i = 0; i < 300; ++i) {
-      std::string text = base.substr(0, random() % (base.size() + 1));
-      for (int k = random() % 8; k > 0 && !text.empty(); --k) {
-        text[random() % text.size()] = alphabet[random() % (sizeof(alphabet) - 1)];
-      }
-      try {
-        ParseSamples(text, "j", attributes, options);
-      } catch (const Error&) {
-      }
-    }
-  }
+  testing::ParseCutAndMutated(bases, alphabet, 300, 4242, "j", attributes, options);
 }
 
 // --- Detection -------------------------------------------------------------------------
