@@ -172,13 +172,17 @@ std::vector<Configuration> LoadConfigurations(const InputOptions& input,
     try {
       configs = ConfigurationsFromFit(Fit(samples, ToFitOptions(fit_cli)), samples);
     } catch (const DataError& e) {
-      // A log at one batch size cannot be fitted, but its epochs can be
-      // projected as they are.
-      const bool epochs = std::any_of(samples.begin(), samples.end(),
-                                      [](const Sample& x) { return x.epoch_time_s.has_value(); });
-      if (!epochs || std::string(e.what()).find("distinct batch size") == std::string::npos) {
-        throw;
-      }
+      // A per-epoch log at one batch size cannot be fitted, but its epochs
+      // can be projected as they are.
+      const auto groups = GroupSamples(samples);
+      const bool one_batch_epochs =
+          std::any_of(groups.begin(), groups.end(), [](const auto& group) {
+            const std::vector<Sample>& g = group.second;
+            return std::all_of(g.begin(), g.end(), [&](const Sample& x) {
+              return x.epoch_time_s && x.batch == g.front().batch;
+            });
+          });
+      if (!one_batch_epochs) throw;
       throw DataError(
           fmt::format("{}; or project its epochs as they were measured, without a law: "
                       "fitspeed project --measured INPUT...",
