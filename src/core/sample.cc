@@ -47,6 +47,7 @@ void ValidateSample(const Sample& s) {
                                 "epoch time; it has {}",
                                 observations));
   }
+  if (s.seq_len) RequirePositiveFinite(s, "seq_len", *s.seq_len);
   if (s.throughput_sps) RequirePositiveFinite(s, "throughput", *s.throughput_sps);
   if (s.step_time_s) RequirePositiveFinite(s, "step_time", *s.step_time_s);
   if (s.epoch_time_s) {
@@ -75,21 +76,47 @@ StepObservation ToStepObservation(const Sample& s) {
   return {used / steps, *s.epoch_time_s / steps};
 }
 
+std::string UnitName(Unit unit) { return unit == Unit::kTokens ? "tokens" : "samples"; }
+
+Unit ParseUnit(const std::string& name) {
+  if (name == "samples" || name == "sequences") return Unit::kSamples;
+  if (name == "tokens") return Unit::kTokens;
+  throw UsageError(
+      fmt::format("unknown unit '{}': expected samples (or sequences) or tokens", name));
+}
+
+std::string RateUnitName(Unit unit) { return UnitName(unit) + "/s"; }
+
+void ToSequences(Sample& s) {
+  if (!s.seq_len) return;
+  RequirePositiveFinite(s, "seq_len", *s.seq_len);
+  if (s.unit != Unit::kTokens) return;
+  const double per_sequence = *s.seq_len;
+  s.batch /= per_sequence;
+  if (s.throughput_sps) *s.throughput_sps /= per_sequence;
+  if (s.samples_per_epoch) *s.samples_per_epoch /= per_sequence;
+  s.unit = Unit::kSamples;
+}
+
 bool GroupKey::operator<(const GroupKey& o) const {
-  return std::tie(devices, label, precision) < std::tie(o.devices, o.label, o.precision);
+  return std::tie(devices, label, precision, unit) <
+         std::tie(o.devices, o.label, o.precision, o.unit);
 }
 bool GroupKey::operator==(const GroupKey& o) const {
-  return devices == o.devices && label == o.label && precision == o.precision;
+  return devices == o.devices && label == o.label && precision == o.precision && unit == o.unit;
 }
 
 std::string GroupKey::ToString() const {
   std::string text = fmt::format("devices={}", devices);
   if (!label.empty()) text += fmt::format(" label={}", label);
   if (!precision.empty()) text += fmt::format(" precision={}", precision);
+  if (unit != Unit::kSamples) text += fmt::format(" unit={}", UnitName(unit));
   return text;
 }
 
-GroupKey GroupOf(const Sample& s) { return GroupKey{s.devices, s.label, s.precision}; }
+GroupKey GroupOf(const Sample& s) {
+  return GroupKey{s.devices, s.label, s.precision, s.unit};
+}
 
 std::vector<std::pair<GroupKey, std::vector<Sample>>> GroupSamples(
     const std::vector<Sample>& samples) {

@@ -112,10 +112,18 @@ Attributes ParseAttributes(std::string_view text, std::string_view spec) {
         throw UsageError(
             fmt::format("input '{}': drop_remainder={} must be true or false", spec, value));
       }
+    } else if (key == "unit") {
+      try {
+        a.unit = ParseUnit(io::ToLower(value));
+      } catch (const UsageError& e) {
+        throw UsageError(fmt::format("input '{}': {}", spec, e.what()));
+      }
+    } else if (key == "seq_len") {
+      a.seq_len = number(true);
     } else {
       throw UsageError(
           fmt::format("input '{}': unknown attribute '{}' (known: batch, devices, samples, label, "
-                      "precision, drop_remainder)",
+                      "precision, drop_remainder, unit, seq_len)",
                       spec, key));
     }
   }
@@ -178,6 +186,22 @@ void ApplyAttributes(const Attributes& a, Sample& s) {
   }
   if (a.label) s.label = s.label.empty() ? *a.label : *a.label + "/" + s.label;
   if (a.precision) s.precision = *a.precision;
+  if (a.unit && *a.unit != s.unit) {
+    // A reader sets tokens only where the log counts them; "samples" is the
+    // default and may mean the log did not say.
+    if (s.unit == Unit::kTokens) {
+      throw DataError(s.source, s.line, "unit",
+                      fmt::format("the log counts tokens here; @unit={} contradicts it",
+                                  UnitName(*a.unit)));
+    }
+    s.unit = *a.unit;
+  }
+  if (a.seq_len && !s.seq_len) s.seq_len = a.seq_len;
+  if (a.seq_len && *s.seq_len != *a.seq_len) {
+    throw DataError(s.source, s.line, "seq_len",
+                    fmt::format("the log states sequences of {} tokens; @seq_len={} contradicts it",
+                                *s.seq_len, *a.seq_len));
+  }
 }
 
 }  // namespace io
@@ -210,6 +234,7 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
   }
   for (Sample& s : samples) {
     io::ApplyAttributes(attributes, s);
+    ToSequences(s);
     if (s.batch <= 0 && !attributes.batch) {
       throw DataError(s.source, s.line, "batch",
                       "the log does not state the batch size; give it as PATH@batch=N");

@@ -16,10 +16,21 @@ enum class StepsRule {
   kDropRemainder,  // floor(N/b) steps, the remainder dropped (TPU pipelines, fit_generator)
 };
 
+// What a sample's batch, throughput and samples_per_epoch count. A language
+// model's "sample" is one sequence; its logs often count tokens instead. The
+// law v = b/(b/v0 + t) holds in either unit as long as b and v share it.
+enum class Unit {
+  kSamples,  // samples (images, sequences, utterances)
+  kTokens,   // tokens; a sequence is seq_len of them
+};
+std::string UnitName(Unit unit);  // "samples", "tokens"
+Unit ParseUnit(const std::string& name);  // "samples"/"sequences", "tokens"; throws UsageError
+
 // A measurement. `batch` is the global batch of one optimizer step (summed over
 // all `devices`); exactly one of throughput_sps, step_time_s, epoch_time_s is
 // the observation (the others stay empty). An epoch time also needs
-// samples_per_epoch.
+// samples_per_epoch. batch, throughput_sps and samples_per_epoch all count
+// `unit` (samples unless a log or @unit= says tokens).
 struct Sample {
   std::string source;     // file the sample came from ("-" for standard input)
   int line = 0;           // 1-based line in source, 0 if not from a line
@@ -36,6 +47,12 @@ struct Sample {
   std::optional<double> samples_per_epoch;  // N, needed with epoch_time_s
   std::optional<int> epoch;                 // 1-based epoch number, when known
   StepsRule steps_rule = StepsRule::kKeepPartial;
+  Unit unit = Unit::kSamples;
+  // Tokens per sample (the sequence length), where the log or @seq_len= states
+  // it. ParseSamples turns a sample counted in tokens into sequences when it
+  // is known (see ToSequences), so fits of a language model are per sequence
+  // and tokens/s is v0 * seq_len.
+  std::optional<double> seq_len;
 
   // Samples per device and step.
   double PerDeviceBatch() const { return batch / devices; }
@@ -65,14 +82,26 @@ StepObservation ToStepObservation(const Sample& sample);
 // epoch time has samples_per_epoch); throws DataError naming source, line and field.
 void ValidateSample(const Sample& sample);
 
-// The key that separates fits: samples of one (devices, label, precision).
+// Converts a sample counted in tokens whose seq_len is known to sequences:
+// batch, throughput and samples per epoch are divided by seq_len (a batch of
+// 524288 tokens at seq_len 2048 is 256 sequences). Samples already in samples,
+// or in tokens without seq_len, are left as they are. Throws DataError when
+// seq_len is not positive and finite.
+void ToSequences(Sample& sample);
+
+// Rate unit of samples of `unit`: "samples/s" or "tokens/s".
+std::string RateUnitName(Unit unit);
+
+// The key that separates fits: samples of one (devices, label, precision,
+// unit); samples and tokens are never fitted together.
 struct GroupKey {
   int devices = 1;
   std::string label;
   std::string precision;
+  Unit unit = Unit::kSamples;
   bool operator<(const GroupKey& other) const;
   bool operator==(const GroupKey& other) const;
-  std::string ToString() const;  // "devices=2 label=tpu precision=fp32"
+  std::string ToString() const;  // "devices=2 label=tpu precision=fp32 unit=tokens"
 };
 GroupKey GroupOf(const Sample& sample);
 

@@ -46,6 +46,8 @@ struct Attributes {
   std::optional<std::string> label;
   std::optional<std::string> precision;
   std::optional<bool> drop_remainder;  // steps rule for epoch times
+  std::optional<Unit> unit;            // what batch and rates count (key "unit")
+  std::optional<double> seq_len;       // tokens per sequence (key "seq_len")
 };
 
 // A path ("-" for standard input) and its attributes.
