@@ -47,6 +47,7 @@ constexpr FormatInfo kFormats[] = {
     {Format::kTfcnn, "tfcnn", io::ReadTfcnn, io::LooksLikeTfcnn},
     {Format::kMegatron, "megatron", io::ReadMegatron, io::LooksLikeMegatron},
     {Format::kDeepspeed, "deepspeed", io::ReadDeepspeed, io::LooksLikeDeepspeed},
+    {Format::kNanogpt, "nanogpt", io::ReadNanogpt, io::LooksLikeNanogpt},
     {Format::kHfState, "hf-state", io::ReadHfState, io::LooksLikeHfState},
     {Format::kHf, "hf", io::ReadHf, io::LooksLikeHf},
     {Format::kTimm, "timm", io::ReadTimm, io::LooksLikeTimm},

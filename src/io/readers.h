@@ -44,6 +44,7 @@ std::vector<Sample> ReadHfState(std::string_view text, const ReaderContext& cont
 std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
 
 // Cheap content sniffers on the start of a file (up to 64 KiB), used by
@@ -62,6 +63,7 @@ bool LooksLikeHfState(std::string_view head);
 bool LooksLikeTfcnn(std::string_view head);
 bool LooksLikeMegatron(std::string_view head);
 bool LooksLikeDeepspeed(std::string_view head);
+bool LooksLikeNanogpt(std::string_view head);
 bool LooksLikeEpochs(std::string_view head);
 
 // Fills what the attributes give and the sample lacks (batch, devices,

@@ -30,6 +30,7 @@ enum class Format {
   kTfcnn,
   kMegatron,
   kDeepspeed,
+  kNanogpt,
   kEpochs
 };
 
