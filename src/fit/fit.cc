@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -469,6 +470,22 @@ std::array<double, Law::kNumParams> Refine(const GroupData& data, Objective obje
   return params;
 }
 
+// The seq_len every sample states, or none when one lacks it or they differ.
+std::optional<double> CommonSeqLen(const std::vector<Sample>& samples) {
+  std::optional<double> common = samples.front().seq_len;
+  for (const Sample& s : samples) {
+    if (s.seq_len != common) return std::nullopt;
+  }
+  return common;
+}
+
+// A law's unit with its "samples" replaced by what the group counts.
+std::string InCount(std::string unit, const std::string& count) {
+  const std::string samples = "samples";
+  if (unit.compare(0, samples.size(), samples) == 0) unit.replace(0, samples.size(), count);
+  return unit;
+}
+
 template <class Law>
 GroupFit FitLaw(const std::vector<Sample>& samples, const FitOptions& options) {
   constexpr int kP = Law::kNumParams;
@@ -480,6 +497,7 @@ GroupFit FitLaw(const std::vector<Sample>& samples, const FitOptions& options) {
 
   GroupFit fit;
   fit.group = GroupOf(samples.front());
+  fit.seq_len = CommonSeqLen(samples);
   fit.law = Law::kName;
   fit.objective = options.objective;
   fit.loss = options.loss;
@@ -514,7 +532,9 @@ GroupFit FitLaw(const std::vector<Sample>& samples, const FitOptions& options) {
   }
   fit.params.reserve(kP);
   for (int j = 0; j < kP; ++j) {
-    fit.params.push_back({Law::kParams[j].name, Law::kParams[j].unit, p[j], kNaN, kNaN, kNaN});
+    fit.params.push_back(
+        {Law::kParams[j].name, InCount(Law::kParams[j].unit, fit.CountName()), p[j], kNaN, kNaN,
+         kNaN});
   }
 
   // Points and the relative error of throughput.
@@ -566,9 +586,10 @@ GroupFit FitLaw(const std::vector<Sample>& samples, const FitOptions& options) {
   if (above > 0) {
     const FitPoint& point = fit.points[worst];
     fit.warnings.push_back(fmt::format(
-        "{} observation{} above the fitted asymptote {:.6g} samples/s (largest {:.6g} "
-        "samples/s, +{:.2g}%, at batch {:g}, {}:{}): the law saturates below what was measured",
-        above, above == 1 ? " lies" : "s lie", asymptote, data.steps[worst].throughput_sps(),
+        "{} observation{} above the fitted asymptote {:.6g} {}/s (largest {:.6g} "
+        "{}/s, +{:.2g}%, at batch {:g}, {}:{}): the law saturates below what was measured",
+        above, above == 1 ? " lies" : "s lie", asymptote, fit.CountName(),
+        data.steps[worst].throughput_sps(), fit.CountName(),
         100 * (data.steps[worst].throughput_sps() / asymptote - 1), point.batch, point.source,
         point.line));
   }
@@ -661,6 +682,11 @@ double GroupFit::PredictThroughput(double batch) const {
   return entry->throughput(values.data(), batch);
 }
 
+std::string GroupFit::CountName() const {
+  if (group.unit == Unit::kTokens) return "tokens";
+  return seq_len ? "sequences" : "samples";
+}
+
 double GroupFit::PredictStepTime(double batch) const { return batch / PredictThroughput(batch); }
 
 bool FitResult::AllUsable() const {
@@ -679,14 +705,16 @@ FitResult Fit(const std::vector<Sample>& samples, const FitOptions& options) {
   const auto groups = GroupSamples(samples);
   for (const auto& [key, members] : groups) result.fits.push_back(FitGroup(members, options));
 
-  // Device scaling: for each (label, precision), the groups by device count.
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> series;
+  // Device scaling: for each (label, precision, unit), the groups by device count.
+  std::map<std::tuple<std::string, std::string, Unit>, std::vector<size_t>> series;
   for (size_t g = 0; g < groups.size(); ++g) {
-    series[{groups[g].first.label, groups[g].first.precision}].push_back(g);
+    const GroupKey& key = groups[g].first;
+    series[{key.label, key.precision, key.unit}].push_back(g);
   }
   for (const auto& [name, members] : series) {
     if (members.size() < 2) continue;  // groups are unique per device count
-    DeviceScaling scaling{name.first, name.second, {}};
+    DeviceScaling scaling{std::get<0>(name), std::get<1>(name),
+                          result.fits[members.front()].CountName() + "/s", {}};
     for (size_t g : members) {
       scaling.rows.push_back(ScalingRow(result.fits[g], groups[g].second, options));
     }

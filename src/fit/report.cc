@@ -45,10 +45,10 @@ std::string ValueWithError(const ParamEstimate& p) {
                      Percent(p.std_error / std::fabs(p.value)));
 }
 
-const char* ResidualDefinition(Objective objective) {
+std::string ResidualDefinition(Objective objective, const std::string& count) {
   switch (objective) {
     case Objective::kAbsoluteThroughput:
-      return "predicted - observed samples/s";
+      return "predicted - observed " + count + "/s";
     case Objective::kAbsoluteTime:
       return "predicted - observed s per step";
     case Objective::kRelativeTime:
@@ -57,10 +57,10 @@ const char* ResidualDefinition(Objective objective) {
   return "predicted/observed step time - 1";
 }
 
-const char* ResidualUnitSquared(Objective objective) {
+std::string ResidualUnitSquared(Objective objective, const std::string& count) {
   switch (objective) {
     case Objective::kAbsoluteThroughput:
-      return "(samples/s)^2";
+      return "(" + count + "/s)^2";
     case Objective::kAbsoluteTime:
       return "s^2";
     case Objective::kRelativeTime:
@@ -69,8 +69,18 @@ const char* ResidualUnitSquared(Objective objective) {
   return "dimensionless";
 }
 
-std::string Batch(double batch) {
-  return std::isfinite(batch) ? Num(batch, 4) + " samples" : std::string("n/a");
+std::string Batch(double batch, const std::string& count) {
+  return std::isfinite(batch) ? Num(batch, 4) + " " + count : std::string("n/a");
+}
+
+// A rate parameter per sequence again in tokens: "= 1.23e+05 +/- 900 tokens/s
+// (sequences of 2048 tokens)".
+bool IsSequenceRate(const ParamEstimate& p) { return p.unit == "sequences/s"; }
+std::string InTokens(const ParamEstimate& p, double seq_len) {
+  const int digits = DigitsFor(p.value * seq_len, p.std_error * seq_len);
+  std::string text = "= " + Num(p.value * seq_len, digits);
+  if (std::isfinite(p.std_error)) text += " +/- " + Num(p.std_error * seq_len, 2);
+  return text + fmt::format(" tokens/s (sequences of {:g} tokens)", seq_len);
 }
 
 }  // namespace
@@ -82,6 +92,9 @@ std::string GroupFit::BriefReport() const {
     text += fmt::format("{} {} = {}", &p == params.data() ? "" : ",", p.name, Num(p.value, digits));
     if (std::isfinite(p.std_error)) text += fmt::format(" +/- {}", Num(p.std_error, 2));
     text += " " + p.unit;
+    if (seq_len && IsSequenceRate(p)) {
+      text += fmt::format(" ({} tokens/s)", Num(p.value * *seq_len, DigitsFor(p.value, p.std_error)));
+    }
   }
   text += fmt::format("; rel RMSE {}, n = {}, {}", Percent(rel_rmse), n_points,
                       usable      ? "usable"
@@ -100,7 +113,7 @@ std::string GroupFit::FullReport() const {
   line(fmt::format("[[Fit]] {}", group.ToString()));
   line(fmt::format("    law          {}: {}", law, entry ? entry->formula : "?"));
   line(fmt::format("    objective    {} (residual = {})", ObjectiveName(objective),
-                   ResidualDefinition(objective)));
+                   ResidualDefinition(objective, CountName())));
   line(fmt::format("    loss         {}",
                    loss == Loss::kSquared
                        ? LossName(loss)
@@ -121,6 +134,9 @@ std::string GroupFit::FullReport() const {
                           Num(p.ci_high, digits));
     }
     line(text);
+    if (seq_len && IsSequenceRate(p)) {
+      line(fmt::format("    {:<{}}   {}", "", width, InTokens(p, *seq_len)));
+    }
   }
   if (params.size() > 1) {
     line("[[Correlations]]");
@@ -135,7 +151,7 @@ std::string GroupFit::FullReport() const {
   }
 
   line("[[Statistics]]");
-  line(fmt::format("    RSS          {:.6g} ({})", rss, ResidualUnitSquared(objective)));
+  line(fmt::format("    RSS          {:.6g} ({})", rss, ResidualUnitSquared(objective, CountName())));
   line(fmt::format("    R^2          {:.6g}", r2));
   line(fmt::format("    rel RMSE     {} (throughput, predicted/observed - 1)", Percent(rel_rmse)));
   line(fmt::format("    AIC          {:.6g} (n ln(RSS/n) + 2p)", aic));
@@ -144,8 +160,8 @@ std::string GroupFit::FullReport() const {
                                                     " (throughput of each point from a fit "
                                                     "without it)"
                                               : std::string("not computed")));
-  line(fmt::format("    b_half       {} (throughput at half the asymptote)", Batch(b_half)));
-  line(fmt::format("    b_90         {} (throughput at 90% of the asymptote)", Batch(b_90)));
+  line(fmt::format("    b_half       {} (throughput at half the asymptote)", Batch(b_half, CountName())));
+  line(fmt::format("    b_90         {} (throughput at 90% of the asymptote)", Batch(b_90, CountName())));
   line("[[Warnings]]");
   if (warnings.empty()) line("    none");
   for (const std::string& warning : warnings) line("    - " + warning);
@@ -165,7 +181,8 @@ std::string FitResult::FullReport() const {
     out += fmt::format("\n[[Device scaling]] label={}{} (hyperbolic law)\n",
                        scaling.label.empty() ? "(none)" : scaling.label,
                        scaling.precision.empty() ? "" : " precision=" + scaling.precision);
-    out += fmt::format("    {:>8}  {:>26}  {:>22}\n", "devices", "v0 [samples/s]", "t [s]");
+    out += fmt::format("    {:>8}  {:>26}  {:>22}\n", "devices",
+                       fmt::format("v0 [{}]", scaling.rate_unit), "t [s]");
     for (const DeviceScalingRow& row : scaling.rows) {
       auto cell = [](double value, double error) {
         const int digits = DigitsFor(value, error);

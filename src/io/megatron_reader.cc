@@ -435,6 +435,7 @@ class MegatronReader {
       no_devices_line_ = line;
     }
     s.label = label;
+    s.seq_len = SeqLen(it, line);
     s.precision = args_.precision;
     samples_.push_back(std::move(s));
   }
@@ -468,12 +469,19 @@ class MegatronReader {
   // "seq=2048" (a sample is a sequence of that many tokens), the random-LTD kept
   // length where token dropping is on ("ltd=256"), and the model-parallel sizes
   // where a data-parallel replica spans several devices ("tp=2,pp=4").
-  std::string Label(const IterationLine& it, int line) const {
-    const std::string& source = context_.source;
+  // Tokens per sample of this iteration: the arguments' seq_length, or the
+  // curriculum's current length where the line states one.
+  std::optional<double> SeqLen(const IterationLine& it, int line) const {
     std::optional<double> seq = args_.seq_length;
     for (const char* key : {"curriculum seqlen", "actual seqlen"}) {
-      if (const Field* f = it.Find(key)) seq = PositiveField(*f, source, line).value;
+      if (const Field* f = it.Find(key)) seq = PositiveField(*f, context_.source, line).value;
     }
+    return seq;
+  }
+
+  std::string Label(const IterationLine& it, int line) const {
+    const std::string& source = context_.source;
+    const std::optional<double> seq = SeqLen(it, line);
     std::vector<std::string> parts;
     if (seq) parts.push_back(fmt::format("seq={}", *seq));
     for (const char* key : {"random ltd reserved length", "reserve length"}) {

@@ -780,6 +780,7 @@ std::vector<Sample> MllogParser::FinishCounted(const std::string& unit) {
     s.batch = log_.global_batch_size;  // 0 when not logged: ParseSamples asks for PATH@batch=N
     s.label = log_.platform;
     s.throughput_sps = (to_count - from_count) / per_sample / (ms / 1000.0);
+    if (unit == "tokens") s.seq_len = per_sample;  // already in sequences, for tokens/s
     s.epoch = static_cast<int>(all.size()) + 1;
     all.push_back(std::move(s));
   }

@@ -48,6 +48,8 @@ json SampleJson(const Sample& s) {
   j["samples_per_epoch"] = Optional(s.samples_per_epoch);
   j["epoch"] = s.epoch ? json(*s.epoch) : json(nullptr);
   j["steps_rule"] = s.epoch_time_s ? json(StepsRuleName(s.steps_rule)) : json(nullptr);
+  j["unit"] = UnitName(s.unit);
+  j["seq_len"] = Optional(s.seq_len);
   j["tags"] = s.tags;
   return j;
 }
@@ -65,14 +67,22 @@ std::optional<double> Throughput(const Sample& s) {
 }
 
 TextTable SamplesTable(const std::vector<Sample>& samples) {
+  // batch, samples/s and samples/epoch count `unit`; tokens/s is samples/s
+  // times seq_len where a sequence length is known.
   TextTable table({"source", "line", "batch", "devices", "label", "precision", "samples/s",
-                   "step_s", "epoch_s", "samples/epoch", "epoch", "steps_rule"});
+                   "step_s", "epoch_s", "samples/epoch", "epoch", "steps_rule", "unit", "seq_len",
+                   "tokens/s"});
   for (const Sample& s : samples) {
+    const std::optional<double> throughput = Throughput(s);
+    std::optional<double> tokens_per_s;
+    if (s.unit == Unit::kTokens) tokens_per_s = throughput;
+    if (s.unit == Unit::kSamples && s.seq_len && throughput) tokens_per_s = *throughput * *s.seq_len;
     table.AddRow({s.source, s.line > 0 ? std::to_string(s.line) : "", FormatSig(s.batch, 8),
-                  std::to_string(s.devices), s.label, s.precision, Cell(Throughput(s)),
+                  std::to_string(s.devices), s.label, s.precision, Cell(throughput),
                   Cell(s.step_time_s), Cell(s.epoch_time_s), Cell(s.samples_per_epoch, 10),
                   s.epoch ? std::to_string(*s.epoch) : "",
-                  s.epoch_time_s ? StepsRuleName(s.steps_rule) : ""});
+                  s.epoch_time_s ? StepsRuleName(s.steps_rule) : "", UnitName(s.unit),
+                  Cell(s.seq_len), Cell(tokens_per_s)});
   }
   return table;
 }
@@ -82,12 +92,15 @@ json GroupJson(const GroupKey& key) {
   j["devices"] = key.devices;
   j["label"] = key.label;
   j["precision"] = key.precision.empty() ? json(nullptr) : json(key.precision);
+  j["unit"] = UnitName(key.unit);
   return j;
 }
 
 json FitJson(const GroupFit& fit) {
   json j;
   j["group"] = GroupJson(fit.group);
+  j["counts"] = fit.CountName();  // what batches and rates count
+  j["seq_len"] = Optional(fit.seq_len);
   j["law"] = fit.law;
   j["objective"] = ObjectiveName(fit.objective);
   j["loss"] = LossName(fit.loss);
@@ -149,11 +162,13 @@ json ScalingJson(const DeviceScaling& scaling) {
   }
   return {{"label", scaling.label},
           {"precision", scaling.precision.empty() ? json(nullptr) : json(scaling.precision)},
+          {"rate_unit", scaling.rate_unit},
           {"rows", rows}};
 }
 
 std::string ScalingTable(const DeviceScaling& scaling) {
-  TextTable table({"devices", "v0 (samples/s)", "+/-", "t (s)", "+/-", "v0 per device"});
+  TextTable table({"devices", fmt::format("v0 ({})", scaling.rate_unit), "+/-", "t (s)", "+/-",
+                   "v0 per device"});
   for (const DeviceScalingRow& r : scaling.rows) {
     table.AddRow({std::to_string(r.devices), FormatSig(r.v0, 5), FormatSig(r.v0_stderr, 2),
                   FormatSig(r.t, 4), FormatSig(r.t_stderr, 2), FormatSig(r.v0 / r.devices, 5)});
@@ -167,7 +182,8 @@ std::string ScalingTable(const DeviceScaling& scaling) {
 void WriteFitCsv(std::ostream& out, const FitResult& result) {
   TextTable table({"devices", "label",  "precision", "law",      "objective", "param", "value",
                    "stderr",  "ci_low", "ci_high",   "unit",     "n_points",  "dof",   "converged",
-                   "usable",  "rss",    "r2",        "rel_rmse", "b_half",    "b_90"});
+                   "usable",  "rss",    "r2",        "rel_rmse", "b_half",    "b_90",
+                   "counts", "seq_len"});
   for (const GroupFit& fit : result.fits) {
     for (const ParamEstimate& p : fit.params) {
       table.AddRow({std::to_string(fit.group.devices),
@@ -189,7 +205,9 @@ void WriteFitCsv(std::ostream& out, const FitResult& result) {
                     FormatSig(fit.r2, 8),
                     FormatSig(fit.rel_rmse, 6),
                     FormatSig(fit.b_half, 6),
-                    FormatSig(fit.b_90, 6)});
+                    FormatSig(fit.b_90, 6),
+                    fit.CountName(),
+                    fit.seq_len ? FormatSig(*fit.seq_len, 8) : ""});
     }
   }
   out << table.RenderCsv();

@@ -109,13 +109,19 @@ void WriteFitSvg(std::ostream& out, const FitResult& result, const PlotOptions& 
         "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
         left, y, left + plot_w, left - 6, y + 4, FormatSig(v, 6));
   }
+  // The axes name what the groups count; where they differ the legend's
+  // group names say which counts tokens.
+  std::string count = result.fits.empty() ? "samples" : result.fits.front().CountName();
+  for (const GroupFit& fit : result.fits) {
+    if (fit.CountName() != count) count = "samples or tokens";
+  }
   out << fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n"
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">batch size (samples per step, log scale)"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">batch size ({} per step, log scale)"
       "</text>\n"
       "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">throughput "
-      "(samples/s)</text>\n",
-      left, top, plot_w, plot_h, left + plot_w / 2, height - 12, top + plot_h / 2);
+      "({}/s)</text>\n",
+      left, top, plot_w, plot_h, left + plot_w / 2, height - 12, count, top + plot_h / 2, count);
 
   for (size_t g = 0; g < result.fits.size(); ++g) {
     const GroupFit& fit = result.fits[g];

@@ -136,6 +136,16 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
     }
     c.law.v0_sps = NumberAt(v0, "value", source, where + "params.v0.");
     c.law.t_s = NumberAt(t, "value", source, where + "params.t.");
+    // What the fit counts: "counts" as `fit --output json` writes it, or the
+    // rate unit of v0 ("tokens/s") in files written before it.
+    if (fit.contains("counts") && fit["counts"].is_string()) {
+      c.law.counts = fit["counts"];
+    } else if (v0.contains("unit") && v0["unit"].is_string()) {
+      const std::string unit = v0["unit"];
+      if (unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0) {
+        c.law.counts = unit.substr(0, unit.size() - 2);
+      }
+    }
     if (!(std::isfinite(c.law.v0_sps) && c.law.v0_sps > 0 && std::isfinite(c.law.t_s) &&
           c.law.t_s >= 0)) {
       throw DataError(source, 0, where + "params",

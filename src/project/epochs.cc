@@ -68,6 +68,7 @@ SpeedLaw SpeedLawFromFit(const GroupFit& fit) {
   SpeedLaw law;
   law.v0_sps = fit.params[iv].value;
   law.t_s = fit.params[it].value;
+  law.counts = fit.CountName();
   const auto n = static_cast<Eigen::Index>(fit.params.size());
   const bool have_covariance = fit.covariance.rows() == n && fit.covariance.cols() == n;
   if (have_covariance && fit.dof > 0) {
@@ -150,6 +151,10 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   Eigen::Vector2d gradient(-m.samples_used / (law.v0_sps * law.v0_sps), m.steps_per_epoch);
   m.assumptions.push_back(
       fmt::format("epoch time = N_used/v0 + steps*t with {}", RuleWords(workload.steps_rule)));
+  if (law.counts != "samples") {
+    m.assumptions.push_back(fmt::format(
+        "the law counts {0}: the batch, the samples per epoch N and v0 are in {0}", law.counts));
+  }
 
   const ValidationSpec& val = workload.validation;
   double validation_variance = 0;

@@ -133,5 +133,66 @@ TEST(GroupSamples, SplitsByDevicesLabelAndPrecision) {
   EXPECT_EQ(groups[3].first.ToString(), "devices=2 label=gpu");
 }
 
+TEST(Units, NamesRoundTripAndSequencesMeanSamples) {
+  EXPECT_EQ(UnitName(Unit::kSamples), "samples");
+  EXPECT_EQ(UnitName(Unit::kTokens), "tokens");
+  EXPECT_EQ(ParseUnit("tokens"), Unit::kTokens);
+  EXPECT_EQ(ParseUnit("samples"), Unit::kSamples);
+  EXPECT_EQ(ParseUnit("sequences"), Unit::kSamples);
+  EXPECT_THROW(ParseUnit("images"), UsageError);
+  EXPECT_EQ(RateUnitName(Unit::kTokens), "tokens/s");
+}
+
+TEST(ToSequences, TokensWithAKnownLengthBecomeSequences) {
+  // GPT-3 at MLPerf: 1536 sequences of 2048 tokens = 3,145,728 tokens per step.
+  Sample s;
+  s.batch = 3145728;
+  s.unit = Unit::kTokens;
+  s.seq_len = 2048;
+  s.throughput_sps = 1.2e6;           // tokens/s
+  s.samples_per_epoch = 2048.0 * 1e4;  // 10,000 sequences
+  ToSequences(s);
+  EXPECT_EQ(s.unit, Unit::kSamples);
+  EXPECT_DOUBLE_EQ(s.batch, 1536);
+  EXPECT_DOUBLE_EQ(*s.throughput_sps, 1.2e6 / 2048);  // 585.9 sequences/s
+  EXPECT_DOUBLE_EQ(*s.samples_per_epoch, 1e4);
+  EXPECT_EQ(s.seq_len, 2048);  // kept, to report tokens/s again
+}
+
+TEST(ToSequences, LeavesSamplesAndTokensOfUnknownLengthAlone) {
+  Sample tokens;
+  tokens.batch = 524288;
+  tokens.unit = Unit::kTokens;
+  tokens.step_time_s = 0.5;
+  ToSequences(tokens);
+  EXPECT_EQ(tokens.unit, Unit::kTokens);
+  EXPECT_EQ(tokens.batch, 524288);
+
+  Sample sequences;
+  sequences.batch = 32;
+  sequences.seq_len = 128;
+  sequences.throughput_sps = 100;
+  ToSequences(sequences);
+  EXPECT_EQ(sequences.batch, 32);  // already in sequences: seq_len only labels it
+  EXPECT_EQ(*sequences.throughput_sps, 100);
+
+  Sample bad = tokens;
+  bad.seq_len = 0;
+  EXPECT_THROW(ToSequences(bad), DataError);
+  bad.seq_len = std::nan("");
+  EXPECT_THROW(ValidateSample(bad), DataError);
+}
+
+TEST(GroupSamples, TokensAndSamplesAreNeverFittedTogether) {
+  std::vector<Sample> samples(3);
+  samples[1].unit = Unit::kTokens;
+  samples[2].unit = Unit::kTokens;
+  const auto groups = GroupSamples(samples);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].first.ToString(), "devices=1");  // samples: unit not named
+  EXPECT_EQ(groups[1].first.ToString(), "devices=1 unit=tokens");
+  EXPECT_EQ(groups[1].second.size(), 2u);
+}
+
 }  // namespace
 }  // namespace fitspeed

@@ -66,5 +66,46 @@ TEST(FitReport, ResultReportListsDeviceScaling) {
   EXPECT_TRUE(Contains(brief, "t = 0.5")) << brief;
 }
 
+TEST(FitReport, SequencesReportTokensPerSecondToo) {
+  // The exact data of ExactSamples as sequences of 512 tokens: v0 = 2000
+  // sequences/s is 2000 * 512 = 1,024,000 tokens/s.
+  std::vector<Sample> samples = ExactSamples(1);
+  for (Sample& s : samples) s.seq_len = 512;
+  const GroupFit fit = FitGroup(samples);
+  EXPECT_EQ(fit.CountName(), "sequences");
+  EXPECT_EQ(fit.Param("v0").unit, "sequences/s");
+  const std::string brief = fit.BriefReport();
+  EXPECT_TRUE(Contains(brief, "sequences/s (1024000 tokens/s)")) << brief;
+  const std::string full = fit.FullReport();
+  EXPECT_TRUE(Contains(full, "= 1024000 +/- 0 tokens/s")) << full;
+  EXPECT_TRUE(Contains(full, "tokens/s (sequences of 512 tokens)")) << full;
+  EXPECT_TRUE(Contains(full, "b_half       500 sequences")) << full;
+}
+
+TEST(FitReport, TokensAreFittedAndNamedAsTokens) {
+  std::vector<Sample> samples = ExactSamples(1);
+  for (Sample& s : samples) s.unit = Unit::kTokens;
+  const FitResult result = Fit(samples);
+  ASSERT_EQ(result.fits.size(), 1u);
+  const GroupFit& fit = result.fits[0];
+  EXPECT_EQ(fit.CountName(), "tokens");
+  EXPECT_EQ(fit.Param("v0").unit, "tokens/s");
+  EXPECT_NEAR(fit.Param("v0").value, 2000, 1e-6);
+  const std::string full = fit.FullReport();
+  EXPECT_TRUE(Contains(full, "[[Fit]] devices=1 label=cnn unit=tokens")) << full;
+  EXPECT_TRUE(Contains(full, "b_half       500 tokens")) << full;
+  EXPECT_FALSE(Contains(full, "samples")) << full;
+}
+
+TEST(FitReport, DeviceScalingNamesTheRateUnit) {
+  std::vector<Sample> samples = ExactSamples(1);
+  for (const Sample& s : ExactSamples(2)) samples.push_back(s);
+  for (Sample& s : samples) s.unit = Unit::kTokens;
+  const FitResult result = Fit(samples);
+  ASSERT_EQ(result.scaling.size(), 1u);
+  EXPECT_EQ(result.scaling[0].rate_unit, "tokens/s");
+  EXPECT_TRUE(Contains(result.FullReport(), "v0 [tokens/s]")) << result.FullReport();
+}
+
 }  // namespace
 }  // namespace fitspeed

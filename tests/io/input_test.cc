@@ -12,10 +12,12 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
 #include "io/reader_test_util.h"
+#include "io/readers.h"
 
 namespace fitspeed {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 using fitspeed::testing::ReadData;
@@ -183,6 +185,58 @@ TEST(ParseSamples, AttributesAreApplied) {
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].label, "colab/model=wrn");  // "attr/log"
   EXPECT_EQ(samples[0].devices, 8);                // the table has no devices column
+}
+
+TEST(ParseInputSpec, UnitAndSeqLen) {
+  const InputSpec spec = ParseInputSpec("gpt.csv@unit=Tokens,seq_len=2048");
+  EXPECT_EQ(spec.attributes.unit, Unit::kTokens);
+  EXPECT_EQ(spec.attributes.seq_len, 2048);
+  EXPECT_EQ(ParseInputSpec("g.csv@unit=sequences").attributes.unit, Unit::kSamples);
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("g.csv@unit=images"); }),
+              HasSubstr("unknown unit 'images'"));
+  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("g.csv@seq_len=12.5"); }),
+              HasSubstr("seq_len=12.5 must be a positive integer"));
+}
+
+TEST(ParseSamples, TokenAttributesTurnATableIntoSequences) {
+  // A CSV of a language model in tokens: batch 65536 tokens, 131072 tokens/s.
+  // With seq_len 1024: 64 sequences per step at 128 sequences/s.
+  Attributes attributes;
+  attributes.unit = Unit::kTokens;
+  attributes.seq_len = 1024;
+  const auto samples = ParseSamples("batch,throughput\n65536,131072\n", "lm.csv", attributes);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].unit, Unit::kSamples);
+  EXPECT_DOUBLE_EQ(samples[0].batch, 64);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 128);
+  EXPECT_EQ(samples[0].seq_len, 1024);
+
+  // Without the length the samples stay in tokens, to be fitted per token.
+  Attributes tokens_only;
+  tokens_only.unit = Unit::kTokens;
+  const auto in_tokens = ParseSamples("batch,throughput\n65536,131072\n", "lm.csv", tokens_only);
+  EXPECT_EQ(in_tokens[0].unit, Unit::kTokens);
+  EXPECT_DOUBLE_EQ(in_tokens[0].batch, 65536);
+}
+
+TEST(ApplyAttributes, UnitAndSeqLenNeverOverrideWhatTheLogStates) {
+  Sample s;
+  s.source = "gpt.log";
+  s.line = 7;
+  s.unit = Unit::kTokens;
+  s.seq_len = 2048;
+  Attributes samples_unit;
+  samples_unit.unit = Unit::kSamples;
+  EXPECT_THAT(ErrorOf<DataError>([&] { io::ApplyAttributes(samples_unit, s); }),
+              AllOf(HasSubstr("gpt.log:7"), HasSubstr("the log counts tokens here")));
+  Attributes other_length;
+  other_length.seq_len = 1024;
+  EXPECT_THAT(ErrorOf<DataError>([&] { io::ApplyAttributes(other_length, s); }),
+              HasSubstr("sequences of 2048 tokens; @seq_len=1024 contradicts it"));
+  Attributes same;
+  same.unit = Unit::kTokens;
+  same.seq_len = 2048;
+  EXPECT_NO_THROW(io::ApplyAttributes(same, s));
 }
 
 TEST(ParseSamples, NegativeSkipIsAUsageError) {

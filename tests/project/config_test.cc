@@ -39,6 +39,18 @@ TEST(ConfigurationsFromFitJson, RebuildsTheCovariance) {
   EXPECT_EQ(c.Name(), "gpu");
 }
 
+TEST(ConfigurationsFromFitJson, ReadsWhatTheFitCounts) {
+  std::string json = kFitJson;
+  EXPECT_EQ(ConfigurationsFromFitJson(json, "fit.json")[0].law.counts, "samples");
+  // Older files: the rate unit of v0 says it.
+  const std::string tokens_unit = "\"unit\": \"tokens/s\"";
+  json.replace(json.find("\"unit\": \"samples/s\""), 19, tokens_unit);
+  EXPECT_EQ(ConfigurationsFromFitJson(json, "fit.json")[0].law.counts, "tokens");
+  // Files from `fit --output json`: "counts".
+  json.replace(json.find("\"law\""), 5, "\"counts\": \"sequences\", \"law\"");
+  EXPECT_EQ(ConfigurationsFromFitJson(json, "fit.json")[0].law.counts, "sequences");
+}
+
 TEST(ConfigurationsFromFitJson, RefusesMalformedDocuments) {
   EXPECT_THROW(ConfigurationsFromFitJson("{", "x"), DataError);
   EXPECT_THROW(ConfigurationsFromFitJson(R"({"schema": "fitspeed.samples/1"})", "x"), DataError);

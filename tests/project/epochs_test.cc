@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fitspeed/core/error.h"
@@ -164,6 +165,23 @@ TEST(SpeedLawFromFit, NoIntervalWithoutDegreesOfFreedom) {
   const SpeedLaw law = SpeedLawFromFit(fit);
   EXPECT_EQ(law.dof, 0);
   EXPECT_FALSE(TotalHalfWidth(EpochModelFromLaw(law, 64, Cifar()), 10, 0.95).has_value());
+}
+
+TEST(SpeedLawFromFit, CarriesWhatTheFitCountsIntoTheAssumptions) {
+  GroupFit fit;
+  fit.law = "hyperbolic";
+  fit.group.unit = Unit::kTokens;
+  fit.params = {{"v0", "tokens/s", 5e5, 0, 0, 0}, {"t", "s", 0.2, 0, 0, 0}};
+  const SpeedLaw law = SpeedLawFromFit(fit);
+  EXPECT_EQ(law.counts, "tokens");
+  const EpochModel m = EpochModelFromLaw(law, 65536, Cifar());
+  EXPECT_NE(std::find(m.assumptions.begin(), m.assumptions.end(),
+                      "the law counts tokens: the batch, the samples per epoch N and v0 are in "
+                      "tokens"),
+            m.assumptions.end());
+  fit.group.unit = Unit::kSamples;
+  fit.seq_len = 2048;
+  EXPECT_EQ(SpeedLawFromFit(fit).counts, "sequences");
 }
 
 TEST(EpochModelFromLog, MeasuresStartupFirstEpochAndSteadyEpoch) {

@@ -6,6 +6,7 @@
 #define FITSPEED_FIT_FIT_H_
 
 #include <Eigen/Core>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ void ValidateFitOptions(const FitOptions& options);
 // One fitted parameter.
 struct ParamEstimate {
   std::string name;  // "v0", "t", "vmax", "b_scale"
-  std::string unit;  // "samples/s", "s", "samples"
+  std::string unit;  // "samples/s", "s", "samples" ("sequences/s", "tokens/s": see CountName)
   double value = 0;
   double std_error = 0;  // standard error: sqrt(s^2 * (J^T J)^-1_ii), s^2 = RSS/dof
   double ci_low = 0;     // confidence interval at FitOptions::confidence (t quantile)
@@ -86,6 +87,9 @@ struct FitPoint {
 // The fit of one group.
 struct GroupFit {
   GroupKey group;
+  // Tokens per sequence shared by every sample of the group, when they state
+  // one: the fit is then per sequence and tokens/s = v0 * seq_len.
+  std::optional<double> seq_len;
   std::string law;
   Objective objective = Objective::kRelativeTime;
   Loss loss = Loss::kSquared;
@@ -123,7 +127,10 @@ struct GroupFit {
 
   // Value of the named parameter; throws std::out_of_range if absent.
   const ParamEstimate& Param(const std::string& name) const;
-  // Fitted throughput (samples/s) and step time (s) at batch b.
+  // What the group's batches and rates count: "tokens" (unit tokens),
+  // "sequences" (samples with a seq_len) or "samples".
+  std::string CountName() const;
+  // Fitted throughput (CountName()/s) and step time (s) at batch b.
   double PredictThroughput(double batch) const;
   double PredictStepTime(double batch) const;
 
@@ -140,6 +147,7 @@ struct DeviceScalingRow {
 struct DeviceScaling {
   std::string label;
   std::string precision;
+  std::string rate_unit = "samples/s";  // unit of v0
   std::vector<DeviceScalingRow> rows;  // by device count
 };
 

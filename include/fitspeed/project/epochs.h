@@ -21,8 +21,11 @@ namespace fitspeed {
 // The hyperbolic law of one configuration, step time T(b) = b/v0 + t at the
 // global batch b, with the uncertainty of the fit it came from.
 struct SpeedLaw {
-  double v0_sps = 0;  // ideal throughput of all devices together, samples/s
+  double v0_sps = 0;  // ideal throughput of all devices together, counts/s
   double t_s = 0;     // fixed time per step, s
+  // What v0, the batch and the samples per epoch count: "samples", "sequences"
+  // or "tokens" (GroupFit::CountName).
+  std::string counts = "samples";
   // Covariance of (v0, t) in that order, as FitGroup reports it (scaled by
   // s^2 = RSS/dof). Only used when dof > 0.
   Eigen::Matrix2d covariance = Eigen::Matrix2d::Zero();
