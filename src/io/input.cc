@@ -131,6 +131,27 @@ Attributes ParseAttributes(std::string_view text, std::string_view spec) {
   return a;
 }
 
+// The name of a training log fitspeed has no reader for but can recognise by
+// a line of its trainer, or "" for none: detectron2's EventWriter and
+// maskrcnn-benchmark ("eta: 0:05:22  iter: 19  total_loss: 1.986 ... time: 1.1678
+// data_time: 0.0222"), mmcv ("Epoch [1][100/5005]  lr: 0.1, eta: 37 days,
+// 5:46:17, time: 6.430, data_time: 5.762") and torchvision's MetricLogger
+// ("Epoch: [0]  [0/6]  eta: 0:00:25  lr: 0.001 ... time: 4.1  data: 2.0").
+std::string UnreadLogKind(std::string_view head, int& line) {
+  io::LineCursor cursor(head);
+  std::string_view text;
+  while (cursor.Next(text)) {
+    line = cursor.number();
+    if (!io::Contains(text, "eta: ") || !io::Contains(text, "time: ")) continue;
+    if (io::Contains(text, "Epoch [") && io::Contains(text, "data_time: ")) return "mmcv";
+    if (io::Contains(text, " iter: ")) return "detectron2 or maskrcnn-benchmark";
+    if (io::Contains(text, "Epoch: [") && io::Contains(text, "data: ")) {
+      return "torchvision MetricLogger";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FormatName(Format format) {
@@ -221,6 +242,16 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
   if (format == Format::kAuto) {
     format = DetectFormat(text, source);
     if (format == Format::kAuto) {
+      int line = 0;
+      const std::string kind = UnreadLogKind(text.substr(0, 64 * 1024), line);
+      if (!kind.empty()) {
+        throw DataError(source, line, "",
+                        fmt::format("this is a {} training log, which fitspeed does not read "
+                                    "yet; its 'time:' field is the seconds per iteration: write "
+                                    "those with the global batch as a CSV table (columns "
+                                    "batch,step_time; see docs/formats/csv.md) and read that",
+                                    kind));
+      }
       throw DataError(source, 0, "",
                       fmt::format("cannot tell the log format; name it with --input-format "
                                   "(one of {})",

@@ -221,12 +221,14 @@ class KerasParser {
 
   std::vector<Sample> Finish() {
     CloseBlock();
-    if (samples_.empty() && dropped_ > 0) {
-      throw DataError(context_.source, last_dropped_line_, "epoch",
-                      fmt::format("every epoch in the log ({}) is <= skip_first_epochs = {}, "
-                                  "which drops the compilation/warm-up epochs; train more "
-                                  "epochs, or keep them with --skip-epochs 0",
-                                  dropped_, context_.options.skip_first_epochs));
+    if (samples_.empty() && !dropped_.empty()) {
+      // A log of warm-up epochs only (a one-epoch run): read them, and say so.
+      Warn(context_, dropped_.back().line,
+           fmt::format("every epoch in the log ({}) is <= skip_first_epochs = {}, so they are "
+                       "read anyway, but they include compilation and warm-up: the throughput "
+                       "is a lower bound (--skip-epochs 0 keeps them without this warning)",
+                       dropped_.size(), context_.options.skip_first_epochs));
+      return std::move(dropped_);
     }
     return std::move(samples_);
   }
@@ -269,18 +271,25 @@ class KerasParser {
     block_.reset();
   }
 
-  // The epoch time of the final bar: the elapsed seconds or the time per
-  // step (or sample) times the count, whichever is printed with the smaller
-  // relative rounding error (Keras prints both with no decimals).
+  // The epoch time of the final bar: the elapsed seconds ("45s"), the epoch
+  // time ("358ms/epoch", tf.keras 2 verbose 2) or the time per step (or
+  // sample) times the count, whichever is printed with the smallest relative
+  // rounding error (Keras prints each with no decimals); a tie keeps the
+  // earlier one in that order.
   double EpochTime(const Block& block, const Bar& bar, std::optional<double> count) const {
-    std::optional<Printed> whole = bar.elapsed_s ? bar.elapsed_s : bar.epoch_s;
-    if (whole && whole->value <= 0) whole.reset();
-    std::optional<Printed> per_unit = bar.per_unit_s;
-    if (per_unit && (per_unit->value <= 0 || !count || *count <= 0)) per_unit.reset();
-    if (per_unit && (!whole || per_unit->RelativeError() < whole->RelativeError())) {
-      return per_unit->value * *count;
-    }
-    if (whole) return whole->value;
+    std::optional<Printed> best;
+    double scale = 1;
+    auto consider = [&](const std::optional<Printed>& time, double times) {
+      if (!time || time->value <= 0 || !(times > 0)) return;
+      if (!best || time->RelativeError() < best->RelativeError()) {
+        best = time;
+        scale = times;
+      }
+    };
+    consider(bar.elapsed_s, 1);
+    consider(bar.epoch_s, 1);
+    if (count) consider(bar.per_unit_s, *count);
+    if (best) return best->value * scale;
     throw DataError(context_.source, bar.line, "epoch_time",
                     fmt::format("the progress bar that ends epoch {} (header on line {}) shows "
                                 "no time above 0 s",
@@ -324,8 +333,7 @@ class KerasParser {
       s.samples_per_epoch = *count * *attributes.batch;
     }
     if (block.epoch <= context_.options.skip_first_epochs) {
-      ++dropped_;
-      last_dropped_line_ = bar.line;
+      dropped_.push_back(std::move(s));
       return;
     }
     samples_.push_back(std::move(s));
@@ -353,8 +361,7 @@ class KerasParser {
   int last_epoch_ = 0;
   int last_total_ = 0;
   std::vector<Sample> samples_;
-  int dropped_ = 0;
-  int last_dropped_line_ = 0;
+  std::vector<Sample> dropped_;  // warm-up epochs (<= skip_first_epochs)
 };
 
 }  // namespace

@@ -439,7 +439,10 @@ class MllogParser {
   // being written, whose unparsable tail is ignored.
   void Line(std::string_view line, int number, bool cut) {
     const size_t tag = line.find(kTag);
-    if (tag == std::string_view::npos) return;
+    if (tag == std::string_view::npos) {
+      TrainerIteration(line, number);
+      return;
+    }
     const std::string_view payload = line.substr(tag + kTag.size());
     Event event;
     if (!parser_.Parse(payload, event)) {
@@ -457,6 +460,20 @@ class MllogParser {
   const std::string& source() const { return context_.source; }
 
   void Use(const Event& e, int line);
+  // maskrcnn-benchmark's trainer line "... maskrcnn_benchmark.trainer INFO:
+  // eta: 3:20:23  iter: 1540  loss: ...": the optimizer steps done so far.
+  void TrainerIteration(std::string_view line, int number) {
+    if (line.find("maskrcnn_benchmark.trainer") == std::string_view::npos) return;
+    const size_t at = line.find(" iter: ");
+    if (at == std::string_view::npos) return;
+    const std::vector<std::string_view> words = SplitBlank(line.substr(at + 7));
+    if (words.empty()) return;
+    const std::optional<double> iteration = ToDouble(words[0]);
+    if (iteration && *iteration > 0) last_iteration_ = {*iteration, number};
+  }
+  // Drops train_samples when the trainer's iteration counter shows more
+  // samples trained by an epoch_stop than the epochs stopped so far hold.
+  void CheckTrainSamples();
   // Records that `count` (a sample or token count in logs that count so) was
   // reached at `mark`.
   void Count(const Mark& mark, std::int64_t count) {
@@ -484,7 +501,10 @@ class MllogParser {
   const ReaderContext& context_;
   EventParser parser_;
   LogState log_;
-  std::vector<std::pair<double, double>> evals_;  // merged evaluation intervals, ms
+  std::vector<std::pair<double, double>> evals_;          // merged evaluation intervals, ms
+  std::optional<std::pair<double, int>> last_iteration_;  // trainer's iteration, its line
+  // At each epoch_stop in file order: its line and the trainer's last iteration before it.
+  std::vector<std::pair<int, std::optional<std::pair<double, int>>>> iterations_at_stops_;
 };
 
 Mark MllogParser::TimeOf(const Event& e, int line) const {
@@ -551,6 +571,7 @@ void MllogParser::Use(const Event& e, int line) {
     const std::int64_t epoch = EpochOf(e.epoch_num, line, "metadata.epoch_num");
     const Mark mark = TimeOf(e, line);
     key == "epoch_start" ? log_.epochs[epoch].Start(mark) : log_.epochs[epoch].Stop(mark);
+    if (key == "epoch_stop") iterations_at_stops_.emplace_back(line, last_iteration_);
     Count(mark, epoch);
   } else if (key == "block_start" || key == "block_stop") {
     const std::int64_t first = EpochOf(e.first_epoch_num, line, "metadata.first_epoch_num");
@@ -635,9 +656,33 @@ double MllogParser::EvalOverlap_ms(const Mark& start, const Mark& stop) const {
                              [](double t, const auto& e) { return t < e.second; });
   double covered = 0;
   for (; it != evals_.end() && it->first < stop.time_ms; ++it) {
-    covered += std::min(it->second, stop.time_ms) - std::max(it->first, start.time_ms);
+    // An evaluation that began before the interval ran beside its training
+    // (the interval started while it was running: MLPerf Mask R-CNN scores
+    // asynchronously), not in place of it.
+    if (it->first < start.time_ms) continue;
+    covered += std::min(it->second, stop.time_ms) - it->first;
   }
   return covered;
+}
+
+void MllogParser::CheckTrainSamples() {
+  if (!log_.samples_line || !log_.batch_line) return;
+  for (size_t k = 0; k < iterations_at_stops_.size(); ++k) {
+    const auto& [stop_line, iteration] = iterations_at_stops_[k];
+    if (!iteration) continue;
+    const double trained = iteration->first * log_.global_batch_size;
+    const double stated = static_cast<double>(k + 1) * log_.train_samples;
+    if (trained <= stated) continue;
+    Warn(context_, *log_.samples_line,
+         fmt::format("train_samples {0} is contradicted by the trainer's lines: line {1} shows "
+                     "iteration {2} at global_batch_size {3} ({4} samples) before epoch_stop "
+                     "number {5} (line {6}), more than {5} x {0}; the samples per epoch are not "
+                     "in the log, so train_samples is not read; give them as PATH@samples=N",
+                     log_.train_samples, iteration->second, iteration->first,
+                     log_.global_batch_size, trained, k + 1, stop_line));
+    log_.samples_line.reset();
+    return;
+  }
 }
 
 Sample MllogParser::MakeSample(const Interval& interval, std::int64_t first_epoch,
@@ -819,6 +864,7 @@ std::vector<Sample> MllogParser::Finish() {
     CheckIntervals(log_.blocks, "block_start", "block_stop");
   }
   MergeEvals();
+  CheckTrainSamples();
 
   const IntervalMap& intervals = by_epoch ? log_.epochs : log_.blocks;
   // Logs count epochs from 0 or from 1; Sample::epoch counts from 1.
