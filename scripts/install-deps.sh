@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libgsl-dev libceres-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
+  libprotobuf-dev protobuf-compiler
 )
 # The fuzzers (.ci/run) need clang and its sanitizer runtimes.
 if [[ "${FITSPEED_WITH_FUZZ:-0}" == 1 ]]; then

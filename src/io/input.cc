@@ -41,6 +41,7 @@ struct FormatInfo {
 // In detection order: the most specific signatures first, CSV and the bare
 // epoch list last.
 constexpr FormatInfo kFormats[] = {
+    {Format::kTensorboard, "tensorboard", io::ReadTensorboard, io::LooksLikeTensorboard},
     {Format::kNist, "nist", io::ReadNist, io::LooksLikeNist},
     {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog},
     {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger},
@@ -184,6 +185,8 @@ InputSpec ParseInputSpec(std::string_view text) {
 Format DetectFormat(std::string_view text, std::string_view path) {
   const std::string_view head = text.substr(0, 64 * 1024);
   const std::string lower_path = io::ToLower(path);
+  // TensorBoard names its files events.out.tfevents.<time>.<host>...
+  if (io::Contains(lower_path, "tfevents")) return Format::kTensorboard;
   if (io::EndsWith(lower_path, ".dat") && io::LooksLikeNist(head)) return Format::kNist;
   for (const FormatInfo& info : kFormats) {
     if (info.looks_like(head)) return info.format;
@@ -234,29 +237,29 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
     throw UsageError(
         fmt::format("ReadOptions.skip_first_epochs = {} must be >= 0", options.skip_first_epochs));
   }
+  io::ValidateTensorboardOptions(options);
   if (io::Trim(text).empty()) throw DataError(source, 0, "", "the input is empty");
-  if (io::LooksBinary(text)) {
+  Format format = options.format;
+  if (format == Format::kAuto) format = DetectFormat(text, source);
+  // TensorBoard event files are the one binary format.
+  if (format != Format::kTensorboard && io::LooksBinary(text)) {
     throw DataError(source, 0, "", "the input looks binary, not a text log");
   }
-  Format format = options.format;
   if (format == Format::kAuto) {
-    format = DetectFormat(text, source);
-    if (format == Format::kAuto) {
-      int line = 0;
-      const std::string kind = UnreadLogKind(text.substr(0, 64 * 1024), line);
-      if (!kind.empty()) {
-        throw DataError(source, line, "",
-                        fmt::format("this is a {} training log, which fitspeed does not read "
-                                    "yet; its 'time:' field is the seconds per iteration: write "
-                                    "those with the global batch as a CSV table (columns "
-                                    "batch,step_time; see docs/formats/csv.md) and read that",
-                                    kind));
-      }
-      throw DataError(source, 0, "",
-                      fmt::format("cannot tell the log format; name it with --input-format "
-                                  "(one of {})",
-                                  FormatList()));
+    int line = 0;
+    const std::string kind = UnreadLogKind(text.substr(0, 64 * 1024), line);
+    if (!kind.empty()) {
+      throw DataError(source, line, "",
+                      fmt::format("this is a {} training log, which fitspeed does not read yet; "
+                                  "its 'time:' field is the seconds per iteration: write those "
+                                  "with the global batch as a CSV table (columns "
+                                  "batch,step_time; see docs/formats/csv.md) and read that",
+                                  kind));
     }
+    throw DataError(source, 0, "",
+                    fmt::format("cannot tell the log format; name it with --input-format "
+                                "(one of {})",
+                                FormatList()));
   }
   const io::ReaderContext context{source, attributes, options};
   std::vector<Sample> samples = InfoOf(format).read(text, context);

@@ -46,6 +46,8 @@ std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& con
 std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
+// Binary: `text` holds the bytes of a TensorBoard event file.
+std::vector<Sample> ReadTensorboard(std::string_view text, const ReaderContext& context);
 
 // Cheap content sniffers on the start of a file (up to 64 KiB), used by
 // DetectFormat in the order of the Format enum's specificity.
@@ -65,6 +67,11 @@ bool LooksLikeMegatron(std::string_view head);
 bool LooksLikeDeepspeed(std::string_view head);
 bool LooksLikeNanogpt(std::string_view head);
 bool LooksLikeEpochs(std::string_view head);
+bool LooksLikeTensorboard(std::string_view head);
+
+// Throws UsageError when ReadOptions.tensorboard_unit is not a unit the
+// TensorBoard reader knows.
+void ValidateTensorboardOptions(const ReadOptions& options);
 
 // Fills what the attributes give and the sample lacks (batch, devices,
 // samples_per_epoch), sets the steps rule when drop_remainder is given, and

@@ -33,6 +33,8 @@ struct InputOptions {
   std::vector<std::string> inputs;  // PATH[@key=value,...], "-" for stdin
   std::string input_format = "auto";
   int skip_epochs = 1;             // samples of epochs <= this are dropped
+  std::string tag;                 // TensorBoard scalar tag; empty: chosen by its name
+  std::string tag_unit;            // what the tag's values count; empty: from its name
   std::vector<std::string> where;  // key=value filters on tags, label, devices, precision
 };
 void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required = true);

@@ -50,7 +50,8 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
   command
       .add_option("--input-format", options.input_format,
                   "Format of every input: auto, csv, nist, keras, mllog, dllogger, timm, hf, "
-                  "hf-state, tfcnn, megatron, deepspeed, lightning, keras-csv, wandb, epochs")
+                  "hf-state, tfcnn, megatron, deepspeed, lightning, keras-csv, wandb, epochs, "
+                  "tensorboard")
       ->capture_default_str();
   command
       .add_option("--skip-epochs", options.skip_epochs,
@@ -58,6 +59,16 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
                   "compilation and warm-up); 0 keeps all")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--tag", options.tag,
+                     "TensorBoard event files: the scalar tag to read (default: the one whose "
+                     "name states a throughput or step time, e.g. examples/sec, global_step/sec, "
+                     "tokens_per_sec, step_time)");
+  command
+      .add_option("--tag-unit", options.tag_unit,
+                  "What the --tag values count when the name does not say: samples/s, "
+                  "tokens/s, steps/s, s/step, or s/interval (seconds over all the steps since "
+                  "the tag's previous value)")
+      ->needs("--tag");
   command
       .add_option("--where", options.where,
                   "Keep only samples with key=value (a CSV series column, label, devices or "
@@ -69,6 +80,8 @@ std::vector<Sample> LoadSamples(const InputOptions& options) {
   ReadOptions read_options;
   read_options.format = ParseFormat(options.input_format);
   read_options.skip_first_epochs = options.skip_epochs;
+  read_options.tensorboard_tag = options.tag;
+  read_options.tensorboard_unit = options.tag_unit;
   std::vector<Filter> filters;
   for (const std::string& text : options.where) filters.push_back(ParseFilter(text));
 

@@ -31,7 +31,8 @@ enum class Format {
   kMegatron,
   kDeepspeed,
   kNanogpt,
-  kEpochs
+  kEpochs,
+  kTensorboard
 };
 
 // "csv", "nist", ...; ParseFormat throws UsageError on an unknown name.
@@ -69,6 +70,14 @@ struct ReadOptions {
   // samples carry epoch numbers (epoch 1 carries compilation and warm-up).
   // 0 keeps all.
   int skip_first_epochs = 1;
+  // TensorBoard event files: the scalar tag to read. Empty: the one tag whose
+  // name states a throughput or a step time ("examples/sec", "global_step/sec",
+  // "tokens_per_sec", "step_time", ...; docs/formats/tensorboard.md).
+  std::string tensorboard_tag;
+  // What the values of tensorboard_tag count, when its name does not say it:
+  // "samples/s", "tokens/s", "steps/s", "s/step", or "s/interval" (seconds
+  // over all the steps since the tag's previous value). Empty: from the name.
+  std::string tensorboard_unit;
   // Receives each warning a reader gives about what it read with doubt
   // ("train.log:12: ..."): an assumption it made, lines it skipped, numbers
   // that disagree. Empty: warnings go to standard error, prefixed
