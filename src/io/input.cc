@@ -193,9 +193,11 @@ Format DetectFormat(std::string_view text, std::string_view path) {
   }
   // Tagged logs may start with long shell traces (Intel's MLPerf v0.7 log has
   // its first :::MLLOG line 182 kB in): look for the tags in the whole text.
+  // A Markdown page may show the Trainer's output past its first 64 KiB.
   if (text.size() > head.size()) {
     if (io::LooksLikeMllog(text)) return Format::kMllog;
     if (io::LooksLikeDllogger(text)) return Format::kDllogger;
+    if (io::LooksLikeHf(text)) return Format::kHf;
   }
   return Format::kAuto;
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace fitspeed {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const char kSource[] = "hf.log";
@@ -195,6 +197,156 @@ TEST(HfReader, Detection) {
   EXPECT_FALSE(io::LooksLikeHf("total images/sec: 138.95\n"));
   // A CSV column of that name is not the Trainer's form.
   EXPECT_FALSE(io::LooksLikeHf("model,train_samples_per_second\nbert,45.6\n"));
+}
+
+// --- Per-step token rates (include_num_input_tokens_seen) ----------------------------
+
+const char kEzpzIndex[] =
+    "logs-wild/hf-trainer-console/saforem2-ezpz_docs_examples_hf-trainer_index.md";
+const char kEzpzSlides[] =
+    "logs-wild/hf-trainer-console/saforem2-ezpz_docs_notes_slides-2025-05-07.md";
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::vector<double> Throughputs(const std::vector<Sample>& samples) {
+  std::vector<double> v;
+  for (const Sample& s : samples) v.push_back(*s.throughput_sps);
+  return v;
+}
+
+TEST(HfReader, EzpzPerStepTokenRates) {
+  // ezpz's HF Trainer page: 24 XPU ranks, header lines 1224-1231 (batch per
+  // device 1, total 24, accumulation 1, 100 optimization steps), step dicts on
+  // lines 1260-1280 (steps 1-11) and 1284-1292 (steps 96-100), the summary on
+  // line 1313 ('num_input_tokens_seen': 19660800).
+  const testing::ReadResult r = testing::ParseWith(testing::ReadData(kEzpzIndex), kEzpzIndex);
+  // 16 step dicts give 15 rates; the first dict's rate counts from the start
+  // of train() and the summary's 5.641 samples/s is a whole-run average: neither is read.
+  ASSERT_EQ(r.samples.size(), 15u);
+  for (const Sample& s : r.samples) {
+    EXPECT_EQ(s.unit, Unit::kTokens);
+    // 19660800 tokens / 100 steps = 196608 = 24 sequences x 8192 (--block_size).
+    EXPECT_EQ(s.batch, 196608);
+    EXPECT_EQ(s.devices, 24);  // 24 / (1 x 1)
+    EXPECT_FALSE(s.seq_len.has_value());
+  }
+  EXPECT_EQ(r.samples[0].line, 1262);
+  // Lines 1260-1262: (393216 - 196608) / (30.8283 - 27.3002) = 196608 / 3.5281.
+  EXPECT_NEAR(*r.samples[0].throughput_sps, 55726.31, 0.01);
+  // Lines 1280-1284, across the page's clip: 85 steps, 16711680 / 311.1982 s.
+  EXPECT_EQ(r.samples[10].line, 1284);
+  EXPECT_NEAR(*r.samples[10].throughput_sps, 53701.08, 0.01);
+  // Sorted, the 8th of the 15 rates is lines 1264-1266: 196608 / (37.9205 - 34.3821).
+  EXPECT_NEAR(Median(Throughputs(r.samples)), 196608 / 3.5384, 0.01);
+  EXPECT_THAT(r.warnings, ElementsAre(HasSubstr(":1313: 196608 tokens per optimizer step")));
+}
+
+TEST(HfReader, EzpzSeqLenGivesSequences) {
+  // @seq_len=8192: the batch is the header's 24 sequences x 8192 tokens, and
+  // ParseSamples counts sequences: 55564.10 tokens/s / 8192 = 6.7827 sequences/s.
+  Attributes a;
+  a.seq_len = 8192;
+  const testing::ReadResult r = testing::ParseWith(testing::ReadData(kEzpzIndex), kEzpzIndex, a);
+  ASSERT_EQ(r.samples.size(), 15u);
+  EXPECT_EQ(r.samples[0].unit, Unit::kSamples);
+  EXPECT_EQ(r.samples[0].batch, 24);
+  EXPECT_NEAR(Median(Throughputs(r.samples)), 196608 / 3.5384 / 8192, 1e-6);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(HfReader, EzpzBatchTheLogContradicts) {
+  // @batch=24 counts sequences, not tokens: 196608 tokens at line 1260 would be
+  // 8192 steps of 24 tokens, more than the header's 100.
+  Attributes a;
+  a.batch = 24;
+  EXPECT_THAT(testing::DataErrorOf([&] { Read(testing::ReadData(kEzpzIndex), a); }),
+              HasSubstr(":1260: field 'num_input_tokens_seen': 196608 tokens seen are 8192 "
+                        "optimizer steps of 24 tokens (@batch=24), more than the 100"));
+  // 8192 x 25 does not divide 196608: not a whole number of steps.
+  a.batch = 204800;
+  EXPECT_THAT(testing::DataErrorOf([&] { Read(testing::ReadData(kEzpzIndex), a); }),
+              HasSubstr(":1260: field 'num_input_tokens_seen': 196608 tokens seen is not a whole "
+                        "number of optimizer steps"));
+}
+
+TEST(HfReader, EzpzSlidesTwoRunsUnderOneHeader) {
+  // The slides page: one header (lines 1160-1166: 8 per device, total 192,
+  // accumulation 1), then two runs' summaries (lines 1224 and 1239) whose step
+  // dicts carry no train_runtime. Hand check: 154.249 x 12.4474 = 1920.0 and
+  // 70.544 x 27.2171 = 1920.0 samples = 192 x 10 steps, the header's plan.
+  const testing::ReadResult r = testing::ParseWith(testing::ReadData(kEzpzSlides), kEzpzSlides);
+  ASSERT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(r.samples[0].line, 1224);
+  EXPECT_DOUBLE_EQ(*r.samples[0].throughput_sps, 154.249);
+  EXPECT_EQ(r.samples[1].line, 1239);
+  EXPECT_DOUBLE_EQ(*r.samples[1].throughput_sps, 70.544);
+  for (const Sample& s : r.samples) {
+    EXPECT_EQ(s.unit, Unit::kSamples);
+    EXPECT_EQ(s.batch, 192);
+    EXPECT_EQ(s.devices, 24);  // 192 / (8 x 1)
+  }
+  EXPECT_THAT(r.warnings, ElementsAre(HasSubstr(":1239: a new training run without a")));
+}
+
+TEST(HfReader, TrainerOutputPastTheHeadIsDetected) {
+  for (const char* name : {kEzpzIndex, kEzpzSlides}) {
+    const std::string text = testing::ReadData(name);
+    ASSERT_GT(text.find("***** Running training *****"), 64u * 1024u) << name;
+    EXPECT_EQ(DetectFormat(text), Format::kHf) << name;
+  }
+}
+
+// Step dicts in the form of kEzpzIndex's (lines 1260-1264), abridged.
+const char kSteps[] =
+    "{'loss': 2.5586, 'num_input_tokens_seen': 196608, 'train_runtime': 27.3002, "
+    "'train_tokens_per_second': 7201.711}\n"
+    "{'loss': 2.8427, 'num_input_tokens_seen': 393216, 'train_runtime': 30.8283, "
+    "'train_tokens_per_second': 12755.034}\n"
+    "{'loss': 2.6978, 'num_input_tokens_seen': 589824, 'train_runtime': 34.3821, "
+    "'train_tokens_per_second': 17154.96}\n";
+
+TEST(HfReader, StepRatesWithoutTheStepSizeAskForIt) {
+  EXPECT_TRUE(io::LooksLikeHf(kSteps));
+  const testing::ReadResult r = testing::ReadWith(io::ReadHf, kSteps, kSource);
+  ASSERT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(r.samples[0].batch, 0);
+  EXPECT_THAT(r.warnings, ElementsAre(HasSubstr("hf.log:1: the log does not say how many tokens")));
+  EXPECT_THAT(testing::DataErrorOf([] { testing::ParseWith(kSteps, kSource); }),
+              HasSubstr("give it as PATH@batch=N"));
+  Attributes a;
+  a.batch = 196608;
+  const std::vector<Sample> samples = ParseSamples(kSteps, kSource, a);
+  // (589824 - 393216) / (34.3821 - 30.8283) = 196608 / 3.5538.
+  EXPECT_NEAR(*samples[1].throughput_sps, 55323.32, 0.01);
+  EXPECT_EQ(samples[1].unit, Unit::kTokens);
+}
+
+TEST(HfReader, RestartedStepDictsAreANewRun) {
+  // Assembled: kSteps twice; the tokens seen fall back, so the second copy is
+  // a second run (2 + 2 rates), not a negative rate.
+  const testing::ReadResult r =
+      testing::ReadWith(io::ReadHf, std::string(kSteps) + kSteps, kSource);
+  ASSERT_EQ(r.samples.size(), 4u);
+  EXPECT_EQ(r.samples[2].line, 5);
+  for (const Sample& s : r.samples) EXPECT_GT(*s.throughput_sps, 55000);
+}
+
+TEST(HfReader, BadStepDictsAreDataErrors) {
+  // A dict cut after the key.
+  EXPECT_THAT(ErrorOf("{'loss': 2.5, 'num_input_tokens_seen': 196608, 'train_runtime': \n"),
+              HasSubstr("hf.log:1: field 'train_runtime': expected a number, got ''"));
+  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': 196608, 'train_runtime': nan}\n"),
+              HasSubstr("hf.log:1: field 'train_runtime': is NaN"));
+  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': -196608, 'train_runtime': 27.3}\n"),
+              HasSubstr("hf.log:1: field 'num_input_tokens_seen': must be > 0"));
+  // The dict's own rate must be tokens / runtime (196608 / 27.3002 = 7201.711).
+  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': 196608, 'train_runtime': 27.3002, "
+                      "'train_tokens_per_second': 300.078}\n"),
+              HasSubstr("hf.log:1: field 'train_tokens_per_second': 300.078 is not"));
 }
 
 }  // namespace
