@@ -67,12 +67,6 @@ const FormatInfo& InfoOf(Format format) {
   FITSPEED_CHECK(false, "no reader for format");
 }
 
-std::string FormatList() {
-  std::string names = "auto";
-  for (const FormatInfo& info : kFormats) names += fmt::format(", {}", info.name);
-  return names;
-}
-
 std::optional<bool> ParseBool(std::string_view v) {
   const std::string s = io::ToLower(v);
   if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
@@ -160,13 +154,19 @@ std::string FormatName(Format format) {
   return InfoOf(format).name;
 }
 
+std::string FormatNames() {
+  std::string names = "auto";
+  for (const FormatInfo& info : kFormats) names += fmt::format(", {}", info.name);
+  return names;
+}
+
 Format ParseFormat(std::string_view name) {
   const std::string lower = io::ToLower(name);
   if (lower == "auto") return Format::kAuto;
   for (const FormatInfo& info : kFormats) {
     if (lower == info.name) return info.format;
   }
-  throw UsageError(fmt::format("unknown input format '{}' (known: {})", name, FormatList()));
+  throw UsageError(fmt::format("unknown input format '{}' (known: {})", name, FormatNames()));
 }
 
 InputSpec ParseInputSpec(std::string_view text) {
@@ -261,7 +261,7 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
     throw DataError(source, 0, "",
                     fmt::format("cannot tell the log format; name it with --input-format "
                                 "(one of {})",
-                                FormatList()));
+                                FormatNames()));
   }
   const io::ReaderContext context{source, attributes, options};
   std::vector<Sample> samples = InfoOf(format).read(text, context);

@@ -16,8 +16,9 @@ namespace {
 
 constexpr const char* kInputHelp =
     "Input logs: PATH or PATH@key=value,... for what the log lacks (keys: batch, devices, "
-    "samples, label, precision, drop_remainder). '-' reads standard input; write '-- -@key=value' "
-    "to give it attributes.";
+    "samples, label, precision, drop_remainder, unit (samples or tokens: what batch and rates "
+    "count), seq_len (tokens per sequence: tokens become sequences)). '-' reads standard input; "
+    "write '-- -@key=value' to give it attributes.";
 
 // A filter "key=value": matches a sample whose tag `key` (a CSV series column),
 // or label / devices / precision, equals value.
@@ -49,9 +50,7 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
   if (inputs_required) inputs->required();
   command
       .add_option("--input-format", options.input_format,
-                  "Format of every input: auto, csv, nist, keras, mllog, dllogger, timm, hf, "
-                  "hf-state, tfcnn, megatron, deepspeed, lightning, keras-csv, wandb, epochs, "
-                  "tensorboard")
+                  "Format of every input: " + FormatNames() + " (docs/formats/)")
       ->capture_default_str();
   command
       .add_option("--skip-epochs", options.skip_epochs,

@@ -38,6 +38,8 @@ enum class Format {
 // "csv", "nist", ...; ParseFormat throws UsageError on an unknown name.
 std::string FormatName(Format format);
 Format ParseFormat(std::string_view name);
+// "auto, tensorboard, nist, ...": every name ParseFormat accepts, in detection order.
+std::string FormatNames();
 
 // What a log itself lacks, given on the command line after '@'.
 // Keys: batch, devices, samples, label, precision, drop_remainder.
