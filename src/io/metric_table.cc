@@ -324,6 +324,7 @@ class SeriesReader {
   std::vector<Sample> PerRow() {
     const ObservationColumn& o = series_.observation;
     std::vector<Sample> samples;
+    samples.reserve(table_.rows.size());
     int first_line = 0, dropped_epochs = 0;
     for (size_t i = 0; i < table_.rows.size(); ++i) {
       const auto value = PositiveCell(Cell(i, o.column), source(), Line(i), Name(o.column));
@@ -409,6 +410,7 @@ class SeriesReader {
     }
 
     std::vector<Sample> samples;
+    samples.reserve(points.size());
     int warm_up_line = 0;
     int gaps = 0, first_gap = 0;
     int evaluations = 0, first_evaluation = 0;
