@@ -43,6 +43,36 @@ TEST(Cli, MissingInputExits66AndNamesTheFile) {
   EXPECT_THAT(run.err, HasSubstr("/nonexistent/speed.csv"));
 }
 
+TEST(Cli, TokensWithASequenceLengthAreFittedPerSequence) {
+  // A language model's steps in tokens: step = b/v0 + t with v0 = 512,000
+  // tokens/s and t = 0.05 s, batches of 4..64 sequences of 1024 tokens
+  // (4096..65536 tokens). Per sequence: v0 = 512000 / 1024 = 500 sequences/s,
+  // the same t, b_half = 500 * 0.05 = 25 sequences.
+  const std::string table =
+      "batch,step_time_s\n4096,0.058\n8192,0.066\n16384,0.082\n32768,0.114\n65536,0.178\n";
+  const CliRun run = RunCli("fit --output json -- -@unit=tokens,seq_len=1024", table);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto fit = nlohmann::json::parse(run.out)["fits"][0];
+  EXPECT_EQ(fit["counts"], "sequences");
+  EXPECT_EQ(fit["seq_len"], 1024);
+  EXPECT_EQ(fit["params"]["v0"]["unit"], "sequences/s");
+  EXPECT_NEAR(fit["params"]["v0"]["value"].get<double>(), 500, 1e-6);
+  EXPECT_NEAR(fit["b_half"].get<double>(), 25, 1e-6);
+
+  // The text report gives tokens/s too: 500 * 1024 = 512,000.
+  const CliRun text = RunCli("fit -- -@unit=tokens,seq_len=1024", table);
+  EXPECT_THAT(text.out, HasSubstr("= 512000 +/- "));
+  EXPECT_THAT(text.out, HasSubstr("tokens/s (sequences of 1024 tokens)"));
+
+  // Without the length the same table is fitted per token.
+  const CliRun tokens = RunCli("fit --output json -- -@unit=tokens", table);
+  ASSERT_EQ(tokens.exit_code, 0) << tokens.err;
+  const auto per_token = nlohmann::json::parse(tokens.out)["fits"][0];
+  EXPECT_EQ(per_token["group"]["unit"], "tokens");
+  EXPECT_EQ(per_token["params"]["v0"]["unit"], "tokens/s");
+  EXPECT_NEAR(per_token["params"]["v0"]["value"].get<double>(), 512000, 1e-3);
+}
+
 TEST(Cli, BinaryJunkOnStdinExits65) {
   const CliRun run = RunCli("fit -", std::string("\x7f"
                                                  "ELF\x02\x01\x01\0\0\0junk",
