@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
@@ -67,18 +68,21 @@ std::optional<double> Throughput(const Sample& s) {
 }
 
 TextTable SamplesTable(const std::vector<Sample>& samples) {
-  // batch, samples/s and samples/epoch count `unit`; tokens/s is samples/s
-  // times seq_len where a sequence length is known.
+  // batch and samples/epoch count `unit`. A rate in tokens goes to tokens/s
+  // only (its samples/s is unknown without a sequence length); a rate in
+  // samples gives tokens/s too where seq_len is known.
   TextTable table({"source", "line", "batch", "devices", "label", "precision", "samples/s",
                    "step_s", "epoch_s", "samples/epoch", "epoch", "steps_rule", "unit", "seq_len",
                    "tokens/s"});
   for (const Sample& s : samples) {
-    const std::optional<double> throughput = Throughput(s);
-    std::optional<double> tokens_per_s;
-    if (s.unit == Unit::kTokens) tokens_per_s = throughput;
-    if (s.unit == Unit::kSamples && s.seq_len && throughput) tokens_per_s = *throughput * *s.seq_len;
+    std::optional<double> samples_per_s = Throughput(s), tokens_per_s;
+    if (s.unit == Unit::kTokens) {
+      std::swap(samples_per_s, tokens_per_s);
+    } else if (s.seq_len && samples_per_s) {
+      tokens_per_s = *samples_per_s * *s.seq_len;
+    }
     table.AddRow({s.source, s.line > 0 ? std::to_string(s.line) : "", FormatSig(s.batch, 8),
-                  std::to_string(s.devices), s.label, s.precision, Cell(throughput),
+                  std::to_string(s.devices), s.label, s.precision, Cell(samples_per_s),
                   Cell(s.step_time_s), Cell(s.epoch_time_s), Cell(s.samples_per_epoch, 10),
                   s.epoch ? std::to_string(*s.epoch) : "",
                   s.epoch_time_s ? StepsRuleName(s.steps_rule) : "", UnitName(s.unit),

@@ -109,6 +109,33 @@ TEST(WriteSamples, JsonHasNullForFieldsThatDoNotApply) {
   EXPECT_TRUE(sample["epoch"].is_null());
 }
 
+TEST(WriteSamples, CsvPutsEachRateUnderItsUnit) {
+  // 64 sequences of 128 tokens in 0.5 s: 128 sequences/s = 16,384 tokens/s.
+  Sample sequences;
+  sequences.source = "a.log";
+  sequences.batch = 64;
+  sequences.seq_len = 128;
+  sequences.step_time_s = 0.5;
+  // 8192 tokens in 0.5 s, length unknown: 16,384 tokens/s, samples/s unknown.
+  Sample tokens = sequences;
+  tokens.batch = 8192;
+  tokens.unit = Unit::kTokens;
+  tokens.seq_len.reset();
+  std::ostringstream out;
+  WriteSamples(out, {sequences, tokens}, OutputFormat::kCsv);
+  std::istringstream lines(out.str());
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_NE(header.find("samples/s,step_s"), std::string::npos) << header;
+  EXPECT_NE(header.find(",unit,seq_len,tokens/s"), std::string::npos) << header;
+  EXPECT_NE(first.find(",128,0.5,"), std::string::npos) << first;
+  EXPECT_NE(first.find(",samples,128,16384"), std::string::npos) << first;
+  EXPECT_NE(second.find(",,0.5,"), std::string::npos) << second;  // no samples/s
+  EXPECT_NE(second.find(",tokens,,16384"), std::string::npos) << second;
+}
+
 TEST(ParseOutputFormat, RejectsUnknownNames) {
   EXPECT_EQ(ParseOutputFormat("csv"), OutputFormat::kCsv);
   EXPECT_THROW(ParseOutputFormat("xml"), UsageError);
