@@ -9,11 +9,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -179,6 +180,22 @@ std::optional<TagUnit> ParseTagUnit(std::string_view name) {
   return std::nullopt;
 }
 
+// Whether `name` holds one of `words` with no letter a-z right before or after
+// it ("examples/s" in "train/examples/sec" once "/sec" is "/s", not in
+// "myexamples/s").
+bool HasWord(const std::string& name, std::initializer_list<std::string_view> words) {
+  auto letter = [](char c) { return c >= 'a' && c <= 'z'; };
+  for (std::string_view word : words) {
+    for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
+      const size_t end = at + word.size();
+      if ((at == 0 || !letter(name[at - 1])) && (end == name.size() || !letter(name[end]))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The unit a tag's name states, by the conventions of the writers named in
 // docs/formats/tensorboard.md ("examples/sec" and "global_step/sec" of TF
 // Estimator, "samples_per_second", "tokens_per_sec", "it/s", "step_time", ...).
@@ -195,20 +212,21 @@ TagUnit UnitFromName(const std::string& tag) {
       at += std::strlen(to);
     }
   }
-  static const std::regex kMilliseconds("(^|[^a-z])ms($|[^a-z])");
-  static const std::regex kSamples(
-      "(^|[^a-z])(examples|samples|images|imgs|img|sequences|seqs|sentences|utts|utterances)/s($|["
-      "^a-z])");
-  static const std::regex kTokens("(^|[^a-z])(tokens|toks|tok)/s($|[^a-z])");
-  static const std::regex kSteps(
-      "(^|[^a-z])(global_step|steps|step|it|its|iters|iterations|batches)/s($|[^a-z])");
-  static const std::regex kStepTime(
-      "((^|[^a-z])(s|time)/(step|it|iter|iteration|batch)($|[^a-z]))|step_?tim(e|ing)");
-  if (std::regex_search(name, kMilliseconds)) return TagUnit::kUnknown;
-  if (std::regex_search(name, kSamples)) return TagUnit::kSamplesPerS;
-  if (std::regex_search(name, kTokens)) return TagUnit::kTokensPerS;
-  if (std::regex_search(name, kSteps)) return TagUnit::kStepsPerS;
-  if (std::regex_search(name, kStepTime)) return TagUnit::kSPerStep;
+  if (HasWord(name, {"ms"})) return TagUnit::kUnknown;
+  if (HasWord(name, {"examples/s", "samples/s", "images/s", "imgs/s", "img/s", "sequences/s",
+                     "seqs/s", "sentences/s", "utts/s", "utterances/s"})) {
+    return TagUnit::kSamplesPerS;
+  }
+  if (HasWord(name, {"tokens/s", "toks/s", "tok/s"})) return TagUnit::kTokensPerS;
+  if (HasWord(name, {"global_step/s", "steps/s", "step/s", "it/s", "its/s", "iters/s",
+                     "iterations/s", "batches/s"})) {
+    return TagUnit::kStepsPerS;
+  }
+  if (HasWord(name, {"s/step", "s/it", "s/iter", "s/iteration", "s/batch", "time/step",
+                     "time/it", "time/iter", "time/iteration", "time/batch"}) ||
+      name.find("step_tim") != std::string::npos || name.find("steptim") != std::string::npos) {
+    return TagUnit::kSPerStep;
+  }
   return TagUnit::kUnknown;
 }
 
