@@ -272,7 +272,8 @@ TEST(NanogptReader, RealTorchtitanRuns) {
   CheckTitan(kTitan379, 329, 1024, 11234);
 
   // Line 49 of run214 (step 6), before ParseSamples: 10290 x 8 = 82320 tokens/s.
-  const Sample* s = AtLine(Read(Data(kTitan214)).samples, 49);
+  const Result run214 = Read(Data(kTitan214));  // kept: AtLine points into it
+  const Sample* s = AtLine(run214.samples, 49);
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(*s->throughput_sps, 82320);
   EXPECT_FALSE(s->step_time_s.has_value());
