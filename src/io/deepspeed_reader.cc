@@ -108,15 +108,6 @@ struct E2eLine {
   bool run_start = false;
 };
 
-// Lines dropped for one reason, for one warning at the end.
-struct Dropped {
-  int count = 0;
-  int first_line = 0;
-  void Add(int line) {
-    if (count++ == 0) first_line = line;
-  }
-};
-
 class DeepspeedReader {
  public:
   explicit DeepspeedReader(const ReaderContext& context) : context_(context) {}

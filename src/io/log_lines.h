@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace fitspeed::io {
 
@@ -29,6 +30,21 @@ std::optional<Setting> ParseSetting(std::string_view text);
 // logging's asctime; ".mmm" and no milliseconds are accepted too) on the
 // line; nullopt when it has none.
 std::optional<double> LogTimestamp(std::string_view line);
+
+// Lines a reader left out for one reason, counted for one warning at the end
+// that names the first of them (and, where given, what it held).
+struct Dropped {
+  int count = 0;
+  int first_line = 0;
+  std::string first_detail;
+
+  void Add(int line, std::string detail = {}) {
+    if (count++ == 0) {
+      first_line = line;
+      first_detail = std::move(detail);
+    }
+  }
+};
 
 }  // namespace fitspeed::io
 

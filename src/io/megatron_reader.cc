@@ -171,20 +171,6 @@ struct Arguments {
   }
 };
 
-// Lines dropped for one reason, for one warning at the end.
-struct Dropped {
-  int count = 0;
-  int first_line = 0;
-  std::string first_detail;
-
-  void Add(int line, std::string detail = {}) {
-    if (count++ == 0) {
-      first_line = line;
-      first_detail = std::move(detail);
-    }
-  }
-};
-
 class MegatronReader {
  public:
   explicit MegatronReader(const ReaderContext& context) : context_(context) {}

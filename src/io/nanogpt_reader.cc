@@ -260,15 +260,6 @@ std::optional<Assignment> ParseAssignment(std::string_view text) {
   return Assignment{name, value, comment};
 }
 
-// Lines dropped for one reason, for one warning at the end.
-struct Dropped {
-  int count = 0;
-  int first_line = 0;
-  void Add(int line) {
-    if (count++ == 0) first_line = line;
-  }
-};
-
 class NanogptReader {
  public:
   explicit NanogptReader(const ReaderContext& context) : context_(context) {}
