@@ -11,14 +11,12 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_data.h"
 #include "fitspeed/io/input.h"
 
 namespace {
@@ -26,15 +24,7 @@ namespace {
 constexpr int kTargetLines = 100000;
 
 std::string ReadData(const std::string& name) {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) + "/logs-wild/" + name;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    std::cerr << "cannot open " << path << "\n";
-    std::exit(1);
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return fitspeed::bench::ReadTestData("logs-wild/" + name);
 }
 
 std::vector<std::string> Lines(const std::string& text) {

@@ -7,12 +7,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_data.h"
 #include "fitspeed/io/input.h"
 
 namespace {
@@ -20,16 +19,7 @@ namespace {
 constexpr int kTargetLines = 100000;
 
 std::string ReadLog() {
-  const std::string path = std::string(FITSPEED_TEST_DATA_DIR) +
-                           "/mllog/NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt";
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    std::cerr << "cannot open " << path << "\n";
-    std::exit(1);
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return fitspeed::bench::ReadTestData("mllog/NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
 }
 
 // Replaces the integer after `field` (e.g. "\"time_ms\": ") in `line` with `value`.
