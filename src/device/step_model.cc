@@ -38,6 +38,16 @@ const ParamTensor* MatrixKernel(const Layer& layer) {
 // convolution with fewer input channels per group than the tile (depthwise)
 // cannot fill the matrix units and runs as vector work, unpadded.
 std::pair<bool, double> MatrixWork(const Network& network, const Layer& layer, int multiple) {
+  if (layer.kind == LayerKind::kDense) {  // its own kernel or a tied embedding table
+    const int64_t in = network.layer(layer.input_ids.front()).output_shape.dims.back();
+    return {true, PadRatio(in, multiple) * PadRatio(layer.dense.units, multiple)};
+  }
+  if (layer.kind == LayerKind::kBatchedMatmul) {
+    // Per head {M, K} x {K, N}: the reduction K and the output columns N pad;
+    // the rows M as the batch does.
+    const Shape& a = network.layer(layer.input_ids[0]).output_shape;
+    return {true, PadRatio(a.dims[2], multiple) * PadRatio(layer.output_shape.dims[2], multiple)};
+  }
   const ParamTensor* kernel = MatrixKernel(layer);
   if (kernel == nullptr) return {false, 1.0};
   if (layer.kind == LayerKind::kConv2d) {
@@ -45,10 +55,6 @@ std::pair<bool, double> MatrixWork(const Network& network, const Layer& layer, i
     if (layer.conv.groups > 1 && in_per_group < std::max(multiple, 8)) return {false, 1.0};
     return {true, PadRatio(in_per_group, multiple) *
                       PadRatio(layer.conv.out_channels / layer.conv.groups, multiple)};
-  }
-  if (layer.kind == LayerKind::kDense) {
-    const int64_t in = network.layer(layer.input_ids.front()).output_shape.dims.back();
-    return {true, PadRatio(in, multiple) * PadRatio(layer.dense.units, multiple)};
   }
   return {true, 1.0};  // a matrix kind this model has no padding rule for
 }

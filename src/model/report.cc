@@ -25,6 +25,17 @@ json SummaryJson(const ModelSummary& m) {
   j["update_flops_per_step"] = m.update_flops_per_step;
   j["optimizer"] = OptimizerName(m.optimizer);
   j["activation_elements_per_sample"] = m.activation_elements_per_sample;
+  j["saved_activation_bytes_per_sample"] = m.saved_activation_bytes_per_sample;
+  if (m.tokens_per_sample > 0) {
+    const double tokens = static_cast<double>(m.tokens_per_sample);
+    j["tokens_per_sample"] = m.tokens_per_sample;
+    j["forward_flops_per_token"] = m.forward_flops_per_sample / tokens;
+    j["train_flops_per_token"] = m.train_flops_per_sample / tokens;
+  } else {
+    j["tokens_per_sample"] = nullptr;
+    j["forward_flops_per_token"] = nullptr;
+    j["train_flops_per_token"] = nullptr;
+  }
   j["input"] = m.input_shape.dims;
   j["classes"] = m.classes;
   j["layer_count"] = m.layers;
@@ -53,6 +64,9 @@ ModelSummary Summarize(const Network& network, Optimizer optimizer) {
   m.train_flops_per_sample = cost.TrainFlopsPerSample();
   m.update_flops_per_step = cost.UpdateFlopsPerStep();
   m.activation_elements_per_sample = cost.total.activation_elements;
+  m.saved_activation_bytes_per_sample =
+      EstimateTrainingMemory(network, 1, optimizer, 4, 4).activation_bytes;
+  m.tokens_per_sample = network.TokensPerSample();
   m.optimizer = optimizer;
   return m;
 }
@@ -67,12 +81,17 @@ void WriteModels(std::ostream& out, const std::vector<ModelSummary>& models, Out
     return;
   }
   TextTable table({"model", "input", "classes", "params", "trainable", "fwd_GFLOP/sample",
-                   "train_GFLOP/sample", "update_MFLOP/step", "description"});
+                   "train_GFLOP/sample", "tokens", "train_MFLOP/token", "update_MFLOP/step",
+                   "saved_MiB/sample", "description"});
   for (const ModelSummary& m : models) {
-    table.AddRow({m.name, m.input_shape.ToString(), std::to_string(m.classes),
-                  std::to_string(m.params), std::to_string(m.trainable_params),
-                  Giga(m.forward_flops_per_sample), Giga(m.train_flops_per_sample),
-                  Mega(m.update_flops_per_step), m.description});
+    const bool tokens = m.tokens_per_sample > 0;
+    table.AddRow(
+        {m.name, m.input_shape.ToString(), std::to_string(m.classes), std::to_string(m.params),
+         std::to_string(m.trainable_params), Giga(m.forward_flops_per_sample),
+         Giga(m.train_flops_per_sample), tokens ? std::to_string(m.tokens_per_sample) : "-",
+         tokens ? Mega(m.train_flops_per_sample / static_cast<double>(m.tokens_per_sample)) : "-",
+         Mega(m.update_flops_per_step),
+         FormatSig(m.saved_activation_bytes_per_sample / 1048576.0, 4), m.description});
   }
   out << (format == OutputFormat::kCsv ? table.RenderCsv() : table.Render());
 }

@@ -13,6 +13,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/network_json.h"
+#include "zoo_transformers.h"
 
 namespace fitspeed {
 
@@ -415,45 +416,73 @@ Network GoogLeNet() {
 
 struct ZooNet {
   ZooEntry entry;
-  std::function<Network()> make;
+  std::function<Network(int64_t seq_len)> make;
 };
+
+// A builder without a sequence length.
+template <Network (*kMake)()>
+Network Fixed(int64_t /*seq_len*/) {
+  return kMake();
+}
 
 const std::vector<ZooNet>& Zoo() {
   static const std::vector<ZooNet> zoo = {
       {{"mlp-mnist", "MLP 784-512-512-10, ReLU (MNIST)",
         "keras-team/keras examples/mnist_mlp.py (Keras 2.x)"},
-       MlpMnist},
+       Fixed<MlpMnist>},
       {{"cnn-cifar-small", "4 conv + 2 dense CNN, 3x32x32, 10 classes (CIFAR-10)",
         "keras-team/keras examples/cifar10_cnn.py (Keras 2.x)"},
-       CnnCifarSmall},
+       Fixed<CnnCifarSmall>},
       {{"resnet18-cifar", "ResNet-18 for 3x32x32, 10 classes (CIFAR-10)",
         "kuangliu/pytorch-cifar models/resnet.py ResNet18(); He et al. 2016"},
-       Resnet18Cifar},
+       Fixed<Resnet18Cifar>},
       {{"resnet50", "ResNet-50 v1.5, 3x224x224, 1000 classes (ImageNet)",
         "torchvision/models/resnet.py resnet50(); He et al. 2016"},
-       Resnet50},
+       Fixed<Resnet50>},
       {{"vgg16", "VGG-16 (configuration D), 3x224x224, 1000 classes (ImageNet)",
         "keras.applications.VGG16; Simonyan & Zisserman 2015"},
-       Vgg16},
+       Fixed<Vgg16>},
       {{"mobilenet-v1", "MobileNet v1 alpha 1.0, ReLU6, 3x224x224, 1000 classes (ImageNet)",
         "keras.applications.MobileNet; Howard et al. 2017"},
-       MobilenetV1},
+       Fixed<MobilenetV1>},
       {{"wrn-k7n4-7x7", "WideResNet k=7 N=4 with 7x7 convs, 3x32x32, 100 classes (CIFAR-100)",
         "Colab TPU vs GPU WideResNet benchmark (fitspeed issue 3, DESIGN.md)"},
-       WrnK7n4},
+       Fixed<WrnK7n4>},
       {{"efficientnet-b0",
         "EfficientNet-B0, swish, squeeze-excite, 3x224x224, 1000 classes (ImageNet)",
         "keras.applications.EfficientNetB0; Tan & Le 2019"},
-       EfficientNetB0},
+       Fixed<EfficientNetB0>},
       {{"alexnet", "AlexNet one tower with LRN, 3x227x227, 1000 classes (ImageNet)",
         "PaddlePaddle/Paddle benchmark/paddle/image/alexnet.py; Krizhevsky et al. 2012"},
-       AlexNet},
+       Fixed<AlexNet>},
       {{"googlenet", "GoogLeNet without auxiliary classifiers, 3x224x224, 1000 classes (ImageNet)",
         "PaddlePaddle/Paddle benchmark/paddle/image/googlenet.py; Szegedy et al. 2015"},
-       GoogLeNet},
+       Fixed<GoogLeNet>},
       {{"vgg19", "VGG-19 (configuration E), 3x224x224, 1000 classes (ImageNet)",
         "keras.applications.VGG19; Simonyan & Zisserman 2015"},
-       Vgg19},
+       Fixed<Vgg19>},
+      {{"bert-base",
+        "BERT-base, 12 layers, d 768, 12 heads, vocab 30522, masked-LM and next-sentence heads",
+        "HF transformers BertForPreTraining (bert-base-uncased); Devlin et al. 2019", 128, 512},
+       BertBase},
+      {{"bert-large",
+        "BERT-large, 24 layers, d 1024, 16 heads, vocab 30522, masked-LM and next-sentence heads",
+        "HF transformers BertForPreTraining (bert-large-uncased); Devlin et al. 2019", 128, 512},
+       BertLarge},
+      {{"gpt2", "GPT-2 small, 12 layers, d 768, 12 heads, vocab 50257, causal LM, tied head",
+        "HF transformers GPT2LMHeadModel (gpt2); Radford et al. 2019", 1024, 1024},
+       Gpt2Small},
+      {{"gpt2-medium", "GPT-2 medium, 24 layers, d 1024, 16 heads, vocab 50257, causal LM",
+        "HF transformers GPT2LMHeadModel (gpt2-medium); Radford et al. 2019", 1024, 1024},
+       Gpt2Medium},
+      {{"vit-b16", "ViT-B/16, 3x224x224 as 196 patches + class token, 12 layers, 1000 classes",
+        "timm vit_base_patch16_224; Dosovitskiy et al. 2021"},
+       VitB16},
+      {{"tinyllama-1.1b",
+        "Llama-style, 22 layers, d 2048, 32 heads (4 KV), SwiGLU 5632, RMS norm, RoPE, vocab 32000",
+        "HF transformers LlamaForCausalLM, TinyLlama/TinyLlama-1.1B config; Zhang et al. 2024",
+        2048, 2048},
+       TinyLlama11b},
   };
   return zoo;
 }
@@ -469,13 +498,22 @@ const std::vector<ZooEntry>& ZooEntries() {
   return entries;
 }
 
-Network ZooNetwork(const std::string& name) {
+Network ZooNetwork(const std::string& name, const ZooOptions& options) {
   std::vector<std::string> names;
   for (const ZooNet& z : Zoo()) {
     if (z.entry.name == name) {
-      Network net = z.make();
-      net.description = z.entry.description;
-      net.reference = z.entry.reference;
+      const ZooEntry& e = z.entry;
+      if (options.seq_len != 0 && e.max_seq_len == 0) {
+        throw UsageError(fmt::format("model '{}' takes no sequence length (--seq-len {})", name,
+                                     options.seq_len));
+      }
+      if (options.seq_len < 0 || options.seq_len > e.max_seq_len) {
+        throw UsageError(fmt::format("model '{}': sequence length {} is not in 1..{}", name,
+                                     options.seq_len, e.max_seq_len));
+      }
+      Network net = z.make(options.seq_len != 0 ? options.seq_len : e.default_seq_len);
+      net.description = e.description;
+      net.reference = e.reference;
       net.Finalize();
       return net;
     }
@@ -484,12 +522,18 @@ Network ZooNetwork(const std::string& name) {
   throw UsageError(fmt::format("unknown model '{}' (zoo: {})", name, fmt::join(names, ", ")));
 }
 
-Network LoadNetwork(const std::string& name_or_path) {
+Network LoadNetwork(const std::string& name_or_path, const ZooOptions& options) {
   for (const ZooEntry& entry : ZooEntries()) {
-    if (entry.name == name_or_path) return ZooNetwork(name_or_path);
+    if (entry.name == name_or_path) return ZooNetwork(name_or_path, options);
   }
   std::error_code error;
   if (std::filesystem::is_regular_file(name_or_path, error)) {
+    if (options.seq_len != 0) {
+      throw UsageError(
+          fmt::format("'{}': a network file fixes its own input shape; give the "
+                      "sequence length there, not with --seq-len",
+                      name_or_path));
+    }
     return ReadNetworkJsonFile(name_or_path);
   }
   std::vector<std::string> names;

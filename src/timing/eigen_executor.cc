@@ -194,6 +194,8 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
       case LayerKind::kLrn:
         BuildLrn(l);
         break;
+      default:  // the sequence kinds, which CheckExecutable refuses
+        FITSPEED_CHECK(false, "layer kind without a host builder");
     }
     if (bf16_ && l < network.size() - 1) {
       Add(Phase::kForward, l, Pass::kForward, [this, l] { RoundToStorage(act(l)); });

@@ -113,6 +113,10 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
   if (config.batch < 1) {
     throw UsageError(fmt::format("batch {} must be >= 1", config.batch));
   }
+  if (network.LossCount() > 1) {
+    throw UsageError(fmt::format("network '{}' has {} losses; the host backends run one",
+                                 network.name, network.LossCount()));
+  }
   for (int l = 0; l < network.size(); ++l) {
     const Layer& layer = network.layer(l);
     const int rank = layer.input_ids.empty()
@@ -150,6 +154,27 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
       case LayerKind::kLrn:
         ok = rank == 3;
         break;
+      case LayerKind::kEmbedding:
+      case LayerKind::kPositionEmbedding:
+      case LayerKind::kSegmentEmbedding:
+      case LayerKind::kLayerNorm:
+      case LayerKind::kRmsNorm:
+      case LayerKind::kGelu:
+      case LayerKind::kTanh:
+      case LayerKind::kDropout:
+      case LayerKind::kSplitHeads:
+      case LayerKind::kMergeHeads:
+      case LayerKind::kBatchedMatmul:
+      case LayerKind::kSoftmax:
+      case LayerKind::kRotary:
+      case LayerKind::kSelectToken:
+      case LayerKind::kGatherTokens:
+      case LayerKind::kClassToken:
+      case LayerKind::kImageToSequence:
+        throw UsageError(fmt::format(
+            "layer '{}' ({}) of network '{}': the host backends do not run this kind yet; "
+            "`fitspeed sweep {} --device NAME` models it on a catalogued device",
+            layer.name, LayerKindName(layer.kind), network.name, network.name));
     }
     if (!ok) {
       throw UsageError(fmt::format(

@@ -246,6 +246,8 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
         case LayerKind::kLrn:
           backward[l] = BuildLrn(l);
           break;
+        default:  // the sequence kinds, which CheckExecutable refuses
+          FITSPEED_CHECK(false, "layer kind without a host builder");
       }
     }
     // Backward in reverse topological order: a layer's gradient is complete

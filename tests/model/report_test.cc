@@ -18,7 +18,8 @@ TEST(ModelsReport, JsonListsPublishedParameterCounts) {
   WriteModels(out, models, OutputFormat::kJson);
   const nlohmann::json doc = nlohmann::json::parse(out.str());
   EXPECT_EQ(doc.at("schema"), "fitspeed.models/1");
-  ASSERT_EQ(doc.at("models").size(), 11u);  // 7 + efficientnet-b0, alexnet, googlenet, vgg19
+  // 7 + efficientnet-b0, alexnet, googlenet, vgg19 + 6 transformers.
+  ASSERT_EQ(doc.at("models").size(), 17u);
   const nlohmann::json& wrn = doc.at("models").at(6);
   // DESIGN.md's example entry: 103,465,028 parameters, 103,452,484 trainable.
   EXPECT_EQ(wrn.at("name"), "wrn-k7n4-7x7");
@@ -33,6 +34,13 @@ TEST(ModelsReport, JsonListsPublishedParameterCounts) {
     EXPECT_GT(train, 2 * forward) << m.at("name");
     EXPECT_LT(train, 4 * forward) << m.at("name");
   }
+  // Per token for sequence models only: gpt2 at its 1024 tokens.
+  const nlohmann::json& gpt2 = doc.at("models").at(13);
+  ASSERT_EQ(gpt2.at("name"), "gpt2");
+  EXPECT_EQ(gpt2.at("tokens_per_sample").get<int64_t>(), 1024);
+  EXPECT_DOUBLE_EQ(gpt2.at("train_flops_per_token").get<double>(),
+                   gpt2.at("train_flops_per_sample").get<double>() / 1024);
+  EXPECT_TRUE(wrn.at("tokens_per_sample").is_null());
 }
 
 TEST(ModelsReport, TableHasOneRowPerModel) {

@@ -105,7 +105,8 @@ TEST(Zoo, WideResnetParams) {
 }
 
 TEST(Zoo, EveryEntryBuildsWithItsSource) {
-  ASSERT_EQ(ZooEntries().size(), 11u);  // 7 + efficientnet-b0, alexnet, googlenet, vgg19
+  // 7 + efficientnet-b0, alexnet, googlenet, vgg19 + 6 transformers.
+  ASSERT_EQ(ZooEntries().size(), 17u);
   for (const ZooEntry& entry : ZooEntries()) {
     const Network net = ZooNetwork(entry.name);
     EXPECT_EQ(net.name, entry.name);

@@ -23,6 +23,7 @@ namespace {
 
 struct SweepCommandOptions {
   std::string model;
+  int64_t seq_len = 0;  // tokens per sequence of a sequence model; 0: its default
   std::string batches = "auto";
   std::string precision = "fp32";
   std::string optimizer = "sgd-momentum";
@@ -122,7 +123,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
   options.input_samples_per_s = o.input_rate;
-  const Network network = LoadNetwork(o.model);
+  const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
   const Device device = LoadDevice(o.device);
   const DeviceSweepResult result = ModelSweep(network, device, options);
   const bool fittable = result.steps.size() >= 2;
@@ -160,7 +161,7 @@ int RunSweep(const SweepCommandOptions& o) {
   options.max_repeats = std::max(options.max_repeats, o.min_repeats);
   options.min_time_s = o.min_time_s;
   options.memory_limit_bytes = o.memory_limit_gib * (1u << 30);
-  const Network network = LoadNetwork(o.model);
+  const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
 
   SweepResult result;
   {
@@ -193,6 +194,10 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       "--device NAME, model the step on a catalogued GPU/TPU instead (roofline per layer)");
   command->add_option("model", o->model, "Zoo network (see `fitspeed models`) or network JSON file")
       ->required();
+  command->add_option("--seq-len", o->seq_len,
+                      "Tokens per sequence of a sequence model (bert-*, gpt2*, tinyllama-*): "
+                      "batches then count sequences, and tokens/s = sequences/s x seq-len; "
+                      "default: the model's own");
   command
       ->add_option("--batches", o->batches,
                    "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 "

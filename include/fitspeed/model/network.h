@@ -8,14 +8,17 @@
 //    token vectors {T, F} (for attention), a per-sample scalar {} (rank 0).
 //  - Layers are stored in topological order: a layer's inputs are layers added
 //    before it. Layer 0 is the network input (kind kInput). The last layer is
-//    the loss; every other layer feeds at least one later layer.
+//    a loss; every layer but a loss feeds at least one later layer. A network
+//    may have several losses (BERT's masked-LM and next-sentence heads): the
+//    training loss is their sum.
 //  - Build a network with the builder methods (or Append), then call Finalize(),
 //    which validates every layer and infers shapes, consumers and parameters.
 //    Accessors marked "after Finalize" may only be used on a finalized network.
 //
-// The layer set follows Keras/PyTorch semantics, each noted at its kind. New
-// kinds (attention: batched matmul, softmax, layer-norm) are added to LayerKind
-// with an attribute struct; existing fields keep their meaning.
+// The layer set follows Keras/PyTorch semantics, each noted at its kind.
+// Everything the model layer knows of a kind (operands, shape rule, parameters,
+// FLOPs and bytes, saved tensors, JSON attributes) lives in one file of
+// src/model/kinds/; docs/models.md has the checklist for adding a kind.
 #ifndef FITSPEED_MODEL_NETWORK_H_
 #define FITSPEED_MODEL_NETWORK_H_
 
@@ -88,9 +91,10 @@ enum class LayerKind {
   // Reshape to {elements} in C, H, W order (row-major). No data moves.
   kFlatten,
   // Softmax over the last dimension followed by the cross-entropy with an
-  // integer class label per sample (per row for {T, classes}), averaged over
-  // the batch: the training loss. Input {classes} or {T, classes}, classes >= 2;
-  // output a per-sample scalar {}. Must be the last layer and only it.
+  // integer class label per sample (per row for {T, classes}: the language-model
+  // loss over the vocabulary), averaged over the batch: a training loss. Input
+  // {classes} or {T, classes}, classes >= 2; output a per-sample scalar {}. No
+  // layer reads it; the last layer is one.
   kSoftmaxCrossEntropy,
   // y = 1 / (1 + exp(-x)) elementwise (the logistic sigmoid; Keras activation
   // "sigmoid", torch.nn.Sigmoid). Any shape, output the same shape.
@@ -115,6 +119,61 @@ enum class LayerKind {
   // the `size` channels c' centred on c (zero beyond the edges). Input {C, H, W},
   // output the same shape.
   kLrn,
+
+  // Sequence (transformer) kinds. A sequence is {T, F} per sample: T tokens of
+  // F features; attention heads are {H, T, D}.
+
+  // Token embedding (torch.nn.Embedding): input {T} token ids (the network
+  // input only; ids carry no gradient) -> {T, dim}, a row of the {vocab, dim}
+  // table per token. The table gets a dense gradient (PyTorch's default).
+  kEmbedding,
+  // Learned absolute position embedding added to the input (BERT, GPT-2, ViT):
+  // {T, F} -> {T, F}, y[t] = x[t] + table[t], table {max_positions, F}, T <= max_positions.
+  kPositionEmbedding,
+  // Learned segment (token type) embedding added to the input (BERT's
+  // token_type_embeddings): {T, F} -> {T, F}, y[t] = x[t] + table[segment[t]],
+  // table {segments, F}.
+  kSegmentEmbedding,
+  // Layer normalization over the last dimension (Ba et al. 2016;
+  // torch.nn.LayerNorm): y = (x - mean)/sqrt(var + eps)*gamma + beta. Any rank.
+  kLayerNorm,
+  // RMS normalization over the last dimension (Zhang & Sennrich 2019; Llama's
+  // RMSNorm): y = x/sqrt(mean(x^2) + eps)*gamma. Any rank.
+  kRmsNorm,
+  // GELU (Hendrycks & Gimpel 2016): x*Phi(x) with the erf, or its tanh
+  // approximation (BERT, GPT-2). Any shape, output the same shape.
+  kGelu,
+  // y = tanh(x) elementwise (BERT's pooler). Any shape, output the same shape.
+  kTanh,
+  // Inverted dropout in training (torch.nn.Dropout): y = x*mask/(1 - rate),
+  // a Bernoulli mask kept for the backward pass. Any shape, output the same.
+  kDropout,
+  // {T, heads*D} -> {heads, T, D}: the head split of multi-head attention (a transpose).
+  kSplitHeads,
+  // {H, T, D} -> {T, H*D}: the head merge after attention (a transpose).
+  kMergeHeads,
+  // Batched matrix product per head: a {H, M, K} times b {Hb, K, N}, or
+  // b {Hb, N, K} with transpose_b (Q K^T), -> {H, M, N}, times `scale`. Hb
+  // divides H: head h of a uses head h/(H/Hb) of b (grouped-query attention,
+  // Ainslie et al. 2023; Hb == H is multi-head attention). Two inputs.
+  kBatchedMatmul,
+  // Softmax over the last dimension, optionally with a causal mask (rank >= 2,
+  // the last two dimensions equal: position i attends to j <= i). Output the same shape.
+  kSoftmax,
+  // Rotary position embedding (Su et al. 2021; Llama's rotate-half form) on
+  // {H, T, D}, D even: y = x*cos(t*theta) + rotate_half(x)*sin(t*theta). No parameters.
+  kRotary,
+  // {T, F} -> {F}: the row at `index` (BERT's pooler and ViT's head read the
+  // first token).
+  kSelectToken,
+  // {T, F} -> {count, F}: `count` rows chosen per sample (the masked positions
+  // of BERT's masked-LM head; which rows does not change the work).
+  kGatherTokens,
+  // {T, F} -> {T + 1, F}: a learned {F} vector prepended as row 0 (ViT's class token).
+  kClassToken,
+  // {C, H, W} -> {H*W, C}: an image's pixels as a sequence of tokens (ViT's
+  // patch embedding: a strided conv2d, then this).
+  kImageToSequence,
 };
 
 // Kind names as used in the JSON format and reports: "input", "conv2d",
@@ -167,6 +226,10 @@ struct Conv2dAttrs {
 struct DenseAttrs {
   int64_t units = 0;  // output features, >= 1
   bool bias = true;   // adds a bias per output feature
+  // Name of an earlier kEmbedding layer whose {vocab, dim} table is this
+  // layer's kernel (weight tying, Press & Wolf 2017: GPT-2's and BERT's output
+  // layer); units must equal vocab and the input features dim. Empty: own kernel.
+  std::string tied_to;
 };
 
 // Attributes of kBatchNorm (Keras defaults).
@@ -180,6 +243,62 @@ struct BatchNormAttrs {
 // Attributes of kRelu.
 struct ReluAttrs {
   double max_value = std::numeric_limits<double>::infinity();  // upper clip, > 0
+};
+
+// Attributes of kEmbedding.
+struct EmbeddingAttrs {
+  int64_t vocab = 0;  // table rows (token ids 0..vocab-1), >= 1
+  int64_t dim = 0;    // features per token, >= 1
+};
+
+// Attributes of kPositionEmbedding (rows = max_positions) and kSegmentEmbedding
+// (rows = segments).
+struct AddedEmbeddingAttrs {
+  int64_t rows = 0;  // table rows, >= 1
+};
+
+// Attributes of kLayerNorm and kRmsNorm.
+struct NormAttrs {
+  double epsilon = 1e-5;  // added to the variance (mean square), > 0
+  bool scale = true;      // learn gamma
+  bool center = true;     // learn beta (kLayerNorm only; RMS norm has none)
+};
+
+// Attributes of kGelu.
+struct GeluAttrs {
+  bool tanh_approximation = false;  // 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), else erf
+};
+
+// Attributes of kDropout.
+struct DropoutAttrs {
+  double rate = 0.1;  // probability of zeroing an element, in [0, 1)
+};
+
+// Attributes of kSplitHeads.
+struct HeadsAttrs {
+  int64_t heads = 0;  // divides the input's features, >= 1
+};
+
+// Attributes of kBatchedMatmul.
+struct MatmulAttrs {
+  bool transpose_b = false;  // b is {Hb, N, K}: a times b^T
+  double scale = 1.0;        // output multiplied by it (1/sqrt(D) in attention), finite
+};
+
+// Attributes of kSoftmax.
+struct SoftmaxAttrs {
+  bool causal = false;  // mask j > i in each {T, T} block
+};
+
+// Attributes of kRotary.
+struct RotaryAttrs {
+  double base = 10000.0;  // theta_i = base^(-2i/D), > 1
+};
+
+// Attributes of kSelectToken (index) and kGatherTokens (count).
+struct TokensAttrs {
+  int64_t index = 0;  // kSelectToken: the row taken, 0 <= index < T
+  int64_t count = 1;  // kGatherTokens: rows taken per sample, 1 <= count <= T
 };
 
 // Attributes of kLrn. Defaults: AlexNet as Caffe's bvlc_alexnet and Paddle's
@@ -202,7 +321,8 @@ struct PoolAttrs {
 // A parameter tensor of a layer.
 struct ParamTensor {
   // "kernel", "bias" (conv2d, dense); "gamma", "beta", "moving_mean",
-  // "moving_variance" (batch_norm).
+  // "moving_variance" (batch_norm); "gamma", "beta" (layer_norm, rms_norm);
+  // "table" (embeddings); "token" (class_token).
   std::string name;
   // kConv2d kernel: {out_channels, in_channels/groups, kernel_h, kernel_w} (OIHW,
   // as PyTorch and oneDNN). kDense kernel: {units, in_features} (OI, as
@@ -221,8 +341,8 @@ struct Layer {
   std::string name;
   LayerKind kind = LayerKind::kInput;
   // Names of the layers whose outputs this layer reads, in operand order.
-  // Exactly one, except kAdd and kConcat (two or more), kMul (two) and kInput
-  // (none).
+  // Exactly one, except kAdd and kConcat (two or more), kMul and
+  // kBatchedMatmul (two) and kInput (none).
   std::vector<std::string> inputs;
 
   Conv2dAttrs conv;           // kConv2d
@@ -231,6 +351,16 @@ struct Layer {
   ReluAttrs relu;             // kRelu
   PoolAttrs pool;             // kAvgPool, kMaxPool
   LrnAttrs lrn;               // kLrn
+  EmbeddingAttrs embedding;   // kEmbedding
+  AddedEmbeddingAttrs added;  // kPositionEmbedding, kSegmentEmbedding
+  NormAttrs norm;             // kLayerNorm, kRmsNorm
+  GeluAttrs gelu;             // kGelu
+  DropoutAttrs dropout;       // kDropout
+  HeadsAttrs heads;           // kSplitHeads
+  MatmulAttrs matmul;         // kBatchedMatmul
+  SoftmaxAttrs softmax;       // kSoftmax
+  RotaryAttrs rotary;         // kRotary
+  TokensAttrs tokens;         // kSelectToken, kGatherTokens
 
   // 1-based line of Network::origin where the layer is defined (JSON), 0 when
   // unknown; DataError messages of Finalize() name it.
@@ -293,6 +423,35 @@ class Network {
   std::string Concat(const std::vector<std::string>& inputs, const std::string& name = "");
   std::string Lrn(const std::string& input, const LrnAttrs& attrs = {},
                   const std::string& name = "");
+  std::string Embedding(const std::string& input, const EmbeddingAttrs& attrs,
+                        const std::string& name = "");
+  std::string PositionEmbedding(const std::string& input, int64_t max_positions,
+                                const std::string& name = "");
+  std::string SegmentEmbedding(const std::string& input, int64_t segments,
+                               const std::string& name = "");
+  std::string LayerNorm(const std::string& input, const NormAttrs& attrs = {},
+                        const std::string& name = "");
+  std::string RmsNorm(const std::string& input, const NormAttrs& attrs = {},
+                      const std::string& name = "");
+  std::string Gelu(const std::string& input, const GeluAttrs& attrs = {},
+                   const std::string& name = "");
+  std::string Tanh(const std::string& input, const std::string& name = "");
+  std::string Dropout(const std::string& input, const DropoutAttrs& attrs = {},
+                      const std::string& name = "");
+  std::string SplitHeads(const std::string& input, int64_t heads, const std::string& name = "");
+  std::string MergeHeads(const std::string& input, const std::string& name = "");
+  // a times b (or b^T), times attrs.scale; see kBatchedMatmul.
+  std::string BatchedMatmul(const std::string& a, const std::string& b, const MatmulAttrs& attrs,
+                            const std::string& name = "");
+  std::string Softmax(const std::string& input, const SoftmaxAttrs& attrs = {},
+                      const std::string& name = "");
+  std::string Rotary(const std::string& input, const RotaryAttrs& attrs = {},
+                     const std::string& name = "");
+  std::string SelectToken(const std::string& input, int64_t index = 0,
+                          const std::string& name = "");
+  std::string GatherTokens(const std::string& input, int64_t count, const std::string& name = "");
+  std::string ClassToken(const std::string& input, const std::string& name = "");
+  std::string ImageToSequence(const std::string& input, const std::string& name = "");
 
   // Validates the network and derives shapes, padding, consumers and parameter
   // tensors. Throws DataError(origin, origin_line, "layers[i] \"name\"", problem) naming
@@ -309,11 +468,16 @@ class Network {
   // Index of the layer named `name`, or -1.
   int LayerId(const std::string& layer_name) const;
 
-  // After Finalize: the per-sample input shape, the number of classes the loss
-  // expects (its input's last dimension), and parameter totals (Keras
+  // After Finalize: the per-sample input shape, the number of classes the last
+  // loss expects (its input's last dimension), and parameter totals (Keras
   // convention: total includes batch-norm moving statistics, trainable does not).
   const Shape& input_shape() const;
   int64_t num_classes() const;
+  // After Finalize: the number of loss layers (1, or more for summed losses).
+  int LossCount() const;
+  // After Finalize: tokens per sample of a network that reads token ids (its
+  // input {T} feeds an embedding), else 0.
+  int64_t TokensPerSample() const;
   int64_t ParamCount() const;
   int64_t TrainableParamCount() const;
 

@@ -28,6 +28,11 @@ struct ModelSummary {
   double train_flops_per_sample = 0;    // NetworkCost::TrainFlopsPerSample()
   double update_flops_per_step = 0;     // NetworkCost::UpdateFlopsPerStep() for `optimizer`
   int64_t activation_elements_per_sample = 0;  // LayerCost::activation_elements summed
+  // Bytes the backward pass keeps per sample in FP32 (EstimateTrainingMemory's
+  // saved tensors at batch 1 with 4-byte activations): per sequence for a
+  // sequence model.
+  double saved_activation_bytes_per_sample = 0;
+  int64_t tokens_per_sample = 0;  // Network::TokensPerSample(): 0 unless it reads token ids
   Optimizer optimizer = Optimizer::kSgdMomentum;
 };
 
@@ -35,9 +40,12 @@ struct ModelSummary {
 ModelSummary Summarize(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum);
 
 // One row per network: name, parameters (total, trainable), GFLOPs per sample
-// forward and per training sample, update FLOPs per step, input and description.
+// forward and per training sample, per token for sequence models, update
+// FLOPs per step, saved activations per sample, input and description.
 // JSON: {"schema": "fitspeed.models/1", "models": [{"name", "params",
-// "trainable_params", "forward_flops_per_sample", "train_flops_per_sample", ...}]}.
+// "trainable_params", "forward_flops_per_sample", "train_flops_per_sample",
+// "tokens_per_sample", "forward_flops_per_token", "train_flops_per_token"
+// (null unless a sequence model), "saved_activation_bytes_per_sample", ...}]}.
 void WriteModels(std::ostream& out, const std::vector<ModelSummary>& models, OutputFormat format);
 
 // One network layer by layer: kind, inputs, output shape, parameters, and per

@@ -4,6 +4,7 @@
 #ifndef FITSPEED_MODEL_ZOO_H_
 #define FITSPEED_MODEL_ZOO_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,21 +17,34 @@ struct ZooEntry {
   std::string name;         // "resnet50"
   std::string description;  // one line: input, classes, structure
   std::string reference;    // where the architecture is defined
+  // Sequence models (input {T} token ids): the default and largest sequence
+  // length in tokens; 0 for the others (ViT's 197 tokens are fixed by its image).
+  int64_t default_seq_len = 0;
+  int64_t max_seq_len = 0;
+};
+
+// Options of a zoo network.
+struct ZooOptions {
+  // Tokens per sequence of a sequence model, 1..max_seq_len; 0 takes the
+  // model's default. A UsageError for a model without a sequence length.
+  int64_t seq_len = 0;
 };
 
 // Every zoo network, in listing order: mlp-mnist, cnn-cifar-small,
 // resnet18-cifar, resnet50, vgg16, mobilenet-v1, wrn-k7n4-7x7, efficientnet-b0,
-// alexnet, googlenet.
+// alexnet, googlenet, vgg19, then the transformers bert-base, bert-large, gpt2,
+// gpt2-medium, vit-b16 and tinyllama-1.1b.
 const std::vector<ZooEntry>& ZooEntries();
 
 // The zoo network `name`, finalized. Throws UsageError naming the known
 // networks when there is no such network.
-Network ZooNetwork(const std::string& name);
+Network ZooNetwork(const std::string& name, const ZooOptions& options = {});
 
 // A zoo name, or else a path to a JSON network file (ReadNetworkJsonFile).
 // Throws UsageError for a name that is neither a zoo name nor an existing file,
 // InputError / DataError as ReadNetworkJsonFile does.
-Network LoadNetwork(const std::string& name_or_path);
+// `options` apply to zoo names; a UsageError for a file with a seq_len.
+Network LoadNetwork(const std::string& name_or_path, const ZooOptions& options = {});
 
 }  // namespace fitspeed
 

@@ -1,0 +1,158 @@
+// The transformer networks of the zoo against their reference implementations'
+// parameter counts and against published FLOP formulas.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/cost.h"
+#include "fitspeed/model/zoo.h"
+
+namespace fitspeed {
+namespace {
+
+Network Zoo(const std::string& name, int64_t seq_len = 0) {
+  ZooOptions options;
+  options.seq_len = seq_len;
+  return ZooNetwork(name, options);
+}
+
+TEST(TransformerZoo, BertBaseParams) {
+  // HF transformers BertForPreTraining(bert-base-uncased): 110,106,428.
+  // By hand: embeddings 30522*768 + 512*768 + 2*768 + LN 2*768 = 23,837,184;
+  // a layer: Q, K, V, out 4*(768*768 + 768) = 2,362,368, FFN 768*3072 + 3072 +
+  // 3072*768 + 768 = 4,722,432, 2 LN 3,072: 7,087,872, x12 = 85,054,464; pooler
+  // 590,592; masked-LM head: transform 590,592 + LN 1,536 + decoder bias 30,522
+  // (its kernel is the word embeddings); next-sentence 768*2 + 2 = 1,538.
+  const Network net = Zoo("bert-base");
+  EXPECT_EQ(net.ParamCount(), 110106428);
+  EXPECT_EQ(net.TrainableParamCount(), 110106428);
+  EXPECT_EQ(net.input_shape(), Shape::Vector(128));  // the phase-1 pre-training length
+  EXPECT_EQ(net.LossCount(), 2);
+}
+
+TEST(TransformerZoo, BertLargeParams) {
+  // BertForPreTraining(bert-large-uncased): 336,226,108. Embeddings
+  // 31,254,528 + 524,288 + 2,048 + 2,048 = 31,782,912; a layer 4*(1024*1024 +
+  // 1024) + 2*4,194,304 + 4096 + 1024 + 2*2,048 = 12,596,224, x24 = 302,309,376;
+  // pooler 1,049,600; heads 1,049,600 + 2,048 + 30,522 + 2,050.
+  EXPECT_EQ(Zoo("bert-large").ParamCount(), 336226108);
+}
+
+TEST(TransformerZoo, Gpt2Params) {
+  // GPT2LMHeadModel(gpt2): 124,439,808 (lm_head tied to wte). wte 50257*768 =
+  // 38,597,376, wpe 1024*768 = 786,432, 12 layers of 7,087,872, ln_f 1,536.
+  const Network net = Zoo("gpt2");
+  EXPECT_EQ(net.ParamCount(), 124439808);
+  // gpt2-medium: 354,823,168: wte 51,463,168, wpe 1,048,576, 24 x 12,596,224, ln_f 2,048.
+  EXPECT_EQ(Zoo("gpt2-medium").ParamCount(), 354823168);
+}
+
+TEST(TransformerZoo, VitB16Params) {
+  // timm vit_base_patch16_224: 86,567,656. Patch conv 768*3*16*16 + 768 =
+  // 590,592; class token 768; positions 197*768 = 151,296; 12 x 7,087,872; norm
+  // 1,536; head 768*1000 + 1000 = 769,000.
+  const Network net = Zoo("vit-b16");
+  EXPECT_EQ(net.ParamCount(), 86567656);
+  EXPECT_EQ(net.layer(net.LayerId("pos_embed")).output_shape, Shape({197, 768}));
+  EXPECT_THROW(Zoo("vit-b16", 256), UsageError);  // its sequence is fixed by the image
+}
+
+TEST(TransformerZoo, TinyLlamaParams) {
+  // TinyLlama-1.1B (LlamaForCausalLM): 1,100,048,384. Embeddings 32000*2048 =
+  // 65,536,000; a layer: q, o 2*2048*2048 = 8,388,608, k, v 2*2048*256 (4 KV heads
+  // of 64) = 1,048,576, gate, up, down 3*2048*5632 = 34,603,008, 2 RMS norms
+  // 4,096: 44,044,288, x22 = 968,974,336; norm 2,048; lm_head (untied) 65,536,000.
+  const Network net = Zoo("tinyllama-1.1b");
+  EXPECT_EQ(net.ParamCount(), 1100048384);
+  // Grouped-query attention: 32 query heads over 4 key/value heads.
+  EXPECT_EQ(net.layer(net.LayerId("layer0.attn.scores")).output_shape, Shape({32, 2048, 2048}));
+  EXPECT_EQ(net.layer(net.LayerId("layer0.attn.k_heads")).output_shape, Shape({4, 2048, 64}));
+}
+
+TEST(TransformerZoo, SequenceLengthIsAnOption) {
+  EXPECT_EQ(Zoo("gpt2", 256).input_shape(), Shape::Vector(256));
+  EXPECT_EQ(Zoo("gpt2", 256).ParamCount(), 124439808);  // parameters do not depend on it
+  EXPECT_THROW(Zoo("gpt2", 1025), UsageError);          // beyond its 1024 positions
+  EXPECT_THROW(Zoo("resnet50", 128), UsageError);       // not a sequence model
+  // BERT gathers 15% of the positions for the masked-LM head: 20 of 128, 77 of 512.
+  EXPECT_EQ(Zoo("bert-base").layer(Zoo("bert-base").LayerId("mlm.gather")).output_shape,
+            Shape({20, 768}));
+  const Network long_bert = Zoo("bert-base", 512);
+  EXPECT_EQ(long_bert.layer(long_bert.LayerId("mlm.gather")).output_shape, Shape({77, 768}));
+}
+
+// Multiply-add FLOPs (2 per multiply-add) of the matrix products of one pass:
+// dense and batched-matmul layers without their bias adds and scale multiplies.
+double MatrixFlops(const Network& net, const NetworkCost& cost, Pass pass) {
+  double flops = 0;
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& layer = net.layer(id);
+    const double out = static_cast<double>(layer.output_shape.elements());
+    const double f = cost.layers[static_cast<size_t>(id)].pass(pass).flops.per_sample;
+    if (layer.kind == LayerKind::kDense) {
+      const bool bias = layer.dense.bias && pass != Pass::kBackwardData;
+      flops += f - (bias ? out : 0);
+    } else if (layer.kind == LayerKind::kBatchedMatmul) {
+      // The scale multiplies the output forward and dy in the gradient of a.
+      const bool scaled = layer.matmul.scale != 1.0 && pass != Pass::kBackwardWeights;
+      flops += f - (scaled ? out : 0);
+    }
+  }
+  return flops;
+}
+
+TEST(TransformerZoo, Gpt2MatchesNarayananFormula) {
+  // Narayanan et al. 2021 (Megatron-LM, SC'21), eq. 3 without recomputation:
+  // a training iteration of B sequences takes 72*B*s*l*h^2*(1 + s/(6h) +
+  // V/(12*l*h)) FLOPs in its matrix products (forward 24*l*h^2*s + 4*l*s^2*h +
+  // 2*s*h*V, backward twice that). GPT-2 small, s = 1024, l = 12, h = 768, V = 50257.
+  const double s = 1024, l = 12, h = 768, V = 50257;
+  const double narayanan = 72 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  const Network net = Zoo("gpt2");
+  const NetworkCost cost = CountCost(net);
+  const double matrix = MatrixFlops(net, cost, Pass::kForward) +
+                        MatrixFlops(net, cost, Pass::kBackwardData) +
+                        MatrixFlops(net, cost, Pass::kBackwardWeights);
+  EXPECT_NEAR(matrix / narayanan, 1.0, 1e-12);
+  // Everything else (softmax, norms, GELU, dropout, residuals, embeddings,
+  // biases, the loss) adds little: 2.4% by the counts of cost.h.
+  const double all = cost.TrainFlopsPerSample();
+  EXPECT_GT(all / narayanan, 1.0);
+  EXPECT_LT(all / narayanan, 1.05);
+}
+
+TEST(TransformerZoo, Gpt2MediumMatchesKaplanForward) {
+  // Kaplan et al. 2020, table 1: forward FLOPs per token C = 2N + 2*l*n_ctx*d,
+  // N the non-embedding parameters, attention counted over the causal half of
+  // the context, the de-embedding (2*d*V) listed apart. fitspeed computes the
+  // full T x T scores (as unfused kernels do): 2*l*n_ctx*d more.
+  const double l = 24, d = 1024, ctx = 1024, V = 50257;
+  const Network net = Zoo("gpt2-medium");
+  // N: all parameters but the token and position embeddings.
+  const double n = static_cast<double>(net.ParamCount()) - (V + 1024) * d;
+  const double kaplan = 2 * n + 2 * l * ctx * d;
+  const double forward_per_token = CountCost(net).ForwardFlopsPerSample() / ctx;
+  const double comparable = forward_per_token - 2 * d * V - 2 * l * ctx * d;
+  EXPECT_NEAR(comparable / kaplan, 1.0, 0.01);  // elementwise work is under 1%
+}
+
+TEST(TransformerZoo, Gpt2ActivationsMatchKorthikanti) {
+  // Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+  // Transformer Models", sec. 4.1): a layer keeps s*b*h*(34 + 5*a*s/h) bytes
+  // with 2-byte activations and 1-byte dropout masks: 32 bytes of 2-byte
+  // tensors (16 elements) and 2 mask bytes per s*h, 4 bytes of 2-byte tensors
+  // (2 elements) and 1 mask byte per a*s^2. With 4-byte activations, as
+  // EstimateTrainingMemory(..., 4, 4) counts: 66*s*h + 9*a*s^2 bytes per layer.
+  // Outside the layers, per sequence: the token ids (s), the embedding
+  // dropout's mask (s*h bytes), ln_f's and lm_head's inputs (2*s*h) and the
+  // loss's probabilities (s*V).
+  const double s = 1024, h = 768, a = 12, l = 12, V = 50257;
+  const double layers = l * (66 * s * h + 9 * a * s * s);
+  const double outside = 4 * s + s * h + 4 * 2 * s * h + 4 * s * V;
+  const MemoryEstimate m = EstimateTrainingMemory(Zoo("gpt2"), 1, Optimizer::kAdam, 4, 4);
+  EXPECT_NEAR(m.activation_bytes / (layers + outside), 1.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace fitspeed
