@@ -94,6 +94,25 @@ bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision) {
   return precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
 }
 
+double MatrixPeakFlops(const Device& device, DevicePrecision precision) {
+  switch (precision) {
+    case DevicePrecision::kFp32:
+      return device.fp32_matrix_on_tensor16 ? device.tensor16_flops_per_s : device.fp32_flops_per_s;
+    case DevicePrecision::kTf32:
+      if (device.tf32_flops_per_s <= 0) {
+        throw UsageError(fmt::format("device {} has no TF32 units (precision tf32)", device.name));
+      }
+      return device.tf32_flops_per_s;
+    case DevicePrecision::kMixed:
+      if (device.tensor16_flops_per_s <= 0) {
+        throw UsageError(
+            fmt::format("device {} has no FP16/BF16 units (precision mixed)", device.name));
+      }
+      return device.tensor16_flops_per_s;
+  }
+  return device.fp32_flops_per_s;
+}
+
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
   return MatrixOnTensorUnits(device, options.precision) && !device.tensor_layout.empty() &&
          device.tensor_layout != ActivationLayoutName(options.layout);
@@ -146,32 +165,11 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   }
   const DevicePrecision precision = options.precision;
   // The peak of matrix work and the tile its feature dimensions are padded to.
-  double matrix_peak = device.fp32_flops_per_s;
-  int feature_multiple = device.feature_multiple_fp32;
+  const double matrix_peak = MatrixPeakFlops(device, precision);
+  const int feature_multiple = MatrixOnTensorUnits(device, precision)
+                                   ? device.feature_multiple_tensor
+                                   : device.feature_multiple_fp32;
   const bool matrix_on_tensor_units = MatrixOnTensorUnits(device, precision);
-  switch (precision) {
-    case DevicePrecision::kFp32:
-      if (device.fp32_matrix_on_tensor16) {
-        matrix_peak = device.tensor16_flops_per_s;
-        feature_multiple = device.feature_multiple_tensor;
-      }
-      break;
-    case DevicePrecision::kTf32:
-      if (device.tf32_flops_per_s <= 0) {
-        throw UsageError(fmt::format("device {} has no TF32 units (precision tf32)", device.name));
-      }
-      matrix_peak = device.tf32_flops_per_s;
-      feature_multiple = device.feature_multiple_tensor;
-      break;
-    case DevicePrecision::kMixed:
-      if (device.tensor16_flops_per_s <= 0) {
-        throw UsageError(
-            fmt::format("device {} has no FP16/BF16 units (precision mixed)", device.name));
-      }
-      matrix_peak = device.tensor16_flops_per_s;
-      feature_multiple = device.feature_multiple_tensor;
-      break;
-  }
   const EfficiencyCurve& matrix_efficiency =
       matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
   const bool transposes = ModelsTransposes(device, options);
@@ -197,7 +195,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const double sample_bytes = mixed ? 2 : 4;
   const double layer_step_bytes = mixed ? 2 : 4;
 
-  const NetworkCost cost = CountCost(network, options.optimizer);
+  const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   for (int id = 0; id < network.size(); ++id) {
     const Layer& layer = network.layer(id);
     const LayerCost& c = cost.layers[static_cast<size_t>(id)];
@@ -286,11 +284,16 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   step.step_time_s = std::max(step.device_step_s, step.input_s);
   step.throughput_sps = static_cast<double>(batch) / step.step_time_s;
   step.step_flops = cost.StepFlops(static_cast<double>(batch));
+  const double model_flops = options.attention == AttentionKernel::kUnfused
+                                 ? cost.TrainFlopsPerSample()
+                                 : CountCost(network, options.optimizer).TrainFlopsPerSample();
+  step.mfu =
+      model_flops * static_cast<double>(batch) / step.step_time_s / (matrix_peak * options.devices);
 
   // Memory of one core: every core holds the parameters, gradients and
   // optimizer state, and the activations of its share of the batch.
   const MemoryEstimate memory =
-      EstimateTrainingMemory(network, b, options.optimizer, sample_bytes, 4);
+      EstimateTrainingMemory(network, b, options.optimizer, sample_bytes, 4, options.attention);
   // Mixed precision adds the 2-byte copy of every parameter (half the FP32 bytes).
   step.memory_bytes = memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0);
   step.memory_capacity_bytes = device.memory_capacity_bytes / cores;
@@ -311,15 +314,22 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.network = network.name;
   result.precision = options.precision;
   result.layout = options.layout;
-  result.transposes = ModelsTransposes(device, options);
+  bool convolutions = false;
+  for (const Layer& layer : network.layers()) convolutions |= layer.kind == LayerKind::kConv2d;
+  // Only convolutions transpose (ModelStep), so only then is it reported.
+  result.transposes = convolutions && ModelsTransposes(device, options);
   result.price_per_hour = device.price_per_hour;
   result.optimizer = options.optimizer;
   result.devices = options.devices;
   result.steps_per_execution = options.steps_per_execution;
   result.input_samples_per_s = options.input_samples_per_s;
-  const NetworkCost cost = CountCost(network, options.optimizer);
+  const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
   result.train_flops_per_sample = cost.TrainFlopsPerSample();
+  result.tokens_per_sample = network.TokensPerSample();
+  result.attention = options.attention;
+  result.attention_cores = static_cast<int>(FindAttentionCores(network).size());
+  result.matrix_peak_flops = MatrixPeakFlops(device, options.precision);
   for (int64_t batch : batches) {
     ModeledStep step = ModelStep(network, device, batch, options);
     (step.fits ? result.steps : result.out_of_memory).push_back(std::move(step));
@@ -345,6 +355,7 @@ std::vector<Sample> DeviceSweepResult::Samples() const {
     s.tags["device"] = device;
     s.tags["optimizer"] = OptimizerName(optimizer);
     s.step_time_s = steps[i].step_time_s;
+    if (tokens_per_sample > 0) s.seq_len = static_cast<double>(tokens_per_sample);
     samples.push_back(std::move(s));
   }
   return samples;

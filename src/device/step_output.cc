@@ -38,6 +38,10 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"cost_per_million_samples",
        sweep.CostPerMillionSamples(s) ? json(*sweep.CostPerMillionSamples(s)) : json(nullptr)},
       {"step_flops", Number(s.step_flops)},
+      {"mfu", Number(s.mfu)},
+      {"tokens_per_s", sweep.tokens_per_sample > 0
+                           ? Number(s.throughput_sps * static_cast<double>(sweep.tokens_per_sample))
+                           : json(nullptr)},
       {"memory_bytes", Number(s.memory_bytes)},
       {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
       {"fits", s.fits}};
@@ -94,6 +98,25 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.tokens_per_sample > 0) {
+        out << fmt::format(
+            "sequences: a sample is one sequence of {} tokens; batch and samples/s count "
+            "sequences, tokens/s = samples/s x {}\n",
+            s.tokens_per_sample, s.tokens_per_sample);
+      }
+      if (s.attention_cores > 0) {
+        out << fmt::format(
+            "attention: {} ({} cores){}\n", AttentionKernelName(s.attention), s.attention_cores,
+            s.attention == AttentionKernel::kFused
+                ? ": one FlashAttention-style kernel per pass, {H, T, T} kept on chip, scores "
+                  "recomputed in the backward pass"
+                : ": scores, softmax and dropout each a kernel through memory (--attention "
+                  "fused models FlashAttention)");
+      }
+      out << fmt::format(
+          "MFU: model FLOPs (forward + backward, no recomputation) per second over {} x {} "
+          "TFLOPS, the {} dense matrix peak\n\n",
+          s.devices, FormatSig(s.matrix_peak_flops / 1e12), DevicePrecisionName(s.precision));
       if (s.price_per_hour) {
         out << fmt::format(
             "price: {} per device-hour (the device file's): cost_per_1M_samples = devices x "
@@ -116,19 +139,28 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
             ActivationLayoutName(s.layout), s.layout == ActivationLayout::kNchw ? "nhwc" : "nchw");
       }
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
-      std::vector<std::string> header = {"batch",      "step_ms",   "samples/s", "TFLOPS",
-                                         "compute_ms", "layout_ms", "update_ms", "comm_ms",
-                                         "host_ms",    "input_ms",  "memory_GiB"};
+      const bool tokens = s.tokens_per_sample > 0;
+      std::vector<std::string> header = {"batch", "step_ms", "samples/s"};
+      if (tokens) header.push_back("tokens/s");
+      for (const char* h : {"TFLOPS", "MFU_%", "compute_ms", "layout_ms", "update_ms", "comm_ms",
+                            "host_ms", "input_ms", "memory_GiB"}) {
+        header.push_back(h);
+      }
       if (s.price_per_hour) header.push_back("cost_per_1M_samples");
       TextTable table(header);
       for (const ModeledStep& m : s.steps) {
-        std::vector<std::string> row = {
-            std::to_string(m.batch),      FormatSig(m.step_time_s * 1e3),
-            FormatSig(m.throughput_sps),  FormatSig(m.step_flops / m.step_time_s / 1e12),
-            FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
-            FormatSig(m.update_s * 1e3),  FormatSig(m.comm_s * 1e3),
-            FormatSig(m.host_s * 1e3),    FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""),
-            Gib(m.memory_bytes)};
+        std::vector<std::string> row = {std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
+                                        FormatSig(m.throughput_sps)};
+        if (tokens) {
+          row.push_back(FormatSig(m.throughput_sps * static_cast<double>(s.tokens_per_sample)));
+        }
+        for (const std::string& cell :
+             {FormatSig(m.step_flops / m.step_time_s / 1e12), FormatSig(m.mfu * 100, 3),
+              FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
+              FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3), FormatSig(m.host_s * 1e3),
+              FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""), Gib(m.memory_bytes)}) {
+          row.push_back(cell);
+        }
         if (const auto cost = s.CostPerMillionSamples(m)) row.push_back(FormatSig(*cost, 4));
         table.AddRow(row);
       }
@@ -146,19 +178,38 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       break;
     }
     case OutputFormat::kCsv: {
-      TextTable table({"device", "model", "precision", "layout", "batch", "devices", "step_time_s",
-                       "throughput_sps", "compute_s", "layout_s", "update_s", "comm_s", "host_s",
-                       "input_s", "input_bound", "memory_bytes", "fits",
-                       "cost_per_million_samples"});
+      TextTable table({"device",       "model",          "precision",
+                       "layout",       "batch",          "devices",
+                       "step_time_s",  "throughput_sps", "compute_s",
+                       "layout_s",     "update_s",       "comm_s",
+                       "host_s",       "input_s",        "input_bound",
+                       "memory_bytes", "fits",           "cost_per_million_samples",
+                       "mfu",          "tokens_per_s",   "attention"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
-        table.AddRow({s.device, s.network, DevicePrecisionName(s.precision),
-                      ActivationLayoutName(s.layout), std::to_string(m.batch),
-                      std::to_string(m.devices), g(m.step_time_s), g(m.throughput_sps),
-                      g(m.compute_s), g(m.layout_s), g(m.update_s), g(m.comm_s), g(m.host_s),
-                      g(m.input_s), m.input_bound ? "true" : "false", g(m.memory_bytes),
+        table.AddRow({s.device,
+                      s.network,
+                      DevicePrecisionName(s.precision),
+                      ActivationLayoutName(s.layout),
+                      std::to_string(m.batch),
+                      std::to_string(m.devices),
+                      g(m.step_time_s),
+                      g(m.throughput_sps),
+                      g(m.compute_s),
+                      g(m.layout_s),
+                      g(m.update_s),
+                      g(m.comm_s),
+                      g(m.host_s),
+                      g(m.input_s),
+                      m.input_bound ? "true" : "false",
+                      g(m.memory_bytes),
                       m.fits ? "true" : "false",
-                      s.CostPerMillionSamples(m) ? g(*s.CostPerMillionSamples(m)) : ""});
+                      s.CostPerMillionSamples(m) ? g(*s.CostPerMillionSamples(m)) : "",
+                      g(m.mfu),
+                      s.tokens_per_sample > 0
+                          ? g(m.throughput_sps * static_cast<double>(s.tokens_per_sample))
+                          : "",
+                      AttentionKernelName(s.attention)});
       };
       for (const ModeledStep& m : s.steps) add(m);
       for (const ModeledStep& m : s.out_of_memory) add(m);
@@ -178,7 +229,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"input_samples_per_s", Number(s.input_samples_per_s)},
                     {"price_per_hour", s.price_per_hour ? json(*s.price_per_hour) : json(nullptr)},
                     {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
-                    {"train_flops_per_sample", Number(s.train_flops_per_sample)}};
+                    {"train_flops_per_sample", Number(s.train_flops_per_sample)},
+                    {"tokens_per_sample",
+                     s.tokens_per_sample > 0 ? json(s.tokens_per_sample) : json(nullptr)},
+                    {"attention", AttentionKernelName(s.attention)},
+                    {"attention_cores", s.attention_cores},
+                    {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
       j["steps"] = json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {
         j["steps"].push_back(StepJson(s, s.steps[i], layers && i + 1 == s.steps.size()));

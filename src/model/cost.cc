@@ -74,7 +74,8 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
 // pass: the tensors each layer's backward reads ("saved tensors", the `saved`
 // rule of each kind in src/model/kinds/). A tensor is counted once, however
 // many layers need it; a view's output (flatten) is its input's tensor.
-double SavedElements(const Network& net, const std::vector<bool>& grads) {
+double SavedElements(const Network& net, const std::vector<bool>& grads,
+                     const std::vector<AttentionCore>& fused) {
   // The tensor a layer's output is: its own, or its input's for a view.
   std::vector<int> tensor(Index(net.size()));
   for (int id = 0; id < net.size(); ++id) {
@@ -82,10 +83,23 @@ double SavedElements(const Network& net, const std::vector<bool>& grads) {
     tensor[Index(id)] =
         kinds::RulesOf(layer.kind).view ? tensor[Index(layer.input_ids.front())] : id;
   }
+  // A fused attention core keeps Q and K (the scores' saved inputs), V, O and
+  // the log-sum-exp of each score row, nothing of {H, T, T}.
+  std::vector<bool> in_core(Index(net.size()), false);
   std::vector<int> keep;
   double elements = 0;
+  for (const AttentionCore& core : fused) {
+    for (int id : {core.softmax, core.dropout, core.context}) {
+      if (id >= 0) in_core[Index(id)] = true;
+    }
+    if (!grads[Index(core.context)]) continue;
+    keep.push_back(net.layer(core.context).input_ids[1]);  // V
+    keep.push_back(core.context);                          // O
+    const Shape& scores = net.layer(core.scores).output_shape;
+    elements += static_cast<double>(scores.dims[0] * scores.dims[1]);  // H*T log-sum-exps
+  }
   for (int id = 1; id < net.size(); ++id) {
-    if (!grads[Index(id)]) continue;  // no backward pass: nothing saved
+    if (!grads[Index(id)] || in_core[Index(id)]) continue;  // no backward pass, or fused
     const Layer& layer = net.layer(id);
     const kinds::KindRules& rules = kinds::RulesOf(layer.kind);
     if (rules.saved == nullptr) continue;
@@ -111,12 +125,22 @@ double SavedElements(const Network& net, const std::vector<bool>& grads) {
 // result is at least two of the largest layer output (an incoming and an
 // outgoing gradient), which also covers the forward pass's transient: an
 // output that is not kept, alive until its consumer has run.
-double PeakGradientElements(const Network& net, const std::vector<bool>& grads) {
+double PeakGradientElements(const Network& net, const std::vector<bool>& grads,
+                            const std::vector<AttentionCore>& fused) {
+  // Inside a fused attention core the gradients of scores and probabilities
+  // stay on chip.
+  std::vector<bool> on_chip(Index(net.size()), false);
+  for (const AttentionCore& core : fused) {
+    for (int id : {core.scores, core.softmax, core.dropout}) {
+      if (id >= 0) on_chip[Index(id)] = true;
+    }
+  }
   // alive[j] - alive[j-1]: gradients that start or end being alive at step j.
   std::vector<double> change(Index(net.size()) + 1, 0);
   double largest = 0;
   for (int id = 0; id < net.size(); ++id) {
     const Layer& layer = net.layer(id);
+    if (on_chip[Index(id)]) continue;
     const double elements = Elements(layer.output_shape);
     largest = std::max(largest, elements);
     if (!grads[Index(id)] || layer.consumer_ids.empty()) continue;  // no gradient, or the loss
@@ -132,7 +156,89 @@ double PeakGradientElements(const Network& net, const std::vector<bool>& grads) 
   return peak;
 }
 
+// Re-counts the layers of each core as one fused kernel (AttentionKernel::kFused
+// in cost.h) at the context layer; the other layers of the core count 0.
+void FuseAttention(const Network& net, const std::vector<AttentionCore>& cores,
+                   std::vector<LayerCost>& layers) {
+  for (const AttentionCore& core : cores) {
+    LayerCost fused;
+    const Layer& scores = net.layer(core.scores);
+    const Layer& context = net.layer(core.context);
+    const double q = Elements(net.layer(scores.input_ids[0]).output_shape);
+    const double k = Elements(net.layer(scores.input_ids[1]).output_shape);
+    const double v = Elements(net.layer(context.input_ids[1]).output_shape);
+    const double o = Elements(context.output_shape);
+    const double lse =
+        static_cast<double>(scores.output_shape.dims[0] * scores.output_shape.dims[1]);
+    double recompute = 0;
+    for (int id : {core.scores, core.softmax, core.dropout, core.context}) {
+      if (id < 0) continue;
+      LayerCost& c = layers[Index(id)];
+      fused.forward.flops += c.forward.flops;
+      fused.backward_data.flops += c.backward_data.flops;
+      if (id != core.context) recompute += c.forward.flops.per_sample;
+      fused.activation_elements += id == core.context ? c.activation_elements : 0;
+      c = LayerCost();
+    }
+    // Forward: reads Q, K, V, writes O and the log-sum-exp.
+    kinds::AddSample(fused.forward, 0, q + k + v, o + lse);
+    // Backward: D = rowsum(dO*O) (2 per element of O), the scores, softmax
+    // and mask recomputed, then dV, dP, dS, dQ, dK; reads Q, K, V, O, dO and
+    // the log-sum-exp, writes dQ, dK, dV.
+    if (fused.backward_data.flops.per_sample > 0) {
+      kinds::AddSample(fused.backward_data, recompute + 2 * o, q + k + v + 2 * o + lse, q + k + v);
+    }
+    layers[Index(core.context)] = fused;
+  }
+}
+
 }  // namespace
+
+const char* AttentionKernelName(AttentionKernel kernel) {
+  return kernel == AttentionKernel::kFused ? "fused" : "unfused";
+}
+
+AttentionKernel ParseAttentionKernel(const std::string& name) {
+  if (name == "unfused") return AttentionKernel::kUnfused;
+  if (name == "fused" || name == "flash") return AttentionKernel::kFused;
+  throw UsageError(fmt::format("unknown attention kernel '{}' (known: unfused, fused)", name));
+}
+
+std::vector<AttentionCore> FindAttentionCores(const Network& net) {
+  FITSPEED_CHECK(net.finalized(), "FindAttentionCores needs a finalized network");
+  // The only consumer of `id`, or -1.
+  const auto only = [&](int id) {
+    const Layer& layer = net.layer(id);
+    return layer.consumer_ids.size() == 1 ? layer.consumer_ids.front() : -1;
+  };
+  std::vector<AttentionCore> cores;
+  for (int id = 0; id < net.size(); ++id) {
+    const Layer& softmax = net.layer(id);
+    if (softmax.kind != LayerKind::kSoftmax) continue;
+    AttentionCore core;
+    core.softmax = id;
+    core.scores = softmax.input_ids.front();
+    const Layer& scores = net.layer(core.scores);
+    if (scores.kind != LayerKind::kBatchedMatmul || !scores.matmul.transpose_b ||
+        only(core.scores) != id) {
+      continue;
+    }
+    int probs = id;
+    const int next = only(id);
+    if (next >= 0 && net.layer(next).kind == LayerKind::kDropout) {
+      core.dropout = next;
+      probs = next;
+    }
+    const int context = only(probs);
+    if (context < 0 || net.layer(context).kind != LayerKind::kBatchedMatmul ||
+        net.layer(context).matmul.transpose_b || net.layer(context).input_ids[0] != probs) {
+      continue;
+    }
+    core.context = context;
+    cores.push_back(core);
+  }
+  return cores;
+}
 
 std::vector<bool> GradientReaches(const Network& net) {
   std::vector<bool> grads(static_cast<size_t>(net.size()), false);
@@ -270,7 +376,7 @@ double NetworkCost::UpdateFlopsPerStep() const { return total.update.flops.per_s
 
 double NetworkCost::StepFlops(double batch) const { return total.Step().flops.At(batch); }
 
-NetworkCost CountCost(const Network& network, Optimizer optimizer) {
+NetworkCost CountCost(const Network& network, Optimizer optimizer, AttentionKernel attention) {
   FITSPEED_CHECK(network.finalized(), "CountCost needs a finalized network");
   NetworkCost cost;
   cost.optimizer = optimizer;
@@ -281,14 +387,18 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer) {
     const double trainable = static_cast<double>(c.trainable_params);
     c.update.flops.per_step = update.flops * trainable;
     AddStep(c.update, update.reads * trainable, update.writes * trainable);
-    cost.total += c;
     cost.layers.push_back(c);
   }
+  if (attention == AttentionKernel::kFused) {
+    FuseAttention(network, FindAttentionCores(network), cost.layers);
+  }
+  for (const LayerCost& c : cost.layers) cost.total += c;
   return cost;
 }
 
 MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Optimizer optimizer,
-                                      double activation_bytes, double parameter_bytes) {
+                                      double activation_bytes, double parameter_bytes,
+                                      AttentionKernel attention) {
   FITSPEED_CHECK(network.finalized(), "EstimateTrainingMemory needs a finalized network");
   const std::vector<bool> grads = GradientReaches(network);
   MemoryEstimate m;
@@ -297,8 +407,12 @@ MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Opti
   m.parameter_bytes = params * parameter_bytes;
   m.gradient_bytes = trainable * parameter_bytes;
   m.optimizer_state_bytes = trainable * OptimizerStatePerParam(optimizer) * parameter_bytes;
-  m.activation_bytes = batch * SavedElements(network, grads) * activation_bytes;
-  m.activation_gradient_bytes = batch * PeakGradientElements(network, grads) * activation_bytes;
+  const std::vector<AttentionCore> fused = attention == AttentionKernel::kFused
+                                               ? FindAttentionCores(network)
+                                               : std::vector<AttentionCore>();
+  m.activation_bytes = batch * SavedElements(network, grads, fused) * activation_bytes;
+  m.activation_gradient_bytes =
+      batch * PeakGradientElements(network, grads, fused) * activation_bytes;
   return m;
 }
 

@@ -38,6 +38,7 @@ struct SweepCommandOptions {
   std::string device;  // empty: measure on this host
   std::string layout = "nchw";
   bool layout_given = false;
+  std::string attention = "unfused";
   int devices = 1;
   int steps_per_execution = 1;
   double input_rate = 0;
@@ -123,6 +124,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
   options.input_samples_per_s = o.input_rate;
+  options.attention = ParseAttentionKernel(o.attention);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
   const Device device = LoadDevice(o.device);
   const DeviceSweepResult result = ModelSweep(network, device, options);
@@ -144,8 +146,10 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
-  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given || o.input_rate != 0) {
-    throw UsageError("--devices, --steps-per-execution, --layout and --input-rate need --device");
+  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given || o.input_rate != 0 ||
+      o.attention != "unfused") {
+    throw UsageError(
+        "--devices, --steps-per-execution, --layout, --input-rate and --attention need --device");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -229,6 +233,14 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"nchw", "nhwc"}))
       ->each([o](const std::string&) { o->layout_given = true; });
+  command
+      ->add_option("--attention", o->attention,
+                   "With --device: how attention runs in a transformer, unfused (scores, "
+                   "softmax and dropout each a kernel through memory: PyTorch's eager "
+                   "attention) or fused (one FlashAttention-style kernel per pass: {H, T, T} "
+                   "never in memory, scores recomputed in the backward pass)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"unfused", "fused"}));
   command
       ->add_option("--steps-per-execution", o->steps_per_execution,
                    "With --device: training steps per host call (Keras steps_per_execution)")

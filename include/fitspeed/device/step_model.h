@@ -76,6 +76,10 @@ struct DeviceModelOptions {
   // delivers to one device, >= 0; 0: unlimited. It runs ahead of the device,
   // so a step takes the longer of the device's step and per_device_batch / rate.
   double input_samples_per_s = 0;
+  // How attention cores run (fitspeed/model/cost.h): a kernel per layer, or
+  // one fused (FlashAttention-style) kernel per pass. Networks without
+  // attention are not affected.
+  AttentionKernel attention = AttentionKernel::kUnfused;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
@@ -83,6 +87,11 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 // Whether `precision`'s matrix work runs on `device`'s tensor units: TF32 and
 // mixed precision, and FP32 on a device with fp32_matrix_on_tensor16 (a TPU).
 bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision);
+
+// The dense matrix peak (FLOP/s, all cores) of `device` at `precision`: TF32 or
+// FP16/BF16 tensor units, else FP32 (the MXU's for a TPU). Throws UsageError
+// for a precision the device has no units for.
+double MatrixPeakFlops(const Device& device, DevicePrecision precision);
 
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
@@ -126,19 +135,24 @@ struct LayerTime {
 struct ModeledStep {
   int64_t batch = 0;  // global batch
   int devices = 1;
-  double per_device_batch = 0;       // batch / devices
-  int64_t per_core_batch = 0;        // ceil(per-device batch / cores), padded to the tile
-  double compute_s = 0;              // sum of the layers' forward and backward passes
-  double layout_s = 0;               // of which layout transposes (PassTime::layout_s)
-  double update_s = 0;               // sum of the layers' optimizer updates
-  double comm_s = 0;                 // all-reduce between cores and between devices
-  double host_s = 0;                 // step_host_s / steps_per_execution
-  double device_step_s = 0;          // compute + update + comm + host
-  double input_s = 0;                // per_device_batch / input rate (0: unlimited)
-  bool input_bound = false;          // input_s > device_step_s
-  double step_time_s = 0;            // max(device_step_s, input_s)
-  double throughput_sps = 0;         // batch / step_time_s
-  double step_flops = 0;             // FLOPs of the whole step, unpadded (CountCost)
+  double per_device_batch = 0;  // batch / devices
+  int64_t per_core_batch = 0;   // ceil(per-device batch / cores), padded to the tile
+  double compute_s = 0;         // sum of the layers' forward and backward passes
+  double layout_s = 0;          // of which layout transposes (PassTime::layout_s)
+  double update_s = 0;          // sum of the layers' optimizer updates
+  double comm_s = 0;            // all-reduce between cores and between devices
+  double host_s = 0;            // step_host_s / steps_per_execution
+  double device_step_s = 0;     // compute + update + comm + host
+  double input_s = 0;           // per_device_batch / input rate (0: unlimited)
+  bool input_bound = false;     // input_s > device_step_s
+  double step_time_s = 0;       // max(device_step_s, input_s)
+  double throughput_sps = 0;    // batch / step_time_s
+  double step_flops = 0;        // FLOPs of the whole step, unpadded (CountCost)
+  // Model FLOPs utilization (Chowdhery et al. 2022, PaLM, appendix B): the
+  // forward and backward FLOPs of the batch without recomputation (unfused
+  // attention's count) per second, over the devices' dense matrix peak at the
+  // precision (MatrixPeakFlops x devices).
+  double mfu = 0;
   double memory_bytes = 0;           // per core: parameters, gradients, state, activations
   double memory_capacity_bytes = 0;  // per core
   bool fits = true;                  // memory_bytes <= memory_capacity_bytes
@@ -159,7 +173,13 @@ struct DeviceSweepResult {
   bool transposes = false;
   std::optional<double> price_per_hour;  // Device::price_per_hour, per device
   double forward_flops_per_sample = 0;
-  double train_flops_per_sample = 0;
+  double train_flops_per_sample = 0;  // as modeled (a fused attention's recomputation included)
+  // Tokens per sample of a sequence model (Network::TokensPerSample()), else 0:
+  // a sample is then one sequence and tokens/s = samples/s x tokens.
+  int64_t tokens_per_sample = 0;
+  AttentionKernel attention = AttentionKernel::kUnfused;
+  int attention_cores = 0;                 // FindAttentionCores() of the network
+  double matrix_peak_flops = 0;            // MatrixPeakFlops() per device
   std::vector<ModeledStep> steps;          // batches that fit, in order
   std::vector<ModeledStep> out_of_memory;  // batches that do not fit
 

@@ -124,13 +124,45 @@ struct NetworkCost {
   double StepFlops(double batch) const;
 };
 
+// How a network's attention cores run. A core is scores = batched_matmul(Q, K,
+// transpose_b) -> softmax -> [dropout] -> context = batched_matmul(probs, V),
+// each feeding only the next (FindAttentionCores).
+enum class AttentionKernel {
+  // A kernel per layer: the {H, T, T} scores, probabilities and dropout mask go
+  // through memory and are kept for the backward pass (counted per kind).
+  kUnfused,
+  // One fused kernel per pass (FlashAttention, Dao et al. 2022; PyTorch's
+  // scaled_dot_product_attention): the {H, T, T} tensors stay on chip. Its
+  // forward reads Q, K, V and writes O and the row log-sum-exp; its backward
+  // reads Q, K, V, O, dO and the log-sum-exp, recomputes the scores, softmax
+  // (and dropout mask, from the generator's state) and writes dQ, dK, dV. It
+  // keeps O and the log-sum-exp instead of the {H, T, T} tensors. The core's
+  // work is counted at its context layer; the other layers of the core count 0.
+  kFused,
+};
+const char* AttentionKernelName(AttentionKernel kernel);        // "unfused", "fused"
+AttentionKernel ParseAttentionKernel(const std::string& name);  // throws UsageError
+
+// The layers of one attention core (ids in Network::layers()).
+struct AttentionCore {
+  int scores = -1;   // batched_matmul Q K^T
+  int softmax = -1;  // softmax of the scores
+  int dropout = -1;  // dropout of the probabilities, -1 when none
+  int context = -1;  // batched_matmul probs V
+};
+// Every attention core of a finalized network, in layer order.
+std::vector<AttentionCore> FindAttentionCores(const Network& network);
+
 // Whether a gradient reaches each layer's output (indexed by layer id): it or a
 // layer it depends on has trainable parameters. A layer's backward pass runs
 // exactly when its output receives a gradient (frameworks skip the rest).
 std::vector<bool> GradientReaches(const Network& network);
 
 // Counts every layer of `network` (finalized; else FITSPEED_CHECK aborts).
-NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum);
+// With AttentionKernel::kFused each attention core is counted as one fused
+// kernel at its context layer (including the backward's recomputation).
+NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::kSgdMomentum,
+                      AttentionKernel attention = AttentionKernel::kUnfused);
 
 // Memory a training step holds at `batch`, estimated for an executor that
 // keeps for the backward pass only the tensors each layer's backward reads
@@ -175,9 +207,12 @@ struct MemoryEstimate {
 };
 // Parameters, gradients and optimizer state are of `parameter_bytes` bytes per
 // element, activations and their gradients of `activation_bytes`.
+// With AttentionKernel::kFused the attention cores keep O and the row
+// log-sum-exp instead of the {H, T, T} tensors, whose gradients never exist.
 MemoryEstimate EstimateTrainingMemory(const Network& network, double batch,
                                       Optimizer optimizer = Optimizer::kSgdMomentum,
-                                      double activation_bytes = 4, double parameter_bytes = 4);
+                                      double activation_bytes = 4, double parameter_bytes = 4,
+                                      AttentionKernel attention = AttentionKernel::kUnfused);
 
 }  // namespace fitspeed
 
