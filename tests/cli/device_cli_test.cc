@@ -1,4 +1,5 @@
 // Golden tests of `fitspeed devices` and `fitspeed sweep --device`.
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -159,13 +160,20 @@ TEST(DeviceCli, PricedDeviceFileAddsTheCostPerMillionSamples) {
   const std::vector<std::string> header = SplitCsv(lines[0]);
   const std::vector<std::string> row = SplitCsv(lines[1]);
   ASSERT_EQ(header.size(), row.size());
-  ASSERT_EQ(header.back(), "cost_per_million_samples");
-  const double throughput = std::stod(row[7]);
-  EXPECT_NEAR(std::stod(row.back()), 2 * 0.526 / 3600 * 1e6 / throughput,
-              1e-5 * std::stod(row.back()));
+  // Columns are found by name: later columns may be appended.
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t cost = column("cost_per_million_samples");
+  ASSERT_LT(cost, row.size());
+  const double throughput = std::stod(row[column("throughput_sps")]);
+  EXPECT_NEAR(std::stod(row[cost]), 2 * 0.526 / 3600 * 1e6 / throughput,
+              1e-5 * std::stod(row[cost]));
   // The catalog itself carries no prices: the column stays empty.
   const CliRun catalog = RunCli("sweep resnet50 --device t4 --batches 32,64,128 --output csv");
-  EXPECT_EQ(SplitCsv(Lines(catalog.out)[1]).back(), "");
+  EXPECT_EQ(SplitCsv(Lines(catalog.out)[1])[cost], "");
 }
 
 TEST(DeviceCli, SweepDeviceRejectsHostPrecision) {
