@@ -29,6 +29,8 @@ namespace fitspeed::timing {
 
 namespace {
 
+constexpr double kPi = 3.14159265358979323846;
+
 template <typename S>
 class EigenExecutor final : public StepExecutor {
  public:
@@ -46,7 +48,11 @@ class EigenExecutor final : public StepExecutor {
   using MapMat = Eigen::Map<Mat>;
   using ConstMapMat = Eigen::Map<const Mat>;
 
-  double loss() const override { return loss_; }
+  double loss() const override {
+    double sum = 0;
+    for (double part : loss_parts_) sum += part;
+    return sum;
+  }
   // AddOp, recording the implementation.
   void Add(Phase phase, int l, Pass pass, std::function<void()> run) {
     AddOp(phase, l, pass, std::move(run));
@@ -93,14 +99,34 @@ class EigenExecutor final : public StepExecutor {
   void BuildMul(int l);
   void BuildConcat(int l);
   void BuildLrn(int l);
+  void BuildEmbedding(int l);
+  // Position and segment embeddings: a table row added to each token.
+  void BuildAddedEmbedding(int l);
+  // Layer norm and RMS norm over the last dimension.
+  void BuildLastDimNorm(int l);
+  void BuildGelu(int l);
+  void BuildTanh(int l);
+  void BuildDropout(int l);
+  // Split heads, merge heads and image to sequence: per sample {A, B, C} -> {B, A, C}.
+  void BuildTranspose(int l);
+  void BuildBatchedMatmul(int l);
+  void BuildSoftmax(int l);
+  void BuildRotary(int l);
+  // Select token and gather tokens: rows of a {T, F} sequence.
+  void BuildTakeRows(int l);
+  void BuildClassToken(int l);
   void BuildUpdates();
-  // Batch-norm statistics of the last forward pass, per batch-norm layer.
+  // Batch-norm statistics of the last forward pass, per batch-norm layer (per
+  // channel); layer and RMS norm: per row.
   std::vector<Vec> mean_, inv_std_;
+  // Dropout: per element 0 or 1/(1 - rate), the mask of the last forward pass.
+  std::vector<Vec> mask_;
   // Max pooling: index of each output's winning input element.
   std::vector<std::vector<int64_t>> argmax_;
   // LRN: the denominator base k + alpha/size * sum x^2 of each element.
   std::vector<Vec> lrn_scale_;
-  Vec logp_;  // log-softmax of the loss layer's input
+  std::vector<Vec> logp_;           // per loss layer: the log-softmax of its input
+  std::vector<double> loss_parts_;  // per loss (LabelLayout order): its mean over its rows
 
   std::vector<bool> grad_needed_;
   // Per layer, in forward order: adds the layer's backward ops (run in reverse).
@@ -108,16 +134,17 @@ class EigenExecutor final : public StepExecutor {
   std::vector<Vec> act_, diff_;
   std::vector<Vec> param_, grad_, state1_, state2_;
   std::vector<Vec> kernel_copy_;  // bf16: per parameter, the rounded kernel (else empty)
-  std::vector<int32_t> labels_;
-  double loss_ = 0;
+  std::vector<int32_t> labels_;   // every loss's labels (LabelLayout)
   bool bf16_ = false;
+  bool token_input_ = false;  // the input is token ids: never rounded
 };
 
 template <typename S>
 EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config)
     : StepExecutor(network, config) {
   bf16_ = config.precision == Precision::kBf16;
-  grad_needed_ = GradientReaches(network);
+  token_input_ = InputVocab(network) > 0;
+  grad_needed_ = GradientsNeeded(network);
   const size_t n = static_cast<size_t>(network.size());
   act_.resize(n);
   diff_.resize(n);
@@ -127,6 +154,10 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
   inv_std_.resize(n);
   argmax_.resize(n);
   lrn_scale_.resize(n);
+  mask_.resize(n);
+  logp_.resize(n);
+  labels_.assign(static_cast<size_t>(LabelCount(network, config.batch)), 0);
+  loss_parts_.assign(LabelLayout(network, config.batch).size(), 0.0);
   param_.resize(params().size());
   grad_.resize(params().size());
   state1_.resize(params().size());
@@ -139,8 +170,16 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
     if (states >= 1) Allocate(state1_[i], params()[i].elements);
     if (states >= 2) Allocate(state2_[i], params()[i].elements);
   }
-  // Gradients of layer outputs are accumulated by their consumers: zero them first.
-  for (int l = 0; l < network.size() - 1; ++l) {
+  // Gradients of layer outputs are accumulated by their consumers: zero them
+  // first; so is the gradient of a table that an embedding and a tied dense
+  // layer share.
+  for (int l = 0; l < network.size(); ++l) {
+    if (IsTiedTable(network, l)) {
+      const size_t table = static_cast<size_t>(ParamId(l, "table"));
+      Add(Phase::kBackward, l, Pass::kBackwardWeights,
+          [this, table] { std::fill(grad_[table].begin(), grad_[table].end(), S(0)); });
+    }
+    if (IsLoss(network.layer(l))) continue;
     Allocate(act(l), Elements(l));
     if (!GradNeeded(l)) continue;
     Allocate(diff(l), Elements(l));
@@ -194,17 +233,56 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
       case LayerKind::kLrn:
         BuildLrn(l);
         break;
-      default:  // the sequence kinds, which CheckExecutable refuses
-        FITSPEED_CHECK(false, "layer kind without a host builder");
+      case LayerKind::kEmbedding:
+        BuildEmbedding(l);
+        break;
+      case LayerKind::kPositionEmbedding:
+      case LayerKind::kSegmentEmbedding:
+        BuildAddedEmbedding(l);
+        break;
+      case LayerKind::kLayerNorm:
+      case LayerKind::kRmsNorm:
+        BuildLastDimNorm(l);
+        break;
+      case LayerKind::kGelu:
+        BuildGelu(l);
+        break;
+      case LayerKind::kTanh:
+        BuildTanh(l);
+        break;
+      case LayerKind::kDropout:
+        BuildDropout(l);
+        break;
+      case LayerKind::kSplitHeads:
+      case LayerKind::kMergeHeads:
+      case LayerKind::kImageToSequence:
+        BuildTranspose(l);
+        break;
+      case LayerKind::kBatchedMatmul:
+        BuildBatchedMatmul(l);
+        break;
+      case LayerKind::kSoftmax:
+        BuildSoftmax(l);
+        break;
+      case LayerKind::kRotary:
+        BuildRotary(l);
+        break;
+      case LayerKind::kSelectToken:
+      case LayerKind::kGatherTokens:
+        BuildTakeRows(l);
+        break;
+      case LayerKind::kClassToken:
+        BuildClassToken(l);
+        break;
     }
-    if (bf16_ && l < network.size() - 1) {
+    if (bf16_ && !IsLoss(network.layer(l))) {
       Add(Phase::kForward, l, Pass::kForward, [this, l] { RoundToStorage(act(l)); });
     }
   }
   for (int l = network.size() - 1; l >= 1; --l) {
     if (!GradNeeded(l) || !backward_[static_cast<size_t>(l)]) continue;
     // Every consumer has added its part of diff(l) by now: round the sum once.
-    if (bf16_ && l < network.size() - 1) {
+    if (bf16_ && !IsLoss(network.layer(l))) {
       Add(Phase::kBackward, l, Pass::kBackwardData, [this, l] { RoundToStorage(diff(l)); });
     }
     backward_[static_cast<size_t>(l)]();
@@ -358,7 +436,10 @@ void EigenExecutor<S>::BuildDense(int l) {
   const Shape& is = network().layer(in).output_shape;
   const int64_t rows = Rows(is, config().batch), features = is.dims.back(),
                 units = layer.dense.units;
-  const size_t kernel = static_cast<size_t>(ParamId(l, "kernel"));
+  // A tied kernel is the embedding's {vocab, dim} table (Press & Wolf 2017).
+  const int tied = TiedEmbedding(network(), l);
+  const size_t kernel =
+      static_cast<size_t>(tied >= 0 ? ParamId(tied, "table") : ParamId(l, "kernel"));
   const int bias = ParamId(l, "bias");
   // Y (rows x units) = X (rows x features) W^T + b.
   CopyKernelToStorage(l, kernel);
@@ -381,8 +462,12 @@ void EigenExecutor<S>::BuildDense(int l) {
     }
     Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
       const ConstMapMat dy(diff(l).data(), rows, units);
-      MapMat(grad_[kernel].data(), units, features).noalias() =
-          dy.transpose() * ConstMapMat(act(in).data(), rows, features);
+      MapMat gw(grad_[kernel].data(), units, features);
+      if (tied >= 0) {  // the table's gradient: this layer's part plus the embedding's
+        gw.noalias() += dy.transpose() * ConstMapMat(act(in).data(), rows, features);
+      } else {
+        gw.noalias() = dy.transpose() * ConstMapMat(act(in).data(), rows, features);
+      }
       if (bias < 0) return;
       S* gb = grad_[static_cast<size_t>(bias)].data();
       for (int64_t u = 0; u < units; ++u) gb[u] = dy.col(u).sum();
@@ -639,10 +724,15 @@ void EigenExecutor<S>::BuildLoss(int l) {
   const int in = network().layer(l).input_ids[0];
   const Shape& is = network().layer(in).output_shape;
   const int64_t rows = Rows(is, config().batch), classes = is.dims.back();
-  Allocate(logp_, rows * classes);
-  labels_.assign(static_cast<size_t>(rows), 0);
+  const std::vector<LossLabels> layout = LabelLayout(network(), config().batch);
+  size_t part = 0;
+  while (layout[part].layer != l) ++part;
+  const int64_t offset = layout[part].offset;
+  Vec& logp = logp_[static_cast<size_t>(l)];
+  Allocate(logp, rows * classes);
+  auto label = [this, offset](int64_t r) { return labels_[static_cast<size_t>(offset + r)]; };
   // log p = x - log(sum(exp(x))), shifted by the row maximum for stability.
-  Add(Phase::kForward, l, Pass::kForward, [=] {
+  Add(Phase::kForward, l, Pass::kForward, [=, &logp] {
     const S* x = act(in).data();
     double sum_loss = 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -652,21 +742,21 @@ void EigenExecutor<S>::BuildLoss(int l) {
       for (int64_t k = 0; k < classes; ++k) z += std::exp(static_cast<double>(row[k] - top));
       const double lse = static_cast<double>(top) + std::log(z);
       for (int64_t k = 0; k < classes; ++k) {
-        logp_[static_cast<size_t>(r * classes + k)] = static_cast<S>(row[k] - lse);
+        logp[static_cast<size_t>(r * classes + k)] = static_cast<S>(row[k] - lse);
       }
-      sum_loss -= logp_[static_cast<size_t>(r * classes + labels_[static_cast<size_t>(r)])];
+      sum_loss -= logp[static_cast<size_t>(r * classes + label(r))];
     }
-    loss_ = sum_loss / static_cast<double>(rows);
+    loss_parts_[part] = sum_loss / static_cast<double>(rows);
   });
-  backward_[static_cast<size_t>(l)] = [=] {
-    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+  backward_[static_cast<size_t>(l)] = [=, &logp] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=, &logp] {
       S* dx = diff(in).data();
       const S scale = S(1) / static_cast<S>(rows);
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t k = 0; k < classes; ++k) {
-          dx[r * classes + k] += std::exp(logp_[static_cast<size_t>(r * classes + k)]) * scale;
+          dx[r * classes + k] += std::exp(logp[static_cast<size_t>(r * classes + k)]) * scale;
         }
-        dx[r * classes + labels_[static_cast<size_t>(r)]] -= scale;
+        dx[r * classes + label(r)] -= scale;
       }
     });
   };
@@ -844,6 +934,498 @@ void EigenExecutor<S>::BuildLrn(int l) {
 }
 
 template <typename S>
+void EigenExecutor<S>::BuildEmbedding(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const int64_t rows = Rows(layer.output_shape, config().batch), dim = layer.embedding.dim;
+  const size_t table = static_cast<size_t>(ParamId(l, "table"));
+  const bool tied = IsTiedTable(network(), l);
+  // torch.nn.Embedding: y[r] = table[id[r]]; the ids take no gradient.
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* ids = act(in).data();
+    const S* t = param_[table].data();
+    S* y = act(l).data();
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t id = static_cast<int64_t>(ids[r]);
+      std::copy(t + id * dim, t + (id + 1) * dim, y + r * dim);
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // A dense gradient (sparse=False): dy added into the rows of the tokens.
+    // A tied table's gradient was zeroed first and holds the dense layer's part.
+    Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
+      const S* ids = act(in).data();
+      const S* dy = diff(l).data();
+      Vec& g = grad_[table];
+      if (!tied) std::fill(g.begin(), g.end(), S(0));
+      for (int64_t r = 0; r < rows; ++r) {
+        S* row = g.data() + static_cast<int64_t>(ids[r]) * dim;
+        for (int64_t k = 0; k < dim; ++k) row[k] += dy[r * dim + k];
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildAddedEmbedding(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const int64_t n = config().batch, tokens = layer.output_shape.dims[0],
+                f = layer.output_shape.dims[1], table_rows = layer.added.rows;
+  const bool segment = layer.kind == LayerKind::kSegmentEmbedding;
+  const size_t table = static_cast<size_t>(ParamId(l, "table"));
+  // The table row of token t: its position, or its segment (SegmentOf).
+  auto row_of = [=](int64_t t) { return segment ? SegmentOf(t, tokens, table_rows) : t; };
+  // y[s, t] = x[s, t] + table[row(t)] (BERT's and GPT-2's learned embeddings).
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    const S* w = param_[table].data();
+    S* y = act(l).data();
+    for (int64_t s = 0; s < n; ++s) {
+      for (int64_t t = 0; t < tokens; ++t) {
+        const int64_t e = (s * tokens + t) * f;
+        for (int64_t k = 0; k < f; ++k) y[e + k] = x[e + k] + w[row_of(t) * f + k];
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    if (GradNeeded(in)) {
+      Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+        std::transform(diff(l).begin(), diff(l).end(), diff(in).begin(), diff(in).begin(),
+                       std::plus<S>());
+      });
+    }
+    Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
+      const S* dy = diff(l).data();
+      Vec& g = grad_[table];
+      std::fill(g.begin(), g.end(), S(0));
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t k = 0; k < f; ++k) g[row_of(t) * f + k] += dy[(s * tokens + t) * f + k];
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildLastDimNorm(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const bool rms = layer.kind == LayerKind::kRmsNorm;
+  const int64_t f = layer.output_shape.dims.back(), rows = Elements(l) / f;
+  const double eps = layer.norm.epsilon;
+  const int gamma = ParamId(l, "gamma"), beta = ParamId(l, "beta");
+  Allocate(mean_[static_cast<size_t>(l)], rows);
+  Allocate(inv_std_[static_cast<size_t>(l)], rows);
+  // Layer norm (Ba et al. 2016): xhat = (x - mean)/sqrt(var + eps); RMS norm
+  // (Zhang & Sennrich 2019): the same with the mean fixed at 0, so var is the
+  // mean square. y = xhat*gamma + beta.
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t r = 0; r < rows; ++r) {
+      const S* xr = x + r * f;
+      double mu = 0, var = 0;
+      if (!rms) mu = std::accumulate(xr, xr + f, 0.0) / static_cast<double>(f);
+      for (int64_t k = 0; k < f; ++k) var += (xr[k] - mu) * (xr[k] - mu);
+      const double rstd = 1 / std::sqrt(var / static_cast<double>(f) + eps);
+      mean_[static_cast<size_t>(l)][static_cast<size_t>(r)] = static_cast<S>(mu);
+      inv_std_[static_cast<size_t>(l)][static_cast<size_t>(r)] = static_cast<S>(rstd);
+      for (int64_t k = 0; k < f; ++k) {
+        const double g =
+            gamma >= 0 ? param_[static_cast<size_t>(gamma)][static_cast<size_t>(k)] : 1;
+        const double b = beta >= 0 ? param_[static_cast<size_t>(beta)][static_cast<size_t>(k)] : 0;
+        y[r * f + k] = static_cast<S>((xr[k] - mu) * rstd * g + b);
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // Ba et al. 2016: with g = dy*gamma, dx = rstd*(g - mean(g) - xhat*mean(g*xhat));
+    // RMS norm has no mean term: dx = rstd*(g - xhat*mean(g*xhat)).
+    // dgamma = sum dy*xhat, dbeta = sum dy over the rows.
+    if (GradNeeded(in)) {
+      Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+        const S* x = act(in).data();
+        const S* dy = diff(l).data();
+        S* dx = diff(in).data();
+        std::vector<double> g(static_cast<size_t>(f)), xhat(static_cast<size_t>(f));
+        for (int64_t r = 0; r < rows; ++r) {
+          const double mu = mean_[static_cast<size_t>(l)][static_cast<size_t>(r)];
+          const double rstd = inv_std_[static_cast<size_t>(l)][static_cast<size_t>(r)];
+          double mean_g = 0, mean_gx = 0;
+          for (int64_t k = 0; k < f; ++k) {
+            const size_t kk = static_cast<size_t>(k);
+            xhat[kk] = (x[r * f + k] - mu) * rstd;
+            g[kk] = dy[r * f + k] * (gamma >= 0 ? param_[static_cast<size_t>(gamma)][kk] : S(1));
+            mean_g += g[kk];
+            mean_gx += g[kk] * xhat[kk];
+          }
+          mean_g = rms ? 0 : mean_g / static_cast<double>(f);
+          mean_gx /= static_cast<double>(f);
+          for (int64_t k = 0; k < f; ++k) {
+            const size_t kk = static_cast<size_t>(k);
+            dx[r * f + k] += static_cast<S>(rstd * (g[kk] - mean_g - xhat[kk] * mean_gx));
+          }
+        }
+      });
+    }
+    if (gamma < 0 && beta < 0) return;
+    Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
+      const S* x = act(in).data();
+      const S* dy = diff(l).data();
+      std::vector<double> dgamma(static_cast<size_t>(f)), dbeta(static_cast<size_t>(f));
+      for (int64_t r = 0; r < rows; ++r) {
+        const double mu = mean_[static_cast<size_t>(l)][static_cast<size_t>(r)];
+        const double rstd = inv_std_[static_cast<size_t>(l)][static_cast<size_t>(r)];
+        for (int64_t k = 0; k < f; ++k) {
+          dgamma[static_cast<size_t>(k)] += dy[r * f + k] * (x[r * f + k] - mu) * rstd;
+          dbeta[static_cast<size_t>(k)] += dy[r * f + k];
+        }
+      }
+      if (gamma >= 0)
+        std::copy(dgamma.begin(), dgamma.end(), grad_[static_cast<size_t>(gamma)].begin());
+      if (beta >= 0)
+        std::copy(dbeta.begin(), dbeta.end(), grad_[static_cast<size_t>(beta)].begin());
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildGelu(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const bool tanh_form = network().layer(l).gelu.tanh_approximation;
+  const int64_t count = Elements(l);
+  // Hendrycks & Gimpel 2016: x*Phi(x) = 0.5x(1 + erf(x/sqrt2)), or
+  // 0.5x(1 + tanh(u)) with u = sqrt(2/pi)(x + 0.044715x^3).
+  const double k = std::sqrt(2 / kPi), c = 0.044715;
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t i = 0; i < count; ++i) {
+      const double v = x[i];
+      y[i] = static_cast<S>(tanh_form ? 0.5 * v * (1 + std::tanh(k * (v + c * v * v * v)))
+                                      : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // d/dx: Phi(x) + x*phi(x) (erf); 0.5(1 + t) + 0.5x(1 - t^2)*k(1 + 3c x^2) (tanh).
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* x = act(in).data();
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t i = 0; i < count; ++i) {
+        const double v = x[i];
+        double d = 0;
+        if (tanh_form) {
+          const double t = std::tanh(k * (v + c * v * v * v));
+          d = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * c * v * v);
+        } else {
+          d = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+              v * std::exp(-0.5 * v * v) / std::sqrt(2 * kPi);
+        }
+        dx[i] += static_cast<S>(dy[i] * d);
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildTanh(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const int64_t count = Elements(l);
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      // d tanh / dx = 1 - y^2, from the output.
+      const S* y = act(l).data();
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t i = 0; i < count; ++i) dx[i] += dy[i] * (S(1) - y[i] * y[i]);
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildDropout(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const double rate = network().layer(l).dropout.rate;
+  const int64_t count = Elements(l);
+  Vec& mask = mask_[static_cast<size_t>(l)];
+  Allocate(mask, count);
+  // Inverted dropout: y = x*keep/(1 - rate), the mask of MakeDropoutMask.
+  Add(Phase::kForward, l, Pass::kForward, [=, &mask] {
+    const DropoutMask keep = MakeDropoutMask(config().seed, l, update_count(), rate);
+    const S scale = static_cast<S>(1 / (1 - rate));
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t i = 0; i < count; ++i) {
+      mask[static_cast<size_t>(i)] = keep.Keep(static_cast<uint64_t>(i)) ? scale : S(0);
+      y[i] = x[i] * mask[static_cast<size_t>(i)];
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=, &mask] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=, &mask] {
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t i = 0; i < count; ++i) dx[i] += dy[i] * mask[static_cast<size_t>(i)];
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildTranspose(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  // Per sample {A, B, C} -> {B, A, C}.
+  int64_t a = 0, b = 0, c = 1;
+  if (layer.kind == LayerKind::kSplitHeads) {  // {T, H*D} as {T, H, D} -> {H, T, D}
+    a = is.dims[0];
+    b = layer.heads.heads;
+    c = is.dims[1] / b;
+  } else if (layer.kind == LayerKind::kMergeHeads) {  // {H, T, D} -> {T, H, D} = {T, H*D}
+    a = is.dims[0];
+    b = is.dims[1];
+    c = is.dims[2];
+  } else {  // image to sequence: {C, H*W} -> {H*W, C}
+    a = is.channels();
+    b = is.height() * is.width();
+  }
+  const int64_t n = config().batch;
+  // dst[s, j, i, k] (+)= src[s, i, j, k] for a source {rows, cols, c}.
+  auto transpose = [=](const S* src, S* dst, int64_t rows, int64_t cols, bool accumulate) {
+    for (int64_t s = 0; s < n; ++s) {
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) {
+          const S* from = src + ((s * rows + i) * cols + j) * c;
+          S* to = dst + ((s * cols + j) * rows + i) * c;
+          for (int64_t k = 0; k < c; ++k) to[k] = accumulate ? to[k] + from[k] : from[k];
+        }
+      }
+    }
+  };
+  Add(Phase::kForward, l, Pass::kForward,
+      [=] { transpose(act(in).data(), act(l).data(), a, b, false); });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData,
+        [=] { transpose(diff(l).data(), diff(in).data(), b, a, true); });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildBatchedMatmul(int l) {
+  const Layer& layer = network().layer(l);
+  const int ia = layer.input_ids[0], ib = layer.input_ids[1];
+  const Shape& as = network().layer(ia).output_shape;
+  const Shape& bs = network().layer(ib).output_shape;
+  const bool tb = layer.matmul.transpose_b;
+  const S scale = static_cast<S>(layer.matmul.scale);
+  const int64_t n = config().batch, heads = as.dims[0], kv = bs.dims[0], group = heads / kv;
+  const int64_t m = as.dims[1], k = as.dims[2], cols = layer.output_shape.dims[2];
+  // The `group` heads of a that share head hb of b are one (group*m) x k
+  // matrix, their rows stacked (Ainslie et al. 2023): one product per (s, hb).
+  const int64_t rows = group * m;
+  auto a_at = [=](int64_t s, int64_t hb) { return (s * heads + hb * group) * m * k; };
+  auto b_at = [=](int64_t s, int64_t hb) { return (s * kv + hb) * k * cols; };
+  auto y_at = [=](int64_t s, int64_t hb) { return (s * heads + hb * group) * m * cols; };
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    for (int64_t s = 0; s < n; ++s) {
+      for (int64_t hb = 0; hb < kv; ++hb) {
+        const ConstMapMat a(act(ia).data() + a_at(s, hb), rows, k);
+        MapMat y(act(l).data() + y_at(s, hb), rows, cols);
+        if (tb) {
+          y.noalias() = scale * a * ConstMapMat(act(ib).data() + b_at(s, hb), cols, k).transpose();
+        } else {
+          y.noalias() = scale * a * ConstMapMat(act(ib).data() + b_at(s, hb), k, cols);
+        }
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // da = scale dy B^T; dB = scale a^T dy (with transpose_b, db = dB^T = scale dy^T a).
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t hb = 0; hb < kv; ++hb) {
+          const ConstMapMat dy(diff(l).data() + y_at(s, hb), rows, cols);
+          if (GradNeeded(ia)) {
+            MapMat da(diff(ia).data() + a_at(s, hb), rows, k);
+            if (tb) {
+              da.noalias() += scale * dy * ConstMapMat(act(ib).data() + b_at(s, hb), cols, k);
+            } else {
+              da.noalias() +=
+                  scale * dy * ConstMapMat(act(ib).data() + b_at(s, hb), k, cols).transpose();
+            }
+          }
+          if (GradNeeded(ib)) {
+            const ConstMapMat a(act(ia).data() + a_at(s, hb), rows, k);
+            if (tb) {
+              MapMat(diff(ib).data() + b_at(s, hb), cols, k).noalias() +=
+                  scale * dy.transpose() * a;
+            } else {
+              MapMat(diff(ib).data() + b_at(s, hb), k, cols).noalias() +=
+                  scale * a.transpose() * dy;
+            }
+          }
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildSoftmax(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& os = layer.output_shape;
+  const int64_t last = os.dims.back(), rows = Elements(l) / last;
+  // Causal: row i of each {T, T} block attends to columns j <= i.
+  const int64_t tokens = layer.softmax.causal ? os.dims[static_cast<size_t>(os.rank() - 2)] : 0;
+  auto width = [=](int64_t r) { return tokens > 0 ? r % tokens + 1 : last; };
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t r = 0; r < rows; ++r) {
+      const S* xr = x + r * last;
+      S* yr = y + r * last;
+      const int64_t w = width(r);
+      const S top = *std::max_element(xr, xr + w);
+      double z = 0;
+      for (int64_t j = 0; j < w; ++j) z += std::exp(static_cast<double>(xr[j] - top));
+      for (int64_t j = 0; j < last; ++j) {
+        yr[j] = j < w ? static_cast<S>(std::exp(static_cast<double>(xr[j] - top)) / z) : S(0);
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // dx = y*(dy - sum(dy*y)), from the output (masked entries have y = 0).
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* y = act(l).data();
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t r = 0; r < rows; ++r) {
+        double dot = 0;
+        for (int64_t j = 0; j < last; ++j) dot += dy[r * last + j] * y[r * last + j];
+        for (int64_t j = 0; j < last; ++j) {
+          dx[r * last + j] += static_cast<S>(y[r * last + j] * (dy[r * last + j] - dot));
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildRotary(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& os = layer.output_shape;
+  const int64_t tokens = os.dims[1], d = os.dims[2], half = d / 2;
+  const int64_t rows = Elements(l) / d;  // batch * heads * tokens
+  const RotaryTables tables = MakeRotaryTables(tokens, d, layer.rotary.base);
+  // Su et al. 2021, rotate-half form: (x_i, x_{i+D/2}) of row t rotated by t*theta_i.
+  auto rotate = [=](const S* x, S* y, double sign, bool accumulate) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t t = r % tokens;
+      for (int64_t i = 0; i < half; ++i) {
+        const double c = tables.cos[static_cast<size_t>(t * half + i)];
+        const double s = sign * tables.sin[static_cast<size_t>(t * half + i)];
+        const double lo = x[r * d + i], hi = x[r * d + i + half];
+        const S y_lo = static_cast<S>(lo * c - hi * s), y_hi = static_cast<S>(hi * c + lo * s);
+        y[r * d + i] = accumulate ? y[r * d + i] + y_lo : y_lo;
+        y[r * d + i + half] = accumulate ? y[r * d + i + half] + y_hi : y_hi;
+      }
+    }
+  };
+  Add(Phase::kForward, l, Pass::kForward,
+      [=] { rotate(act(in).data(), act(l).data(), 1.0, false); });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // The transpose of a rotation is the rotation by the opposite angle.
+    Add(Phase::kBackward, l, Pass::kBackwardData,
+        [=] { rotate(diff(l).data(), diff(in).data(), -1.0, true); });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildTakeRows(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t n = config().batch, tokens = is.dims[0], f = is.dims[1];
+  std::vector<int64_t> taken;  // the input rows, in output order
+  if (layer.kind == LayerKind::kSelectToken) {
+    taken.push_back(layer.tokens.index);
+  } else {
+    for (int64_t k = 0; k < layer.tokens.count; ++k) {
+      taken.push_back(GatheredRow(k, layer.tokens.count, tokens));
+    }
+  }
+  const int64_t count = static_cast<int64_t>(taken.size());
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t s = 0; s < n; ++s) {
+      for (int64_t k = 0; k < count; ++k) {
+        const S* from = x + (s * tokens + taken[static_cast<size_t>(k)]) * f;
+        std::copy(from, from + f, y + (s * count + k) * f);
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      const S* dy = diff(l).data();
+      S* dx = diff(in).data();
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t k = 0; k < count; ++k) {
+          S* to = dx + (s * tokens + taken[static_cast<size_t>(k)]) * f;
+          for (int64_t j = 0; j < f; ++j) to[j] += dy[(s * count + k) * f + j];
+        }
+      }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildClassToken(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t n = config().batch, tokens = is.dims[0], f = is.dims[1];
+  const size_t token = static_cast<size_t>(ParamId(l, "token"));
+  // ViT (Dosovitskiy et al. 2021): row 0 is the learned token, rows 1..T the input.
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    const S* x = act(in).data();
+    S* y = act(l).data();
+    for (int64_t s = 0; s < n; ++s) {
+      std::copy(param_[token].begin(), param_[token].end(), y + s * (tokens + 1) * f);
+      std::copy(x + s * tokens * f, x + (s + 1) * tokens * f, y + (s * (tokens + 1) + 1) * f);
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    if (GradNeeded(in)) {
+      Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+        const S* dy = diff(l).data();
+        S* dx = diff(in).data();
+        for (int64_t s = 0; s < n; ++s) {
+          for (int64_t i = 0; i < tokens * f; ++i)
+            dx[s * tokens * f + i] += dy[(s * (tokens + 1) + 1) * f + i];
+        }
+      });
+    }
+    Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
+      const S* dy = diff(l).data();
+      Vec& g = grad_[token];
+      std::fill(g.begin(), g.end(), S(0));
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t j = 0; j < f; ++j) g[static_cast<size_t>(j)] += dy[s * (tokens + 1) * f + j];
+      }
+    });
+  };
+}
+
+template <typename S>
 void EigenExecutor<S>::BuildUpdates() {
   const StepConfig& c = config();
   for (size_t i = 0; i < params().size(); ++i) {
@@ -877,13 +1459,9 @@ void EigenExecutor<S>::BuildUpdates() {
 template <typename S>
 void EigenExecutor<S>::SetInput(const std::vector<double>& values,
                                 const std::vector<int32_t>& labels) {
-  FITSPEED_CHECK(values.size() == act_[0].size(), "input size does not match the network");
-  FITSPEED_CHECK(labels.size() == labels_.size(), "label count does not match the loss rows");
-  for (int32_t label : labels) {
-    FITSPEED_CHECK(label >= 0 && label < network().num_classes(), "label out of range");
-  }
+  CheckInput(network(), config().batch, values, labels);
   std::copy(values.begin(), values.end(), act_[0].begin());
-  RoundToStorage(act_[0]);
+  if (!token_input_) RoundToStorage(act_[0]);
   labels_ = labels;
 }
 
@@ -906,7 +1484,8 @@ std::vector<double> EigenExecutor<S>::Grad(size_t i) const {
 
 template <typename S>
 std::vector<double> EigenExecutor<S>::Output(int layer) const {
-  FITSPEED_CHECK(layer >= 0 && layer < network().size() - 1, "no output to read for this layer");
+  FITSPEED_CHECK(layer >= 0 && layer < network().size() && !IsLoss(network().layer(layer)),
+                 "no output to read for this layer");
   const Vec& a = act_[static_cast<size_t>(layer)];
   return std::vector<double>(a.begin(), a.end());
 }

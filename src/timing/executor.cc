@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -72,38 +73,151 @@ int64_t Rows(const Shape& shape, int64_t batch) {
   return shape.rank() == 2 ? batch * shape.dims[0] : batch;
 }
 
+std::vector<LossLabels> LabelLayout(const Network& network, int64_t batch) {
+  std::vector<LossLabels> layout;
+  int64_t offset = 0;
+  for (int l = 0; l < network.size(); ++l) {
+    if (!IsLoss(network.layer(l))) continue;
+    const Shape& logits = network.layer(network.layer(l).input_ids.at(0)).output_shape;
+    const int64_t rows = Rows(logits, batch);
+    layout.push_back({l, offset, rows, logits.dims.back()});
+    offset += rows;
+  }
+  return layout;
+}
+
+int64_t LabelCount(const Network& network, int64_t batch) {
+  int64_t count = 0;
+  for (const LossLabels& loss : LabelLayout(network, batch)) count += loss.rows;
+  return count;
+}
+
+int64_t InputVocab(const Network& network) {
+  int64_t vocab = 0;
+  for (int consumer : network.layer(0).consumer_ids) {
+    const Layer& layer = network.layer(consumer);
+    if (layer.kind != LayerKind::kEmbedding) continue;
+    vocab = vocab == 0 ? layer.embedding.vocab : std::min(vocab, layer.embedding.vocab);
+  }
+  return vocab;
+}
+
+int TiedEmbedding(const Network& network, int layer) {
+  const Layer& dense = network.layer(layer);
+  if (dense.kind != LayerKind::kDense || dense.dense.tied_to.empty()) return -1;
+  return network.LayerId(dense.dense.tied_to);
+}
+
+bool IsTiedTable(const Network& network, int layer) {
+  for (int l = layer + 1; l < network.size(); ++l) {
+    if (TiedEmbedding(network, l) == layer) return true;
+  }
+  return false;
+}
+
+std::vector<bool> GradientsNeeded(const Network& network) {
+  std::vector<bool> needed = GradientReaches(network);
+  for (int l = 0; l < network.size(); ++l) {
+    bool reaches = needed[static_cast<size_t>(l)] || TiedEmbedding(network, l) >= 0;
+    for (int input : network.layer(l).input_ids)
+      reaches = reaches || needed[static_cast<size_t>(input)];
+    needed[static_cast<size_t>(l)] = reaches;
+  }
+  return needed;
+}
+
+int64_t SegmentOf(int64_t token, int64_t tokens, int64_t segments) {
+  return token * segments / tokens;
+}
+
+int64_t GatheredRow(int64_t k, int64_t count, int64_t tokens) { return k * tokens / count; }
+
+DropoutMask MakeDropoutMask(uint64_t seed, int layer, int64_t updates, double rate) {
+  DropoutMask mask;
+  mask.key = Mix64(seed ^ Mix64(static_cast<uint64_t>(layer) ^
+                                Mix64(static_cast<uint64_t>(updates) + 0x9e3779b97f4a7c15ULL)));
+  mask.threshold = static_cast<uint64_t>(std::ceil(rate * 9007199254740992.0));  // 2^53
+  return mask;
+}
+
+RotaryTables MakeRotaryTables(int64_t tokens, int64_t head_dim, double base) {
+  const int64_t half = head_dim / 2;
+  RotaryTables r;
+  r.cos.resize(static_cast<size_t>(tokens * half));
+  r.sin.resize(r.cos.size());
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t i = 0; i < half; ++i) {
+      const double theta =
+          std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+      const double angle = static_cast<double>(t) * theta;
+      r.cos[static_cast<size_t>(t * half + i)] = std::cos(angle);
+      r.sin[static_cast<size_t>(t * half + i)] = std::sin(angle);
+    }
+  }
+  return r;
+}
+
 std::vector<double> InitialInput(const Network& network, int64_t batch, uint64_t seed) {
   std::mt19937_64 gen = Generator(seed, kInputStream);
-  std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<double> values(static_cast<size_t>(batch * network.input_shape().elements()));
+  if (const int64_t vocab = InputVocab(network); vocab > 0) {
+    std::uniform_int_distribution<int64_t> pick(0, vocab - 1);
+    for (double& v : values) v = static_cast<double>(pick(gen));
+    return values;
+  }
+  std::normal_distribution<double> normal(0.0, 1.0);
   for (double& v : values) v = normal(gen);
   return values;
 }
 
 std::vector<int32_t> InitialLabels(const Network& network, int64_t batch, uint64_t seed) {
-  const Layer& loss = network.layer(network.size() - 1);
-  const Shape& logits = network.layer(loss.input_ids.at(0)).output_shape;
   std::mt19937_64 gen = Generator(seed, kLabelStream);
-  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(network.num_classes() - 1));
-  std::vector<int32_t> labels(static_cast<size_t>(Rows(logits, batch)));
-  for (int32_t& v : labels) v = pick(gen);
+  std::vector<int32_t> labels;
+  for (const LossLabels& loss : LabelLayout(network, batch)) {
+    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(loss.classes - 1));
+    for (int64_t r = 0; r < loss.rows; ++r) labels.push_back(pick(gen));
+  }
   return labels;
 }
 
 std::vector<double> InitialParam(const Network& network, const ParamRef& param, uint64_t seed) {
   std::vector<double> values(static_cast<size_t>(param.elements), 0.0);
   const std::string& name = network.layer(param.layer).params.at(param.index).name;
+  std::mt19937_64 gen =
+      Generator(seed, kParamStream + static_cast<uint64_t>(param.layer) * 8 + param.index);
   if (name == "kernel") {
     // He et al. 2015 ("Delving deep into rectifiers"): std = sqrt(2 / fan_in).
     const double fan_in = static_cast<double>(param.elements / param.shape.dims.at(0));
-    std::mt19937_64 gen =
-        Generator(seed, kParamStream + static_cast<uint64_t>(param.layer) * 8 + param.index);
     std::normal_distribution<double> normal(0.0, std::sqrt(2.0 / fan_in));
+    for (double& v : values) v = normal(gen);
+  } else if (name == "table" || name == "token") {
+    // BERT's and GPT-2's initializer_range.
+    std::normal_distribution<double> normal(0.0, 0.02);
     for (double& v : values) v = normal(gen);
   } else if (name == "gamma" || name == "moving_variance") {
     for (double& v : values) v = 1.0;
   }
   return values;
+}
+
+void CheckInput(const Network& network, int64_t batch, const std::vector<double>& values,
+                const std::vector<int32_t>& labels) {
+  FITSPEED_CHECK(static_cast<int64_t>(values.size()) == batch * network.input_shape().elements(),
+                 "input size does not match the network");
+  if (const int64_t vocab = InputVocab(network); vocab > 0) {
+    for (double id : values) {
+      FITSPEED_CHECK(id >= 0 && id < static_cast<double>(vocab) && id == std::floor(id),
+                     "token id out of range");
+    }
+  }
+  FITSPEED_CHECK(static_cast<int64_t>(labels.size()) == LabelCount(network, batch),
+                 "label count does not match the loss rows");
+  for (const LossLabels& loss : LabelLayout(network, batch)) {
+    for (int64_t r = 0; r < loss.rows; ++r) {
+      const int32_t label = labels[static_cast<size_t>(loss.offset + r)];
+      FITSPEED_CHECK(label >= 0 && label < loss.classes, "label out of range");
+    }
+  }
 }
 
 void CheckExecutable(const Network& network, const StepConfig& config) {
@@ -112,10 +226,6 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
   }
   if (config.batch < 1) {
     throw UsageError(fmt::format("batch {} must be >= 1", config.batch));
-  }
-  if (network.LossCount() > 1) {
-    throw UsageError(fmt::format("network '{}' has {} losses; the host backends run one",
-                                 network.name, network.LossCount()));
   }
   for (int l = 0; l < network.size(); ++l) {
     const Layer& layer = network.layer(l);
@@ -131,14 +241,33 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
       case LayerKind::kAvgPool:
       case LayerKind::kMaxPool:
       case LayerKind::kGlobalAvgPool:
+      case LayerKind::kLrn:
+      case LayerKind::kImageToSequence:
         ok = rank == 3;
         break;
       case LayerKind::kBatchNorm:
+      case LayerKind::kConcat:
         ok = rank == 1 || rank == 3;
         break;
       case LayerKind::kDense:
       case LayerKind::kSoftmaxCrossEntropy:
         ok = rank == 1 || rank == 2;
+        break;
+      case LayerKind::kEmbedding:
+        ok = rank == 1;
+        break;
+      case LayerKind::kPositionEmbedding:
+      case LayerKind::kSegmentEmbedding:
+      case LayerKind::kSplitHeads:
+      case LayerKind::kSelectToken:
+      case LayerKind::kGatherTokens:
+      case LayerKind::kClassToken:
+        ok = rank == 2;
+        break;
+      case LayerKind::kMergeHeads:
+      case LayerKind::kBatchedMatmul:
+      case LayerKind::kRotary:
+        ok = rank == 3;
         break;
       case LayerKind::kRelu:
       case LayerKind::kAdd:
@@ -146,35 +275,24 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
       case LayerKind::kSigmoid:
       case LayerKind::kSwish:
       case LayerKind::kMul:
-        ok = rank >= 1 && rank <= 3;
-        break;
-      case LayerKind::kConcat:
-        ok = rank == 1 || rank == 3;
-        break;
-      case LayerKind::kLrn:
-        ok = rank == 3;
-        break;
-      case LayerKind::kEmbedding:
-      case LayerKind::kPositionEmbedding:
-      case LayerKind::kSegmentEmbedding:
       case LayerKind::kLayerNorm:
       case LayerKind::kRmsNorm:
       case LayerKind::kGelu:
       case LayerKind::kTanh:
       case LayerKind::kDropout:
-      case LayerKind::kSplitHeads:
-      case LayerKind::kMergeHeads:
-      case LayerKind::kBatchedMatmul:
       case LayerKind::kSoftmax:
-      case LayerKind::kRotary:
-      case LayerKind::kSelectToken:
-      case LayerKind::kGatherTokens:
-      case LayerKind::kClassToken:
-      case LayerKind::kImageToSequence:
-        throw UsageError(fmt::format(
-            "layer '{}' ({}) of network '{}': the host backends do not run this kind yet; "
-            "`fitspeed sweep {} --device NAME` models it on a catalogued device",
-            layer.name, LayerKindName(layer.kind), network.name, network.name));
+        ok = rank >= 1 && rank <= 3;
+        break;
+    }
+    if (ok && l > 0 && InputVocab(network) > 0) {
+      for (int input : layer.input_ids) {
+        if (input == 0 && layer.kind != LayerKind::kEmbedding) {
+          throw UsageError(fmt::format(
+              "layer '{}' ({}) of network '{}' reads the token ids of the input; the host "
+              "backends run only embeddings on them",
+              layer.name, LayerKindName(layer.kind), network.name));
+        }
+      }
     }
     if (!ok) {
       throw UsageError(fmt::format(

@@ -79,13 +79,90 @@ std::vector<ParamRef> ListParams(const Network& network);
 // {T, F}, batch for {F}. Images are {batch, C, H, W}.
 int64_t Rows(const Shape& shape, int64_t batch);
 
-// Deterministic synthetic data from `seed`: inputs N(0, 1), labels uniform over
-// the classes (one per loss row), kernels He-normal (std sqrt(2/fan_in)),
-// biases and beta 0, gamma 1, moving mean 0, moving variance 1 (Keras's
-// initial values).
+// True for a loss layer (softmax_cross_entropy): it has no readable output.
+inline bool IsLoss(const Layer& layer) { return layer.kind == LayerKind::kSoftmaxCrossEntropy; }
+
+// Where each loss's labels lie in the label vector of SetInput: the losses in
+// network order, loss `layer` reading labels [offset, offset + rows), one per
+// row of its input (Rows()), each in [0, classes).
+struct LossLabels {
+  int layer = 0;
+  int64_t offset = 0;
+  int64_t rows = 0;
+  int64_t classes = 0;
+};
+std::vector<LossLabels> LabelLayout(const Network& network, int64_t batch);
+// Labels in all, the sum of LabelLayout's rows.
+int64_t LabelCount(const Network& network, int64_t batch);
+
+// The vocabulary of a network whose input is token ids (its input {T} feeds
+// an embedding): the smallest vocab of the embeddings reading it; 0 when the
+// input is not token ids.
+int64_t InputVocab(const Network& network);
+
+// The layers whose output gradient the backward pass computes: those at or
+// after a trainable parameter (GradientReaches), and dense layers whose kernel
+// is tied to an embedding's table (they add the table's gradient), with
+// everything after them.
+std::vector<bool> GradientsNeeded(const Network& network);
+// The embedding layer whose table is dense layer `layer`'s kernel, or -1.
+int TiedEmbedding(const Network& network, int layer);
+// True when a dense layer's kernel is embedding layer `layer`'s table: its
+// gradient is the sum of both uses.
+bool IsTiedTable(const Network& network, int layer);
+
+// What the network leaves to the executor, the same in both backends:
+// - segment_embedding: token t of T belongs to segment t*segments/T (BERT's
+//   sentence pair: the first half sentence A, the second sentence B).
+// - gather_tokens: the k-th of `count` rows is row k*T/count of every sample
+//   (spread evenly; which rows does not change the work).
+int64_t SegmentOf(int64_t token, int64_t tokens, int64_t segments);
+int64_t GatheredRow(int64_t k, int64_t count, int64_t tokens);
+
+// SplitMix64's finalizer (Steele, Lea & Flood 2014): a 64-bit mix.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Dropout's mask, deterministic so that both backends and finite differences
+// see the same one: element i (canonical layout, batch-major) of the output of
+// layer `layer` in the step that follows `updates` optimizer updates is kept
+// when the top 53 bits of Mix64(key + i*golden), as a uniform number in [0, 1),
+// are >= rate; key mixes config.seed, the layer and `updates`. So the mask
+// changes every step (as a framework's does) but not between forward passes
+// of one step (a finite-difference check sees one function of the weights).
+struct DropoutMask {
+  uint64_t key = 0;
+  uint64_t threshold = 0;  // rate * 2^53, rounded up
+  bool Keep(uint64_t i) const {
+    return (Mix64(key + i * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+  }
+};
+DropoutMask MakeDropoutMask(uint64_t seed, int layer, int64_t updates, double rate);
+
+// Rotary embedding's angles (Su et al. 2021): cos and sin of t*theta_i with
+// theta_i = base^(-2i/D), {tokens, D/2} row-major; a rotary layer rotates the
+// pairs (x[i], x[i + D/2]) of row t by that angle (Llama's rotate_half).
+struct RotaryTables {
+  std::vector<double> cos, sin;
+};
+RotaryTables MakeRotaryTables(int64_t tokens, int64_t head_dim, double base);
+
+// Deterministic synthetic data from `seed`: inputs N(0, 1), or token ids
+// uniform in [0, InputVocab) stored as doubles where the input is token ids;
+// labels uniform over each loss's classes (LabelLayout); kernels He-normal
+// (std sqrt(2/fan_in)), embedding tables and the class token N(0, 0.02^2)
+// (BERT's and GPT-2's initializer_range), biases and beta 0, gamma 1, moving
+// mean 0, moving variance 1 (Keras's initial values).
 std::vector<double> InitialInput(const Network& network, int64_t batch, uint64_t seed);
 std::vector<int32_t> InitialLabels(const Network& network, int64_t batch, uint64_t seed);
 std::vector<double> InitialParam(const Network& network, const ParamRef& param, uint64_t seed);
+// Throws nothing; FITSPEED_CHECKs that `values` and `labels` fit the layouts
+// above (ids integer and in range, labels in range).
+void CheckInput(const Network& network, int64_t batch, const std::vector<double>& values,
+                const std::vector<int32_t>& labels);
 
 // Throws UsageError when a layer has a shape the host backends do not run
 // (e.g. batch-norm of a {T, F} tensor), or when config.batch < 1.
@@ -101,17 +178,22 @@ class StepExecutor {
   const StepConfig& config() const { return config_; }
   const std::vector<ParamRef>& params() const { return params_; }
 
-  // Replaces the input batch (InitialInput's layout) and the labels (one per loss row).
+  // Replaces the input batch (InitialInput's layout: token ids as whole
+  // numbers where the input is ids) and the labels: every loss's labels, the
+  // losses in network order, one label per row of the loss's input
+  // (LabelLayout), each in [0, that loss's classes).
   virtual void SetInput(const std::vector<double>& values, const std::vector<int32_t>& labels) = 0;
   // A parameter / its gradient / a layer's output, in canonical layout.
   virtual void SetParam(size_t i, const std::vector<double>& values) = 0;
   virtual std::vector<double> Param(size_t i) const = 0;
   virtual std::vector<double> Grad(size_t i) const = 0;  // trainable parameters only
-  // Output of `layer` (not the loss) after Forward(); with reuse_memory, only
+  // Output of `layer` (not a loss) after Forward(); with reuse_memory, only
   // for layers whose output is still used later in the step.
   virtual std::vector<double> Output(int layer) const = 0;
 
-  double Forward();  // returns the mean loss over the loss rows
+  // Returns the training loss: the sum over the losses of each one's mean over
+  // its rows.
+  double Forward();
   void Backward();
   void Update();
   double Step();  // Forward, Backward, Update; returns the loss

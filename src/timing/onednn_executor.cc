@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
@@ -72,6 +73,19 @@ memory::desc Plain(const memory::dims& dims, Dt dt) {
 }
 memory::desc Any(const memory::dims& dims, Dt dt) { return memory::desc(dims, dt, Tag::any); }
 
+float* F32(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+
+// Flags of a batch or layer normalization that learns gamma (scale) and beta (shift).
+dnnl::normalization_flags NormFlags(bool scale, bool shift) {
+  auto flags = dnnl::normalization_flags::none;
+  if (scale) flags |= dnnl::normalization_flags::use_scale;
+  if (shift) flags |= dnnl::normalization_flags::use_shift;
+  return flags;
+}
+
+// Elements above which a fitspeed loop runs on every thread.
+constexpr int64_t kParallelElements = 65536;
+
 class OnednnExecutor final : public StepExecutor {
  public:
   OnednnExecutor(const Network& network, const StepConfig& config);
@@ -112,8 +126,20 @@ class OnednnExecutor final : public StepExecutor {
     memory to;
   };
   using BackwardBuilder = std::function<void(const memory& diff_dst)>;
+  // What the backward pass of a layer with a weights tensor (convolution,
+  // inner product) needs from its forward pass.
+  struct Weighted {
+    memory src, weights;      // as the forward primitive read them
+    size_t kernel = 0;        // ParamRef index of the kernel (a tied dense layer: the table)
+    int bias = -1;            // ParamRef index of the bias, or -1
+    bool accumulate = false;  // add dW to the kernel's gradient instead of writing it
+  };
 
-  double loss() const override { return loss_; }
+  double loss() const override {
+    double sum = 0;
+    for (double part : loss_parts_) sum += part;
+    return sum;
+  }
 
   // A buffer for `desc`; `own`: kept for the executor's life (parameters,
   // input, scratchpad), else a step buffer that may share the arena.
@@ -137,6 +163,60 @@ class OnednnExecutor final : public StepExecutor {
   }
   memory ResolveDiff(int layer);
 
+  // Shared wiring of the builders.
+  // The forward primitive `fwd` of layer l, writing a new output act_[l].
+  memory AddForward(int l, const dnnl::primitive_desc_base& fwd,
+                    std::unordered_map<int, memory> args);
+  // A backward-data primitive of layer l: diff_dst converted to its layout,
+  // a new diff_src returned (the caller passes it to the input's gradient).
+  memory AddBackwardData(int l, const dnnl::primitive_desc_base& bwd, const memory& diff_dst,
+                         std::unordered_map<int, memory> args = {});
+  // The workspace of `fwd` added to `args` (and returned), or no memory.
+  memory AddWorkspace(const dnnl::primitive_desc_base& fwd, std::unordered_map<int, memory>& args);
+  // Convolution and inner product: kernel (defined here unless `tied`) and
+  // bias, the master weights and the input in the forward primitive's
+  // layouts, the forward primitive; then the backward-data and
+  // backward-weights primitives with their conversions.
+  Weighted AddWeightedForward(int l, const dnnl::primitive_desc_base& fwd,
+                              const dnnl::primitive_desc_base& bwd_w, size_t kernel, bool tied,
+                              const memory::desc& canonical, const memory::desc& bias_md);
+  void AddWeightedBackwardData(int l, const dnnl::primitive_desc_base& bwd_d,
+                               const memory& diff_dst, const Weighted& w);
+  void AddWeightedBackwardWeights(int l, const dnnl::primitive_desc_base& bwd_w,
+                                  const memory& diff_dst, const Weighted& w);
+  // A fitspeed loop (AddCustom, implementation "fitspeed").
+  void AddLoop(Phase phase, int l, Pass pass, std::function<void()> run,
+               const std::vector<memory>& touched);
+  // `m` as a plain tensor of data type `dt`, converted (and timed with
+  // (l, pass)) where it is not one already.
+  memory AsPlain(Phase phase, int l, Pass pass, const memory& m, Dt dt);
+  // Fitspeed loops on plain FP32 tensors (their conversions timed with the
+  // layer; no-ops in FP32): the output of layer `input`, the gradient of
+  // layer l's output, as FP32 inputs of a loop;
+  memory F32Input(int l, int input) {
+    return AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(input)], Dt::f32);
+  }
+  memory F32Diff(int l, Pass pass, const memory& diff_dst) {
+    return AsPlain(Phase::kBackward, l, pass, diff_dst, Dt::f32);
+  }
+  // a forward loop `run(y)` writing layer l's output y (a new FP32 tensor of
+  // `md`, stored in the activations' data type) from `reads`;
+  void AddF32Output(int l, const memory::desc& md, std::function<void(float*)> run,
+                    std::vector<memory> reads);
+  // a backward-data loop `run(dx)` writing the gradient of layer `input`'s
+  // output (a new FP32 tensor of `md`, passed on in the activations' data type).
+  void AddF32Gradient(int l, int input, const memory::desc& md, std::function<void(float*)> run,
+                      std::vector<memory> reads);
+  // Copies `from` into a new plain tensor of from_view's dims through one
+  // reorder that reads `from`'s bytes as `from_view` (permuted strides).
+  memory Transposed(Phase phase, int l, Pass pass, const memory& from,
+                    const memory::desc& from_view);
+  // A batched matmul primitive dst = scale * src x weights for (l, pass), each
+  // operand a view of its buffer.
+  void AddMatmul(Phase phase, int l, Pass pass, const memory& src, const memory::desc& src_md,
+                 const memory& weights, const memory::desc& weights_md, const memory& dst,
+                 double scale);
+
   BackwardBuilder BuildInput(int l);
   BackwardBuilder BuildConv(int l);
   BackwardBuilder BuildDense(int l);
@@ -147,11 +227,27 @@ class OnednnExecutor final : public StepExecutor {
   BackwardBuilder BuildAdd(int l);
   BackwardBuilder BuildFlatten(int l);
   BackwardBuilder BuildLoss(int l);
-  // Sigmoid (eltwise_logistic) and swish (eltwise_swish, alpha 1).
-  BackwardBuilder BuildEltwise(int l, dnnl::algorithm alg, float alpha);
+  // ReLU, sigmoid (eltwise_logistic), swish (eltwise_swish, alpha 1), GELU
+  // (eltwise_gelu_erf, eltwise_gelu_tanh) and tanh (eltwise_tanh).
+  BackwardBuilder BuildEltwise(int l, dnnl::algorithm alg, float alpha, float beta = 0.0f);
   BackwardBuilder BuildMul(int l);
   BackwardBuilder BuildConcat(int l);
   BackwardBuilder BuildLrn(int l);
+  BackwardBuilder BuildEmbedding(int l);
+  // Position and segment embeddings: a table row added to each token.
+  BackwardBuilder BuildAddedEmbedding(int l);
+  BackwardBuilder BuildLayerNorm(int l);
+  BackwardBuilder BuildRmsNorm(int l);
+  BackwardBuilder BuildDropout(int l);
+  // Split and merge heads: per sample {A, B, C} -> {B, A, C}.
+  BackwardBuilder BuildHeads(int l);
+  BackwardBuilder BuildBatchedMatmul(int l);
+  BackwardBuilder BuildSoftmax(int l);
+  BackwardBuilder BuildRotary(int l);
+  // Select token and gather tokens: rows of a {T, F} sequence.
+  BackwardBuilder BuildTakeRows(int l);
+  BackwardBuilder BuildClassToken(int l);
+  BackwardBuilder BuildImageToSequence(int l);
   void BuildUpdates();
   void AllocateScratchpad();
   // Fills slots_ from the allocated parameter buffers.
@@ -179,8 +275,8 @@ class OnednnExecutor final : public StepExecutor {
   size_t scratchpad_bytes_ = 0;
   memory scratchpad_;
   std::vector<UpdateSlot<float>> slots_;  // trainable tensors, for the fused update
-  std::vector<int32_t> labels_;
-  double loss_ = 0;
+  std::vector<int32_t> labels_;           // every loss's labels (LabelLayout)
+  std::vector<double> loss_parts_;        // per loss (LabelLayout order): its mean over its rows
 };
 
 OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
@@ -189,7 +285,9 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
   RequirePrecisionSupported(config.precision);
   act_dt_ = config.precision == Precision::kBf16 ? Dt::bf16 : Dt::f32;
   attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  grad_needed_ = GradientReaches(network);
+  grad_needed_ = GradientsNeeded(network);
+  labels_.assign(static_cast<size_t>(LabelCount(network, config.batch)), 0);
+  loss_parts_.assign(LabelLayout(network, config.batch).size(), 0.0);
   const size_t n = static_cast<size_t>(network.size());
   act_.resize(n);
   edges_.resize(n);
@@ -246,8 +344,55 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
         case LayerKind::kLrn:
           backward[l] = BuildLrn(l);
           break;
-        default:  // the sequence kinds, which CheckExecutable refuses
-          FITSPEED_CHECK(false, "layer kind without a host builder");
+        case LayerKind::kEmbedding:
+          backward[l] = BuildEmbedding(l);
+          break;
+        case LayerKind::kPositionEmbedding:
+        case LayerKind::kSegmentEmbedding:
+          backward[l] = BuildAddedEmbedding(l);
+          break;
+        case LayerKind::kLayerNorm:
+          backward[l] = BuildLayerNorm(l);
+          break;
+        case LayerKind::kRmsNorm:
+          backward[l] = BuildRmsNorm(l);
+          break;
+        case LayerKind::kGelu:
+          backward[l] = BuildEltwise(l,
+                                     network.layer(l).gelu.tanh_approximation
+                                         ? dnnl::algorithm::eltwise_gelu_tanh
+                                         : dnnl::algorithm::eltwise_gelu_erf,
+                                     0.0f);
+          break;
+        case LayerKind::kTanh:
+          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_tanh, 0.0f);
+          break;
+        case LayerKind::kDropout:
+          backward[l] = BuildDropout(l);
+          break;
+        case LayerKind::kSplitHeads:
+        case LayerKind::kMergeHeads:
+          backward[l] = BuildHeads(l);
+          break;
+        case LayerKind::kBatchedMatmul:
+          backward[l] = BuildBatchedMatmul(l);
+          break;
+        case LayerKind::kSoftmax:
+          backward[l] = BuildSoftmax(l);
+          break;
+        case LayerKind::kRotary:
+          backward[l] = BuildRotary(l);
+          break;
+        case LayerKind::kSelectToken:
+        case LayerKind::kGatherTokens:
+          backward[l] = BuildTakeRows(l);
+          break;
+        case LayerKind::kClassToken:
+          backward[l] = BuildClassToken(l);
+          break;
+        case LayerKind::kImageToSequence:
+          backward[l] = BuildImageToSequence(l);
+          break;
       }
     }
     // Backward in reverse topological order: a layer's gradient is complete
@@ -255,8 +400,7 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
     for (int l = network.size() - 1; l >= 1; --l) {
       current = l;
       if (!GradNeeded(l) || !backward[l]) continue;
-      const bool is_loss = l == network.size() - 1;
-      backward[l](is_loss ? memory() : ResolveDiff(l));
+      backward[l](IsLoss(network.layer(l)) ? memory() : ResolveDiff(l));
     }
     BuildUpdates();
     AllocateScratchpad();
@@ -448,8 +592,156 @@ memory OnednnExecutor::ResolveDiff(int l) {
   return sum;
 }
 
+memory OnednnExecutor::AddForward(int l, const dnnl::primitive_desc_base& fwd,
+                                  std::unordered_map<int, memory> args) {
+  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc(0));
+  args[DNNL_ARG_DST] = dst;
+  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
+  return dst;
+}
+
+memory OnednnExecutor::AddBackwardData(int l, const dnnl::primitive_desc_base& bwd,
+                                       const memory& diff_dst,
+                                       std::unordered_map<int, memory> args) {
+  args[DNNL_ARG_DIFF_DST] =
+      Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc(0));
+  const memory diff_src = NewMemory(bwd.diff_src_desc(0));
+  args[DNNL_ARG_DIFF_SRC] = diff_src;
+  AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd, std::move(args));
+  return diff_src;
+}
+
+memory OnednnExecutor::AddWorkspace(const dnnl::primitive_desc_base& fwd,
+                                    std::unordered_map<int, memory>& args) {
+  if (fwd.workspace_desc().get_size() == 0) return memory();
+  const memory ws = NewMemory(fwd.workspace_desc());
+  args[DNNL_ARG_WORKSPACE] = ws;
+  return ws;
+}
+
+OnednnExecutor::Weighted OnednnExecutor::AddWeightedForward(
+    int l, const dnnl::primitive_desc_base& fwd, const dnnl::primitive_desc_base& bwd_w,
+    size_t kernel, bool tied, const memory::desc& canonical, const memory::desc& bias_md) {
+  Weighted w;
+  w.kernel = kernel;
+  // FP32 master weights in the forward primitive's layout; in BF16 in the
+  // gradient's layout, converted every step (as autocast does). A tied
+  // kernel is the embedding's plain table, converted every step.
+  if (!tied) {
+    DefineParam(kernel, act_dt_ == Dt::f32 ? fwd.weights_desc(0) : bwd_w.diff_weights_desc(0),
+                canonical);
+  }
+  w.weights =
+      Converted(Phase::kForward, l, Pass::kForward, stores_[kernel].master, fwd.weights_desc(0));
+  const int in = network().layer(l).input_ids[0];
+  w.src =
+      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], fwd.src_desc(0));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, w.src}, {DNNL_ARG_WEIGHTS, w.weights}};
+  if (!bias_md.is_zero()) {
+    w.bias = static_cast<int>(ParamIndex(l, "bias"));
+    DefineParam(static_cast<size_t>(w.bias), bias_md, bias_md);
+    args[DNNL_ARG_BIAS] = stores_[static_cast<size_t>(w.bias)].master;
+  }
+  AddForward(l, fwd, std::move(args));
+  return w;
+}
+
+void OnednnExecutor::AddWeightedBackwardData(int l, const dnnl::primitive_desc_base& bwd_d,
+                                             const memory& diff_dst, const Weighted& w) {
+  const memory weights =
+      Converted(Phase::kBackward, l, Pass::kBackwardData, w.weights, bwd_d.weights_desc(0));
+  AddEdge(network().layer(l).input_ids[0],
+          AddBackwardData(l, bwd_d, diff_dst, {{DNNL_ARG_WEIGHTS, weights}}));
+}
+
+void OnednnExecutor::AddWeightedBackwardWeights(int l, const dnnl::primitive_desc_base& bwd_w,
+                                                const memory& diff_dst, const Weighted& w) {
+  const memory dd =
+      Converted(Phase::kBackward, l, Pass::kBackwardWeights, diff_dst, bwd_w.diff_dst_desc(0));
+  const memory s = Converted(Phase::kBackward, l, Pass::kBackwardWeights, w.src, bwd_w.src_desc(0));
+  const memory grad = stores_[w.kernel].grad;
+  const bool direct = !w.accumulate && bwd_w.diff_weights_desc(0) == grad.get_desc();
+  const memory dw = direct ? grad : NewMemory(bwd_w.diff_weights_desc(0));
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+  if (w.bias >= 0) args[DNNL_ARG_DIFF_BIAS] = stores_[static_cast<size_t>(w.bias)].grad;
+  AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, bwd_w, std::move(args));
+  if (direct) return;
+  if (!w.accumulate) {
+    dnnl::reorder::primitive_desc pd(engine_, dw.get_desc(), engine_, grad.get_desc(), attr_);
+    AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, pd,
+                 {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, grad}});
+    return;
+  }
+  // A table that another tied layer's gradient was written to first: add this part.
+  const memory part = Converted(Phase::kBackward, l, Pass::kBackwardWeights, dw, grad.get_desc());
+  const int64_t count = static_cast<int64_t>(grad.get_desc().get_size() / sizeof(float));
+  AddLoop(Phase::kBackward, l, Pass::kBackwardWeights,
+          [=] {
+            const float* p = F32(part);
+            float* g = F32(grad);
+#pragma omp parallel for schedule(static) if (count > kParallelElements)
+            for (int64_t i = 0; i < count; ++i) g[i] += p[i];
+          },
+          {part});
+}
+
+void OnednnExecutor::AddLoop(Phase phase, int l, Pass pass, std::function<void()> run,
+                             const std::vector<memory>& touched) {
+  AddCustom(phase, l, pass, std::move(run), touched);
+  SetImplementation(l, pass, "fitspeed");
+}
+
+memory OnednnExecutor::AsPlain(Phase phase, int l, Pass pass, const memory& m, Dt dt) {
+  return Converted(phase, l, pass, m, Plain(m.get_desc().dims(), dt));
+}
+
+void OnednnExecutor::AddF32Output(int l, const memory::desc& md, std::function<void(float*)> run,
+                                  std::vector<memory> reads) {
+  const memory y = NewMemory(md);
+  reads.push_back(y);
+  AddLoop(
+      Phase::kForward, l, Pass::kForward, [run, y] { run(F32(y)); }, reads);
+  act_[static_cast<size_t>(l)] = AsPlain(Phase::kForward, l, Pass::kForward, y, act_dt_);
+}
+
+void OnednnExecutor::AddF32Gradient(int l, int input, const memory::desc& md,
+                                    std::function<void(float*)> run, std::vector<memory> reads) {
+  const memory dx = NewMemory(md);
+  reads.push_back(dx);
+  AddLoop(
+      Phase::kBackward, l, Pass::kBackwardData, [run, dx] { run(F32(dx)); }, reads);
+  AddEdge(input, AsPlain(Phase::kBackward, l, Pass::kBackwardData, dx, act_dt_));
+}
+
+memory OnednnExecutor::Transposed(Phase phase, int l, Pass pass, const memory& from,
+                                  const memory::desc& from_view) {
+  const memory::desc to_md = Plain(from_view.dims(), from_view.data_type());
+  const memory to = NewMemory(to_md);
+  dnnl::reorder::primitive_desc pd(engine_, from_view, engine_, to_md, attr_);
+  AddPrimitive(phase, l, pass, pd, {{DNNL_ARG_FROM, View(from_view, from)}, {DNNL_ARG_TO, to}});
+  return to;
+}
+
+void OnednnExecutor::AddMatmul(Phase phase, int l, Pass pass, const memory& src,
+                               const memory::desc& src_md, const memory& weights,
+                               const memory::desc& weights_md, const memory& dst, double scale) {
+  // A fresh attribute: a copy of attr_ would share (and change) its handle.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, weights_md, dst.get_desc()), attr,
+                                  engine_);
+  AddPrimitive(phase, l, pass, pd,
+               {{DNNL_ARG_SRC, View(src_md, src)},
+                {DNNL_ARG_WEIGHTS, View(weights_md, weights)},
+                {DNNL_ARG_DST, dst}});
+}
+
 OnednnExecutor::BackwardBuilder OnednnExecutor::BuildInput(int l) {
-  act_[static_cast<size_t>(l)] = NewMemory(Plain(Dims(l), act_dt_), true);
+  // Token ids are whole numbers: s32 at both precisions (bf16 holds 8 bits).
+  const Dt dt = InputVocab(network()) > 0 ? Dt::s32 : act_dt_;
+  act_[static_cast<size_t>(l)] = NewMemory(Plain(Dims(l), dt), true);
   return nullptr;
 }
 
@@ -467,74 +759,30 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildConv(int l) {
   const memory::dims strides{w.stride_h, w.stride_w}, pad_l{w.pad_top, w.pad_left},
       pad_r{w.pad_bottom, w.pad_right};
   const memory::desc bias_md = a.bias ? Plain({out}, Dt::f32) : memory::desc();
-  const Dt grad_dt = Dt::f32;  // FP32 weight gradients at both precisions
+  const auto alg = dnnl::algorithm::convolution_direct;
+  const memory::desc src_md = Any(src_dims, act_dt_), dst_md = Any(dst_dims, act_dt_),
+                     wei_md = Any(wei_dims, act_dt_);
 
   dnnl::convolution_forward::primitive_desc fwd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                      dnnl::algorithm::convolution_direct, Any(src_dims, act_dt_),
-                                      Any(wei_dims, act_dt_), bias_md, Any(dst_dims, act_dt_),
-                                      strides, pad_l, pad_r),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src_md, wei_md,
+                                      bias_md, dst_md, strides, pad_l, pad_r),
       attr_, engine_);
+  // FP32 weight gradients at both precisions.
   dnnl::convolution_backward_weights::primitive_desc bwd_w(
-      dnnl::convolution_backward_weights::desc(
-          dnnl::algorithm::convolution_direct, Any(src_dims, act_dt_), Any(wei_dims, grad_dt),
-          bias_md, Any(dst_dims, act_dt_), strides, pad_l, pad_r),
+      dnnl::convolution_backward_weights::desc(alg, src_md, Any(wei_dims, Dt::f32), bias_md, dst_md,
+                                               strides, pad_l, pad_r),
       attr_, engine_, fwd);
-
-  const size_t kernel = ParamIndex(l, "kernel");
-  const bool fp32 = act_dt_ == Dt::f32;
-  DefineParam(kernel, fp32 ? fwd.weights_desc() : bwd_w.diff_weights_desc(),
-              memory::desc(wei_dims, Dt::f32, groups == 1 ? Tag::oihw : Tag::goihw));
-  const memory master = stores_[kernel].master;
-  // BF16: the FP32 master weights are converted every step (as autocast does).
-  const memory weights = Converted(Phase::kForward, l, Pass::kForward, master, fwd.weights_desc());
-  memory bias;
-  size_t bias_index = 0;
-  if (a.bias) {
-    bias_index = ParamIndex(l, "bias");
-    DefineParam(bias_index, bias_md, bias_md);
-    bias = stores_[bias_index].master;
-  }
-  const memory src =
-      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], fwd.src_desc());
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (a.bias) args[DNNL_ARG_BIAS] = bias;
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
-
+  const Weighted weighted = AddWeightedForward(
+      l, fwd, bwd_w, ParamIndex(l, "kernel"), false,
+      memory::desc(wei_dims, Dt::f32, groups == 1 ? Tag::oihw : Tag::goihw), bias_md);
   return [=](const memory& diff_dst) {
     if (GradNeeded(in)) {
       dnnl::convolution_backward_data::primitive_desc bwd_d(
-          dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct,
-                                                Any(src_dims, act_dt_), Any(wei_dims, act_dt_),
-                                                Any(dst_dims, act_dt_), strides, pad_l, pad_r),
+          dnnl::convolution_backward_data::desc(alg, src_md, wei_md, dst_md, strides, pad_l, pad_r),
           attr_, engine_, fwd);
-      const memory dd =
-          Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd_d.diff_dst_desc());
-      const memory wd =
-          Converted(Phase::kBackward, l, Pass::kBackwardData, weights, bwd_d.weights_desc());
-      const memory diff_src = NewMemory(bwd_d.diff_src_desc());
-      AddPrimitive(
-          Phase::kBackward, l, Pass::kBackwardData, bwd_d,
-          {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wd}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      AddEdge(in, diff_src);
+      AddWeightedBackwardData(l, bwd_d, diff_dst, weighted);
     }
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardWeights, diff_dst, bwd_w.diff_dst_desc());
-    const memory s = Converted(Phase::kBackward, l, Pass::kBackwardWeights, src, bwd_w.src_desc());
-    const memory grad = stores_[kernel].grad;
-    const bool direct = bwd_w.diff_weights_desc() == grad.get_desc();
-    const memory dw = direct ? grad : NewMemory(bwd_w.diff_weights_desc());
-    std::unordered_map<int, memory> bargs{
-        {DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
-    if (a.bias) bargs[DNNL_ARG_DIFF_BIAS] = stores_[bias_index].grad;
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, bwd_w, std::move(bargs));
-    if (!direct) {
-      dnnl::reorder::primitive_desc pd(engine_, dw.get_desc(), engine_, grad.get_desc(), attr_);
-      AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, pd,
-                   {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, grad}});
-    }
+    AddWeightedBackwardWeights(l, bwd_w, diff_dst, weighted);
   };
 }
 
@@ -546,65 +794,34 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildDense(int l) {
   const memory::dims wei_dims{units, features};
   const memory::desc src_md = Plain(src_dims, act_dt_), dst_md = Plain(dst_dims, act_dt_);
   const memory::desc bias_md = layer.dense.bias ? Plain({units}, Dt::f32) : memory::desc();
+  // A tied kernel is the embedding's plain {vocab, dim} table (Press & Wolf
+  // 2017): its gradient is written plain, directly into the table's.
+  const int tied = TiedEmbedding(network(), l);
+  const memory::desc grad_md = tied >= 0 ? Plain(wei_dims, Dt::f32) : Any(wei_dims, Dt::f32);
 
   dnnl::inner_product_forward::primitive_desc fwd(
       dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src_md,
                                         Any(wei_dims, act_dt_), bias_md, dst_md),
       attr_, engine_);
   dnnl::inner_product_backward_weights::primitive_desc bwd_w(
-      dnnl::inner_product_backward_weights::desc(src_md, Any(wei_dims, Dt::f32), bias_md, dst_md),
-      attr_, engine_, fwd);
-
-  const size_t kernel = ParamIndex(l, "kernel");
-  const bool fp32 = act_dt_ == Dt::f32;
-  DefineParam(kernel, fp32 ? fwd.weights_desc() : bwd_w.diff_weights_desc(),
-              Plain(wei_dims, Dt::f32));
-  const memory weights =
-      Converted(Phase::kForward, l, Pass::kForward, stores_[kernel].master, fwd.weights_desc());
-  size_t bias_index = 0;
-  const memory src =
-      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], fwd.src_desc());
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (layer.dense.bias) {
-    bias_index = ParamIndex(l, "bias");
-    DefineParam(bias_index, bias_md, bias_md);
-    args[DNNL_ARG_BIAS] = stores_[bias_index].master;
+      dnnl::inner_product_backward_weights::desc(src_md, grad_md, bias_md, dst_md), attr_, engine_,
+      fwd);
+  const size_t kernel = tied >= 0 ? ParamIndex(tied, "table") : ParamIndex(l, "kernel");
+  Weighted weighted =
+      AddWeightedForward(l, fwd, bwd_w, kernel, tied >= 0, Plain(wei_dims, Dt::f32), bias_md);
+  // The backward pass runs the layers in reverse: the last layer tied to a
+  // table writes its gradient, earlier ones (and the embedding) add to it.
+  for (int later = l + 1; later < network().size() && tied >= 0; ++later) {
+    weighted.accumulate = weighted.accumulate || TiedEmbedding(network(), later) == tied;
   }
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
-
-  const bool bias = layer.dense.bias;
   return [=](const memory& diff_dst) {
     if (GradNeeded(in)) {
       dnnl::inner_product_backward_data::primitive_desc bwd_d(
           dnnl::inner_product_backward_data::desc(src_md, Any(wei_dims, act_dt_), dst_md), attr_,
           engine_, fwd);
-      const memory dd =
-          Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd_d.diff_dst_desc());
-      const memory wd =
-          Converted(Phase::kBackward, l, Pass::kBackwardData, weights, bwd_d.weights_desc());
-      const memory diff_src = NewMemory(bwd_d.diff_src_desc());
-      AddPrimitive(
-          Phase::kBackward, l, Pass::kBackwardData, bwd_d,
-          {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wd}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      AddEdge(in, diff_src);
+      AddWeightedBackwardData(l, bwd_d, diff_dst, weighted);
     }
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardWeights, diff_dst, bwd_w.diff_dst_desc());
-    const memory s = Converted(Phase::kBackward, l, Pass::kBackwardWeights, src, bwd_w.src_desc());
-    const memory grad = stores_[kernel].grad;
-    const bool direct = bwd_w.diff_weights_desc() == grad.get_desc();
-    const memory dw = direct ? grad : NewMemory(bwd_w.diff_weights_desc());
-    std::unordered_map<int, memory> bargs{
-        {DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
-    if (bias) bargs[DNNL_ARG_DIFF_BIAS] = stores_[bias_index].grad;
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, bwd_w, std::move(bargs));
-    if (!direct) {
-      dnnl::reorder::primitive_desc pd(engine_, dw.get_desc(), engine_, grad.get_desc(), attr_);
-      AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, pd,
-                   {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, grad}});
-    }
+    AddWeightedBackwardWeights(l, bwd_w, diff_dst, weighted);
   };
 }
 
@@ -616,19 +833,16 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildBatchNorm(int l) {
   const memory::desc data_md = src.get_desc();
   const int64_t channels = Dims(in)[1];
   const memory::desc vec_md = Plain({channels}, Dt::f32);
-  auto flags = dnnl::normalization_flags::none;
-  if (a.scale) flags |= dnnl::normalization_flags::use_scale;
-  if (a.center) flags |= dnnl::normalization_flags::use_shift;
+  const dnnl::normalization_flags flags = NormFlags(a.scale, a.center);
   const float eps = static_cast<float>(a.epsilon);
 
   dnnl::batch_normalization_forward::primitive_desc fwd(
       dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, data_md, eps,
                                               flags),
       attr_, engine_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
   const memory mean = NewMemory(fwd.mean_desc()), var = NewMemory(fwd.variance_desc());
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
   for (const std::string name : {"gamma", "beta", "moving_mean", "moving_variance"}) {
     const bool present = (name != "gamma" || a.scale) && (name != "beta" || a.center);
     if (present) DefineParam(ParamIndex(l, name), vec_md, vec_md);
@@ -642,17 +856,15 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildBatchNorm(int l) {
     beta = ParamIndex(l, "beta");
     args[DNNL_ARG_SHIFT] = stores_[beta].master;
   }
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
+  AddForward(l, fwd, std::move(args));
   // Moving statistics (Keras): moving = momentum*moving + (1-momentum)*batch.
   const memory moving_mean = stores_[ParamIndex(l, "moving_mean")].master;
   const memory moving_var = stores_[ParamIndex(l, "moving_variance")].master;
   const double momentum = a.momentum;
   AddCustom(Phase::kForward, l, Pass::kForward,
             [=] {
-              MovingAverage(static_cast<float*>(moving_mean.get_data_handle()),
-                            static_cast<const float*>(mean.get_data_handle()), channels, momentum);
-              MovingAverage(static_cast<float*>(moving_var.get_data_handle()),
-                            static_cast<const float*>(var.get_data_handle()), channels, momentum);
+              MovingAverage(F32(moving_mean), F32(mean), channels, momentum);
+              MovingAverage(F32(moving_var), F32(var), channels, momentum);
             },
             {mean, var});
 
@@ -663,14 +875,8 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildBatchNorm(int l) {
             trainable ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data, data_md,
             data_md, eps, flags),
         attr_, engine_, fwd);
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    std::unordered_map<int, memory> bargs{{DNNL_ARG_SRC, src},
-                                          {DNNL_ARG_MEAN, mean},
-                                          {DNNL_ARG_VARIANCE, var},
-                                          {DNNL_ARG_DIFF_DST, dd},
-                                          {DNNL_ARG_DIFF_SRC, diff_src}};
+    std::unordered_map<int, memory> bargs{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
     if (a.scale) {
       bargs[DNNL_ARG_SCALE] = stores_[gamma].master;
       bargs[DNNL_ARG_DIFF_SCALE] = stores_[gamma].grad;
@@ -681,35 +887,16 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildBatchNorm(int l) {
     }
     // One primitive computes the gradients of the data and of gamma/beta; it
     // is timed as backward-data.
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd, std::move(bargs));
+    const memory diff_src = AddBackwardData(l, bwd, diff_dst, std::move(bargs));
     if (GradNeeded(in)) AddEdge(in, diff_src);
   };
 }
 
 OnednnExecutor::BackwardBuilder OnednnExecutor::BuildRelu(int l) {
-  const Layer& layer = network().layer(l);
-  const int in = layer.input_ids[0];
-  const memory src = act_[static_cast<size_t>(in)];
-  const memory::desc data_md = src.get_desc();
-  const double max_value = layer.relu.max_value;
+  const double max_value = network().layer(l).relu.max_value;
   const bool clipped = std::isfinite(max_value);
-  const auto alg = clipped ? dnnl::algorithm::eltwise_clip_v2 : dnnl::algorithm::eltwise_relu;
-  const float alpha = 0.0f, beta = clipped ? static_cast<float>(max_value) : 0.0f;
-  dnnl::eltwise_forward::primitive_desc fwd(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, alpha, beta),
-      attr_, engine_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  return [=](const memory& diff_dst) {
-    dnnl::eltwise_backward::primitive_desc bwd(
-        dnnl::eltwise_backward::desc(alg, data_md, data_md, alpha, beta), attr_, engine_, fwd);
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd,
-                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    AddEdge(in, diff_src);
-  };
+  return BuildEltwise(l, clipped ? dnnl::algorithm::eltwise_clip_v2 : dnnl::algorithm::eltwise_relu,
+                      0.0f, clipped ? static_cast<float>(max_value) : 0.0f);
 }
 
 OnednnExecutor::BackwardBuilder OnednnExecutor::BuildPool(int l) {
@@ -717,35 +904,26 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildPool(int l) {
   const int in = layer.input_ids[0];
   const Window2d& w = layer.pool.window;
   const memory src = act_[static_cast<size_t>(in)];
-  const memory::desc src_md = src.get_desc();
-  const memory::dims dst_dims = Dims(l);
+  const memory::desc src_md = src.get_desc(), dst_md = Any(Dims(l), act_dt_);
   const memory::dims strides{w.stride_h, w.stride_w}, kernel{w.kernel_h, w.kernel_w},
       pad_l{w.pad_top, w.pad_left}, pad_r{w.pad_bottom, w.pad_right};
   const auto alg = layer.kind == LayerKind::kMaxPool ? dnnl::algorithm::pooling_max
                    : layer.pool.count_include_pad    ? dnnl::algorithm::pooling_avg_include_padding
                                                      : dnnl::algorithm::pooling_avg_exclude_padding;
   dnnl::pooling_forward::primitive_desc fwd(
-      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, alg, src_md,
-                                  Any(dst_dims, act_dt_), strides, kernel, pad_l, pad_r),
+      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, alg, src_md, dst_md, strides,
+                                  kernel, pad_l, pad_r),
       attr_, engine_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  const bool has_ws = fwd.workspace_desc().get_size() > 0;
-  const memory ws = has_ws ? NewMemory(fwd.workspace_desc()) : memory();
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (has_ws) args[DNNL_ARG_WORKSPACE] = ws;
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}};
+  const memory ws = AddWorkspace(fwd, args);
+  AddForward(l, fwd, std::move(args));
   return [=](const memory& diff_dst) {
     dnnl::pooling_backward::primitive_desc bwd(
-        dnnl::pooling_backward::desc(alg, src_md, Any(dst_dims, act_dt_), strides, kernel, pad_l,
-                                     pad_r),
-        attr_, engine_, fwd);
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    std::unordered_map<int, memory> bargs{{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}};
-    if (has_ws) bargs[DNNL_ARG_WORKSPACE] = ws;
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd, std::move(bargs));
-    AddEdge(in, diff_src);
+        dnnl::pooling_backward::desc(alg, src_md, dst_md, strides, kernel, pad_l, pad_r), attr_,
+        engine_, fwd);
+    std::unordered_map<int, memory> bargs;
+    if (ws) bargs[DNNL_ARG_WORKSPACE] = ws;
+    AddEdge(in, AddBackwardData(l, bwd, diff_dst, std::move(bargs)));
   };
 }
 
@@ -761,9 +939,7 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildGlobalAvgPool(int l) {
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, alg, src_md,
                                   Any(pooled_dims, act_dt_), ones, kernel, zeros, zeros),
       attr_, engine_);
-  const memory pooled = NewMemory(fwd.dst_desc());
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd,
-               {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, pooled}});
+  const memory pooled = AddForward(l, fwd, {{DNNL_ARG_SRC, src}});
   // {N, C, 1, 1} in plain layout is the {N, C} output.
   const memory::desc plain4 = Plain(pooled_dims, act_dt_);
   const memory flat4 = Converted(Phase::kForward, l, Pass::kForward, pooled, plain4);
@@ -773,12 +949,7 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildGlobalAvgPool(int l) {
         dnnl::pooling_backward::desc(alg, src_md, Any(pooled_dims, act_dt_), ones, kernel, zeros,
                                      zeros),
         attr_, engine_, fwd);
-    const memory dd = Converted(Phase::kBackward, l, Pass::kBackwardData, View(plain4, diff_dst),
-                                bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd,
-                 {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    AddEdge(in, diff_src);
+    AddEdge(in, AddBackwardData(l, bwd, View(plain4, diff_dst)));
   };
 }
 
@@ -793,9 +964,7 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildAdd(int l) {
   }
   dnnl::sum::primitive_desc pd(srcs[0], std::vector<float>(srcs.size(), 1.0f), srcs, engine_,
                                attr_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(pd.dst_desc());
-  args[DNNL_ARG_DST] = dst;
-  AddPrimitive(Phase::kForward, l, Pass::kForward, pd, std::move(args));
+  AddForward(l, pd, std::move(args));
   const std::vector<int> inputs = layer.input_ids;
   // The gradient of a sum flows unchanged to every operand.
   return [=](const memory& diff_dst) {
@@ -818,6 +987,10 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLoss(int l) {
   const int in = network().layer(l).input_ids[0];
   const memory::dims dims = Dims(in);
   const int64_t rows = dims[0], classes = dims[1];
+  const std::vector<LossLabels> layout = LabelLayout(network(), config().batch);
+  size_t part = 0;
+  while (layout[part].layer != l) ++part;
+  const size_t offset = static_cast<size_t>(layout[part].offset);
   const memory::desc f32 = Plain(dims, Dt::f32);
   const memory logits =
       Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], f32);
@@ -826,61 +999,52 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLoss(int l) {
   const memory logp = NewMemory(fwd.dst_desc());
   AddPrimitive(Phase::kForward, l, Pass::kForward, fwd,
                {{DNNL_ARG_SRC, logits}, {DNNL_ARG_DST, logp}});
-  labels_.assign(static_cast<size_t>(rows), 0);
   // Cross-entropy: loss = -mean_r log p[r, label_r].
-  AddCustom(Phase::kForward, l, Pass::kForward,
-            [this, logp, rows, classes] {
-              const float* lp = static_cast<const float*>(logp.get_data_handle());
-              double sum = 0;
-              for (int64_t r = 0; r < rows; ++r) {
-                sum -= lp[r * classes + labels_[static_cast<size_t>(r)]];
-              }
-              loss_ = sum / static_cast<double>(rows);
-            },
-            {logp});
-  SetImplementation(l, Pass::kForward, "fitspeed");
+  AddLoop(Phase::kForward, l, Pass::kForward,
+          [this, logp, rows, classes, offset, part] {
+            const int32_t* labels = labels_.data() + offset;
+            const float* lp = F32(logp);
+            double sum = 0;
+            for (int64_t r = 0; r < rows; ++r) sum -= lp[r * classes + labels[r]];
+            loss_parts_[part] = sum / static_cast<double>(rows);
+          },
+          {logp});
   return [=](const memory&) {
     // d loss / d logits = (softmax - onehot) / rows.
     const memory grad = NewMemory(f32);
-    AddCustom(Phase::kBackward, l, Pass::kBackwardData,
-              [this, logp, grad, rows, classes] {
-                const float* lp = static_cast<const float*>(logp.get_data_handle());
-                float* g = static_cast<float*>(grad.get_data_handle());
-                const float scale = 1.0f / static_cast<float>(rows);
-#pragma omp parallel for schedule(static) if (rows * classes > 65536)
-                for (int64_t r = 0; r < rows; ++r) {
-                  for (int64_t k = 0; k < classes; ++k) {
-                    g[r * classes + k] = std::exp(lp[r * classes + k]) * scale;
-                  }
-                  g[r * classes + labels_[static_cast<size_t>(r)]] -= scale;
+    AddLoop(Phase::kBackward, l, Pass::kBackwardData,
+            [this, logp, grad, rows, classes, offset] {
+              const int32_t* labels = labels_.data() + offset;
+              const float* lp = F32(logp);
+              float* g = F32(grad);
+              const float scale = 1.0f / static_cast<float>(rows);
+#pragma omp parallel for schedule(static) if (rows * classes > kParallelElements)
+              for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t k = 0; k < classes; ++k) {
+                  g[r * classes + k] = std::exp(lp[r * classes + k]) * scale;
                 }
-              },
-              {logp, grad});
-    SetImplementation(l, Pass::kBackwardData, "fitspeed");
+                g[r * classes + labels[r]] -= scale;
+              }
+            },
+            {logp, grad});
     AddEdge(in, Converted(Phase::kBackward, l, Pass::kBackwardData, grad,
                           act_[static_cast<size_t>(in)].get_desc()));
   };
 }
 
 OnednnExecutor::BackwardBuilder OnednnExecutor::BuildEltwise(int l, dnnl::algorithm alg,
-                                                             float alpha) {
+                                                             float alpha, float beta) {
   const int in = network().layer(l).input_ids[0];
   const memory src = act_[static_cast<size_t>(in)];
   const memory::desc data_md = src.get_desc();
   dnnl::eltwise_forward::primitive_desc fwd(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, alpha, 0.0f),
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, alpha, beta),
       attr_, engine_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  AddForward(l, fwd, {{DNNL_ARG_SRC, src}});
   return [=](const memory& diff_dst) {
     dnnl::eltwise_backward::primitive_desc bwd(
-        dnnl::eltwise_backward::desc(alg, data_md, data_md, alpha, 0.0f), attr_, engine_, fwd);
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd,
-                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    AddEdge(in, diff_src);
+        dnnl::eltwise_backward::desc(alg, data_md, data_md, alpha, beta), attr_, engine_, fwd);
+    AddEdge(in, AddBackwardData(l, bwd, diff_dst, {{DNNL_ARG_SRC, src}}));
   };
 }
 
@@ -892,70 +1056,41 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildMul(int l) {
   // convert BF16).
   const Layer& layer = network().layer(l);
   const int a = layer.input_ids[0], b = layer.input_ids[1];
-  const memory::desc a_f32 = Plain(Dims(a), Dt::f32), b_f32 = Plain(Dims(b), Dt::f32);
-  const memory x =
-      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(a)], a_f32);
-  const memory s =
-      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(b)], b_f32);
-  const memory y = NewMemory(a_f32);
+  const memory x = F32Input(l, a), s = F32Input(l, b);
   // x is {scales, inner}: inner = H*W when s is {N, C} broadcast over {N, C, H, W}, else 1.
-  const int64_t scales = static_cast<int64_t>(b_f32.get_size() / sizeof(float));
-  const int64_t inner = static_cast<int64_t>(a_f32.get_size() / sizeof(float)) / scales;
-  const bool parallel = scales * inner > 65536;
-  auto f = [](const memory& m) { return static_cast<float*>(m.get_data_handle()); };
-  AddCustom(Phase::kForward, l, Pass::kForward,
-            [=] {
-              const float* xp = f(x);
-              const float* sp = f(s);
-              float* yp = f(y);
+  const int64_t scales = static_cast<int64_t>(s.get_desc().get_size() / sizeof(float));
+  const int64_t inner = static_cast<int64_t>(x.get_desc().get_size() / sizeof(float)) / scales;
+  const bool parallel = scales * inner > kParallelElements;
+  // y = x * s, and dx = dy * s: the same loop.
+  auto scaled = [=](const memory& by, const memory& from, float* to) {
+    const float* xp = F32(from);
+    const float* sp = F32(by);
 #pragma omp parallel for schedule(static) if (parallel)
-              for (int64_t j = 0; j < scales; ++j) {
-                for (int64_t i = 0; i < inner; ++i) yp[j * inner + i] = xp[j * inner + i] * sp[j];
-              }
-            },
-            {x, s, y});
-  SetImplementation(l, Pass::kForward, "fitspeed");
-  act_[static_cast<size_t>(l)] =
-      Converted(Phase::kForward, l, Pass::kForward, y, Plain(Dims(a), act_dt_));
+    for (int64_t j = 0; j < scales; ++j) {
+      for (int64_t i = 0; i < inner; ++i) to[j * inner + i] = xp[j * inner + i] * sp[j];
+    }
+  };
+  AddF32Output(l, x.get_desc(), [=](float* y) { scaled(s, x, y); }, {x, s});
   return [=](const memory& diff_dst) {
-    const memory dy = Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, a_f32);
-    SetImplementation(l, Pass::kBackwardData, "fitspeed");
-    if (GradNeeded(a)) {  // dx = dy * s
-      const memory dx = NewMemory(a_f32);
-      AddCustom(Phase::kBackward, l, Pass::kBackwardData,
-                [=] {
-                  const float* dyp = f(dy);
-                  const float* sp = f(s);
-                  float* dxp = f(dx);
-#pragma omp parallel for schedule(static) if (parallel)
-                  for (int64_t j = 0; j < scales; ++j) {
-                    for (int64_t i = 0; i < inner; ++i) {
-                      dxp[j * inner + i] = dyp[j * inner + i] * sp[j];
-                    }
-                  }
-                },
-                {dy, s, dx});
-      // In the activations' data type, as every other gradient (BF16: one more reorder).
-      AddEdge(a, Converted(Phase::kBackward, l, Pass::kBackwardData, dx, Plain(Dims(a), act_dt_)));
+    const memory dy = F32Diff(l, Pass::kBackwardData, diff_dst);
+    if (GradNeeded(a)) {
+      AddF32Gradient(l, a, x.get_desc(), [=](float* dx) { scaled(s, dy, dx); }, {dy, s});
     }
     if (GradNeeded(b)) {  // ds = dy * x, summed over H*W when broadcast
-      const memory ds = NewMemory(b_f32);
-      AddCustom(Phase::kBackward, l, Pass::kBackwardData,
-                [=] {
-                  const float* dyp = f(dy);
-                  const float* xp = f(x);
-                  float* dsp = f(ds);
+      AddF32Gradient(l, b, s.get_desc(),
+                     [=](float* ds) {
+                       const float* dyp = F32(dy);
+                       const float* xp = F32(x);
 #pragma omp parallel for schedule(static) if (parallel)
-                  for (int64_t j = 0; j < scales; ++j) {
-                    float sum = 0;
-                    for (int64_t i = 0; i < inner; ++i) {
-                      sum += dyp[j * inner + i] * xp[j * inner + i];
-                    }
-                    dsp[j] = sum;
-                  }
-                },
-                {dy, x, ds});
-      AddEdge(b, Converted(Phase::kBackward, l, Pass::kBackwardData, ds, Plain(Dims(b), act_dt_)));
+                       for (int64_t j = 0; j < scales; ++j) {
+                         float sum = 0;
+                         for (int64_t i = 0; i < inner; ++i) {
+                           sum += dyp[j * inner + i] * xp[j * inner + i];
+                         }
+                         ds[j] = sum;
+                       }
+                     },
+                     {dy, x});
     }
   };
 }
@@ -970,9 +1105,7 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildConcat(int l) {
     args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = m;
   }
   dnnl::concat::primitive_desc pd(1, srcs, engine_, attr_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(pd.dst_desc());
-  args[DNNL_ARG_DST] = dst;
-  AddPrimitive(Phase::kForward, l, Pass::kForward, pd, std::move(args));
+  AddForward(l, pd, std::move(args));
   // Backward: each input's gradient is its channel range of dy, read through a
   // view of dy in plain layout (ResolveDiff reorders it to the input's layout).
   return [=](const memory& diff_dst) {
@@ -1005,24 +1138,541 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLrn(int l) {
       dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, alg, data_md, a.size, alpha, beta,
                               k),
       attr_, engine_);
-  const memory dst = act_[static_cast<size_t>(l)] = NewMemory(fwd.dst_desc());
-  const bool has_ws = fwd.workspace_desc().get_size() > 0;
-  const memory ws = has_ws ? NewMemory(fwd.workspace_desc()) : memory();
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (has_ws) args[DNNL_ARG_WORKSPACE] = ws;
-  AddPrimitive(Phase::kForward, l, Pass::kForward, fwd, std::move(args));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}};
+  const memory ws = AddWorkspace(fwd, args);
+  AddForward(l, fwd, std::move(args));
   const int64_t size = a.size;
   return [=](const memory& diff_dst) {
     dnnl::lrn_backward::primitive_desc bwd(
         dnnl::lrn_backward::desc(alg, data_md, data_md, size, alpha, beta, k), attr_, engine_, fwd);
-    const memory dd =
-        Converted(Phase::kBackward, l, Pass::kBackwardData, diff_dst, bwd.diff_dst_desc());
-    const memory diff_src = NewMemory(bwd.diff_src_desc());
-    std::unordered_map<int, memory> bargs{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_SRC, diff_src}};
-    if (has_ws) bargs[DNNL_ARG_WORKSPACE] = ws;
-    AddPrimitive(Phase::kBackward, l, Pass::kBackwardData, bwd, std::move(bargs));
-    AddEdge(in, diff_src);
+    std::unordered_map<int, memory> bargs{{DNNL_ARG_SRC, src}};
+    if (ws) bargs[DNNL_ARG_WORKSPACE] = ws;
+    AddEdge(in, AddBackwardData(l, bwd, diff_dst, std::move(bargs)));
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildEmbedding(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const int64_t rows = Rows(layer.output_shape, config().batch), dim = layer.embedding.dim;
+  const size_t table = ParamIndex(l, "table");
+  const memory::desc table_md = Plain({layer.embedding.vocab, dim}, Dt::f32);
+  DefineParam(table, table_md, table_md);
+  const memory ids = act_[static_cast<size_t>(in)], master = stores_[table].master;
+  // torch.nn.Embedding: y[r] = table[id[r]], a gather of rows.
+  AddF32Output(l, Plain(Dims(l), Dt::f32),
+               [=](float* y) {
+                 const int32_t* id = static_cast<const int32_t*>(ids.get_data_handle());
+                 const float* t = F32(master);
+#pragma omp parallel for schedule(static) if (rows * dim > kParallelElements)
+                 for (int64_t r = 0; r < rows; ++r) {
+                   std::memcpy(y + r * dim, t + id[r] * dim,
+                               static_cast<size_t>(dim) * sizeof(float));
+                 }
+               },
+               {ids});
+  const bool tied = IsTiedTable(network(), l);
+  const int64_t elements = layer.embedding.vocab * dim;
+  return [=](const memory& diff_dst) {
+    // A dense gradient (sparse=False): zeroed, then dy added into the rows of
+    // the tokens, each thread owning a block of columns. A tied table's
+    // gradient already holds the dense layer's part.
+    const memory dy = F32Diff(l, Pass::kBackwardWeights, diff_dst);
+    const memory grad = stores_[table].grad;
+    AddLoop(Phase::kBackward, l, Pass::kBackwardWeights,
+            [=] {
+              const int32_t* id = static_cast<const int32_t*>(ids.get_data_handle());
+              const float* dyp = F32(dy);
+              float* g = F32(grad);
+              if (!tied) {
+#pragma omp parallel for schedule(static) if (elements > kParallelElements)
+                for (int64_t i = 0; i < elements; ++i) g[i] = 0;
+              }
+              constexpr int64_t kBlock = 64;
+#pragma omp parallel for schedule(static) if (rows * dim > kParallelElements)
+              for (int64_t lo = 0; lo < dim; lo += kBlock) {
+                const int64_t hi = std::min(dim, lo + kBlock);
+                for (int64_t r = 0; r < rows; ++r) {
+                  float* row = g + id[r] * dim;
+                  for (int64_t k = lo; k < hi; ++k) row[k] += dyp[r * dim + k];
+                }
+              }
+            },
+            {ids, dy});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildAddedEmbedding(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const int64_t n = config().batch, tokens = layer.output_shape.dims[0],
+                f = layer.output_shape.dims[1], table_rows = layer.added.rows;
+  const bool segment = layer.kind == LayerKind::kSegmentEmbedding;
+  std::vector<int64_t> row_of(static_cast<size_t>(tokens));  // the table row of token t
+  for (int64_t t = 0; t < tokens; ++t) {
+    row_of[static_cast<size_t>(t)] = segment ? SegmentOf(t, tokens, table_rows) : t;
+  }
+  const size_t table = ParamIndex(l, "table");
+  const memory::desc table_md = Plain({table_rows, f}, Dt::f32);
+  DefineParam(table, table_md, table_md);
+  const memory master = stores_[table].master, grad = stores_[table].grad;
+  const memory x = F32Input(l, in);
+  // y[s, t] = x[s, t] + table[row(t)] (BERT's and GPT-2's learned embeddings).
+  AddF32Output(l, x.get_desc(),
+               [=](float* y) {
+                 const float* xp = F32(x);
+                 const float* w = F32(master);
+#pragma omp parallel for schedule(static) if (n * tokens * f > kParallelElements)
+                 for (int64_t r = 0; r < n * tokens; ++r) {
+                   const float* wr = w + row_of[static_cast<size_t>(r % tokens)] * f;
+                   for (int64_t k = 0; k < f; ++k) y[r * f + k] = xp[r * f + k] + wr[k];
+                 }
+               },
+               {x});
+  return [=](const memory& diff_dst) {
+    if (GradNeeded(in)) AddEdge(in, diff_dst);  // dx = dy, shared
+    // dtable[row(t)] = sum over the batch of dy[s, t], each thread owning columns.
+    const memory dy = F32Diff(l, Pass::kBackwardWeights, diff_dst);
+    AddLoop(Phase::kBackward, l, Pass::kBackwardWeights,
+            [=] {
+              const float* dyp = F32(dy);
+              float* g = F32(grad);
+              std::fill(g, g + table_rows * f, 0.0f);
+#pragma omp parallel for schedule(static) if (n * tokens * f > kParallelElements)
+              for (int64_t k = 0; k < f; ++k) {
+                for (int64_t r = 0; r < n * tokens; ++r) {
+                  g[row_of[static_cast<size_t>(r % tokens)] * f + k] += dyp[r * f + k];
+                }
+              }
+            },
+            {dy});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildLayerNorm(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const NormAttrs& a = layer.norm;
+  const memory src =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], act_dt_);
+  const memory::desc data_md = src.get_desc();
+  const memory::desc vec_md = Plain({layer.output_shape.dims.back()}, Dt::f32);
+  const dnnl::normalization_flags flags = NormFlags(a.scale, a.center);
+  const float eps = static_cast<float>(a.epsilon);
+  dnnl::layer_normalization_forward::primitive_desc fwd(
+      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, data_md, eps,
+                                              flags),
+      attr_, engine_);
+  const memory mean = NewMemory(fwd.mean_desc()), var = NewMemory(fwd.variance_desc());
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
+  std::unordered_map<int, memory> params;  // for the backward primitive
+  if (a.scale) {
+    const size_t gamma = ParamIndex(l, "gamma");
+    DefineParam(gamma, vec_md, vec_md);
+    args[DNNL_ARG_SCALE] = params[DNNL_ARG_SCALE] = stores_[gamma].master;
+    params[DNNL_ARG_DIFF_SCALE] = stores_[gamma].grad;
+  }
+  if (a.center) {
+    const size_t beta = ParamIndex(l, "beta");
+    DefineParam(beta, vec_md, vec_md);
+    args[DNNL_ARG_SHIFT] = params[DNNL_ARG_SHIFT] = stores_[beta].master;
+    params[DNNL_ARG_DIFF_SHIFT] = stores_[beta].grad;
+  }
+  AddForward(l, fwd, std::move(args));
+  const bool trainable = layer.has_trainable_params();
+  return [=](const memory& diff_dst) {
+    // Ba et al. 2016; one primitive computes the gradients of the data and of
+    // gamma/beta, timed as backward-data (as batch-norm's).
+    dnnl::layer_normalization_backward::primitive_desc bwd(
+        dnnl::layer_normalization_backward::desc(
+            trainable ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data, data_md,
+            data_md, eps, flags),
+        attr_, engine_, fwd);
+    std::unordered_map<int, memory> bargs = params;
+    bargs[DNNL_ARG_SRC] = src;
+    bargs[DNNL_ARG_MEAN] = mean;
+    bargs[DNNL_ARG_VARIANCE] = var;
+    const memory diff_src = AddBackwardData(l, bwd, diff_dst, std::move(bargs));
+    if (GradNeeded(in)) AddEdge(in, diff_src);
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildRmsNorm(int l) {
+  // oneDNN 2.6's layer normalization always subtracts the mean: RMS norm runs
+  // as fitspeed loops on plain FP32 tensors.
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const int64_t f = layer.output_shape.dims.back();
+  const memory x = F32Input(l, in);
+  const int64_t rows = static_cast<int64_t>(x.get_desc().get_size() / sizeof(float)) / f;
+  const memory rstd = NewMemory(Plain({rows}, Dt::f32));
+  const bool scale = layer.norm.scale;
+  const size_t gamma = scale ? ParamIndex(l, "gamma") : 0;
+  if (scale) DefineParam(gamma, Plain({f}, Dt::f32), Plain({f}, Dt::f32));
+  // gamma[k], or 1 without scale.
+  const memory g = scale ? stores_[gamma].master : memory();
+  auto gain = [=](int64_t k) { return scale ? F32(g)[k] : 1.0f; };
+  const float eps = static_cast<float>(layer.norm.epsilon);
+  const bool parallel = rows * f > kParallelElements;
+  // Zhang & Sennrich 2019: y = x*rstd*gamma, rstd = 1/sqrt(mean(x^2) + eps).
+  AddF32Output(l, x.get_desc(),
+               [=](float* y) {
+                 const float* xp = F32(x);
+                 float* rp = F32(rstd);
+#pragma omp parallel for schedule(static) if (parallel)
+                 for (int64_t r = 0; r < rows; ++r) {
+                   float sq = 0;
+                   for (int64_t k = 0; k < f; ++k) sq += xp[r * f + k] * xp[r * f + k];
+                   rp[r] = 1.0f / std::sqrt(sq / static_cast<float>(f) + eps);
+                   for (int64_t k = 0; k < f; ++k) y[r * f + k] = xp[r * f + k] * rp[r] * gain(k);
+                 }
+               },
+               {x, rstd});
+  return [=](const memory& diff_dst) {
+    const memory dy = F32Diff(l, Pass::kBackwardData, diff_dst);
+    if (GradNeeded(in)) {
+      // dx = rstd*(gdy - xhat*mean(gdy*xhat)), gdy = dy*gamma, xhat = x*rstd.
+      AddF32Gradient(l, in, x.get_desc(),
+                     [=](float* dx) {
+                       const float* xp = F32(x);
+                       const float* dyp = F32(dy);
+                       const float* rp = F32(rstd);
+#pragma omp parallel for schedule(static) if (parallel)
+                       for (int64_t r = 0; r < rows; ++r) {
+                         float dot = 0;
+                         for (int64_t k = 0; k < f; ++k)
+                           dot += dyp[r * f + k] * gain(k) * xp[r * f + k];
+                         const float c = dot * rp[r] * rp[r] / static_cast<float>(f);
+                         for (int64_t k = 0; k < f; ++k) {
+                           dx[r * f + k] = rp[r] * (dyp[r * f + k] * gain(k) - xp[r * f + k] * c);
+                         }
+                       }
+                     },
+                     {x, dy, rstd});
+    }
+    if (!scale) return;
+    // dgamma = sum over the rows of dy*x*rstd, each thread owning columns.
+    const memory dg = stores_[gamma].grad;
+    AddLoop(Phase::kBackward, l, Pass::kBackwardWeights,
+            [=] {
+              const float* xp = F32(x);
+              const float* dyp = F32(dy);
+              const float* rp = F32(rstd);
+              float* dgp = F32(dg);
+#pragma omp parallel for schedule(static) if (parallel)
+              for (int64_t k = 0; k < f; ++k) {
+                float sum = 0;
+                for (int64_t r = 0; r < rows; ++r) sum += dyp[r * f + k] * xp[r * f + k] * rp[r];
+                dgp[k] = sum;
+              }
+            },
+            {x, dy, rstd});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildDropout(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const double rate = network().layer(l).dropout.rate;
+  const float scale = static_cast<float>(1 / (1 - rate));
+  const memory x = F32Input(l, in);
+  const memory mask = NewMemory(Plain(x.get_desc().dims(), Dt::u8));
+  const int64_t count = static_cast<int64_t>(x.get_desc().get_size() / sizeof(float));
+  auto keep = [mask](int64_t i) { return static_cast<const uint8_t*>(mask.get_data_handle())[i]; };
+  // Inverted dropout with MakeDropoutMask's mask, kept as one byte per element.
+  AddF32Output(l, x.get_desc(),
+               [=](float* y) {
+                 const DropoutMask draw = MakeDropoutMask(config().seed, l, update_count(), rate);
+                 const float* xp = F32(x);
+                 uint8_t* m = static_cast<uint8_t*>(mask.get_data_handle());
+#pragma omp parallel for schedule(static) if (count > kParallelElements)
+                 for (int64_t i = 0; i < count; ++i) {
+                   m[i] = draw.Keep(static_cast<uint64_t>(i)) ? 1 : 0;
+                   y[i] = m[i] != 0 ? xp[i] * scale : 0.0f;
+                 }
+               },
+               {x, mask});
+  return [=](const memory& diff_dst) {
+    const memory dy = F32Diff(l, Pass::kBackwardData, diff_dst);
+    AddF32Gradient(l, in, x.get_desc(),
+                   [=](float* dx) {
+                     const float* dyp = F32(dy);
+#pragma omp parallel for schedule(static) if (count > kParallelElements)
+                     for (int64_t i = 0; i < count; ++i)
+                       dx[i] = keep(i) != 0 ? dyp[i] * scale : 0.0f;
+                   },
+                   {mask, dy});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildHeads(int l) {
+  // Per sample {A, B, C} -> {B, A, C}: split {T, H, D} -> {H, T, D}, merge
+  // {H, T, D} -> {T, H, D}. One reorder reads the plain source through
+  // permuted strides; the backward is the opposite transpose.
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const bool split = layer.kind == LayerKind::kSplitHeads;
+  const Shape& heads = split ? layer.output_shape : network().layer(in).output_shape;
+  const int64_t n = config().batch, h = heads.dims[0], t = heads.dims[1], d = heads.dims[2];
+  const int64_t a = split ? t : h, b = split ? h : t;
+  // A plain {n, p, q, d} tensor read as {n, q, p, d}.
+  auto swapped = [=](int64_t p, int64_t q) {
+    return memory::desc({n, q, p, d}, act_dt_, {p * q * d, d, q * d, 1});
+  };
+  const memory src =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], act_dt_);
+  const memory out = Transposed(Phase::kForward, l, Pass::kForward, src, swapped(a, b));
+  act_[static_cast<size_t>(l)] = View(Plain(Dims(l), act_dt_), out);
+  return [=](const memory& diff_dst) {
+    const memory dy = AsPlain(Phase::kBackward, l, Pass::kBackwardData, diff_dst, act_dt_);
+    const memory dx = Transposed(Phase::kBackward, l, Pass::kBackwardData, dy, swapped(b, a));
+    AddEdge(in, View(Plain(Dims(in), act_dt_), dx));
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildBatchedMatmul(int l) {
+  const Layer& layer = network().layer(l);
+  const int ia = layer.input_ids[0], ib = layer.input_ids[1];
+  const Shape& as = network().layer(ia).output_shape;
+  const Shape& bs = network().layer(ib).output_shape;
+  const bool tb = layer.matmul.transpose_b;
+  const double scale = layer.matmul.scale;
+  const int64_t n = config().batch, kv = bs.dims[0], group = as.dims[0] / kv;
+  const int64_t rows = group * as.dims[1], k = as.dims[2], cols = layer.output_shape.dims[2];
+  // The `group` heads of a sharing head hb of b (Ainslie et al. 2023) are one
+  // {rows = group*M, K} matrix, their rows stacked: plain a {n, H, M, K} is
+  // plain {n, Hb, rows, K}, and so is y. Every operand is a plain tensor or a
+  // transposed view of one (strides of the last two dimensions swapped).
+  auto plain = [=](int64_t p, int64_t q) { return Plain({n, kv, p, q}, act_dt_); };
+  auto transposed = [=](int64_t p, int64_t q) {  // plain {n, kv, q, p} read as {.., p, q}
+    return memory::desc({n, kv, p, q}, act_dt_, {kv * p * q, p * q, 1, p});
+  };
+  const memory a =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(ia)], act_dt_);
+  const memory b =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(ib)], act_dt_);
+  const memory::desc b_md = tb ? transposed(k, cols) : plain(k, cols);
+  const memory y = NewMemory(plain(rows, cols));
+  AddMatmul(Phase::kForward, l, Pass::kForward, a, plain(rows, k), b, b_md, y, scale);
+  act_[static_cast<size_t>(l)] = View(Plain(Dims(l), act_dt_), y);
+  return [=](const memory& diff_dst) {
+    // da = scale dy B^T; dB = scale a^T dy, or with transpose_b db = scale dy^T a.
+    const memory dy = AsPlain(Phase::kBackward, l, Pass::kBackwardData, diff_dst, act_dt_);
+    if (GradNeeded(ia)) {
+      const memory da = NewMemory(plain(rows, k));
+      AddMatmul(Phase::kBackward, l, Pass::kBackwardData, dy, plain(rows, cols), b,
+                tb ? plain(cols, k) : transposed(cols, k), da, scale);
+      AddEdge(ia, View(Plain(Dims(ia), act_dt_), da));
+    }
+    if (GradNeeded(ib)) {
+      const memory db = NewMemory(tb ? plain(cols, k) : plain(k, cols));
+      if (tb) {
+        AddMatmul(Phase::kBackward, l, Pass::kBackwardData, dy, transposed(cols, rows), a,
+                  plain(rows, k), db, scale);
+      } else {
+        AddMatmul(Phase::kBackward, l, Pass::kBackwardData, a, transposed(k, rows), dy,
+                  plain(rows, cols), db, scale);
+      }
+      AddEdge(ib, View(Plain(Dims(ib), act_dt_), db));
+    }
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildSoftmax(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const memory src =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], act_dt_);
+  const memory::desc md = src.get_desc();
+  const int axis = static_cast<int>(md.dims().size()) - 1;
+  dnnl::softmax_forward::primitive_desc fwd(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_training, md, axis), attr_, engine_);
+  memory dst;
+  if (!layer.softmax.causal) {
+    dst = AddForward(l, fwd, {{DNNL_ARG_SRC, src}});
+  } else {
+    // The causal mask as a loop before the primitive: a copy of the scores
+    // with -inf where j > i in each {T, T} block, then softmax in place.
+    const int64_t tokens = md.dims().back();
+    const int64_t rows =
+        static_cast<int64_t>(md.get_size() / memory::data_type_size(act_dt_)) / tokens;
+    const size_t bytes = memory::data_type_size(act_dt_);
+    const bool bf16 = act_dt_ == Dt::bf16;
+    dst = act_[static_cast<size_t>(l)] = NewMemory(md);
+    AddLoop(Phase::kForward, l, Pass::kForward,
+            [=] {
+              const char* x = static_cast<const char*>(src.get_data_handle());
+              char* y = static_cast<char*>(dst.get_data_handle());
+              const float minus_inf = -std::numeric_limits<float>::infinity();
+              uint32_t inf_bits = 0;
+              std::memcpy(&inf_bits, &minus_inf, sizeof inf_bits);
+              const uint16_t inf_bf16 = static_cast<uint16_t>(inf_bits >> 16);
+#pragma omp parallel for schedule(static) if (rows * tokens > kParallelElements)
+              for (int64_t r = 0; r < rows; ++r) {
+                const int64_t keep = r % tokens + 1;
+                char* row = y + r * tokens * static_cast<int64_t>(bytes);
+                std::memcpy(row, x + r * tokens * static_cast<int64_t>(bytes),
+                            static_cast<size_t>(keep) * bytes);
+                for (int64_t j = keep; j < tokens; ++j) {
+                  if (bf16) {
+                    std::memcpy(row + j * 2, &inf_bf16, 2);
+                  } else {
+                    std::memcpy(row + j * 4, &minus_inf, 4);
+                  }
+                }
+              }
+            },
+            {src, dst});
+    AddPrimitive(Phase::kForward, l, Pass::kForward, fwd,
+                 {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
+  }
+  return [=](const memory& diff_dst) {
+    // dx = y*(dy - sum(dy*y)) from the output; masked entries have y = 0.
+    dnnl::softmax_backward::primitive_desc bwd(dnnl::softmax_backward::desc(md, md, axis), attr_,
+                                               engine_, fwd);
+    AddEdge(in, AddBackwardData(l, bwd, diff_dst, {{DNNL_ARG_DST, dst}}));
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildRotary(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& os = layer.output_shape;
+  const int64_t tokens = os.dims[1], d = os.dims[2], half = d / 2;
+  const RotaryTables tables = MakeRotaryTables(tokens, d, layer.rotary.base);
+  const std::vector<float> cos(tables.cos.begin(), tables.cos.end()),
+      sin(tables.sin.begin(), tables.sin.end());
+  const memory x = F32Input(l, in);
+  const int64_t rows = static_cast<int64_t>(x.get_desc().get_size() / sizeof(float)) / d;
+  // Su et al. 2021, rotate-half form: (x_i, x_{i+D/2}) of row t rotated by
+  // t*theta_i; the backward rotates dy by the opposite angle.
+  auto rotate = [=](const memory& from, float* yp, float sign) {
+    const float* xp = F32(from);
+#pragma omp parallel for schedule(static) if (rows * d > kParallelElements)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* c = cos.data() + (r % tokens) * half;
+      const float* s = sin.data() + (r % tokens) * half;
+      for (int64_t i = 0; i < half; ++i) {
+        const float lo = xp[r * d + i], hi = xp[r * d + i + half];
+        yp[r * d + i] = lo * c[i] - hi * sign * s[i];
+        yp[r * d + i + half] = hi * c[i] + lo * sign * s[i];
+      }
+    }
+  };
+  AddF32Output(l, x.get_desc(), [=](float* y) { rotate(x, y, 1.0f); }, {x});
+  return [=](const memory& diff_dst) {
+    const memory dy = F32Diff(l, Pass::kBackwardData, diff_dst);
+    AddF32Gradient(l, in, x.get_desc(), [=](float* dx) { rotate(dy, dx, -1.0f); }, {dy});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildTakeRows(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t n = config().batch, tokens = is.dims[0];
+  std::vector<int64_t> taken;  // the input rows, in output order
+  if (layer.kind == LayerKind::kSelectToken) {
+    taken.push_back(layer.tokens.index);
+  } else {
+    for (int64_t k = 0; k < layer.tokens.count; ++k) {
+      taken.push_back(GatheredRow(k, layer.tokens.count, tokens));
+    }
+  }
+  const int64_t count = static_cast<int64_t>(taken.size());
+  // Rows are copied as bytes, in the activations' data type.
+  const size_t row_bytes = static_cast<size_t>(is.dims[1]) * memory::data_type_size(act_dt_);
+  const memory x =
+      AsPlain(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], act_dt_);
+  const memory y = act_[static_cast<size_t>(l)] = NewMemory(Plain(Dims(l), act_dt_));
+  auto at = [](const memory& m, int64_t row, size_t bytes) {
+    return static_cast<char*>(m.get_data_handle()) + static_cast<size_t>(row) * bytes;
+  };
+  AddLoop(Phase::kForward, l, Pass::kForward,
+          [=] {
+            for (int64_t s = 0; s < n; ++s) {
+              for (int64_t k = 0; k < count; ++k) {
+                std::memcpy(at(y, s * count + k, row_bytes),
+                            at(x, s * tokens + taken[static_cast<size_t>(k)], row_bytes),
+                            row_bytes);
+              }
+            }
+          },
+          {x, y});
+  return [=](const memory& diff_dst) {
+    // dx: dy in the taken rows (each taken once), zero elsewhere.
+    const memory dy = AsPlain(Phase::kBackward, l, Pass::kBackwardData, diff_dst, act_dt_);
+    const memory dx = NewMemory(x.get_desc());
+    AddLoop(Phase::kBackward, l, Pass::kBackwardData,
+            [=] {
+              std::memset(dx.get_data_handle(), 0, dx.get_desc().get_size());
+              for (int64_t s = 0; s < n; ++s) {
+                for (int64_t k = 0; k < count; ++k) {
+                  std::memcpy(at(dx, s * tokens + taken[static_cast<size_t>(k)], row_bytes),
+                              at(dy, s * count + k, row_bytes), row_bytes);
+                }
+              }
+            },
+            {dy, dx});
+    AddEdge(in, dx);
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildClassToken(int l) {
+  const int in = network().layer(l).input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t n = config().batch, tokens = is.dims[0], f = is.dims[1];
+  const size_t token = ParamIndex(l, "token");
+  DefineParam(token, Plain({f}, Dt::f32), Plain({f}, Dt::f32));
+  const memory w = stores_[token].master, grad = stores_[token].grad;
+  const memory x = F32Input(l, in);
+  const size_t row = static_cast<size_t>(f) * sizeof(float);
+  // ViT (Dosovitskiy et al. 2021): row 0 the learned token, rows 1..T the input.
+  AddF32Output(l, Plain(Dims(l), Dt::f32),
+               [=](float* y) {
+                 for (int64_t s = 0; s < n; ++s) {
+                   float* ys = y + s * (tokens + 1) * f;
+                   std::memcpy(ys, F32(w), row);
+                   std::memcpy(ys + f, F32(x) + s * tokens * f, row * static_cast<size_t>(tokens));
+                 }
+               },
+               {x});
+  return [=](const memory& diff_dst) {
+    const memory dy = F32Diff(l, Pass::kBackwardData, diff_dst);
+    if (GradNeeded(in)) {
+      AddF32Gradient(l, in, x.get_desc(),
+                     [=](float* dx) {
+                       for (int64_t s = 0; s < n; ++s) {
+                         std::memcpy(dx + s * tokens * f, F32(dy) + (s * (tokens + 1) + 1) * f,
+                                     row * static_cast<size_t>(tokens));
+                       }
+                     },
+                     {dy});
+    }
+    AddLoop(Phase::kBackward, l, Pass::kBackwardWeights,
+            [=] {
+              float* g = F32(grad);
+              std::fill(g, g + f, 0.0f);
+              for (int64_t s = 0; s < n; ++s) {
+                for (int64_t k = 0; k < f; ++k) g[k] += F32(dy)[s * (tokens + 1) * f + k];
+              }
+            },
+            {dy});
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildImageToSequence(int l) {
+  // {C, H, W} -> {H*W, C}: the image in NHWC layout is the sequence, so one
+  // reorder (from the convolution's blocked layout) is the whole forward
+  // pass, and the backward a view (ResolveDiff reorders it back).
+  const int in = network().layer(l).input_ids[0];
+  const memory::desc nhwc(Dims(in), act_dt_, Tag::nhwc);
+  const memory image =
+      Converted(Phase::kForward, l, Pass::kForward, act_[static_cast<size_t>(in)], nhwc);
+  act_[static_cast<size_t>(l)] = View(Plain(Dims(l), act_dt_), image);
+  return [=](const memory& diff_dst) {
+    const memory dy = AsPlain(Phase::kBackward, l, Pass::kBackwardData, diff_dst, act_dt_);
+    AddEdge(in, View(nhwc, dy));
   };
 }
 
@@ -1080,15 +1730,10 @@ void OnednnExecutor::AllocateScratchpad() {
 
 void OnednnExecutor::SetInput(const std::vector<double>& values,
                               const std::vector<int32_t>& labels) {
+  CheckInput(network(), config().batch, values, labels);
   const memory& input = act_[0];
   const memory::dims dims = Dims(0);
   std::vector<float> f(values.begin(), values.end());
-  FITSPEED_CHECK(f.size() * sizeof(float) == Plain(dims, Dt::f32).get_size(),
-                 "input size does not match the network");
-  FITSPEED_CHECK(labels.size() == labels_.size(), "label count does not match the loss rows");
-  for (int32_t label : labels) {
-    FITSPEED_CHECK(label >= 0 && label < network().num_classes(), "label out of range");
-  }
   ReorderNow(memory(Plain(dims, Dt::f32), engine_, f.data()), input);
   labels_ = labels;
 }
@@ -1116,7 +1761,8 @@ std::vector<double> OnednnExecutor::Grad(size_t i) const {
 }
 
 std::vector<double> OnednnExecutor::Output(int layer) const {
-  FITSPEED_CHECK(layer >= 0 && layer < network().size() - 1, "no output to read for this layer");
+  FITSPEED_CHECK(layer >= 0 && layer < network().size() && !IsLoss(network().layer(layer)),
+                 "no output to read for this layer");
   const memory::desc plain = Plain(Dims(layer), Dt::f32);
   std::vector<float> f(plain.get_size() / sizeof(float));
   ReorderNow(act_[static_cast<size_t>(layer)], memory(plain, engine_, f.data()));

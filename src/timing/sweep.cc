@@ -251,6 +251,7 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
   const NetworkCost cost = CountCost(network, options.optimizer);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
   result.train_flops_per_sample = cost.TrainFlopsPerSample();
+  result.tokens_per_sample = network.TokensPerSample();
 
   auto report = [&](SweepProgress::Stage stage, int64_t batch, int index, int total,
                     const std::string& message) {

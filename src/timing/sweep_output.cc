@@ -39,7 +39,7 @@ json PassesJson(const std::array<double, 4>& values) {
   return j;
 }
 
-json MeasurementJson(const BatchMeasurement& m) {
+json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
   json layers = json::array();
   for (const LayerTiming& t : m.layers) {
     json impl = json::object();
@@ -53,23 +53,28 @@ json MeasurementJson(const BatchMeasurement& m) {
                       {"flops", PassesJson(t.flops)},
                       {"implementation", impl}});
   }
-  return {{"batch", m.batch},
-          {"step_time_s", Number(m.step_time_s)},
-          {"cv", Number(m.cv)},
-          {"min_time_s", Number(m.min_time_s)},
-          {"mean_time_s", Number(m.mean_time_s)},
-          {"repeats", m.repeats},
-          {"warmup_steps", m.warmup_steps},
-          {"throughput_sps", Number(m.throughput_sps)},
-          {"step_flops", Number(m.step_flops)},
-          {"gflops", Number(m.gflops)},
-          {"peak_fraction", Number(m.peak_fraction)},
-          {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
-          {"loss", Number(m.loss)},
-          {"preemptions_per_step", Number(m.preemptions_per_step)},
-          {"preemptions_per_s", Number(m.preemptions_per_s)},
-          {"pass_seconds", PassesJson(m.pass_seconds)},
-          {"layers", layers}};
+  json j = {{"batch", m.batch},
+            {"step_time_s", Number(m.step_time_s)},
+            {"cv", Number(m.cv)},
+            {"min_time_s", Number(m.min_time_s)},
+            {"mean_time_s", Number(m.mean_time_s)},
+            {"repeats", m.repeats},
+            {"warmup_steps", m.warmup_steps},
+            {"throughput_sps", Number(m.throughput_sps)},
+            {"step_flops", Number(m.step_flops)},
+            {"gflops", Number(m.gflops)},
+            {"peak_fraction", Number(m.peak_fraction)},
+            {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
+            {"loss", Number(m.loss)},
+            {"preemptions_per_step", Number(m.preemptions_per_step)},
+            {"preemptions_per_s", Number(m.preemptions_per_s)},
+            {"pass_seconds", PassesJson(m.pass_seconds)},
+            {"layers", layers}};
+  if (tokens_per_sample > 0) {
+    j["throughput_tokens_per_s"] =
+        Number(m.throughput_sps * static_cast<double>(tokens_per_sample));
+  }
+  return j;
 }
 
 std::string Mib(double bytes) { return FormatSig(bytes / (1u << 20), 4); }
@@ -85,6 +90,10 @@ std::string Header(const SweepResult& s) {
       s.backend == Backend::kOnednn ? s.context.onednn_version : "reference",
       s.context.fp32_peak_gflops, FormatSig(s.forward_flops_per_sample / 1e9),
       FormatSig(s.train_flops_per_sample / 1e9));
+  if (s.tokens_per_sample > 0) {
+    text += fmt::format("a sample is one sequence of {} tokens: tokens/s = samples/s x {}\n",
+                        s.tokens_per_sample, s.tokens_per_sample);
+  }
   if (!s.stop_reason.empty()) text += "automatic batches: stopped, " + s.stop_reason + "\n";
   return text;
 }
@@ -106,15 +115,29 @@ std::string LayerTable(const BatchMeasurement& m) {
 }  // namespace
 
 std::string SweepTable(const SweepResult& s) {
-  TextTable table({"batch", "step_ms", "cv_%", "samples/s", "GFLOPS", "%_peak", "fwd_ms", "bwd_ms",
-                   "update_ms", "memory_MiB", "repeats", "preempt/s"});
+  // Sequence models also show tokens/s, after samples/s (a sample is a sequence).
+  const bool tokens = s.tokens_per_sample > 0;
+  std::vector<std::string> header{"batch", "step_ms", "cv_%", "samples/s"};
+  if (tokens) header.push_back("tokens/s");
+  for (const char* h : {"GFLOPS", "%_peak", "fwd_ms", "bwd_ms", "update_ms", "memory_MiB",
+                        "repeats", "preempt/s"}) {
+    header.push_back(h);
+  }
+  TextTable table(header);
   for (const BatchMeasurement& m : s.measurements) {
-    table.AddRow({std::to_string(m.batch), FormatSig(m.step_time_s * 1e3), FormatSig(m.cv * 100, 2),
-                  FormatSig(m.throughput_sps), FormatSig(m.gflops),
-                  FormatSig(m.peak_fraction * 100, 3), FormatSig(m.pass_seconds[0] * 1e3),
-                  FormatSig((m.pass_seconds[1] + m.pass_seconds[2]) * 1e3),
-                  FormatSig(m.pass_seconds[3] * 1e3), Mib(m.memory_estimate_bytes),
-                  std::to_string(m.repeats), FormatSig(m.preemptions_per_s, 2)});
+    std::vector<std::string> row{std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
+                                 FormatSig(m.cv * 100, 2), FormatSig(m.throughput_sps)};
+    if (tokens) {
+      row.push_back(FormatSig(m.throughput_sps * static_cast<double>(s.tokens_per_sample)));
+    }
+    for (std::string cell : {FormatSig(m.gflops), FormatSig(m.peak_fraction * 100, 3),
+                             FormatSig(m.pass_seconds[0] * 1e3),
+                             FormatSig((m.pass_seconds[1] + m.pass_seconds[2]) * 1e3),
+                             FormatSig(m.pass_seconds[3] * 1e3), Mib(m.memory_estimate_bytes),
+                             std::to_string(m.repeats), FormatSig(m.preemptions_per_s, 2)}) {
+      row.push_back(std::move(cell));
+    }
+    table.AddRow(row);
   }
   std::string text = table.Render();
   for (const SkippedBatch& k : s.skipped) {
@@ -131,12 +154,15 @@ std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
                 {"backend", BackendName(s.backend)},
                 {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
                 {"train_flops_per_sample", Number(s.train_flops_per_sample)},
+                {"tokens_per_sample", s.tokens_per_sample},
+                {"sample", s.tokens_per_sample > 0 ? "one sequence" : "one input"},
                 {"memory_limit_bytes", Number(s.memory_limit_bytes)},
                 {"stop_reason", s.stop_reason},
                 {"warnings", json::array()}};
   if (const std::string w = s.ContentionWarning(); !w.empty()) j["sweep"]["warnings"].push_back(w);
   j["measurements"] = json::array();
-  for (const BatchMeasurement& m : s.measurements) j["measurements"].push_back(MeasurementJson(m));
+  for (const BatchMeasurement& m : s.measurements)
+    j["measurements"].push_back(MeasurementJson(m, s.tokens_per_sample));
   j["skipped"] = json::array();
   for (const SkippedBatch& k : s.skipped) {
     j["skipped"].push_back({{"batch", k.batch},

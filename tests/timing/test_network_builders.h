@@ -2,11 +2,12 @@
 // they use every layer kind and option the host backends run (grouped and strided convolutions,
 // asymmetric "same" padding, batch-norm of images and of vectors with and without gamma/beta, ReLU
 // and clipped ReLU, max and average pooling with and without padding, residual adds of two and
-// three operands, flatten, global pooling, dense layers on {F} and {T, F}), at shapes small enough
-// for finite differences.
+// three operands, flatten, global pooling, dense layers on {F} and {T, F}; the transformer kinds
+// in the tiny transformers below), at shapes small enough for finite differences.
 #ifndef FITSPEED_TESTS_TIMING_TEST_NETWORK_BUILDERS_H_
 #define FITSPEED_TESTS_TIMING_TEST_NETWORK_BUILDERS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -141,6 +142,163 @@ inline Network InceptionNet() {
 }
 
 inline std::vector<Network> NewKindTestNetworks() { return {SqueezeExciteNet(), InceptionNet()}; }
+
+// Tiny transformers (d_model 8-16, 2-4 heads, 4-6 tokens, vocabulary 11) that
+// together use every sequence kind: token, position and segment embeddings,
+// layer and RMS norm, GELU (erf and tanh), tanh, dropout, head split and
+// merge, batched matmuls (transposed, scaled, grouped-query), softmax (plain
+// and causal), rotary, select and gather tokens, class token, image to
+// sequence, a dense layer tied to an embedding and two summed losses.
+
+// Multi-head self-attention of x {T, d} with `heads` query heads over
+// `kv_heads` key/value heads, through the output projection.
+inline std::string TinyAttention(Network& net, const std::string& x, int64_t d, int64_t heads,
+                                 int64_t kv_heads, bool causal, bool rotary, bool bias,
+                                 double dropout, const std::string& p) {
+  const int64_t head_dim = d / heads;
+  std::string q = net.SplitHeads(net.Dense(x, DenseUnits(d, bias), p + ".q"), heads, p + ".qh");
+  std::string k = net.SplitHeads(net.Dense(x, DenseUnits(head_dim * kv_heads, bias), p + ".k"),
+                                 kv_heads, p + ".kh");
+  const std::string v = net.SplitHeads(
+      net.Dense(x, DenseUnits(head_dim * kv_heads, bias), p + ".v"), kv_heads, p + ".vh");
+  if (rotary) {
+    q = net.Rotary(q, {}, p + ".q_rotary");
+    k = net.Rotary(k, {}, p + ".k_rotary");
+  }
+  MatmulAttrs scores;
+  scores.transpose_b = true;
+  scores.scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  SoftmaxAttrs softmax;
+  softmax.causal = causal;
+  std::string probs =
+      net.Softmax(net.BatchedMatmul(q, k, scores, p + ".scores"), softmax, p + ".softmax");
+  if (dropout > 0) {
+    DropoutAttrs drop;
+    drop.rate = dropout;
+    probs = net.Dropout(probs, drop, p + ".attn_dropout");
+  }
+  const std::string context = net.BatchedMatmul(probs, v, {}, p + ".context");
+  return net.Dense(net.MergeHeads(context, p + ".merge"), DenseUnits(d, bias), p + ".out");
+}
+
+inline GeluAttrs GeluForm(bool tanh_approximation) {
+  GeluAttrs a;
+  a.tanh_approximation = tanh_approximation;
+  return a;
+}
+
+inline DropoutAttrs DropoutRate(double rate) {
+  DropoutAttrs a;
+  a.rate = rate;
+  return a;
+}
+
+// BERT-like (post-norm): ids {5} -> word (vocab 11, d 8) + position + segment
+// embeddings -> layer norm -> dropout -> attention (2 heads) -> add -> layer
+// norm -> MLP (16, GELU erf) -> add -> layer norm; masked-LM head [gather 2
+// tokens -> dense -> GELU -> layer norm -> decoder tied to the word
+// embeddings, with a bias -> loss] and next-sentence head [first token ->
+// dense -> tanh -> dense 2 -> loss].
+inline Network TinyBertNet() {
+  Network net("test-bert", Shape::Vector(5));
+  EmbeddingAttrs words;
+  words.vocab = 11;
+  words.dim = 8;
+  std::string x = net.Embedding("input", words, "word");
+  x = net.SegmentEmbedding(net.PositionEmbedding(x, 6, "position"), 2, "segment");
+  x = net.Dropout(net.LayerNorm(x, {}, "emb_norm"), DropoutRate(0.1), "emb_dropout");
+  const std::string a = TinyAttention(net, x, 8, 2, 2, false, false, true, 0.1, "attn");
+  const std::string h = net.LayerNorm(net.Add({x, a}, "add1"), {}, "norm1");
+  const std::string m = net.Dense(
+      net.Gelu(net.Dense(h, DenseUnits(16), "fc1"), GeluForm(false), "gelu"), DenseUnits(8), "fc2");
+  x = net.LayerNorm(net.Add({h, m}, "add2"), {}, "norm2");
+  std::string mlm = net.GatherTokens(x, 2, "mlm.gather");
+  mlm = net.Gelu(net.Dense(mlm, DenseUnits(8), "mlm.transform"), GeluForm(false), "mlm.gelu");
+  DenseAttrs decoder = DenseUnits(11);
+  decoder.tied_to = "word";
+  net.SoftmaxCrossEntropy(net.Dense(net.LayerNorm(mlm, {}, "mlm.norm"), decoder, "mlm.decoder"),
+                          "mlm.loss");
+  const std::string pooled =
+      net.Tanh(net.Dense(net.SelectToken(x, 0, "pooler.first"), DenseUnits(8), "pooler.dense"),
+               "pooler.tanh");
+  net.SoftmaxCrossEntropy(net.Dense(pooled, DenseUnits(2), "nsp.classifier"), "nsp.loss");
+  net.Finalize();
+  return net;
+}
+
+// GPT-2-like (pre-norm, causal): ids {6} -> token (vocab 11, d 8) + position
+// embeddings -> dropout -> [layer norm -> causal attention (2 heads) -> add]
+// -> [layer norm -> MLP (32, GELU tanh) -> dropout -> add] -> layer norm ->
+// head tied to the token embeddings, no bias -> loss on every token.
+inline Network TinyGpt2Net() {
+  Network net("test-gpt2", Shape::Vector(6));
+  EmbeddingAttrs tokens;
+  tokens.vocab = 11;
+  tokens.dim = 8;
+  std::string x = net.Embedding("input", tokens, "wte");
+  x = net.Dropout(net.PositionEmbedding(x, 8, "wpe"), DropoutRate(0.1), "emb_dropout");
+  const std::string a =
+      TinyAttention(net, net.LayerNorm(x, {}, "ln1"), 8, 2, 2, true, false, true, 0.0, "attn");
+  x = net.Add({x, a}, "add1");
+  std::string m = net.Gelu(net.Dense(net.LayerNorm(x, {}, "ln2"), DenseUnits(32), "fc1"),
+                           GeluForm(true), "gelu");
+  m = net.Dropout(net.Dense(m, DenseUnits(8), "fc2"), DropoutRate(0.1), "mlp_dropout");
+  x = net.LayerNorm(net.Add({x, m}, "add2"), {}, "ln_f");
+  DenseAttrs head = DenseUnits(11, false);
+  head.tied_to = "wte";
+  net.SoftmaxCrossEntropy(net.Dense(x, head, "lm_head"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// Llama-like: ids {5} -> embedding (vocab 11, d 16) -> [RMS norm -> causal
+// grouped-query attention, 4 query heads over 2 key/value heads of 4, rotary
+// on q and k, no biases -> add] -> [RMS norm -> SwiGLU (12) -> add] -> RMS
+// norm -> untied head -> loss.
+inline Network TinyLlamaNet() {
+  Network net("test-llama", Shape::Vector(5));
+  EmbeddingAttrs tokens;
+  tokens.vocab = 11;
+  tokens.dim = 16;
+  std::string x = net.Embedding("input", tokens, "embed");
+  const std::string a =
+      TinyAttention(net, net.RmsNorm(x, {}, "norm1"), 16, 4, 2, true, true, false, 0.0, "attn");
+  x = net.Add({x, a}, "add1");
+  const std::string h = net.RmsNorm(x, {}, "norm2");
+  const std::string gate = net.Swish(net.Dense(h, DenseUnits(12, false), "gate"), "silu");
+  const std::string glu = net.Mul(gate, net.Dense(h, DenseUnits(12, false), "up"), "glu");
+  x = net.Add({x, net.Dense(glu, DenseUnits(16, false), "down")}, "add2");
+  net.SoftmaxCrossEntropy(net.Dense(net.RmsNorm(x, {}, "norm"), DenseUnits(11, false), "lm_head"),
+                          "loss");
+  net.Finalize();
+  return net;
+}
+
+// ViT-like: 3x4x4 image -> 2x2/2 conv patches (8) -> image to sequence {4, 8}
+// -> class token -> positions -> [layer norm -> attention (2 heads) -> add]
+// -> [layer norm -> MLP (16, GELU erf) -> add] -> layer norm -> class token
+// row -> dense 3 -> loss.
+inline Network TinyVitNet() {
+  Network net("test-vit", Shape::Chw(3, 4, 4));
+  std::string x = net.ImageToSequence(
+      net.Conv2d("input", ConvAttrs(8, MakeWindow(2, 2, 0)), "patch_embed"), "patches");
+  x = net.PositionEmbedding(net.ClassToken(x, "cls_token"), 5, "pos_embed");
+  const std::string a =
+      TinyAttention(net, net.LayerNorm(x, {}, "norm1"), 8, 2, 2, false, false, true, 0.0, "attn");
+  x = net.Add({x, a}, "add1");
+  const std::string m =
+      net.Dense(net.Gelu(net.Dense(net.LayerNorm(x, {}, "norm2"), DenseUnits(16), "fc1"),
+                         GeluForm(false), "gelu"),
+                DenseUnits(8), "fc2");
+  x = net.LayerNorm(net.Add({x, m}, "add2"), {}, "norm");
+  net.SoftmaxCrossEntropy(net.Dense(net.SelectToken(x, 0, "cls"), DenseUnits(3), "head"), "loss");
+  net.Finalize();
+  return net;
+}
+
+inline std::vector<Network> TransformerTestNetworks() {
+  return {TinyBertNet(), TinyGpt2Net(), TinyLlamaNet(), TinyVitNet()};
+}
 
 // The step the agreement and gradient tests run: lr 0.05 at `batch`.
 inline timing::StepConfig AgreementConfig(int64_t batch,

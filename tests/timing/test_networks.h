@@ -20,11 +20,13 @@ namespace fitspeed::testing {
 // Compares the backward pass of `step` with central finite differences of its
 // loss, (L(w+h) - L(w-h))/(2h), for up to `per_tensor` elements of every
 // trainable parameter (spread evenly): |analytic - fd| <= abs_tol + rel_tol*|fd|.
-inline void ExpectGradientsMatchFiniteDifferences(timing::StepExecutor& step, double h,
-                                                  double abs_tol, double rel_tol,
-                                                  int64_t per_tensor) {
+// Returns the largest |analytic - fd| / (abs_tol + rel_tol*|fd|) seen (< 1 passes).
+inline double ExpectGradientsMatchFiniteDifferences(timing::StepExecutor& step, double h,
+                                                    double abs_tol, double rel_tol,
+                                                    int64_t per_tensor) {
   step.Forward();
   step.Backward();
+  double worst = 0;
   for (size_t i = 0; i < step.params().size(); ++i) {
     const timing::ParamRef& p = step.params()[i];
     if (!p.trainable) continue;
@@ -41,10 +43,13 @@ inline void ExpectGradientsMatchFiniteDifferences(timing::StepExecutor& step, do
       const double down = step.Forward();
       step.SetParam(i, values);
       const double fd = (up - down) / (2 * h);
+      const double allowed = abs_tol + rel_tol * std::abs(fd);
+      worst = std::max(worst, std::abs(grad[static_cast<size_t>(k)] - fd) / allowed);
       EXPECT_NEAR(grad[static_cast<size_t>(k)], fd, abs_tol + rel_tol * std::abs(fd))
           << step.network().name << " " << p.name << "[" << k << "]";
     }
   }
+  return worst;
 }
 
 // sqrt(sum (a-b)^2) / max(sqrt(sum b^2), floor): the relative error of a

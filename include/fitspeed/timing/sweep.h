@@ -167,6 +167,10 @@ struct SweepResult {
   double memory_limit_bytes = 0;
   double forward_flops_per_sample = 0;  // CountCost()
   double train_flops_per_sample = 0;
+  // Tokens per sample of a network that reads token ids (a sample is one
+  // sequence: Network::TokensPerSample()), 0 otherwise; where > 0 the outputs
+  // also give tokens/s = samples/s x tokens_per_sample.
+  int64_t tokens_per_sample = 0;
   std::vector<BatchMeasurement> measurements;  // in measuring order
   std::vector<SkippedBatch> skipped;
   std::string stop_reason;  // automatic sweep: why it stopped
