@@ -2,8 +2,8 @@
 //
 // The modeled step of one case (fitspeed/device/step_model.h) is, as a
 // function of the five calibration parameters,
-//   T(sc, sm, launch, host, st) = sum over passes max(C_k / s_k, M_k / sm)
-//                                 + L / sm + K launch + comm + host / steps_per_execution
+//   T(sc, sm, launch, host, st) = sum over passes n_k max(C_k / s_k, M_k / sm)
+//                                 + L / sm + K launch + comm + host A / steps_per_execution
 // where C_k and M_k are the pass's compute and memory times on the device as
 // given (a scale s on an efficiency curve multiplies every point, so the
 // interpolated efficiency too, and divides the time), s_k is st for matrix
@@ -11,7 +11,9 @@
 // fitted and the device has no tensor curve of its own, as ModelStep then
 // uses the compute curve for both), L the memory time of layout transposes,
 // K the number of kernels (passes that do work, and transposes) and comm the
-// all-reduce time. The pieces come from one
+// all-reduce time; with gradient accumulation over A micro-batches, n_k = A
+// for forward and backward passes (L and K count them A times) and 1 for the
+// update, and the host is called once per micro-batch. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
 // differentiates it, and the calibrated device is checked against ModelStep.
 #include "fitspeed/device/calibrate.h"
@@ -74,6 +76,7 @@ struct CaseTerms {
     double compute_s = 0;
     double memory_s = 0;
     bool tensor_units = false;  // matrix work on tensor units
+    double count = 1;           // runs per step (gradient accumulation's micro-batches)
   };
   std::vector<Pass> passes;
   // The 16-bit matrix work scales with sc (st is not fitted and the device has
@@ -82,8 +85,8 @@ struct CaseTerms {
   double kernels = 0;          // kernels launched: passes and layout transposes
   double layout_memory_s = 0;  // layout transposes' memory time (scales with sm)
   double comm_s = 0;           // all-reduce time, independent of the parameters
-  double host_per_step = 1;    // 1 / steps_per_execution
-  double measured_step_s = 0;  // batch / throughput
+  double host_per_step = 1;    // accumulation / steps_per_execution
+  double measured_step_s = 0;  // accumulation x batch / throughput
   // Overheads not fitted stay the case's own device's: launch and host enter
   // the sum as parameters only when fitted, else as this fixed time.
   bool launch_fitted = false;
@@ -100,7 +103,7 @@ T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& me
   for (const CaseTerms::Pass& pass : terms.passes) {
     const T compute = pass.compute_s / (pass.tensor_units ? tensor_units_scale : compute_scale);
     const T memory = pass.memory_s / memory_scale;
-    sum += compute > memory ? compute : memory;
+    sum += pass.count * (compute > memory ? compute : memory);
   }
   sum += terms.layout_memory_s / memory_scale;
   if (terms.launch_fitted) sum += terms.kernels * launch_s;
@@ -244,19 +247,24 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
   t.tensor_follows_compute = !free[4] && device.tensor_efficiency.points.empty();
   t.launch_fitted = free[2];
   t.host_fitted = free[3];
+  // Gradient accumulation runs the forward and backward passes once per
+  // micro-batch, the update once per step (ModelStep).
+  const double micro = o.accumulation;
   for (const LayerTime& layer : step.layers) {
-    for (const PassTime& p : layer.passes) {
+    for (size_t i = 0; i < layer.passes.size(); ++i) {
+      const PassTime& p = layer.passes[i];
+      const double count = static_cast<Pass>(i) == Pass::kUpdate ? 1 : micro;
       if (p.flops > 0 || p.bytes > 0) {
-        t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units});
-        t.kernels += 1;
+        t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units, count});
+        t.kernels += count;
       }
-      t.layout_memory_s += p.layout_memory_s;
-      t.kernels += p.layout_kernels;
+      t.layout_memory_s += count * p.layout_memory_s;
+      t.kernels += count * p.layout_kernels;
     }
   }
   t.comm_s = step.comm_s;
-  t.host_per_step = 1.0 / o.steps_per_execution;
-  t.measured_step_s = static_cast<double>(c.batch) / c.throughput_sps;
+  t.host_per_step = micro / o.steps_per_execution;
+  t.measured_step_s = micro * static_cast<double>(c.batch) / c.throughput_sps;
   if (!t.launch_fitted) t.fixed_overhead_s += t.kernels * device.kernel_launch_s;
   if (!t.host_fitted) t.fixed_overhead_s += t.host_per_step * device.step_host_s;
   return t;
@@ -269,10 +277,11 @@ const Network& CaseNetwork(std::map<std::string, Network>& networks, const Measu
   if (!(c.throughput_sps > 0) || !std::isfinite(c.throughput_sps)) {
     throw DataError(c.source, c.line, "throughput_sps", "must be finite and > 0");
   }
-  auto it = networks.find(c.network);
+  const std::string key = CaseNetworkKey(c);
+  auto it = networks.find(key);
   if (it == networks.end()) {
     try {
-      it = networks.emplace(c.network, LoadNetwork(c.network)).first;
+      it = networks.emplace(key, LoadNetwork(c.network, CaseZooOptions(c))).first;
     } catch (const UsageError& e) {
       throw DataError(c.source, c.line, "network", e.what());
     }
@@ -442,7 +451,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
     std::vector<double> step_s;
     for (size_t i : which) {
       const MeasuredCase& c = cases[i];
-      step_s.push_back(ModelCase(networks.at(c.network), d, c, options.optimizer).step_time_s);
+      step_s.push_back(ModelCase(networks.at(CaseNetworkKey(c)), d, c, options.optimizer).step_time_s);
       FITSPEED_CHECK(Agrees(StepTime(terms[i], x), step_s.back()),
                      "the decomposed step time reproduces ModelStep on the calibrated device");
     }
@@ -692,7 +701,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
     const MeasuredCase& c = cases[i];
     const Device calibrated = ApplyCalibration(*case_devices[i], result.parameters);
     const double step_s =
-        ModelCase(networks.at(c.network), calibrated, c, options.optimizer).step_time_s;
+        ModelCase(networks.at(CaseNetworkKey(c)), calibrated, c, options.optimizer).step_time_s;
     FITSPEED_CHECK(Agrees(StepTime(terms[i], solution.x), step_s),
                    "the decomposed step time reproduces ModelStep on the calibrated device");
     errors.push_back(terms[i].measured_step_s / step_s - 1);

@@ -19,9 +19,17 @@
 
 namespace fitspeed {
 
+std::string CaseNetworkKey(const MeasuredCase& c) {
+  return c.seq_len > 0 ? fmt::format("{}/s{}", c.network, c.seq_len) : c.network;
+}
+
+ZooOptions CaseZooOptions(const MeasuredCase& c) { return ZooOptions{c.seq_len}; }
+
 std::string CaseKey(const MeasuredCase& c) {
-  return fmt::format("{}/{}/{}/x{}/b{}", c.network, c.device, DevicePrecisionName(c.precision),
-                     c.devices, c.batch);
+  std::string key = fmt::format("{}/{}/{}/x{}/b{}", CaseNetworkKey(c), c.device,
+                                DevicePrecisionName(c.precision), c.devices, c.batch);
+  if (c.accumulation > 1) key += fmt::format("/a{}", c.accumulation);
+  return key;
 }
 
 DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_optimizer) {
@@ -29,6 +37,7 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
   o.precision = c.precision;
   o.layout = c.layout;
   o.devices = c.devices;
+  o.accumulation = c.accumulation;
   o.optimizer = c.optimizer.value_or(default_optimizer);
   return o;
 }
@@ -289,6 +298,144 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
   }
 }
 
+// ---- NVIDIA DeepLearningExamples: BERT-large (TensorFlow 1) -----------------
+
+// "16 , 8": the README's "mixed precision, FP32" (or TF32) pair, the value for
+// `precision`.
+int64_t DlePairValue(const std::string& text, DevicePrecision precision, const CsvTable& table,
+                     const CsvTable::Row& row, const std::string& field) {
+  const std::vector<std::string> parts = io::Split(text, ',');
+  if (parts.size() != 2) {
+    throw DataError(table.source, row.line, field,
+                    fmt::format("expected 'mixed, fp32' (two numbers), got '{}'",
+                                io::Excerpt(text)));
+  }
+  const std::string& part = parts[precision == DevicePrecision::kMixed ? 0 : 1];
+  const double value = io::ParsePositive(io::Trim(part), table.source, row.line, field);
+  if (value != std::floor(value) || value > 1e9) {
+    throw DataError(table.source, row.line, field,
+                    fmt::format("expected a whole number, got '{}'", io::Excerpt(part)));
+  }
+  return static_cast<int64_t>(value);
+}
+
+// TensorFlow/LanguageModeling/BERT/README.md: BERT-large pre-training
+// (run_pretraining_lamb.sh, phase 1 at 128 tokens and phase 2 at 512, LAMB,
+// gradient accumulation) and SQuAD v1.1 fine-tuning (run_squad.sh, 384
+// tokens, Adam), on one GPU and on a whole node; multi-node rows
+// ("Num Nodes=") are not read (links between nodes are not calibrated).
+void AddDleBertCases(const std::string& path, std::vector<MeasuredCase>& cases) {
+  const CsvTable t = ReadCsv(path, {"readme_path", "system_section", "subsection",
+                                    "gpus_or_nodes", "batch_size_per_gpu_raw", "other_columns",
+                                    "throughput_column", "throughput_numeric"});
+  for (const CsvTable::Row& row : t.rows) {
+    if (t.Get(row, "readme_path") != "TensorFlow/LanguageModeling/BERT/README.md") continue;
+    const std::string& section = t.Get(row, "subsection");
+    const bool pretraining = io::StartsWith(section, "Pre-training");
+    const bool squad = io::StartsWith(section, "Fine-tuning training performance for SQuAD");
+    if (!pretraining && !squad) continue;
+    const std::string& gpus_text = t.Get(row, "gpus_or_nodes");
+    if (!io::StartsWith(gpus_text, "GPUs=")) continue;  // Num Nodes=: between nodes
+    const std::string& system = t.Get(row, "system_section");
+    std::string device, system_note;
+    if (io::Contains(system, "DGX A100 (8x A100 40GB)")) {
+      device = "a100";
+      system_note = "DGX A100 40GB = catalog a100";
+    } else if (io::Contains(system, "DGX-1 (8x V100 16GB)")) {
+      device = "v100-sxm2";
+      system_note = "DGX-1 V100 16GB = catalog v100-sxm2";
+    } else if (io::Contains(system, "DGX-1 (8x V100 32GB)")) {
+      device = "v100-sxm2";
+      system_note = "DGX-1 V100 32GB = catalog v100-sxm2 (16 GB modeled for 32 GB parts)";
+    } else if (io::Contains(system, "DGX-2 (16x V100 32GB)")) {
+      device = "v100-sxm3-32gb";
+      system_note = "DGX-2 V100 SXM3 32GB = catalog v100-sxm3-32gb";
+    } else {
+      continue;
+    }
+    const double gpus = io::ParsePositive(std::string_view(gpus_text).substr(5), t.source, row.line,
+                                          "gpus_or_nodes");
+    const double node = device == "v100-sxm3-32gb" ? 16 : 8;
+    if (gpus != 1 && gpus != node) continue;  // one GPU and a whole node, as for the CNNs
+    const std::string column = io::ToLower(t.Get(row, "throughput_column"));
+    DevicePrecision precision;
+    if (io::Contains(column, "mixed")) {
+      precision = DevicePrecision::kMixed;
+    } else if (io::Contains(column, "tf32")) {
+      precision = DevicePrecision::kTf32;
+    } else if (io::Contains(column, "fp32")) {
+      precision = DevicePrecision::kFp32;
+    } else {
+      continue;
+    }
+    if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
+    MeasuredCase c;
+    c.network = "bert-large";
+    c.device = device;
+    c.precision = precision;
+    c.devices = static_cast<int>(gpus);
+    c.throughput_sps = t.Positive(row, "throughput_numeric");
+    c.framework = "tensorflow";
+    c.source = path;
+    c.line = row.line;
+    c.optimizer = Optimizer::kAdam;
+    const int64_t per_gpu =
+        DlePairValue(t.Get(row, "batch_size_per_gpu_raw"), precision, t, row,
+                     "batch_size_per_gpu_raw");
+    c.batch = per_gpu * c.devices;
+    c.note = system_note + "; sequences/s of all GPUs, per-GPU batch as printed";
+    if (squad) {
+      // run_squad.sh: max_seq_length 384. The span head (2 logits per token)
+      // is modeled by the zoo's pre-training heads: about 1.4% more FLOPs.
+      c.seq_len = 384;
+      c.note +=
+          "; SQuAD fine-tuning at 384 tokens (run_squad.sh), Adam; the span head is modeled "
+          "by the pre-training heads (about 1.4% more FLOPs)";
+    } else {
+      // "Sequence Length=128;Gradient Accumulation: mixed precision,
+      // FP32=1024 , 8192;Global Batch Size=65536"
+      int64_t seq_len = 0, accumulation = 0, global = 0;
+      for (const std::string& item : io::Split(t.Get(row, "other_columns"), ';')) {
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string key(io::Trim(std::string_view(item).substr(0, eq)));
+        const std::string value(io::Trim(std::string_view(item).substr(eq + 1)));
+        if (key == "Sequence Length") {
+          seq_len = static_cast<int64_t>(
+              io::ParsePositive(value, t.source, row.line, "other_columns: Sequence Length"));
+        } else if (io::StartsWith(key, "Gradient Accumulation")) {
+          accumulation = DlePairValue(value, precision, t, row,
+                                      "other_columns: Gradient Accumulation");
+        } else if (key == "Global Batch Size") {
+          global = static_cast<int64_t>(
+              io::ParsePositive(value, t.source, row.line, "other_columns: Global Batch Size"));
+        }
+      }
+      if (seq_len == 0 || accumulation == 0 || global == 0) {
+        throw DataError(t.source, row.line, "other_columns",
+                        "expected Sequence Length, Gradient Accumulation and Global Batch Size");
+      }
+      // The DGX-2 FP32 rows print accumulations whose product with the batch
+      // is not the global batch (32 x 8192 at 128 tokens on one GPU, not
+      // 65536): the row contradicts itself and is not read.
+      if (accumulation * c.batch != global) continue;
+      c.seq_len = seq_len;
+      c.accumulation = static_cast<int>(accumulation);
+      c.note += fmt::format(
+          "; pre-training at {} tokens, {} micro-batches accumulated per step (global batch "
+          "{}); LAMB modeled as Adam (the same moments, plus a norm per layer)",
+          seq_len, accumulation, global);
+    }
+    if (c.devices > 1) {
+      c.note +=
+          " (weak scaling: per-GPU batch fixed); all-reduce modeled as a ring over NVLink "
+          "(NVSwitch on the DGX-2) without overlap with the backward pass";
+    }
+    c.note += "; TensorFlow 20.06 NGC container";
+    cases.push_back(std::move(c));
+  }
+}
+
 // ---- Pollux T4 ---------------------------------------------------------------
 
 void AddPolluxCases(const std::string& path, std::vector<MeasuredCase>& cases) {
@@ -459,6 +606,7 @@ std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir) {
   std::vector<MeasuredCase> cases;
   const std::string dir = measured_dir.empty() ? "." : measured_dir;
   AddDleCases(dir + "/nvidia_dle_training_perf_tables.csv", cases);
+  AddDleBertCases(dir + "/nvidia_dle_training_perf_tables.csv", cases);
   AddPolluxCases(dir + "/pollux_t4_single_node.csv", cases);
   AddKoshian2Cases(dir + "/koshian2_tpu_benchmark_main_per_epoch.csv", cases);
   AddPaddleK40mCases(dir + "/paddle_benchmark_k40m_gpu.csv", cases);

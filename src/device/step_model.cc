@@ -132,6 +132,10 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
     throw UsageError(fmt::format("DeviceModelOptions.steps_per_execution = {}: must be >= 1",
                                  o.steps_per_execution));
   }
+  if (o.accumulation < 1) {
+    throw UsageError(
+        fmt::format("DeviceModelOptions.accumulation = {}: must be >= 1", o.accumulation));
+  }
   if (!(o.input_samples_per_s >= 0) || !std::isfinite(o.input_samples_per_s)) {
     throw UsageError(fmt::format(
         "DeviceModelOptions.input_samples_per_s = {}: must be finite and >= 0 (0: unlimited)",
@@ -272,23 +276,29 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     step.comm_s += RingAllReduceTime(gradient_bytes, options.devices,
                                      Link{link->bandwidth_bytes_per_s, link->latency_s});
   }
-  step.host_s = device.step_host_s / options.steps_per_execution;
+  // Gradient accumulation: every micro-batch runs its passes and is a host
+  // call of its own; the all-reduce and the update run once per step.
+  const double micro = options.accumulation;
+  step.accumulation = options.accumulation;
+  step.compute_s *= micro;
+  step.layout_s *= micro;
+  step.host_s = micro * device.step_host_s / options.steps_per_execution;
   step.device_step_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
   // The input pipeline prepares the next batches while the device trains on
   // this one (DataLoader workers, tf.data, DALI prefetch): the slower of the
   // two sets the pace.
   if (options.input_samples_per_s > 0) {
-    step.input_s = step.per_device_batch / options.input_samples_per_s;
+    step.input_s = micro * step.per_device_batch / options.input_samples_per_s;
   }
   step.input_bound = step.input_s > step.device_step_s;
   step.step_time_s = std::max(step.device_step_s, step.input_s);
-  step.throughput_sps = static_cast<double>(batch) / step.step_time_s;
-  step.step_flops = cost.StepFlops(static_cast<double>(batch));
+  const double samples = micro * static_cast<double>(batch);
+  step.throughput_sps = samples / step.step_time_s;
+  step.step_flops = cost.StepFlops(samples) - (micro - 1) * cost.UpdateFlopsPerStep();
   const double model_flops = options.attention == AttentionKernel::kUnfused
                                  ? cost.TrainFlopsPerSample()
                                  : CountCost(network, options.optimizer).TrainFlopsPerSample();
-  step.mfu =
-      model_flops * static_cast<double>(batch) / step.step_time_s / (matrix_peak * options.devices);
+  step.mfu = model_flops * samples / step.step_time_s / (matrix_peak * options.devices);
 
   // Memory of one core: every core holds the parameters, gradients and
   // optimizer state, and the activations of its share of the batch.
@@ -322,6 +332,7 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.optimizer = options.optimizer;
   result.devices = options.devices;
   result.steps_per_execution = options.steps_per_execution;
+  result.accumulation = options.accumulation;
   result.input_samples_per_s = options.input_samples_per_s;
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
@@ -348,12 +359,14 @@ std::vector<Sample> DeviceSweepResult::Samples() const {
     Sample s;
     s.source = fmt::format("model:{}:{}", device, network);
     s.line = static_cast<int>(i + 1);
-    s.batch = static_cast<double>(steps[i].batch);
+    // A step trains all its micro-batches: the law's batch is their sum.
+    s.batch = static_cast<double>(steps[i].batch) * steps[i].accumulation;
     s.devices = steps[i].devices;
     s.label = network;
     s.precision = DevicePrecisionName(precision);
     s.tags["device"] = device;
     s.tags["optimizer"] = OptimizerName(optimizer);
+    if (accumulation > 1) s.tags["accumulation"] = std::to_string(accumulation);
     s.step_time_s = steps[i].step_time_s;
     if (tokens_per_sample > 0) s.seq_len = static_cast<double>(tokens_per_sample);
     samples.push_back(std::move(s));

@@ -98,6 +98,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.accumulation > 1) {
+        out << fmt::format(
+            "gradient accumulation: {} micro-batches per optimizer step; batch is one "
+            "micro-batch, samples/s counts all of them, the fit's batch is {} x batch\n",
+            s.accumulation, s.accumulation);
+      }
       if (s.tokens_per_sample > 0) {
         out << fmt::format(
             "sequences: a sample is one sequence of {} tokens; batch and samples/s count "
@@ -184,7 +190,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                        "layout_s",     "update_s",       "comm_s",
                        "host_s",       "input_s",        "input_bound",
                        "memory_bytes", "fits",           "cost_per_million_samples",
-                       "mfu",          "tokens_per_s",   "attention"});
+                       "mfu",          "tokens_per_s",   "attention",
+                       "accumulation"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
         table.AddRow({s.device,
@@ -209,7 +216,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                       s.tokens_per_sample > 0
                           ? g(m.throughput_sps * static_cast<double>(s.tokens_per_sample))
                           : "",
-                      AttentionKernelName(s.attention)});
+                      AttentionKernelName(s.attention),
+                      std::to_string(m.accumulation)});
       };
       for (const ModeledStep& m : s.steps) add(m);
       for (const ModeledStep& m : s.out_of_memory) add(m);
@@ -226,6 +234,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"optimizer", OptimizerName(s.optimizer)},
                     {"devices", s.devices},
                     {"steps_per_execution", s.steps_per_execution},
+                    {"accumulation", s.accumulation},
                     {"input_samples_per_s", Number(s.input_samples_per_s)},
                     {"price_per_hour", s.price_per_hour ? json(*s.price_per_hour) : json(nullptr)},
                     {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},

@@ -70,16 +70,18 @@ class Loader {
     return it->second.value.get();
   }
 
-  const Network* GetNetwork(const std::string& name, std::string& reason) {
-    auto it = networks_.find(name);
+  // The network of case `c` (its zoo name or file, at its sequence length).
+  const Network* GetNetwork(const MeasuredCase& c, std::string& reason) {
+    const std::string key = CaseNetworkKey(c);
+    auto it = networks_.find(key);
     if (it == networks_.end()) {
       Entry<Network> entry;
       try {
-        entry.value = std::make_unique<Network>(LoadNetwork(name));
+        entry.value = std::make_unique<Network>(LoadNetwork(c.network, CaseZooOptions(c)));
       } catch (const Error& e) {
         entry.reason = fmt::format("network not loaded: {}", e.what());
       }
-      it = networks_.emplace(name, std::move(entry)).first;
+      it = networks_.emplace(key, std::move(entry)).first;
     }
     reason = it->second.reason;
     return it->second.value.get();
@@ -104,7 +106,7 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
   if (!device) return v;
   v.in_sample = std::find(device->calibrated_on.begin(), device->calibrated_on.end(), v.key) !=
                 device->calibrated_on.end();
-  const Network* network = loader.GetNetwork(c.network, v.reason);
+  const Network* network = loader.GetNetwork(c, v.reason);
   if (!network) return v;
   ModeledStep step;
   try {
@@ -133,7 +135,7 @@ ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options
 // The network of a modeled case (loaded when the case was modeled).
 const Network& ModeledNetwork(Loader& loader, const MeasuredCase& c) {
   std::string reason;
-  const Network* network = loader.GetNetwork(c.network, reason);
+  const Network* network = loader.GetNetwork(c, reason);
   FITSPEED_CHECK(network != nullptr, "a modeled case's network was loaded");
   return *network;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
@@ -162,6 +163,37 @@ TEST(StepModel, StepTimeAddsUpdateHostAndAllReduce) {
   EXPECT_NEAR(step.throughput_sps, 256 / step.step_time_s, 1e-9);
   EXPECT_DOUBLE_EQ(step.device_step_s, step.step_time_s);  // no input rate: unlimited
   EXPECT_FALSE(step.input_bound);
+}
+
+TEST(StepModel, GradientAccumulationRepeatsThePassesNotTheUpdateOrTheAllReduce) {
+  DeviceModelOptions once;
+  once.devices = 4;
+  DeviceModelOptions accumulated = once;
+  accumulated.accumulation = 8;
+  const Device device = TestDevice();
+  const Network net = DenseNet();
+  const ModeledStep a = ModelStep(net, device, 256, once);
+  const ModeledStep b = ModelStep(net, device, 256, accumulated);
+  EXPECT_EQ(b.accumulation, 8);
+  // 8 micro-batches of 256: each runs forward and backward and calls the host
+  // (1 ms a call); the gradients are all-reduced and applied once.
+  EXPECT_NEAR(b.compute_s, 8 * a.compute_s, 1e-12 * b.compute_s);
+  EXPECT_NEAR(b.host_s, 8e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(b.update_s, a.update_s);
+  EXPECT_DOUBLE_EQ(b.comm_s, a.comm_s);
+  const double step_s = 8 * a.compute_s + a.update_s + a.comm_s + 8e-3;
+  EXPECT_NEAR(b.step_time_s, step_s, 1e-12 * step_s);
+  EXPECT_NEAR(b.throughput_sps, 8 * 256 / step_s, 1e-9 * b.throughput_sps);
+  // Memory holds one micro-batch's activations.
+  EXPECT_DOUBLE_EQ(b.memory_bytes, a.memory_bytes);
+  // The law's batch of a step is all its micro-batches.
+  DeviceModelOptions sweep = accumulated;
+  sweep.batches = {256, 512};
+  const std::vector<Sample> samples = ModelSweep(net, device, sweep).Samples();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(samples[0].batch, 8 * 256);
+  accumulated.accumulation = 0;
+  EXPECT_THROW(ModelStep(net, device, 256, accumulated), UsageError);
 }
 
 TEST(StepModel, InputPipelineSetsThePaceWhenSlowerThanTheDevice) {

@@ -132,6 +132,60 @@ TEST(PublishedCases, DleEightGpusIsGlobalBatchAndThroughput) {
   EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 346), nullptr);
 }
 
+TEST(CaseKey, SequenceLengthAfterTheNetworkAccumulationAtTheEnd) {
+  MeasuredCase c;
+  c.network = "bert-large";
+  c.seq_len = 128;
+  c.device = "v100-sxm2";
+  c.precision = DevicePrecision::kMixed;
+  c.batch = 16;
+  c.accumulation = 4096;
+  EXPECT_EQ(CaseKey(c), "bert-large/s128/v100-sxm2/mixed/x1/b16/a4096");
+  EXPECT_EQ(CaseNetworkKey(c), "bert-large/s128");
+}
+
+TEST(PublishedCases, DleBertPretrainingReadsSequenceLengthAndAccumulation) {
+  // nvidia_dle_training_perf_tables.csv line 406: TensorFlow BERT, DGX-1 (8x
+  // V100 16GB), pre-training, GPUs=1, batch "16 , 8", "Sequence Length=128;
+  // Gradient Accumulation: mixed precision, FP32=4096, 8192;Global Batch
+  // Size=65536", mixed precision 134.34 sequences/s: 16 x 4096 = 65536.
+  const MeasuredCase* mixed = At("nvidia_dle_training_perf_tables.csv", 406);
+  ASSERT_NE(mixed, nullptr);
+  EXPECT_EQ(CaseKey(*mixed), "bert-large/s128/v100-sxm2/mixed/x1/b16/a4096");
+  EXPECT_DOUBLE_EQ(mixed->throughput_sps, 134.34);
+  EXPECT_EQ(mixed->framework, "tensorflow");
+  ASSERT_TRUE(mixed->optimizer.has_value());
+  EXPECT_EQ(*mixed->optimizer, Optimizer::kAdam);
+  EXPECT_THAT(mixed->note, HasSubstr("LAMB modeled as Adam"));
+  // Line 407: the same row in FP32, 8 x 8192.
+  const MeasuredCase* fp32 = At("nvidia_dle_training_perf_tables.csv", 407);
+  ASSERT_NE(fp32, nullptr);
+  EXPECT_EQ(CaseKey(*fp32), "bert-large/s128/v100-sxm2/fp32/x1/b8/a8192");
+  // Line 442: DGX-2, GPUs=1, mixed: 64 x 1024 = 65536, read. Line 443, its
+  // FP32 twin, prints batch 32 with accumulation 8192 (262144, not the
+  // global 65536): the row contradicts itself and is not read.
+  const MeasuredCase* dgx2 = At("nvidia_dle_training_perf_tables.csv", 442);
+  ASSERT_NE(dgx2, nullptr);
+  EXPECT_EQ(CaseKey(*dgx2), "bert-large/s128/v100-sxm3-32gb/mixed/x1/b64/a1024");
+  EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 443), nullptr);
+  // Line 408 is GPUs=4: only one GPU and the whole node are read.
+  EXPECT_EQ(At("nvidia_dle_training_perf_tables.csv", 408), nullptr);
+}
+
+TEST(PublishedCases, DleBertSquadFineTuningAt384Tokens) {
+  // Line 418: DGX-1 16GB, SQuAD v1.1 fine-tuning, GPUs=1, batch "4,2", mixed
+  // precision 29.74 sequences/s; line 422: GPUs=8, 189.77 (global batch 8 x 4).
+  const MeasuredCase* one = At("nvidia_dle_training_perf_tables.csv", 418);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(CaseKey(*one), "bert-large/s384/v100-sxm2/mixed/x1/b4");
+  EXPECT_DOUBLE_EQ(one->throughput_sps, 29.74);
+  EXPECT_EQ(one->accumulation, 1);
+  const MeasuredCase* node = At("nvidia_dle_training_perf_tables.csv", 422);
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(CaseKey(*node), "bert-large/s384/v100-sxm2/mixed/x8/b32");
+  EXPECT_DOUBLE_EQ(node->throughput_sps, 189.77);
+}
+
 TEST(PublishedCases, PolluxThroughputIsLocalBatchOverStepTime) {
   // pollux_t4_single_node.csv line 22: "cifar10,1,32,0.0427886962890625,...":
   // 32 / 0.0427886962890625 = 747.86 samples/s.

@@ -41,6 +41,7 @@ struct SweepCommandOptions {
   std::string attention = "unfused";
   int devices = 1;
   int steps_per_execution = 1;
+  int accumulation = 1;
   double input_rate = 0;
   FitCliOptions fit;
   std::string output = "table";
@@ -123,6 +124,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.optimizer = ParseOptimizer(o.optimizer);
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
+  options.accumulation = o.accumulation;
   options.input_samples_per_s = o.input_rate;
   options.attention = ParseAttentionKernel(o.attention);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
@@ -146,10 +148,11 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
-  if (o.devices != 1 || o.steps_per_execution != 1 || o.layout_given || o.input_rate != 0 ||
-      o.attention != "unfused") {
+  if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.layout_given ||
+      o.input_rate != 0 || o.attention != "unfused") {
     throw UsageError(
-        "--devices, --steps-per-execution, --layout, --input-rate and --attention need --device");
+        "--devices, --steps-per-execution, --accumulation, --layout, --input-rate and "
+        "--attention need --device");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -244,6 +247,14 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command
       ->add_option("--steps-per-execution", o->steps_per_execution,
                    "With --device: training steps per host call (Keras steps_per_execution)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  command
+      ->add_option("--accumulation", o->accumulation,
+                   "With --device: gradient accumulation, micro-batches per optimizer step. "
+                   "Each batch of --batches is one micro-batch (forward and backward, one host "
+                   "call); the all-reduce and the update run once per step, which trains "
+                   "accumulation x batch samples (the fit's batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   command

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/model/zoo.h"
 
 namespace fitspeed {
 
@@ -26,6 +27,12 @@ struct MeasuredCase {
   // The optimizer the run used, when the source says (its update is part of
   // the step); unset: the validation's or calibration's optimizer.
   std::optional<Optimizer> optimizer;
+  // Tokens per sequence of a zoo sequence model (ZooOptions::seq_len); 0: the
+  // model's default, or not a sequence model.
+  int64_t seq_len = 0;
+  // Gradient accumulation: micro-batches of `batch` per optimizer step
+  // (DeviceModelOptions::accumulation), >= 1.
+  int accumulation = 1;
   std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
   std::string source;     // file the number was read from
   int line = 0;           // its 1-based line in `source`
@@ -34,8 +41,15 @@ struct MeasuredCase {
 
 // "network/device/precision/devicesxN/bN", e.g. "resnet50/v100-sxm2/fp32/x1/b256":
 // the identity of a case, as a calibrated device file lists the cases it was
-// fitted to (Device::calibrated_on).
+// fitted to (Device::calibrated_on). A sequence length adds "/sN" after the
+// network, gradient accumulation "/aN" at the end:
+// "bert-large/s128/v100-sxm2/mixed/x1/b16/a4096".
 std::string CaseKey(const MeasuredCase& c);
+
+// The network of a case as the zoo builds it (its seq_len), and a name for it
+// that tells networks of different sequence lengths apart ("bert-large/s128").
+ZooOptions CaseZooOptions(const MeasuredCase& c);
+std::string CaseNetworkKey(const MeasuredCase& c);
 
 // The options that model a case: its precision, layout, devices and
 // optimizer, `default_optimizer` when the case records none.

@@ -69,6 +69,12 @@ struct DeviceModelOptions {
   // Training steps per host call (Keras steps_per_execution, >= 1): the host
   // overhead is paid once per call.
   int steps_per_execution = 1;
+  // Gradient accumulation (>= 1): micro-batches per optimizer step. Each
+  // micro-batch is one forward and backward pass over the global batch (all
+  // devices) and one host call; the gradients are all-reduced and the
+  // optimizer updates once per step, so a step trains accumulation x batch
+  // samples and its update and all-reduce are shared by all of them.
+  int accumulation = 1;
   // The framework's activation layout; it matters only for convolutions on
   // tensor units of a device whose tensor_layout differs (transposes).
   ActivationLayout layout = ActivationLayout::kNchw;
@@ -133,20 +139,23 @@ struct LayerTime {
 
 // The modeled step at one global batch.
 struct ModeledStep {
-  int64_t batch = 0;  // global batch
+  int64_t batch = 0;  // global batch of one micro-batch (all devices)
+  int accumulation = 1;  // micro-batches per optimizer step (DeviceModelOptions)
   int devices = 1;
   double per_device_batch = 0;  // batch / devices
   int64_t per_core_batch = 0;   // ceil(per-device batch / cores), padded to the tile
+  // Times per optimizer step: with accumulation, compute, layout, host and
+  // input are those of all its micro-batches.
   double compute_s = 0;         // sum of the layers' forward and backward passes
   double layout_s = 0;          // of which layout transposes (PassTime::layout_s)
   double update_s = 0;          // sum of the layers' optimizer updates
   double comm_s = 0;            // all-reduce between cores and between devices
-  double host_s = 0;            // step_host_s / steps_per_execution
+  double host_s = 0;            // accumulation x step_host_s / steps_per_execution
   double device_step_s = 0;     // compute + update + comm + host
-  double input_s = 0;           // per_device_batch / input rate (0: unlimited)
+  double input_s = 0;           // accumulation x per_device_batch / input rate (0: unlimited)
   bool input_bound = false;     // input_s > device_step_s
   double step_time_s = 0;       // max(device_step_s, input_s)
-  double throughput_sps = 0;    // batch / step_time_s
+  double throughput_sps = 0;    // accumulation x batch / step_time_s
   double step_flops = 0;        // FLOPs of the whole step, unpadded (CountCost)
   // Model FLOPs utilization (Chowdhery et al. 2022, PaLM, appendix B): the
   // forward and backward FLOPs of the batch without recomputation (unfused
@@ -167,6 +176,7 @@ struct DeviceSweepResult {
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
   int steps_per_execution = 1;
+  int accumulation = 1;            // DeviceModelOptions::accumulation
   double input_samples_per_s = 0;  // DeviceModelOptions::input_samples_per_s
   // The device transposes activations for its tensor-unit convolutions
   // (tensor units in use and Device::tensor_layout differs from `layout`).
