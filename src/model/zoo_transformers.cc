@@ -120,12 +120,17 @@ std::string Blocks(Network& net, std::string x, const TransformerConfig& c) {
   return x;
 }
 
-// BERT pre-training (Devlin et al. 2019; HF transformers BertForPreTraining):
-// word + position + segment embeddings, post-norm encoder, the masked-LM head
-// on the masked positions (dense, GELU, layer norm, decoder tied to the word
-// embeddings with its own bias) and the next-sentence head on the pooled first
-// token. Masked positions per sequence: 15% of the tokens, rounded up (the
-// reference scripts' max_predictions_per_seq is 20 at 128 tokens, 80 at 512).
+// BERT pre-training (Devlin et al. 2019; the parameters of HF transformers
+// BertForPreTraining): word + position + segment embeddings, post-norm
+// encoder, the masked-LM head on the masked positions (dense, GELU, layer
+// norm, decoder tied to the word embeddings with its own bias) and the
+// next-sentence head on the pooled first token. The masked-LM head runs on the
+// gathered masked positions only, as Google's run_pretraining.py
+// (gather_indexes) and NVIDIA's DeepLearningExamples do; HF's
+// BertForPreTraining runs it on every position (the same parameters, about
+// 22% more training FLOPs at 128 tokens). Masked positions per sequence: 15%
+// of the tokens, rounded up (the reference scripts' max_predictions_per_seq is
+// 20 at 128 tokens, 80 at 512).
 Network Bert(const std::string& name, int layers, int64_t d, int64_t heads, int64_t seq_len) {
   TransformerConfig c;
   c.layers = layers;
