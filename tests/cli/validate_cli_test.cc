@@ -52,14 +52,14 @@ TEST(ValidateCli, JsonSchemaAndACaseReadFromItsRow) {
   EXPECT_TRUE(found);
   EXPECT_EQ(json["mixed_precision"]["ratios"].size(), 12u);  // 4 networks x 3 batches
   EXPECT_TRUE(json["host_check"].is_null());
-  // Cross-validated by default: the T4 has cases of two networks (Pollux
-  // resnet50 and resnet18-cifar), each predicted from the other.
+  // Cross-validated by default: the T4 has cases of three networks (Pollux
+  // resnet50, resnet18-cifar and bert-base), each predicted from the others.
   ASSERT_TRUE(json["cross_validated"].is_object());
   EXPECT_GT(json["cross_validated"]["cases"].get<int>(), 0);
   for (const auto& d : json["devices"]) {
     if (d["device"] != "t4") continue;
     EXPECT_EQ(d["cross_validation"]["held_out_by"], "network");
-    EXPECT_EQ(d["cross_validation"]["folds"].size(), 2u);
+    EXPECT_EQ(d["cross_validation"]["folds"].size(), 3u);
   }
   // Per device and framework: the K40m's three frameworks of the Paddle table.
   int k40m = 0;
@@ -104,6 +104,25 @@ TEST(ValidateCli, MissingDataDirectoryIsNamedWithExit66) {
   const CliRun run = RunCli("validate --data /no/such/measured");
   EXPECT_EQ(run.exit_code, 66);
   EXPECT_THAT(run.err, HasSubstr("/no/such/measured"));
+}
+
+TEST(ValidateCli, LayersChecksTheBertLayerPerKindAgainstNeusight) {
+  const CliRun run = RunCli("validate --layers --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["schema"], "fitspeed.validate_layers/1");
+  // V100, A100 80GB and H100 at batch 2 and 8; the L4 has no catalog device.
+  EXPECT_EQ(json["groups"].size(), 6u);
+  ASSERT_EQ(json["skipped"].size(), 1u);
+  EXPECT_EQ(json["skipped"][0]["gpu"], "NVIDIA_L4");
+  for (const auto& g : json["groups"]) {
+    EXPECT_EQ(g["seq_len"], 512);
+    EXPECT_GT(g["encoder_layer"]["forward"]["measured_s"].get<double>(), 0);
+  }
+  const CliRun table = RunCli("validate --layers");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("encoder_layer"));
+  EXPECT_EQ(RunCli("validate --layers --data /nonexistent/measured").exit_code, 66);
 }
 
 TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {

@@ -209,6 +209,22 @@ TEST(PublishedCases, PolluxThroughputIsLocalBatchOverStepTime) {
   EXPECT_EQ(imagenet, 8);
 }
 
+TEST(PublishedCases, PolluxBertIsBertBaseOnSquadSequences) {
+  // pollux_t4_single_node.csv line 2: "bert,1,4,0.45532354712486267,...":
+  // 4 / 0.45532354712486267 = 8.7850 sequences/s of 384 tokens, Adam.
+  const MeasuredCase* c = At("pollux_t4_single_node.csv", 2);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CaseKey(*c), "bert-base/s384/t4/fp32/x1/b4");
+  EXPECT_NEAR(c->throughput_sps, 8.7850, 1e-4);
+  ASSERT_TRUE(c->optimizer.has_value());
+  EXPECT_EQ(*c->optimizer, Optimizer::kAdam);
+  // Placement 1 only: batches 4, 6, 8, 11, 12 (lines 2-6); line 7 is placement 2.
+  int bert = 0;
+  for (const MeasuredCase& m : Published()) bert += m.network == "bert-base";
+  EXPECT_EQ(bert, 5);
+  EXPECT_EQ(At("pollux_t4_single_node.csv", 7), nullptr);
+}
+
 TEST(PublishedCases, Koshian2SteadyEpochAgreesWithTheAuthorsSummary) {
   // koshian2's result_summary.csv (tests/data/measured):
   // "gpu,64,FALSE,FALSE,FALSE,1,7.1,993.6,982.2,2.4,19662.6": epochs 2-20 mean

@@ -1,11 +1,14 @@
 // `fitspeed validate [--data DIR] [--device-file FILE ...] [--host-check]
-// [--output table|csv|json]`: the device step model against the published
-// measurements of data/measured (docs/validation.md): predicted against
-// measured throughput per case, % error, in- or out-of-sample, median and
-// maximum absolute errors per device; the mixed/FP32 ratio check on the T4;
-// with --host-check, the modeled host against a measured host sweep.
+// [--layers] [--output table|csv|json]`: the device step model against the
+// published measurements of data/measured (docs/validation.md): predicted
+// against measured throughput per case, % error, in- or out-of-sample, median
+// and maximum absolute errors per device; the mixed/FP32 ratio check on the
+// T4; with --host-check, the modeled host against a measured host sweep; with
+// --layers, instead, the per-layer check of a BERT-large encoder layer against
+// NeuSight's per-node GPU times (fitspeed/device/layer_check.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include "command.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "fitspeed/device/layer_check.h"
 #include "fitspeed/device/validate.h"
 
 #ifndef FITSPEED_SOURCE_DATA_DIR
@@ -36,6 +40,7 @@ struct ValidateCliOptions {
   bool require_fit = false;
   bool no_cross_validation = false;
   bool no_cross_device = false;
+  bool layers = false;
   std::string output = "table";
 };
 
@@ -78,6 +83,13 @@ json CrossDeviceJson(const ValidationReport& report) {
   return {{"summary", SummaryJson(report.cross_device)}, {"folds", folds}};
 }
 
+// A case's batch as the table prints it: "16x4096" with gradient
+// accumulation (micro-batch x micro-batches per step).
+std::string BatchText(const MeasuredCase& c) {
+  return c.accumulation > 1 ? fmt::format("{}x{}", c.batch, c.accumulation)
+                            : std::to_string(c.batch);
+}
+
 void WriteJson(const std::string& data_dir, const ValidationReport& report,
                const std::vector<MixedRatio>& mixed, const HostCheck* host) {
   json cases = json::array();
@@ -92,6 +104,8 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
          {"optimizer", c.optimizer ? json(OptimizerName(*c.optimizer)) : json(nullptr)},
          {"devices", c.devices},
          {"batch", c.batch},
+         {"seq_len", c.seq_len > 0 ? json(c.seq_len) : json(nullptr)},
+         {"accumulation", c.accumulation},
          {"framework", c.framework},
          {"measured_sps", c.throughput_sps},
          {"modeled", v.modeled},
@@ -218,8 +232,8 @@ TextTable CaseTable(const ValidationReport& report) {
     const bool cv = report.cross_validated_run && !v.in_sample;
     const bool xdev = report.cross_device_run && !v.in_sample;
     table.AddRow(
-        {c.device, c.network, DevicePrecisionName(c.precision), ActivationLayoutName(c.layout),
-         std::to_string(c.devices), std::to_string(c.batch), c.framework,
+        {c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
+         ActivationLayoutName(c.layout), std::to_string(c.devices), BatchText(c), c.framework,
          FormatSig(c.throughput_sps, 4), FormatSig(v.predicted_sps, 4),
          fmt::format("{:+.1f}", v.error_pct), v.in_sample ? "in" : "out",
          cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
@@ -290,7 +304,9 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
     std::cout << table.RenderCsv();
     return;
   }
-  std::cout << "Predicted against measured throughput (samples/s); error = "
+  std::cout << "Predicted against measured throughput (samples/s; a sequence model's sample is "
+               "one sequence, its network named with /s<tokens>); batch: global, all devices, "
+               "BxA with gradient accumulation (A micro-batches of B per step); error = "
                "(predicted - measured) / measured; predicted_sps: the device as catalogued (or "
                "given); sample: in = that device was calibrated on this case, out = not; cv_sps: "
                "predicted by the device calibrated on its other networks' cases (or, with one "
@@ -306,9 +322,9 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
     for (const ValidatedCase& v : report.cases) {
       if (v.modeled) continue;
       const MeasuredCase& c = v.measured;
-      table.AddRow({c.device, c.network, DevicePrecisionName(c.precision),
-                    std::to_string(c.devices), std::to_string(c.batch),
-                    FormatSig(c.throughput_sps, 4), v.reason});
+      table.AddRow({c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
+                    std::to_string(c.devices), BatchText(c), FormatSig(c.throughput_sps, 4),
+                    v.reason});
     }
     std::cout << table.Render();
   }
@@ -422,6 +438,202 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
   }
 }
 
+// ---- --layers: the per-layer check -------------------------------------------
+
+std::string Us(double seconds) { return FormatSig(seconds * 1e6, 4); }
+std::string SignedPct(const PassCheck& p) {
+  return p.measured ? fmt::format("{:+.1f}", p.error_pct) : "-";
+}
+
+json PassJson(const PassCheck& p) {
+  return {{"measured", p.measured},
+          {"measured_s", p.measured_s},
+          {"modeled_s", p.modeled_s},
+          {"error_pct", p.measured ? json(p.error_pct) : json(nullptr)}};
+}
+
+json ItemJson(const LayerCheckItem& item) {
+  return {{"name", item.name},
+          {"layers", item.layers},
+          {"nodes", item.nodes},
+          {"forward", PassJson(item.forward)},
+          {"backward", PassJson(item.backward)}};
+}
+
+void WriteLayerCheckJson(const LayerCheckReport& report) {
+  json groups = json::array();
+  for (const LayerCheckGroup& g : report.groups) {
+    json nodes = json::array();
+    for (const MeasuredNode& n : g.nodes) {
+      nodes.push_back({{"node", n.node},
+                       {"fx_op", n.fx_op},
+                       {"line", n.line},
+                       {"layer", n.layer.empty() ? json(nullptr) : json(n.layer)},
+                       {"note", n.note},
+                       {"forward_s", n.forward_s},
+                       {"backward_s", n.backward_s},
+                       {"backward_measured", n.backward_measured},
+                       {"accumulate_grad_s", n.accumulate_s}});
+    }
+    json kinds = json::array(), layers = json::array();
+    for (const LayerCheckItem& k : g.kinds) kinds.push_back(ItemJson(k));
+    for (const LayerCheckItem& l : g.layers) layers.push_back(ItemJson(l));
+    groups.push_back(
+        {{"gpu", g.gpu},
+         {"device", g.device},
+         {"batch", g.batch},
+         {"seq_len", g.seq_len},
+         {"kinds", kinds},
+         {"encoder_layer", ItemJson(g.encoder_layer)},
+         {"forward_kinds", SummaryJson(g.forward_kinds)},
+         {"backward_kinds", SummaryJson(g.backward_kinds)},
+         {"not_modeled",
+          {{"forward_s", g.not_modeled_forward_s}, {"backward_s", g.not_modeled_backward_s}}},
+         {"layers", layers},
+         {"nodes", nodes}});
+  }
+  json matches = json::array(), skipped = json::array();
+  for (const GpuMatch& m : report.matches) {
+    matches.push_back({{"gpu", m.gpu}, {"device", m.device}, {"note", m.note}});
+  }
+  for (const SkippedGpu& s : report.skipped) {
+    skipped.push_back({{"gpu", s.gpu}, {"reason", s.reason}, {"rows", s.rows}});
+  }
+  const json j = {{"schema", "fitspeed.validate_layers/1"},
+                  {"source", report.source},
+                  {"network", report.network},
+                  {"precision", "fp32"},
+                  {"error", "(modeled - measured) / measured time, %"},
+                  {"devices", matches},
+                  {"skipped", skipped},
+                  {"forward_kinds", SummaryJson(report.forward_kinds)},
+                  {"backward_kinds", SummaryJson(report.backward_kinds)},
+                  {"forward_layer", SummaryJson(report.forward_layer)},
+                  {"backward_layer", SummaryJson(report.backward_layer)},
+                  {"groups", groups}};
+  std::cout << j.dump(2) << "\n";
+}
+
+void WriteLayerCheckCsv(const LayerCheckReport& report) {
+  TextTable table({"device", "gpu", "batch", "seq_len", "level", "name", "layers", "nodes",
+                   "fw_measured_us", "fw_modeled_us", "fw_error_pct", "bw_measured_us",
+                   "bw_modeled_us", "bw_error_pct"});
+  for (const LayerCheckGroup& g : report.groups) {
+    auto add = [&table, &g](const char* level, const LayerCheckItem& item) {
+      const auto cells = [](const PassCheck& p) -> std::array<std::string, 3> {
+        return {FormatSig(p.measured_s * 1e6, 6), FormatSig(p.modeled_s * 1e6, 6),
+                p.measured ? FormatSig(p.error_pct, 4) : ""};
+      };
+      const auto fw = cells(item.forward);
+      const auto bw = cells(item.backward);
+      table.AddRow({g.device, g.gpu, std::to_string(g.batch), std::to_string(g.seq_len), level,
+                    item.name, fmt::format("{}", fmt::join(item.layers, " ")),
+                    fmt::format("{}", fmt::join(item.nodes, " ")), fw[0], fw[1], fw[2], bw[0],
+                    bw[1], bw[2]});
+    };
+    for (const LayerCheckItem& k : g.kinds) add("kind", k);
+    add("encoder_layer", g.encoder_layer);
+    for (const LayerCheckItem& l : g.layers) add("layer", l);
+  }
+  std::cout << table.RenderCsv();
+}
+
+void WriteLayerCheckTable(const LayerCheckReport& report) {
+  std::cout << fmt::format(
+      "Per-layer check: {} (seq {}, fp32) modeled per layer against NeuSight's per-node GPU "
+      "times of one HF BertLayer (torch.fx nodes timed one at a time in PyTorch eager; {}). "
+      "error = (modeled - measured) / measured time: positive = modeled slower; backward = "
+      "backward-data + backward-weights against bw_us; '-': no backward kernel measured "
+      "(NeuSight runs no backward for views and copies; a residual add's backward launches no "
+      "kernel). Not calibrated on these rows.\n\n",
+      report.network, report.groups.empty() ? 0 : report.groups.front().seq_len,
+      std::filesystem::path(report.source).filename().string());
+  TextTable kinds({"device", "batch", "kind", "nodes", "fw_measured_us", "fw_modeled_us",
+                   "fw_error_%", "bw_measured_us", "bw_modeled_us", "bw_error_%"});
+  for (const LayerCheckGroup& g : report.groups) {
+    auto add = [&kinds, &g](const LayerCheckItem& item) {
+      kinds.AddRow({g.device, std::to_string(g.batch), item.name, std::to_string(item.nodes.size()),
+                    Us(item.forward.measured_s), Us(item.forward.modeled_s),
+                    SignedPct(item.forward),
+                    item.backward.measured ? Us(item.backward.measured_s) : "-",
+                    Us(item.backward.modeled_s), SignedPct(item.backward)});
+    };
+    for (const LayerCheckItem& k : g.kinds) add(k);
+    add(g.encoder_layer);
+  }
+  std::cout << kinds.Render();
+  std::cout << "\nAbsolute % error over the kinds, and of the whole encoder layer (its backward "
+               "over the kinds with a measured backward); not_modeled: "
+               "measured time of the nodes fitspeed does not model (attention-mask add, shape "
+               "arithmetic), not in the layer's measured time; all: over every GPU and batch (the "
+               "layer columns there: median |error|):\n";
+  TextTable summary({"device", "gpu", "batch", "fw_median_%", "fw_max_%", "bw_median_%", "bw_max_%",
+                     "layer_fw_error_%", "layer_bw_error_%", "not_modeled_fw_us",
+                     "not_modeled_bw_us"});
+  for (const LayerCheckGroup& g : report.groups) {
+    summary.AddRow(
+        {g.device, g.gpu, std::to_string(g.batch), Pct(g.forward_kinds.median_abs_error_pct),
+         Pct(g.forward_kinds.max_abs_error_pct), Pct(g.backward_kinds.median_abs_error_pct),
+         Pct(g.backward_kinds.max_abs_error_pct), SignedPct(g.encoder_layer.forward),
+         SignedPct(g.encoder_layer.backward), Us(g.not_modeled_forward_s),
+         Us(g.not_modeled_backward_s)});
+  }
+  summary.AddRow(
+      {"all", "", "", Pct(report.forward_kinds.median_abs_error_pct),
+       Pct(report.forward_kinds.max_abs_error_pct), Pct(report.backward_kinds.median_abs_error_pct),
+       Pct(report.backward_kinds.max_abs_error_pct), Pct(report.forward_layer.median_abs_error_pct),
+       Pct(report.backward_layer.median_abs_error_pct), "", ""});
+  std::cout << summary.Render();
+  std::cout << "\nNodes fitspeed does not model (measured; not in the comparison):\n";
+  TextTable absent({"device", "batch", "what", "nodes", "fw_measured_us", "bw_measured_us"});
+  for (const LayerCheckGroup& g : report.groups) {
+    std::vector<std::string> notes;  // in order of first appearance
+    for (const MeasuredNode& n : g.nodes) {
+      if (n.layer.empty() && std::find(notes.begin(), notes.end(), n.note) == notes.end()) {
+        notes.push_back(n.note);
+      }
+    }
+    for (const std::string& note : notes) {
+      std::vector<std::string> nodes;
+      double forward_s = 0, backward_s = 0;
+      for (const MeasuredNode& n : g.nodes) {
+        if (!n.layer.empty() || n.note != note) continue;
+        nodes.push_back(n.node);
+        forward_s += n.forward_s;
+        backward_s += n.backward_s;
+      }
+      absent.AddRow({g.device, std::to_string(g.batch), note,
+                     nodes.size() == 1 ? nodes.front() : fmt::format("{} nodes", nodes.size()),
+                     Us(forward_s), Us(backward_s)});
+    }
+  }
+  std::cout << absent.Render();
+  std::cout << "\nDevices (NeuSight GPU -> catalog device):\n";
+  for (const GpuMatch& m : report.matches) {
+    std::cout << fmt::format("  {} -> {}: {}\n", m.gpu, m.device, m.note);
+  }
+  for (const SkippedGpu& s : report.skipped) {
+    std::cout << fmt::format("  {}: skipped, {} ({} rows)\n", s.gpu, s.reason, s.rows);
+  }
+}
+
+int RunLayerCheck(const ValidateCliOptions& options, OutputFormat format) {
+  LayerCheckOptions check;
+  for (const std::string& file : options.device_files) {
+    check.devices.push_back(ReadDeviceJsonFile(file));
+  }
+  const LayerCheckReport report =
+      CheckBertLayers(options.data_dir + "/" + kNeusightBertLayersFile, check);
+  if (format == OutputFormat::kJson) {
+    WriteLayerCheckJson(report);
+  } else if (format == OutputFormat::kCsv) {
+    WriteLayerCheckCsv(report);
+  } else {
+    WriteLayerCheckTable(report);
+  }
+  return 0;
+}
+
 int RunValidate(const ValidateCliOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
   std::error_code error;
@@ -430,6 +642,7 @@ int RunValidate(const ValidateCliOptions& options) {
         "measurement directory '{}' not found (give the tables' directory with --data DIR)",
         options.data_dir));
   }
+  if (options.layers) return RunLayerCheck(options, format);
   ValidateOptions validate;
   validate.require_fit = options.require_fit;
   validate.cross_validate = !options.no_cross_validation;
@@ -496,6 +709,9 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-cross-device", options->no_cross_device,
                     "Skip the cross-device check (predict a network's cases on each device from "
                     "its cases on the other devices)");
+  command->add_flag("--layers", options->layers,
+                    "Instead, check the step model per layer: a BERT-large encoder layer against "
+                    "NeuSight's per-node GPU times (neusight_bert_large_train_layers.csv)");
   AddOutputOption(*command, options->output);
   command->callback([options, &exit_code] { exit_code = RunValidate(*options); });
 }
