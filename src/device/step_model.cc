@@ -59,6 +59,22 @@ std::pair<bool, double> MatrixWork(const Network& network, const Layer& layer, i
   return {true, 1.0};  // a matrix kind this model has no padding rule for
 }
 
+// With recomputation, the layers whose forward pass runs a second time: those
+// of every checkpoint segment but the last whose backward pass runs (a
+// gradient reaches them, so they need their saved tensors). All false without.
+std::vector<bool> RecomputedForwards(const Network& network, bool recompute) {
+  std::vector<bool> rerun(static_cast<size_t>(network.size()), false);
+  if (!recompute) return rerun;
+  const std::vector<bool> backward = GradientReaches(network);
+  const std::vector<CheckpointSegment> segments = CheckpointSegments(network);
+  for (size_t k = 0; k + 1 < segments.size(); ++k) {
+    for (int id = segments[k].first; id <= segments[k].last; ++id) {
+      rerun[static_cast<size_t>(id)] = backward[static_cast<size_t>(id)];
+    }
+  }
+  return rerun;
+}
+
 }  // namespace
 
 const char* DevicePrecisionName(DevicePrecision precision) {
@@ -200,6 +216,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const double layer_step_bytes = mixed ? 2 : 4;
 
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
+  const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
   for (int id = 0; id < network.size(); ++id) {
     const Layer& layer = network.layer(id);
     const LayerCost& c = cost.layers[static_cast<size_t>(id)];
@@ -250,8 +267,11 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       if (update) {
         step.update_s += p.time_s;
       } else {
-        step.compute_s += p.time_s;
-        step.layout_s += p.layout_s;
+        const bool twice = pass == Pass::kForward && rerun[static_cast<size_t>(id)];
+        const double runs = twice ? 2 : 1;
+        step.compute_s += runs * p.time_s;
+        step.layout_s += runs * p.layout_s;
+        if (twice) step.recompute_s += p.time_s;
       }
     }
     step.layers.push_back(std::move(t));
@@ -281,6 +301,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const double micro = options.accumulation;
   step.accumulation = options.accumulation;
   step.compute_s *= micro;
+  step.recompute_s *= micro;
   step.layout_s *= micro;
   step.host_s = micro * device.step_host_s / options.steps_per_execution;
   step.device_step_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
@@ -302,8 +323,8 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
 
   // Memory of one core: every core holds the parameters, gradients and
   // optimizer state, and the activations of its share of the batch.
-  const MemoryEstimate memory =
-      EstimateTrainingMemory(network, b, options.optimizer, sample_bytes, 4, options.attention);
+  const MemoryEstimate memory = EstimateTrainingMemory(network, b, options.optimizer, sample_bytes,
+                                                       4, options.attention, options.recompute);
   // Mixed precision adds the 2-byte copy of every parameter (half the FP32 bytes).
   step.memory_bytes = memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0);
   step.memory_capacity_bytes = device.memory_capacity_bytes / cores;
@@ -337,8 +358,17 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
   result.train_flops_per_sample = cost.TrainFlopsPerSample();
+  const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
+  for (int id = 0; id < network.size(); ++id) {
+    if (rerun[static_cast<size_t>(id)]) {
+      result.train_flops_per_sample +=
+          cost.layers[static_cast<size_t>(id)].pass(Pass::kForward).flops.per_sample;
+    }
+  }
   result.tokens_per_sample = network.TokensPerSample();
   result.attention = options.attention;
+  result.recompute = options.recompute;
+  result.checkpoint_segments = static_cast<int>(CheckpointSegments(network).size());
   result.attention_cores = static_cast<int>(FindAttentionCores(network).size());
   result.matrix_peak_flops = MatrixPeakFlops(device, options.precision);
   for (int64_t batch : batches) {

@@ -28,6 +28,7 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"step_time_s", Number(s.step_time_s)},
       {"throughput_sps", Number(s.throughput_sps)},
       {"compute_s", Number(s.compute_s)},
+      {"recompute_s", Number(s.recompute_s)},
       {"layout_s", Number(s.layout_s)},
       {"update_s", Number(s.update_s)},
       {"comm_s", Number(s.comm_s)},
@@ -98,6 +99,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
           s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
           FormatSig(s.train_flops_per_sample / 1e9));
+      if (s.recompute) {
+        out << fmt::format(
+            "recomputation: activations kept at the {} checkpoint segments' boundaries; every "
+            "segment but the last runs its forward again before its backward (recompute_ms)\n",
+            s.checkpoint_segments);
+      }
       if (s.accumulation > 1) {
         out << fmt::format(
             "gradient accumulation: {} micro-batches per optimizer step; batch is one "
@@ -152,6 +159,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                             "host_ms", "input_ms", "memory_GiB"}) {
         header.push_back(h);
       }
+      if (s.recompute) header.push_back("recompute_ms");
       if (s.price_per_hour) header.push_back("cost_per_1M_samples");
       TextTable table(header);
       for (const ModeledStep& m : s.steps) {
@@ -167,6 +175,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
               FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""), Gib(m.memory_bytes)}) {
           row.push_back(cell);
         }
+        if (s.recompute) row.push_back(FormatSig(m.recompute_s * 1e3));
         if (const auto cost = s.CostPerMillionSamples(m)) row.push_back(FormatSig(*cost, 4));
         table.AddRow(row);
       }
@@ -235,6 +244,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"devices", s.devices},
                     {"steps_per_execution", s.steps_per_execution},
                     {"accumulation", s.accumulation},
+                    {"recompute", s.recompute},
+                    {"checkpoint_segments", s.checkpoint_segments},
                     {"input_samples_per_s", Number(s.input_samples_per_s)},
                     {"price_per_hour", s.price_per_hour ? json(*s.price_per_hour) : json(nullptr)},
                     {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},

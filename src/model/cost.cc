@@ -74,8 +74,14 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
 // pass: the tensors each layer's backward reads ("saved tensors", the `saved`
 // rule of each kind in src/model/kinds/). A tensor is counted once, however
 // many layers need it; a view's output (flatten) is its input's tensor.
+// Only the layers first..last save (the whole network by default), and only
+// tensors of layers at or after `counted_from` count (for a checkpoint
+// segment, its first layer: the tensor it starts from is its boundary,
+// counted apart).
 double SavedElements(const Network& net, const std::vector<bool>& grads,
-                     const std::vector<AttentionCore>& fused) {
+                     const std::vector<AttentionCore>& fused, int first = 1, int last = -1,
+                     int counted_from = 0) {
+  if (last < 0) last = net.size() - 1;
   // The tensor a layer's output is: its own, or its input's for a view.
   std::vector<int> tensor(Index(net.size()));
   for (int id = 0; id < net.size(); ++id) {
@@ -92,13 +98,13 @@ double SavedElements(const Network& net, const std::vector<bool>& grads,
     for (int id : {core.softmax, core.dropout, core.context}) {
       if (id >= 0) in_core[Index(id)] = true;
     }
-    if (!grads[Index(core.context)]) continue;
+    if (!grads[Index(core.context)] || core.context < first || core.context > last) continue;
     keep.push_back(net.layer(core.context).input_ids[1]);  // V
     keep.push_back(core.context);                          // O
     const Shape& scores = net.layer(core.scores).output_shape;
     elements += static_cast<double>(scores.dims[0] * scores.dims[1]);  // H*T log-sum-exps
   }
-  for (int id = 1; id < net.size(); ++id) {
+  for (int id = std::max(first, 1); id <= last; ++id) {
     if (!grads[Index(id)] || in_core[Index(id)]) continue;  // no backward pass, or fused
     const Layer& layer = net.layer(id);
     const kinds::KindRules& rules = kinds::RulesOf(layer.kind);
@@ -109,7 +115,7 @@ double SavedElements(const Network& net, const std::vector<bool>& grads,
   }
   std::vector<bool> kept(Index(net.size()), false);
   for (int id : keep) kept[Index(tensor[Index(id)])] = true;
-  for (int id = 0; id < net.size(); ++id) {
+  for (int id = counted_from; id < net.size(); ++id) {
     if (kept[Index(id)]) elements += Elements(net.layer(id).output_shape);
   }
   return elements;
@@ -238,6 +244,30 @@ std::vector<AttentionCore> FindAttentionCores(const Network& net) {
     cores.push_back(core);
   }
   return cores;
+}
+
+std::vector<CheckpointSegment> CheckpointSegments(const Network& net) {
+  FITSPEED_CHECK(net.finalized(), "CheckpointSegments needs a finalized network");
+  // The last layer reading each layer's output (its own id when none does).
+  std::vector<int> last_read(Index(net.size()));
+  for (int id = 0; id < net.size(); ++id) {
+    last_read[Index(id)] = id;
+    for (int input : net.layer(id).input_ids) {
+      last_read[Index(input)] = std::max(last_read[Index(input)], id);
+    }
+  }
+  std::vector<CheckpointSegment> segments;
+  int first = 1;
+  for (int id = 1; id < net.size(); ++id) {
+    // A cut after `id`: no earlier output is read after it, and a later layer reads its own.
+    bool cut = id + 1 < net.size() && last_read[Index(id)] > id;
+    for (int earlier = 0; cut && earlier < id; ++earlier) cut = last_read[Index(earlier)] <= id;
+    if (cut || id + 1 == net.size()) {
+      segments.push_back({first, id});
+      first = id + 1;
+    }
+  }
+  return segments;
 }
 
 std::vector<bool> GradientReaches(const Network& net) {
@@ -398,7 +428,7 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer, AttentionKern
 
 MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Optimizer optimizer,
                                       double activation_bytes, double parameter_bytes,
-                                      AttentionKernel attention) {
+                                      AttentionKernel attention, bool recompute) {
   FITSPEED_CHECK(network.finalized(), "EstimateTrainingMemory needs a finalized network");
   const std::vector<bool> grads = GradientReaches(network);
   MemoryEstimate m;
@@ -410,7 +440,27 @@ MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Opti
   const std::vector<AttentionCore> fused = attention == AttentionKernel::kFused
                                                ? FindAttentionCores(network)
                                                : std::vector<AttentionCore>();
-  m.activation_bytes = batch * SavedElements(network, grads, fused) * activation_bytes;
+  double saved = 0;
+  if (!recompute) {
+    saved = SavedElements(network, grads, fused);
+  } else {
+    // The network input and the tensor at each cut before a segment whose
+    // backward runs, plus the largest segment's own saved tensors.
+    const std::vector<CheckpointSegment> segments = CheckpointSegments(network);
+    double largest = 0;
+    for (size_t k = 0; k < segments.size(); ++k) {
+      const CheckpointSegment& s = segments[k];
+      bool backward = false;
+      for (int id = s.first; id <= s.last; ++id) backward = backward || grads[Index(id)];
+      if (!backward) continue;
+      const int boundary = k == 0 ? 0 : segments[k - 1].last;
+      saved += Elements(network.layer(boundary).output_shape);
+      largest =
+          std::max(largest, SavedElements(network, grads, fused, s.first, s.last, s.first));
+    }
+    saved += largest;
+  }
+  m.activation_bytes = batch * saved * activation_bytes;
   m.activation_gradient_bytes =
       batch * PeakGradientElements(network, grads, fused) * activation_bytes;
   return m;

@@ -196,6 +196,50 @@ TEST(StepModel, GradientAccumulationRepeatsThePassesNotTheUpdateOrTheAllReduce) 
   EXPECT_THROW(ModelStep(net, device, 256, accumulated), UsageError);
 }
 
+TEST(StepModel, RecomputationRunsEveryForwardButTheLastSegmentsTwice) {
+  // DenseNet is a chain: a cut after every layer, so the segments are big,
+  // relu, head and the loss. With recomputation the forward passes of big,
+  // relu and head run again (the loss's, the last segment, does not); update,
+  // all-reduce and host are unchanged.
+  const Device device = TestDevice();
+  const Network net = DenseNet();
+  DeviceModelOptions once;
+  DeviceModelOptions again = once;
+  again.recompute = true;
+  const ModeledStep a = ModelStep(net, device, 256, once);
+  const ModeledStep b = ModelStep(net, device, 256, again);
+  // Layers 1-3: big, its relu, head.
+  const double rerun = Forward(a.layers[1]).time_s + Forward(a.layers[2]).time_s +
+                       Forward(a.layers[3]).time_s;
+  ASSERT_EQ(a.layers[2].kind, "relu");
+  EXPECT_NEAR(b.recompute_s, rerun, 1e-15);
+  EXPECT_NEAR(b.compute_s, a.compute_s + rerun, 1e-15);
+  EXPECT_DOUBLE_EQ(b.update_s, a.update_s);
+  EXPECT_DOUBLE_EQ(b.host_s, a.host_s);
+  EXPECT_DOUBLE_EQ(a.recompute_s, 0);
+  // Memory per sample: without, what the layers save: the input (big's),
+  // relu's output (relu's and head's) and the 10 probabilities: 2058. With,
+  // the segments' boundaries, the input and the outputs of big, relu and head
+  // (1024 + 1024 + 1024 + 10), plus the largest segment's own saved tensors:
+  // relu's output, 1024 (a duplicate of the next boundary, as
+  // torch.utils.checkpoint would hold it): 4106. On a plain chain, cut after
+  // every layer, recomputation costs memory; on transformers and ResNets the
+  // cuts fall between blocks (tests/model/transformer_zoo_test.cc).
+  EXPECT_NEAR(b.memory_bytes - a.memory_bytes, 256.0 * 4 * (4106 - 2058), 1e-6);
+  // The modeled work per sample counts the forward run again.
+  DeviceModelOptions sweep = again;
+  sweep.batches = {256};
+  const DeviceSweepResult r = ModelSweep(net, device, sweep);
+  const NetworkCost cost = CountCost(net);
+  double forward = 0;
+  for (int id = 1; id <= 3; ++id) {
+    forward += cost.layers[static_cast<size_t>(id)].pass(Pass::kForward).flops.per_sample;
+  }
+  EXPECT_NEAR(r.train_flops_per_sample, cost.TrainFlopsPerSample() + forward, 1e-6);
+  EXPECT_TRUE(r.recompute);
+  EXPECT_EQ(r.checkpoint_segments, 4);
+}
+
 TEST(StepModel, InputPipelineSetsThePaceWhenSlowerThanTheDevice) {
   DeviceModelOptions options;
   options.devices = 4;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/cost.h"
@@ -152,6 +153,85 @@ TEST(TransformerZoo, Gpt2ActivationsMatchKorthikanti) {
   const double outside = 4 * s + s * h + 4 * 2 * s * h + 4 * s * V;
   const MemoryEstimate m = EstimateTrainingMemory(Zoo("gpt2"), 1, Optimizer::kAdam, 4, 4);
   EXPECT_NEAR(m.activation_bytes / (layers + outside), 1.0, 1e-12);
+}
+
+TEST(TransformerZoo, Gpt2CheckpointSegmentsAreItsSubBlocks) {
+  // One segment per layer before the blocks (wte, wpe, the embedding
+  // dropout: a chain, cut after each), two per pre-norm block (the residual
+  // stream is the only live tensor after add1 and after add2), then ln_f,
+  // lm_head and the loss.
+  const Network net = Zoo("gpt2", 1024);
+  const std::vector<CheckpointSegment> segments = CheckpointSegments(net);
+  ASSERT_EQ(segments.size(), 3u + 24u + 3u);
+  for (int i = 0; i < 12; ++i) {
+    const CheckpointSegment& attention = segments[3 + 2 * static_cast<size_t>(i)];
+    const CheckpointSegment& mlp = segments[4 + 2 * static_cast<size_t>(i)];
+    const std::string prefix = "layer" + std::to_string(i) + ".";
+    EXPECT_EQ(net.layer(attention.first).name, prefix + "norm1");
+    EXPECT_EQ(net.layer(attention.last).name, prefix + "add1");
+    EXPECT_EQ(net.layer(mlp.first).name, prefix + "norm2");
+    EXPECT_EQ(net.layer(mlp.last).name, prefix + "add2");
+  }
+  EXPECT_EQ(segments.front().first, 1);
+  EXPECT_EQ(segments.back().last, net.size() - 1);
+}
+
+// Bytes per sequence a pre-norm transformer's sub-blocks save (4-byte activations,
+// 1-byte dropout masks), their input (the cut before them) not included. The
+// attention sub-block: the input of Q, K, V (s h), Q and K for the scores
+// (2 s h), the softmax's output (a s^2), the dropout's mask (a s^2 / 4) and
+// output (a s^2, read with V, s h, by the context), the output projection's
+// input (s h), its dropout's mask (s h / 4): 21 s h + 9 a s^2 bytes. The MLP
+// sub-block: fc1's input (s h), GELU's input (4 s h), fc2's input (4 s h),
+// the mask (s h / 4): 37 s h. With the two normalized inputs (2 x 4 s h) that
+// is Korthikanti's 66 s h + 9 a s^2 of Gpt2ActivationsMatchKorthikanti.
+double AttentionSubBlockBytes(double s, double h, double a) { return 21 * s * h + 9 * a * s * s; }
+
+TEST(TransformerZoo, RecomputationKeepsTheCutsAndTheLargestSegment) {
+  // Full recomputation (Korthikanti et al. 2022, sec. 4.1: only each layer's
+  // input kept), per sequence, 4-byte activations.
+  // GPT-2 small at 1024 tokens: kept at the cuts, the token ids (s), wte's,
+  // wpe's and the embedding dropout's outputs, the 24 sub-blocks' outputs and
+  // ln_f's (28 of s*h) and lm_head's logits (s*V, the loss's input); the
+  // largest segment is the loss's, its probabilities (4 s V bytes), larger
+  // than an attention sub-block.
+  {
+    const double s = 1024, h = 768, a = 12, V = 50257;
+    const double loss = 4 * s * V;
+    ASSERT_GT(loss, AttentionSubBlockBytes(s, h, a));
+    const Network net = Zoo("gpt2", 1024);
+    const MemoryEstimate kept =
+        EstimateTrainingMemory(net, 1, Optimizer::kAdam, 4, 4, AttentionKernel::kUnfused, true);
+    EXPECT_NEAR(kept.activation_bytes / (4 * (s + 28 * s * h + s * V) + loss), 1.0, 1e-12);
+    // Without recomputation: 12 (66 s h + 9 a s^2) and the rest; the
+    // gradient peak does not change.
+    const MemoryEstimate all = EstimateTrainingMemory(net, 1, Optimizer::kAdam, 4, 4);
+    EXPECT_GT(all.activation_bytes, 2.5 * kept.activation_bytes);
+    EXPECT_DOUBLE_EQ(all.activation_gradient_bytes, kept.activation_gradient_bytes);
+  }
+  // BERT-large at 512 tokens, post-norm: four cuts per block (after add1,
+  // norm1, add2, norm2: each output is then the only live tensor), five
+  // embedding layers, and in the heads one segment from the masked-LM head to
+  // the pooler's token (the encoder's output stays live until then), then
+  // pooler.dense, pooler.tanh, the classifier and its loss: 5 + 96 + 5.
+  // Kept at the cuts: the ids (s), 5 + 96 outputs of s*h, the pooler's three
+  // outputs of h and the classifier's 2. The largest segment is an attention
+  // sub-block [q .. add1]: as above less the Q/K/V input (the cut before it)
+  // and the output projection's input counted once: Q and K (2 s h), V (s h),
+  // the softmax output, mask and dropout output (2.25 a s^2), the merged heads
+  // (s h), the mask (s h / 4): 17 s h + 9 a s^2 bytes, more than the MLP's
+  // 33 s h or the heads' (77 x 30522 probabilities and 4 x 77 x 1024 elements).
+  {
+    const double s = 512, h = 1024, a = 16;
+    const Network net = Zoo("bert-large", 512);
+    EXPECT_EQ(CheckpointSegments(net).size(), 5u + 96u + 5u);
+    const MemoryEstimate kept =
+        EstimateTrainingMemory(net, 1, Optimizer::kAdam, 4, 4, AttentionKernel::kUnfused, true);
+    const double attention = 17 * s * h + 9 * a * s * s;
+    ASSERT_GT(attention, 33 * s * h);
+    EXPECT_NEAR(kept.activation_bytes / (4 * (s + 101 * s * h + 3 * h + 2) + attention), 1.0,
+                1e-12);
+  }
 }
 
 }  // namespace

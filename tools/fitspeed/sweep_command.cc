@@ -42,6 +42,7 @@ struct SweepCommandOptions {
   int devices = 1;
   int steps_per_execution = 1;
   int accumulation = 1;
+  bool recompute = false;
   double input_rate = 0;
   FitCliOptions fit;
   std::string output = "table";
@@ -125,6 +126,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.devices = o.devices;
   options.steps_per_execution = o.steps_per_execution;
   options.accumulation = o.accumulation;
+  options.recompute = o.recompute;
   options.input_samples_per_s = o.input_rate;
   options.attention = ParseAttentionKernel(o.attention);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
@@ -148,11 +150,11 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
-  if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.layout_given ||
-      o.input_rate != 0 || o.attention != "unfused") {
+  if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.recompute ||
+      o.layout_given || o.input_rate != 0 || o.attention != "unfused") {
     throw UsageError(
-        "--devices, --steps-per-execution, --accumulation, --layout, --input-rate and "
-        "--attention need --device");
+        "--devices, --steps-per-execution, --accumulation, --recompute, --layout, --input-rate "
+        "and --attention need --device");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -257,6 +259,12 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "accumulation x batch samples (the fit's batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
+  command->add_flag("--recompute", o->recompute,
+                    "With --device: activation recomputation (checkpointing): keep only the "
+                    "tensors where the network is cut to one live tensor (on a transformer's "
+                    "residual stream between its attention and MLP sub-blocks, after residual "
+                    "blocks) and run each segment's forward again before "
+                    "its backward; less activation memory, about one more forward pass");
   command
       ->add_option("--input-rate", o->input_rate,
                    "With --device: samples/s the input pipeline (read, decode, augment, copy) "

@@ -86,6 +86,11 @@ struct DeviceModelOptions {
   // one fused (FlashAttention-style) kernel per pass. Networks without
   // attention are not affected.
   AttentionKernel attention = AttentionKernel::kUnfused;
+  // Activation recomputation (CheckpointSegments, fitspeed/model/cost.h): the
+  // forward pass keeps only the tensors at the network's cuts, and every
+  // segment but the last runs its forward again before its backward. Less
+  // activation memory, more compute.
+  bool recompute = false;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
@@ -147,6 +152,7 @@ struct ModeledStep {
   // Times per optimizer step: with accumulation, compute, layout, host and
   // input are those of all its micro-batches.
   double compute_s = 0;         // sum of the layers' forward and backward passes
+  double recompute_s = 0;       // of which forward passes run again (DeviceModelOptions::recompute)
   double layout_s = 0;          // of which layout transposes (PassTime::layout_s)
   double update_s = 0;          // sum of the layers' optimizer updates
   double comm_s = 0;            // all-reduce between cores and between devices
@@ -188,6 +194,8 @@ struct DeviceSweepResult {
   // a sample is then one sequence and tokens/s = samples/s x tokens.
   int64_t tokens_per_sample = 0;
   AttentionKernel attention = AttentionKernel::kUnfused;
+  bool recompute = false;                  // DeviceModelOptions::recompute
+  int checkpoint_segments = 0;             // CheckpointSegments() of the network
   int attention_cores = 0;                 // FindAttentionCores() of the network
   double matrix_peak_flops = 0;            // MatrixPeakFlops() per device
   std::vector<ModeledStep> steps;          // batches that fit, in order

@@ -205,14 +205,37 @@ struct MemoryEstimate {
            activation_gradient_bytes;
   }
 };
+// Activation recomputation (checkpointing: Chen et al. 2016, "Training Deep
+// Nets with Sublinear Memory Cost"; torch.utils.checkpoint; the "full
+// recomputation" of Korthikanti et al. 2022). The network is cut where a
+// single tensor is live: after a layer whose output is the only tensor
+// produced so far that a later layer still reads (the residual stream
+// between a transformer's attention and MLP sub-blocks, the output of a
+// residual block). The forward
+// pass keeps only the tensors at the cuts; the backward pass reruns each
+// segment's forward just before the segment's backward, so one segment's
+// saved tensors are alive at a time, and every segment but the last runs its
+// forward twice.
+struct CheckpointSegment {
+  int first = 0;  // layer ids, inclusive
+  int last = 0;
+};
+// The segments of a finalized network in order, covering layers 1..size-1
+// (the input, layer 0, is in none): each ends at a cut or at the last layer.
+std::vector<CheckpointSegment> CheckpointSegments(const Network& network);
+
 // Parameters, gradients and optimizer state are of `parameter_bytes` bytes per
 // element, activations and their gradients of `activation_bytes`.
 // With AttentionKernel::kFused the attention cores keep O and the row
 // log-sum-exp instead of the {H, T, T} tensors, whose gradients never exist.
+// With `recompute`, activation_bytes is the tensors at the cuts (and the
+// network input) plus the largest segment's saved tensors (CheckpointSegment);
+// the gradient peak is unchanged.
 MemoryEstimate EstimateTrainingMemory(const Network& network, double batch,
                                       Optimizer optimizer = Optimizer::kSgdMomentum,
                                       double activation_bytes = 4, double parameter_bytes = 4,
-                                      AttentionKernel attention = AttentionKernel::kUnfused);
+                                      AttentionKernel attention = AttentionKernel::kUnfused,
+                                      bool recompute = false);
 
 }  // namespace fitspeed
 
