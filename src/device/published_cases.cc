@@ -117,6 +117,39 @@ int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const
                               io::Excerpt(raw)));
 }
 
+// The catalog device of a DLE table's system section, with how it was
+// matched; nullopt for a system the catalog lacks (DGX-2H: 450 W V100s at a
+// higher clock).
+struct DleDevice {
+  std::string device;
+  std::string note;
+};
+std::optional<DleDevice> DleSystemDevice(const std::string& system) {
+  if (io::Contains(system, "A100")) {
+    if (io::Contains(system, "80G")) return DleDevice{"a100-80gb", "A100 80GB = catalog a100-80gb"};
+    return DleDevice{"a100", "DGX A100 40GB = catalog a100"};
+  }
+  if (io::Contains(system, "DGX-1")) {
+    return DleDevice{"v100-sxm2",
+                     "DGX-1 V100 SXM2 = catalog v100-sxm2 (16 GB modeled for 32 GB parts)"};
+  }
+  if (io::Contains(system, "DGX-2 (")) {
+    return DleDevice{"v100-sxm3-32gb", "DGX-2 V100 SXM3 32GB = catalog v100-sxm3-32gb"};
+  }
+  return std::nullopt;
+}
+
+// The precision of a DLE throughput column ("Throughput - mixed precision",
+// "Throughput - TF32", "Throughput - FP32 + XLA"); nullopt for speed-up and
+// scaling columns.
+std::optional<DevicePrecision> DleColumnPrecision(const std::string& column_name) {
+  const std::string column = io::ToLower(column_name);
+  if (io::Contains(column, "mixed") || io::Contains(column, "amp")) return DevicePrecision::kMixed;
+  if (io::Contains(column, "tf32")) return DevicePrecision::kTf32;
+  if (io::Contains(column, "fp32")) return DevicePrecision::kFp32;
+  return std::nullopt;
+}
+
 void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
   const CsvTable t = ReadCsvTable(
       path, {"readme_path", "system_section", "gpus_or_nodes", "batch_size_per_gpu_raw",
@@ -135,20 +168,10 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
       if (model != readme->network) continue;
     }
     const std::string& system = t.Get(row, "system_section");
-    std::string device, system_note;
-    if (io::Contains(system, "A100")) {
-      const bool big = io::Contains(system, "80G");
-      device = big ? "a100-80gb" : "a100";
-      system_note = big ? "A100 80GB = catalog a100-80gb; " : "DGX A100 40GB = catalog a100; ";
-    } else if (io::Contains(system, "DGX-1")) {
-      device = "v100-sxm2";
-      system_note = "DGX-1 V100 SXM2 = catalog v100-sxm2 (16 GB modeled for 32 GB parts); ";
-    } else if (io::Contains(system, "DGX-2 (")) {
-      device = "v100-sxm3-32gb";
-      system_note = "DGX-2 V100 SXM3 32GB = catalog v100-sxm3-32gb; ";
-    } else {
-      continue;  // DGX-2H (450 W V100s at a higher clock): not in the catalog
-    }
+    const std::optional<DleDevice> matched = DleSystemDevice(system);
+    if (!matched) continue;
+    const std::string& device = matched->device;
+    const std::string system_note = matched->note + "; ";
     const std::string& gpus_text = t.Get(row, "gpus_or_nodes");
     if (!io::StartsWith(gpus_text, "GPUs=")) {
       throw DataError(t.source, row.line, "gpus_or_nodes",
@@ -160,16 +183,9 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     const double node = device == "v100-sxm3-32gb" ? 16 : 8;
     if (gpus != 1 && gpus != node) continue;
     const std::string column = io::ToLower(t.Get(row, "throughput_column"));
-    DevicePrecision precision;
-    if (io::Contains(column, "mixed") || io::Contains(column, "amp")) {
-      precision = DevicePrecision::kMixed;
-    } else if (io::Contains(column, "tf32")) {
-      precision = DevicePrecision::kTf32;
-    } else if (io::Contains(column, "fp32")) {
-      precision = DevicePrecision::kFp32;
-    } else {
-      continue;  // speedup and scaling columns
-    }
+    const std::optional<DevicePrecision> column_precision = DleColumnPrecision(column);
+    if (!column_precision) continue;  // speedup and scaling columns
+    const DevicePrecision precision = *column_precision;
     if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
     MeasuredCase c;
     c.network = readme->network;
@@ -267,38 +283,18 @@ void AddDleBertCases(const std::string& path, std::vector<MeasuredCase>& cases) 
     if (!pretraining && !squad) continue;
     const std::string& gpus_text = t.Get(row, "gpus_or_nodes");
     if (!io::StartsWith(gpus_text, "GPUs=")) continue;  // Num Nodes=: between nodes
-    const std::string& system = t.Get(row, "system_section");
-    std::string device, system_note;
-    if (io::Contains(system, "DGX A100 (8x A100 40GB)")) {
-      device = "a100";
-      system_note = "DGX A100 40GB = catalog a100";
-    } else if (io::Contains(system, "DGX-1 (8x V100 16GB)")) {
-      device = "v100-sxm2";
-      system_note = "DGX-1 V100 16GB = catalog v100-sxm2";
-    } else if (io::Contains(system, "DGX-1 (8x V100 32GB)")) {
-      device = "v100-sxm2";
-      system_note = "DGX-1 V100 32GB = catalog v100-sxm2 (16 GB modeled for 32 GB parts)";
-    } else if (io::Contains(system, "DGX-2 (16x V100 32GB)")) {
-      device = "v100-sxm3-32gb";
-      system_note = "DGX-2 V100 SXM3 32GB = catalog v100-sxm3-32gb";
-    } else {
-      continue;
-    }
+    const std::optional<DleDevice> matched = DleSystemDevice(t.Get(row, "system_section"));
+    if (!matched) continue;
+    const std::string& device = matched->device;
+    const std::string& system_note = matched->note;
     const double gpus = io::ParsePositive(std::string_view(gpus_text).substr(5), t.source, row.line,
                                           "gpus_or_nodes");
     const double node = device == "v100-sxm3-32gb" ? 16 : 8;
     if (gpus != 1 && gpus != node) continue;  // one GPU and a whole node, as for the CNNs
-    const std::string column = io::ToLower(t.Get(row, "throughput_column"));
-    DevicePrecision precision;
-    if (io::Contains(column, "mixed")) {
-      precision = DevicePrecision::kMixed;
-    } else if (io::Contains(column, "tf32")) {
-      precision = DevicePrecision::kTf32;
-    } else if (io::Contains(column, "fp32")) {
-      precision = DevicePrecision::kFp32;
-    } else {
-      continue;
-    }
+    const std::optional<DevicePrecision> column_precision =
+        DleColumnPrecision(t.Get(row, "throughput_column"));
+    if (!column_precision) continue;  // speedup and scaling columns
+    const DevicePrecision precision = *column_precision;
     if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
     MeasuredCase c;
     c.network = "bert-large";

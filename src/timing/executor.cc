@@ -132,6 +132,17 @@ int64_t SegmentOf(int64_t token, int64_t tokens, int64_t segments) {
 
 int64_t GatheredRow(int64_t k, int64_t count, int64_t tokens) { return k * tokens / count; }
 
+std::vector<int64_t> TakenRows(const Network& network, int layer) {
+  const Layer& l = network.layer(layer);
+  if (l.kind == LayerKind::kSelectToken) return {l.tokens.index};
+  const int64_t tokens = network.layer(l.input_ids[0]).output_shape.dims[0];
+  std::vector<int64_t> taken;
+  for (int64_t k = 0; k < l.tokens.count; ++k) {
+    taken.push_back(GatheredRow(k, l.tokens.count, tokens));
+  }
+  return taken;
+}
+
 DropoutMask MakeDropoutMask(uint64_t seed, int layer, int64_t updates, double rate) {
   DropoutMask mask;
   mask.key = Mix64(seed ^ Mix64(static_cast<uint64_t>(layer) ^

@@ -118,6 +118,8 @@ bool IsTiedTable(const Network& network, int layer);
 //   (spread evenly; which rows does not change the work).
 int64_t SegmentOf(int64_t token, int64_t tokens, int64_t segments);
 int64_t GatheredRow(int64_t k, int64_t count, int64_t tokens);
+// The input rows a select_token or gather_tokens layer takes, in output order.
+std::vector<int64_t> TakenRows(const Network& network, int layer);
 
 // SplitMix64's finalizer (Steele, Lea & Flood 2014): a 64-bit mix.
 inline uint64_t Mix64(uint64_t z) {

@@ -1571,14 +1571,7 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildTakeRows(int l) {
   const int in = layer.input_ids[0];
   const Shape& is = network().layer(in).output_shape;
   const int64_t n = config().batch, tokens = is.dims[0];
-  std::vector<int64_t> taken;  // the input rows, in output order
-  if (layer.kind == LayerKind::kSelectToken) {
-    taken.push_back(layer.tokens.index);
-  } else {
-    for (int64_t k = 0; k < layer.tokens.count; ++k) {
-      taken.push_back(GatheredRow(k, layer.tokens.count, tokens));
-    }
-  }
+  const std::vector<int64_t> taken = TakenRows(network(), l);  // in output order
   const int64_t count = static_cast<int64_t>(taken.size());
   // Rows are copied as bytes, in the activations' data type.
   const size_t row_bytes = static_cast<size_t>(is.dims[1]) * memory::data_type_size(act_dt_);
