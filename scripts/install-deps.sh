@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   libprotobuf-dev protobuf-compiler
+  libopenmpi-dev openmpi-bin
 )
 # The fuzzers (.ci/run) need clang and its sanitizer runtimes.
 if [[ "${FITSPEED_WITH_FUZZ:-0}" == 1 ]]; then

@@ -15,6 +15,7 @@
 #include "fitspeed/model/report.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/project/config.h"
+#include "fitspeed/project/links.h"
 #include "fitspeed/project/cost.h"
 #include "fitspeed/project/epochs.h"
 #include "fitspeed/project/model_params.h"
@@ -23,6 +24,7 @@
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/project/units.h"
 #include "fitspeed/project/whatif.h"
+#include "fitspeed/timing/data_parallel.h"
 #include "fitspeed/timing/host.h"
 #include "fitspeed/timing/sweep.h"
 

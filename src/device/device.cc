@@ -23,6 +23,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSchema = "fitspeed.device/1";
+constexpr const char* kLinksSchema = "fitspeed.links/1";
 
 // One step of a path into the document: an object key or an array index.
 struct PathStep {
@@ -251,6 +252,41 @@ class Reader {
   std::map<std::string, std::string>* sources_;
 };
 
+// The document in `text`; DataError at the line where it stops being JSON.
+json ParseDocument(const std::string& text, const std::string& source) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw DataError(source, LineAt(text, e.byte > 0 ? e.byte - 1 : 0), "",
+                    fmt::format("malformed JSON: {}", e.what()));
+  } catch (const json::exception& e) {
+    throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
+  }
+}
+
+// The "links" array at `path` (docs/devices.md: device files and links files).
+std::vector<DeviceLink> ReadLinks(const Reader& r, const json& links, const Path& path) {
+  if (!links.is_array()) r.Fail(path, "expected a list of links");
+  std::vector<DeviceLink> result;
+  for (size_t i = 0; i < links.size(); ++i) {
+    const Path p = Reader::Index(path, static_cast<int>(i));
+    const json& l = links[i];
+    r.Object(l, p, {"name", "connects", "bandwidth_bytes_per_s", "latency_s"});
+    DeviceLink link;
+    link.name = r.String(l, p, "name");
+    link.connects = r.String(l, p, "connects");
+    if (link.connects != "cores" && link.connects != "devices" && link.connects != "host" &&
+        link.connects != "network") {
+      r.Fail(Reader::Sub(p, "connects"),
+             fmt::format("expected cores, devices, host or network, got \"{}\"", link.connects));
+    }
+    link.bandwidth_bytes_per_s = r.Positive(l, p, "bandwidth_bytes_per_s");
+    link.latency_s = r.NonNegative(l, p, "latency_s");
+    result.push_back(link);
+  }
+  return result;
+}
+
 // The parameters a calibration may fit, in the order DeviceCalibration lists
 // them, with the rule their value obeys.
 struct CalibrationParameterRule {
@@ -376,15 +412,63 @@ ordered_json ErrorJson(const DeviceCalibration::Error& e) {
   return {{"cases", e.cases}, {"rms", e.rms}, {"median_abs", e.median_abs}, {"max_abs", e.max_abs}};
 }
 
+// The source recorded for `field`, or a note that there is none.
+std::string SourceOf(const std::map<std::string, std::string>& sources, const std::string& field,
+                     const std::string& origin) {
+  const auto it = sources.find(field);
+  if (it != sources.end() && !it->second.empty()) return it->second;
+  return fmt::format("not recorded (written from {})", origin.empty() ? "fitspeed" : origin);
+}
+
+// The "links" array, each quantity with its source from `sources`.
+ordered_json LinksJson(const std::vector<DeviceLink>& links,
+                       const std::map<std::string, std::string>& sources,
+                       const std::string& origin) {
+  ordered_json array = ordered_json::array();
+  for (size_t i = 0; i < links.size(); ++i) {
+    const DeviceLink& l = links[i];
+    auto quantity = [&](const std::string& key, double value) {
+      return ordered_json{
+          {"value", value},
+          {"source", SourceOf(sources, fmt::format("links[{}].{}", i, key), origin)}};
+    };
+    array.push_back(
+        {{"name", l.name},
+         {"connects", l.connects},
+         {"bandwidth_bytes_per_s", quantity("bandwidth_bytes_per_s", l.bandwidth_bytes_per_s)},
+         {"latency_s", quantity("latency_s", l.latency_s)}});
+  }
+  return array;
+}
+
+// Throws UsageError for a link a links file could not hold (the parser's rules).
+void CheckLinks(const LinksFile& links, const char* what) {
+  for (size_t i = 0; i < links.links.size(); ++i) {
+    const DeviceLink& l = links.links[i];
+    if (!(std::isfinite(l.bandwidth_bytes_per_s) && l.bandwidth_bytes_per_s > 0) ||
+        !(std::isfinite(l.latency_s) && l.latency_s >= 0)) {
+      throw UsageError(fmt::format(
+          "{}: links[{}] ('{}') needs a finite bandwidth > 0 and a finite latency >= 0, got {} "
+          "B/s and {} s",
+          what, i, l.name, l.bandwidth_bytes_per_s, l.latency_s));
+    }
+  }
+}
+
+// The text of the `what` file at `path`; InputError when it cannot be read.
+std::string ReadText(const std::string& path, const char* what) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("cannot open {} file '{}'", what, path));
+  std::stringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw InputError(fmt::format("cannot read {} file '{}'", what, path));
+  return text.str();
+}
+
 }  // namespace
 
 std::string DeviceToJson(const Device& d) {
-  // The source recorded for `field`, or a note that there is none.
-  auto source = [&d](const std::string& field) {
-    const auto it = d.sources.find(field);
-    if (it != d.sources.end() && !it->second.empty()) return it->second;
-    return fmt::format("not recorded (written from {})", d.origin.empty() ? "fitspeed" : d.origin);
-  };
+  auto source = [&d](const std::string& field) { return SourceOf(d.sources, field, d.origin); };
   auto quantity = [&source](const std::string& field, const ordered_json& value) {
     return ordered_json{{"value", value}, {"source", source(field)}};
   };
@@ -427,19 +511,7 @@ std::string DeviceToJson(const Device& d) {
       {"feature_multiple_fp32", quantity("tiles.feature_multiple_fp32", d.feature_multiple_fp32)},
       {"feature_multiple_tensor",
        quantity("tiles.feature_multiple_tensor", d.feature_multiple_tensor)}};
-  if (!d.links.empty()) {
-    ordered_json links = ordered_json::array();
-    for (size_t i = 0; i < d.links.size(); ++i) {
-      const DeviceLink& l = d.links[i];
-      const std::string at = fmt::format("links[{}].", i);
-      links.push_back({{"name", l.name},
-                       {"connects", l.connects},
-                       {"bandwidth_bytes_per_s",
-                        quantity(at + "bandwidth_bytes_per_s", l.bandwidth_bytes_per_s)},
-                       {"latency_s", quantity(at + "latency_s", l.latency_s)}});
-    }
-    doc["links"] = links;
-  }
+  if (!d.links.empty()) doc["links"] = LinksJson(d.links, d.sources, d.origin);
   if (d.price_per_hour) doc["price_per_hour"] = quantity("price_per_hour", *d.price_per_hour);
   if (!d.calibrated_on.empty()) {
     const DeviceCalibration& cal = d.calibration;
@@ -485,15 +557,7 @@ const DeviceLink* Device::FindLink(const std::string& what) const {
 }
 
 Device ParseDeviceJson(const std::string& text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw DataError(source, LineAt(text, e.byte > 0 ? e.byte - 1 : 0), "",
-                    fmt::format("malformed JSON: {}", e.what()));
-  } catch (const json::exception& e) {
-    throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
-  }
+  const json doc = ParseDocument(text, source);
   Device d;
   const Reader r(text, source, &d.sources);
   const Path root;
@@ -590,27 +654,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   d.feature_multiple_fp32 = r.Count(tiles, tiles_path, "feature_multiple_fp32");
   d.feature_multiple_tensor = r.Count(tiles, tiles_path, "feature_multiple_tensor");
 
-  if (doc.contains("links")) {
-    const Path links_path = Reader::Sub(root, "links");
-    const json& links = doc.at("links");
-    if (!links.is_array()) r.Fail(links_path, "expected a list of links");
-    for (size_t i = 0; i < links.size(); ++i) {
-      const Path p = Reader::Index(links_path, static_cast<int>(i));
-      const json& l = links[i];
-      r.Object(l, p, {"name", "connects", "bandwidth_bytes_per_s", "latency_s"});
-      DeviceLink link;
-      link.name = r.String(l, p, "name");
-      link.connects = r.String(l, p, "connects");
-      if (link.connects != "cores" && link.connects != "devices" && link.connects != "host" &&
-          link.connects != "network") {
-        r.Fail(Reader::Sub(p, "connects"),
-               fmt::format("expected cores, devices, host or network, got \"{}\"", link.connects));
-      }
-      link.bandwidth_bytes_per_s = r.Positive(l, p, "bandwidth_bytes_per_s");
-      link.latency_s = r.NonNegative(l, p, "latency_s");
-      d.links.push_back(link);
-    }
-  }
+  if (doc.contains("links")) d.links = ReadLinks(r, doc.at("links"), Reader::Sub(root, "links"));
   if (doc.contains("price_per_hour")) d.price_per_hour = r.Positive(doc, root, "price_per_hour");
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {
     r.Fail(Reader::Sub(root, "links"), "a device with cores > 1 needs a link that connects cores");
@@ -620,12 +664,84 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 }
 
 Device ReadDeviceJsonFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open device file '{}'", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read device file '{}'", path));
-  return ParseDeviceJson(text.str(), path);
+  return ParseDeviceJson(ReadText(path, "device"), path);
+}
+
+LinksFile ParseLinksJson(const std::string& text, const std::string& source) {
+  const json doc = ParseDocument(text, source);
+  LinksFile f;
+  const Reader r(text, source, &f.sources);
+  const Path root;
+  const Path links_path = Reader::Sub(root, "links");
+  if (doc.is_object() && doc.contains("schema") && doc.at("schema") == kSchema) {
+    // A device file: its links, with their sources.
+    Device d = ParseDeviceJson(text, source);
+    f.links = std::move(d.links);
+    for (const auto& [field, text_of_source] : d.sources) {
+      if (field.rfind("links[", 0) == 0) f.sources[field] = text_of_source;
+    }
+  } else {
+    r.Object(doc, root, {"schema", "links", "comment"});
+    const std::string schema = r.String(doc, root, "schema");
+    if (schema != kLinksSchema) {
+      r.Fail(Reader::Sub(root, "schema"),
+             fmt::format("expected \"{}\" (or a \"{}\" file), got \"{}\"", kLinksSchema, kSchema,
+                         schema));
+    }
+    f.links = ReadLinks(r, r.Required(doc, root, "links"), links_path);
+  }
+  if (f.links.empty()) r.Fail(links_path, "expected a non-empty list of links");
+  for (size_t i = 0; i < f.links.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (f.links[j].connects == f.links[i].connects) {
+        r.Fail(Reader::Sub(Reader::Index(links_path, static_cast<int>(i)), "connects"),
+               fmt::format("links[{}] already connects {}", j, f.links[i].connects));
+      }
+    }
+  }
+  return f;
+}
+
+std::string LinksToJson(const LinksFile& links) {
+  CheckLinks(links, "LinksToJson");
+  ordered_json doc;
+  doc["schema"] = kLinksSchema;
+  doc["links"] = LinksJson(links.links, links.sources, "");
+  return doc.dump(2) + "\n";
+}
+
+LinksFile ReadLinksJsonFile(const std::string& path) {
+  return ParseLinksJson(ReadText(path, "links"), path);
+}
+
+void ApplyLinks(Device& device, const LinksFile& links) {
+  CheckLinks(links, "ApplyLinks");
+  // Moves the sources of links.links[from] to device.links[to].
+  auto take_sources = [&](size_t from, size_t to) {
+    for (const char* quantity : {"bandwidth_bytes_per_s", "latency_s"}) {
+      const auto it = links.sources.find(fmt::format("links[{}].{}", from, quantity));
+      const std::string field = fmt::format("links[{}].{}", to, quantity);
+      if (it != links.sources.end()) {
+        device.sources[field] = it->second;
+      } else {
+        device.sources.erase(field);
+      }
+    }
+  };
+  for (size_t j = 0; j < links.links.size(); ++j) {
+    const DeviceLink& link = links.links[j];
+    bool replaced = false;
+    for (size_t i = 0; i < device.links.size(); ++i) {
+      if (device.links[i].connects != link.connects) continue;
+      device.links[i] = link;
+      take_sources(j, i);
+      replaced = true;
+    }
+    if (!replaced) {
+      device.links.push_back(link);
+      take_sources(j, device.links.size() - 1);
+    }
+  }
 }
 
 std::vector<std::string> CatalogDeviceNames() {

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <type_traits>
 
 #include "fitspeed/core/error.h"
 #include "timing/bf16.h"
@@ -40,6 +41,7 @@ class EigenExecutor final : public StepExecutor {
   void SetParam(size_t i, const std::vector<double>& values) override;
   std::vector<double> Param(size_t i) const override;
   std::vector<double> Grad(size_t i) const override;
+  GradientStorage MutableGrad(size_t i) override;
   std::vector<double> Output(int layer) const override;
 
  private:
@@ -1473,6 +1475,19 @@ template <typename S>
 std::vector<double> EigenExecutor<S>::Grad(size_t i) const {
   FITSPEED_CHECK(params().at(i).trainable, "only trainable parameters have gradients");
   return std::vector<double>(grad_[i].begin(), grad_[i].end());
+}
+
+template <typename S>
+StepExecutor::GradientStorage EigenExecutor<S>::MutableGrad(size_t i) {
+  FITSPEED_CHECK(params().at(i).trainable, "only trainable parameters have gradients");
+  GradientStorage g;
+  if constexpr (std::is_same_v<S, double>) {
+    g.f64 = grad_[i].data();
+  } else {
+    g.f32 = grad_[i].data();
+  }
+  g.elements = static_cast<int64_t>(grad_[i].size());
+  return g;
 }
 
 template <typename S>

@@ -356,12 +356,13 @@ void StepExecutor::ResetTimes() {
   for (auto& t : times_) t.fill(0.0);
 }
 
-void StepExecutor::Run(const std::vector<Op>& ops) {
+void StepExecutor::Run(const std::vector<Op>& ops, const std::function<void(int)>* hook) {
   FITSPEED_CHECK(!config_.dry_run, "a dry-run executor cannot run");
   const ThreadScope threads(config_.threads);
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
-  for (const Op& op : ops) {
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op& op = ops[k];
     op.run();
     const Clock::time_point end = Clock::now();
     const double seconds = std::chrono::duration<double>(end - start).count();
@@ -373,7 +374,37 @@ void StepExecutor::Run(const std::vector<Op>& ops) {
       }
     }
     start = end;
+    if (hook != nullptr && *hook) {
+      (*hook)(static_cast<int>(k));
+      start = Clock::now();  // the hook's time is nobody's layer time
+    }
   }
+}
+
+std::vector<int> StepExecutor::GradientReadyOps() const {
+  // Layer -> its parameters, and dense layer -> the embedding table it uses.
+  std::vector<std::vector<size_t>> of_layer(static_cast<size_t>(network_.size()));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].trainable) of_layer[static_cast<size_t>(params_[i].layer)].push_back(i);
+  }
+  std::vector<int> ready(params_.size(), -1);
+  const std::vector<Op>& backward = ops_[static_cast<size_t>(Phase::kBackward)];
+  auto touch = [&](int layer, int k) {
+    for (size_t i : of_layer[static_cast<size_t>(layer)]) ready[i] = k;
+    const int table = TiedEmbedding(network_, layer);
+    if (table >= 0) {
+      for (size_t i : of_layer[static_cast<size_t>(table)]) ready[i] = std::max(ready[i], k);
+    }
+  };
+  for (size_t k = 0; k < backward.size(); ++k) {
+    const Op& op = backward[k];
+    if (op.shares.empty()) {
+      touch(op.layer, static_cast<int>(k));
+    } else {
+      for (const auto& share : op.shares) touch(share.first, static_cast<int>(k));
+    }
+  }
+  return ready;
 }
 
 double StepExecutor::Forward() {
@@ -381,7 +412,9 @@ double StepExecutor::Forward() {
   return loss();
 }
 
-void StepExecutor::Backward() { Run(ops_[static_cast<size_t>(Phase::kBackward)]); }
+void StepExecutor::Backward() {
+  Run(ops_[static_cast<size_t>(Phase::kBackward)], &backward_hook_);
+}
 
 void StepExecutor::Update() {
   ++update_count_;

@@ -189,6 +189,16 @@ class StepExecutor {
   virtual void SetParam(size_t i, const std::vector<double>& values) = 0;
   virtual std::vector<double> Param(size_t i) const = 0;
   virtual std::vector<double> Grad(size_t i) const = 0;  // trainable parameters only
+  // The gradient's own storage (trainable parameters only), in the backend's
+  // layout: the same on every process that builds the same step, so a
+  // data-parallel all-reduce sums it element by element in place. Exactly one
+  // of f32/f64 is set (f64: MakeEigenExecutor<double>).
+  struct GradientStorage {
+    float* f32 = nullptr;
+    double* f64 = nullptr;
+    int64_t elements = 0;
+  };
+  virtual GradientStorage MutableGrad(size_t i) = 0;
   // Output of `layer` (not a loss) after Forward(); with reuse_memory, only
   // for layers whose output is still used later in the step.
   virtual std::vector<double> Output(int layer) const = 0;
@@ -199,6 +209,17 @@ class StepExecutor {
   void Backward();
   void Update();
   double Step();  // Forward, Backward, Update; returns the loss
+
+  // Data parallelism (timing/data_parallel.cc): `hook(k)` runs after the k-th
+  // operation of the backward pass (0-based, in running order), outside that
+  // operation's timing; empty: none.
+  void SetBackwardHook(std::function<void(int op)> hook) { backward_hook_ = std::move(hook); }
+  int BackwardOpCount() const { return static_cast<int>(ops_[1].size()); }
+  // Per parameter (params() order), the backward operation after which its
+  // gradient is final: the last one of its layer, or of a dense layer whose
+  // kernel is the parameter (a tied embedding table); -1 for a parameter that
+  // is not trainable or that no backward operation touches.
+  std::vector<int> GradientReadyOps() const;
 
   // Seconds each (layer, pass) took since the last ResetTimes().
   const std::vector<std::array<double, kPasses>>& times() const { return times_; }
@@ -234,7 +255,7 @@ class StepExecutor {
     std::function<void()> run;
     std::vector<std::pair<int, double>> shares;  // (layer, fraction) when shared
   };
-  void Run(const std::vector<Op>& ops);
+  void Run(const std::vector<Op>& ops, const std::function<void(int)>* hook = nullptr);
 
   Network network_;
   StepConfig config_;
@@ -244,6 +265,7 @@ class StepExecutor {
   std::vector<std::array<std::string, kPasses>> implementations_;
   double allocated_bytes_ = 0;
   int64_t update_count_ = 0;
+  std::function<void(int)> backward_hook_;
 };
 
 // Throws UsageError when oneDNN cannot run `precision` on this CPU.

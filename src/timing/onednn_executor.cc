@@ -94,6 +94,7 @@ class OnednnExecutor final : public StepExecutor {
   void SetParam(size_t i, const std::vector<double>& values) override;
   std::vector<double> Param(size_t i) const override;
   std::vector<double> Grad(size_t i) const override;
+  GradientStorage MutableGrad(size_t i) override;
   std::vector<double> Output(int layer) const override;
 
  private:
@@ -1751,6 +1752,15 @@ std::vector<double> OnednnExecutor::Grad(size_t i) const {
   std::vector<float> f(s.canonical.get_size() / sizeof(float));
   ReorderNow(s.grad, memory(s.canonical, engine_, f.data()));
   return std::vector<double>(f.begin(), f.end());
+}
+
+StepExecutor::GradientStorage OnednnExecutor::MutableGrad(size_t i) {
+  FITSPEED_CHECK(params().at(i).trainable, "only trainable parameters have gradients");
+  const memory& grad = stores_.at(i).grad;
+  GradientStorage g;
+  g.f32 = F32(grad);  // gradients of weights are FP32 in both precisions
+  g.elements = static_cast<int64_t>(grad.get_desc().get_size() / sizeof(float));
+  return g;
 }
 
 std::vector<double> OnednnExecutor::Output(int layer) const {

@@ -10,7 +10,9 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
+#include "fitspeed/timing/data_parallel.h"
 #include "timing/executor.h"
+#include "timing/gradient_sync.h"
 
 namespace fitspeed {
 
@@ -46,47 +48,127 @@ double InvoluntarySwitches() {
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1u << 30)); }
 
+// A data-parallel sweep's ranks and options; null in a plain sweep.
+struct DataParallelRun {
+  Communicator& comm;
+  DataParallelOptions options;
+};
+
+// Rank 0's value of `mine`, on every rank of a data-parallel run.
+bool RankZeros(const DataParallelRun* dp, bool mine) {
+  if (dp == nullptr) return mine;
+  double flag = mine ? 1 : 0;
+  dp->comm.Broadcast(&flag, 1);
+  return flag != 0;
+}
+
 // Builds the step, warms it up and times it (google/benchmark's method:
 // https://github.com/google/benchmark/blob/main/docs/user_guide.md#runtime-and-reporting-considerations).
+// Data-parallel: each rank runs its share of `batch` and the loops run as
+// many steps as rank 0 decides, so that every rank makes the same collectives.
 BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptions& options,
-                         const NetworkCost& cost, double peak_gflops) {
+                         const NetworkCost& cost, double peak_gflops,
+                         const DataParallelRun* dp = nullptr) {
   using Clock = std::chrono::steady_clock;
+  const int ranks = dp != nullptr ? dp->comm.size() : 1;
+  const int64_t local_batch = batch / ranks;
   std::unique_ptr<timing::StepExecutor> step = timing::MakeExecutor(
-      options.backend, network, timing::MakeStepConfig(options, batch, ResolveThreads(options)));
+      options.backend, network,
+      timing::MakeStepConfig(options, local_batch, ResolveThreads(options)));
+  std::unique_ptr<timing::GradientSync> sync;
+  if (dp != nullptr) {
+    const timing::RankShare share =
+        timing::MakeRankShare(network, batch, dp->comm.rank(), ranks, options.seed);
+    step->SetInput(share.input, share.labels);
+    sync = std::make_unique<timing::GradientSync>(*step, dp->comm, dp->options);
+  }
+  auto run_step = [&] { return sync ? sync->Step() : step->Step(); };
   BatchMeasurement m;
   m.batch = batch;
 
   const Clock::time_point warm_start = Clock::now();
-  while (m.warmup_steps < options.warmup_steps ||
-         std::chrono::duration<double>(Clock::now() - warm_start).count() < options.warmup_time_s) {
-    step->Step();
+  while (RankZeros(dp, m.warmup_steps < options.warmup_steps ||
+                           std::chrono::duration<double>(Clock::now() - warm_start).count() <
+                               options.warmup_time_s)) {
+    run_step();
     ++m.warmup_steps;
   }
 
   const size_t layers = static_cast<size_t>(network.size());
   std::vector<double> step_times;
   std::vector<std::vector<double>> op_times(layers * kPasses);
+  std::vector<double> backward_times, exposed_times, average_times, in_backward_times,
+      pack_times, compute_times;
+  std::vector<std::vector<double>> ready_times, allreduce_times;
+  if (sync) {
+    ready_times.resize(sync->buckets().size());
+    allreduce_times.resize(sync->buckets().size());
+  }
   double total = 0;
   const double switches_before = InvoluntarySwitches();
-  while (
-      static_cast<int>(step_times.size()) < options.min_repeats ||
-      (total < options.min_time_s && static_cast<int>(step_times.size()) < options.max_repeats)) {
+  while (RankZeros(dp, static_cast<int>(step_times.size()) < options.min_repeats ||
+                           (total < options.min_time_s &&
+                            static_cast<int>(step_times.size()) < options.max_repeats))) {
     step->ResetTimes();
     const Clock::time_point start = Clock::now();
-    m.loss = step->Step();
+    m.loss = run_step();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     step_times.push_back(seconds);
     total += seconds;
     for (size_t l = 0; l < layers; ++l) {
       for (int p = 0; p < kPasses; ++p) op_times[l * kPasses + p].push_back(step->times()[l][p]);
     }
+    if (sync) {
+      const timing::GradientSync::StepTimes& t = sync->last();
+      backward_times.push_back(t.backward_s);
+      exposed_times.push_back(t.exposed_s);
+      average_times.push_back(t.average_s);
+      in_backward_times.push_back(t.in_backward_s);
+      pack_times.push_back(t.pack_s);
+      double compute = 0;
+      for (const auto& layer : step->times()) {
+        for (double x : layer) compute += x;
+      }
+      compute_times.push_back(compute);
+      for (size_t b = 0; b < t.ready_s.size(); ++b) {
+        ready_times[b].push_back(t.ready_s[b]);
+        allreduce_times[b].push_back(t.allreduce_s[b]);
+      }
+    }
+  }
+  const double switches = InvoluntarySwitches() - switches_before;
+  if (sync) {
+    DataParallelTiming d;
+    d.ranks = ranks;
+    d.per_rank_batch = local_batch;
+    d.backward_s = Median(backward_times);
+    d.exposed_comm_s = Median(exposed_times);
+    d.average_s = Median(average_times);
+    d.in_backward_comm_s = Median(in_backward_times);
+    d.pack_s = Median(pack_times);
+    d.compute_s = Median(compute_times);
+    const std::vector<double> bare = sync->BareAllReduceTimes(dp->options.bare_repeats);
+    for (size_t b = 0; b < sync->buckets().size(); ++b) {
+      BucketTiming bt;
+      bt.parameters = static_cast<int>(sync->buckets()[b].params.size());
+      bt.bytes = sync->buckets()[b].bytes;
+      bt.ready_s = Median(ready_times[b]);
+      bt.allreduce_s = Median(allreduce_times[b]);
+      bt.bare_allreduce_s = bare[b];
+      d.bare_comm_s += bt.bare_allreduce_s;
+      d.buckets.push_back(bt);
+    }
+    m.data_parallel = std::move(d);
   }
 
   m.repeats = static_cast<int>(step_times.size());
-  const double switches = InvoluntarySwitches() - switches_before;
   m.preemptions_per_step = switches / m.repeats;
   m.preemptions_per_s = total > 0 ? switches / total : 0.0;
   m.step_time_s = Median(step_times);
+  if (m.data_parallel) {
+    DataParallelTiming& d = *m.data_parallel;
+    d.comm_cost_s = std::max(0.0, m.step_time_s - d.compute_s - d.pack_s - d.average_s);
+  }
   m.min_time_s = *std::min_element(step_times.begin(), step_times.end());
   m.mean_time_s = total / m.repeats;
   double squares = 0;
@@ -104,7 +186,7 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
     t.kind = LayerKindName(layer.kind);
     for (int p = 0; p < kPasses; ++p) {
       t.seconds[p] = Median(op_times[l * kPasses + p]);
-      t.flops[p] = cost.layers[l].pass(kAllPasses[p]).flops.At(static_cast<double>(batch));
+      t.flops[p] = cost.layers[l].pass(kAllPasses[p]).flops.At(static_cast<double>(local_batch));
       t.implementation[p] = step->implementations()[l][p];
       m.pass_seconds[p] += t.seconds[p];
     }
@@ -194,7 +276,7 @@ std::vector<Sample> SweepResult::Samples() const {
     s.source = "sweep:" + model;
     s.line = static_cast<int>(samples.size()) + 1;
     s.batch = static_cast<double>(m.batch);
-    s.devices = 1;
+    s.devices = ranks;
     s.label = model;
     s.precision = PrecisionName(precision);
     s.step_time_s = m.step_time_s;
@@ -227,7 +309,11 @@ BatchMeasurement MeasureBatch(const Network& network, int64_t batch, const Sweep
   return m;
 }
 
-SweepResult Sweep(const Network& network, const SweepOptions& options) {
+namespace {
+
+// A sweep, plain (dp null) or data-parallel.
+SweepResult RunSweep(const Network& network, const SweepOptions& options,
+                     const DataParallelRun* dp) {
   ValidateSweepOptions(options);
   timing::StepConfig probe = timing::MakeStepConfig(options, 1);
   timing::CheckExecutable(network, probe);
@@ -236,6 +322,8 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
     throw UsageError("the eigen backend runs fp32 only");
   }
 
+  const int ranks = dp != nullptr ? dp->comm.size() : 1;
+  const int local_ranks = dp != nullptr ? dp->comm.local_size() : 1;
   const int threads = ResolveThreads(options);
   ThreadScope scope(threads);
   SweepResult result;
@@ -249,6 +337,13 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
                                   : options.memory_fraction * result.context.memory_available_bytes;
   if (result.memory_limit_bytes <= 0) {
     result.memory_limit_bytes = std::numeric_limits<double>::infinity();
+  }
+  if (dp != nullptr) {
+    dp->comm.Broadcast(&result.memory_limit_bytes, 1);  // one decision on every rank
+    result.ranks = ranks;
+    result.communicator = dp->comm.Describe();
+    result.bucket_bytes = dp->options.bucket_bytes;
+    result.first_bucket_bytes = dp->options.first_bucket_bytes;
   }
   const NetworkCost cost = CountCost(network, options.optimizer);
   result.forward_flops_per_sample = cost.ForwardFlopsPerSample();
@@ -270,19 +365,37 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
     }
     options.progress(p);
   };
+  auto skip = [&](int64_t batch, double estimate, const std::string& reason, int index,
+                  int total) {
+    result.skipped.push_back({batch, estimate, reason});
+    report(SweepProgress::Stage::kSkipped, batch, index, total,
+           fmt::format("batch {} skipped: {}", batch, reason));
+  };
   // Measures `batch` unless its memory estimate is over the limit; false when skipped.
   auto measure = [&](int64_t batch, int index, int total) {
-    const double estimate = EstimateStepMemoryBytes(network, batch, options);
+    if (batch % ranks != 0) {
+      skip(batch, 0, fmt::format("does not divide evenly over {} ranks", ranks), index, total);
+      return true;  // not a memory limit: an automatic sweep goes on
+    }
+    // The ranks of a node share its memory.
+    const double estimate =
+        EstimateStepMemoryBytes(network, batch / ranks, options) * local_ranks;
     if (estimate > result.memory_limit_bytes) {
-      const std::string reason = fmt::format("needs about {} of memory, over the limit of {}",
-                                             Gib(estimate), Gib(result.memory_limit_bytes));
-      result.skipped.push_back({batch, estimate, reason});
-      report(SweepProgress::Stage::kSkipped, batch, index, total,
-             fmt::format("batch {} skipped: {}", batch, reason));
+      skip(batch, estimate,
+           fmt::format("needs about {} of memory{}, over the limit of {}", Gib(estimate),
+                       local_ranks > 1 ? fmt::format(" ({} ranks on a node)", local_ranks) : "",
+                       Gib(result.memory_limit_bytes)),
+           index, total);
       return false;
     }
     report(SweepProgress::Stage::kStarting, batch, index, total, "");
-    BatchMeasurement m = Measure(network, batch, options, cost, result.context.fp32_peak_gflops);
+    BatchMeasurement m =
+        Measure(network, batch, options, cost, result.context.fp32_peak_gflops, dp);
+    if (dp != nullptr) {
+      // Rank 0's pace decides an automatic sweep on every rank.
+      dp->comm.Broadcast(&m.step_time_s, 1);
+      m.throughput_sps = static_cast<double>(batch) / m.step_time_s;
+    }
     m.memory_estimate_bytes = estimate;
     result.measurements.push_back(std::move(m));
     report(SweepProgress::Stage::kMeasured, batch, index, total, "");
@@ -294,10 +407,11 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
     for (int i = 0; i < total; ++i) measure(options.batches[static_cast<size_t>(i)], i + 1, total);
     return result;
   }
-  // Automatic: doubling from 1 until saturation, the memory limit or auto_max_batch.
+  // Automatic: doubling from one sample per rank until saturation, the memory
+  // limit or auto_max_batch.
   double best = 0;
   int flat = 0, index = 0;
-  for (int64_t batch = 1;; batch *= 2) {
+  for (int64_t batch = ranks;; batch *= 2) {
     if (batch > options.auto_max_batch) {
       result.stop_reason =
           fmt::format("reached the largest batch allowed ({})", options.auto_max_batch);
@@ -319,6 +433,24 @@ SweepResult Sweep(const Network& network, const SweepOptions& options) {
     }
   }
   return result;
+}
+
+}  // namespace
+
+SweepResult Sweep(const Network& network, const SweepOptions& options) {
+  return RunSweep(network, options, nullptr);
+}
+
+SweepResult DataParallelSweep(const Network& network, const SweepOptions& options,
+                              Communicator& comm, const DataParallelOptions& dp) {
+  ValidateDataParallelOptions(dp);
+  SweepOptions per_rank = options;
+  if (per_rank.threads == 0) {
+    // The ranks of a node share its CPUs.
+    per_rank.threads = std::max(1, AvailableCpus() / std::max(1, comm.local_size()));
+  }
+  const DataParallelRun run{comm, dp};
+  return RunSweep(network, per_rank, &run);
 }
 
 SweepOptions DemoSweepOptions() {

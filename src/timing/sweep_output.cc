@@ -39,6 +39,8 @@ json PassesJson(const std::array<double, 4>& values) {
   return j;
 }
 
+std::string Mib(double bytes) { return FormatSig(bytes / (1u << 20), 4); }
+
 json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
   json layers = json::array();
   for (const LayerTiming& t : m.layers) {
@@ -74,10 +76,45 @@ json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
     j["throughput_tokens_per_s"] =
         Number(m.throughput_sps * static_cast<double>(tokens_per_sample));
   }
+  if (m.data_parallel) {
+    const DataParallelTiming& d = *m.data_parallel;
+    json buckets = json::array();
+    for (const BucketTiming& b : d.buckets) {
+      buckets.push_back({{"parameters", b.parameters},
+                         {"bytes", Number(b.bytes)},
+                         {"ready_s", Number(b.ready_s)},
+                         {"allreduce_s", Number(b.allreduce_s)},
+                         {"bare_allreduce_s", Number(b.bare_allreduce_s)}});
+    }
+    j["data_parallel"] = {{"ranks", d.ranks},
+                          {"per_rank_batch", d.per_rank_batch},
+                          {"compute_s", Number(d.compute_s)},
+                          {"backward_s", Number(d.backward_s)},
+                          {"in_backward_comm_s", Number(d.in_backward_comm_s)},
+                          {"pack_s", Number(d.pack_s)},
+                          {"exposed_comm_s", Number(d.exposed_comm_s)},
+                          {"average_s", Number(d.average_s)},
+                          {"comm_cost_s", Number(d.comm_cost_s)},
+                          {"bare_comm_s", Number(d.bare_comm_s)},
+                          {"hidden_fraction", Number(d.hidden_fraction())},
+                          {"buckets", buckets}};
+  }
   return j;
 }
 
-std::string Mib(double bytes) { return FormatSig(bytes / (1u << 20), 4); }
+bool DataParallel(const SweepResult& s) { return !s.communicator.empty(); }
+
+// The buckets of one data-parallel measurement.
+std::string BucketTable(const DataParallelTiming& d) {
+  TextTable table({"bucket", "tensors", "MiB", "ready_ms", "allreduce_ms", "bare_ms"});
+  for (size_t k = 0; k < d.buckets.size(); ++k) {
+    const BucketTiming& b = d.buckets[k];
+    table.AddRow({std::to_string(k + 1), std::to_string(b.parameters), Mib(b.bytes),
+                  FormatSig(b.ready_s * 1e3, 3), FormatSig(b.allreduce_s * 1e3, 3),
+                  FormatSig(b.bare_allreduce_s * 1e3, 3)});
+  }
+  return table.Render();
+}
 
 std::string Header(const SweepResult& s) {
   std::string text = fmt::format(
@@ -93,6 +130,13 @@ std::string Header(const SweepResult& s) {
   if (s.tokens_per_sample > 0) {
     text += fmt::format("a sample is one sequence of {} tokens: tokens/s = samples/s x {}\n",
                         s.tokens_per_sample, s.tokens_per_sample);
+  }
+  if (DataParallel(s)) {
+    text += fmt::format(
+        "data parallel: {}; batch = global batch, split evenly over the ranks; gradients "
+        "averaged by all-reduce in buckets (first {} MiB, then {} MiB, in the order the backward "
+        "pass finishes them), each started as soon as it is ready\n",
+        s.communicator, Mib(s.first_bucket_bytes), Mib(s.bucket_bytes));
   }
   if (!s.stop_reason.empty()) text += "automatic batches: stopped, " + s.stop_reason + "\n";
   return text;
@@ -123,6 +167,13 @@ std::string SweepTable(const SweepResult& s) {
                         "repeats", "preempt/s"}) {
     header.push_back(h);
   }
+  const bool dp = DataParallel(s);
+  if (dp) {
+    for (const char* h : {"ranks", "compute_ms", "copies_ms", "comm_ms", "exposed_ms",
+                          "bare_comm_ms", "hidden_%"}) {
+      header.push_back(h);
+    }
+  }
   TextTable table(header);
   for (const BatchMeasurement& m : s.measurements) {
     std::vector<std::string> row{std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
@@ -136,6 +187,17 @@ std::string SweepTable(const SweepResult& s) {
                              FormatSig(m.pass_seconds[3] * 1e3), Mib(m.memory_estimate_bytes),
                              std::to_string(m.repeats), FormatSig(m.preemptions_per_s, 2)}) {
       row.push_back(std::move(cell));
+    }
+    if (dp && m.data_parallel) {
+      const DataParallelTiming& d = *m.data_parallel;
+      for (std::string cell : {std::to_string(d.ranks), FormatSig(d.compute_s * 1e3, 4),
+                               FormatSig((d.pack_s + d.average_s) * 1e3, 3),
+                               FormatSig(d.comm_cost_s * 1e3, 3),
+                               FormatSig(d.exposed_comm_s * 1e3, 3),
+                               FormatSig(d.bare_comm_s * 1e3, 3),
+                               FormatSig(d.hidden_fraction() * 100, 3)}) {
+        row.push_back(std::move(cell));
+      }
     }
     table.AddRow(row);
   }
@@ -157,8 +219,14 @@ std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
                 {"tokens_per_sample", s.tokens_per_sample},
                 {"sample", s.tokens_per_sample > 0 ? "one sequence" : "one input"},
                 {"memory_limit_bytes", Number(s.memory_limit_bytes)},
+                {"ranks", s.ranks},
                 {"stop_reason", s.stop_reason},
                 {"warnings", json::array()}};
+  if (DataParallel(s)) {
+    j["sweep"]["communicator"] = s.communicator;
+    j["sweep"]["bucket_bytes"] = Number(s.bucket_bytes);
+    j["sweep"]["first_bucket_bytes"] = Number(s.first_bucket_bytes);
+  }
   if (const std::string w = s.ContentionWarning(); !w.empty()) j["sweep"]["warnings"].push_back(w);
   j["measurements"] = json::array();
   for (const BatchMeasurement& m : s.measurements)
@@ -182,6 +250,14 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       out << SweepTable(s);
       if (const std::string w = s.ContentionWarning(); !w.empty())
         out << "\nWarning: " << w << "\n";
+      if (DataParallel(s) && !s.measurements.empty() && s.measurements.back().data_parallel) {
+        const BatchMeasurement& big = s.measurements.back();
+        out << fmt::format(
+            "\ngradient buckets at batch {} ({} per rank; medians over {} steps; ready and "
+            "all-reduce from the start of the backward pass, bare: the all-reduce alone):\n",
+            big.batch, big.data_parallel->per_rank_batch, big.repeats)
+            << BucketTable(*big.data_parallel);
+      }
       if (layers && !s.measurements.empty()) {
         const BatchMeasurement& big = s.measurements.back();
         out << fmt::format("\nper layer at batch {} (medians over {} steps):\n", big.batch,
@@ -191,18 +267,40 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       break;
     }
     case OutputFormat::kCsv: {
-      TextTable table({"model", "precision", "batch", "step_time_s", "cv", "min_time_s",
-                       "throughput_sps", "gflops", "peak_fraction", "forward_s", "backward_data_s",
-                       "backward_weights_s", "update_s", "memory_estimate_bytes", "repeats",
-                       "preemptions_per_step", "preemptions_per_s"});
+      std::vector<std::string> header{
+          "model", "precision", "batch", "step_time_s", "cv", "min_time_s", "throughput_sps",
+          "gflops", "peak_fraction", "forward_s", "backward_data_s", "backward_weights_s",
+          "update_s", "memory_estimate_bytes", "repeats", "preemptions_per_step",
+          "preemptions_per_s"};
+      // A data-parallel sweep: `devices` (the ranks; what `fitspeed fit` reads
+      // to fit per device count) and the communication columns.
+      const bool dp = DataParallel(s);
+      if (dp) {
+        for (const char* h : {"devices", "per_rank_batch", "compute_s", "in_backward_comm_s",
+                              "pack_s", "exposed_comm_s", "average_s", "comm_cost_s",
+                              "bare_comm_s", "hidden_fraction"}) {
+          header.push_back(h);
+        }
+      }
+      TextTable table(header);
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       for (const BatchMeasurement& m : s.measurements) {
-        table.AddRow({s.model, PrecisionName(s.precision), std::to_string(m.batch),
-                      g(m.step_time_s), g(m.cv), g(m.min_time_s), g(m.throughput_sps), g(m.gflops),
-                      g(m.peak_fraction), g(m.pass_seconds[0]), g(m.pass_seconds[1]),
-                      g(m.pass_seconds[2]), g(m.pass_seconds[3]), g(m.memory_estimate_bytes),
-                      std::to_string(m.repeats), g(m.preemptions_per_step),
-                      g(m.preemptions_per_s)});
+        std::vector<std::string> row{
+            s.model, PrecisionName(s.precision), std::to_string(m.batch), g(m.step_time_s),
+            g(m.cv), g(m.min_time_s), g(m.throughput_sps), g(m.gflops), g(m.peak_fraction),
+            g(m.pass_seconds[0]), g(m.pass_seconds[1]), g(m.pass_seconds[2]),
+            g(m.pass_seconds[3]), g(m.memory_estimate_bytes), std::to_string(m.repeats),
+            g(m.preemptions_per_step), g(m.preemptions_per_s)};
+        if (dp && m.data_parallel) {
+          const DataParallelTiming& d = *m.data_parallel;
+          for (std::string cell : {std::to_string(d.ranks), std::to_string(d.per_rank_batch),
+                                   g(d.compute_s), g(d.in_backward_comm_s), g(d.pack_s),
+                                   g(d.exposed_comm_s), g(d.average_s), g(d.comm_cost_s),
+                                   g(d.bare_comm_s), g(d.hidden_fraction())}) {
+            row.push_back(std::move(cell));
+          }
+        }
+        table.AddRow(row);
       }
       out << table.RenderCsv();
       break;

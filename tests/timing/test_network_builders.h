@@ -300,6 +300,48 @@ inline std::vector<Network> TransformerTestNetworks() {
   return {TinyBertNet(), TinyGpt2Net(), TinyLlamaNet(), TinyVitNet()};
 }
 
+// Networks whose step on a batch split over ranks equals the step on the
+// whole batch (no batch-norm, whose statistics are per rank, and no dropout,
+// whose mask is per rank): the data-parallel tests.
+// 3x6x6 -> conv 4 (same) -> relu -> max pool 2/2 -> conv 6 (valid 2x2) ->
+// relu -> flatten -> dense 5 -> relu -> dense 3 -> loss.
+inline Network DataParallelConvNet() {
+  Network net("test-dp-conv", Shape::Chw(3, 6, 6));
+  std::string x = net.Relu(net.Conv2d("input", ConvAttrs(4, SameWindow(3)), "c1"), {}, "r1");
+  x = net.MaxPool(x, PoolWindow(MakeWindow(2, 2, 0)), "pool");
+  x = net.Relu(net.Conv2d(x, ConvAttrs(6, MakeWindow(2, 1, 0)), "c2"), {}, "r2");
+  x = net.Relu(net.Dense(net.Flatten(x, "flat"), DenseUnits(5), "d1"), {}, "r3");
+  net.SoftmaxCrossEntropy(net.Dense(x, DenseUnits(3), "d2"), "loss");
+  net.Finalize();
+  return net;
+}
+
+// GPT-2-like without dropout: ids {6} -> token (vocab 11, d 8) + position ->
+// [layer norm -> causal attention -> add] -> [layer norm -> MLP 16 -> add]
+// -> layer norm -> head tied to the token embeddings -> loss on every token.
+// The table's gradient is final only after the embedding's backward pass.
+inline Network DataParallelTiedNet() {
+  Network net("test-dp-tied", Shape::Vector(6));
+  EmbeddingAttrs tokens;
+  tokens.vocab = 11;
+  tokens.dim = 8;
+  std::string x = net.PositionEmbedding(net.Embedding("input", tokens, "wte"), 8, "wpe");
+  x = net.Add({x, TinyAttention(net, net.LayerNorm(x, {}, "ln1"), 8, 2, 2, true, false, true, 0.0,
+                                "attn")},
+              "add1");
+  const std::string m = net.Dense(
+      net.Gelu(net.Dense(net.LayerNorm(x, {}, "ln2"), DenseUnits(16), "fc1"), GeluForm(true),
+               "gelu"),
+      DenseUnits(8), "fc2");
+  x = net.LayerNorm(net.Add({x, m}, "add2"), {}, "ln_f");
+  DenseAttrs head = DenseUnits(11, false);
+  head.tied_to = "wte";
+  net.SoftmaxCrossEntropy(net.Dense(x, head, "lm_head"), "loss");
+  net.Finalize();
+  return net;
+}
+
+
 // The step the agreement and gradient tests run: lr 0.05 at `batch`.
 inline timing::StepConfig AgreementConfig(int64_t batch,
                                           Optimizer optimizer = Optimizer::kSgdMomentum) {

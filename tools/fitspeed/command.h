@@ -13,6 +13,7 @@
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
+#include "fitspeed/model/network.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed::cli {
@@ -27,6 +28,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code);
 void SetupDevicesCommand(CLI::App& app, int& exit_code);
 void SetupCalibrateCommand(CLI::App& app, int& exit_code);
 void SetupValidateCommand(CLI::App& app, int& exit_code);
+void SetupLinkbenchCommand(CLI::App& app, int& exit_code);
 
 // Options shared by every command that reads logs.
 struct InputOptions {
@@ -75,6 +77,30 @@ class SweepProgressLine {
   bool tty_;
   bool shown_ = false;
 };
+
+// An SVG plot of the fitted points and curve at `path`; InputError when it
+// cannot be written.
+void WriteFitPlot(const std::string& path, const FitResult& fit, const std::string& title);
+// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
+// skipped. One batch alone is a measurement, not a fit: fine when it was the
+// only one. Says why on stderr.
+int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit);
+
+// `fitspeed sweep MODEL --data-parallel` (data_parallel_sweep.cc): the
+// options the host sweep does not have.
+struct DataParallelCliOptions {
+  bool enabled = false;
+  double bucket_mib = 25;        // PyTorch DDP's bucket_cap_mb
+  double first_bucket_mib = 1;   // DDP's first bucket
+  std::string links;             // links file: modeled communication next to the measured
+  int model_ranks = 0;           // ranks the modeled table is for; 0: the run's
+};
+void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& options);
+// Runs the sweep on MPI's ranks (rank 0 writes the report); returns the exit
+// code. A rank that fails ends the job (MPI_Abort) with its exit code.
+int RunDataParallelSweep(const Network& network, const SweepOptions& options,
+                         const DataParallelCliOptions& dp, const FitOptions& fit_options,
+                         OutputFormat format, bool layers, const std::string& plot_path);
 
 }  // namespace fitspeed::cli
 

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/io/output.h"
 
 namespace fitspeed::cli {
 
@@ -172,6 +174,32 @@ void SweepProgressLine::operator()(const SweepProgress& p) {
 void SweepProgressLine::Clear() {
   if (shown_) std::cerr << "\r\033[K" << std::flush;
   shown_ = false;
+}
+
+// An SVG plot of the fitted points and curve at `path`.
+void WriteFitPlot(const std::string& path, const FitResult& fit, const std::string& title) {
+  std::ofstream file(path);
+  PlotOptions plot;
+  plot.title = title;
+  if (file) WriteFitSvg(file, fit, plot);
+  if (!file || !file.flush()) {
+    throw InputError(fmt::format("cannot write the plot to '{}'", path));
+  }
+}
+
+// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
+// skipped. One batch alone is a measurement, not a fit: fine when it was the only one.
+int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit) {
+  if (fitted < 2) {
+    std::cerr << fmt::format(
+        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n", fitted);
+    return all_fitted && fitted > 0 ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  }
+  if (!fit.AllUsable()) {
+    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
+    return static_cast<int>(ExitCode::kFitUnusable);
+  }
+  return 0;
 }
 
 }  // namespace fitspeed::cli

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   fitspeed::cli::SetupDevicesCommand(app, exit_code);
   fitspeed::cli::SetupCalibrateCommand(app, exit_code);
   fitspeed::cli::SetupValidateCommand(app, exit_code);
+  fitspeed::cli::SetupLinkbenchCommand(app, exit_code);
   fitspeed::cli::SetupDemoCommand(app, exit_code);
   try {
     app.parse(argc, argv);

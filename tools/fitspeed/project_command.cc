@@ -12,6 +12,7 @@
 #include "command.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "fitspeed/device/device.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/model_params.h"
 #include "fitspeed/project/report.h"
@@ -85,6 +86,12 @@ void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
                      "Bandwidth between nodes (one network interface per node), e.g. 50Gbit/s");
   command.add_option("--inter-latency", o.inter_latency,
                      "Latency per message between nodes, e.g. 50us (default 0)");
+  command.add_option("--links", o.links,
+                     "Links file (schema fitspeed.links/1, e.g. written by `fitspeed linkbench`; "
+                     "docs/devices.md): its \"devices\" link sets the in-node bandwidth (bytes/s "
+                     "per direction) and latency (s per message), its \"network\" link those "
+                     "between nodes, instead of --intra-bw/--intra-latency and "
+                     "--inter-bw/--inter-latency");
   command
       .add_option("--devices-per-node", o.devices_per_node,
                   "Devices per node; 0: all devices in one node")
@@ -224,6 +231,35 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
     notes.push_back(fmt::format("{}: {} parameters ({})", published->name,
                                 FormatSig(published->parameters, 10), published->source));
   }
+  const LinksFile links = o.links.empty() ? LinksFile() : ReadLinksJsonFile(o.links);
+  const DeviceLink* intra_link = nullptr;
+  const DeviceLink* inter_link = nullptr;
+  for (size_t i = 0; i < links.links.size(); ++i) {
+    const DeviceLink& l = links.links[i];
+    if (l.connects != "devices" && l.connects != "network") continue;
+    const bool intra = l.connects == "devices";
+    (intra ? intra_link : inter_link) = &l;
+    if (intra ? !o.intra_bw.empty() || !o.intra_latency.empty() || o.comm_from_fit
+              : !o.inter_bw.empty() || !o.inter_latency.empty()) {
+      throw UsageError(fmt::format("--links {} gives the {} link (its \"{}\" link): not with {}",
+                                   o.links, intra ? "in-node" : "between-node", l.connects,
+                                   intra ? "--intra-bw, --intra-latency or --comm-from-fit"
+                                         : "--inter-bw or --inter-latency"));
+    }
+    const std::string note = fmt::format(
+        "{} link from {}: '{}', {} B/s ({}), latency {} s ({})", intra ? "in-node" : "between-node",
+        o.links, l.name, FormatSig(l.bandwidth_bytes_per_s, 4),
+        links.sources.at(fmt::format("links[{}].bandwidth_bytes_per_s", i)),
+        FormatSig(l.latency_s, 3), links.sources.at(fmt::format("links[{}].latency_s", i)));
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  }
+  if (!o.links.empty() && intra_link == nullptr && inter_link == nullptr) {
+    throw UsageError(
+        fmt::format("--links {}: no link connects \"devices\" or \"network\"", o.links));
+  }
+  if (inter_link != nullptr) {
+    m.comm.inter_node = {inter_link->bandwidth_bytes_per_s, inter_link->latency_s};
+  }
   if (!o.intra_latency.empty()) {
     m.comm.intra_node.latency_s = ParseSeconds(o.intra_latency, "--intra-latency");
   }
@@ -252,10 +288,15 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
         config.Name(), ring.points + 1, FormatSig(ring.bandwidth_term_s, 4),
         FormatSig(ring.latency_s, 4), FormatSig(ring.rms_residual_s, 3)));
   } else {
-    if (o.intra_bw.empty()) {
-      throw UsageError("scaling to --devices needs --intra-bw (or --comm-from-fit)");
+    if (intra_link != nullptr) {
+      m.comm.intra_node = {intra_link->bandwidth_bytes_per_s, intra_link->latency_s};
+    } else if (o.intra_bw.empty()) {
+      throw UsageError(
+          "scaling to --devices needs --intra-bw, a --links file with a \"devices\" link, or "
+          "--comm-from-fit");
+    } else {
+      m.comm.intra_node.bandwidth_bytes_per_s = ParseBandwidth(o.intra_bw, "--intra-bw");
     }
-    m.comm.intra_node.bandwidth_bytes_per_s = ParseBandwidth(o.intra_bw, "--intra-bw");
     if (m.gradient_bytes == 0) {
       throw UsageError(
           "scaling to --devices needs the gradient size: --params, --model or "

@@ -37,6 +37,9 @@ struct ScalingCliOptions {
   std::vector<int> devices;
   std::string allreduce = "ring";
   std::string intra_bw, intra_latency, inter_bw, inter_latency;
+  // --links FILE (fitspeed.links/1): its "devices" link is the in-node one,
+  // its "network" link the one between nodes.
+  std::string links;
   int devices_per_node = 0;
   double overlap = 1;
   std::string model;

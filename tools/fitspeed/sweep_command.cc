@@ -36,6 +36,7 @@ struct SweepCommandOptions {
   double memory_limit_gib = 0;
   bool layers = false;
   std::string device;  // empty: measure on this host
+  std::string links;   // --links FILE: links replacing the device's
   std::string layout = "nchw";
   bool layout_given = false;
   std::string attention = "unfused";
@@ -44,6 +45,7 @@ struct SweepCommandOptions {
   int accumulation = 1;
   bool recompute = false;
   double input_rate = 0;
+  DataParallelCliOptions data_parallel;
   FitCliOptions fit;
   std::string output = "table";
   std::string plot_path;
@@ -84,32 +86,6 @@ std::vector<int64_t> ParseBatches(const std::string& text) {
   return batches;
 }
 
-// An SVG plot of the fitted points and curve at `path`.
-void WritePlot(const std::string& path, const FitResult& fit, const std::string& title) {
-  std::ofstream file(path);
-  PlotOptions plot;
-  plot.title = title;
-  if (file) WriteFitSvg(file, fit, plot);
-  if (!file || !file.flush()) {
-    throw InputError(fmt::format("cannot write the plot to '{}'", path));
-  }
-}
-
-// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
-// skipped. One batch alone is a measurement, not a fit: fine when it was the only one.
-int FitExitCode(size_t fitted, bool all_fitted, const FitResult& fit) {
-  if (fitted < 2) {
-    std::cerr << fmt::format(
-        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n", fitted);
-    return all_fitted && fitted > 0 ? 0 : static_cast<int>(ExitCode::kFitUnusable);
-  }
-  if (!fit.AllUsable()) {
-    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  return 0;
-}
-
 // `--device`: the step modeled on a catalogued device at every batch, then fitted.
 int RunDeviceSweep(const SweepCommandOptions& o) {
   const FitOptions fit_options = ToFitOptions(o.fit);
@@ -130,25 +106,46 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.input_samples_per_s = o.input_rate;
   options.attention = ParseAttentionKernel(o.attention);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
-  const Device device = LoadDevice(o.device);
+  Device device = LoadDevice(o.device);
+  if (!o.links.empty()) {
+    const LinksFile links = ReadLinksJsonFile(o.links);
+    ApplyLinks(device, links);
+    for (size_t i = 0; i < links.links.size(); ++i) {
+      const DeviceLink& l = links.links[i];
+      std::cerr << fmt::format(
+          "fitspeed: the {} link of {} comes from {}: '{}', {:.4g} B/s ({}), latency {:.4g} s "
+          "({})\n",
+          l.connects, device.name, o.links, l.name, l.bandwidth_bytes_per_s,
+          links.sources.at(fmt::format("links[{}].bandwidth_bytes_per_s", i)), l.latency_s,
+          links.sources.at(fmt::format("links[{}].latency_s", i)));
+    }
+  }
   const DeviceSweepResult result = ModelSweep(network, device, options);
   const bool fittable = result.steps.size() >= 2;
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
   WriteDeviceSweep(std::cout, result, fit, format, o.layers);
   if (fittable && !o.plot_path.empty()) {
-    WritePlot(o.plot_path, fit,
+    WriteFitPlot(o.plot_path, fit,
               fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
                           DevicePrecisionName(options.precision), options.devices,
                           options.devices == 1 ? "" : "s"));
   }
-  return FitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
+  return SweepFitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
 }
 
 int RunSweep(const SweepCommandOptions& o) {
+  if (!o.device.empty() && o.data_parallel.enabled) {
+    throw UsageError(
+        "--data-parallel measures on this host's MPI ranks; with --device, model data "
+        "parallelism with --devices N");
+  }
   if (!o.device.empty()) return RunDeviceSweep(o);
   if (o.precision == "tf32" || o.precision == "mixed") {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
+  }
+  if (!o.links.empty() && !o.data_parallel.enabled) {
+    throw UsageError("--links needs --device or --data-parallel");
   }
   if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.recompute ||
       o.layout_given || o.input_rate != 0 || o.attention != "unfused") {
@@ -171,6 +168,11 @@ int RunSweep(const SweepCommandOptions& o) {
   options.min_time_s = o.min_time_s;
   options.memory_limit_bytes = o.memory_limit_gib * (1u << 30);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
+  if (o.data_parallel.enabled) {
+    DataParallelCliOptions dp = o.data_parallel;
+    dp.links = o.links;
+    return RunDataParallelSweep(network, options, dp, fit_options, format, o.layers, o.plot_path);
+  }
 
   SweepResult result;
   {
@@ -183,12 +185,12 @@ int RunSweep(const SweepCommandOptions& o) {
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
   WriteSweep(std::cout, result, fit, format, o.layers);
   if (fittable && !o.plot_path.empty()) {
-    WritePlot(o.plot_path, fit,
+    WriteFitPlot(o.plot_path, fit,
               fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
                           PrecisionName(result.precision), result.context.threads,
                           result.context.threads == 1 ? "" : "s"));
   }
-  return FitExitCode(result.measurements.size(), result.skipped.empty(), fit);
+  return SweepFitExitCode(result.measurements.size(), result.skipped.empty(), fit);
 }
 
 }  // namespace
@@ -223,6 +225,14 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "Model the step on a catalogued device (see `fitspeed devices`) or a device "
                    "JSON file instead of running it on this CPU")
       ->check([](const std::string& v) { return v.empty() ? "empty device" : ""; });
+  command
+      ->add_option("--links", o->links,
+                   "With --device: a links file (schema fitspeed.links/1, e.g. written by "
+                   "`fitspeed linkbench`; docs/devices.md) whose links replace the device's "
+                   "links that connect the same thing (\"devices\": the data-parallel "
+                   "all-reduce); bandwidth in bytes/s per direction, latency in s per message. "
+                   "With --data-parallel: the links that model the measured steps' all-reduces "
+                   "in a second table (see --model-ranks)");
   command
       ->add_option("--devices", o->devices,
                    "With --device: data-parallel devices sharing each batch (gradients "
@@ -304,6 +314,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--layers", o->layers,
                     "Also print the per-layer time by pass at the largest batch (table output; "
                     "with --device also in JSON, each layer marked compute- or memory-bound)");
+  AddDataParallelOptions(*command, o->data_parallel);
   AddFitOptions(*command, o->fit);
   AddOutputOption(*command, o->output);
   command->add_option("--plot", o->plot_path,

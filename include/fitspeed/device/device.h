@@ -158,6 +158,35 @@ std::string DeviceToJson(const Device& device);
 // Reads and parses `path`; InputError when it cannot be read.
 Device ReadDeviceJsonFile(const std::string& path);
 
+// Links measured once (`fitspeed linkbench`) and given to any device: a
+// "fitspeed.links/1" document (docs/devices.md, "Links files"), whose "links"
+// array has the entries of a device file's.
+struct LinksFile {
+  std::vector<DeviceLink> links;  // at most one per `connects`
+  // The "source" text of each link's quantities by path, "links[0].latency_s".
+  std::map<std::string, std::string> sources;
+};
+
+// Parses a "fitspeed.links/1" document (or the "links" of a "fitspeed.device/1"
+// one). Throws DataError(source, line, field, problem) as ParseDeviceJson does,
+// and for an empty list or two links that connect the same thing.
+LinksFile ParseLinksJson(const std::string& text, const std::string& source);
+
+// The "fitspeed.links/1" document of `links` (2-space indented JSON) with their
+// sources; ParseLinksJson reads it back equal. Throws UsageError for a link
+// without a finite bandwidth > 0 and a finite latency >= 0 (an infinite
+// bandwidth, from a fitted beta of 0, has no JSON number).
+std::string LinksToJson(const LinksFile& links);
+
+// Reads and parses `path`; InputError when it cannot be read.
+LinksFile ReadLinksJsonFile(const std::string& path);
+
+// Replaces every link of `device` whose `connects` is that of a link in
+// `links` by that link, adds the links whose `connects` the device lacks, and
+// takes their sources along; nothing else of the device changes. UsageError
+// as LinksToJson for a link that breaks the parser's rules.
+void ApplyLinks(Device& device, const LinksFile& links);
+
 // Names of the catalog devices compiled into the library, in listing order,
 // followed by "host".
 std::vector<std::string> CatalogDeviceNames();

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -122,8 +123,55 @@ struct LayerTiming {
   std::array<std::string, 4> implementation;  // per pass: "jit:avx2", "eigen", ...
 };
 
+// One gradient bucket of a data-parallel step (fitspeed/timing/data_parallel.h).
+struct BucketTiming {
+  int parameters = 0;  // parameter tensors in it
+  double bytes = 0;    // gradient bytes all-reduced
+  // Medians over the timed steps: when its all-reduce started (seconds from the
+  // start of the backward pass, not counting the time earlier buckets' start
+  // and progress calls took) and how long until it was seen complete.
+  double ready_s = 0;
+  double allreduce_s = 0;
+  // Median of a blocking all-reduce of the bucket alone, after the timed steps.
+  double bare_allreduce_s = 0;
+};
+
+// What data parallelism added to a measured step (medians over timed steps).
+struct DataParallelTiming {
+  int ranks = 1;
+  int64_t per_rank_batch = 0;
+  // Sum of the step's operations (forward, backward, update) without any
+  // communication: what the step would take on one rank at this batch.
+  double compute_s = 0;
+  double backward_s = 0;  // backward pass, the all-reduce starts and progress calls included
+  // Of backward_s, the time between its operations spent packing buckets,
+  // starting their all-reduces and letting them progress: with MPI over
+  // shared memory and no progress thread, the CPU moves the data there.
+  double in_backward_comm_s = 0;
+  double pack_s = 0;  // of in_backward_comm_s, copying gradients into their buckets
+  // Waiting for the all-reduces still in flight after the backward pass: the
+  // communication the step did not hide.
+  double exposed_comm_s = 0;
+  // Dividing the summed gradients by the ranks and copying them back from the
+  // buckets (after the backward pass; DDP's default, without
+  // gradient_as_bucket_view, copies too).
+  double average_s = 0;
+  // Sum of the buckets' bare all-reduce times: the communication of a step
+  // that overlapped nothing.
+  double bare_comm_s = 0;
+  // What communication cost the step: its median time minus compute_s,
+  // pack_s and average_s (starting and progressing all-reduces, waiting for
+  // them and for the slower ranks).
+  double comm_cost_s = 0;
+  // 1 - comm_cost / bare_comm, in [0, 1]: the share of the communication the
+  // overlap with the backward pass hid (0 when it cost the step as much as
+  // all-reduces one after another would).
+  double hidden_fraction() const;
+  std::vector<BucketTiming> buckets;  // in the order they became ready
+};
+
 struct BatchMeasurement {
-  int64_t batch = 0;
+  int64_t batch = 0;  // global batch (all ranks)
   double step_time_s = 0;  // median over the timed steps
   double cv = 0;           // standard deviation / mean of the timed steps
   double min_time_s = 0;
@@ -144,7 +192,9 @@ struct BatchMeasurement {
   // The same per second of timed steps: the rate other processes took CPUs.
   double preemptions_per_s = 0;
   std::array<double, 4> pass_seconds{};  // per pass, sum of the layers' medians
-  std::vector<LayerTiming> layers;       // one per network layer
+  // One per network layer; in a data-parallel sweep rank 0's at the per-rank batch.
+  std::vector<LayerTiming> layers;
+  std::optional<DataParallelTiming> data_parallel;  // DataParallelSweep only
 };
 
 // Preemptions per second of timed steps above which a measurement counts as
@@ -171,6 +221,12 @@ struct SweepResult {
   // sequence: Network::TokensPerSample()), 0 otherwise; where > 0 the outputs
   // also give tokens/s = samples/s x tokens_per_sample.
   int64_t tokens_per_sample = 0;
+  // Data-parallel sweep (DataParallelSweep): ranks, the communicator's
+  // description and the bucket limits; 1, "" and 0 otherwise.
+  int ranks = 1;
+  std::string communicator;
+  double bucket_bytes = 0;
+  double first_bucket_bytes = 0;
   std::vector<BatchMeasurement> measurements;  // in measuring order
   std::vector<SkippedBatch> skipped;
   std::string stop_reason;  // automatic sweep: why it stopped
@@ -182,7 +238,7 @@ struct SweepResult {
   // empty when none was.
   std::string ContentionWarning() const;
 
-  // One Sample per measurement: batch, devices 1, step_time_s, label = model,
+  // One Sample per measurement: batch, devices = ranks, step_time_s, label = model,
   // precision, source "sweep:<model>" with line = the measurement's 1-based
   // position, tags backend/threads/optimizer/isa.
   std::vector<Sample> Samples() const;
