@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
@@ -55,7 +56,7 @@ struct DataParallelRun {
 };
 
 // Rank 0's value of `mine`, on every rank of a data-parallel run.
-bool RankZeros(const DataParallelRun* dp, bool mine) {
+bool RankZeroDecides(const DataParallelRun* dp, bool mine) {
   if (dp == nullptr) return mine;
   double flag = mine ? 1 : 0;
   dp->comm.Broadcast(&flag, 1);
@@ -87,7 +88,7 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   m.batch = batch;
 
   const Clock::time_point warm_start = Clock::now();
-  while (RankZeros(dp, m.warmup_steps < options.warmup_steps ||
+  while (RankZeroDecides(dp, m.warmup_steps < options.warmup_steps ||
                            std::chrono::duration<double>(Clock::now() - warm_start).count() <
                                options.warmup_time_s)) {
     run_step();
@@ -106,7 +107,7 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   }
   double total = 0;
   const double switches_before = InvoluntarySwitches();
-  while (RankZeros(dp, static_cast<int>(step_times.size()) < options.min_repeats ||
+  while (RankZeroDecides(dp, static_cast<int>(step_times.size()) < options.min_repeats ||
                            (total < options.min_time_s &&
                             static_cast<int>(step_times.size()) < options.max_repeats))) {
     step->ResetTimes();
@@ -446,8 +447,12 @@ SweepResult DataParallelSweep(const Network& network, const SweepOptions& option
   ValidateDataParallelOptions(dp);
   SweepOptions per_rank = options;
   if (per_rank.threads == 0) {
-    // The ranks of a node share its CPUs.
-    per_rank.threads = std::max(1, AvailableCpus() / std::max(1, comm.local_size()));
+    // The ranks of a node share its CPUs: an equal share, and no more than
+    // the launcher's binding leaves this rank (mpirun binds each rank to a
+    // core for 2 ranks, to a socket beyond, where ranks share the socket).
+    const int node_cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    per_rank.threads =
+        std::max(1, std::min(AvailableCpus(), node_cpus / std::max(1, comm.local_size())));
   }
   const DataParallelRun run{comm, dp};
   return RunSweep(network, per_rank, &run);

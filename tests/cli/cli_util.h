@@ -27,8 +27,10 @@ inline std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Runs the CLI with `args` (shell words), optionally feeding `stdin_text`.
-inline CliRun RunCli(const std::string& args, const std::string& stdin_text = "") {
+// Runs the CLI with `args` (shell words), optionally feeding `stdin_text`;
+// `launcher` (shell words) starts it, e.g. mpirun.
+inline CliRun RunCli(const std::string& args, const std::string& stdin_text = "",
+                     const std::string& launcher = "") {
   // ctest runs the tests of this file in parallel processes: the scratch files
   // carry the test's name and the process id so that runs never share them.
   const std::string unique =
@@ -38,8 +40,9 @@ inline CliRun RunCli(const std::string& args, const std::string& stdin_text = ""
   const std::string err_path = dir + "/fitspeed_cli_stderr_" + unique + ".txt";
   const std::string in_path = dir + "/fitspeed_cli_stdin_" + unique + ".txt";
   std::ofstream(in_path) << stdin_text;
-  const std::string command =
-      std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path + " 2>" + err_path;
+  const std::string command = (launcher.empty() ? "" : launcher + " ") +
+                              std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
+                              " 2>" + err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return run;

@@ -196,10 +196,11 @@ int RunDataParallelSweep(const Network& network, const SweepOptions& options,
     throw UsageError("--model-ranks needs --links FILE (the links to model the all-reduce with)");
   }
 
+  const bool launched = LaunchedByMpi();  // before MPI_Init, which sets Open MPI's variables
   std::unique_ptr<Communicator> comm = InitMpi(nullptr, nullptr);
   const bool root = comm->rank() == 0;
   try {
-    if (root && comm->size() == 1 && !LaunchedByMpi()) {
+    if (root && comm->size() == 1 && !launched) {
       std::cerr << "fitspeed: --data-parallel without mpirun: 1 rank (start N with "
                    "`mpirun -np N fitspeed sweep ... --data-parallel`)\n";
     }

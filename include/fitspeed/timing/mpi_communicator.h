@@ -21,7 +21,8 @@ namespace fitspeed {
 std::unique_ptr<Communicator> InitMpi(int* argc, char*** argv);
 
 // Whether an MPI launcher (mpirun/mpiexec of Open MPI, MPICH or Slurm's PMI)
-// started this process, from its environment.
+// started this process, from its environment. Ask before InitMpi: a singleton
+// MPI_Init sets Open MPI's variables too.
 bool LaunchedByMpi();
 
 // Ends every rank of the job with `code` (MPI_Abort): what a rank that failed
