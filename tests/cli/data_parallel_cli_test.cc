@@ -12,11 +12,16 @@
 namespace fitspeed::test {
 namespace {
 
-// mpirun with 2 ranks on however many CPUs there are, allowed as root (CI).
+// Every process that starts MPI (under mpirun or alone): LeakSanitizer off,
+// as for tests/mpi (tests/CMakeLists.txt says why); the other sanitizer
+// checks stay on in a sanitizer build.
+const std::string kMpiProcess = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1";
+
+// mpirun with `ranks` ranks on however many CPUs there are, allowed as root (CI).
 std::string Mpirun(int ranks) {
-  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ") +
-         "LSAN_OPTIONS=suppressions=" + FITSPEED_LSAN_SUPPRESSIONS + " " + FITSPEED_MPIEXEC +
-         " --oversubscribe -np " + std::to_string(ranks);
+  return kMpiProcess +
+         " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
+         FITSPEED_MPIEXEC + " --oversubscribe -np " + std::to_string(ranks);
 }
 
 const char* kQuick = "--threads 1 --warmup 1 --min-repeats 2 --min-time 0";
@@ -53,7 +58,7 @@ TEST(LinkbenchCli, TwoRanksFitTheLinkAndWriteALinksFileThatProjectReads) {
 }
 
 TEST(LinkbenchCli, OneRankIsAUsageErrorThatSaysHowToStartTwo) {
-  const CliRun run = RunCli("linkbench");
+  const CliRun run = RunCli("linkbench", "", kMpiProcess);
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_NE(run.err.find("mpirun -np 2"), std::string::npos) << run.err;
   EXPECT_EQ(RunCli("linkbench --min-bytes 64 --max-bytes 128", "", Mpirun(2)).exit_code, 64);
@@ -63,7 +68,8 @@ TEST(DataParallelCli, TwoRanksReportDevicesAndTheirCommunication) {
   const CliRun run = RunCli(std::string("sweep cnn-cifar-small --data-parallel --batches 2,4,8 ") +
                                 kQuick + " --output csv",
                             "", Mpirun(2));
-  ASSERT_NE(run.exit_code, 64) << run.err;
+  // 0, or 1 where the fit of 3 quick batches is not usable.
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.exit_code << run.err;
   // One report (rank 0's): a header and three rows, each on 2 devices.
   std::istringstream lines(run.out);
   std::string header, row;
@@ -84,8 +90,9 @@ TEST(DataParallelCli, OneRankModelsTwoFromALinksFile) {
     "connects": "devices", "bandwidth_bytes_per_s": {"value": 1e9, "source": "test"},
     "latency_s": {"value": 1e-6, "source": "test"}}]})";
   const CliRun run = RunCli(std::string("sweep cnn-cifar-small --data-parallel --batches 2,4 ") +
-                            kQuick + " --links " + links + " --model-ranks 2");
-  ASSERT_NE(run.exit_code, 64) << run.err;
+                                kQuick + " --links " + links + " --model-ranks 2",
+                            "", kMpiProcess);
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.exit_code << run.err;
   EXPECT_NE(run.out.find("modeled from " + links + " on 2 ranks"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("serial_ms"), std::string::npos);
   EXPECT_NE(run.err.find("without mpirun"), std::string::npos) << run.err;
@@ -96,8 +103,8 @@ TEST(DataParallelCli, OptionsThatDoNotGoTogetherAreUsageErrors) {
   EXPECT_EQ(RunCli("sweep cnn-cifar-small --data-parallel --device v100-sxm2").exit_code, 64);
   EXPECT_EQ(RunCli("sweep cnn-cifar-small --data-parallel --model-ranks 2").exit_code, 64);
   EXPECT_EQ(RunCli("sweep cnn-cifar-small --data-parallel --bucket-mb 0").exit_code, 64);
-  const CliRun missing =
-      RunCli("sweep cnn-cifar-small --data-parallel --links /nonexistent/links.json");
+  const CliRun missing = RunCli(
+      "sweep cnn-cifar-small --data-parallel --links /nonexistent/links.json", "", kMpiProcess);
   EXPECT_EQ(missing.exit_code, 66) << missing.err;
 }
 
