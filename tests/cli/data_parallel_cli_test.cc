@@ -98,6 +98,28 @@ TEST(DataParallelCli, OneRankModelsTwoFromALinksFile) {
   EXPECT_NE(run.err.find("without mpirun"), std::string::npos) << run.err;
 }
 
+TEST(DataParallelCli, ALinksFileNeedsALinkBetweenRanks) {
+  // Written by linkbench across nodes: only a "network" link. It models the
+  // ranks' ring at its pace.
+  const std::string network = ::testing::TempDir() + "/dp_network_links.json";
+  std::ofstream(network) << R"({"schema": "fitspeed.links/1", "links": [{"name": "ib",
+    "connects": "network", "bandwidth_bytes_per_s": {"value": 1e9, "source": "test"},
+    "latency_s": {"value": 1e-6, "source": "test"}}]})";
+  const std::string args = std::string("sweep cnn-cifar-small --data-parallel --batches 2,4 ") +
+                           kQuick + " --model-ranks 4 --links ";
+  const CliRun run = RunCli(args + network, "", kMpiProcess);
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.exit_code << run.err;
+  EXPECT_NE(run.out.find("on 4 ranks"), std::string::npos) << run.out;
+  // Only a host link: nothing connects the ranks.
+  const std::string host = ::testing::TempDir() + "/dp_host_links.json";
+  std::ofstream(host) << R"({"schema": "fitspeed.links/1", "links": [{"name": "pcie",
+    "connects": "host", "bandwidth_bytes_per_s": {"value": 1e10, "source": "test"},
+    "latency_s": {"value": 1e-6, "source": "test"}}]})";
+  const CliRun bad = RunCli(args + host, "", kMpiProcess);
+  EXPECT_EQ(bad.exit_code, 65) << bad.err;
+  EXPECT_NE(bad.err.find("\"network\""), std::string::npos) << bad.err;
+}
+
 TEST(DataParallelCli, OptionsThatDoNotGoTogetherAreUsageErrors) {
   EXPECT_EQ(RunCli("sweep cnn-cifar-small --bucket-mb 4").exit_code, 64);
   EXPECT_EQ(RunCli("sweep cnn-cifar-small --data-parallel --device v100-sxm2").exit_code, 64);

@@ -26,8 +26,9 @@ namespace {
 constexpr double kMib = 1024.0 * 1024.0;
 
 // The communication model of a links file: its "devices" link within a node,
-// its "network" link between nodes (hierarchical all-reduce when the job
-// spans nodes and both are there).
+// its "network" link between nodes (hierarchical all-reduce when it has
+// both). A file with only a network link (linkbench across nodes) models a
+// ring at its pace.
 CommModel CommModelFromLinks(const std::string& path, int devices_per_node) {
   const LinksFile file = ReadLinksJsonFile(path);
   CommModel comm;
@@ -43,11 +44,16 @@ CommModel CommModelFromLinks(const std::string& path, int devices_per_node) {
       inter = true;
     }
   }
-  if (!intra) {
+  if (!intra && !inter) {
     throw DataError(path, 0, "links",
-                    "no link with \"connects\": \"devices\" (the ranks' all-reduce link)");
+                    "no link with \"connects\": \"devices\" or \"network\" (the ranks' "
+                    "all-reduce link)");
   }
-  if (inter) comm.algorithm = AllReduceAlgorithm::kHierarchical;
+  if (!intra) {
+    comm.intra_node = comm.inter_node;
+  } else if (inter) {
+    comm.algorithm = AllReduceAlgorithm::kHierarchical;
+  }
   return comm;
 }
 
@@ -191,7 +197,8 @@ int RunDataParallelSweep(const Network& network, const SweepOptions& options,
   dpo.first_bucket_bytes = dp.first_bucket_mib * kMib;
   ValidateDataParallelOptions(dpo);
   ValidateSweepOptions(options);
-  if (!dp.links.empty()) ReadLinksJsonFile(dp.links);  // a bad file fails before any rank starts
+  // A bad links file fails before any rank measures.
+  if (!dp.links.empty()) CommModelFromLinks(dp.links, 0);
   if (dp.model_ranks > 0 && dp.links.empty()) {
     throw UsageError("--model-ranks needs --links FILE (the links to model the all-reduce with)");
   }
