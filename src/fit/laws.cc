@@ -5,19 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fitspeed/core/median.h"
+
 namespace fitspeed {
 
 namespace {
 
 bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-
-double Median(std::vector<double> values) {
-  const size_t middle = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + middle, values.end());
-  if (values.size() % 2 == 1) return values[middle];
-  const double upper = values[middle];
-  return 0.5 * (upper + *std::max_element(values.begin(), values.begin() + middle));
-}
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
 #include "io/tensorboard_event.pb.h"  // generated from tensorboard_event.proto
 #include "readers.h"
 #include "text.h"
@@ -340,12 +341,6 @@ std::pair<std::string, TagUnit> ChooseTag(const Scalars& scalars, const ReaderCo
         fmt::format("several tags count {}: {}; {}", NameOf(known[0].first), same, how));
   }
   return {known[0].second, known[0].first};
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace

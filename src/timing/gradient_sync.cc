@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
 
 namespace fitspeed::timing {
 
@@ -13,13 +14,6 @@ namespace {
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-double Median(std::vector<double> values) {
-  FITSPEED_CHECK(!values.empty(), "median of nothing");
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 }  // namespace

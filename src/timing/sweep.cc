@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "timing/executor.h"
@@ -24,17 +25,6 @@ using timing::ThreadScope;
 
 int ResolveThreads(const SweepOptions& options) {
   return options.threads > 0 ? options.threads : AvailableCpus();
-}
-
-double Median(std::vector<double> values) {
-  FITSPEED_CHECK(!values.empty(), "median of nothing");
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lower + upper) / 2;
 }
 
 void Require(bool ok, const char* field, double value, const char* rule) {

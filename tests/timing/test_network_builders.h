@@ -230,19 +230,23 @@ inline Network TinyBertNet() {
 // embeddings -> dropout -> [layer norm -> causal attention (2 heads) -> add]
 // -> [layer norm -> MLP (32, GELU tanh) -> dropout -> add] -> layer norm ->
 // head tied to the token embeddings, no bias -> loss on every token.
-inline Network TinyGpt2Net() {
-  Network net("test-gpt2", Shape::Vector(6));
+// `dropout` 0 leaves the dropout layers out.
+inline Network TinyGpt2Net(double dropout = 0.1) {
+  Network net(dropout > 0 ? "test-gpt2" : "test-gpt2-no-dropout", Shape::Vector(6));
+  auto drop = [&](const std::string& x, const std::string& name) {
+    return dropout > 0 ? net.Dropout(x, DropoutRate(dropout), name) : x;
+  };
   EmbeddingAttrs tokens;
   tokens.vocab = 11;
   tokens.dim = 8;
   std::string x = net.Embedding("input", tokens, "wte");
-  x = net.Dropout(net.PositionEmbedding(x, 8, "wpe"), DropoutRate(0.1), "emb_dropout");
+  x = drop(net.PositionEmbedding(x, 8, "wpe"), "emb_dropout");
   const std::string a =
       TinyAttention(net, net.LayerNorm(x, {}, "ln1"), 8, 2, 2, true, false, true, 0.0, "attn");
   x = net.Add({x, a}, "add1");
   std::string m = net.Gelu(net.Dense(net.LayerNorm(x, {}, "ln2"), DenseUnits(32), "fc1"),
                            GeluForm(true), "gelu");
-  m = net.Dropout(net.Dense(m, DenseUnits(8), "fc2"), DropoutRate(0.1), "mlp_dropout");
+  m = drop(net.Dense(m, DenseUnits(8), "fc2"), "mlp_dropout");
   x = net.LayerNorm(net.Add({x, m}, "add2"), {}, "ln_f");
   DenseAttrs head = DenseUnits(11, false);
   head.tied_to = "wte";
@@ -316,30 +320,9 @@ inline Network DataParallelConvNet() {
   return net;
 }
 
-// GPT-2-like without dropout: ids {6} -> token (vocab 11, d 8) + position ->
-// [layer norm -> causal attention -> add] -> [layer norm -> MLP 16 -> add]
-// -> layer norm -> head tied to the token embeddings -> loss on every token.
-// The table's gradient is final only after the embedding's backward pass.
-inline Network DataParallelTiedNet() {
-  Network net("test-dp-tied", Shape::Vector(6));
-  EmbeddingAttrs tokens;
-  tokens.vocab = 11;
-  tokens.dim = 8;
-  std::string x = net.PositionEmbedding(net.Embedding("input", tokens, "wte"), 8, "wpe");
-  x = net.Add({x, TinyAttention(net, net.LayerNorm(x, {}, "ln1"), 8, 2, 2, true, false, true, 0.0,
-                                "attn")},
-              "add1");
-  const std::string m = net.Dense(
-      net.Gelu(net.Dense(net.LayerNorm(x, {}, "ln2"), DenseUnits(16), "fc1"), GeluForm(true),
-               "gelu"),
-      DenseUnits(8), "fc2");
-  x = net.LayerNorm(net.Add({x, m}, "add2"), {}, "ln_f");
-  DenseAttrs head = DenseUnits(11, false);
-  head.tied_to = "wte";
-  net.SoftmaxCrossEntropy(net.Dense(x, head, "lm_head"), "loss");
-  net.Finalize();
-  return net;
-}
+// TinyGpt2Net without dropout: the head is tied to the token embeddings, so
+// the table's gradient is final only after the embedding's backward pass.
+inline Network DataParallelTiedNet() { return TinyGpt2Net(0.0); }
 
 
 // The step the agreement and gradient tests run: lr 0.05 at `batch`.

@@ -21,6 +21,7 @@
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/links.h"
@@ -63,12 +64,6 @@ std::vector<double> Sizes(const LinkbenchOptions& o) {
   }
   if (sizes.back() < o.max_bytes) sizes.push_back(std::round(o.max_bytes / 4) * 4);
   return sizes;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // Times `op` as the sweep times a step: warm-up, then at least min_repeats and
