@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/project/scaling.h"
+#include "fitspeed/timing/data_parallel.h"
 
 namespace fitspeed {
 
@@ -148,6 +150,24 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
     throw UsageError(fmt::format("DeviceModelOptions.steps_per_execution = {}: must be >= 1",
                                  o.steps_per_execution));
   }
+  if (o.devices_per_node < 0) {
+    throw UsageError(fmt::format("DeviceModelOptions.devices_per_node = {}: must be >= 0 (0: one "
+                                 "node)",
+                                 o.devices_per_node));
+  }
+  if (o.devices_per_node > 0 && o.devices > o.devices_per_node &&
+      o.devices % o.devices_per_node != 0) {
+    throw UsageError(fmt::format(
+        "DeviceModelOptions.devices_per_node = {}: must divide devices = {} (whole nodes)",
+        o.devices_per_node, o.devices));
+  }
+  for (const auto& [value, name] : {std::pair{o.bucket_bytes, "bucket_bytes"},
+                                    std::pair{o.first_bucket_bytes, "first_bucket_bytes"}}) {
+    if (!(value > 0) || !std::isfinite(value)) {
+      throw UsageError(
+          fmt::format("DeviceModelOptions.{} = {}: must be finite and > 0", name, value));
+    }
+  }
   if (o.accumulation < 1) {
     throw UsageError(
         fmt::format("DeviceModelOptions.accumulation = {}: must be >= 1", o.accumulation));
@@ -217,6 +237,9 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
 
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
+  // Each layer's part of one micro-batch's backward pass: its backward
+  // passes, and its forward again when recomputed (run just before them).
+  std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
   for (int id = 0; id < network.size(); ++id) {
     const Layer& layer = network.layer(id);
     const LayerCost& c = cost.layers[static_cast<size_t>(id)];
@@ -272,6 +295,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         step.compute_s += runs * p.time_s;
         step.layout_s += runs * p.layout_s;
         if (twice) step.recompute_s += p.time_s;
+        if (pass != Pass::kForward || twice) backward_s[static_cast<size_t>(id)] += p.time_s;
       }
     }
     step.layers.push_back(std::move(t));
@@ -280,11 +304,15 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // Gradients all-reduced in FP32 between the cores of the device, then
   // between devices, each by the ring formula (project/scaling.h).
   const double gradient_bytes = GradientBytes(static_cast<double>(cost.total.trainable_params), 4);
+  for (double s : backward_s) step.backward_s += s;
   if (device.cores > 1) {
+    // Between the cores of one device (a TPU board's ICI): one all-reduce
+    // after the backward pass, exposed whole.
     const DeviceLink* link = device.FindLink("cores");
     FITSPEED_CHECK(link != nullptr, "a device with several cores has a cores link (validated)");
     step.comm_s += RingAllReduceTime(gradient_bytes, device.cores,
                                      Link{link->bandwidth_bytes_per_s, link->latency_s});
+    step.exposed_comm_s = step.comm_s;
   }
   if (options.devices > 1) {
     const DeviceLink* link = device.FindLink("devices");
@@ -293,8 +321,62 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
           fmt::format("device {} has no link that connects devices: cannot model {} devices",
                       device.name, options.devices));
     }
-    step.comm_s += RingAllReduceTime(gradient_bytes, options.devices,
-                                     Link{link->bandwidth_bytes_per_s, link->latency_s});
+    const Link intra{link->bandwidth_bytes_per_s, link->latency_s};
+    const int per_node = options.devices_per_node > 0
+                             ? std::min(options.devices_per_node, options.devices)
+                             : options.devices;
+    step.nodes = options.devices / per_node;
+    Link inter;
+    if (step.nodes > 1) {
+      const DeviceLink* network_link = device.FindLink("network");
+      if (network_link == nullptr) {
+        throw UsageError(fmt::format(
+            "{} devices over {} nodes of {}: device {} has no network link between nodes; give "
+            "one with a links file (--links FILE, written by `fitspeed linkbench --from` from "
+            "an nccl-tests or osu_allreduce log; docs/devices.md, \"Links files\")",
+            options.devices, step.nodes, per_node, device.name));
+      }
+      inter = Link{network_link->bandwidth_bytes_per_s, network_link->latency_s};
+    }
+    // A ring in one node, or a ring in each node and one over the nodes
+    // (HierarchicalAllReduceTime).
+    auto all_reduce = [&](double bytes) {
+      return step.nodes > 1 ? HierarchicalAllReduceTime(bytes, per_node, step.nodes, intra, inter)
+                            : RingAllReduceTime(bytes, options.devices, intra);
+    };
+    if (!options.overlap) {
+      // One all-reduce of every gradient after the backward pass.
+      const double t = all_reduce(gradient_bytes);
+      step.comm_s += t;
+      step.exposed_comm_s += t;
+      step.comm_buckets = 1;
+    } else {
+      // DDP: gradients in the order the backward pass finishes them (the
+      // last layer first), a layer's ready when its backward passes end;
+      // packed into buckets, each all-reduced once its last gradient is ready
+      // and the communicator is free (fitspeed/timing/data_parallel.h).
+      std::vector<double> bytes, ready;
+      double clock = 0;
+      for (int id = network.size() - 1; id >= 0; --id) {
+        clock += backward_s[static_cast<size_t>(id)];
+        const double params =
+            static_cast<double>(cost.layers[static_cast<size_t>(id)].trainable_params);
+        if (params <= 0) continue;
+        bytes.push_back(GradientBytes(params, 4));
+        ready.push_back(clock);
+      }
+      std::vector<BucketComm> buckets;
+      for (const std::vector<int>& bucket :
+           PlanGradientBuckets(bytes, options.bucket_bytes, options.first_bucket_bytes)) {
+        double size = 0;
+        for (int i : bucket) size += bytes[static_cast<size_t>(i)];
+        buckets.push_back({ready[static_cast<size_t>(bucket.back())], all_reduce(size)});
+      }
+      const OverlapTimeline timeline = ScheduleBucketedAllReduce(buckets, step.backward_s);
+      step.comm_s += timeline.comm_s;
+      step.exposed_comm_s += timeline.exposed_s;
+      step.comm_buckets = static_cast<int>(buckets.size());
+    }
   }
   // Gradient accumulation: every micro-batch runs its passes and is a host
   // call of its own; the all-reduce and the update run once per step.
@@ -304,7 +386,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   step.recompute_s *= micro;
   step.layout_s *= micro;
   step.host_s = micro * device.step_host_s / options.steps_per_execution;
-  step.device_step_s = step.compute_s + step.update_s + step.comm_s + step.host_s;
+  step.device_step_s = step.compute_s + step.update_s + step.exposed_comm_s + step.host_s;
   // The input pipeline prepares the next batches while the device trains on
   // this one (DataLoader workers, tf.data, DALI prefetch): the slower of the
   // two sets the pace.
@@ -352,6 +434,10 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.price_per_hour = device.price_per_hour;
   result.optimizer = options.optimizer;
   result.devices = options.devices;
+  result.devices_per_node = options.devices_per_node;
+  result.overlap = options.overlap;
+  result.bucket_bytes = options.bucket_bytes;
+  result.first_bucket_bytes = options.first_bucket_bytes;
   result.steps_per_execution = options.steps_per_execution;
   result.accumulation = options.accumulation;
   result.input_samples_per_s = options.input_samples_per_s;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fitspeed/core/table.h"
+#include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 
 namespace fitspeed {
@@ -19,7 +20,53 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
-json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_layers) {
+// The interval when one was given and is available, else nullptr.
+const PredictionInterval* Usable(const PredictionInterval* interval) {
+  return interval != nullptr && interval->available ? interval : nullptr;
+}
+
+// "model_interval" of the JSON: the interval and the errors it came from.
+json IntervalJson(const PredictionInterval* interval) {
+  if (interval == nullptr) {
+    return {{"available", false}, {"reason", "no interval was asked for"}};
+  }
+  json errors = json::array();
+  for (const ModelError& e : interval->errors) {
+    errors.push_back({{"source", e.source}, {"case", e.case_key}, {"log_ratio", e.log_ratio}});
+  }
+  json j = {{"available", interval->available},
+            {"reason", interval->available ? json(nullptr) : json(interval->reason)},
+            {"basis", interval->basis},
+            {"level", interval->level},
+            {"cases", interval->cases},
+            {"sources", interval->sources},
+            {"low_factor", interval->available ? json(interval->low_factor) : json(nullptr)},
+            {"high_factor", interval->available ? json(interval->high_factor) : json(nullptr)},
+            {"median_log_ratio",
+             interval->available ? json(interval->median_log_ratio) : json(nullptr)},
+            {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
+            {"errors", errors}};
+  return j;
+}
+
+// The table's header line about the interval.
+std::string IntervalNote(const PredictionInterval* interval) {
+  if (interval == nullptr) return "";
+  if (!interval->available) {
+    return fmt::format("interval: none ({})\n\n", interval->reason);
+  }
+  return fmt::format(
+      "interval: {:.0f}% prediction interval (samples/s_{:.0f}%, step_ms_{:.0f}%) = the modeled "
+      "throughput x [{}, {}]: the split conformal interval of the model's out-of-sample errors "
+      "on {} published cases of class {} from {} sources (docs/validation.md, \"Prediction "
+      "intervals\"); a median case ran at {}x the modeled speed\n\n",
+      100 * interval->level, 100 * interval->level, 100 * interval->level,
+      FormatSig(interval->low_factor, 3), FormatSig(interval->high_factor, 3), interval->cases,
+      interval->basis, interval->sources, FormatSig(std::exp(interval->median_log_ratio), 3));
+}
+
+json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_layers,
+              const PredictionInterval* interval) {
   json j = {
       {"batch", s.batch},
       {"devices", s.devices},
@@ -32,6 +79,8 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"layout_s", Number(s.layout_s)},
       {"update_s", Number(s.update_s)},
       {"comm_s", Number(s.comm_s)},
+      {"exposed_comm_s", Number(s.exposed_comm_s)},
+      {"comm_buckets", s.comm_buckets},
       {"host_s", Number(s.host_s)},
       {"device_step_s", Number(s.device_step_s)},
       {"input_s", Number(s.input_s)},
@@ -46,6 +95,14 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"memory_bytes", Number(s.memory_bytes)},
       {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
       {"fits", s.fits}};
+  if (const PredictionInterval* i = Usable(interval)) {
+    j["throughput_interval_sps"] = {s.throughput_sps * i->low_factor,
+                                    s.throughput_sps * i->high_factor};
+    j["step_time_interval_s"] = {s.step_time_s / i->high_factor, s.step_time_s / i->low_factor};
+  } else {
+    j["throughput_interval_sps"] = nullptr;
+    j["step_time_interval_s"] = nullptr;
+  }
   if (with_layers) {
     json layers = json::array();
     for (const LayerTime& t : s.layers) {
@@ -71,6 +128,26 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
   return j;
 }
 
+// How the gradients' all-reduce is modeled (table output, several devices).
+std::string CommNote(const DeviceSweepResult& s) {
+  const bool nodes = s.devices_per_node > 0 && s.devices > s.devices_per_node;
+  const std::string how =
+      nodes ? fmt::format("a ring in each node of {} over the devices link, then a ring over the "
+                          "{} nodes over the network link",
+                          s.devices_per_node, s.devices / s.devices_per_node)
+            : std::string("a ring over the devices link");
+  if (!s.overlap) {
+    return fmt::format("all-reduce: {}, one of all gradients after the backward pass "
+                       "(comm_ms, all exposed; --overlap models PyTorch DDP's buckets)\n\n",
+                       how);
+  }
+  return fmt::format(
+      "all-reduce: {}, per bucket as PyTorch DDP does it ({} MiB buckets, the first {} MiB, "
+      "last layers first), each started when its gradients are ready: comm_ms is all of it, "
+      "exposed_comm_ms what outlasts the backward pass\n\n",
+      how, FormatSig(s.bucket_bytes / 1048576, 4), FormatSig(s.first_bucket_bytes / 1048576, 4));
+}
+
 std::string LayerTable(const ModeledStep& s) {
   TextTable table({"layer", "kind", "forward_ms", "bwd_data_ms", "bwd_weights_ms", "update_ms",
                    "total_ms", "layout_ms", "bound", "padding"});
@@ -89,7 +166,8 @@ std::string LayerTable(const ModeledStep& s) {
 }  // namespace
 
 void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitResult& fit,
-                      OutputFormat format, bool layers) {
+                      OutputFormat format, bool layers, const PredictionInterval* interval) {
+  const PredictionInterval* usable = Usable(interval);
   switch (format) {
     case OutputFormat::kTable: {
       out << fmt::format(
@@ -151,11 +229,20 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
             "keeps them in the kernels' layout\n\n",
             ActivationLayoutName(s.layout), s.layout == ActivationLayout::kNchw ? "nhwc" : "nchw");
       }
+      if (s.devices > 1) out << CommNote(s);
+      out << IntervalNote(interval);
       for (const GroupFit& g : fit.fits) out << g.FullReport() << "\n";
       const bool tokens = s.tokens_per_sample > 0;
       std::vector<std::string> header = {"batch", "step_ms", "samples/s"};
+      const std::string level =
+          usable != nullptr ? fmt::format("{:.0f}%", 100 * usable->level) : "";
+      if (usable != nullptr) {
+        header.push_back("samples/s_" + level);
+        header.push_back("step_ms_" + level);
+      }
       if (tokens) header.push_back("tokens/s");
       for (const char* h : {"TFLOPS", "MFU_%", "compute_ms", "layout_ms", "update_ms", "comm_ms",
+                            "exposed_comm_ms",
                             "host_ms", "input_ms", "memory_GiB"}) {
         header.push_back(h);
       }
@@ -165,13 +252,20 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       for (const ModeledStep& m : s.steps) {
         std::vector<std::string> row = {std::to_string(m.batch), FormatSig(m.step_time_s * 1e3),
                                         FormatSig(m.throughput_sps)};
+        if (usable != nullptr) {
+          row.push_back(fmt::format("{}-{}", FormatSig(m.throughput_sps * usable->low_factor, 3),
+                                    FormatSig(m.throughput_sps * usable->high_factor, 3)));
+          row.push_back(fmt::format("{}-{}", FormatSig(m.step_time_s / usable->high_factor * 1e3, 3),
+                                    FormatSig(m.step_time_s / usable->low_factor * 1e3, 3)));
+        }
         if (tokens) {
           row.push_back(FormatSig(m.throughput_sps * static_cast<double>(s.tokens_per_sample)));
         }
         for (const std::string& cell :
              {FormatSig(m.step_flops / m.step_time_s / 1e12), FormatSig(m.mfu * 100, 3),
               FormatSig(m.compute_s * 1e3), FormatSig(m.layout_s * 1e3),
-              FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3), FormatSig(m.host_s * 1e3),
+              FormatSig(m.update_s * 1e3), FormatSig(m.comm_s * 1e3),
+              FormatSig(m.exposed_comm_s * 1e3), FormatSig(m.host_s * 1e3),
               FormatSig(m.input_s * 1e3) + (m.input_bound ? "*" : ""), Gib(m.memory_bytes)}) {
           row.push_back(cell);
         }
@@ -196,11 +290,13 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       TextTable table({"device",       "model",          "precision",
                        "layout",       "batch",          "devices",
                        "step_time_s",  "throughput_sps", "compute_s",
-                       "layout_s",     "update_s",       "comm_s",
+                       "layout_s",     "update_s",       "comm_s",       "exposed_comm_s",
                        "host_s",       "input_s",        "input_bound",
                        "memory_bytes", "fits",           "cost_per_million_samples",
                        "mfu",          "tokens_per_s",   "attention",
-                       "accumulation"});
+                       "accumulation", "interval_level", "throughput_low_sps",
+                       "throughput_high_sps", "step_time_low_s", "step_time_high_s",
+                       "interval_basis"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
         table.AddRow({s.device,
@@ -215,6 +311,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                       g(m.layout_s),
                       g(m.update_s),
                       g(m.comm_s),
+                      g(m.exposed_comm_s),
                       g(m.host_s),
                       g(m.input_s),
                       m.input_bound ? "true" : "false",
@@ -226,7 +323,13 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                           ? g(m.throughput_sps * static_cast<double>(s.tokens_per_sample))
                           : "",
                       AttentionKernelName(s.attention),
-                      std::to_string(m.accumulation)});
+                      std::to_string(m.accumulation),
+                      usable != nullptr ? g(usable->level) : "",
+                      usable != nullptr ? g(m.throughput_sps * usable->low_factor) : "",
+                      usable != nullptr ? g(m.throughput_sps * usable->high_factor) : "",
+                      usable != nullptr ? g(m.step_time_s / usable->high_factor) : "",
+                      usable != nullptr ? g(m.step_time_s / usable->low_factor) : "",
+                      usable != nullptr ? usable->basis : ""});
       };
       for (const ModeledStep& m : s.steps) add(m);
       for (const ModeledStep& m : s.out_of_memory) add(m);
@@ -242,6 +345,10 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"transposes", s.transposes},
                     {"optimizer", OptimizerName(s.optimizer)},
                     {"devices", s.devices},
+                    {"devices_per_node", s.devices_per_node},
+                    {"overlap", s.overlap},
+                    {"bucket_bytes", Number(s.bucket_bytes)},
+                    {"first_bucket_bytes", Number(s.first_bucket_bytes)},
                     {"steps_per_execution", s.steps_per_execution},
                     {"accumulation", s.accumulation},
                     {"recompute", s.recompute},
@@ -255,13 +362,15 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"attention", AttentionKernelName(s.attention)},
                     {"attention_cores", s.attention_cores},
                     {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
+      j["model_interval"] = IntervalJson(interval);
       j["steps"] = json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {
-        j["steps"].push_back(StepJson(s, s.steps[i], layers && i + 1 == s.steps.size()));
+        j["steps"].push_back(
+            StepJson(s, s.steps[i], layers && i + 1 == s.steps.size(), interval));
       }
       j["out_of_memory"] = json::array();
       for (const ModeledStep& m : s.out_of_memory)
-        j["out_of_memory"].push_back(StepJson(s, m, false));
+        j["out_of_memory"].push_back(StepJson(s, m, false, interval));
       out << j.dump(2) << "\n";
       break;
     }

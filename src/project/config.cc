@@ -109,6 +109,29 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
   if (fits == doc.end() || !fits->is_array() || fits->empty()) {
     throw DataError(source, 0, "fits", "expected a non-empty array of fits");
   }
+  // A modeled sweep (`sweep --device --output json`) carries the model's
+  // out-of-sample errors: every configuration's law is that model's.
+  std::vector<ModelError> model_errors;
+  std::string model_basis;
+  if (const auto mi = doc.find("model_interval"); mi != doc.end() && mi->is_object()) {
+    if (mi->contains("basis") && (*mi)["basis"].is_string()) model_basis = (*mi)["basis"];
+    const json errors = mi->value("errors", json::array());
+    if (!errors.is_array()) throw DataError(source, 0, "model_interval.errors", "not an array");
+    for (size_t k = 0; k < errors.size(); ++k) {
+      const json& e = errors[k];
+      const std::string at = fmt::format("model_interval.errors[{}]", k);
+      if (!e.is_object() || !e.contains("log_ratio") || !e["log_ratio"].is_number() ||
+          !e.contains("source") || !e["source"].is_string()) {
+        throw DataError(source, 0, at, "expected {\"source\": text, \"log_ratio\": number}");
+      }
+      ModelError m;
+      m.source = e["source"];
+      if (e.contains("case") && e["case"].is_string()) m.case_key = e["case"];
+      m.log_ratio = e["log_ratio"];
+      if (!std::isfinite(m.log_ratio)) throw DataError(source, 0, at + ".log_ratio", "not finite");
+      model_errors.push_back(std::move(m));
+    }
+  }
   std::vector<Configuration> configs;
   for (size_t i = 0; i < fits->size(); ++i) {
     const json& fit = (*fits)[i];
@@ -161,6 +184,8 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
       c.law.covariance << se_v0 * se_v0, cross, cross, se_t * se_t;
       c.law.dof = dof;
     }
+    c.law.model_errors = model_errors;
+    c.law.model_basis = model_basis;
     c.usable = fit.value("usable", fit.value("converged", false));
     if (fit.contains("warnings") && fit["warnings"].is_array()) {
       for (const json& w : fit["warnings"]) {

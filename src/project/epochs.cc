@@ -143,6 +143,8 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   m.startup_s = workload.startup_s;
   m.first_epoch_extra_s = workload.first_epoch_extra_s;
   m.origin = "law";
+  m.model_errors = law.model_errors;
+  m.model_basis = law.model_basis;
   m.steps_per_epoch = StepsPerEpoch(n, batch, workload.steps_rule);
   m.samples_used = SamplesUsedPerEpoch(n, batch, workload.steps_rule);
   // DESIGN.md: T_epoch = N_used/v0 + steps*t.
@@ -328,6 +330,30 @@ std::optional<double> TotalHalfWidth(const EpochModel& model, double epochs, dou
   return q * std::sqrt(variance);
 }
 
+TotalInterval TotalIntervalOf(const EpochModel& model, double epochs, double confidence) {
+  TotalInterval interval;
+  const double total = model.Total(epochs);
+  const std::optional<double> half = TotalHalfWidth(model, epochs, confidence);
+  if (half) {
+    interval.low_s = total - *half;
+    interval.high_s = total + *half;
+    interval.basis = "fit";
+  }
+  if (model.model_errors.empty()) return interval;
+  const PredictionInterval m = EmpiricalInterval(model.model_errors, confidence, model.model_basis);
+  if (!m.available) {
+    interval.note = m.reason;
+    return interval;
+  }
+  const double part = epochs * model.epoch_s;
+  const double fixed = total - part;
+  const TimeFactors f = CombinedTimeFactors(m, half && part > 0 ? *half / part : 0);
+  interval.low_s = fixed + part * f.low;
+  interval.high_s = fixed + part * f.high;
+  interval.basis = fmt::format("{}model {}", half ? "fit + " : "", m.basis);
+  return interval;
+}
+
 std::vector<ProjectionRow> ProjectTotals(const std::vector<EpochModel>& models,
                                          const ProjectOptions& options) {
   if (!(options.confidence > 0 && options.confidence < 1)) {
@@ -351,10 +377,10 @@ std::vector<ProjectionRow> ProjectTotals(const std::vector<EpochModel>& models,
       row.steps_per_epoch = m.steps_per_epoch;
       row.epoch_s = m.epoch_s;
       row.total_s = m.Total(e);
-      if (const auto half = TotalHalfWidth(m, e, options.confidence)) {
-        row.ci_low_s = row.total_s - *half;
-        row.ci_high_s = row.total_s + *half;
-      }
+      const TotalInterval interval = TotalIntervalOf(m, e, options.confidence);
+      row.ci_low_s = interval.low_s;
+      row.ci_high_s = interval.high_s;
+      row.interval_basis = interval.basis;
       row.price_per_device_hour = price;
       if (price) row.cost = RunCost(row.total_s, m.devices, *price);
       rows.push_back(row);

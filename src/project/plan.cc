@@ -118,6 +118,9 @@ void ValidatePlanRequest(const PlanRequest& r) {
   if (r.budget && !PositiveFinite(*r.budget)) {
     throw UsageError(fmt::format("budget must be > 0, got {}", *r.budget));
   }
+  if (!(r.interval_level > 0 && r.interval_level < 1)) {
+    throw UsageError(fmt::format("interval level must be in (0, 1), got {}", r.interval_level));
+  }
   if (!NonNegativeFinite(r.startup_s) || !NonNegativeFinite(r.first_epoch_extra_s)) {
     throw UsageError("startup and first-epoch extra times must be >= 0 and finite");
   }
@@ -179,6 +182,31 @@ PlanResult Plan(const std::vector<PlanCandidate>& candidates, const PlanRequest&
       row.total_s = request.startup_s + request.first_epoch_extra_s + row.epochs * row.epoch_s;
       if (price) row.cost = RunCost(row.total_s, c.devices, *price);
       row.meets_deadline = !request.deadline_s || row.total_s <= *request.deadline_s;
+      if (c.law && !c.law->model_errors.empty()) {
+        const PredictionInterval m =
+            EmpiricalInterval(c.law->model_errors, request.interval_level, c.law->model_basis);
+        if (m.available) {
+          const TimeFactors f = CombinedTimeFactors(m, 0);
+          const double part = row.epochs * row.epoch_s;
+          row.total_low_s = row.total_s - part + part * f.low;
+          row.total_high_s = row.total_s - part + part * f.high;
+          row.interval_basis = m.basis;
+          row.deadline_at_risk =
+              row.meets_deadline && request.deadline_s && *row.total_high_s > *request.deadline_s;
+          AddOnce(result.assumptions,
+                  fmt::format("{:.0f}% interval of a total (total_low..total_high): the device "
+                              "model's split conformal interval from {} out-of-sample published "
+                              "cases of class {} ({} sources), applied to the epochs' time; "
+                              "'met (at risk)': the deadline is met by the prediction but not by "
+                              "the interval's slow end",
+                              100 * request.interval_level, m.cases, m.basis, m.sources));
+        } else {
+          AddOnce(result.assumptions,
+                  fmt::format("{} on {} device(s): no {:.0f}% interval from the model's errors "
+                              "({})",
+                              c.device, c.devices, 100 * request.interval_level, m.reason));
+        }
+      }
       row.meets_budget = !request.budget || (row.cost && *row.cost <= *request.budget);
       result.rows.push_back(row);
     }

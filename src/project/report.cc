@@ -114,6 +114,33 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
                         "quantile at n-1 dof",
                         level));
   }
+  for (const EpochModel& m : models) {
+    if (m.model_errors.empty()) continue;
+    const PredictionInterval model =
+        EmpiricalInterval(m.model_errors, options.confidence, m.model_basis);
+    if (!model.available) {
+      AddOnce(p.assumptions,
+              fmt::format("{} interval (model): none from the model's errors ({}); the interval "
+                          "shown, if any, is the fit's alone and does not cover the model's error",
+                          level, model.reason));
+      continue;
+    }
+    AddOnce(p.assumptions,
+            fmt::format("{} interval (model): the law was fitted to a device model's predictions; "
+                        "the model's split conformal interval on throughput, x[{}, {}] from {} "
+                        "out-of-sample published cases of class {} ({} sources; median case at "
+                        "{}x the modeled speed), combined with the fit's relative half-width in "
+                        "quadrature on each side around that median (CombinedTimeFactors); "
+                        "startup and first-epoch extra are not scaled",
+                        level, FormatSig(model.low_factor, 3), FormatSig(model.high_factor, 3),
+                        model.cases, model.basis, model.sources,
+                        FormatSig(std::exp(model.median_log_ratio), 3)));
+    if (m.origin == "scaling") {
+      AddOnce(p.assumptions,
+              "scaled rows: the model interval covers the modeled single-configuration step, "
+              "not the error of the all-reduce model added to it");
+    }
+  }
   if (!options.prices.empty()) {
     AddOnce(p.assumptions, "cost = devices x hours x price per device-hour");
   }
@@ -136,6 +163,7 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
            {"total_hms", FormatHms(r.total_s)},
            {"ci95_s",
             r.ci_low_s ? json::array({Number(*r.ci_low_s), Number(*r.ci_high_s)}) : json(nullptr)},
+           {"interval_basis", r.ci_low_s ? json(r.interval_basis) : json(nullptr)},
            {"price_per_device_hour", Optional(r.price_per_device_hour)},
            {"cost", Optional(r.cost)}});
     }
@@ -155,7 +183,8 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
   }
   if (format == OutputFormat::kCsv) {
     TextTable table({"label", "devices", "batch", "steps_per_epoch", "epoch_s", "epochs", "total_s",
-                     "total_hms", "ci_low_s", "ci_high_s", "price_per_device_hour", "cost"});
+                     "total_hms", "ci_low_s", "ci_high_s", "price_per_device_hour", "cost",
+                     "interval_basis"});
     for (const ProjectionRow& r : p.rows) {
       table.AddRow({r.label, std::to_string(r.devices), FormatSig(r.batch, 10),
                     Count(r.steps_per_epoch), FormatSig(r.epoch_s, 8), FormatSig(r.epochs, 10),
@@ -163,7 +192,7 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
                     r.ci_low_s ? FormatSig(*r.ci_low_s, 10) : "",
                     r.ci_high_s ? FormatSig(*r.ci_high_s, 10) : "",
                     r.price_per_device_hour ? FormatSig(*r.price_per_device_hour, 8) : "",
-                    r.cost ? FormatSig(*r.cost, 10) : ""});
+                    r.cost ? FormatSig(*r.cost, 10) : "", r.interval_basis});
     }
     out << table.RenderCsv();
     return;
@@ -189,10 +218,28 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
     for (auto r = first; r != last; ++r) totals.push_back(FormatHms(r->total_s));
     table.AddRow(totals);
     if (first->ci_low_s) {
-      std::vector<std::string> interval = {"", "", "",
-                                           "", "", fmt::format("+-{}", Percent(p.confidence))};
+      // A fit's interval is symmetric (+-); a model's is not (-low/+high).
+      bool symmetric = true;
       for (auto r = first; r != last; ++r) {
-        interval.push_back(r->ci_high_s ? FormatHms(*r->ci_high_s - r->total_s) : "");
+        if (r->ci_low_s && std::fabs((*r->ci_high_s - r->total_s) - (r->total_s - *r->ci_low_s)) >
+                               1e-6 * std::max(1.0, r->total_s)) {
+          symmetric = false;
+        }
+      }
+      // An asymmetric one is printed as its ends (a biased model's interval
+      // need not contain the point estimate).
+      std::vector<std::string> interval = {
+          "", "", "", "", "",
+          fmt::format("{}{}", symmetric ? "+-" : "range ", Percent(p.confidence))};
+      for (auto r = first; r != last; ++r) {
+        if (!r->ci_high_s) {
+          interval.push_back("");
+        } else if (symmetric) {
+          interval.push_back(FormatHms(*r->ci_high_s - r->total_s));
+        } else {
+          interval.push_back(
+              fmt::format("{}..{}", FormatHms(*r->ci_low_s), FormatHms(*r->ci_high_s)));
+        }
       }
       table.AddRow(interval);
     }
@@ -223,7 +270,12 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
                       {"meets_deadline", r.meets_deadline},
                       {"meets_budget", r.meets_budget},
                       {"feasible", r.feasible()},
-                      {"pareto", r.pareto}});
+                      {"pareto", r.pareto},
+                      {"total_interval_s", r.total_low_s ? json::array({Number(*r.total_low_s),
+                                                                        Number(*r.total_high_s)})
+                                                         : json(nullptr)},
+                      {"interval_basis", r.total_low_s ? json(r.interval_basis) : json(nullptr)},
+                      {"deadline_at_risk", r.deadline_at_risk}});
     }
     const json doc = {{"schema", "fitspeed.plan/1"},
                       {"rows", rows},
@@ -233,14 +285,37 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
     out << doc.dump(2) << "\n";
     return;
   }
-  TextTable table({"device", "devices", "batch", "B*", "epochs", "steps/epoch", "epoch", "total",
-                   "total_s", "cost", "deadline", "budget", "pareto"});
+  // The interval columns only when some row has a model's interval (CSV:
+  // always, empty where none).
+  const bool intervals =
+      format == OutputFormat::kCsv ||
+      std::any_of(plan.rows.begin(), plan.rows.end(),
+                  [](const PlanRow& r) { return r.total_low_s.has_value(); });
+  std::vector<std::string> header = {"device", "devices", "batch", "B*", "epochs", "steps/epoch",
+                                     "epoch", "total", "total_s"};
+  if (intervals) {
+    for (const char* h : {"total_low", "total_high", "total_low_s", "total_high_s"}) {
+      header.push_back(h);
+    }
+  }
+  for (const char* h : {"cost", "deadline", "budget", "pareto"}) header.push_back(h);
+  TextTable table(header);
   for (const PlanRow& r : plan.rows) {
-    table.AddRow({r.device, std::to_string(r.devices), FormatSig(r.batch, 10),
-                  r.optimal_batch ? "yes" : "", FormatSig(r.epochs, 6), Count(r.steps_per_epoch),
-                  FormatHms(r.epoch_s), FormatHms(r.total_s), FormatSig(r.total_s, 8),
-                  Money(r.cost), r.meets_deadline ? "met" : "missed",
-                  r.meets_budget ? "met" : "over", r.pareto ? "*" : ""});
+    std::vector<std::string> row = {r.device, std::to_string(r.devices), FormatSig(r.batch, 10),
+                                    r.optimal_batch ? "yes" : "", FormatSig(r.epochs, 6),
+                                    Count(r.steps_per_epoch), FormatHms(r.epoch_s),
+                                    FormatHms(r.total_s), FormatSig(r.total_s, 8)};
+    if (intervals) {
+      row.push_back(r.total_low_s ? FormatHms(*r.total_low_s) : "");
+      row.push_back(r.total_high_s ? FormatHms(*r.total_high_s) : "");
+      row.push_back(r.total_low_s ? FormatSig(*r.total_low_s, 8) : "");
+      row.push_back(r.total_high_s ? FormatSig(*r.total_high_s, 8) : "");
+    }
+    row.push_back(Money(r.cost));
+    row.push_back(!r.meets_deadline ? "missed" : r.deadline_at_risk ? "met (at risk)" : "met");
+    row.push_back(r.meets_budget ? "met" : "over");
+    row.push_back(r.pareto ? "*" : "");
+    table.AddRow(row);
   }
   if (format == OutputFormat::kCsv) {
     out << table.RenderCsv();

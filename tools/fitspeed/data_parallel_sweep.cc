@@ -170,17 +170,16 @@ void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& o) {
       "to the node's CPUs shared between its ranks");
   command
       .add_option("--bucket-mb", o.bucket_mib,
-                  "With --data-parallel: gradient bucket size, MiB (DDP's bucket_cap_mb)")
+                  "With --data-parallel or --device: gradient bucket size, MiB (DDP's "
+                  "bucket_cap_mb)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
-      ->needs(flag);
+      ->check(CLI::PositiveNumber);
   command
       .add_option("--first-bucket-mb", o.first_bucket_mib,
-                  "With --data-parallel: size of the first bucket, MiB (DDP: 1), so the first "
-                  "all-reduce starts early")
+                  "With --data-parallel or --device: size of the first bucket, MiB (DDP: 1), so "
+                  "the first all-reduce starts early")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
-      ->needs(flag);
+      ->check(CLI::PositiveNumber);
   command
       .add_option("--model-ranks", o.model_ranks,
                   "With --data-parallel --links: the ranks the modeled table predicts, at the "

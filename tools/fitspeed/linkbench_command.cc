@@ -6,10 +6,18 @@
 //
 //   mpirun -np 2 fitspeed linkbench --links-out links.json
 //   mpirun -H node1,node2 -np 2 fitspeed linkbench --links-out links.json
+//
+// With --from FILE it runs without MPI: the all-reduce times come from the
+// output of nccl-tests all_reduce_perf or OSU osu_allreduce
+// (fitspeed/project/link_logs.h), fitted and written the same way; a run over
+// several nodes gives the network link of the two-level all-reduce.
+//
+//   fitspeed linkbench --from all_reduce_perf.txt --links in_node.json --links-out links.json
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -17,6 +25,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "command.h"
@@ -24,6 +33,7 @@
 #include "fitspeed/core/median.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/project/link_logs.h"
 #include "fitspeed/project/links.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "fitspeed/timing/mpi_communicator.h"
@@ -46,6 +56,12 @@ struct LinkbenchOptions {
   double fit_max_bytes = std::numeric_limits<double>::infinity();
   std::string links_out;
   std::string output = "table";
+  // --from FILE: fit an nccl-tests or osu_allreduce log instead of measuring.
+  std::string from;
+  std::string from_format = "auto";
+  int ranks = 0;      // 0: as the log says
+  int nodes = 0;      // 0: as the log says
+  std::string links;  // a links file whose "devices" link is the in-node one
 };
 
 // One message size measured.
@@ -53,7 +69,7 @@ struct SizePoint {
   double bytes = 0;
   double allreduce_s = 0;  // median of blocking all-reduces, each after a barrier
   int allreduce_repeats = 0;
-  double one_way_s = 0;  // median of ping-pong round trips with rank 1, halved
+  double one_way_s = 0;  // median of ping-pong round trips with rank 1, halved (NaN: not measured)
   int pingpong_repeats = 0;
 };
 
@@ -128,7 +144,211 @@ std::string Interval(double low, double high, double scale, int digits = 3) {
   return fmt::format("[{}, {}]", FormatSig(low * scale, digits), FormatSig(high * scale, digits));
 }
 
-int Run(const LinkbenchOptions& o) {
+// All-reduce timings to fit, measured here (MPI) or read from a log (--from).
+struct LinkMeasurement {
+  std::string describe;     // the communicator or the log: library, ranks, nodes
+  std::string method;       // "MPI all-reduce" or the log's benchmark and file
+  std::string timing_note;  // what each time is, for the table's header
+  std::string link_name;    // the links file's "name" of the link
+  int ranks = 0;
+  int nodes = 1;
+  std::vector<SizePoint> points;  // one_way_s NaN when there are no point-to-point times
+  // --from: the link of a run over several nodes is the network link of the
+  // two-level all-reduce (InterNodeLinkFromAllReduce) given this in-node link
+  // (--links), or the flat ring over the nodes without one. MPI: the
+  // ring-equivalent link over all ranks.
+  bool two_level = false;
+  std::optional<DeviceLink> in_node;
+  std::string in_node_source;  // the --links file
+  bool has_one_way() const { return !points.empty() && !std::isnan(points.front().one_way_s); }
+};
+
+// The link a fit calibrates, what it connects and how it was derived.
+struct DerivedLink {
+  MeasuredLink measured;
+  std::string connects;  // "devices" or "network"
+  std::string how;       // one phrase for the sources and the report
+};
+
+DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
+  DerivedLink d;
+  if (!m.two_level || m.nodes <= 1) {
+    d.measured = RingLinkFromAllReduce(fit, m.ranks);
+    d.connects = m.nodes > 1 ? "network" : "devices";
+    d.how = fmt::format("the ring-equivalent link (RingAllReduceTime reproduces the fit at {} "
+                        "ranks)",
+                        m.ranks);
+    return d;
+  }
+  const int per_node = m.ranks / m.nodes;
+  Link intra{std::numeric_limits<double>::infinity(), 0};
+  if (m.in_node) intra = Link{m.in_node->bandwidth_bytes_per_s, m.in_node->latency_s};
+  d.measured = InterNodeLinkFromAllReduce(fit, per_node, m.nodes, intra);
+  d.connects = "network";
+  d.how = m.in_node
+              ? fmt::format("the network link of a two-level all-reduce over {} nodes of {} "
+                            "ranks (HierarchicalAllReduceTime reproduces the fit with the "
+                            "in-node ring over '{}' from {}: {:.4g} B/s, {:.4g} s)",
+                            m.nodes, per_node, m.in_node->name, m.in_node_source,
+                            intra.bandwidth_bytes_per_s, intra.latency_s)
+              : fmt::format("the network link of a flat ring over the {} nodes: it carries the "
+                            "whole measured time ({} ranks per node, no in-node link given with "
+                            "--links, so the in-node ring counts as free here and the modeled "
+                            "two-level all-reduce adds it again: an upper bound)",
+                            m.nodes, per_node);
+  return d;
+}
+
+// Fits, writes the links file and reports: the part of linkbench that MPI
+// runs and logs share. Returns the exit code.
+int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputFormat format) {
+  std::vector<LinkTiming> allreduce, one_way;
+  for (const SizePoint& p : m.points) {
+    if (p.bytes < o.fit_min_bytes || p.bytes > o.fit_max_bytes) continue;
+    allreduce.push_back({p.bytes, p.allreduce_s});
+    if (m.has_one_way()) one_way.push_back({p.bytes, p.one_way_s});
+  }
+  if (allreduce.size() < 3) {
+    throw UsageError(fmt::format(
+        "--fit-min-bytes {} .. --fit-max-bytes {} leaves {} size(s); the fit needs 3",
+        o.fit_min_bytes, o.fit_max_bytes, allreduce.size()));
+  }
+  const AlphaBetaFit ar = FitAlphaBeta(allreduce, o.confidence);
+  std::optional<AlphaBetaFit> p2p;
+  if (m.has_one_way()) p2p = FitAlphaBeta(one_way, o.confidence);
+  const DerivedLink derived = DeriveLink(m, ar);
+  const MeasuredLink& ring = derived.measured;
+
+  LinksFile file;
+  DeviceLink link;
+  link.name = m.link_name;
+  link.connects = derived.connects;
+  link.bandwidth_bytes_per_s = ring.link.bandwidth_bytes_per_s;
+  link.latency_s = ring.link.latency_s;
+  file.links.push_back(link);
+  const std::string measured = fmt::format(
+      "{} {} by fitspeed linkbench: {}, {}, t = alpha + beta*S fitted on relative residuals at "
+      "{} sizes {:.0f} B..{:.0f} B; {}",
+      m.two_level ? "fitted" : "measured", Today(), m.method, m.describe, allreduce.size(),
+      allreduce.front().bytes, allreduce.back().bytes, derived.how);
+  const double level = o.confidence * 100;
+  file.sources["links[0].bandwidth_bytes_per_s"] =
+      fmt::format("{}: {:.4g} B/s, {:.0f}% interval {}", measured, ring.link.bandwidth_bytes_per_s,
+                  level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1, 4));
+  file.sources["links[0].latency_s"] =
+      fmt::format("{}: {:.4g} s per ring step, {:.0f}% interval {}", measured, ring.link.latency_s,
+                  level, Interval(ring.latency_low, ring.latency_high, 1, 4));
+  const std::string links_json = LinksToJson(file);
+  if (!o.links_out.empty()) {
+    std::ofstream out(o.links_out);
+    out << links_json;
+    if (!out || !out.flush()) {
+      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
+    }
+  }
+
+  const bool two = m.has_one_way();
+  switch (format) {
+    case OutputFormat::kTable: {
+      std::cout << fmt::format("fitspeed linkbench: {}\n{}; fitted sizes {:.0f} B..{:.0f} B\n\n",
+                               m.describe, m.timing_note, allreduce.front().bytes,
+                               allreduce.back().bytes);
+      std::vector<std::string> header = {"bytes", "allreduce_us", "allreduce_fit_%", "algbw_GB/s"};
+      if (two) {
+        for (const char* h : {"one_way_us", "one_way_fit_%", "p2p_GB/s", "repeats"}) {
+          header.push_back(h);
+        }
+      }
+      TextTable table(header);
+      for (const SizePoint& p : m.points) {
+        std::vector<std::string> row = {
+            fmt::format("{:.0f}", p.bytes), FormatSig(p.allreduce_s * 1e6),
+            FormatSig((ar.Predict(p.bytes) / p.allreduce_s - 1) * 100, 2),
+            FormatSig(p.bytes / p.allreduce_s / 1e9, 3)};
+        if (two) {
+          row.push_back(FormatSig(p.one_way_s * 1e6));
+          row.push_back(FormatSig((p2p->Predict(p.bytes) / p.one_way_s - 1) * 100, 2));
+          row.push_back(FormatSig(p.bytes / p.one_way_s / 1e9, 3));
+          row.push_back(fmt::format("{}/{}", p.allreduce_repeats, p.pingpong_repeats));
+        }
+        table.AddRow(row);
+      }
+      std::cout << table.Render() << "\n"
+                << "all-reduce: " << ar.BriefReport() << "\n";
+      if (two) std::cout << "one-way:    " << p2p->BriefReport() << "\n";
+      std::cout << "\n"
+                << fmt::format("{} link: bandwidth {} GB/s {:.0f}% {}, latency {} us per ring "
+                               "step {}\n  ({})\n",
+                               derived.connects, FormatSig(ring.link.bandwidth_bytes_per_s / 1e9, 4),
+                               level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1e-9),
+                               FormatSig(ring.link.latency_s * 1e6, 4),
+                               Interval(ring.latency_low, ring.latency_high, 1e6), derived.how);
+      if (two) {
+        const MeasuredLink direct = LinkFromPointToPoint(*p2p);
+        std::cout << fmt::format("point-to-point link: bandwidth {} GB/s {}, latency {} us {}\n",
+                                 FormatSig(direct.link.bandwidth_bytes_per_s / 1e9, 4),
+                                 Interval(direct.bandwidth_low, direct.bandwidth_high, 1e-9),
+                                 FormatSig(direct.link.latency_s * 1e6, 4),
+                                 Interval(direct.latency_low, direct.latency_high, 1e6));
+      }
+      if (!o.links_out.empty()) {
+        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
+                                 "with --links)\n",
+                                 o.links_out);
+      } else {
+        std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
+      }
+      break;
+    }
+    case OutputFormat::kCsv: {
+      TextTable table({"bytes", "allreduce_s", "one_way_s", "allreduce_repeats",
+                       "pingpong_repeats"});
+      for (const SizePoint& p : m.points) {
+        table.AddRow({fmt::format("{:.0f}", p.bytes), fmt::format("{:.6g}", p.allreduce_s),
+                      two ? fmt::format("{:.6g}", p.one_way_s) : "",
+                      two ? std::to_string(p.allreduce_repeats) : "",
+                      two ? std::to_string(p.pingpong_repeats) : ""});
+      }
+      std::cout << table.RenderCsv();
+      break;
+    }
+    case OutputFormat::kJson: {
+      using json = nlohmann::ordered_json;
+      auto fit_json = [](const AlphaBetaFit& f) {
+        return json{{"alpha_s", f.alpha_s},
+                    {"alpha_ci", {f.alpha_ci_low, f.alpha_ci_high}},
+                    {"beta_s_per_byte", f.beta_s_per_byte},
+                    {"beta_ci", {f.beta_ci_low, f.beta_ci_high}},
+                    {"confidence", f.confidence},
+                    {"points", f.points},
+                    {"rms_relative_residual", f.rms_relative_residual},
+                    {"max_relative_residual", f.max_relative_residual}};
+      };
+      json j = {{"schema", "fitspeed.linkbench/1"},
+                {"communicator", m.describe},
+                {"ranks", m.ranks},
+                {"nodes", m.nodes},
+                {"points", json::array()}};
+      for (const SizePoint& p : m.points) {
+        j["points"].push_back({{"bytes", p.bytes},
+                               {"allreduce_s", p.allreduce_s},
+                               {"one_way_s", two ? json(p.one_way_s) : json(nullptr)},
+                               {"allreduce_repeats", p.allreduce_repeats},
+                               {"pingpong_repeats", p.pingpong_repeats}});
+      }
+      j["allreduce_fit"] = fit_json(ar);
+      j["one_way_fit"] = two ? fit_json(*p2p) : json(nullptr);
+      j["link_derivation"] = derived.how;
+      j["links"] = json::parse(links_json);
+      std::cout << j.dump(2) << "\n";
+      break;
+    }
+  }
+  std::fflush(stdout);
+  return ar.converged && (!p2p || p2p->converged) ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+}
+
+void CheckSizes(const LinkbenchOptions& o) {
   if (!(o.min_bytes >= 4 && o.max_bytes >= o.min_bytes && o.factor > 1)) {
     throw UsageError(fmt::format(
         "--min-bytes {}, --max-bytes {}, --factor {}: need 4 <= min <= max and factor > 1",
@@ -138,151 +358,104 @@ int Run(const LinkbenchOptions& o) {
     throw UsageError("linkbench needs at least 3 message sizes to fit alpha and beta; widen "
                      "--min-bytes..--max-bytes or lower --factor");
   }
+}
+
+// `linkbench --from FILE`: the timings of an nccl-tests or osu_allreduce log, no MPI.
+int RunFromLog(const LinkbenchOptions& o) {
+  const OutputFormat format = ParseOutputFormat(o.output);
+  const LinkLog log = ReadLinkLogFile(o.from, ParseLinkLogFormat(o.from_format));
+  LinkMeasurement m;
+  m.two_level = true;
+  m.link_name = log.format == LinkLogFormat::kNcclTests ? "nccl" : "mpi";
+  // The log's own counts win; an option that contradicts them is a mistake.
+  auto count = [&](int from_log, int given, const char* option, const char* what) {
+    if (from_log > 0 && given > 0 && given != from_log) {
+      throw UsageError(fmt::format("{} {}: the log {} names {} {}", option, given, o.from,
+                                   from_log, what));
+    }
+    if (from_log > 0) return from_log;
+    if (given > 0) return given;
+    throw UsageError(fmt::format(
+        "the log {} ({}) does not say how many {} took part: give {} N", o.from,
+        LinkLogFormatName(log.format), what, option));
+  };
+  m.ranks = count(log.ranks, o.ranks, "--ranks", "ranks");
+  m.nodes = count(log.nodes, o.nodes, "--nodes", "nodes");
+  if (m.ranks < 2) {
+    throw UsageError(fmt::format("{}: {} rank(s); an all-reduce link needs 2 or more", o.from,
+                                 m.ranks));
+  }
+  if (m.nodes > m.ranks || m.ranks % m.nodes != 0) {
+    throw UsageError(fmt::format("{} ranks on {} nodes: the two-level all-reduce needs the same "
+                                 "number of ranks on every node",
+                                 m.ranks, m.nodes));
+  }
+  if (!o.links.empty()) {
+    const LinksFile in_node = ReadLinksJsonFile(o.links);
+    for (const DeviceLink& l : in_node.links) {
+      if (l.connects == "devices") m.in_node = l;
+    }
+    if (!m.in_node) {
+      throw UsageError(fmt::format("--links {}: no link that connects \"devices\" (the in-node "
+                                   "link the network link is separated from)",
+                                   o.links));
+    }
+    m.in_node_source = o.links;
+    if (m.nodes == 1) {
+      std::cerr << fmt::format("fitspeed: --links {} not used: the log is one node, so it "
+                               "measures the in-node link itself\n",
+                               o.links);
+    }
+  }
+  m.describe = fmt::format("{} log {}, {} ranks on {} node{}", log.benchmark, o.from, m.ranks,
+                           m.nodes, m.nodes == 1 ? "" : "s");
+  m.method = log.format == LinkLogFormat::kNcclTests
+                 ? "nccl-tests all_reduce_perf in-place times (us, averages over its iterations)"
+                 : "osu_allreduce average latencies (us)";
+  m.timing_note = log.format == LinkLogFormat::kNcclTests
+                      ? "all-reduce times read from nccl-tests all_reduce_perf: in-place column, "
+                        "the average over its iterations"
+                      : "all-reduce times read from osu_allreduce: Avg Latency(us), the average "
+                        "over its iterations";
+  for (const LinkTiming& t : log.timings) {
+    SizePoint p;
+    p.bytes = t.bytes;
+    p.allreduce_s = t.seconds;
+    p.one_way_s = std::numeric_limits<double>::quiet_NaN();
+    m.points.push_back(p);
+  }
+  return ReportLinks(o, m, format);
+}
+
+int Run(const LinkbenchOptions& o) {
+  if (!o.from.empty()) return RunFromLog(o);
+  if (o.ranks != 0 || o.nodes != 0 || !o.links.empty() || o.from_format != "auto") {
+    throw UsageError("--ranks, --nodes, --links and --from-format go with --from FILE");
+  }
+  CheckSizes(o);
   const OutputFormat format = ParseOutputFormat(o.output);
   std::unique_ptr<Communicator> comm = InitMpi(nullptr, nullptr);
   if (comm->size() < 2) {
     throw UsageError(
         "linkbench times communication between ranks: start 2 or more, e.g. "
-        "`mpirun -np 2 fitspeed linkbench` (as root add --allow-run-as-root)");
+        "`mpirun -np 2 fitspeed linkbench` (as root add --allow-run-as-root), or read a "
+        "measurement with --from FILE");
   }
   const bool root = comm->rank() == 0;
   try {
-    const std::vector<SizePoint> points = Measure(*comm, o);
+    LinkMeasurement m;
+    m.points = Measure(*comm, o);
     int code = 0;
     if (root) {
-      std::vector<LinkTiming> allreduce, one_way;
-      for (const SizePoint& p : points) {
-        if (p.bytes < o.fit_min_bytes || p.bytes > o.fit_max_bytes) continue;
-        allreduce.push_back({p.bytes, p.allreduce_s});
-        one_way.push_back({p.bytes, p.one_way_s});
-      }
-      if (allreduce.size() < 3) {
-        throw UsageError(fmt::format(
-            "--fit-min-bytes {} .. --fit-max-bytes {} leaves {} measured size(s); the fit needs 3",
-            o.fit_min_bytes, o.fit_max_bytes, allreduce.size()));
-      }
-      const AlphaBetaFit ar = FitAlphaBeta(allreduce, o.confidence);
-      const AlphaBetaFit p2p = FitAlphaBeta(one_way, o.confidence);
-      const MeasuredLink ring = RingLinkFromAllReduce(ar, comm->size());
-      const MeasuredLink direct = LinkFromPointToPoint(p2p);
-
-      // The ring-equivalent link of the all-reduce: between nodes when the job spans them.
-      LinksFile file;
-      DeviceLink link;
-      link.name = "mpi";
-      link.connects = comm->nodes() > 1 ? "network" : "devices";
-      link.bandwidth_bytes_per_s = ring.link.bandwidth_bytes_per_s;
-      link.latency_s = ring.link.latency_s;
-      file.links.push_back(link);
-      const std::string measured = fmt::format(
-          "measured {} by fitspeed linkbench: MPI all-reduce, {}, "
-          "t = alpha + beta*S fitted on relative residuals at {} sizes {:.0f} B..{:.0f} B; the "
-          "ring-equivalent link (RingAllReduceTime reproduces the fit at {} ranks)",
-          Today(), comm->Describe(), allreduce.size(), allreduce.front().bytes,
-          allreduce.back().bytes, comm->size());
-      const double level = o.confidence * 100;
-      file.sources["links[0].bandwidth_bytes_per_s"] = fmt::format(
-          "{}: {:.4g} B/s, {:.0f}% interval {}", measured, ring.link.bandwidth_bytes_per_s,
-          level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1, 4));
-      file.sources["links[0].latency_s"] =
-          fmt::format("{}: {:.4g} s per ring step, {:.0f}% interval {}", measured,
-                      ring.link.latency_s, level, Interval(ring.latency_low, ring.latency_high, 1, 4));
-      const std::string links_json = LinksToJson(file);
-      if (!o.links_out.empty()) {
-        std::ofstream out(o.links_out);
-        out << links_json;
-        if (!out || !out.flush()) {
-          throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
-        }
-      }
-
-      switch (format) {
-        case OutputFormat::kTable: {
-          std::cout << fmt::format(
-              "fitspeed linkbench: {}\nmedians of blocking operations, each after a barrier "
-              "(all-reduce: in-place float sum; one-way: half a ping-pong round trip between "
-              "ranks 0 and 1); fitted sizes {:.0f} B..{:.0f} B\n\n",
-              comm->Describe(), allreduce.front().bytes, allreduce.back().bytes);
-          TextTable table({"bytes", "allreduce_us", "allreduce_fit_%", "algbw_GB/s", "one_way_us",
-                           "one_way_fit_%", "p2p_GB/s", "repeats"});
-          for (const SizePoint& p : points) {
-            table.AddRow({fmt::format("{:.0f}", p.bytes), FormatSig(p.allreduce_s * 1e6),
-                          FormatSig((ar.Predict(p.bytes) / p.allreduce_s - 1) * 100, 2),
-                          FormatSig(p.bytes / p.allreduce_s / 1e9, 3),
-                          FormatSig(p.one_way_s * 1e6),
-                          FormatSig((p2p.Predict(p.bytes) / p.one_way_s - 1) * 100, 2),
-                          FormatSig(p.bytes / p.one_way_s / 1e9, 3),
-                          fmt::format("{}/{}", p.allreduce_repeats, p.pingpong_repeats)});
-          }
-          std::cout << table.Render() << "\n"
-                    << "all-reduce: " << ar.BriefReport() << "\n"
-                    << "one-way:    " << p2p.BriefReport() << "\n\n"
-                    << fmt::format(
-                           "ring-equivalent link ({} ranks): bandwidth {} GB/s {:.0f}% {}, "
-                           "latency {} us per ring step {}\n",
-                           comm->size(), FormatSig(ring.link.bandwidth_bytes_per_s / 1e9, 4),
-                           level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1e-9),
-                           FormatSig(ring.link.latency_s * 1e6, 4),
-                           Interval(ring.latency_low, ring.latency_high, 1e6))
-                    << fmt::format(
-                           "point-to-point link: bandwidth {} GB/s {}, latency {} us {}\n",
-                           FormatSig(direct.link.bandwidth_bytes_per_s / 1e9, 4),
-                           Interval(direct.bandwidth_low, direct.bandwidth_high, 1e-9),
-                           FormatSig(direct.link.latency_s * 1e6, 4),
-                           Interval(direct.latency_low, direct.latency_high, 1e6));
-          if (!o.links_out.empty()) {
-            std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
-                                     "with --links)\n",
-                                     o.links_out);
-          } else {
-            std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
-          }
-          break;
-        }
-        case OutputFormat::kCsv: {
-          TextTable table({"bytes", "allreduce_s", "one_way_s", "allreduce_repeats",
-                           "pingpong_repeats"});
-          for (const SizePoint& p : points) {
-            table.AddRow({fmt::format("{:.0f}", p.bytes), fmt::format("{:.6g}", p.allreduce_s),
-                          fmt::format("{:.6g}", p.one_way_s), std::to_string(p.allreduce_repeats),
-                          std::to_string(p.pingpong_repeats)});
-          }
-          std::cout << table.RenderCsv();
-          break;
-        }
-        case OutputFormat::kJson: {
-          using json = nlohmann::ordered_json;
-          auto fit_json = [](const AlphaBetaFit& f) {
-            return json{{"alpha_s", f.alpha_s},
-                        {"alpha_ci", {f.alpha_ci_low, f.alpha_ci_high}},
-                        {"beta_s_per_byte", f.beta_s_per_byte},
-                        {"beta_ci", {f.beta_ci_low, f.beta_ci_high}},
-                        {"confidence", f.confidence},
-                        {"points", f.points},
-                        {"rms_relative_residual", f.rms_relative_residual},
-                        {"max_relative_residual", f.max_relative_residual}};
-          };
-          json j = {{"schema", "fitspeed.linkbench/1"},
-                    {"communicator", comm->Describe()},
-                    {"ranks", comm->size()},
-                    {"nodes", comm->nodes()},
-                    {"points", json::array()}};
-          for (const SizePoint& p : points) {
-            j["points"].push_back({{"bytes", p.bytes},
-                                   {"allreduce_s", p.allreduce_s},
-                                   {"one_way_s", p.one_way_s},
-                                   {"allreduce_repeats", p.allreduce_repeats},
-                                   {"pingpong_repeats", p.pingpong_repeats}});
-          }
-          j["allreduce_fit"] = fit_json(ar);
-          j["one_way_fit"] = fit_json(p2p);
-          j["links"] = json::parse(links_json);
-          std::cout << j.dump(2) << "\n";
-          break;
-        }
-      }
-      std::fflush(stdout);
-      code = ar.converged && p2p.converged ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+      m.describe = comm->Describe();
+      m.method = "MPI all-reduce";
+      m.link_name = "mpi";
+      m.ranks = comm->size();
+      m.nodes = comm->nodes();
+      m.timing_note =
+          "medians of blocking operations, each after a barrier (all-reduce: in-place float "
+          "sum; one-way: half a ping-pong round trip between ranks 0 and 1)";
+      code = ReportLinks(o, m, format);
     }
     double shared = code;
     comm->Broadcast(&shared, 1);
@@ -338,6 +511,28 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.5, 0.999));
   command->add_option("--links-out", o->links_out,
                       "Write the calibrated link as a links file (fitspeed.links/1) here");
+  command->add_option(
+      "--from", o->from,
+      "Do not measure: read the all-reduce times of a run of nccl-tests all_reduce_perf or OSU "
+      "osu_allreduce (its standard output saved to FILE), fit them and write the link. One "
+      "node: the \"devices\" link (ring over the ranks); several: the \"network\" link of "
+      "the two-level all-reduce (in-node ring, then a ring over the nodes), separated from the "
+      "in-node link given with --links, else a flat ring over the nodes (docs/devices.md)");
+  command->add_option("--from-format", o->from_format, "Format of --from: auto, nccl-tests or osu")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "nccl-tests", "osu"}));
+  command->add_option("--ranks", o->ranks,
+                      "With --from: ranks of the run (required for osu_allreduce, which does not "
+                      "print them; nccl-tests lists its ranks)")
+      ->check(CLI::Range(2, 1 << 24));
+  command->add_option("--nodes", o->nodes,
+                      "With --from: nodes of the run (required for osu_allreduce; nccl-tests "
+                      "names each rank's host)")
+      ->check(CLI::Range(1, 1 << 24));
+  command->add_option("--links", o->links,
+                      "With --from over several nodes: a links file whose \"devices\" link is "
+                      "the in-node link (measured on one node, or a catalog device's), taken "
+                      "out of the measured time to leave the network link");
   AddOutputOption(*command, o->output);
   command->callback([o, &exit_code] {
     if (o->max_repeats < o->min_repeats) {

@@ -50,6 +50,9 @@ int RunPlan(const PlanCommandOptions& o) {
   if (!std::isnan(o.budget)) request.budget = o.budget;
   request.prices = ParsePrices(o.law.prices);
   request.add_optimal_batch = !o.no_optimal_batch;
+  // A law fitted to a modeled sweep carries the model's errors: their interval
+  // at the fit options' confidence level (--confidence).
+  request.interval_level = o.fit.confidence;
 
   std::vector<PlanCandidate> candidates;
   std::vector<std::string> notes;

@@ -10,12 +10,15 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/sweep.h"
+#include "transfer_cli.h"
 
 namespace fitspeed::cli {
 
@@ -26,6 +29,7 @@ struct SweepCommandOptions {
   int64_t seq_len = 0;  // tokens per sequence of a sequence model; 0: its default
   std::string batches = "auto";
   std::string precision = "fp32";
+  bool precision_given = false;
   std::string optimizer = "sgd-momentum";
   std::string backend = "onednn";
   int threads = 0;
@@ -35,12 +39,18 @@ struct SweepCommandOptions {
   int64_t max_batch = 4096;
   double memory_limit_gib = 0;
   bool layers = false;
-  std::string device;  // empty: measure on this host
-  std::string links;   // --links FILE: links replacing the device's
+  std::string device;           // empty: measure on this host
+  std::string links;            // --links FILE: links replacing the device's
+  std::string from;             // --from RUN: a measurement on --from-device (transfer_sweep.cc)
+  std::string from_device;      // --from-device A
+  double interval_level = 0.8;  // prediction interval of a modeled sweep
+  std::string intervals;        // --intervals FILE: errors instead of the built-in table
   std::string layout = "nchw";
   bool layout_given = false;
   std::string attention = "unfused";
   int devices = 1;
+  int devices_per_node = 0;  // --devices-per-node: 0, every device in one node
+  bool overlap = false;      // --overlap / --no-overlap; the bucket sizes are data_parallel's
   int steps_per_execution = 1;
   int accumulation = 1;
   bool recompute = false;
@@ -100,6 +110,10 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.layout = ParseActivationLayout(o.layout);
   options.optimizer = ParseOptimizer(o.optimizer);
   options.devices = o.devices;
+  options.devices_per_node = o.devices_per_node;
+  options.overlap = o.overlap;
+  options.bucket_bytes = o.data_parallel.bucket_mib * 1048576;
+  options.first_bucket_bytes = o.data_parallel.first_bucket_mib * 1048576;
   options.steps_per_execution = o.steps_per_execution;
   options.accumulation = o.accumulation;
   options.recompute = o.recompute;
@@ -120,20 +134,48 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
           links.sources.at(fmt::format("links[{}].latency_s", i)));
     }
   }
+  // --from: B calibrated by transfer from a measurement on A (transfer_sweep.cc).
+  std::optional<TransferRun> transfer;
+  if (!o.from.empty()) {
+    transfer = CalibrateFromRun(
+        network, device, options,
+        {o.from, o.from_device, o.model, o.seq_len, o.precision_given, o.layout_given});
+    device = transfer->calibration.target;
+  }
   const DeviceSweepResult result = ModelSweep(network, device, options);
   const bool fittable = result.steps.size() >= 2;
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
-  WriteDeviceSweep(std::cout, result, fit, format, o.layers);
+  // The interval from the model's out-of-sample errors on published cases
+  // (fitspeed/device/intervals.h): those of the catalog model for this device
+  // and precision, or, for a transfer, those of transferred predictions to a
+  // device of this kind (the catalog's do not describe a calibrated device).
+  const IntervalTable& table =
+      o.intervals.empty() ? BuiltinIntervalTable() : ReadIntervalTableFile(o.intervals);
+  const PredictionInterval interval =
+      transfer ? table.ForTransfer(device.kind, o.interval_level)
+               : table.For(device, options.precision, o.interval_level);
+  if (transfer) {
+    WriteTransferSweep(std::cout, *transfer, result, fit, format, o.layers, &interval);
+  } else {
+    WriteDeviceSweep(std::cout, result, fit, format, o.layers, &interval);
+  }
   if (fittable && !o.plot_path.empty()) {
     WriteFitPlot(o.plot_path, fit,
               fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
                           DevicePrecisionName(options.precision), options.devices,
                           options.devices == 1 ? "" : "s"));
   }
-  return SweepFitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
+  const int code = SweepFitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
+  return transfer ? TransferExitCode(*transfer, code) : code;
 }
 
 int RunSweep(const SweepCommandOptions& o) {
+  if ((!o.from.empty() || !o.from_device.empty()) && o.device.empty()) {
+    throw UsageError("--from and --from-device predict the device of --device; give --device");
+  }
+  if (!o.from_device.empty() && o.from.empty()) {
+    throw UsageError("--from-device names the device of a --from measurement; give --from");
+  }
   if (!o.device.empty() && o.data_parallel.enabled) {
     throw UsageError(
         "--data-parallel measures on this host's MPI ranks; with --device, model data "
@@ -152,6 +194,13 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         "--devices, --steps-per-execution, --accumulation, --recompute, --layout, --input-rate "
         "and --attention need --device");
+  }
+  if (o.devices_per_node != 0 || o.overlap ||
+      (!o.data_parallel.enabled &&
+       (o.data_parallel.bucket_mib != 25 || o.data_parallel.first_bucket_mib != 1))) {
+    throw UsageError(
+        "--devices-per-node and --overlap need --device; --bucket-mb and --first-bucket-mb "
+        "need --device or --data-parallel");
   }
   const FitOptions fit_options = ToFitOptions(o.fit);
   const OutputFormat format = ParseOutputFormat(o.output);
@@ -219,12 +268,24 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "fp32, or bf16 (host mixed precision; AVX-512+); with --device: fp32, tf32 "
                    "or mixed (FP16/BF16 tensor units)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed"}));
+      ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed"}))
+      ->each([o](const std::string&) { o->precision_given = true; });
   command
       ->add_option("--device", o->device,
                    "Model the step on a catalogued device (see `fitspeed devices`) or a device "
                    "JSON file instead of running it on this CPU")
       ->check([](const std::string& v) { return v.empty() ? "empty device" : ""; });
+  command->add_option(
+      "--from", o->from,
+      "With --device: transfer from your own run. A measurement of MODEL on --from-device: a "
+      "training log (any format `fitspeed fit` reads; PATH@key=value gives what it lacks, "
+      "precision and, for tensor-unit precisions, layout=nchw|nhwc), a cases CSV or a host "
+      "sweep CSV. The step model is calibrated on it (the host overhead and the efficiency "
+      "scale its precision uses; one parameter per measured batch) and --device is modeled "
+      "with what was fitted (docs/devices.md, \"Transfer from your own run\")");
+  command->add_option("--from-device", o->from_device,
+                      "The device the --from measurement ran on: a catalog name (see `fitspeed "
+                      "devices`, `host` for a host sweep) or a device JSON file");
   command
       ->add_option("--links", o->links,
                    "With --device: a links file (schema fitspeed.links/1, e.g. written by "
@@ -234,11 +295,38 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "With --data-parallel: the links that model the measured steps' all-reduces "
                    "in a second table (see --model-ranks)");
   command
+      ->add_option("--interval-level", o->interval_level,
+                   "With --device: level of the prediction interval on every modeled "
+                   "throughput and step time, from the model's out-of-sample errors on "
+                   "published cases of the same device kind and precision group "
+                   "(docs/validation.md, \"Prediction intervals\")")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 0.99));
+  command->add_option("--intervals", o->intervals,
+                      "With --device: an intervals file (schema fitspeed.intervals/1, written by "
+                      "`fitspeed validate --intervals-out`) instead of the built-in errors");
+  command
       ->add_option("--devices", o->devices,
                    "With --device: data-parallel devices sharing each batch (gradients "
                    "all-reduced over the device's link, ring formula)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--devices-per-node", o->devices_per_node,
+                   "With --device: devices per node (0: all in one node). Below --devices "
+                   "(which it must divide) the all-reduce is two-level: a ring in each node over "
+                   "the devices link, then a ring over the nodes over the network link, which "
+                   "a links file gives (--links; `fitspeed linkbench --from` writes one from "
+                   "nccl-tests or osu_allreduce output)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65536));
+  command->add_flag("--overlap,!--no-overlap", o->overlap,
+                    "With --device: all-reduce the gradients as PyTorch DDP does, in buckets "
+                    "(--bucket-mb, --first-bucket-mb) each started when the backward pass has "
+                    "produced its gradients, so that only what outlasts the backward pass is "
+                    "exposed; for links measured with `fitspeed linkbench`. Default "
+                    "(--no-overlap): one all-reduce after the backward pass, all of it exposed "
+                    "(docs/devices.md, \"Step model\")");
   command
       ->add_option("--layout", o->layout,
                    "With --device: the framework's activation layout, nchw (PyTorch's default) "

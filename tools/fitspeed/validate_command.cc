@@ -12,15 +12,20 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/layer_check.h"
 #include "fitspeed/device/validate.h"
+#include "transfer_cli.h"
+#include "validate_intervals.h"
+#include "validate_placements.h"
 
 #ifndef FITSPEED_SOURCE_DATA_DIR
 #define FITSPEED_SOURCE_DATA_DIR "data"
@@ -40,7 +45,12 @@ struct ValidateCliOptions {
   bool require_fit = false;
   bool no_cross_validation = false;
   bool no_cross_device = false;
+  bool no_transfer = false;
   bool layers = false;
+  bool placements = false;       // --placements: the Pollux placements check instead
+  std::string placements_links;  // --placements-links FILE: its network link
+  double interval_level = 0.8;
+  std::string intervals_out;  // write the interval table (data/intervals.json) here
   std::string output = "table";
 };
 
@@ -91,7 +101,8 @@ std::string BatchText(const MeasuredCase& c) {
 }
 
 void WriteJson(const std::string& data_dir, const ValidationReport& report,
-               const std::vector<MixedRatio>& mixed, const HostCheck* host) {
+               const std::vector<MixedRatio>& mixed, const HostCheck* host, const json& intervals,
+               const json& transfer) {
   json cases = json::array();
   for (const ValidatedCase& v : report.cases) {
     const MeasuredCase& c = v.measured;
@@ -206,7 +217,9 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
       {"not_modeled", report.not_modeled},
       {"mixed_precision",
        {{"device", "t4"}, {"band", {kMixedRatioLow, kMixedRatioHigh}}, {"ratios", ratios}}},
-      {"host_check", host_json}};
+      {"host_check", host_json},
+      {"intervals", intervals},
+      {"transfer", transfer}};
   std::cout << j.dump(2) << "\n";
 }
 
@@ -643,6 +656,10 @@ int RunValidate(const ValidateCliOptions& options) {
         options.data_dir));
   }
   if (options.layers) return RunLayerCheck(options, format);
+  if (options.placements) {
+    return RunPlacementCheck(options.data_dir, options.device_files, options.placements_links,
+                             format);
+  }
   ValidateOptions validate;
   validate.require_fit = options.require_fit;
   validate.cross_validate = !options.no_cross_validation;
@@ -668,10 +685,35 @@ int RunValidate(const ValidateCliOptions& options) {
     host_options.threads = options.host_threads;
     host = std::make_unique<HostCheck>(RunHostCheck(host_options));
   }
+  // The catalog's out-of-sample errors give the prediction intervals
+  // (fitspeed/device/intervals.h); --intervals-out writes them for the build.
+  // The transfer check (validate_transfer.cc).
+  std::optional<TransferValidation> transfer;
+  if (!options.no_transfer) {
+    transfer = RunTransferValidation(PublishedCases(options.data_dir), validate.devices);
+  }
+  IntervalTable intervals = IntervalTableFromValidation(report);
+  if (transfer) AddTransferErrors(intervals, *transfer);
+  intervals.generated_by = "fitspeed validate --intervals-out (data/measured)";
+  if (!options.intervals_out.empty()) {
+    if (!transfer) {
+      throw UsageError("--intervals-out needs the transfer check (drop --no-transfer): the "
+                       "table holds the transferred predictions' errors too");
+    }
+    std::ofstream out(options.intervals_out, std::ios::binary);
+    out << IntervalTableToJson(intervals);
+    if (!out) throw InputError(fmt::format("cannot write {}", options.intervals_out));
+  }
   if (format == OutputFormat::kJson) {
-    WriteJson(options.data_dir, report, mixed, host.get());
+    WriteJson(options.data_dir, report, mixed, host.get(),
+              IntervalSectionJson(intervals, options.interval_level),
+              transfer ? TransferValidationJson(*transfer) : json(nullptr));
   } else {
     WriteTable(report, mixed, host.get(), format == OutputFormat::kCsv);
+    if (transfer) WriteTransferSection(std::cout, *transfer, format == OutputFormat::kCsv);
+    if (format == OutputFormat::kTable) {
+      WriteIntervalSection(std::cout, intervals, options.interval_level);
+    }
   }
   return 0;
 }
@@ -709,9 +751,28 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-cross-device", options->no_cross_device,
                     "Skip the cross-device check (predict a network's cases on each device from "
                     "its cases on the other devices)");
+  command->add_flag("--no-transfer", options->no_transfer,
+                    "Skip the transfer check (predict each device's cases from the same "
+                    "network's cases on one other device, calibrated on those only)");
+  command->add_flag("--placements", options->placements,
+                    "Instead, check the data-parallel step (all-reduce overlapped as PyTorch DDP "
+                    "does it, and serial) against Pollux's 2-4 GPU placements on one T4 node, and "
+                    "predict 2 and 4 such nodes (docs/validation.md, \"Pollux placements\")");
+  command->add_option("--placements-links", options->placements_links,
+                      "With --placements: a links file whose \"network\" link (and \"devices\" "
+                      "link, if any) replace the assumed 50 Gbit/s between g4dn.12xlarge nodes");
   command->add_flag("--layers", options->layers,
                     "Instead, check the step model per layer: a BERT-large encoder layer against "
                     "NeuSight's per-node GPU times (neusight_bert_large_train_layers.csv)");
+  command
+      ->add_option("--interval-level", options->interval_level,
+                   "Level of the prediction intervals whose leave-one-source-out coverage is "
+                   "reported, in (0, 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 0.99));
+  command->add_option("--intervals-out", options->intervals_out,
+                      "Write the out-of-sample errors per class (schema fitspeed.intervals/1) "
+                      "to this file: data/intervals.json is the build's copy");
   AddOutputOption(*command, options->output);
   command->callback([options, &exit_code] { exit_code = RunValidate(*options); });
 }

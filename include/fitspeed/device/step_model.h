@@ -66,6 +66,29 @@ struct DeviceModelOptions {
   // Data-parallel devices sharing each global batch (>= 1); the gradients are
   // all-reduced over the device's "devices" link by the ring formula.
   int devices = 1;
+  // Devices per node (>= 0; 0: every device in one node). When it is below
+  // `devices` (which it must then divide), the all-reduce is two-level
+  // (HierarchicalAllReduceTime, fitspeed/project/scaling.h): a ring in each
+  // node over the "devices" link, then a ring over the nodes over the
+  // device's "network" link (from a links file: `fitspeed linkbench`).
+  int devices_per_node = 0;
+  // How the all-reduce between devices meets the backward pass. true: as
+  // PyTorch DDP does it (Li et al., "PyTorch Distributed", VLDB 2020): the
+  // gradients, in the order the backward pass finishes them (last layer
+  // first), are packed into buckets (the first of first_bucket_bytes, then
+  // bucket_bytes; PlanGradientBuckets in fitspeed/timing/data_parallel.h),
+  // each bucket's all-reduce starts when its last gradient is ready and the
+  // previous all-reduce has finished, and the step waits only for what
+  // outlasts the backward pass. false (the default): one all-reduce of all
+  // gradients after the backward pass, all of it exposed. Serial is the
+  // default because on Pollux's 2-4 T4 placements it predicts the cost of the
+  // other GPUs better with the catalog's datasheet links (docs/validation.md,
+  // "Pollux placements"), and calibration (fitspeed/device/calibrate.h)
+  // decomposes a step into passes plus a fixed communication time; overlap
+  // is for a link measured with `fitspeed linkbench`.
+  bool overlap = false;
+  double bucket_bytes = 25.0 * 1024 * 1024;     // > 0; DDP's bucket_cap_mb = 25 (MiB)
+  double first_bucket_bytes = 1024.0 * 1024;    // > 0; DDP's first bucket, 1 MiB
   // Training steps per host call (Keras steps_per_execution, >= 1): the host
   // overhead is paid once per call.
   int steps_per_execution = 1;
@@ -155,9 +178,16 @@ struct ModeledStep {
   double recompute_s = 0;       // of which forward passes run again (DeviceModelOptions::recompute)
   double layout_s = 0;          // of which layout transposes (PassTime::layout_s)
   double update_s = 0;          // sum of the layers' optimizer updates
-  double comm_s = 0;            // all-reduce between cores and between devices
+  double comm_s = 0;            // all-reduce between cores and between devices, all of it
+  // Of comm_s, the time the step waits for: all of it without overlap; with
+  // overlap (DeviceModelOptions::overlap) the all-reduce between cores and
+  // what the bucketed all-reduce between devices lasts past the backward pass.
+  double exposed_comm_s = 0;
+  int comm_buckets = 0;         // all-reduces between devices per step (0 on one device)
+  int nodes = 1;                // devices / devices_per_node (1: one node)
+  double backward_s = 0;        // the backward pass of one micro-batch (the overlap's window)
   double host_s = 0;            // accumulation x step_host_s / steps_per_execution
-  double device_step_s = 0;     // compute + update + comm + host
+  double device_step_s = 0;     // compute + update + exposed_comm + host
   double input_s = 0;           // accumulation x per_device_batch / input rate (0: unlimited)
   bool input_bound = false;     // input_s > device_step_s
   double step_time_s = 0;       // max(device_step_s, input_s)
@@ -181,6 +211,10 @@ struct DeviceSweepResult {
   ActivationLayout layout = ActivationLayout::kNchw;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
+  int devices_per_node = 0;        // DeviceModelOptions::devices_per_node
+  bool overlap = false;            // DeviceModelOptions::overlap
+  double bucket_bytes = 0;         // DeviceModelOptions::bucket_bytes
+  double first_bucket_bytes = 0;   // DeviceModelOptions::first_bucket_bytes
   int steps_per_execution = 1;
   int accumulation = 1;            // DeviceModelOptions::accumulation
   double input_samples_per_s = 0;  // DeviceModelOptions::input_samples_per_s
@@ -211,7 +245,8 @@ struct DeviceSweepResult {
 
 // Models one global batch. `network` must be finalized. Throws UsageError for
 // bad options or a precision the device cannot run (tf32 without TF32 units,
-// mixed without 16-bit units, a device without a "devices" link for devices > 1).
+// mixed without 16-bit units, a device without a "devices" link for devices > 1,
+// without a "network" link for devices over several nodes).
 ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
                       const DeviceModelOptions& options = {});
 
@@ -219,13 +254,21 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
 DeviceSweepResult ModelSweep(const Network& network, const Device& device,
                              const DeviceModelOptions& options = {});
 
+struct PredictionInterval;  // fitspeed/device/intervals.h
+
 // Writes a modeled sweep and its fit, as WriteSweep does for a host sweep.
 // Table: header, fit report, per-batch table, batches that do not fit, and the
 // per-layer breakdown at the largest fitting batch when `layers` (each layer's
 // time and whether it is compute- or memory-bound). CSV: one row per batch.
-// JSON: the fit JSON ("fitspeed.fit/1") plus "model" and "steps".
+// JSON: the fit JSON ("fitspeed.fit/1") plus "model", "steps" and
+// "model_interval". With `interval` (the model's prediction interval for the
+// sweep's class, e.g. BuiltinIntervalTable().For(device, precision, 0.8)),
+// every step's throughput and step time carry it, and the JSON carries its
+// errors so that `fitspeed project` combines them with the fit's; without one
+// the output says none was given.
 void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& sweep, const FitResult& fit,
-                      OutputFormat format, bool layers = false);
+                      OutputFormat format, bool layers = false,
+                      const PredictionInterval* interval = nullptr);
 
 }  // namespace fitspeed
 

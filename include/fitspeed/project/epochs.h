@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/project/cost.h"
@@ -32,6 +33,13 @@ struct SpeedLaw {
   // Degrees of freedom of the fit, for the Student t quantile of intervals;
   // 0 when the law was given as numbers (no interval).
   int dof = 0;
+  // The out-of-sample errors of the model whose predictions the law was
+  // fitted to (a modeled sweep's "model_interval", written by `fitspeed sweep
+  // --device --output json`; fitspeed/core/prediction_interval.h) and their
+  // class; empty for a law fitted to measurements. Totals combine them with
+  // the fit's uncertainty (TotalInterval).
+  std::vector<ModelError> model_errors;
+  std::string model_basis;
 
   double StepTime(double batch) const { return batch / v0_sps + t_s; }
   bool has_covariance() const { return dof > 0; }
@@ -103,6 +111,10 @@ struct EpochModel {
   std::string origin;
   // Assumptions behind the numbers, in words (shown with every projection).
   std::vector<std::string> assumptions;
+  // SpeedLaw::model_errors and model_basis of the law it came from: the
+  // epoch is a model's prediction with these out-of-sample errors.
+  std::vector<ModelError> model_errors;
+  std::string model_basis;
 
   // startup + first-epoch extra + epochs * epoch_s.
   double Total(double epochs) const;
@@ -155,8 +167,9 @@ struct ProjectionRow {
   double steps_per_epoch = 0;
   double epoch_s = 0;
   double total_s = 0;
-  std::optional<double> ci_low_s;  // confidence interval of total_s
+  std::optional<double> ci_low_s;  // interval of total_s (TotalInterval)
   std::optional<double> ci_high_s;
+  std::string interval_basis;  // TotalInterval::basis; "" without an interval
   std::optional<double> price_per_device_hour;
   std::optional<double> cost;  // devices * hours * price
 };
@@ -174,6 +187,23 @@ struct ProjectOptions {
 // q the Student t quantile at (1+confidence)/2 with the model's dof (for a law:
 // the delta method, E*q*stderr); nullopt when dof == 0.
 std::optional<double> TotalHalfWidth(const EpochModel& model, double epochs, double confidence);
+
+// The interval of total(E) at `confidence`. Without model errors: total +-
+// TotalHalfWidth (basis "fit"; nullopt without dof). With them, the epochs'
+// part P = E x epoch_s is a model's prediction: the model's split conformal
+// interval at the same level (EmpiricalInterval of model_errors) is combined
+// with the fit's relative half-width TotalHalfWidth/P by CombinedTimeFactors,
+//   [fixed + P x low, fixed + P x high],  fixed = startup + first-epoch extra,
+// basis "fit + model <class>" (or "model <class>" without a fit interval).
+// When the errors are too few for the level, the fit's interval alone, and
+// `note` says why the model's is missing.
+struct TotalInterval {
+  std::optional<double> low_s;
+  std::optional<double> high_s;
+  std::string basis;
+  std::string note;  // the model interval's reason when it was not available
+};
+TotalInterval TotalIntervalOf(const EpochModel& model, double epochs, double confidence);
 
 // One row per model and epoch count, models in the given order.
 std::vector<ProjectionRow> ProjectTotals(const std::vector<EpochModel>& models,

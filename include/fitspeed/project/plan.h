@@ -71,6 +71,9 @@ struct PlanRequest {
   // With epochs_vs_batch: also consider B* of each candidate, rounded to a
   // multiple of its device count.
   bool add_optimal_batch = true;
+  // Level of the interval of a total whose law carries a model's errors
+  // (SpeedLaw::model_errors: a law fitted to a device model's sweep), in (0, 1).
+  double interval_level = 0.8;
 };
 void ValidatePlanRequest(const PlanRequest& request);  // throws UsageError
 
@@ -89,6 +92,14 @@ struct PlanRow {
   bool meets_deadline = true;
   bool meets_budget = true;
   bool pareto = false;  // among the configurations that meet the limits
+  // The model's interval of total_s at PlanRequest::interval_level, when the
+  // candidate's law carries a model's errors and they give one (the fit's own
+  // uncertainty is not included: a plan compares point laws).
+  std::optional<double> total_low_s;
+  std::optional<double> total_high_s;
+  std::string interval_basis;  // the errors' class, e.g. "gpu/tensor"
+  // The deadline is met by total_s but not by total_high_s.
+  bool deadline_at_risk = false;
   bool feasible() const { return meets_deadline && meets_budget; }
 };
 

@@ -1,0 +1,73 @@
+// A prediction interval from a model's out-of-sample errors, by split
+// conformal prediction (Vovk et al. 2005; Lei et al., JASA 2018), and its
+// combination with a fit's own uncertainty. Layer-neutral: the device layer
+// builds these from published cases (fitspeed/device/intervals.h), the
+// projection layer carries them into totals (fitspeed/project/epochs.h).
+//
+// An error is the log ratio e = ln(measured / predicted) of a throughput
+// predicted by a model that was not calibrated on that case. With n
+// exchangeable errors sorted e(1) <= ... <= e(n) and a = 1 - level, a new
+// throughput lies in
+//   predicted x [exp(e(k_lo)), exp(e(k_hi))],
+//   k_lo = floor((n+1) a/2),  k_hi = ceil((n+1)(1 - a/2)),
+// with probability >= level, each tail <= a/2. It needs k_lo >= 1 and
+// k_hi <= n (n >= 9 at 80%, n >= 39 at 95%), and errors from two or more
+// sources: cases of one published table share its framework and method, so
+// they are not exchangeable with another table's.
+#ifndef FITSPEED_CORE_PREDICTION_INTERVAL_H_
+#define FITSPEED_CORE_PREDICTION_INTERVAL_H_
+
+#include <string>
+#include <vector>
+
+namespace fitspeed {
+
+// One out-of-sample error of the model.
+struct ModelError {
+  std::string source;    // the published table it came from ("pollux_t4_single_node.csv/pytorch")
+  std::string case_key;  // the case it was measured on (e.g. a CaseKey and its line)
+  double log_ratio = 0;  // ln(measured / predicted throughput)
+};
+
+// The interval of one prediction: throughput = predicted x [low_factor,
+// high_factor] (a step time divides by them).
+struct PredictionInterval {
+  bool available = false;
+  std::string reason;  // why not, when !available
+  std::string basis;   // the class whose errors built it, e.g. "gpu/tensor"
+  int cases = 0;       // errors it was built from
+  int sources = 0;     // distinct sources among them
+  double level = 0.8;
+  double low_factor = 1;
+  double high_factor = 1;
+  // Median of the errors' log ratios: the model's bias on the class.
+  double median_log_ratio = 0;
+  // The errors it was built from (those of `basis`), so that a later step can
+  // rebuild it at another level (fitspeed project does, at its confidence).
+  std::vector<ModelError> errors;
+};
+
+// The split conformal interval (file comment) of `errors` at `level` in (0, 1),
+// built on the class `basis`. Not available, with the reason, when the errors
+// come from fewer than two sources or are too few for the level. Throws
+// UsageError for a level outside (0, 1) or a non-finite log ratio.
+PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, double level,
+                                     const std::string& basis);
+
+// The interval of a quantity Q predicted by the model (a step time or a total
+// of steps) when a fit adds its own uncertainty: in log space around the
+// model errors' median bias m, each side's width combined in quadrature,
+//   ln(Q_low / Q) = -m - sqrt(w_hi^2 + f^2),  ln(Q_high / Q) = -m + sqrt(w_lo^2 + f^2)
+// with w_lo = m - ln(low_factor), w_hi = ln(high_factor) - m the model
+// interval's log half-widths on throughput (a time moves the other way) and f
+// = fit_half_width / Q the fit's relative half-width at the same level.
+// Returns the factors {low, high} that multiply Q.
+struct TimeFactors {
+  double low = 1;
+  double high = 1;
+};
+TimeFactors CombinedTimeFactors(const PredictionInterval& model, double fit_relative_half_width);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_CORE_PREDICTION_INTERVAL_H_

@@ -1,0 +1,116 @@
+// Prediction intervals of the device step model, from its out-of-sample
+// errors on published measurements (docs/validation.md, "Prediction
+// intervals").
+//
+// An error is the log ratio e = ln(measured / predicted) of a case's
+// throughput, predicted by a model that was not calibrated on it. The errors
+// of a class of predictions (device kind x precision group: "gpu/fp32",
+// "gpu/tensor", ...) give the interval of a new prediction of that class by
+// split conformal prediction (Vovk et al. 2005; Lei et al., JASA 2018): with
+// n exchangeable errors sorted e(1) <= ... <= e(n) and miscoverage a = 1 -
+// level, throughput lies in
+//   predicted x [exp(e(k_lo)), exp(e(k_hi))],
+//   k_lo = floor((n+1) a/2),  k_hi = ceil((n+1)(1 - a/2)),
+// with probability >= level, each tail <= a/2. It needs k_lo >= 1 and
+// k_hi <= n (n >= 9 at 80%, n >= 39 at 95%), and errors from two or more
+// sources: cases of one published table share its framework and method, so
+// they are not exchangeable with another table's. Where the data is thinner
+// the interval is not given and the reason says so.
+//
+// The rule is tested as a user meets it: leave one source out
+// (LeaveOneSourceOutCoverage), the interval built without the source's cases
+// must contain the stated share of them.
+//
+//   fitspeed::IntervalTable table = fitspeed::BuiltinIntervalTable();
+//   fitspeed::PredictionInterval i = table.For(device, DevicePrecision::kMixed, 0.8);
+//   if (i.available) low_sps = predicted_sps * i.low_factor;
+#ifndef FITSPEED_DEVICE_INTERVALS_H_
+#define FITSPEED_DEVICE_INTERVALS_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fitspeed/core/prediction_interval.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/device/step_model.h"
+
+namespace fitspeed {
+
+struct ValidationReport;
+struct TransferValidation;
+
+// The class of a prediction: "<kind>/<group>", group "fp32" when the matrix
+// work runs on CUDA cores or a CPU's vector units, "tensor" when it runs on
+// tensor units (TF32, FP16/BF16, a TPU's MXU): the two have different errors.
+std::string ModelErrorClass(const Device& device, DevicePrecision precision);
+// The coarser class it falls back to: the kind alone ("gpu").
+std::string ModelErrorKindClass(const std::string& error_class);
+
+// The source of a case for intervals and their test: its file's name and, in a
+// file that collects several publications (NVIDIA DeepLearningExamples' READMEs,
+// Paddle's per-framework tables), the framework: "<file>/<framework>".
+std::string ModelErrorSource(const std::string& file, const std::string& framework);
+
+// Out-of-sample errors per class.
+struct IntervalTable {
+  std::string schema = "fitspeed.intervals/1";
+  std::string generated_by;  // the command and fitspeed version that wrote it
+  std::map<std::string, std::vector<ModelError>> classes;  // class -> errors
+  // Transferred predictions (fitspeed sweep --from), per device kind.
+  std::map<std::string, std::vector<ModelError>> transfer;
+
+  // The interval of a prediction of `error_class`: from its errors when they
+  // give one, else from its kind's (all its errors together), else not
+  // available with both reasons.
+  PredictionInterval For(const std::string& error_class, double level) const;
+  PredictionInterval For(const Device& device, DevicePrecision precision, double level) const;
+  // The interval of a transferred prediction on a device of `kind`.
+  PredictionInterval ForTransfer(const std::string& kind, double level) const;
+};
+
+// The errors of the catalog predictions of a validation's modeled cases
+// (ValidatedCase::predicted_sps; their devices were not calibrated on them),
+// by ModelErrorClass. Cases the device was calibrated on are left out.
+IntervalTable IntervalTableFromValidation(const ValidationReport& report);
+
+// Adds the errors of transferred predictions (ValidateTransfer: each of B's
+// cases predicted from A's, fitspeed/device/transfer.h) to table.transfer, by
+// the target device's kind; the source is B's case's.
+void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer);
+
+// JSON (schema "fitspeed.intervals/1", docs/validation.md) and back. Parsing
+// throws DataError naming `source` and the field.
+std::string IntervalTableToJson(const IntervalTable& table);
+IntervalTable ParseIntervalTable(std::string_view text, const std::string& source);
+IntervalTable ReadIntervalTableFile(const std::string& path);
+
+// The table compiled in from data/intervals.json (written by `fitspeed validate
+// --intervals-out`; a test checks it matches the current model and data).
+const IntervalTable& BuiltinIntervalTable();
+
+// Leave-one-source-out coverage of a class's intervals: each case's error
+// against the interval For() builds from the table without the case's source.
+struct CoverageRow {
+  std::string error_class;
+  int cases = 0;         // cases of the class
+  int with_interval = 0;  // of which an interval could be built without their source
+  int covered = 0;        // of which the interval contained the error
+  int below = 0;          // measured below the interval (the model too fast)
+  int above = 0;          // measured above it
+  double coverage() const { return with_interval > 0 ? double(covered) / with_interval : 0; }
+  double median_width = 0;  // median of high_factor / low_factor over the intervals
+};
+struct CoverageReport {
+  double level = 0.8;
+  std::vector<CoverageRow> classes;  // in class order
+  CoverageRow overall;               // error_class "all"
+};
+CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level);
+// The same for the transferred predictions' errors (IntervalTable::transfer).
+CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_INTERVALS_H_

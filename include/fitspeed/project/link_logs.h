@@ -1,0 +1,89 @@
+// All-reduce timings from the logs of the two benchmarks people run on GPU
+// clusters, and the link between nodes they calibrate. `fitspeed linkbench
+// --from FILE` reads them, fits t = alpha + beta*S (fitspeed/project/links.h)
+// and writes a links file (docs/devices.md, "Links files").
+//
+//   fitspeed::LinkLog log = fitspeed::ReadLinkLogFile("all_reduce_perf.txt");
+//   fitspeed::AlphaBetaFit fit = fitspeed::FitAlphaBeta(log.timings);
+//   // log.nodes > 1: the network link of the two-level all-reduce
+//   fitspeed::MeasuredLink net = fitspeed::InterNodeLinkFromAllReduce(
+//       fit, log.ranks / log.nodes, log.nodes, in_node_link);
+//
+// Formats (docs/devices.md, "Links from nccl-tests or OSU logs"):
+// - nccl-tests all_reduce_perf (github.com/NVIDIA/nccl-tests, print_header()
+//   in src/common.cu and doc/PERFORMANCE.md): "#  Rank  0 Group  0 Pid ... on
+//   HOST device  0 [...] NAME" lines, one per rank, then the table
+//   "size count type redop root time algbw busbw #wrong" for out-of-place and
+//   again time .. #wrong for in-place; size in bytes, time in microseconds (the
+//   average over the iterations). Older versions lack the root column and call
+//   #wrong "error"; the columns are read by the header's names.
+// - OSU micro-benchmarks osu_allreduce (mvapich.cse.ohio-state.edu/benchmarks):
+//   "# OSU MPI Allreduce Latency Test vX.Y", optionally "# Datatype: ...", then
+//   "# Size       Avg Latency(us)" (with -f also Min, Max, Iterations) and one
+//   row per size, bytes and microseconds. It names neither ranks nor nodes.
+#ifndef FITSPEED_PROJECT_LINK_LOGS_H_
+#define FITSPEED_PROJECT_LINK_LOGS_H_
+
+#include <string>
+#include <vector>
+
+#include "fitspeed/project/links.h"
+#include "fitspeed/project/scaling.h"
+
+namespace fitspeed {
+
+enum class LinkLogFormat {
+  kAuto,       // nccl-tests when a "#" line names busbw, OSU when one starts "# OSU"
+  kNcclTests,  // all_reduce_perf
+  kOsu,        // osu_allreduce
+};
+const char* LinkLogFormatName(LinkLogFormat format);     // "auto", "nccl-tests", "osu"
+LinkLogFormat ParseLinkLogFormat(const std::string& name);  // throws UsageError
+
+// What a log yields.
+struct LinkLog {
+  std::string source;                          // file name, as given
+  LinkLogFormat format = LinkLogFormat::kAuto;  // the one read (never kAuto)
+  // One timing per table row, in file order: bytes all-reduced (the whole
+  // buffer, as both benchmarks print it) and seconds. nccl-tests: the in-place
+  // time (PyTorch DDP all-reduces its buckets in place); OSU: the average.
+  std::vector<LinkTiming> timings;
+  std::vector<int> lines;  // the 1-based line of each timing
+  // Ranks and nodes the log names (nccl-tests' rank lines: distinct ranks and
+  // distinct hosts); 0 when it names none (OSU, or a table without them).
+  int ranks = 0;
+  int nodes = 0;
+  std::vector<std::string> hosts;  // distinct hosts in order of first rank
+  std::string benchmark;           // "nccl-tests all_reduce_perf", "OSU MPI Allreduce Latency Test v7.3"
+};
+
+// Parses a log. Throws DataError(source, line, field, problem) for a row whose
+// fields are not numbers or are missing, a time not > 0, a row with wrong
+// results (#wrong > 0), a table of another collective (redop "none", a root
+// >= 0, an OSU test other than Allreduce), no rows, or text that is neither
+// format (with kAuto).
+LinkLog ParseLinkLog(const std::string& text, const std::string& source,
+                     LinkLogFormat format = LinkLogFormat::kAuto);
+
+// Reads and parses `path`; InputError when it cannot be read.
+LinkLog ReadLinkLogFile(const std::string& path, LinkLogFormat format = LinkLogFormat::kAuto);
+
+// The effective link between nodes of a two-level all-reduce fitted over
+// per_node x nodes ranks: the measured t = alpha + beta*S is taken to be
+// HierarchicalAllReduceTime (fitspeed/project/scaling.h), an in-node ring over
+// `intra` plus a ring over the nodes,
+//   alpha = 2(p-1) a_intra + 2(k-1) a,   beta = 2(p-1)/p / B_intra + 2(k-1)/k / B,
+// solved for the network link (a, B) by subtracting the in-node terms and
+// inverting the ring over k nodes as RingLinkFromAllReduce does; intervals
+// carried the same way. A latency left below 0 is clipped to 0. With an
+// in-node link of infinite bandwidth and no latency (none known) this is the
+// flat ring over the nodes: the network link carries the whole measured time.
+// Throws UsageError unless nodes >= 2 and per_node >= 1, DataError when the
+// in-node link alone takes as much per byte as the whole measurement (no
+// bandwidth left for the network).
+MeasuredLink InterNodeLinkFromAllReduce(const AlphaBetaFit& fit, int per_node, int nodes,
+                                        const Link& intra);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_PROJECT_LINK_LOGS_H_

@@ -1,0 +1,262 @@
+// Prediction intervals from out-of-sample errors (see intervals.h and
+// docs/validation.md, "Prediction intervals").
+#include "fitspeed/device/intervals.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "device/embedded_intervals.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
+#include "fitspeed/device/transfer.h"
+#include "fitspeed/device/validate.h"
+
+namespace fitspeed {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<ModelError> WithoutSource(const std::vector<ModelError>& errors,
+                                      const std::string& source) {
+  std::vector<ModelError> kept;
+  for (const ModelError& e : errors) {
+    if (e.source != source) kept.push_back(e);
+  }
+  return kept;
+}
+
+// The errors of every class of `kind` ("gpu": "gpu/fp32" and "gpu/tensor").
+std::vector<ModelError> KindErrors(const std::map<std::string, std::vector<ModelError>>& classes,
+                                   const std::string& kind) {
+  std::vector<ModelError> all;
+  for (const auto& [name, errors] : classes) {
+    if (ModelErrorKindClass(name) == kind) all.insert(all.end(), errors.begin(), errors.end());
+  }
+  return all;
+}
+
+// For() on a map of classes, the kind's errors as the fallback.
+PredictionInterval ClassInterval(const std::map<std::string, std::vector<ModelError>>& classes,
+                                 const std::string& error_class, double level) {
+  const auto it = classes.find(error_class);
+  const std::vector<ModelError> none;
+  const PredictionInterval own =
+      EmpiricalInterval(it == classes.end() ? none : it->second, level, error_class);
+  if (own.available) return own;
+  const std::string kind = ModelErrorKindClass(error_class);
+  if (kind == error_class) return own;
+  PredictionInterval coarse = EmpiricalInterval(KindErrors(classes, kind), level, kind);
+  if (!coarse.available) {
+    coarse.reason = fmt::format("{}; {}", own.reason, coarse.reason);
+  }
+  return coarse;
+}
+
+CoverageReport Coverage(const std::map<std::string, std::vector<ModelError>>& classes,
+                        double level) {
+  CoverageReport report;
+  report.level = level;
+  report.overall.error_class = "all";
+  std::vector<double> all_widths;
+  for (const auto& [name, errors] : classes) {
+    CoverageRow row;
+    row.error_class = name;
+    std::vector<double> widths;
+    for (const ModelError& e : errors) {
+      ++row.cases;
+      // The table as it would be without this case's source.
+      std::map<std::string, std::vector<ModelError>> held_out;
+      for (const auto& [other, other_errors] : classes) {
+        held_out[other] = WithoutSource(other_errors, e.source);
+      }
+      const PredictionInterval interval = ClassInterval(held_out, name, level);
+      if (!interval.available) continue;
+      ++row.with_interval;
+      widths.push_back(interval.high_factor / interval.low_factor);
+      const double low = std::log(interval.low_factor), high = std::log(interval.high_factor);
+      if (e.log_ratio < low) {
+        ++row.below;
+      } else if (e.log_ratio > high) {
+        ++row.above;
+      } else {
+        ++row.covered;
+      }
+    }
+    row.median_width = widths.empty() ? std::nan("") : Median(widths);
+    all_widths.insert(all_widths.end(), widths.begin(), widths.end());
+    report.overall.cases += row.cases;
+    report.overall.with_interval += row.with_interval;
+    report.overall.covered += row.covered;
+    report.overall.below += row.below;
+    report.overall.above += row.above;
+    report.classes.push_back(row);
+  }
+  report.overall.median_width = all_widths.empty() ? std::nan("") : Median(all_widths);
+  return report;
+}
+
+void CheckLevel(double level) {
+  if (!(level > 0 && level < 1)) {
+    throw UsageError(fmt::format("interval level must be in (0, 1), got {}", level));
+  }
+}
+
+json ErrorsToJson(const std::map<std::string, std::vector<ModelError>>& classes) {
+  json out = json::array();
+  for (const auto& [name, errors] : classes) {
+    json list = json::array();
+    for (const ModelError& e : errors) {
+      list.push_back({{"source", e.source}, {"case", e.case_key}, {"log_ratio", e.log_ratio}});
+    }
+    out.push_back({{"class", name}, {"errors", list}});
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const json& doc,
+                                                              const std::string& field,
+                                                              const std::string& source) {
+  std::map<std::string, std::vector<ModelError>> classes;
+  const auto it = doc.find(field);
+  if (it == doc.end()) return classes;
+  if (!it->is_array()) throw DataError(source, 0, field, "expected an array of classes");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& c = (*it)[i];
+    const std::string where = fmt::format("{}[{}]", field, i);
+    if (!c.is_object() || !c.contains("class") || !c["class"].is_string() ||
+        !c.contains("errors") || !c["errors"].is_array()) {
+      throw DataError(source, 0, where, "expected {\"class\": name, \"errors\": [...]}");
+    }
+    std::vector<ModelError>& errors = classes[c["class"].get<std::string>()];
+    for (size_t k = 0; k < c["errors"].size(); ++k) {
+      const json& e = c["errors"][k];
+      const std::string at = fmt::format("{}.errors[{}]", where, k);
+      if (!e.is_object() || !e.contains("log_ratio") || !e["log_ratio"].is_number() ||
+          !e.contains("source") || !e["source"].is_string()) {
+        throw DataError(source, 0, at, "expected {\"source\": text, \"log_ratio\": number}");
+      }
+      ModelError m;
+      m.source = e["source"];
+      if (e.contains("case") && e["case"].is_string()) m.case_key = e["case"];
+      m.log_ratio = e["log_ratio"];
+      if (!std::isfinite(m.log_ratio)) throw DataError(source, 0, at + ".log_ratio", "not finite");
+      errors.push_back(std::move(m));
+    }
+  }
+  return classes;
+}
+
+}  // namespace
+
+std::string ModelErrorClass(const Device& device, DevicePrecision precision) {
+  return device.kind + "/" + (MatrixOnTensorUnits(device, precision) ? "tensor" : "fp32");
+}
+
+std::string ModelErrorKindClass(const std::string& error_class) {
+  return error_class.substr(0, error_class.find('/'));
+}
+
+std::string ModelErrorSource(const std::string& file, const std::string& framework) {
+  const size_t slash = file.find_last_of('/');
+  const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  return framework.empty() ? name : name + "/" + framework;
+}
+
+PredictionInterval IntervalTable::For(const std::string& error_class, double level) const {
+  return ClassInterval(classes, error_class, level);
+}
+
+PredictionInterval IntervalTable::For(const Device& device, DevicePrecision precision,
+                                      double level) const {
+  return For(ModelErrorClass(device, precision), level);
+}
+
+PredictionInterval IntervalTable::ForTransfer(const std::string& kind, double level) const {
+  const auto it = transfer.find(kind);
+  const std::vector<ModelError> none;
+  return EmpiricalInterval(it == transfer.end() ? none : it->second, level, "transfer:" + kind);
+}
+
+IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
+  IntervalTable table;
+  for (const ValidatedCase& v : report.cases) {
+    if (!v.modeled || v.in_sample) continue;
+    const Device device = LoadDevice(v.measured.device);
+    ModelError e;
+    e.source = ModelErrorSource(v.measured.source, v.measured.framework);
+    e.case_key = fmt::format("{}@{}", v.key, v.measured.line);
+    e.log_ratio = std::log(v.measured.throughput_sps / v.predicted_sps);
+    table.classes[ModelErrorClass(device, v.measured.precision)].push_back(std::move(e));
+  }
+  return table;
+}
+
+void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer) {
+  for (const TransferredCase& c : transfer.cases) {
+    ModelError e;
+    e.source = ModelErrorSource(c.source, c.framework);
+    e.case_key = fmt::format("{} {}@{}", c.pair, c.key, c.line);
+    e.log_ratio = c.log_ratio;
+    table.transfer[LoadDevice(c.target_device).kind].push_back(std::move(e));
+  }
+}
+
+std::string IntervalTableToJson(const IntervalTable& table) {
+  json doc = {{"schema", table.schema},
+              {"generated_by", table.generated_by},
+              {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
+              {"classes", ErrorsToJson(table.classes)},
+              {"transfer", ErrorsToJson(table.transfer)}};
+  return doc.dump(1) + "\n";
+}
+
+IntervalTable ParseIntervalTable(std::string_view text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
+  }
+  if (!doc.is_object() || doc.value("schema", std::string()) != "fitspeed.intervals/1") {
+    throw DataError(source, 0, "schema", "expected a \"fitspeed.intervals/1\" document");
+  }
+  IntervalTable table;
+  table.generated_by = doc.value("generated_by", std::string());
+  table.classes = ErrorsFromJson(doc, "classes", source);
+  table.transfer = ErrorsFromJson(doc, "transfer", source);
+  return table;
+}
+
+IntervalTable ReadIntervalTableFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open intervals file {}", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseIntervalTable(text.str(), path);
+}
+
+const IntervalTable& BuiltinIntervalTable() {
+  static const IntervalTable table =
+      ParseIntervalTable(EmbeddedIntervalsJson(), "data/intervals.json (built in)");
+  return table;
+}
+
+CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {
+  CheckLevel(level);
+  return Coverage(table.classes, level);
+}
+
+CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level) {
+  CheckLevel(level);
+  // Transfer errors have no coarser class: each kind stands alone.
+  return Coverage(table.transfer, level);
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,127 @@
+// Split conformal prediction intervals (fitspeed/core/prediction_interval.h):
+// order statistics by hand, the reasons an interval is not given, the coverage
+// the rule promises (checked by simulation against its exact value), and the
+// combination with a fit's half-width.
+#include "fitspeed/core/prediction_interval.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "fitspeed/core/error.h"
+
+namespace fitspeed {
+namespace {
+
+// n errors -0.4, -0.3, ..., split between two sources.
+std::vector<ModelError> Ladder(int n, double step = 0.1) {
+  std::vector<ModelError> errors;
+  for (int i = 0; i < n; ++i) {
+    errors.push_back({i % 2 == 0 ? "a.csv" : "b.csv", "case" + std::to_string(i),
+                      (i - (n - 1) / 2.0) * step});
+  }
+  return errors;
+}
+
+TEST(EmpiricalIntervalTest, NineErrorsAtEightyPercentSpanTheExtremes) {
+  // n = 9, level 0.8, a/2 = 0.1: k_lo = floor(10 x 0.1) = 1, k_hi = ceil(10 x 0.9) = 9,
+  // so the interval is [e(1), e(9)] = [-0.4, 0.4] in log: x[0.6703, 1.4918].
+  const PredictionInterval i = EmpiricalInterval(Ladder(9), 0.8, "gpu/fp32");
+  ASSERT_TRUE(i.available) << i.reason;
+  EXPECT_NEAR(i.low_factor, std::exp(-0.4), 1e-12);
+  EXPECT_NEAR(i.high_factor, std::exp(0.4), 1e-12);
+  EXPECT_NEAR(i.high_factor / i.low_factor, 2.2255409, 1e-6);  // exp(0.8), the width
+  EXPECT_NEAR(i.median_log_ratio, 0.0, 1e-12);
+  EXPECT_EQ(i.cases, 9);
+  EXPECT_EQ(i.sources, 2);
+  EXPECT_EQ(i.basis, "gpu/fp32");
+  EXPECT_EQ(i.errors.size(), 9u);
+}
+
+TEST(EmpiricalIntervalTest, NineteenErrorsDropOneAtEachEnd) {
+  // n = 19: k_lo = floor(20 x 0.1) = 2, k_hi = ceil(20 x 0.9) = 18: errors
+  // -0.9 + 0.1 = -0.8 and +0.8 (the ladder runs -0.9..0.9).
+  const PredictionInterval i = EmpiricalInterval(Ladder(19), 0.8, "c");
+  ASSERT_TRUE(i.available);
+  EXPECT_NEAR(std::log(i.low_factor), -0.8, 1e-12);
+  EXPECT_NEAR(std::log(i.high_factor), 0.8, 1e-12);
+}
+
+TEST(EmpiricalIntervalTest, NinetyFivePercentNeedsThirtyNine) {
+  // a/2 = 0.025: n = 38 gives k_lo = floor(39 x 0.025) = 0, not an order statistic.
+  const PredictionInterval thin = EmpiricalInterval(Ladder(38), 0.95, "c");
+  EXPECT_FALSE(thin.available);
+  EXPECT_NE(thin.reason.find("at least 39"), std::string::npos) << thin.reason;
+  // n = 39: k_lo = 1, k_hi = ceil(40 x 0.975) = 39.
+  const PredictionInterval enough = EmpiricalInterval(Ladder(39), 0.95, "c");
+  ASSERT_TRUE(enough.available);
+  EXPECT_NEAR(std::log(enough.low_factor), -1.9, 1e-12);
+  EXPECT_NEAR(std::log(enough.high_factor), 1.9, 1e-12);
+}
+
+TEST(EmpiricalIntervalTest, TooFewErrorsOrOneSourceGiveNoInterval) {
+  const PredictionInterval eight = EmpiricalInterval(Ladder(8), 0.8, "gpu/tensor");
+  EXPECT_FALSE(eight.available);
+  EXPECT_NE(eight.reason.find("at least 9"), std::string::npos) << eight.reason;
+  std::vector<ModelError> one_source = Ladder(20);
+  for (ModelError& e : one_source) e.source = "only.csv";
+  const PredictionInterval single = EmpiricalInterval(one_source, 0.8, "tpu/tensor");
+  EXPECT_FALSE(single.available);
+  EXPECT_NE(single.reason.find("two or more sources"), std::string::npos) << single.reason;
+  EXPECT_FALSE(EmpiricalInterval({}, 0.8, "x").available);
+}
+
+TEST(EmpiricalIntervalTest, RejectsBadLevelsAndErrors) {
+  EXPECT_THROW(EmpiricalInterval(Ladder(9), 0.0, "c"), UsageError);
+  EXPECT_THROW(EmpiricalInterval(Ladder(9), 1.0, "c"), UsageError);
+  EXPECT_THROW(EmpiricalInterval(Ladder(9), std::nan(""), "c"), UsageError);
+  std::vector<ModelError> bad = Ladder(9);
+  bad[3].log_ratio = std::nan("");
+  EXPECT_THROW(EmpiricalInterval(bad, 0.8, "c"), UsageError);
+}
+
+TEST(EmpiricalIntervalTest, CoversANewErrorAtTheRateTheOrderStatisticsGive) {
+  // For n exchangeable continuous errors and a new one, P(e(k_lo) <= e_new <=
+  // e(k_hi)) = (k_hi - k_lo) / (n + 1) exactly: 16/20 = 0.80 for n = 19 at
+  // 80%. 4000 seeded draws: the standard error of the share is 0.0063.
+  std::mt19937_64 rng(20261126);
+  std::lognormal_distribution<double> skewed(0.0, 0.7);  // any continuous law
+  int covered = 0;
+  const int trials = 4000;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<ModelError> errors;
+    for (int i = 0; i < 19; ++i) {
+      errors.push_back({i % 2 ? "a" : "b", "", std::log(skewed(rng))});
+    }
+    const PredictionInterval i = EmpiricalInterval(errors, 0.8, "sim");
+    ASSERT_TRUE(i.available);
+    const double fresh = skewed(rng);  // a throughput ratio
+    if (fresh >= i.low_factor && fresh <= i.high_factor) ++covered;
+  }
+  EXPECT_NEAR(static_cast<double>(covered) / trials, 0.80, 0.025);
+}
+
+TEST(CombinedTimeFactorsTest, QuadratureAroundTheMedianBias) {
+  // Model on throughput: x[exp(-0.3), exp(0.1)], median -0.1 (the model is
+  // too fast by ~10%): half-widths w_lo = 0.2, w_hi = 0.2. A fit half-width of
+  // 15%: sqrt(0.2^2 + 0.15^2) = 0.25 on each side. A time moves the other way
+  // around -m = +0.1: [exp(0.1 - 0.25), exp(0.1 + 0.25)] = [0.86071, 1.41907].
+  PredictionInterval model;
+  model.available = true;
+  model.low_factor = std::exp(-0.3);
+  model.high_factor = std::exp(0.1);
+  model.median_log_ratio = -0.1;
+  const TimeFactors f = CombinedTimeFactors(model, 0.15);
+  EXPECT_NEAR(f.low, std::exp(-0.15), 1e-12);
+  EXPECT_NEAR(f.high, std::exp(0.35), 1e-12);
+  EXPECT_NEAR(f.low, 0.860708, 1e-6);
+  EXPECT_NEAR(f.high, 1.419068, 1e-6);
+  // Without a fit's part it is the model interval itself, inverted for time.
+  const TimeFactors alone = CombinedTimeFactors(model, 0);
+  EXPECT_NEAR(alone.low, 1 / model.high_factor, 1e-12);
+  EXPECT_NEAR(alone.high, 1 / model.low_factor, 1e-12);
+}
+
+}  // namespace
+}  // namespace fitspeed

@@ -1,0 +1,163 @@
+// Prediction intervals of the device model (fitspeed/device/intervals.h):
+// classes, the fallback to the device kind, leave-one-source-out coverage by
+// hand, the JSON table, and that the built-in table (data/intervals.json) is
+// the current model's errors on the current published cases.
+#include "fitspeed/device/intervals.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/cases.h"
+#include "fitspeed/device/transfer.h"
+#include "fitspeed/device/validate.h"
+
+namespace fitspeed {
+namespace {
+
+std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured"; }
+
+std::vector<ModelError> Errors(const std::string& source, std::vector<double> log_ratios) {
+  std::vector<ModelError> errors;
+  for (size_t i = 0; i < log_ratios.size(); ++i) {
+    errors.push_back({source, source + std::to_string(i), log_ratios[i]});
+  }
+  return errors;
+}
+
+TEST(ModelErrorClassTest, KindAndWhereTheMatrixWorkRuns) {
+  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), DevicePrecision::kFp32), "gpu/fp32");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), DevicePrecision::kMixed), "gpu/tensor");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("a100"), DevicePrecision::kTf32), "gpu/tensor");
+  // A TPU runs FP32 matrix work on its MXU (fp32_matrix_on_tensor16).
+  EXPECT_EQ(ModelErrorClass(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32), "tpu/tensor");
+  EXPECT_EQ(ModelErrorKindClass("gpu/tensor"), "gpu");
+  EXPECT_EQ(ModelErrorSource("/x/y/nvidia_dle.csv", "mxnet"), "nvidia_dle.csv/mxnet");
+  EXPECT_EQ(ModelErrorSource("pollux.csv", ""), "pollux.csv");
+}
+
+TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
+  IntervalTable table;
+  table.classes["gpu/tensor"] = Errors("a", {0.1, 0.2, 0.3});  // 3 cases: too few
+  std::vector<ModelError> fp32 = Errors("b", {-0.4, -0.3, -0.2, -0.1, 0.0});
+  const std::vector<ModelError> more = Errors("c", {0.05, 0.15, 0.25, 0.35});
+  fp32.insert(fp32.end(), more.begin(), more.end());
+  table.classes["gpu/fp32"] = fp32;
+  // gpu/tensor alone: 3 cases from 1 source; the kind "gpu": all 12, three
+  // sources. n = 12 at 80%: k_lo = floor(1.3) = 1, k_hi = ceil(11.7) = 12: the extremes.
+  const PredictionInterval i = table.For("gpu/tensor", 0.8);
+  ASSERT_TRUE(i.available) << i.reason;
+  EXPECT_EQ(i.basis, "gpu");
+  EXPECT_EQ(i.cases, 12);
+  EXPECT_NEAR(std::log(i.low_factor), -0.4, 1e-12);
+  EXPECT_NEAR(std::log(i.high_factor), 0.35, 1e-12);
+  // A kind without errors: not available, both reasons given.
+  const PredictionInterval none = table.For("tpu/tensor", 0.8);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("tpu/tensor"), std::string::npos) << none.reason;
+  EXPECT_NE(none.reason.find("tpu:"), std::string::npos) << none.reason;
+}
+
+TEST(IntervalTableTest, LeaveOneSourceOutCoverageByHand) {
+  // Sources A and B: 9 errors 0.0..0.8 each; source C: one error 2.0.
+  // A case of A: the interval from B and C, n = 10: k_lo = floor(1.1) = 1,
+  // k_hi = ceil(9.9) = 10: [0.0, 2.0], covers it; the same for B. C's case:
+  // the interval from A and B, n = 18: k_lo = floor(1.9) = 1, k_hi = ceil(17.1)
+  // = 18: [0.0, 0.8]; 2.0 lies above. Coverage 18/19.
+  IntervalTable table;
+  std::vector<double> ladder;
+  for (int i = 0; i < 9; ++i) ladder.push_back(0.1 * i);
+  std::vector<ModelError> errors = Errors("A", ladder);
+  const std::vector<ModelError> b = Errors("B", ladder), c = Errors("C", {2.0});
+  errors.insert(errors.end(), b.begin(), b.end());
+  errors.insert(errors.end(), c.begin(), c.end());
+  table.classes["gpu/fp32"] = errors;
+  const CoverageReport report = LeaveOneSourceOutCoverage(table, 0.8);
+  ASSERT_EQ(report.classes.size(), 1u);
+  const CoverageRow& row = report.classes[0];
+  EXPECT_EQ(row.cases, 19);
+  EXPECT_EQ(row.with_interval, 19);
+  EXPECT_EQ(row.covered, 18);
+  EXPECT_EQ(row.above, 1);
+  EXPECT_EQ(row.below, 0);
+  EXPECT_NEAR(row.coverage(), 18.0 / 19, 1e-12);
+  // Widths: 18 intervals exp(2.0) wide and one exp(0.8): the median exp(2).
+  EXPECT_NEAR(row.median_width, std::exp(2.0), 1e-9);
+  EXPECT_EQ(report.overall.covered, 18);
+}
+
+TEST(IntervalTableTest, JsonRoundTripAndErrors) {
+  IntervalTable table;
+  table.generated_by = "test";
+  table.classes["gpu/fp32"] = Errors("a.csv/pytorch", {0.125, -0.5});
+  table.transfer["gpu"] = Errors("b.csv", {0.0625});
+  const IntervalTable back = ParseIntervalTable(IntervalTableToJson(table), "t.json");
+  EXPECT_EQ(back.generated_by, "test");
+  ASSERT_EQ(back.classes.at("gpu/fp32").size(), 2u);
+  EXPECT_EQ(back.classes.at("gpu/fp32")[1].log_ratio, -0.5);
+  EXPECT_EQ(back.classes.at("gpu/fp32")[0].source, "a.csv/pytorch");
+  EXPECT_EQ(back.transfer.at("gpu")[0].log_ratio, 0.0625);
+  EXPECT_THROW(ParseIntervalTable("{", "t.json"), DataError);
+  EXPECT_THROW(ParseIntervalTable(R"({"schema": "other"})", "t.json"), DataError);
+  try {
+    ParseIntervalTable(
+        R"({"schema": "fitspeed.intervals/1", "classes": [{"class": "gpu/fp32",
+            "errors": [{"source": "a", "log_ratio": "x"}]}]})",
+        "t.json");
+    FAIL() << "a text log ratio was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("classes[0].errors[0]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ReadIntervalTableFile("/nonexistent/intervals.json"), InputError);
+}
+
+TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
+  // data/intervals.json must be regenerated (`fitspeed validate --intervals-out
+  // data/intervals.json`) whenever the model, the catalog or the cases change:
+  // an interval built from stale errors would not describe the model printed.
+  const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
+  IntervalTable now = IntervalTableFromValidation(Validate(cases));
+  AddTransferErrors(now, ValidateTransfer(cases));
+  const IntervalTable& built_in = BuiltinIntervalTable();
+  ASSERT_EQ(built_in.classes.size(), now.classes.size());
+  ASSERT_EQ(built_in.transfer.size(), now.transfer.size());
+  std::map<std::string, std::vector<ModelError>> all = now.classes, kept_all = built_in.classes;
+  for (const auto& [kind, errors] : now.transfer) all["transfer:" + kind] = errors;
+  for (const auto& [kind, errors] : built_in.transfer) kept_all["transfer:" + kind] = errors;
+  for (const auto& [name, errors] : all) {
+    ASSERT_TRUE(kept_all.count(name)) << name;
+    const std::vector<ModelError>& kept = kept_all.at(name);
+    ASSERT_EQ(kept.size(), errors.size()) << name;
+    for (size_t i = 0; i < errors.size(); ++i) {
+      EXPECT_EQ(kept[i].case_key, errors[i].case_key) << name;
+      EXPECT_EQ(kept[i].source, errors[i].source) << name;
+      EXPECT_NEAR(kept[i].log_ratio, errors[i].log_ratio, 1e-9)
+          << name << " " << errors[i].case_key
+          << ": regenerate data/intervals.json with `fitspeed validate --intervals-out`";
+    }
+  }
+}
+
+TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
+  const IntervalTable& table = BuiltinIntervalTable();
+  const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), DevicePrecision::kMixed, 0.8);
+  ASSERT_TRUE(gpu.available) << gpu.reason;
+  EXPECT_EQ(gpu.basis, "gpu/tensor");
+  EXPECT_LT(gpu.low_factor, 1.0);
+  EXPECT_GT(gpu.high_factor, gpu.low_factor);
+  // Transferred predictions have their own, narrower errors.
+  const PredictionInterval transfer = table.ForTransfer("gpu", 0.8);
+  ASSERT_TRUE(transfer.available) << transfer.reason;
+  EXPECT_EQ(transfer.basis, "transfer:gpu");
+  EXPECT_LT(transfer.high_factor / transfer.low_factor, gpu.high_factor / gpu.low_factor);
+  EXPECT_FALSE(table.ForTransfer("tpu", 0.8).available);
+  // The Colab TPU cases all come from one source.
+  const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32, 0.8);
+  EXPECT_FALSE(tpu.available);
+  EXPECT_NE(tpu.reason.find("two or more sources"), std::string::npos) << tpu.reason;
+}
+
+}  // namespace
+}  // namespace fitspeed

@@ -1,0 +1,212 @@
+// `fitspeed validate --placements` (validate_placements.h).
+#include "validate_placements.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/placements.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// AWS's published network bandwidth of a g4dn.12xlarge, "50 Gigabit"
+// (aws.amazon.com/ec2/instance-types/g4/): 6.25e9 B/s per direction. An
+// assumption: a datasheet figure, not what NCCL gets over it, and the
+// latency per message (30 us for NCCL over TCP sockets) is a guess; a
+// measured links file (--links, from `fitspeed linkbench --from`) replaces both.
+DeviceLink AssumedG4dnNetwork() {
+  DeviceLink link;
+  link.name = "g4dn.12xlarge 50 Gbit/s (assumed)";
+  link.connects = "network";
+  link.bandwidth_bytes_per_s = 50e9 / 8;
+  link.latency_s = 30e-6;
+  return link;
+}
+
+std::string Ms(double s) { return std::isnan(s) ? "-" : FormatSig(s * 1e3, 3); }
+std::string Pct(double p) { return std::isnan(p) ? "-" : fmt::format("{:+.1f}", p); }
+std::string AbsPct(double p) { return std::isnan(p) ? "-" : fmt::format("{:.1f}", p); }
+json Number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+}  // namespace
+
+int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string>& device_files,
+                      const std::string& links_file, OutputFormat format) {
+  Device t4 = LoadDevice("t4");
+  for (const std::string& file : device_files) {
+    Device d = ReadDeviceJsonFile(file);
+    if (d.name == "t4") t4 = d;
+  }
+  DeviceLink network = AssumedG4dnNetwork();
+  std::string network_source =
+      "assumed: AWS's published 50 Gbit/s of a g4dn.12xlarge, 30 us per message";
+  if (!links_file.empty()) {
+    const LinksFile links = ReadLinksJsonFile(links_file);
+    bool found = false;
+    for (const DeviceLink& l : links.links) {
+      if (l.connects == "network") {
+        network = l;
+        found = true;
+      }
+      if (l.connects == "devices") {
+        LinksFile in_node;
+        in_node.links.push_back(l);
+        ApplyLinks(t4, in_node);
+      }
+    }
+    if (!found) {
+      throw UsageError(fmt::format("--links {}: no \"network\" link for the 2x4 and 4x4 "
+                                   "predictions",
+                                   links_file));
+    }
+    network_source = fmt::format("from {}", links_file);
+  }
+  const PlacementCheck check =
+      CheckPolluxPlacements(data_dir + "/pollux_t4_single_node.csv", t4, network);
+
+  switch (format) {
+    case OutputFormat::kTable: {
+      std::cout << fmt::format(
+          "Pollux placements: {} on 2-4 {} in one g4dn.12xlarge node (PCIe), per-GPU batch as "
+          "measured; step modeled with the all-reduce overlapped (PyTorch DDP: 25 MiB buckets, "
+          "the first 1 MiB) and serial (one all-reduce after the backward pass); error = "
+          "predicted / measured step - 1\n\n",
+          check.source, check.device);
+      TextTable cases({"model", "gpus", "batch/gpu", "measured_ms", "overlap_ms", "overlap_%",
+                       "serial_ms", "serial_%", "comm_ms", "exposed_ms", "sync_ms"});
+      for (const PlacementCase& c : check.cases) {
+        cases.AddRow({c.model, std::to_string(c.gpus), std::to_string(c.per_gpu_batch),
+                      Ms(c.measured_step_s), Ms(c.overlapped_step_s), Pct(c.overlapped_error_pct),
+                      Ms(c.serial_step_s), Pct(c.serial_error_pct), Ms(c.overlapped_comm_s),
+                      Ms(c.overlapped_exposed_s), Ms(c.measured_sync_s)});
+      }
+      std::cout << cases.Render() << "\n";
+      TextTable summary({"model", "cases", "overlap_median_%", "overlap_max_%",
+                         "serial_median_%", "serial_max_%", "anchored_overlap_median_%",
+                         "anchored_overlap_max_%", "anchored_serial_median_%",
+                         "anchored_serial_max_%", "extra_measured_ms", "extra_overlap_ms",
+                         "extra_serial_ms"});
+      for (const PlacementSummary& s : check.summaries) {
+        summary.AddRow({s.model, std::to_string(s.cases), AbsPct(s.overlapped_median_pct),
+                        AbsPct(s.overlapped_max_pct), AbsPct(s.serial_median_pct),
+                        AbsPct(s.serial_max_pct), AbsPct(s.anchored_overlapped_median_pct),
+                        AbsPct(s.anchored_overlapped_max_pct),
+                        AbsPct(s.anchored_serial_median_pct), AbsPct(s.anchored_serial_max_pct),
+                        Ms(s.measured_extra_median_s), Ms(s.overlapped_extra_median_s),
+                        Ms(s.serial_extra_median_s)});
+      }
+      std::cout << "absolute errors per model (%); anchored: the one-GPU step measured, the "
+                   "cost of the other GPUs modeled; extra = step on N GPUs - step on 1 at the "
+                   "same per-GPU batch (medians):\n"
+                << summary.Render() << "\n";
+      std::cout << fmt::format(
+          "predicted on 2 and 4 nodes of 4 T4 (two-level all-reduce: in-node ring over the "
+          "t4's devices link, ring over the nodes over the network link {}, {}):\n",
+          check.network_link, network_source);
+      TextTable predictions({"model", "nodes x gpus", "batch/gpu", "overlap_ms", "exposed_ms",
+                             "comm_ms", "serial_ms"});
+      for (const NodePrediction& p : check.predictions) {
+        predictions.AddRow({p.model, fmt::format("{}x{}", p.nodes, p.gpus_per_node),
+                            std::to_string(p.per_gpu_batch), Ms(p.overlapped_step_s),
+                            Ms(p.overlapped_exposed_s), Ms(p.comm_s), Ms(p.serial_step_s)});
+      }
+      std::cout << predictions.Render();
+      break;
+    }
+    case OutputFormat::kCsv: {
+      TextTable table({"model", "network", "nodes", "gpus", "per_gpu_batch", "measured_step_s",
+                       "measured_sync_s", "overlapped_step_s", "overlapped_comm_s",
+                       "overlapped_exposed_s", "serial_step_s", "overlapped_error_pct",
+                       "serial_error_pct"});
+      auto g = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.6g}", v); };
+      for (const PlacementCase& c : check.cases) {
+        table.AddRow({c.model, c.network, "1", std::to_string(c.gpus),
+                      std::to_string(c.per_gpu_batch), g(c.measured_step_s), g(c.measured_sync_s),
+                      g(c.overlapped_step_s), g(c.overlapped_comm_s), g(c.overlapped_exposed_s),
+                      g(c.serial_step_s), g(c.overlapped_error_pct), g(c.serial_error_pct)});
+      }
+      for (const NodePrediction& p : check.predictions) {
+        table.AddRow({p.model, p.network, std::to_string(p.nodes),
+                      std::to_string(p.nodes * p.gpus_per_node), std::to_string(p.per_gpu_batch),
+                      "", "", g(p.overlapped_step_s), g(p.comm_s), g(p.overlapped_exposed_s),
+                      g(p.serial_step_s), "", ""});
+      }
+      std::cout << table.RenderCsv();
+      break;
+    }
+    case OutputFormat::kJson: {
+      json j = {{"schema", "fitspeed.placements/1"},
+                {"source", check.source},
+                {"device", check.device},
+                {"network_link", check.network_link},
+                {"network_link_source", network_source},
+                {"cases", json::array()},
+                {"summaries", json::array()},
+                {"predictions", json::array()}};
+      for (const PlacementCase& c : check.cases) {
+        j["cases"].push_back({{"model", c.model},
+                              {"network", c.network},
+                              {"gpus", c.gpus},
+                              {"per_gpu_batch", c.per_gpu_batch},
+                              {"line", c.line},
+                              {"measured_step_s", c.measured_step_s},
+                              {"measured_sync_s", c.measured_sync_s},
+                              {"measured_single_s", Number(c.measured_single_s)},
+                              {"overlapped_step_s", c.overlapped_step_s},
+                              {"overlapped_comm_s", c.overlapped_comm_s},
+                              {"overlapped_exposed_s", c.overlapped_exposed_s},
+                              {"serial_step_s", c.serial_step_s},
+                              {"single_step_s", c.single_step_s},
+                              {"overlapped_error_pct", c.overlapped_error_pct},
+                              {"serial_error_pct", c.serial_error_pct},
+                              {"anchored_overlapped_error_pct",
+                               Number(c.anchored_overlapped_error_pct)},
+                              {"anchored_serial_error_pct", Number(c.anchored_serial_error_pct)}});
+      }
+      for (const PlacementSummary& s : check.summaries) {
+        j["summaries"].push_back({{"model", s.model},
+                                  {"cases", s.cases},
+                                  {"overlapped_median_abs_pct", Number(s.overlapped_median_pct)},
+                                  {"overlapped_max_abs_pct", Number(s.overlapped_max_pct)},
+                                  {"serial_median_abs_pct", Number(s.serial_median_pct)},
+                                  {"serial_max_abs_pct", Number(s.serial_max_pct)},
+                                  {"anchored_overlapped_median_abs_pct",
+                                   Number(s.anchored_overlapped_median_pct)},
+                                  {"anchored_overlapped_max_abs_pct",
+                                   Number(s.anchored_overlapped_max_pct)},
+                                  {"anchored_serial_median_abs_pct",
+                                   Number(s.anchored_serial_median_pct)},
+                                  {"anchored_serial_max_abs_pct", Number(s.anchored_serial_max_pct)},
+                                  {"measured_extra_median_s", Number(s.measured_extra_median_s)},
+                                  {"overlapped_extra_median_s",
+                                   Number(s.overlapped_extra_median_s)},
+                                  {"serial_extra_median_s", Number(s.serial_extra_median_s)}});
+      }
+      for (const NodePrediction& p : check.predictions) {
+        j["predictions"].push_back({{"model", p.model},
+                                    {"network", p.network},
+                                    {"nodes", p.nodes},
+                                    {"gpus_per_node", p.gpus_per_node},
+                                    {"per_gpu_batch", p.per_gpu_batch},
+                                    {"overlapped_step_s", p.overlapped_step_s},
+                                    {"overlapped_exposed_s", p.overlapped_exposed_s},
+                                    {"comm_s", p.comm_s},
+                                    {"serial_step_s", p.serial_step_s}});
+      }
+      std::cout << j.dump(2) << "\n";
+      break;
+    }
+  }
+  return 0;
+}
+
+}  // namespace fitspeed::cli

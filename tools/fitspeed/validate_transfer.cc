@@ -1,0 +1,206 @@
+// The "Transfer" section of `fitspeed validate`: every published case
+// predicted from the same network's cases on another device of its kind
+// (same precision, framework and device count), calibrated on those only
+// (fitspeed/device/transfer.h; docs/validation.md, "Transfer").
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "fitspeed/core/table.h"
+#include "transfer_cli.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string Pct(double value) { return std::isnan(value) ? "-" : fmt::format("{:.1f}", value); }
+json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+json SummaryJson(const ErrorSummary& s) {
+  return {{"cases", s.cases},
+          {"median_abs_error_pct", Number(s.median_abs_error_pct)},
+          {"max_abs_error_pct", Number(s.max_abs_error_pct)}};
+}
+
+json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
+  json j = json::object();
+  for (const CalibratedParameter& p : parameters) j[p.name] = p.value;
+  return j;
+}
+
+// "compute_scale 0.91, step_host_s 3.2 ms"; "-" for none.
+std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
+  std::vector<std::string> items;
+  for (const CalibratedParameter& p : parameters) {
+    items.push_back(p.unit == "s" ? fmt::format("{} {} ms", p.name, FormatSig(p.value * 1e3, 3))
+                                  : fmt::format("{} {}", p.name, FormatSig(p.value, 3)));
+  }
+  return items.empty() ? "-" : fmt::format("{}", fmt::join(items, ", "));
+}
+
+std::string BatchText(const TransferredCase& c) {
+  return c.accumulation > 1 ? fmt::format("{}x{}", c.batch, c.accumulation)
+                            : std::to_string(c.batch);
+}
+
+std::string RuleText(bool transfer_host) {
+  return transfer_host ? "efficiency scales and host overhead carried to B"
+                       : "efficiency scales carried to B, B keeps its host overhead";
+}
+
+}  // namespace
+
+TransferValidation RunTransferValidation(const std::vector<MeasuredCase>& cases,
+                                         const std::vector<Device>& devices) {
+  TransferOptions options;
+  options.devices = devices;
+  return ValidateTransfer(cases, options);
+}
+
+void WriteTransferSection(std::ostream& out, const TransferValidation& report, bool csv) {
+  if (csv) {
+    out << "\n# Transfer: each case on device B predicted from the same network's cases on "
+           "device A (same precision, framework and devices), calibrated on A only; "
+        << RuleText(report.transfer_host) << "\n";
+    TextTable table({"pair", "source_device", "target_device", "network", "precision", "framework",
+                     "devices", "batch", "accumulation", "measured_sps", "predicted_sps",
+                     "error_pct", "catalog_sps", "catalog_error_pct", "log_ratio", "key", "source",
+                     "line"});
+    for (const TransferredCase& c : report.cases) {
+      table.AddRow({c.pair, c.source_device, c.target_device, c.network,
+                    DevicePrecisionName(c.precision), c.framework, std::to_string(c.devices),
+                    std::to_string(c.batch), std::to_string(c.accumulation),
+                    FormatSig(c.measured_sps, 6), FormatSig(c.predicted_sps, 6),
+                    FormatSig(c.error_pct, 4), FormatSig(c.catalog_sps, 6),
+                    FormatSig(c.catalog_error_pct, 4), FormatSig(c.log_ratio, 6), c.key, c.source,
+                    std::to_string(c.line)});
+    }
+    out << table.RenderCsv();
+    for (const TransferPairSummary& p : report.pairs) {
+      out << fmt::format("# transfer {}: {} cases, median |error| {}%\n", p.pair, p.error.cases,
+                         Pct(p.error.median_abs_error_pct));
+    }
+    out << fmt::format("# transfer overall: {} cases, median |error| {}%, mean {}%\n",
+                       report.overall.cases, Pct(report.overall.median_abs_error_pct),
+                       Pct(report.overall_mean_abs_error_pct));
+    return;
+  }
+  out << "\nTransfer: each case on device B predicted from the same network's cases on device "
+         "A of its kind (same precision, framework and device count), the step model calibrated "
+         "on A's cases only (what a user who measured a run on A learns about B; "
+      << RuleText(report.transfer_host)
+      << "); catalog_error_%: B as catalogued, no transfer; log_ratio = "
+         "ln(measured/predicted)\n";
+  TextTable cases({"pair", "network", "precision", "framework", "devices", "batch", "measured_sps",
+                   "predicted_sps", "error_%", "catalog_error_%", "log_ratio", "source"});
+  for (const TransferredCase& c : report.cases) {
+    cases.AddRow(
+        {c.pair, c.network, DevicePrecisionName(c.precision),
+         c.framework.empty() ? "-" : c.framework, std::to_string(c.devices), BatchText(c),
+         FormatSig(c.measured_sps, 4), FormatSig(c.predicted_sps, 4),
+         fmt::format("{:+.1f}", c.error_pct), fmt::format("{:+.1f}", c.catalog_error_pct),
+         fmt::format("{:+.3f}", c.log_ratio),
+         fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
+  }
+  out << cases.Render();
+  out << "\nTransfer folds: A's cases of a group calibrated (the host overhead and the scale "
+         "their precision uses; one parameter per measured batch), B's cases of the group "
+         "predicted\n";
+  TextTable folds({"pair", "network", "precision", "framework", "devices", "a_cases", "b_cases",
+                   "fitted_on_a", "a_fit_median_%", "median_%", "problem"});
+  for (const TransferFold& f : report.folds) {
+    folds.AddRow({f.source_device + "->" + f.target_device, f.network,
+                  DevicePrecisionName(f.precision), f.framework.empty() ? "-" : f.framework,
+                  std::to_string(f.devices), std::to_string(f.source_cases),
+                  std::to_string(f.target_cases), ParametersText(f.fitted),
+                  f.computed ? Pct(100 * f.source_after.median_abs) : "-",
+                  f.computed ? Pct(f.error.median_abs_error_pct) : "-", f.problem});
+  }
+  out << folds.Render();
+  out << "\nTransfer: absolute % error per ordered pair (out-of-sample); catalog: the same "
+         "cases predicted by B as catalogued\n";
+  TextTable pairs({"pair", "cases", "median_%", "mean_%", "max_%", "catalog_median_%"});
+  for (const TransferPairSummary& p : report.pairs) {
+    pairs.AddRow({p.pair, std::to_string(p.error.cases), Pct(p.error.median_abs_error_pct),
+                  Pct(p.mean_abs_error_pct), Pct(p.error.max_abs_error_pct),
+                  Pct(p.catalog.median_abs_error_pct)});
+  }
+  pairs.AddRow({"all", std::to_string(report.overall.cases),
+                Pct(report.overall.median_abs_error_pct), Pct(report.overall_mean_abs_error_pct),
+                Pct(report.overall.max_abs_error_pct),
+                Pct(report.overall_catalog.median_abs_error_pct)});
+  out << pairs.Render();
+  out << fmt::format(
+      "the other rule ({}): median |error| {}%, mean {}% over the same cases (goal: median <= "
+      "10%; Habitat, Yu et al. ATC'21: 11.8% mean iteration-time error)\n",
+      RuleText(!report.transfer_host), Pct(report.other_rule.median_abs_error_pct),
+      Pct(report.other_rule_mean_abs_error_pct));
+}
+
+json TransferValidationJson(const TransferValidation& report) {
+  json cases = json::array();
+  for (const TransferredCase& c : report.cases) {
+    cases.push_back({{"pair", c.pair},
+                     {"source_device", c.source_device},
+                     {"target_device", c.target_device},
+                     {"network", c.network},
+                     {"precision", DevicePrecisionName(c.precision)},
+                     {"framework", c.framework},
+                     {"devices", c.devices},
+                     {"batch", c.batch},
+                     {"accumulation", c.accumulation},
+                     {"key", c.key},
+                     {"measured_sps", c.measured_sps},
+                     {"predicted_sps", c.predicted_sps},
+                     {"error_pct", c.error_pct},
+                     {"catalog_sps", c.catalog_sps},
+                     {"catalog_error_pct", c.catalog_error_pct},
+                     {"log_ratio", c.log_ratio},
+                     {"source", c.source},
+                     {"line", c.line}});
+  }
+  json folds = json::array();
+  for (const TransferFold& f : report.folds) {
+    folds.push_back(
+        {{"source_device", f.source_device},
+         {"target_device", f.target_device},
+         {"network", f.network},
+         {"precision", DevicePrecisionName(f.precision)},
+         {"framework", f.framework},
+         {"devices", f.devices},
+         {"source_cases", f.source_cases},
+         {"target_cases", f.target_cases},
+         {"computed", f.computed},
+         {"problem", f.computed ? json(nullptr) : json(f.problem)},
+         {"fitted", ParametersJson(f.fitted)},
+         {"applied", ParametersJson(f.applied)},
+         {"source_fit_median_abs", f.computed ? Number(f.source_after.median_abs) : json(nullptr)},
+         {"error", SummaryJson(f.error)}});
+  }
+  json pairs = json::array();
+  for (const TransferPairSummary& p : report.pairs) {
+    pairs.push_back({{"pair", p.pair},
+                     {"source_device", p.source_device},
+                     {"target_device", p.target_device},
+                     {"error", SummaryJson(p.error)},
+                     {"mean_abs_error_pct", Number(p.mean_abs_error_pct)},
+                     {"catalog", SummaryJson(p.catalog)}});
+  }
+  return {{"transfer_host", report.transfer_host},
+          {"rule", RuleText(report.transfer_host)},
+          {"overall", SummaryJson(report.overall)},
+          {"overall_mean_abs_error_pct", Number(report.overall_mean_abs_error_pct)},
+          {"overall_catalog", SummaryJson(report.overall_catalog)},
+          {"other_rule",
+           {{"transfer_host", !report.transfer_host},
+            {"error", SummaryJson(report.other_rule)},
+            {"mean_abs_error_pct", Number(report.other_rule_mean_abs_error_pct)}}},
+          {"pairs", pairs},
+          {"folds", folds},
+          {"cases", cases}};
+}
+
+}  // namespace fitspeed::cli
