@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/model_error_json.h"
 #include "device/embedded_intervals.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
@@ -111,11 +112,7 @@ void CheckLevel(double level) {
 json ErrorsToJson(const std::map<std::string, std::vector<ModelError>>& classes) {
   json out = json::array();
   for (const auto& [name, errors] : classes) {
-    json list = json::array();
-    for (const ModelError& e : errors) {
-      list.push_back({{"source", e.source}, {"case", e.case_key}, {"log_ratio", e.log_ratio}});
-    }
-    out.push_back({{"class", name}, {"errors", list}});
+    out.push_back({{"class", name}, {"errors", ModelErrorsToJson<json>(errors)}});
   }
   return out;
 }
@@ -131,23 +128,12 @@ std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const json& doc,
     const json& c = (*it)[i];
     const std::string where = fmt::format("{}[{}]", field, i);
     if (!c.is_object() || !c.contains("class") || !c["class"].is_string() ||
-        !c.contains("errors") || !c["errors"].is_array()) {
+        !c.contains("errors")) {
       throw DataError(source, 0, where, "expected {\"class\": name, \"errors\": [...]}");
     }
     std::vector<ModelError>& errors = classes[c["class"].get<std::string>()];
-    for (size_t k = 0; k < c["errors"].size(); ++k) {
-      const json& e = c["errors"][k];
-      const std::string at = fmt::format("{}.errors[{}]", where, k);
-      if (!e.is_object() || !e.contains("log_ratio") || !e["log_ratio"].is_number() ||
-          !e.contains("source") || !e["source"].is_string()) {
-        throw DataError(source, 0, at, "expected {\"source\": text, \"log_ratio\": number}");
-      }
-      ModelError m;
-      m.source = e["source"];
-      if (e.contains("case") && e["case"].is_string()) m.case_key = e["case"];
-      m.log_ratio = e["log_ratio"];
-      if (!std::isfinite(m.log_ratio)) throw DataError(source, 0, at + ".log_ratio", "not finite");
-      errors.push_back(std::move(m));
+    for (ModelError& e : ModelErrorsFromJson(c["errors"], source, where + ".errors")) {
+      errors.push_back(std::move(e));
     }
   }
   return classes;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/model_error_json.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
@@ -30,10 +31,6 @@ json IntervalJson(const PredictionInterval* interval) {
   if (interval == nullptr) {
     return {{"available", false}, {"reason", "no interval was asked for"}};
   }
-  json errors = json::array();
-  for (const ModelError& e : interval->errors) {
-    errors.push_back({{"source", e.source}, {"case", e.case_key}, {"log_ratio", e.log_ratio}});
-  }
   json j = {{"available", interval->available},
             {"reason", interval->available ? json(nullptr) : json(interval->reason)},
             {"basis", interval->basis},
@@ -45,7 +42,7 @@ json IntervalJson(const PredictionInterval* interval) {
             {"median_log_ratio",
              interval->available ? json(interval->median_log_ratio) : json(nullptr)},
             {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
-            {"errors", errors}};
+            {"errors", ModelErrorsToJson<json>(interval->errors)}};
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/model_error_json.h"
 #include "fitspeed/core/error.h"
 
 namespace fitspeed {
@@ -115,22 +116,8 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
   std::string model_basis;
   if (const auto mi = doc.find("model_interval"); mi != doc.end() && mi->is_object()) {
     if (mi->contains("basis") && (*mi)["basis"].is_string()) model_basis = (*mi)["basis"];
-    const json errors = mi->value("errors", json::array());
-    if (!errors.is_array()) throw DataError(source, 0, "model_interval.errors", "not an array");
-    for (size_t k = 0; k < errors.size(); ++k) {
-      const json& e = errors[k];
-      const std::string at = fmt::format("model_interval.errors[{}]", k);
-      if (!e.is_object() || !e.contains("log_ratio") || !e["log_ratio"].is_number() ||
-          !e.contains("source") || !e["source"].is_string()) {
-        throw DataError(source, 0, at, "expected {\"source\": text, \"log_ratio\": number}");
-      }
-      ModelError m;
-      m.source = e["source"];
-      if (e.contains("case") && e["case"].is_string()) m.case_key = e["case"];
-      m.log_ratio = e["log_ratio"];
-      if (!std::isfinite(m.log_ratio)) throw DataError(source, 0, at + ".log_ratio", "not finite");
-      model_errors.push_back(std::move(m));
-    }
+    model_errors =
+        ModelErrorsFromJson(mi->value("errors", json::array()), source, "model_interval.errors");
   }
   std::vector<Configuration> configs;
   for (size_t i = 0; i < fits->size(); ++i) {

@@ -1,0 +1,41 @@
+// libFuzzer target for the documents fitspeed reads besides training logs
+// (FITSPEED_FUZZ_DOCUMENT): nccl-tests / osu_allreduce logs (linkbench
+// --from), interval tables (sweep --intervals), links files (--links) and fit
+// JSON with a model's errors (project --fit). Any input may be rejected with a
+// fitspeed::Error; anything else (a crash, another exception, a sanitizer
+// report) is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/device/intervals.h"
+#include "fitspeed/project/config.h"
+#include "fitspeed/project/link_logs.h"
+
+#define FITSPEED_FUZZ_LINKLOG 1
+#define FITSPEED_FUZZ_INTERVALS 2
+#define FITSPEED_FUZZ_LINKS 3
+#define FITSPEED_FUZZ_FITJSON 4
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+#if FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_LINKLOG
+    (void)fitspeed::ParseLinkLog(text, "fuzz-input");
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_INTERVALS
+    const fitspeed::IntervalTable table = fitspeed::ParseIntervalTable(text, "fuzz-input");
+    (void)table.For("gpu/fp32", 0.8);
+    (void)fitspeed::LeaveOneSourceOutCoverage(table, 0.8);
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_LINKS
+    (void)fitspeed::ParseLinksJson(text, "fuzz-input");
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_FITJSON
+    (void)fitspeed::ConfigurationsFromFitJson(text, "fuzz-input");
+#else
+#error "FITSPEED_FUZZ_DOCUMENT names no document"
+#endif
+  } catch (const fitspeed::Error&) {
+  }
+  return 0;
+}
