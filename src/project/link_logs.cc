@@ -330,4 +330,63 @@ MeasuredLink InterNodeLinkFromAllReduce(const AlphaBetaFit& fit, int per_node, i
   return RingLinkFromAllReduce(network, nodes);
 }
 
+NodeCountLinkFit NetworkLinkFromNodeCounts(const std::vector<NodeCountRun>& runs, int fewer_nodes,
+                                           int more_nodes, double confidence) {
+  if (fewer_nodes < 1 || more_nodes <= fewer_nodes) {
+    throw UsageError(fmt::format(
+        "a network link from runs on two node counts needs more_nodes > fewer_nodes >= 1, got "
+        "{} and {}",
+        fewer_nodes, more_nodes));
+  }
+  std::vector<LinkTiming> differences;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const NodeCountRun& r = runs[i];
+    const std::string name = fmt::format("run {}", i + 1);
+    for (const auto& [value, field] : {std::pair{r.fewer_nodes_step_s, "fewer_nodes_step_s"},
+                                       std::pair{r.more_nodes_step_s, "more_nodes_step_s"}}) {
+      if (!(value > 0 && std::isfinite(value))) {
+        throw DataError(name, 0, field, fmt::format("must be > 0 and finite, got {}", value));
+      }
+    }
+    const double d = r.more_nodes_step_s - r.fewer_nodes_step_s;
+    if (!(d > 0)) {
+      throw DataError(
+          name, 0, "more_nodes_step_s",
+          fmt::format("{} s on {} nodes is not slower than {} s on {}: the runs do not "
+                      "expose the all-reduce between nodes",
+                      r.more_nodes_step_s, more_nodes, r.fewer_nodes_step_s, fewer_nodes));
+    }
+    differences.push_back({r.gradient_bytes, d});
+  }
+  NodeCountLinkFit result;
+  result.fewer_nodes = fewer_nodes;
+  result.more_nodes = more_nodes;
+  result.fit = FitAlphaBeta(differences, confidence);
+  // D = 2(k2-k1) a + (c2 - c1) S/B, c = 2(k-1)/k. RingLinkFromAllReduce over
+  // k2 ranks inverts alpha = 2(k2-1) a, beta = c2/B: rescale to that form.
+  const auto c = [](int k) { return 2.0 * (k - 1) / k; };
+  const double alpha_scale = static_cast<double>(more_nodes - 1) / (more_nodes - fewer_nodes);
+  const double beta_scale = c(more_nodes) / (c(more_nodes) - c(fewer_nodes));
+  AlphaBetaFit ring = result.fit;
+  for (double* v :
+       {&ring.alpha_s, &ring.alpha_std_error, &ring.alpha_ci_low, &ring.alpha_ci_high}) {
+    *v *= alpha_scale;
+  }
+  for (double* v :
+       {&ring.beta_s_per_byte, &ring.beta_std_error, &ring.beta_ci_low, &ring.beta_ci_high}) {
+    *v *= beta_scale;
+  }
+  result.network = RingLinkFromAllReduce(ring, more_nodes);
+  return result;
+}
+
+std::string NodeCountLinkFit::BriefReport() const {
+  return fmt::format(
+      "network link from {} vs {} nodes: {:.4g} B/s per direction [{:.4g}, {:.4g}], {:.4g} s per "
+      "message [{:.4g}, {:.4g}] ({} runs, rms relative residual {:.3g}, max {:.3g})",
+      more_nodes, fewer_nodes, network.link.bandwidth_bytes_per_s, network.bandwidth_low,
+      network.bandwidth_high, network.link.latency_s, network.latency_low, network.latency_high,
+      fit.points, fit.rms_relative_residual, fit.max_relative_residual);
+}
+
 }  // namespace fitspeed

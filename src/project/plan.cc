@@ -88,6 +88,11 @@ PlanCandidate CandidateFromScaling(const std::string& device, int devices,
     c.assumptions.push_back(
         "B* of an overlapped configuration is computed without the overlap (t + t_comm)");
   }
+  if (!law.model_errors.empty()) {
+    c.assumptions.push_back(
+        "scaled configurations: the model's interval covers the modeled single-device step, "
+        "not the error of the all-reduce model added to it");
+  }
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/project/links.h"
@@ -207,6 +208,58 @@ TEST(InterNodeLink, AnInNodeLinkSlowerThanTheMeasurementIsADataError) {
   // 4 ranks per node over 1 GB/s take 1.5e-9 s/B alone.
   EXPECT_THROW(InterNodeLinkFromAllReduce(fit, 4, 2, Link{1e9, 0}), DataError);
   EXPECT_THROW(InterNodeLinkFromAllReduce(fit, 4, 1, kInNode), UsageError);
+}
+
+TEST(NodeCountLink, HandCalculationOneNodeAgainstTwo) {
+  // Network link a = 1 ms, B = 1 GB/s; 1 node against 2 of the same GPUs:
+  // D = T(2) - T(1) = 2(2-1)/2 * S/B + 2(2-1) a = S/1e9 + 2 ms, so
+  //   S = 100 MB: 0.102 s, 200 MB: 0.202 s, 400 MB: 0.402 s,
+  // on top of any one-node step (compute and in-node ring cancel).
+  const std::vector<NodeCountRun> runs = {
+      {100e6, 0.5, 0.602}, {200e6, 1.25, 1.452}, {400e6, 0.3, 0.702}};
+  const NodeCountLinkFit fit = NetworkLinkFromNodeCounts(runs, 1, 2);
+  EXPECT_EQ(fit.fewer_nodes, 1);
+  EXPECT_EQ(fit.more_nodes, 2);
+  EXPECT_NEAR(fit.fit.alpha_s, 2e-3, 1e-7);           // alpha = 2(k2-k1) a
+  EXPECT_NEAR(fit.fit.beta_s_per_byte, 1e-9, 1e-14);  // beta = (2(k2-1)/k2 - 0) / B
+  EXPECT_NEAR(fit.network.link.latency_s, 1e-3, 1e-7);
+  EXPECT_NEAR(fit.network.link.bandwidth_bytes_per_s / 1e9, 1, 1e-5);
+}
+
+TEST(NodeCountLink, HandCalculationTwoNodesAgainstFour) {
+  // Same link, 2 against 4 nodes: D = (2*3/4 - 2*1/2) S/B + 2(4-2) a
+  // = 0.5 S/B + 4 a: 100 MB 0.054 s, 200 MB 0.104 s, 400 MB 0.204 s.
+  const std::vector<NodeCountRun> runs = {
+      {100e6, 1.0, 1.054}, {200e6, 1.0, 1.104}, {400e6, 1.0, 1.204}};
+  const NodeCountLinkFit fit = NetworkLinkFromNodeCounts(runs, 2, 4);
+  EXPECT_NEAR(fit.network.link.latency_s, 1e-3, 1e-7);
+  EXPECT_NEAR(fit.network.link.bandwidth_bytes_per_s / 1e9, 1, 1e-5);
+}
+
+TEST(NodeCountLink, InvertsTheTwoLevelAllReduce) {
+  // Steps built from HierarchicalAllReduceTime (4 GPUs per node, 3 and 4
+  // nodes) with an in-node link the calibration never sees: the network link
+  // comes back, the in-node ring cancelling in the difference.
+  const Link net{2.5e9, 40e-6};
+  std::vector<NodeCountRun> runs;
+  for (double bytes : {45e6, 102e6, 435e6}) {
+    const double compute = 0.2 + bytes * 1e-9;
+    runs.push_back({bytes, compute + HierarchicalAllReduceTime(bytes, 4, 3, kInNode, net),
+                    compute + HierarchicalAllReduceTime(bytes, 4, 4, kInNode, net)});
+  }
+  const NodeCountLinkFit fit = NetworkLinkFromNodeCounts(runs, 3, 4);
+  EXPECT_NEAR(fit.network.link.bandwidth_bytes_per_s / net.bandwidth_bytes_per_s, 1, 1e-4);
+  EXPECT_NEAR(fit.network.link.latency_s / net.latency_s, 1, 1e-2);
+  EXPECT_THAT(fit.BriefReport(), HasSubstr("4 vs 3 nodes"));
+}
+
+TEST(NodeCountLink, RejectsRunsThatDoNotExposeTheAllReduce) {
+  const std::vector<NodeCountRun> slower = {{1e8, 0.5, 0.6}, {2e8, 0.5, 0.4}, {4e8, 0.5, 0.9}};
+  EXPECT_THROW(NetworkLinkFromNodeCounts(slower, 1, 2), DataError);  // run 2: 2 nodes faster
+  const std::vector<NodeCountRun> one_size = {{1e8, 0.5, 0.6}, {1e8, 0.5, 0.61}, {1e8, 0.5, 0.59}};
+  EXPECT_THROW(NetworkLinkFromNodeCounts(one_size, 1, 2), DataError);  // latency vs bandwidth
+  EXPECT_THROW(NetworkLinkFromNodeCounts(slower, 2, 2), UsageError);
+  EXPECT_THROW(NetworkLinkFromNodeCounts(slower, 0, 2), UsageError);
 }
 
 }  // namespace

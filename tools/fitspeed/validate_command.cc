@@ -49,6 +49,7 @@ struct ValidateCliOptions {
   bool layers = false;
   bool placements = false;       // --placements: the Pollux placements check instead
   std::string placements_links;  // --placements-links FILE: its network link
+  int placements_calibration_nodes = 2;  // --placements-calibration-nodes N
   double interval_level = 0.8;
   std::string intervals_out;  // write the interval table (data/intervals.json) here
   std::string output = "table";
@@ -658,7 +659,7 @@ int RunValidate(const ValidateCliOptions& options) {
   if (options.layers) return RunLayerCheck(options, format);
   if (options.placements) {
     return RunPlacementCheck(options.data_dir, options.device_files, options.placements_links,
-                             format);
+                             options.placements_calibration_nodes, format);
   }
   ValidateOptions validate;
   validate.require_fit = options.require_fit;
@@ -761,6 +762,11 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_option("--placements-links", options->placements_links,
                       "With --placements: a links file whose \"network\" link (and \"devices\" "
                       "link, if any) replace the assumed 50 Gbit/s between g4dn.12xlarge nodes");
+  command
+      ->add_option("--placements-calibration-nodes", options->placements_calibration_nodes,
+                   "With --placements: calibrate the network link from Pollux's runs on this "
+                   "many nodes of 4 T4 against one node (2, 3 or 4; the others are out of sample)")
+      ->check(CLI::Range(2, 4));
   command->add_flag("--layers", options->layers,
                     "Instead, check the step model per layer: a BERT-large encoder layer against "
                     "NeuSight's per-node GPU times (neusight_bert_large_train_layers.csv)");

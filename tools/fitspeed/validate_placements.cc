@@ -40,7 +40,7 @@ json Number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
 }  // namespace
 
 int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string>& device_files,
-                      const std::string& links_file, OutputFormat format) {
+                      const std::string& links_file, int calibration_nodes, OutputFormat format) {
   Device t4 = LoadDevice("t4");
   for (const std::string& file : device_files) {
     Device d = ReadDeviceJsonFile(file);
@@ -72,6 +72,14 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
   }
   const PlacementCheck check =
       CheckPolluxPlacements(data_dir + "/pollux_t4_single_node.csv", t4, network);
+  // Pollux's 2-4 node rows over the same link and over one calibrated from
+  // the rows on calibration_nodes nodes against the 1-node ones.
+  const MultiNodeCheck multi =
+      CheckPolluxMultiNode(data_dir + "/pollux_t4_multi_node.csv",
+                           data_dir + "/pollux_t4_single_node.csv", t4, network, calibration_nodes);
+  const std::string calibrated_link =
+      fmt::format("{:.4g} B/s per direction, {:.4g} s per message",
+                  multi.calibrated_link.bandwidth_bytes_per_s, multi.calibrated_link.latency_s);
 
   switch (format) {
     case OutputFormat::kTable: {
@@ -119,26 +127,82 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
                             std::to_string(p.per_gpu_batch), Ms(p.overlapped_step_s),
                             Ms(p.overlapped_exposed_s), Ms(p.comm_s), Ms(p.serial_step_s)});
       }
-      std::cout << predictions.Render();
+      std::cout << predictions.Render() << "\n";
+      std::cout << fmt::format(
+          "measured on 2, 3 and 4 nodes of 4 T4 ({}), modeled over the network link above "
+          "(\"assumed\") and over one calibrated from the {}-node rows (\"calibrated\", the "
+          "serial model's step on {} nodes minus that on 1 at each model's smallest per-GPU "
+          "batch, marked *; other node counts are out of sample): {}\n",
+          multi.source, multi.calibration_nodes, multi.calibration_nodes,
+          multi.calibration.BriefReport());
+      TextTable multi_cases({"model", "nodes x gpus", "batch/gpu", "measured_ms", "sync_ms",
+                             "1x4_measured_ms", "assumed_serial_%", "assumed_overlap_%",
+                             "calibrated_serial_ms", "calibrated_serial_%", "calibrated_overlap_ms",
+                             "calibrated_overlap_%"});
+      for (const MultiNodeCase& c : multi.cases) {
+        multi_cases.AddRow({c.model, fmt::format("{}x{}", c.nodes, c.gpus_per_node),
+                            std::to_string(c.per_gpu_batch) + (c.calibration_run ? "*" : ""),
+                            Ms(c.measured_step_s), Ms(c.measured_sync_s), Ms(c.measured_one_node_s),
+                            Pct(c.assumed.serial_error_pct), Pct(c.assumed.overlapped_error_pct),
+                            Ms(c.calibrated.serial_step_s), Pct(c.calibrated.serial_error_pct),
+                            Ms(c.calibrated.overlapped_step_s),
+                            Pct(c.calibrated.overlapped_error_pct)});
+      }
+      std::cout << multi_cases.Render() << "\n";
+      TextTable multi_summary({"model", "nodes", "cases", "calibration", "assumed_serial_%",
+                               "assumed_overlap_%", "calibrated_serial_%", "calibrated_overlap_%",
+                               "anchored_assumed_serial_%", "anchored_assumed_overlap_%",
+                               "anchored_calibrated_serial_%", "anchored_calibrated_overlap_%"});
+      auto pair = [](double median, double max) {
+        return fmt::format("{} / {}", AbsPct(median), AbsPct(max));
+      };
+      for (const MultiNodeSummary& s : multi.summaries) {
+        multi_summary.AddRow(
+            {s.model, std::to_string(s.nodes), std::to_string(s.cases),
+             s.in_sample ? "in sample" : "out of sample",
+             pair(s.assumed.serial_median_pct, s.assumed.serial_max_pct),
+             pair(s.assumed.overlapped_median_pct, s.assumed.overlapped_max_pct),
+             pair(s.calibrated.serial_median_pct, s.calibrated.serial_max_pct),
+             pair(s.calibrated.overlapped_median_pct, s.calibrated.overlapped_max_pct),
+             pair(s.assumed.anchored_serial_median_pct, s.assumed.anchored_serial_max_pct),
+             pair(s.assumed.anchored_overlapped_median_pct, s.assumed.anchored_overlapped_max_pct),
+             pair(s.calibrated.anchored_serial_median_pct, s.calibrated.anchored_serial_max_pct),
+             pair(s.calibrated.anchored_overlapped_median_pct,
+                  s.calibrated.anchored_overlapped_max_pct)});
+      }
+      std::cout << "absolute step-time errors per model and node count, median / max (%); "
+                   "anchored: the measured 1x4 step plus the modeled change from 1x4:\n"
+                << multi_summary.Render();
       break;
     }
     case OutputFormat::kCsv: {
       TextTable table({"model", "network", "nodes", "gpus", "per_gpu_batch", "measured_step_s",
                        "measured_sync_s", "overlapped_step_s", "overlapped_comm_s",
                        "overlapped_exposed_s", "serial_step_s", "overlapped_error_pct",
-                       "serial_error_pct"});
+                       "serial_error_pct", "network_link"});
       auto g = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.6g}", v); };
       for (const PlacementCase& c : check.cases) {
         table.AddRow({c.model, c.network, "1", std::to_string(c.gpus),
                       std::to_string(c.per_gpu_batch), g(c.measured_step_s), g(c.measured_sync_s),
                       g(c.overlapped_step_s), g(c.overlapped_comm_s), g(c.overlapped_exposed_s),
-                      g(c.serial_step_s), g(c.overlapped_error_pct), g(c.serial_error_pct)});
+                      g(c.serial_step_s), g(c.overlapped_error_pct), g(c.serial_error_pct), ""});
       }
       for (const NodePrediction& p : check.predictions) {
         table.AddRow({p.model, p.network, std::to_string(p.nodes),
                       std::to_string(p.nodes * p.gpus_per_node), std::to_string(p.per_gpu_batch),
                       "", "", g(p.overlapped_step_s), g(p.comm_s), g(p.overlapped_exposed_s),
-                      g(p.serial_step_s), "", ""});
+                      g(p.serial_step_s), "", "", "assumed"});
+      }
+      // Pollux's multi-node rows, once per link (comm and exposed are not kept).
+      for (const MultiNodeCase& c : multi.cases) {
+        for (const auto& [p, link] :
+             {std::pair{&c.assumed, "assumed"}, std::pair{&c.calibrated, "calibrated"}}) {
+          table.AddRow({c.model, c.network, std::to_string(c.nodes),
+                        std::to_string(c.nodes * c.gpus_per_node), std::to_string(c.per_gpu_batch),
+                        g(c.measured_step_s), g(c.measured_sync_s), g(p->overlapped_step_s), "", "",
+                        g(p->serial_step_s), g(p->overlapped_error_pct), g(p->serial_error_pct),
+                        link});
+        }
       }
       std::cout << table.RenderCsv();
       break;
@@ -202,6 +266,66 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
                                     {"comm_s", p.comm_s},
                                     {"serial_step_s", p.serial_step_s}});
       }
+      auto prediction = [](const MultiNodePrediction& p) {
+        return json{{"serial_step_s", p.serial_step_s},
+                    {"overlapped_step_s", p.overlapped_step_s},
+                    {"serial_error_pct", p.serial_error_pct},
+                    {"overlapped_error_pct", p.overlapped_error_pct},
+                    {"anchored_serial_error_pct", Number(p.anchored_serial_error_pct)},
+                    {"anchored_overlapped_error_pct", Number(p.anchored_overlapped_error_pct)}};
+      };
+      auto errors = [](const MultiNodeErrors& e) {
+        return json{
+            {"serial_median_abs_pct", Number(e.serial_median_pct)},
+            {"serial_max_abs_pct", Number(e.serial_max_pct)},
+            {"overlapped_median_abs_pct", Number(e.overlapped_median_pct)},
+            {"overlapped_max_abs_pct", Number(e.overlapped_max_pct)},
+            {"anchored_serial_median_abs_pct", Number(e.anchored_serial_median_pct)},
+            {"anchored_serial_max_abs_pct", Number(e.anchored_serial_max_pct)},
+            {"anchored_overlapped_median_abs_pct", Number(e.anchored_overlapped_median_pct)},
+            {"anchored_overlapped_max_abs_pct", Number(e.anchored_overlapped_max_pct)}};
+      };
+      const MeasuredLink& cal = multi.calibration.network;
+      json m = {{"source", multi.source},
+                {"single_node_source", multi.single_node_source},
+                {"assumed_link", network_source},
+                {"calibration_nodes", multi.calibration_nodes},
+                {"calibrated_link",
+                 {{"bandwidth_bytes_per_s", cal.link.bandwidth_bytes_per_s},
+                  {"bandwidth_low", Number(cal.bandwidth_low)},
+                  {"bandwidth_high", Number(cal.bandwidth_high)},
+                  {"latency_s", cal.link.latency_s},
+                  {"latency_low", Number(cal.latency_low)},
+                  {"latency_high", Number(cal.latency_high)},
+                  {"runs", multi.calibration.fit.points},
+                  {"rms_relative_residual", multi.calibration.fit.rms_relative_residual}}},
+                {"cases", json::array()},
+                {"summaries", json::array()}};
+      for (const MultiNodeCase& c : multi.cases) {
+        m["cases"].push_back({{"model", c.model},
+                              {"network", c.network},
+                              {"nodes", c.nodes},
+                              {"gpus_per_node", c.gpus_per_node},
+                              {"per_gpu_batch", c.per_gpu_batch},
+                              {"line", c.line},
+                              {"measured_step_s", c.measured_step_s},
+                              {"measured_sync_s", c.measured_sync_s},
+                              {"measured_one_node_s", Number(c.measured_one_node_s)},
+                              {"one_node_serial_s", c.one_node_serial_s},
+                              {"one_node_overlapped_s", c.one_node_overlapped_s},
+                              {"calibration_run", c.calibration_run},
+                              {"assumed", prediction(c.assumed)},
+                              {"calibrated", prediction(c.calibrated)}});
+      }
+      for (const MultiNodeSummary& s : multi.summaries) {
+        m["summaries"].push_back({{"model", s.model},
+                                  {"nodes", s.nodes},
+                                  {"cases", s.cases},
+                                  {"in_sample", s.in_sample},
+                                  {"assumed", errors(s.assumed)},
+                                  {"calibrated", errors(s.calibrated)}});
+      }
+      j["multi_node"] = m;
       std::cout << j.dump(2) << "\n";
       break;
     }

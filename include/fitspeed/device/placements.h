@@ -7,7 +7,9 @@
 // all-reduce overlapped as PyTorch DDP does it and serial, and the errors
 // are summarised per model (docs/validation.md, "Pollux placements").
 // `fitspeed validate --placements` prints it; it also predicts the same
-// batches on 2 and 4 such nodes (2x4, 4x4) over a given network link.
+// batches on 2 and 4 such nodes (2x4, 4x4) over a given network link, and
+// checks the multi-node model against Pollux's measured 2-4 node rows
+// (CheckPolluxMultiNode below).
 //
 //   fitspeed::PlacementCheck check = fitspeed::CheckPolluxPlacements(
 //       "data/measured/pollux_t4_single_node.csv", fitspeed::LoadDevice("t4"));
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "fitspeed/device/device.h"
+#include "fitspeed/project/link_logs.h"
 
 namespace fitspeed {
 
@@ -89,6 +92,81 @@ struct PlacementCheck {
 // file, UsageError as ModelStep does.
 PlacementCheck CheckPolluxPlacements(const std::string& csv_path, const Device& t4,
                                      const std::optional<DeviceLink>& network = std::nullopt);
+
+// Pollux's multi-node rows (data/measured/pollux_t4_multi_node.csv: 2, 3 and 4
+// g4dn.12xlarge nodes of 4 T4, placements "44", "444", "4444") modeled on the
+// catalog t4 with devices_per_node 4 (two-level all-reduce: the in-node ring
+// over the t4's devices link, a ring over the nodes over the network link),
+// serial and overlapped, over two network links: an assumed one (a datasheet
+// figure) and one calibrated from the runs on `calibration_nodes` nodes
+// against the 1x4 runs (NetworkLinkFromNodeCounts, fitspeed/project/link_logs.h,
+// at each model's smallest per-GPU batch, where Pollux's sync_time shows the
+// all-reduce exposed). Rows on other node counts are out of sample for it.
+//
+//   fitspeed::MultiNodeCheck m = fitspeed::CheckPolluxMultiNode(
+//       "data/measured/pollux_t4_multi_node.csv",
+//       "data/measured/pollux_t4_single_node.csv", fitspeed::LoadDevice("t4"), assumed);
+
+// One network link's predictions of a multi-node row.
+struct MultiNodePrediction {
+  double serial_step_s = 0, overlapped_step_s = 0;
+  // (predicted / measured - 1) x 100 of the step time.
+  double serial_error_pct = 0, overlapped_error_pct = 0;
+  // Anchored: the measured 1x4 step at the same per-GPU batch plus the
+  // modeled change from 1x4 to this placement (NaN without the 1x4 row).
+  double anchored_serial_error_pct = 0, anchored_overlapped_error_pct = 0;
+};
+
+struct MultiNodeCase {
+  std::string model, network;  // Pollux's trace name, the zoo network
+  int nodes = 0, gpus_per_node = 0;
+  int64_t per_gpu_batch = 0;
+  int line = 0;  // of the multi-node CSV file
+  double measured_step_s = 0, measured_sync_s = 0;
+  double measured_one_node_s = 0;  // placement 4 at the same batch (NaN when missing)
+  double one_node_serial_s = 0, one_node_overlapped_s = 0;  // modeled 1x4
+  bool calibration = false;      // on calibration_nodes nodes (in sample for the calibrated link)
+  bool calibration_run = false;  // one of the runs the link was fitted to
+  MultiNodePrediction assumed, calibrated;
+};
+
+// Median and max |error| of one link's predictions over a set of cases.
+struct MultiNodeErrors {
+  double serial_median_pct = 0, serial_max_pct = 0;
+  double overlapped_median_pct = 0, overlapped_max_pct = 0;
+  double anchored_serial_median_pct = 0, anchored_serial_max_pct = 0;
+  double anchored_overlapped_median_pct = 0, anchored_overlapped_max_pct = 0;
+};
+
+struct MultiNodeSummary {
+  std::string model;  // a trace name or "all"
+  int nodes = 0;
+  int cases = 0;
+  bool in_sample = false;  // nodes == calibration_nodes
+  MultiNodeErrors assumed, calibrated;
+};
+
+struct MultiNodeCheck {
+  std::string source, single_node_source, device;
+  DeviceLink assumed_link;     // as given
+  DeviceLink calibrated_link;  // from calibration.network
+  NodeCountLinkFit calibration;
+  int calibration_nodes = 0;
+  std::vector<MultiNodeCase> cases;         // file order
+  std::vector<MultiNodeSummary> summaries;  // per model and node count, then "all" per node count
+};
+
+// Reads the multi-node rows of `csv_path` (columns model, placement,
+// local_bsz, step_time, sync_time; placements of equal digits >= 2 nodes) and
+// the 1x4 rows of `single_node_csv_path`, calibrates the network link from
+// the runs on `calibration_nodes` nodes and models every row over both
+// links. Throws InputError / DataError for the files (DataError for a
+// placement whose nodes hold different GPU counts), DataError when the
+// calibration has no runs or they do not expose the all-reduce
+// (NetworkLinkFromNodeCounts), UsageError as ModelStep does.
+MultiNodeCheck CheckPolluxMultiNode(const std::string& csv_path,
+                                    const std::string& single_node_csv_path, const Device& t4,
+                                    const DeviceLink& assumed_network, int calibration_nodes = 2);
 
 }  // namespace fitspeed
 

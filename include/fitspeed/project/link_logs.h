@@ -84,6 +84,46 @@ LinkLog ReadLinkLogFile(const std::string& path, LinkLogFormat format = LinkLogF
 MeasuredLink InterNodeLinkFromAllReduce(const AlphaBetaFit& fit, int per_node, int nodes,
                                         const Link& intra);
 
+// The network link calibrated from training runs instead of an all-reduce
+// benchmark: the same model stepped on k1 and on k2 > k1 nodes of the same
+// GPUs per node p, at the same per-GPU batch. Under the serial two-level model
+// (the all-reduce of the whole gradient S after the backward pass,
+// HierarchicalAllReduceTime) the step is
+//   T(k) = compute(b) + update + R_p(S) + 2(k-1)/k * S/B + 2(k-1) a   (k >= 2)
+//   T(1) = compute(b) + update + R_p(S)
+// with R_p(S) the in-node ring over the devices link (RingAllReduceTime over p
+// ranks), and (a, B) the network link's latency per message and bandwidth per
+// direction. Compute, update and the in-node ring are the same on k1 and k2
+// nodes and cancel in the difference, so no single-GPU or in-node model enters:
+//   D = T(k2) - T(k1) = alpha + beta*S,
+//   alpha = 2(k2-k1) a,   beta = (2(k2-1)/k2 - 2(k1-1)/k1) / B.
+// One model has one S, so it cannot tell latency from bandwidth: runs of
+// models with different gradient sizes are fitted with FitAlphaBeta (relative
+// residuals, >= 3 runs, >= 2 sizes) and the fit inverted for (a, B) as
+// RingLinkFromAllReduce does (for k1 = 1 exactly its ring over k2 ranks).
+// Use batches small enough that the all-reduce is exposed (the serial model's
+// premise): with DDP overlap at large batches D shrinks toward 0.
+struct NodeCountRun {
+  double gradient_bytes = 0;  // S: bytes all-reduced per step (FP32 gradient: 4 B per parameter)
+  double fewer_nodes_step_s = 0;  // measured step on k1 nodes
+  double more_nodes_step_s = 0;   // measured step on k2 nodes, same per-GPU batch
+};
+
+struct NodeCountLinkFit {
+  int fewer_nodes = 0, more_nodes = 0;  // k1, k2
+  AlphaBetaFit fit;                     // of D = T(k2) - T(k1) against S
+  MeasuredLink network;                 // (a, B) with the intervals of the fit
+  std::string BriefReport() const;      // one line: the link, its intervals, the fit's residuals
+};
+
+// Fits the network link from `runs` (see above). Throws UsageError unless
+// more_nodes > fewer_nodes >= 1; DataError naming the run for a step not > 0
+// and finite, or a difference D not > 0 (more nodes not slower: the runs do
+// not expose the all-reduce); and FitAlphaBeta's DataErrors (fewer than 3
+// runs, all gradient sizes equal).
+NodeCountLinkFit NetworkLinkFromNodeCounts(const std::vector<NodeCountRun>& runs, int fewer_nodes,
+                                           int more_nodes, double confidence = 0.95);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_PROJECT_LINK_LOGS_H_
