@@ -3,8 +3,10 @@
 #define FITSPEED_FITSPEED_H_
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"

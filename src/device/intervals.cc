@@ -17,6 +17,7 @@
 #include "fitspeed/core/median.h"
 #include "fitspeed/device/transfer.h"
 #include "fitspeed/device/validate.h"
+#include "io/text.h"
 
 namespace fitspeed {
 
@@ -204,6 +205,7 @@ std::string IntervalTableToJson(const IntervalTable& table) {
 }
 
 IntervalTable ParseIntervalTable(std::string_view text, const std::string& source) {
+  if (io::LooksBinary(text)) throw DataError(source, 0, "", "binary data, not an intervals file");
   json doc;
   try {
     doc = json::parse(text);

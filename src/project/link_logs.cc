@@ -380,6 +380,61 @@ NodeCountLinkFit NetworkLinkFromNodeCounts(const std::vector<NodeCountRun>& runs
   return result;
 }
 
+std::vector<NodeCountRun> ReadNodeCountRuns(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open the runs file '{}'", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (io::LooksBinary(text)) throw DataError(path, 0, "", "binary data, not a CSV file");
+  std::vector<NodeCountRun> runs;
+  std::vector<std::string> header;
+  int fewer = -1, more = -1, bytes = -1, params = -1;
+  io::LineCursor cursor(text);
+  std::string_view line;
+  while (cursor.Next(line)) {
+    const int n = cursor.number();
+    const std::string_view trimmed = io::Trim(line);
+    if (trimmed.empty() || io::StartsWith(trimmed, "#")) continue;
+    std::vector<std::string> fields = io::Split(trimmed, ',', true);
+    for (std::string& f : fields) f = std::string(io::Trim(f));
+    if (header.empty()) {
+      header = fields;
+      for (size_t i = 0; i < header.size(); ++i) {
+        const int c = static_cast<int>(i);
+        if (header[i] == "fewer_nodes_step_s") fewer = c;
+        if (header[i] == "more_nodes_step_s") more = c;
+        if (header[i] == "gradient_bytes") bytes = c;
+        if (header[i] == "params") params = c;
+      }
+      for (const auto& [column, name] :
+           {std::pair{fewer, "fewer_nodes_step_s"}, std::pair{more, "more_nodes_step_s"}}) {
+        if (column < 0) throw DataError(path, n, name, "missing column");
+      }
+      if ((bytes < 0) == (params < 0)) {
+        throw DataError(path, n, "gradient_bytes",
+                        "give one column of gradient_bytes or params (4 bytes each), not both "
+                        "and not neither");
+      }
+      continue;
+    }
+    if (fields.size() != header.size()) {
+      throw DataError(path, n, "",
+                      fmt::format("{} fields; the header has {}", fields.size(), header.size()));
+    }
+    auto at = [&](int column) { return fields[static_cast<size_t>(column)]; };
+    NodeCountRun run;
+    run.gradient_bytes = bytes >= 0 ? io::ParsePositive(at(bytes), path, n, "gradient_bytes")
+                                    : 4 * io::ParsePositive(at(params), path, n, "params");
+    run.fewer_nodes_step_s = io::ParsePositive(at(fewer), path, n, "fewer_nodes_step_s");
+    run.more_nodes_step_s = io::ParsePositive(at(more), path, n, "more_nodes_step_s");
+    runs.push_back(run);
+  }
+  if (header.empty()) throw DataError(path, 0, "", "empty: no header row");
+  if (runs.empty()) throw DataError(path, 0, "", "a header and no runs");
+  return runs;
+}
+
 std::string NodeCountLinkFit::BriefReport() const {
   return fmt::format(
       "network link from {} vs {} nodes: {:.4g} B/s per direction [{:.4g}, {:.4g}], {:.4g} s per "

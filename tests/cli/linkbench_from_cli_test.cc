@@ -109,6 +109,63 @@ TEST(LinkbenchFromCli, MalformedLogsAreDataErrorsNamingTheLine) {
   EXPECT_EQ(RunCli("linkbench --from " + Log("missing.txt")).exit_code, 66);
 }
 
+TEST(LinkbenchFromRunsCli, RecoversTheNetworkLinkOfTwoNodeCountsByHand) {
+  // A network link of B = 1e9 B/s and a = 100 us per message between 1 and 2
+  // nodes: the ring over 2 nodes costs D = 2(2-1)/2 S/B + 2(2-1) a = S/B + 2a,
+  // so S = 1e8, 2e8 and 4e8 bytes add 0.1002, 0.2002 and 0.4002 s to the
+  // one-node step (the second row gives params: 5e7 x 4 B = 2e8 B).
+  const std::string runs = Scratch("runs.csv");
+  std::ofstream(runs) << "# two node counts\n"
+                         "model,gradient_bytes,params,fewer_nodes_step_s,more_nodes_step_s\n";
+  // gradient_bytes and params both present is refused: write two files.
+  const std::string bytes_runs = Scratch("bytes.csv");
+  std::ofstream(bytes_runs) << "# hand-made\n"
+                               "model,gradient_bytes,fewer_nodes_step_s,more_nodes_step_s\n"
+                               "a,100000000,0.5,0.6002\n"
+                               "b,200000000,0.6,0.8002\n"
+                               "\n"
+                               "c,400000000,0.7,1.1002\n";
+  const std::string out = Scratch("links.json");
+  const CliRun run = RunCli("linkbench --from-runs " + bytes_runs +
+                            " --fewer-nodes 1 --more-nodes 2 --links-out " + out + " -o json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["runs"].size(), 3u);
+  const LinksFile links = ReadLinksJsonFile(out);
+  ASSERT_EQ(links.links.size(), 1u);
+  EXPECT_EQ(links.links[0].connects, "network");
+  EXPECT_NEAR(links.links[0].bandwidth_bytes_per_s, 1e9, 1e9 * 1e-6);
+  EXPECT_NEAR(links.links[0].latency_s, 1e-4, 1e-9);
+  // The link models a two-level all-reduce over nodes.
+  const CliRun sweep = RunCli("sweep resnet50 --device t4 --batches 16,32,64 --devices 8 "
+                              "--devices-per-node 4 --links " + out);
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  // Both gradient columns, a missing column, a step that is not a number, a
+  // faster run on more nodes, a missing file, node counts out of order.
+  EXPECT_EQ(RunCli("linkbench --from-runs " + runs + " --fewer-nodes 1 --more-nodes 2").exit_code,
+            65);
+  const std::string bad = Scratch("bad.csv");
+  std::ofstream(bad) << "params,fewer_nodes_step_s,more_nodes_step_s\n"
+                        "25000000,0.5,x\n";
+  const CliRun not_number = RunCli("linkbench --from-runs " + bad + " --fewer-nodes 1 --more-nodes 2");
+  EXPECT_EQ(not_number.exit_code, 65);
+  EXPECT_THAT(not_number.err, HasSubstr("bad.csv:2"));
+  EXPECT_THAT(not_number.err, HasSubstr("more_nodes_step_s"));
+  const std::string faster = Scratch("faster.csv");
+  std::ofstream(faster) << "params,fewer_nodes_step_s,more_nodes_step_s\n"
+                           "25000000,0.5,0.4\n25000000,0.5,0.6\n50000000,0.5,0.7\n";
+  EXPECT_EQ(RunCli("linkbench --from-runs " + faster + " --fewer-nodes 1 --more-nodes 2").exit_code,
+            65);
+  EXPECT_EQ(RunCli("linkbench --from-runs " + Scratch("missing.csv") +
+                   " --fewer-nodes 1 --more-nodes 2")
+                .exit_code,
+            66);
+  EXPECT_EQ(RunCli("linkbench --from-runs " + bytes_runs + " --fewer-nodes 2 --more-nodes 2")
+                .exit_code,
+            64);
+  EXPECT_EQ(RunCli("linkbench --fewer-nodes 1 --more-nodes 2").exit_code, 64);
+}
+
 TEST(SweepOverlapCli, OverlapHidesPartOfTheCommunicationSerialNone) {
   const std::string sweep = "sweep bert-base --device t4 --batches 16 --devices 4 --output json";
   const CliRun over = RunCli(sweep + " --overlap");

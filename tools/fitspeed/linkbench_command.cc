@@ -62,6 +62,10 @@ struct LinkbenchOptions {
   int ranks = 0;      // 0: as the log says
   int nodes = 0;      // 0: as the log says
   std::string links;  // a links file whose "devices" link is the in-node one
+  // --from-runs FILE: the network link from steps on two node counts.
+  std::string from_runs;
+  int fewer_nodes = 0;
+  int more_nodes = 0;
 };
 
 // One message size measured.
@@ -427,7 +431,112 @@ int RunFromLog(const LinkbenchOptions& o) {
   return ReportLinks(o, m, format);
 }
 
+// `linkbench --from-runs FILE`: the network link from a job's steps on two
+// node counts (NetworkLinkFromNodeCounts), no MPI.
+int RunFromRuns(const LinkbenchOptions& o) {
+  if (!o.from.empty() || o.ranks != 0 || o.nodes != 0 || !o.links.empty()) {
+    throw UsageError("--from-runs does not go with --from, --ranks, --nodes or --links");
+  }
+  if (o.fewer_nodes < 1 || o.more_nodes <= o.fewer_nodes) {
+    throw UsageError(fmt::format(
+        "--from-runs needs --fewer-nodes K1 >= 1 and --more-nodes K2 > K1, got {} and {}",
+        o.fewer_nodes, o.more_nodes));
+  }
+  const OutputFormat format = ParseOutputFormat(o.output);
+  const std::vector<NodeCountRun> runs = ReadNodeCountRuns(o.from_runs);
+  const NodeCountLinkFit fit =
+      NetworkLinkFromNodeCounts(runs, o.fewer_nodes, o.more_nodes, o.confidence);
+  const MeasuredLink& network = fit.network;
+  const double level = o.confidence * 100;
+  LinksFile file;
+  DeviceLink link;
+  link.name = "network";
+  link.connects = "network";
+  link.bandwidth_bytes_per_s = network.link.bandwidth_bytes_per_s;
+  link.latency_s = network.link.latency_s;
+  file.links.push_back(link);
+  const std::string how = fmt::format(
+      "fitted {} by fitspeed linkbench --from-runs {}: {} runs' step on {} nodes minus the step "
+      "on {} at the same per-GPU batch, D = alpha + beta*S fitted on relative residuals over "
+      "their gradient sizes S and inverted for the ring over the nodes of the two-level "
+      "all-reduce (serial: the all-reduce exposed)",
+      Today(), o.from_runs, runs.size(), o.more_nodes, o.fewer_nodes);
+  file.sources["links[0].bandwidth_bytes_per_s"] =
+      fmt::format("{}: {:.4g} B/s, {:.0f}% interval {}", how, network.link.bandwidth_bytes_per_s,
+                  level, Interval(network.bandwidth_low, network.bandwidth_high, 1, 4));
+  file.sources["links[0].latency_s"] =
+      fmt::format("{}: {:.4g} s per message, {:.0f}% interval {}", how, network.link.latency_s,
+                  level, Interval(network.latency_low, network.latency_high, 1, 4));
+  const std::string links_json = LinksToJson(file);
+  if (!o.links_out.empty()) {
+    std::ofstream out(o.links_out);
+    out << links_json;
+    if (!out || !out.flush()) {
+      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
+    }
+  }
+  if (format == OutputFormat::kJson) {
+    using json = nlohmann::ordered_json;
+    json j = {{"schema", "fitspeed.linkbench/1"},
+              {"from_runs", o.from_runs},
+              {"fewer_nodes", o.fewer_nodes},
+              {"more_nodes", o.more_nodes},
+              {"runs", json::array()},
+              {"difference_fit",
+               {{"alpha_s", fit.fit.alpha_s},
+                {"alpha_ci", {fit.fit.alpha_ci_low, fit.fit.alpha_ci_high}},
+                {"beta_s_per_byte", fit.fit.beta_s_per_byte},
+                {"beta_ci", {fit.fit.beta_ci_low, fit.fit.beta_ci_high}},
+                {"confidence", fit.fit.confidence},
+                {"points", fit.fit.points},
+                {"rms_relative_residual", fit.fit.rms_relative_residual},
+                {"max_relative_residual", fit.fit.max_relative_residual}}},
+              {"link_derivation", how},
+              {"links", json::parse(links_json)}};
+    for (const NodeCountRun& r : runs) {
+      j["runs"].push_back({{"gradient_bytes", r.gradient_bytes},
+                           {"fewer_nodes_step_s", r.fewer_nodes_step_s},
+                           {"more_nodes_step_s", r.more_nodes_step_s}});
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    TextTable table({"gradient_bytes", "fewer_nodes_step_s", "more_nodes_step_s", "difference_s",
+                     "fit_%"});
+    for (const NodeCountRun& r : runs) {
+      const double d = r.more_nodes_step_s - r.fewer_nodes_step_s;
+      table.AddRow({fmt::format("{:.0f}", r.gradient_bytes), FormatSig(r.fewer_nodes_step_s, 4),
+                    FormatSig(r.more_nodes_step_s, 4), FormatSig(d, 4),
+                    FormatSig((fit.fit.Predict(r.gradient_bytes) / d - 1) * 100, 2)});
+    }
+    if (format == OutputFormat::kCsv) {
+      std::cout << table.RenderCsv();
+    } else {
+      std::cout << fmt::format(
+                       "fitspeed linkbench: network link from {} runs on {} and {} nodes ({})\n\n",
+                       runs.size(), o.fewer_nodes, o.more_nodes, o.from_runs)
+                << table.Render() << "\n"
+                << fit.BriefReport() << "\n"
+                << fmt::format("  (the two-level all-reduce's ring over the nodes; three runs fix "
+                               "two numbers with one degree of freedom: read the intervals; "
+                               "docs/devices.md, \"The network link from runs\")\n");
+      if (!o.links_out.empty()) {
+        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
+                                 "with --links)\n",
+                                 o.links_out);
+      } else {
+        std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
+      }
+    }
+  }
+  std::fflush(stdout);
+  return fit.fit.converged ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+}
+
 int Run(const LinkbenchOptions& o) {
+  if (!o.from_runs.empty()) return RunFromRuns(o);
+  if (o.fewer_nodes != 0 || o.more_nodes != 0) {
+    throw UsageError("--fewer-nodes and --more-nodes go with --from-runs FILE");
+  }
   if (!o.from.empty()) return RunFromLog(o);
   if (o.ranks != 0 || o.nodes != 0 || !o.links.empty() || o.from_format != "auto") {
     throw UsageError("--ranks, --nodes, --links and --from-format go with --from FILE");
@@ -533,6 +642,17 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
                       "With --from over several nodes: a links file whose \"devices\" link is "
                       "the in-node link (measured on one node, or a catalog device's), taken "
                       "out of the measured time to leave the network link");
+  command->add_option(
+      "--from-runs", o->from_runs,
+      "Do not measure: the network link from a training job's step times on two node counts "
+      "(CSV: fewer_nodes_step_s, more_nodes_step_s, and gradient_bytes or params; one row per "
+      "job or model at a per-GPU batch small enough that the all-reduce is exposed; 3 or more "
+      "rows of 2 or more gradient sizes). The difference of the steps is the two-level "
+      "all-reduce's ring over the nodes (docs/devices.md)");
+  command->add_option("--fewer-nodes", o->fewer_nodes, "With --from-runs: the smaller node count K1")
+      ->check(CLI::Range(1, 1 << 24));
+  command->add_option("--more-nodes", o->more_nodes, "With --from-runs: the larger node count K2")
+      ->check(CLI::Range(2, 1 << 24));
   AddOutputOption(*command, o->output);
   command->callback([o, &exit_code] {
     if (o->max_repeats < o->min_repeats) {

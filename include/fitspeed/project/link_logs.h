@@ -124,6 +124,16 @@ struct NodeCountLinkFit {
 NodeCountLinkFit NetworkLinkFromNodeCounts(const std::vector<NodeCountRun>& runs, int fewer_nodes,
                                            int more_nodes, double confidence = 0.95);
 
+// The runs of a CSV file (`fitspeed linkbench --from-runs`): a header naming
+// fewer_nodes_step_s, more_nodes_step_s and either gradient_bytes or params
+// (FP32 gradients: 4 bytes per parameter); other columns (e.g. a model name)
+// are kept out; blank lines and lines starting with '#' are skipped. Steps in
+// seconds: each the step of the same job at the same per-GPU batch on the two
+// node counts. Throws InputError when the file cannot be read, DataError naming
+// file, line and field for a missing column, a row of another width, a field
+// that is not a number > 0, or no rows.
+std::vector<NodeCountRun> ReadNodeCountRuns(const std::string& path);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_PROJECT_LINK_LOGS_H_
