@@ -203,6 +203,38 @@ DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
   return d;
 }
 
+// The links file of one calibrated link: each value's source is `how` (where
+// it came from) with the value and its interval; `latency_per` names what the
+// latency is per ("ring step", "message"). Written to --links-out when given;
+// returns its JSON text.
+std::string WriteLinksFile(const LinkbenchOptions& o, const std::string& name,
+                           const std::string& connects, const MeasuredLink& measured,
+                           const std::string& how, const std::string& latency_per) {
+  LinksFile file;
+  DeviceLink link;
+  link.name = name;
+  link.connects = connects;
+  link.bandwidth_bytes_per_s = measured.link.bandwidth_bytes_per_s;
+  link.latency_s = measured.link.latency_s;
+  file.links.push_back(link);
+  const double level = o.confidence * 100;
+  file.sources["links[0].bandwidth_bytes_per_s"] = fmt::format(
+      "{}: {:.4g} B/s, {:.0f}% interval {}", how, measured.link.bandwidth_bytes_per_s, level,
+      Interval(measured.bandwidth_low, measured.bandwidth_high, 1, 4));
+  file.sources["links[0].latency_s"] =
+      fmt::format("{}: {:.4g} s per {}, {:.0f}% interval {}", how, measured.link.latency_s,
+                  latency_per, level, Interval(measured.latency_low, measured.latency_high, 1, 4));
+  const std::string links_json = LinksToJson(file);
+  if (!o.links_out.empty()) {
+    std::ofstream out(o.links_out);
+    out << links_json;
+    if (!out || !out.flush()) {
+      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
+    }
+  }
+  return links_json;
+}
+
 // Fits, writes the links file and reports: the part of linkbench that MPI
 // runs and logs share. Returns the exit code.
 int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputFormat format) {
@@ -223,33 +255,14 @@ int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputForma
   const DerivedLink derived = DeriveLink(m, ar);
   const MeasuredLink& ring = derived.measured;
 
-  LinksFile file;
-  DeviceLink link;
-  link.name = m.link_name;
-  link.connects = derived.connects;
-  link.bandwidth_bytes_per_s = ring.link.bandwidth_bytes_per_s;
-  link.latency_s = ring.link.latency_s;
-  file.links.push_back(link);
   const std::string measured = fmt::format(
       "{} {} by fitspeed linkbench: {}, {}, t = alpha + beta*S fitted on relative residuals at "
       "{} sizes {:.0f} B..{:.0f} B; {}",
       m.two_level ? "fitted" : "measured", Today(), m.method, m.describe, allreduce.size(),
       allreduce.front().bytes, allreduce.back().bytes, derived.how);
   const double level = o.confidence * 100;
-  file.sources["links[0].bandwidth_bytes_per_s"] =
-      fmt::format("{}: {:.4g} B/s, {:.0f}% interval {}", measured, ring.link.bandwidth_bytes_per_s,
-                  level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1, 4));
-  file.sources["links[0].latency_s"] =
-      fmt::format("{}: {:.4g} s per ring step, {:.0f}% interval {}", measured, ring.link.latency_s,
-                  level, Interval(ring.latency_low, ring.latency_high, 1, 4));
-  const std::string links_json = LinksToJson(file);
-  if (!o.links_out.empty()) {
-    std::ofstream out(o.links_out);
-    out << links_json;
-    if (!out || !out.flush()) {
-      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
-    }
-  }
+  const std::string links_json =
+      WriteLinksFile(o, m.link_name, derived.connects, ring, measured, "ring step");
 
   const bool two = m.has_one_way();
   switch (format) {
@@ -446,35 +459,14 @@ int RunFromRuns(const LinkbenchOptions& o) {
   const std::vector<NodeCountRun> runs = ReadNodeCountRuns(o.from_runs);
   const NodeCountLinkFit fit =
       NetworkLinkFromNodeCounts(runs, o.fewer_nodes, o.more_nodes, o.confidence);
-  const MeasuredLink& network = fit.network;
-  const double level = o.confidence * 100;
-  LinksFile file;
-  DeviceLink link;
-  link.name = "network";
-  link.connects = "network";
-  link.bandwidth_bytes_per_s = network.link.bandwidth_bytes_per_s;
-  link.latency_s = network.link.latency_s;
-  file.links.push_back(link);
   const std::string how = fmt::format(
       "fitted {} by fitspeed linkbench --from-runs {}: {} runs' step on {} nodes minus the step "
       "on {} at the same per-GPU batch, D = alpha + beta*S fitted on relative residuals over "
       "their gradient sizes S and inverted for the ring over the nodes of the two-level "
       "all-reduce (serial: the all-reduce exposed)",
       Today(), o.from_runs, runs.size(), o.more_nodes, o.fewer_nodes);
-  file.sources["links[0].bandwidth_bytes_per_s"] =
-      fmt::format("{}: {:.4g} B/s, {:.0f}% interval {}", how, network.link.bandwidth_bytes_per_s,
-                  level, Interval(network.bandwidth_low, network.bandwidth_high, 1, 4));
-  file.sources["links[0].latency_s"] =
-      fmt::format("{}: {:.4g} s per message, {:.0f}% interval {}", how, network.link.latency_s,
-                  level, Interval(network.latency_low, network.latency_high, 1, 4));
-  const std::string links_json = LinksToJson(file);
-  if (!o.links_out.empty()) {
-    std::ofstream out(o.links_out);
-    out << links_json;
-    if (!out || !out.flush()) {
-      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
-    }
-  }
+  const std::string links_json =
+      WriteLinksFile(o, "network", "network", fit.network, how, "message");
   if (format == OutputFormat::kJson) {
     using json = nlohmann::ordered_json;
     json j = {{"schema", "fitspeed.linkbench/1"},

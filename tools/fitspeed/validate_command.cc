@@ -25,6 +25,7 @@
 #include "fitspeed/device/validate.h"
 #include "transfer_cli.h"
 #include "validate_intervals.h"
+#include "validate_util.h"
 #include "validate_placements.h"
 
 #ifndef FITSPEED_SOURCE_DATA_DIR
@@ -61,14 +62,9 @@ const std::vector<std::string> kMixedNetworks = {"vgg16", "resnet50", "mobilenet
                                                  "efficientnet-b0"};
 const std::vector<int64_t> kMixedBatches = {16, 32, 64};
 
-std::string Pct(double value) { return std::isnan(value) ? "-" : fmt::format("{:.1f}", value); }
-json Number(double value) { return std::isnan(value) ? json(nullptr) : json(value); }
-
-json SummaryJson(const ErrorSummary& s) {
-  return {{"cases", s.cases},
-          {"median_abs_error_pct", Number(s.median_abs_error_pct)},
-          {"max_abs_error_pct", Number(s.max_abs_error_pct)}};
-}
+using validate_util::Number;
+using validate_util::Pct;
+using validate_util::SummaryJson;
 
 json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
   json j = json::object();

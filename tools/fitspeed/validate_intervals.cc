@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "fitspeed/core/table.h"
+#include "validate_util.h"
 
 namespace fitspeed::cli {
 
@@ -20,7 +21,7 @@ std::string Factor(double x) { return std::isfinite(x) ? FormatSig(x, 3) : "-"; 
 std::string Share(int part, int whole) {
   return whole > 0 ? fmt::format("{:.1f}", 100.0 * part / whole) : "-";
 }
-json Number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+using validate_util::Number;
 
 void AddCoverageRow(TextTable& t, const CoverageRow& row, const PredictionInterval* shipped) {
   std::string shipped_cells = "-", basis = "-";

@@ -11,6 +11,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/placements.h"
+#include "validate_util.h"
 
 namespace fitspeed::cli {
 
@@ -35,7 +36,7 @@ DeviceLink AssumedG4dnNetwork() {
 std::string Ms(double s) { return std::isnan(s) ? "-" : FormatSig(s * 1e3, 3); }
 std::string Pct(double p) { return std::isnan(p) ? "-" : fmt::format("{:+.1f}", p); }
 std::string AbsPct(double p) { return std::isnan(p) ? "-" : fmt::format("{:.1f}", p); }
-json Number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+using validate_util::Number;
 
 }  // namespace
 

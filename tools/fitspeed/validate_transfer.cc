@@ -9,6 +9,7 @@
 
 #include "fitspeed/core/table.h"
 #include "transfer_cli.h"
+#include "validate_util.h"
 
 namespace fitspeed::cli {
 
@@ -16,14 +17,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string Pct(double value) { return std::isnan(value) ? "-" : fmt::format("{:.1f}", value); }
-json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-
-json SummaryJson(const ErrorSummary& s) {
-  return {{"cases", s.cases},
-          {"median_abs_error_pct", Number(s.median_abs_error_pct)},
-          {"max_abs_error_pct", Number(s.max_abs_error_pct)}};
-}
+using validate_util::Number;
+using validate_util::Pct;
+using validate_util::SummaryJson;
 
 json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
   json j = json::object();
