@@ -7,6 +7,7 @@
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/intervals.h"
+#include "fitspeed/device/kernels.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"

@@ -209,11 +209,8 @@ Device Apply(const Device& base, const Values& x, const std::array<bool, kParams
       p.efficiency = std::min(1.0, p.efficiency * x[4]);
     }
   }
-  if (free[0]) {
-    for (EfficiencyCurve::Point& p : d.compute_efficiency.points) {
-      p.efficiency = std::min(1.0, p.efficiency * x[0]);  // <= 1 by the bound, up to rounding
-    }
-  }
+  // <= 1 by the bound, up to rounding; implicit GEMM and Winograd curves alike.
+  if (free[0]) ScaleComputeEfficiency(d, x[0]);
   if (free[1]) {
     for (EfficiencyCurve::Point& p : d.memory_efficiency.points) {
       p.efficiency = std::min(1.0, p.efficiency * x[1]);
@@ -228,6 +225,11 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
   double max = 0;
   for (const EfficiencyCurve::Point& p : curve.points) max = std::max(max, p.efficiency);
   return max;
+}
+
+// The largest efficiency the compute scale multiplies (compute and Winograd curves).
+double MaxComputeEfficiency(const Device& d) {
+  return std::max(MaxEfficiency(d.compute_efficiency), MaxEfficiency(d.winograd_efficiency));
 }
 
 // ModelStep of a case, with a problem the device or network cannot model
@@ -442,16 +444,16 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
 
   Bounds bounds;
   bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
-  bounds.upper = {1 / MaxEfficiency(device.compute_efficiency),
-                  1 / MaxEfficiency(device.memory_efficiency), kInf, kInf,
-                  1 / MaxEfficiency(device.TensorEfficiency())};
+  bounds.upper = {1 / MaxComputeEfficiency(device), 1 / MaxEfficiency(device.memory_efficiency),
+                  kInf, kInf, 1 / MaxEfficiency(device.TensorEfficiency())};
   // ModelStep of `which` cases on `base` with the parameters `x`.
   auto predict = [&](const Values& x, const std::vector<size_t>& which) {
     const Device d = Apply(device, x, free);
     std::vector<double> step_s;
     for (size_t i : which) {
       const MeasuredCase& c = cases[i];
-      step_s.push_back(ModelCase(networks.at(CaseNetworkKey(c)), d, c, options.optimizer).step_time_s);
+      step_s.push_back(
+          ModelCase(networks.at(CaseNetworkKey(c)), d, c, options.optimizer).step_time_s);
       FITSPEED_CHECK(Agrees(StepTime(terms[i], x), step_s.back()),
                      "the decomposed step time reproduces ModelStep on the calibrated device");
     }
@@ -667,7 +669,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
   bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
   bounds.upper = {kInf, kInf, kInf, kInf, kInf};
   for (const Device& d : devices) {
-    bounds.upper[0] = std::min(bounds.upper[0], 1 / MaxEfficiency(d.compute_efficiency));
+    bounds.upper[0] = std::min(bounds.upper[0], 1 / MaxComputeEfficiency(d));
     bounds.upper[1] = std::min(bounds.upper[1], 1 / MaxEfficiency(d.memory_efficiency));
     bounds.upper[4] = std::min(bounds.upper[4], 1 / MaxEfficiency(d.TensorEfficiency()));
   }

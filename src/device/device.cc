@@ -132,8 +132,9 @@ int PathLine(const std::string& text, const Path& path) {
 class Reader {
  public:
   // Records the "source" text of every sourced field in `sources` (by field path).
-  Reader(const std::string& text, std::string source, std::map<std::string, std::string>* sources)
-      : text_(text), source_(std::move(source)), sources_(sources) {}
+  Reader(const std::string& text, std::string source, std::map<std::string, std::string>* sources,
+         std::map<std::string, std::string>* bases = nullptr)
+      : text_(text), source_(std::move(source)), sources_(sources), bases_(bases) {}
 
   [[noreturn]] void Fail(const Path& path, const std::string& problem) const {
     throw DataError(source_, PathLine(text_, path), FieldName(path), problem);
@@ -172,11 +173,20 @@ class Reader {
     return v.get<std::string>();
   }
 
-  // A source text: a non-empty string.
+  // A source text: a non-empty string; and the optional basis beside it.
   void Source(const json& object, const Path& path) const {
     const std::string text = String(object, path, "source");
     if (text.empty()) Fail(Sub(path, "source"), "must not be empty");
     (*sources_)[FieldName(path)] = text;
+    if (!object.contains("basis")) return;
+    const std::string basis = String(object, path, "basis");
+    if (basis != "datasheet" && basis != "measured" && basis != "fitted" && basis != "carried" &&
+        basis != "assumed") {
+      Fail(Sub(path, "basis"),
+           fmt::format("expected datasheet, measured, fitted, carried or assumed, got \"{}\"",
+                       basis));
+    }
+    if (bases_ != nullptr) (*bases_)[FieldName(path)] = basis;
   }
 
   // {"value": number, "source": "..."} at object[key]; `rule` names the
@@ -186,7 +196,7 @@ class Reader {
                   Ok ok) const {
     const Path at = Sub(path, key);
     const json& q = Required(object, path, key);
-    Object(q, at, {"value", "source", "type"});
+    Object(q, at, {"value", "source", "type", "basis"});
     const json& v = Required(q, at, "value");
     if (!v.is_number())
       Fail(Sub(at, "value"), fmt::format("expected a number, got {}", Excerpt(v)));
@@ -214,7 +224,7 @@ class Reader {
   EfficiencyCurve Curve(const json& object, const Path& path, const std::string& key) const {
     const Path at = Sub(path, key);
     const json& c = Required(object, path, key);
-    Object(c, at, {"points", "source"});
+    Object(c, at, {"points", "source", "basis"});
     const json& points = Required(c, at, "points");
     const Path points_path = Sub(at, "points");
     if (!points.is_array() || points.empty()) {
@@ -250,6 +260,7 @@ class Reader {
   const std::string& text_;
   std::string source_;
   std::map<std::string, std::string>* sources_;
+  std::map<std::string, std::string>* bases_;  // nullptr: bases checked, not kept
 };
 
 // The document in `text`; DataError at the line where it stops being JSON.
@@ -469,13 +480,18 @@ std::string ReadText(const std::string& path, const char* what) {
 
 std::string DeviceToJson(const Device& d) {
   auto source = [&d](const std::string& field) { return SourceOf(d.sources, field, d.origin); };
-  auto quantity = [&source](const std::string& field, const ordered_json& value) {
-    return ordered_json{{"value", value}, {"source", source(field)}};
+  auto with_basis = [&d](const std::string& field, ordered_json object) {
+    const auto basis = d.bases.find(field);
+    if (basis != d.bases.end()) object["basis"] = basis->second;
+    return object;
   };
-  auto curve = [&source](const std::string& field, const EfficiencyCurve& c) {
+  auto quantity = [&source, &with_basis](const std::string& field, const ordered_json& value) {
+    return with_basis(field, ordered_json{{"value", value}, {"source", source(field)}});
+  };
+  auto curve = [&source, &with_basis](const std::string& field, const EfficiencyCurve& c) {
     ordered_json points = ordered_json::array();
     for (const EfficiencyCurve::Point& p : c.points) points.push_back({p.size, p.efficiency});
-    return ordered_json{{"points", points}, {"source", source(field)}};
+    return with_basis(field, ordered_json{{"points", points}, {"source", source(field)}});
   };
   ordered_json doc;
   doc["schema"] = kSchema;
@@ -487,9 +503,10 @@ std::string DeviceToJson(const Device& d) {
   peaks["fp32"] = quantity("peak_flops_per_s.fp32", d.fp32_flops_per_s);
   if (d.tf32_flops_per_s > 0) peaks["tf32"] = quantity("peak_flops_per_s.tf32", d.tf32_flops_per_s);
   if (d.tensor16_flops_per_s > 0) {
-    peaks["tensor16"] = {{"value", d.tensor16_flops_per_s},
-                         {"type", d.tensor16_type},
-                         {"source", source("peak_flops_per_s.tensor16")}};
+    peaks["tensor16"] =
+        with_basis("peak_flops_per_s.tensor16", {{"value", d.tensor16_flops_per_s},
+                                                 {"type", d.tensor16_type},
+                                                 {"source", source("peak_flops_per_s.tensor16")}});
   }
   doc["peak_flops_per_s"] = peaks;
   if (d.fp32_matrix_on_tensor16) {
@@ -503,6 +520,9 @@ std::string DeviceToJson(const Device& d) {
                        {"memory", curve("efficiency.memory", d.memory_efficiency)}};
   if (!d.tensor_efficiency.points.empty()) {
     doc["efficiency"]["tensor"] = curve("efficiency.tensor", d.tensor_efficiency);
+  }
+  if (!d.winograd_efficiency.points.empty()) {
+    doc["efficiency"]["winograd"] = curve("efficiency.winograd", d.winograd_efficiency);
   }
   doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
                       {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
@@ -556,10 +576,18 @@ const DeviceLink* Device::FindLink(const std::string& what) const {
   return nullptr;
 }
 
+void ScaleComputeEfficiency(Device& device, double scale) {
+  FITSPEED_CHECK(scale > 0, "ScaleComputeEfficiency needs a scale > 0");
+  for (EfficiencyCurve* curve : {&device.compute_efficiency, &device.winograd_efficiency}) {
+    for (EfficiencyCurve::Point& p : curve->points)
+      p.efficiency = std::min(1.0, p.efficiency * scale);
+  }
+}
+
 Device ParseDeviceJson(const std::string& text, const std::string& source) {
   const json doc = ParseDocument(text, source);
   Device d;
-  const Reader r(text, source, &d.sources);
+  const Reader r(text, source, &d.sources, &d.bases);
   const Path root;
   r.Object(doc, root,
            {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
@@ -629,7 +657,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
-  r.Object(eff, eff_path, {"compute", "memory", "tensor"});
+  r.Object(eff, eff_path, {"compute", "memory", "tensor", "winograd"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
@@ -639,6 +667,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
     }
     d.tensor_efficiency = r.Curve(eff, eff_path, "tensor");
   }
+  if (eff.contains("winograd")) d.winograd_efficiency = r.Curve(eff, eff_path, "winograd");
 
   const Path over_path = Reader::Sub(root, "overheads");
   const json& over = r.Required(doc, root, "overheads");

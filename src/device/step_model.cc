@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/kernels.h"
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/timing/data_parallel.h"
 
@@ -151,9 +152,10 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
                                  o.steps_per_execution));
   }
   if (o.devices_per_node < 0) {
-    throw UsageError(fmt::format("DeviceModelOptions.devices_per_node = {}: must be >= 0 (0: one "
-                                 "node)",
-                                 o.devices_per_node));
+    throw UsageError(
+        fmt::format("DeviceModelOptions.devices_per_node = {}: must be >= 0 (0: one "
+                    "node)",
+                    o.devices_per_node));
   }
   if (o.devices_per_node > 0 && o.devices > o.devices_per_node &&
       o.devices % o.devices_per_node != 0) {
@@ -262,9 +264,21 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       const bool on_matrix_units = matrix && !update;
       const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
       p.tensor_units = on_matrix_units && matrix_on_tensor_units;
-      const EfficiencyCurve& efficiency =
-          on_matrix_units ? matrix_efficiency : device.compute_efficiency;
-      if (p.flops > 0) p.compute_s = p.flops / (peak * efficiency.At(p.flops));
+      const ConvAlgorithm algorithm =
+          layer.kind == LayerKind::kConv2d && on_matrix_units
+              ? ConvAlgorithmFor(layer.conv.window.kernel_h, layer.conv.window.kernel_w,
+                                 layer.conv.window.stride_h, layer.conv.window.stride_w,
+                                 static_cast<int>(layer.conv.groups), p.tensor_units,
+                                 !device.winograd_efficiency.points.empty())
+              : ConvAlgorithm::kImplicitGemm;
+      p.winograd = algorithm == ConvAlgorithm::kWinogradF2x2_3x3;
+      p.algorithm_flops = AlgorithmFlops(algorithm, p.flops);
+      const EfficiencyCurve& efficiency = p.winograd        ? device.winograd_efficiency
+                                          : on_matrix_units ? matrix_efficiency
+                                                            : device.compute_efficiency;
+      if (p.flops > 0) {
+        p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops));
+      }
       if (p.bytes > 0)
         p.memory_s = p.bytes / (core_bandwidth * device.memory_efficiency.At(p.bytes));
       if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;

@@ -7,6 +7,7 @@
 #include "core/model_error_json.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/intervals.h"
+#include "fitspeed/device/kernels.h"
 #include "fitspeed/device/step_model.h"
 
 namespace fitspeed {
@@ -21,6 +22,17 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
+// The algorithm a layer's matrix work runs with: a convolution's (Winograd when
+// its forward pass is, fitspeed/device/kernels.h), "gemm" for other matrix
+// layers, "-" for the rest.
+const char* Algorithm(const LayerTime& t) {
+  if (!t.matrix) return "-";
+  if (t.kind != "conv2d") return "gemm";
+  return ConvAlgorithmName(t.passes[static_cast<size_t>(Pass::kForward)].winograd
+                               ? ConvAlgorithm::kWinogradF2x2_3x3
+                               : ConvAlgorithm::kImplicitGemm);
+}
+
 // The interval when one was given and is available, else nullptr.
 const PredictionInterval* Usable(const PredictionInterval* interval) {
   return interval != nullptr && interval->available ? interval : nullptr;
@@ -31,18 +43,18 @@ json IntervalJson(const PredictionInterval* interval) {
   if (interval == nullptr) {
     return {{"available", false}, {"reason", "no interval was asked for"}};
   }
-  json j = {{"available", interval->available},
-            {"reason", interval->available ? json(nullptr) : json(interval->reason)},
-            {"basis", interval->basis},
-            {"level", interval->level},
-            {"cases", interval->cases},
-            {"sources", interval->sources},
-            {"low_factor", interval->available ? json(interval->low_factor) : json(nullptr)},
-            {"high_factor", interval->available ? json(interval->high_factor) : json(nullptr)},
-            {"median_log_ratio",
-             interval->available ? json(interval->median_log_ratio) : json(nullptr)},
-            {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
-            {"errors", ModelErrorsToJson<json>(interval->errors)}};
+  json j = {
+      {"available", interval->available},
+      {"reason", interval->available ? json(nullptr) : json(interval->reason)},
+      {"basis", interval->basis},
+      {"level", interval->level},
+      {"cases", interval->cases},
+      {"sources", interval->sources},
+      {"low_factor", interval->available ? json(interval->low_factor) : json(nullptr)},
+      {"high_factor", interval->available ? json(interval->high_factor) : json(nullptr)},
+      {"median_log_ratio", interval->available ? json(interval->median_log_ratio) : json(nullptr)},
+      {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
+      {"errors", ModelErrorsToJson<json>(interval->errors)}};
   return j;
 }
 
@@ -110,11 +122,13 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
         passes[PassName(p)] = {
             {"time_s", Number(pt.time_s)},     {"flops", Number(pt.flops)},
             {"bytes", Number(pt.bytes)},       {"bound", Bound(pt.memory_bound())},
-            {"layout_s", Number(pt.layout_s)}, {"layout_bytes", Number(pt.layout_bytes)}};
+            {"layout_s", Number(pt.layout_s)}, {"layout_bytes", Number(pt.layout_bytes)},
+            {"winograd", pt.winograd},         {"algorithm_flops", Number(pt.algorithm_flops)}};
       }
       layers.push_back({{"name", t.name},
                         {"kind", t.kind},
                         {"matrix", t.matrix},
+                        {"algorithm", Algorithm(t)},
                         {"padding", Number(t.padding)},
                         {"time_s", Number(t.time_s())},
                         {"bound", Bound(t.memory_bound())},
@@ -129,14 +143,16 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
 std::string CommNote(const DeviceSweepResult& s) {
   const bool nodes = s.devices_per_node > 0 && s.devices > s.devices_per_node;
   const std::string how =
-      nodes ? fmt::format("a ring in each node of {} over the devices link, then a ring over the "
-                          "{} nodes over the network link",
-                          s.devices_per_node, s.devices / s.devices_per_node)
+      nodes ? fmt::format(
+                  "a ring in each node of {} over the devices link, then a ring over the "
+                  "{} nodes over the network link",
+                  s.devices_per_node, s.devices / s.devices_per_node)
             : std::string("a ring over the devices link");
   if (!s.overlap) {
-    return fmt::format("all-reduce: {}, one of all gradients after the backward pass "
-                       "(comm_ms, all exposed; --overlap models PyTorch DDP's buckets)\n\n",
-                       how);
+    return fmt::format(
+        "all-reduce: {}, one of all gradients after the backward pass "
+        "(comm_ms, all exposed; --overlap models PyTorch DDP's buckets)\n\n",
+        how);
   }
   return fmt::format(
       "all-reduce: {}, per bucket as PyTorch DDP does it ({} MiB buckets, the first {} MiB, "
@@ -147,7 +163,7 @@ std::string CommNote(const DeviceSweepResult& s) {
 
 std::string LayerTable(const ModeledStep& s) {
   TextTable table({"layer", "kind", "forward_ms", "bwd_data_ms", "bwd_weights_ms", "update_ms",
-                   "total_ms", "layout_ms", "bound", "padding"});
+                   "total_ms", "layout_ms", "bound", "padding", "algorithm"});
   for (const LayerTime& t : s.layers) {
     if (t.kind == "input") continue;
     auto ms = [&](Pass p) { return FormatSig(t.passes[static_cast<size_t>(p)].time_s * 1e3, 3); };
@@ -155,7 +171,8 @@ std::string LayerTable(const ModeledStep& s) {
     for (const PassTime& p : t.passes) layout_s += p.layout_s;
     table.AddRow({t.name, t.kind, ms(Pass::kForward), ms(Pass::kBackwardData),
                   ms(Pass::kBackwardWeights), ms(Pass::kUpdate), FormatSig(t.time_s() * 1e3, 3),
-                  FormatSig(layout_s * 1e3, 3), Bound(t.memory_bound()), FormatSig(t.padding, 3)});
+                  FormatSig(layout_s * 1e3, 3), Bound(t.memory_bound()), FormatSig(t.padding, 3),
+                  Algorithm(t)});
   }
   return table.Render();
 }
@@ -239,8 +256,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       }
       if (tokens) header.push_back("tokens/s");
       for (const char* h : {"TFLOPS", "MFU_%", "compute_ms", "layout_ms", "update_ms", "comm_ms",
-                            "exposed_comm_ms",
-                            "host_ms", "input_ms", "memory_GiB"}) {
+                            "exposed_comm_ms", "host_ms", "input_ms", "memory_GiB"}) {
         header.push_back(h);
       }
       if (s.recompute) header.push_back("recompute_ms");
@@ -252,7 +268,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
         if (usable != nullptr) {
           row.push_back(fmt::format("{}-{}", FormatSig(m.throughput_sps * usable->low_factor, 3),
                                     FormatSig(m.throughput_sps * usable->high_factor, 3)));
-          row.push_back(fmt::format("{}-{}", FormatSig(m.step_time_s / usable->high_factor * 1e3, 3),
+          row.push_back(fmt::format("{}-{}",
+                                    FormatSig(m.step_time_s / usable->high_factor * 1e3, 3),
                                     FormatSig(m.step_time_s / usable->low_factor * 1e3, 3)));
         }
         if (tokens) {
@@ -284,15 +301,34 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       break;
     }
     case OutputFormat::kCsv: {
-      TextTable table({"device",       "model",          "precision",
-                       "layout",       "batch",          "devices",
-                       "step_time_s",  "throughput_sps", "compute_s",
-                       "layout_s",     "update_s",       "comm_s",       "exposed_comm_s",
-                       "host_s",       "input_s",        "input_bound",
-                       "memory_bytes", "fits",           "cost_per_million_samples",
-                       "mfu",          "tokens_per_s",   "attention",
-                       "accumulation", "interval_level", "throughput_low_sps",
-                       "throughput_high_sps", "step_time_low_s", "step_time_high_s",
+      TextTable table({"device",
+                       "model",
+                       "precision",
+                       "layout",
+                       "batch",
+                       "devices",
+                       "step_time_s",
+                       "throughput_sps",
+                       "compute_s",
+                       "layout_s",
+                       "update_s",
+                       "comm_s",
+                       "exposed_comm_s",
+                       "host_s",
+                       "input_s",
+                       "input_bound",
+                       "memory_bytes",
+                       "fits",
+                       "cost_per_million_samples",
+                       "mfu",
+                       "tokens_per_s",
+                       "attention",
+                       "accumulation",
+                       "interval_level",
+                       "throughput_low_sps",
+                       "throughput_high_sps",
+                       "step_time_low_s",
+                       "step_time_high_s",
                        "interval_basis"});
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       auto add = [&](const ModeledStep& m) {
@@ -362,8 +398,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       j["model_interval"] = IntervalJson(interval);
       j["steps"] = json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {
-        j["steps"].push_back(
-            StepJson(s, s.steps[i], layers && i + 1 == s.steps.size(), interval));
+        j["steps"].push_back(StepJson(s, s.steps[i], layers && i + 1 == s.steps.size(), interval));
       }
       j["out_of_memory"] = json::array();
       for (const ModeledStep& m : s.out_of_memory)

@@ -27,7 +27,7 @@ using ::testing::HasSubstr;
 Device TrueDevice(const Device& base, double compute_scale, double memory_scale, double launch_s,
                   double host_s) {
   Device d = base;
-  for (EfficiencyCurve::Point& p : d.compute_efficiency.points) p.efficiency *= compute_scale;
+  ScaleComputeEfficiency(d, compute_scale);
   for (EfficiencyCurve::Point& p : d.memory_efficiency.points) p.efficiency *= memory_scale;
   d.kernel_launch_s = launch_s;
   d.step_host_s = host_s;
@@ -101,8 +101,9 @@ TEST(Calibrate, RecoversComputeScaleAndHostOverheadSetByHand) {
 }
 
 TEST(Calibrate, RecoversSeparateFp32AndTensorCoreScalesSetByHand) {
-  const Device v100 = LoadDevice("v100-sxm2");
-  ASSERT_TRUE(v100.tensor_efficiency.points.empty());  // the catalog has one curve
+  // A V100 with one curve for CUDA cores and tensor cores alike.
+  Device v100 = LoadDevice("v100-sxm2");
+  v100.tensor_efficiency.points.clear();
   // Chosen: FP32 kernels at 1.1x the catalog's efficiency, tensor-core kernels
   // at 0.6x of the same curve, 3 ms of host work per step.
   Device truth = TrueDevice(v100, 1.1, 1.0, v100.kernel_launch_s, 3e-3);
@@ -319,15 +320,23 @@ TEST(Calibrate, UnknownNetworkAndBadOptionsAreNamed) {
 
 TEST(Calibrate, ScaleBoundsKeepEfficienciesAtMostOne) {
   const Device t4 = LoadDevice("t4");
-  // A truth faster than any efficiency <= 1 allows: compute x2 (T4's largest
-  // point 0.8 would become 1.6). The scale stops at 1/0.8 = 1.25.
+  // A truth faster than any efficiency <= 1 allows: compute x3 (T4's largest
+  // CUDA-core point, about 0.5, would become 1.5). The scale stops at 1 over
+  // that point.
+  double largest = 0;
+  for (const EfficiencyCurve* curve : {&t4.compute_efficiency, &t4.winograd_efficiency}) {
+    for (const EfficiencyCurve::Point& p : curve->points) largest = std::max(largest, p.efficiency);
+  }
+  ASSERT_GT(largest, 0.34);
   Device truth = t4;
-  for (EfficiencyCurve::Point& p : truth.compute_efficiency.points) p.efficiency *= 2;
+  for (EfficiencyCurve* curve : {&truth.compute_efficiency, &truth.winograd_efficiency}) {
+    for (EfficiencyCurve::Point& p : curve->points) p.efficiency *= 3;  // beyond 1 on purpose
+  }
   CalibrationOptions options;
   options.parameters = {CalibrationParameter::kComputeScale, CalibrationParameter::kStepHost};
   const CalibrationResult r =
       CalibrateDevice(t4, SyntheticCases(truth, kNetworks, kBatches), options);
-  EXPECT_NEAR(r.parameters[0].value, 1.25, 1e-9);
+  EXPECT_NEAR(r.parameters[0].value, 1 / largest, 1e-9);
   EXPECT_TRUE(r.parameters[0].at_bound());
   EXPECT_LE(r.device.compute_efficiency.points.back().efficiency, 1.0);
   EXPECT_GE(r.parameters[1].value, 0);

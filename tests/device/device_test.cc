@@ -200,9 +200,9 @@ TEST(DeviceJson, BadJsonNamesFileAndLine) {
 
 TEST(DeviceJson, EfficiencyOutsideZeroOneAndMissingSourceAreRejected) {
   const std::string valid = CatalogDeviceJson("t4");
-  EXPECT_THAT(LoadBroken(Replace(valid, "[1e11, 0.8]", "[1e11, 1.5]"),
+  EXPECT_THAT(LoadBroken(Replace(valid, "\"points\": [[1e5, 0.04458]", "\"points\": [[1e5, 1.5]"),
                          ::testing::TempDir() + "/fitspeed_eff.json"),
-              HasSubstr("efficiency.compute.points[5]"));
+              HasSubstr("efficiency.compute.points[0]"));
   EXPECT_THAT(LoadBroken(Replace(valid, "\"source\": \"NVIDIA T4 datasheet: 8.1",
                                  "\"origin\": \"NVIDIA T4 datasheet: 8.1"),
                          ::testing::TempDir() + "/fitspeed_source.json"),

@@ -484,7 +484,7 @@ TEST(Validate, CrossValidationPredictsEachNetworkFromTheOthers) {
   // catalog device is off by the scale.
   const Device t4 = LoadDevice("t4");
   Device truth = t4;
-  for (EfficiencyCurve::Point& p : truth.compute_efficiency.points) p.efficiency *= 0.7;
+  ScaleComputeEfficiency(truth, 0.7);
   truth.step_host_s = 4e-3;
   std::vector<MeasuredCase> cases =
       MeasuredOn(truth, "t4", "cnn-cifar-small", "pytorch", DevicePrecision::kFp32);
@@ -573,7 +573,7 @@ TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
   std::vector<MeasuredCase> cases;
   for (const char* name : {"t4", "v100-sxm2", "k80"}) {
     Device truth = LoadDevice(name);
-    for (EfficiencyCurve::Point& p : truth.compute_efficiency.points) p.efficiency *= 0.6;
+    ScaleComputeEfficiency(truth, 0.6);
     for (const MeasuredCase& c :
          MeasuredOn(truth, name, "resnet18-cifar", "pytorch", DevicePrecision::kFp32)) {
       cases.push_back(c);

@@ -54,6 +54,9 @@ json DeviceJson(const Device& d) {
           {"memory_efficiency", CurveJson(d.memory_efficiency)},
           {"tensor_efficiency",
            d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
+          {"winograd_efficiency",
+           d.winograd_efficiency.points.empty() ? json(nullptr) : CurveJson(d.winograd_efficiency)},
+          {"bases", d.bases},
           {"kernel_launch_s", d.kernel_launch_s},
           {"step_host_s", d.step_host_s},
           {"batch_multiple", d.batch_multiple},
@@ -124,12 +127,23 @@ int RunDevices(const DevicesOptions& options) {
       std::cout << fmt::format("16-bit peak: {} TFLOPS {} ({})\n", Tflops(d.tensor16_flops_per_s),
                                d.tensor16_type, peak16->second);
     }
-    std::cout << "compute efficiency (FLOPs, fraction):" << curve(d.compute_efficiency) << "\n";
-    if (!d.tensor_efficiency.points.empty()) {
-      std::cout << "tensor-unit efficiency (FLOPs, fraction):" << curve(d.tensor_efficiency)
-                << "\n";
+    // How a curve was obtained (its "basis", docs/devices.md), when the file says.
+    auto basis = [&d](const char* field) {
+      const auto it = d.bases.find(field);
+      return it == d.bases.end() ? std::string() : " [" + it->second + "]";
+    };
+    std::cout << "compute efficiency (FLOPs, fraction)" << basis("efficiency.compute") << ":"
+              << curve(d.compute_efficiency) << "\n";
+    if (!d.winograd_efficiency.points.empty()) {
+      std::cout << "Winograd F(2x2,3x3) convolution efficiency (its FLOPs, fraction)"
+                << basis("efficiency.winograd") << ":" << curve(d.winograd_efficiency) << "\n";
     }
-    std::cout << "memory efficiency (bytes, fraction):" << curve(d.memory_efficiency) << "\n";
+    if (!d.tensor_efficiency.points.empty()) {
+      std::cout << "tensor-unit efficiency (FLOPs, fraction)" << basis("efficiency.tensor") << ":"
+                << curve(d.tensor_efficiency) << "\n";
+    }
+    std::cout << "memory efficiency (bytes, fraction)" << basis("efficiency.memory") << ":"
+              << curve(d.memory_efficiency) << "\n";
     if (d.price_per_hour) {
       const auto source = d.sources.find("price_per_hour");
       std::cout << fmt::format("price: {} per device-hour ({})\n", FormatSig(*d.price_per_hour),

@@ -25,8 +25,9 @@
 #include "fitspeed/device/validate.h"
 #include "transfer_cli.h"
 #include "validate_intervals.h"
-#include "validate_util.h"
+#include "validate_kernels.h"
 #include "validate_placements.h"
+#include "validate_util.h"
 
 #ifndef FITSPEED_SOURCE_DATA_DIR
 #define FITSPEED_SOURCE_DATA_DIR "data"
@@ -48,11 +49,14 @@ struct ValidateCliOptions {
   bool no_cross_device = false;
   bool no_transfer = false;
   bool layers = false;
-  bool placements = false;       // --placements: the Pollux placements check instead
-  std::string placements_links;  // --placements-links FILE: its network link
+  bool placements = false;               // --placements: the Pollux placements check instead
+  std::string placements_links;          // --placements-links FILE: its network link
   int placements_calibration_nodes = 2;  // --placements-calibration-nodes N
   double interval_level = 0.8;
   std::string intervals_out;  // write the interval table (data/intervals.json) here
+  bool kernels = false;       // --kernels: the kernel fits instead
+  std::string kernel_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/kernels";
+  std::string catalog_out;  // --catalog-out DIR: write the refitted catalog devices there
   std::string output = "table";
 };
 
@@ -646,6 +650,7 @@ int RunLayerCheck(const ValidateCliOptions& options, OutputFormat format) {
 
 int RunValidate(const ValidateCliOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
+  if (options.kernels) return RunKernelCheck(options.kernel_dir, options.catalog_out, format);
   std::error_code error;
   if (!std::filesystem::is_directory(options.data_dir, error)) {
     throw InputError(fmt::format(
@@ -694,8 +699,9 @@ int RunValidate(const ValidateCliOptions& options) {
   intervals.generated_by = "fitspeed validate --intervals-out (data/measured)";
   if (!options.intervals_out.empty()) {
     if (!transfer) {
-      throw UsageError("--intervals-out needs the transfer check (drop --no-transfer): the "
-                       "table holds the transferred predictions' errors too");
+      throw UsageError(
+          "--intervals-out needs the transfer check (drop --no-transfer): the "
+          "table holds the transferred predictions' errors too");
     }
     std::ofstream out(options.intervals_out, std::ios::binary);
     out << IntervalTableToJson(intervals);
@@ -751,6 +757,19 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-transfer", options->no_transfer,
                     "Skip the transfer check (predict each device's cases from the same "
                     "network's cases on one other device, calibrated on those only)");
+  command->add_flag("--kernels", options->kernels,
+                    "Instead, fit the device efficiency curves to the published kernel timings "
+                    "of --kernel-data (DeepBench GEMMs and convolutions, K40 SGEMM) and report "
+                    "the fits, their residuals and the convolution-algorithm rule's agreement "
+                    "with cuDNN (docs/validation.md, \"Kernel fits\")");
+  command
+      ->add_option("--kernel-data", options->kernel_dir,
+                   "With --kernels: the directory of the kernel tables")
+      ->capture_default_str();
+  command->add_option("--catalog-out", options->catalog_out,
+                      "With --kernels: write the catalog devices the fits serve, with the fitted "
+                      "or carried curves, into this directory (data/devices regenerates the "
+                      "catalog)");
   command->add_flag("--placements", options->placements,
                     "Instead, check the data-parallel step (all-reduce overlapped as PyTorch DDP "
                     "does it, and serial) against Pollux's 2-4 GPU placements on one T4 node, and "

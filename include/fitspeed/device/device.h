@@ -103,6 +103,12 @@ struct Device {
   // fraction of their much larger peak than FP32 kernels do, so calibrating it
   // separately matters for TF32 and mixed precision.
   EfficiencyCurve tensor_efficiency;
+  // FP32 3x3 stride-1 convolutions run with Winograd F(2x2, 3x3) (cuDNN's
+  // choice on Maxwell to Turing CUDA cores; fitspeed/device/kernels.h), against
+  // the FLOPs of the algorithm (16/36 of the direct ones). Empty (JSON: no
+  // "efficiency.winograd"): every convolution runs as implicit GEMM at
+  // compute_efficiency.
+  EfficiencyCurve winograd_efficiency;
   // tensor_efficiency, or compute_efficiency when it is empty.
   const EfficiencyCurve& TensorEfficiency() const {
     return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;
@@ -138,10 +144,21 @@ struct Device {
   // ("memory.bandwidth_bytes_per_s", "efficiency.compute", "links[0].latency_s"):
   // kept so that DeviceToJson writes a device back with its sources.
   std::map<std::string, std::string> sources;
+  // How each sourced number was obtained, by the same paths as `sources`, for
+  // the fields whose JSON object gives a "basis": "datasheet" (a vendor's or a
+  // standard's published figure), "measured" (timed directly), "fitted" (to
+  // measurements of this device), "carried" (fitted on another device and
+  // carried by a stated rule) or "assumed".
+  std::map<std::string, std::string> bases;
 
   // The first link connecting `what` ("cores", "devices", ...), or nullptr.
   const DeviceLink* FindLink(const std::string& what) const;
 };
+
+// Multiplies every point of the curves of the device's CUDA-core (vector
+// unit) matrix work, compute_efficiency and winograd_efficiency, by `scale`
+// (> 0), capping each at 1: what calibration's compute scale changes.
+void ScaleComputeEfficiency(Device& device, double scale);
 
 // Parses a "fitspeed.device/1" document. Throws DataError(source, line, field,
 // problem) for malformed JSON, a missing or unknown field, a wrong type, or a

@@ -87,8 +87,8 @@ struct DeviceModelOptions {
   // decomposes a step into passes plus a fixed communication time; overlap
   // is for a link measured with `fitspeed linkbench`.
   bool overlap = false;
-  double bucket_bytes = 25.0 * 1024 * 1024;     // > 0; DDP's bucket_cap_mb = 25 (MiB)
-  double first_bucket_bytes = 1024.0 * 1024;    // > 0; DDP's first bucket, 1 MiB
+  double bucket_bytes = 25.0 * 1024 * 1024;   // > 0; DDP's bucket_cap_mb = 25 (MiB)
+  double first_bucket_bytes = 1024.0 * 1024;  // > 0; DDP's first bucket, 1 MiB
   // Training steps per host call (Keras steps_per_execution, >= 1): the host
   // overhead is paid once per call.
   int steps_per_execution = 1;
@@ -151,6 +151,11 @@ struct PassTime {
   double layout_s = 0;        // layout_memory_s + layout_kernels * kernel launch
   double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
+  // A convolution pass run with Winograd F(2x2, 3x3) (ConvAlgorithmFor,
+  // fitspeed/device/kernels.h): compute_s is then algorithm_flops at the
+  // device's Winograd curve; `flops` stays the direct count.
+  bool winograd = false;
+  double algorithm_flops = 0;  // FLOPs the pass's algorithm performs (flops unless winograd)
   bool memory_bound() const { return memory_s > compute_s; }
 };
 
@@ -167,32 +172,32 @@ struct LayerTime {
 
 // The modeled step at one global batch.
 struct ModeledStep {
-  int64_t batch = 0;  // global batch of one micro-batch (all devices)
+  int64_t batch = 0;     // global batch of one micro-batch (all devices)
   int accumulation = 1;  // micro-batches per optimizer step (DeviceModelOptions)
   int devices = 1;
   double per_device_batch = 0;  // batch / devices
   int64_t per_core_batch = 0;   // ceil(per-device batch / cores), padded to the tile
   // Times per optimizer step: with accumulation, compute, layout, host and
   // input are those of all its micro-batches.
-  double compute_s = 0;         // sum of the layers' forward and backward passes
-  double recompute_s = 0;       // of which forward passes run again (DeviceModelOptions::recompute)
-  double layout_s = 0;          // of which layout transposes (PassTime::layout_s)
-  double update_s = 0;          // sum of the layers' optimizer updates
-  double comm_s = 0;            // all-reduce between cores and between devices, all of it
+  double compute_s = 0;    // sum of the layers' forward and backward passes
+  double recompute_s = 0;  // of which forward passes run again (DeviceModelOptions::recompute)
+  double layout_s = 0;     // of which layout transposes (PassTime::layout_s)
+  double update_s = 0;     // sum of the layers' optimizer updates
+  double comm_s = 0;       // all-reduce between cores and between devices, all of it
   // Of comm_s, the time the step waits for: all of it without overlap; with
   // overlap (DeviceModelOptions::overlap) the all-reduce between cores and
   // what the bucketed all-reduce between devices lasts past the backward pass.
   double exposed_comm_s = 0;
-  int comm_buckets = 0;         // all-reduces between devices per step (0 on one device)
-  int nodes = 1;                // devices / devices_per_node (1: one node)
-  double backward_s = 0;        // the backward pass of one micro-batch (the overlap's window)
-  double host_s = 0;            // accumulation x step_host_s / steps_per_execution
-  double device_step_s = 0;     // compute + update + exposed_comm + host
-  double input_s = 0;           // accumulation x per_device_batch / input rate (0: unlimited)
-  bool input_bound = false;     // input_s > device_step_s
-  double step_time_s = 0;       // max(device_step_s, input_s)
-  double throughput_sps = 0;    // accumulation x batch / step_time_s
-  double step_flops = 0;        // FLOPs of the whole step, unpadded (CountCost)
+  int comm_buckets = 0;       // all-reduces between devices per step (0 on one device)
+  int nodes = 1;              // devices / devices_per_node (1: one node)
+  double backward_s = 0;      // the backward pass of one micro-batch (the overlap's window)
+  double host_s = 0;          // accumulation x step_host_s / steps_per_execution
+  double device_step_s = 0;   // compute + update + exposed_comm + host
+  double input_s = 0;         // accumulation x per_device_batch / input rate (0: unlimited)
+  bool input_bound = false;   // input_s > device_step_s
+  double step_time_s = 0;     // max(device_step_s, input_s)
+  double throughput_sps = 0;  // accumulation x batch / step_time_s
+  double step_flops = 0;      // FLOPs of the whole step, unpadded (CountCost)
   // Model FLOPs utilization (Chowdhery et al. 2022, PaLM, appendix B): the
   // forward and backward FLOPs of the batch without recomputation (unfused
   // attention's count) per second, over the devices' dense matrix peak at the
@@ -211,10 +216,10 @@ struct DeviceSweepResult {
   ActivationLayout layout = ActivationLayout::kNchw;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
-  int devices_per_node = 0;        // DeviceModelOptions::devices_per_node
-  bool overlap = false;            // DeviceModelOptions::overlap
-  double bucket_bytes = 0;         // DeviceModelOptions::bucket_bytes
-  double first_bucket_bytes = 0;   // DeviceModelOptions::first_bucket_bytes
+  int devices_per_node = 0;       // DeviceModelOptions::devices_per_node
+  bool overlap = false;           // DeviceModelOptions::overlap
+  double bucket_bytes = 0;        // DeviceModelOptions::bucket_bytes
+  double first_bucket_bytes = 0;  // DeviceModelOptions::first_bucket_bytes
   int steps_per_execution = 1;
   int accumulation = 1;            // DeviceModelOptions::accumulation
   double input_samples_per_s = 0;  // DeviceModelOptions::input_samples_per_s

@@ -1,0 +1,187 @@
+// Device efficiency curves fitted to published per-kernel measurements
+// (docs/devices.md, "Curves from kernel measurements"; docs/validation.md,
+// "Kernel fits").
+//
+// The step model (fitspeed/device/step_model.h) times each pass of a layer
+// as max(F / (peak * eff(F)), B / (bw * mem_eff(B))) + launch. Here eff(F) is
+// fitted, per GPU and per kind of unit, to kernels timed one by one: Baidu
+// DeepBench's training GEMMs and convolutions (forward, backward-data,
+// backward-weights; cuBLAS/cuDNN with the algorithm cuDNN picked) and cuBLAS
+// SGEMM on a Tesla K40 (clBLAS performance tables), copied into
+// data/kernels/ with their sources. The curve is a log-logistic in the
+// kernel's FLOPs,
+//   eff(F) = e_max / (1 + (F_half / F)^k),
+// fitted by least squares on ln(modeled / measured time) (Ceres), with the
+// device's own memory curve and launch time in the modeled time, so the
+// fitted curve is what ModelStep needs. It is written into device files as
+// points (EfficiencyCurve) and carried to devices without kernel data by the
+// rule of CarryCurve.
+//
+// Convolution algorithms: cuDNN runs FP32 3x3 stride-1 convolutions with
+// Winograd's minimal filtering (Lavin & Gray, "Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016): F(2x2, 3x3) computes a 2x2
+// output tile with 16 multiplies instead of 36, 2.25x fewer. The model
+// times such a convolution as 16/36 of its direct FLOPs at the device's
+// Winograd efficiency curve (Device::winograd_efficiency), itself fitted to
+// those kernels; ConvAlgorithmFor states the rule and KernelFitReport how
+// often it agrees with cuDNN's choice.
+//
+//   std::vector<KernelMeasurement> k = ReadKernelTable("data/kernels/deepbench_gemm.csv");
+//   KernelFitReport report = FitKernelCurves(k, KernelGpus());
+#ifndef FITSPEED_DEVICE_KERNELS_H_
+#define FITSPEED_DEVICE_KERNELS_H_
+
+#include <string>
+#include <vector>
+
+#include "fitspeed/device/device.h"
+
+namespace fitspeed {
+
+// The units a kernel's matrix work runs on, each with its own curve.
+enum class KernelUnit {
+  kFp32,      // FP32 CUDA cores, direct or implicit-GEMM (Device::compute_efficiency)
+  kWinograd,  // FP32 CUDA cores, Winograd convolution (Device::winograd_efficiency)
+  kTensor16,  // FP16 tensor cores (Device::tensor_efficiency)
+};
+const char* KernelUnitName(KernelUnit unit);  // "fp32", "winograd", "tensor16"
+
+// A convolution's algorithm as the model runs it.
+enum class ConvAlgorithm {
+  kImplicitGemm,      // direct / implicit GEMM: 2 N K P Q C R S FLOPs
+  kWinogradF2x2_3x3,  // Winograd F(2x2, 3x3): 16/36 of the direct multiplies
+};
+const char* ConvAlgorithmName(ConvAlgorithm algorithm);  // "implicit-gemm", "winograd-f2x2-3x3"
+
+// The rule the model applies, read from DeepBench's algorithm columns: on
+// P100, V100 and T4, cuDNN chose a Winograd kernel for 80 of the 96 FP32 3x3
+// stride-1 forward convolutions (the others are small), for 4 of the 186 other
+// FP32 ones, and for none of the FP16 tensor-core ones. Winograd for a 3x3
+// convolution of stride 1 and one group, on CUDA cores (not tensor units),
+// when the device has a Winograd curve; implicit GEMM otherwise.
+ConvAlgorithm ConvAlgorithmFor(int kernel_h, int kernel_w, int stride_h, int stride_w, int groups,
+                               bool tensor_units, bool device_has_winograd);
+
+// The FLOPs a convolution's algorithm performs, from its direct FLOPs:
+// direct for implicit GEMM, direct x 16/36 for Winograd F(2x2, 3x3).
+double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops);
+
+// One published kernel timing.
+struct KernelMeasurement {
+  std::string gpu;        // as the source names it: "V100", "P100", "T4", "Tesla K40"
+  std::string op;         // "gemm" or "conv"
+  std::string pass;       // "fwd", "bwd_data", "bwd_weights" (GEMMs: "fwd")
+  bool tensor16 = false;  // FP16 inputs on tensor cores (DeepBench "FP16 ip, mixed math")
+  // conv only: shape and the algorithm cuDNN chose for the forward pass
+  // (DeepBench's column; backward rows repeat it), "" when not recorded.
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  std::string cudnn_algorithm;
+  double direct_flops = 0;  // 2 M N K, or 2 N K P Q C R S
+  double bytes = 0;         // inputs read and output written once, at the element size
+  double time_s = 0;        // measured, > 0
+  std::string source;       // "file:line"
+};
+
+// Reads a DeepBench GEMM or convolution table (data/kernels/deepbench_*.csv)
+// or the K40 SGEMM table (k40_cublas_sgemm.csv), recognised by their headers;
+// only FP32 and FP16-tensor-core training rows. Throws InputError when the
+// file cannot be read, DataError(file, line, field) for a missing column, a
+// value that is not a positive number, or an unrecognised header.
+std::vector<KernelMeasurement> ReadKernelTable(const std::string& path);
+
+// A GPU whose kernels are in the tables: its peaks as measured (the clocks
+// of the measurement) and its bandwidth, and the catalog devices its curves
+// serve: `fitted` take them as fitted (the same chip and board), `carried`
+// by CarryCurve (another board or a later generation).
+struct KernelGpu {
+  std::string name;                 // KernelMeasurement::gpu
+  std::string description;          // one line, with the source of the peaks
+  double fp32_flops_per_s = 0;      // > 0
+  double tensor16_flops_per_s = 0;  // 0: no tensor cores
+  double memory_bandwidth_bytes_per_s = 0;
+  double kernel_launch_s = 5e-6;
+  std::vector<std::string> fitted;   // catalog devices that take the fit
+  std::vector<std::string> carried;  // catalog devices that take a carried curve
+};
+// The GPUs of data/kernels/: V100 (SXM2, DGX-1), P100 (SXM2), T4 and Tesla K40
+// (boost clock), with the catalog devices each serves.
+std::vector<KernelGpu> KernelGpus();
+
+// The fitted log-logistic efficiency curve of one GPU and unit.
+struct KernelCurveFit {
+  std::string gpu;
+  KernelUnit unit = KernelUnit::kFp32;
+  int kernels = 0;  // measurements fitted
+  // eff(F) = e_max / (1 + (f_half / F)^slope), each with its standard error
+  // sqrt(s^2 (J^T J)^-1_ii), s^2 = RSS/dof, of the log-time residuals.
+  double e_max = 0, e_max_se = 0;
+  double f_half = 0, f_half_se = 0;  // FLOPs
+  double slope = 0, slope_se = 0;
+  bool converged = false;
+  // |modeled / measured time - 1| over the fitted kernels.
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  // Per op and pass ("gemm", "conv/fwd", ...): kernels and median |error|.
+  struct Group {
+    std::string name;
+    int kernels = 0;
+    double median_abs_error = 0;
+    double median_signed_error = 0;
+  };
+  std::vector<Group> groups;
+  double At(double flops) const;  // the fitted eff(F)
+  // The curve as device-file points: at 10^5 .. 10^12 FLOPs, four per decade.
+  EfficiencyCurve Curve() const;
+};
+
+// How often ConvAlgorithmFor agrees with cuDNN's forward choice, per GPU
+// (FP32 convolutions with a recorded algorithm).
+struct AlgorithmAgreement {
+  std::string gpu;
+  int convolutions = 0;  // FP32 forward convolutions with an algorithm
+  int agree = 0;         // the rule picks the same family (Winograd or not)
+  int winograd_by_cudnn = 0;
+  int winograd_by_rule = 0;
+};
+
+struct KernelFitReport {
+  std::vector<KernelCurveFit> fits;  // per GPU and unit with enough kernels, in KernelGpus order
+  std::vector<AlgorithmAgreement> agreement;
+  // Kernels left out, and why (each reason once with its count).
+  std::vector<std::string> skipped;
+};
+
+// Fits every GPU of `gpus` and unit that has at least 8 kernels in
+// `measurements`. A GEMM is timed with the unit's curve; a convolution with the
+// unit ConvAlgorithmFor gives (Winograd's curve on its 16/36 FLOPs, or the FP32
+// or tensor curve on its direct FLOPs).
+KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measurements,
+                                const std::vector<KernelGpu>& gpus);
+
+// Carries a curve fitted on a device of peak `from_peak` to one of peak
+// `to_peak` (same unit): a kernel of F FLOPs on the new device reaches the
+// efficiency that a kernel of the same ideal time F / peak reached on the
+// measured one, e_to(F) = e_from(F x from_peak / to_peak). A larger device
+// needs proportionally larger kernels to fill it (more SMs, the same tile
+// and wave quantisation per SM). Checked on the end-to-end cases of A100,
+// H100 and K80 (docs/validation.md).
+EfficiencyCurve CarryCurve(const KernelCurveFit& fit, double from_peak, double to_peak);
+
+// The kernel tables of a data/kernels directory, read with ReadKernelTable:
+// deepbench_gemm.csv, deepbench_conv.csv and k40_cublas_sgemm.csv.
+std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
+
+// Sets the curves of `device` that the fits of `report` serve (KernelGpus'
+// `fitted` and `carried` lists name it): efficiency.compute from the GPU's
+// FP32 fit, efficiency.winograd from its Winograd fit (a device without
+// one keeps running every convolution as implicit GEMM), efficiency.tensor
+// from its FP16 tensor-core fit when the device has 16-bit or TF32 units,
+// each through CarryCurve from the GPU's peak to the device's (the identity
+// for a fitted device), with its source and basis ("fitted" or "carried").
+// Returns the fields it set, empty when no GPU serves the device.
+std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport& report,
+                                           const std::vector<KernelGpu>& gpus);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_DEVICE_KERNELS_H_

@@ -1,0 +1,435 @@
+// Efficiency curves fitted to published kernel timings (fitspeed/device/kernels.h).
+#include "fitspeed/device/kernels.h"
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "csv_table.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
+
+namespace fitspeed {
+
+namespace {
+
+// Fewer kernels than this leave a three-parameter curve undetermined.
+constexpr int kMinKernels = 8;
+// Winograd F(2x2, 3x3): (2 + 3 - 1)^2 = 16 multiplies per 2x2 output tile and
+// input/output channel pair, against 2 x 2 x 3 x 3 = 36 direct (Lavin & Gray 2016, eq. 6).
+constexpr double kWinogradF2x2Ratio = 16.0 / 36.0;
+
+// The log-logistic efficiency, written once for double and ceres::Jet:
+// eff = e_max / (1 + (f_half / F)^k) with e_max = exp(log_e_max), f_half = exp(log_f_half).
+template <typename T>
+T Efficiency(const T& log_e_max, const T& log_f_half, const T& slope, double flops) {
+  using std::exp;
+  return exp(log_e_max) / (T(1) + exp(slope * (log_f_half - std::log(flops))));
+}
+
+// One kernel: the modeled time with the fitted curve, against the measured one.
+struct KernelTerm {
+  double flops = 0;     // of the algorithm that runs (Winograd: its multiplies x 2)
+  double peak = 0;      // FLOP/s of the unit
+  double memory_s = 0;  // bytes / (bandwidth x memory efficiency)
+  double launch_s = 0;
+  double measured_s = 0;
+  template <typename T>
+  T Modeled(const T& log_e_max, const T& log_f_half, const T& slope) const {
+    const T compute = T(flops / peak) / Efficiency(log_e_max, log_f_half, slope, flops);
+    const T bound = compute > T(memory_s) ? compute : T(memory_s);
+    return bound + T(launch_s);
+  }
+};
+
+struct LogTimeResidual {
+  const KernelTerm* term;
+  template <typename T>
+  bool operator()(const T* a, const T* b, const T* k, T* residual) const {
+    using std::log;
+    residual[0] = log(term->Modeled(a[0], b[0], k[0])) - T(std::log(term->measured_s));
+    return true;
+  }
+};
+
+double Quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double at = q * static_cast<double>(values.size() - 1);
+  const size_t i = static_cast<size_t>(std::floor(at));
+  const size_t j = std::min(i + 1, values.size() - 1);
+  return values[i] + (at - static_cast<double>(i)) * (values[j] - values[i]);
+}
+
+KernelMeasurement Base(const CsvTable& t, const CsvTable::Row& row) {
+  KernelMeasurement m;
+  m.source = fmt::format("{}:{}", t.source, row.line);
+  return m;
+}
+
+// DeepBench's precision column: FP32 or FP16 on tensor cores; other rows skipped.
+bool DeepBenchPrecision(const CsvTable& t, const CsvTable::Row& row, bool* tensor16) {
+  const std::string& p = t.Get(row, "precision");
+  *tensor16 = p == "fp16_io_fp16mul_fp32acc";
+  return p == "fp32" || *tensor16;
+}
+
+}  // namespace
+
+const char* KernelUnitName(KernelUnit unit) {
+  switch (unit) {
+    case KernelUnit::kFp32:
+      return "fp32";
+    case KernelUnit::kWinograd:
+      return "winograd";
+    case KernelUnit::kTensor16:
+      return "tensor16";
+  }
+  return "unknown";
+}
+
+const char* ConvAlgorithmName(ConvAlgorithm algorithm) {
+  return algorithm == ConvAlgorithm::kWinogradF2x2_3x3 ? "winograd-f2x2-3x3" : "implicit-gemm";
+}
+
+ConvAlgorithm ConvAlgorithmFor(int kernel_h, int kernel_w, int stride_h, int stride_w, int groups,
+                               bool tensor_units, bool device_has_winograd) {
+  const bool winograd = device_has_winograd && !tensor_units && kernel_h == 3 && kernel_w == 3 &&
+                        stride_h == 1 && stride_w == 1 && groups == 1;
+  return winograd ? ConvAlgorithm::kWinogradF2x2_3x3 : ConvAlgorithm::kImplicitGemm;
+}
+
+double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops) {
+  return algorithm == ConvAlgorithm::kWinogradF2x2_3x3 ? direct_flops * kWinogradF2x2Ratio
+                                                       : direct_flops;
+}
+
+std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
+  const CsvTable t = ReadCsvTable(path, {"gpu", "op", "precision", "N", "K"});
+  const bool k40 = t.column.count("time_us_derived") > 0;
+  const bool conv = !k40 && t.column.count("R_filter_h") > 0;
+  if (!k40 && t.column.count("time_us") == 0) {
+    throw DataError(
+        path, 1, "header",
+        "neither a DeepBench table (time_us) nor the K40 SGEMM table (time_us_derived)");
+  }
+  // The columns each kind of table needs beyond the common ones.
+  const std::vector<std::string> needed =
+      conv  ? std::vector<std::string>{"phase", "pass",       "C",          "H",
+                                       "W",     "R_filter_h", "S_filter_w", "pad_h",
+                                       "pad_w", "stride_h",   "stride_w",   "fwd_algo"}
+      : k40 ? std::vector<std::string>{"M"}
+            : std::vector<std::string>{"phase", "M"};
+  for (const std::string& column : needed) {
+    if (t.column.count(column) == 0) {
+      throw DataError(path, 1, column, "column missing from the header");
+    }
+  }
+  std::vector<KernelMeasurement> out;
+  for (const CsvTable::Row& row : t.rows) {
+    KernelMeasurement m = Base(t, row);
+    m.gpu = t.Get(row, "gpu");
+    if (k40) {
+      if (t.Get(row, "precision") != "fp32") continue;
+      m.time_s = t.Positive(row, "time_us_derived") * 1e-6;
+    } else {
+      if (t.Get(row, "phase") != "train" || !DeepBenchPrecision(t, row, &m.tensor16)) continue;
+      m.time_s = t.Positive(row, "time_us") * 1e-6;
+    }
+    const double element = m.tensor16 ? 2 : 4;
+    if (!conv) {
+      const double rows = t.Positive(row, "M");
+      const double cols = t.Positive(row, "N");
+      const double depth = t.Positive(row, "K");
+      m.op = "gemm";
+      m.pass = "fwd";
+      m.direct_flops = 2 * rows * cols * depth;
+      m.bytes = element * (rows * depth + depth * cols + rows * cols);
+    } else {
+      m.op = "conv";
+      m.pass = t.Get(row, "pass");
+      if (m.pass != "fwd" && m.pass != "bwd_data" && m.pass != "bwd_weights") {
+        throw DataError(path, row.line, "pass",
+                        fmt::format("expected fwd, bwd_data or bwd_weights, got '{}'", m.pass));
+      }
+      const double n = t.Positive(row, "N"), c = t.Positive(row, "C"), h = t.Positive(row, "H"),
+                   w = t.Positive(row, "W"), k = t.Positive(row, "K");
+      m.kernel_h = static_cast<int>(t.PositiveInt(row, "R_filter_h"));
+      m.kernel_w = static_cast<int>(t.PositiveInt(row, "S_filter_w"));
+      m.stride_h = static_cast<int>(t.PositiveInt(row, "stride_h"));
+      m.stride_w = static_cast<int>(t.PositiveInt(row, "stride_w"));
+      const double pad_h = t.NonNegative(row, "pad_h"), pad_w = t.NonNegative(row, "pad_w");
+      // Output size from the shape (some sheets print a fractional P, Q).
+      const double p = std::floor((h + 2 * pad_h - m.kernel_h) / m.stride_h) + 1;
+      const double q = std::floor((w + 2 * pad_w - m.kernel_w) / m.stride_w) + 1;
+      if (!(p >= 1 && q >= 1)) {
+        throw DataError(path, row.line, "R_filter_h",
+                        "the filter does not fit the padded input (no output pixel)");
+      }
+      m.cudnn_algorithm = t.Get(row, "fwd_algo");
+      m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
+      m.bytes = element * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) {
+    throw DataError(path, 0, "precision",
+                    "no FP32 or FP16-tensor-core training kernel in the file");
+  }
+  return out;
+}
+
+std::vector<KernelGpu> KernelGpus() {
+  std::vector<KernelGpu> gpus(4);
+  gpus[0] = {"V100",
+             "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
+             "FP32, 125 TFLOPS FP16 tensor, 900 GB/s (datasheet)",
+             15.7e12,
+             125e12,
+             9e11,
+             5e-6,
+             {"v100-sxm2"},
+             {"v100-sxm3-32gb", "v100-pcie", "a100", "a100-80gb", "h100"}};
+  gpus[1] = {"P100",
+             "Tesla P100 (DeepBench sheet; CUDA 8, cuDNN 6): read as the SXM2 board, 10.6 TFLOPS "
+             "FP32 and 732 GB/s (datasheet); its largest SGEMMs reach 9.1 TFLOPS, 98% of the PCIe "
+             "board's 9.3",
+             10.6e12,
+             0,
+             7.32e11,
+             5e-6,
+             {},
+             {"p100"}};
+  gpus[2] = {"T4",
+             "Tesla T4 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 8.1 TFLOPS FP32, 65 TFLOPS FP16 "
+             "tensor, 320 GB/s (datasheet)",
+             8.1e12,
+             65e12,
+             3.2e11,
+             5e-6,
+             {"t4"},
+             {}};
+  gpus[3] = {"Tesla K40",
+             "Tesla K40 at its 875 MHz boost clock, as the clBLAS tables were measured: 2880 cores "
+             "x 2 x 0.875 GHz = 5.04 TFLOPS FP32, 288 GB/s",
+             5.04e12,
+             0,
+             2.88e11,
+             5e-6,
+             {},
+             {"k40m", "k80"}};
+  return gpus;
+}
+
+double KernelCurveFit::At(double flops) const {
+  return Efficiency(std::log(e_max), std::log(f_half), slope, flops);
+}
+
+EfficiencyCurve KernelCurveFit::Curve() const {
+  EfficiencyCurve curve;
+  for (int i = 0; i <= 28; ++i) {
+    const double size = std::pow(10.0, 5 + i / 4.0);
+    // Four significant digits, as the device files print them; never 0.
+    const double eff = std::max(1e-6, std::stod(fmt::format("{:.4g}", At(size))));
+    curve.points.push_back({std::stod(fmt::format("{:.4g}", size)), eff});
+  }
+  return curve;
+}
+
+KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measurements,
+                                const std::vector<KernelGpu>& gpus) {
+  KernelFitReport report;
+  std::map<std::string, int> skipped;
+  for (const KernelGpu& gpu : gpus) {
+    const Device memory_of =
+        LoadDevice(gpu.fitted.empty() ? gpu.carried.front() : gpu.fitted.front());
+    AlgorithmAgreement agreement;
+    agreement.gpu = gpu.name;
+    std::map<KernelUnit, std::vector<std::pair<KernelTerm, const KernelMeasurement*>>> terms;
+    for (const KernelMeasurement& m : measurements) {
+      if (m.gpu != gpu.name) continue;
+      if (m.tensor16 && gpu.tensor16_flops_per_s <= 0) {
+        ++skipped[fmt::format("{}: FP16 tensor-core kernels on a GPU without tensor cores", m.gpu)];
+        continue;
+      }
+      KernelUnit unit = m.tensor16 ? KernelUnit::kTensor16 : KernelUnit::kFp32;
+      double flops = m.direct_flops;
+      if (m.op == "conv") {
+        const ConvAlgorithm a =
+            ConvAlgorithmFor(m.kernel_h, m.kernel_w, m.stride_h, m.stride_w, 1, m.tensor16, true);
+        if (a == ConvAlgorithm::kWinogradF2x2_3x3) unit = KernelUnit::kWinograd;
+        flops = AlgorithmFlops(a, m.direct_flops);
+        if (!m.tensor16 && m.pass == "fwd" && !m.cudnn_algorithm.empty()) {
+          const bool by_cudnn = m.cudnn_algorithm.find("WINOGRAD") != std::string::npos;
+          const bool by_rule = a == ConvAlgorithm::kWinogradF2x2_3x3;
+          ++agreement.convolutions;
+          agreement.agree += by_cudnn == by_rule;
+          agreement.winograd_by_cudnn += by_cudnn;
+          agreement.winograd_by_rule += by_rule;
+        }
+      }
+      KernelTerm term;
+      term.flops = flops;
+      term.peak = m.tensor16 ? gpu.tensor16_flops_per_s : gpu.fp32_flops_per_s;
+      term.memory_s =
+          m.bytes / (gpu.memory_bandwidth_bytes_per_s * memory_of.memory_efficiency.At(m.bytes));
+      term.launch_s = gpu.kernel_launch_s;
+      term.measured_s = m.time_s;
+      terms[unit].emplace_back(term, &m);
+    }
+    if (agreement.convolutions > 0) report.agreement.push_back(agreement);
+    for (KernelUnit unit : {KernelUnit::kFp32, KernelUnit::kWinograd, KernelUnit::kTensor16}) {
+      const auto& list = terms[unit];
+      if (list.empty()) continue;
+      if (static_cast<int>(list.size()) < kMinKernels) {
+        ++skipped[fmt::format("{} {}: fewer than {} kernels", gpu.name, KernelUnitName(unit),
+                              kMinKernels)];
+        continue;
+      }
+      // Start: 80% at the top, half of it at 1 GFLOP, one decade per factor ~2.
+      double a = std::log(0.8), b = std::log(1e9), k = 1.0;
+      ceres::Problem problem;
+      for (const auto& [term, m] : list) {
+        problem.AddResidualBlock(new ceres::AutoDiffCostFunction<LogTimeResidual, 1, 1, 1, 1>(
+                                     new LogTimeResidual{&term}),
+                                 nullptr, &a, &b, &k);
+      }
+      problem.SetParameterUpperBound(&a, 0, 0.0);  // e_max <= 1
+      problem.SetParameterLowerBound(&a, 0, std::log(1e-3));
+      problem.SetParameterLowerBound(&b, 0, std::log(1e3));
+      problem.SetParameterUpperBound(&b, 0, std::log(1e14));
+      problem.SetParameterLowerBound(&k, 0, 0.05);
+      problem.SetParameterUpperBound(&k, 0, 5.0);
+      ceres::Solver::Options options;
+      options.linear_solver_type = ceres::DENSE_QR;
+      options.max_num_iterations = 200;
+      options.function_tolerance = 1e-12;
+      options.parameter_tolerance = 1e-12;
+      options.logging_type = ceres::SILENT;
+      options.num_threads = 1;
+      ceres::Solver::Summary summary;
+      ceres::Solve(options, &problem, &summary);
+
+      KernelCurveFit fit;
+      fit.gpu = gpu.name;
+      fit.unit = unit;
+      fit.kernels = static_cast<int>(list.size());
+      fit.converged = summary.IsSolutionUsable() && summary.termination_type == ceres::CONVERGENCE;
+      fit.e_max = std::exp(a);
+      fit.f_half = std::exp(b);
+      fit.slope = k;
+      // Standard errors: s^2 (J^T J)^-1 from the Jacobian at the solution.
+      std::vector<double> residuals;
+      ceres::CRSMatrix crs;
+      problem.Evaluate(ceres::Problem::EvaluateOptions(), nullptr, &residuals, nullptr, &crs);
+      Eigen::MatrixXd jac = Eigen::MatrixXd::Zero(crs.num_rows, crs.num_cols);
+      for (int r = 0; r < crs.num_rows; ++r) {
+        for (int i = crs.rows[r]; i < crs.rows[r + 1]; ++i) jac(r, crs.cols[i]) = crs.values[i];
+      }
+      double rss = 0;
+      for (double r : residuals) rss += r * r;
+      const double dof = static_cast<double>(residuals.size()) - 3;
+      const Eigen::MatrixXd jtj = jac.transpose() * jac;
+      const Eigen::FullPivLU<Eigen::MatrixXd> lu(jtj);
+      if (dof > 0 && lu.isInvertible()) {
+        const Eigen::MatrixXd cov = lu.inverse() * (rss / dof);
+        fit.e_max_se = fit.e_max * std::sqrt(cov(0, 0));
+        fit.f_half_se = fit.f_half * std::sqrt(cov(1, 1));
+        fit.slope_se = std::sqrt(cov(2, 2));
+      } else {
+        fit.e_max_se = fit.f_half_se = fit.slope_se = std::nan("");
+      }
+      std::vector<double> abs_errors;
+      std::map<std::string, std::vector<double>> by_group;
+      for (const auto& [term, m] : list) {
+        const double e = term.Modeled(a, b, k) / term.measured_s - 1;
+        abs_errors.push_back(std::abs(e));
+        by_group[m->op == "gemm" ? "gemm" : "conv/" + m->pass].push_back(e);
+      }
+      fit.median_abs_error = Median(abs_errors);
+      fit.p90_abs_error = Quantile(abs_errors, 0.9);
+      for (const auto& [name, errors] : by_group) {
+        std::vector<double> abs;
+        for (double e : errors) abs.push_back(std::abs(e));
+        fit.groups.push_back({name, static_cast<int>(errors.size()), Median(abs), Median(errors)});
+      }
+      report.fits.push_back(std::move(fit));
+    }
+  }
+  for (const auto& [reason, count] : skipped) {
+    report.skipped.push_back(fmt::format("{} ({} kernels)", reason, count));
+  }
+  return report;
+}
+
+std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory) {
+  std::vector<KernelMeasurement> all;
+  for (const char* file : {"deepbench_gemm.csv", "deepbench_conv.csv", "k40_cublas_sgemm.csv"}) {
+    std::vector<KernelMeasurement> some = ReadKernelTable(directory + "/" + file);
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
+}
+
+std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport& report,
+                                           const std::vector<KernelGpu>& gpus) {
+  std::vector<std::string> set;
+  for (const KernelGpu& gpu : gpus) {
+    const bool fitted =
+        std::find(gpu.fitted.begin(), gpu.fitted.end(), device.name) != gpu.fitted.end();
+    const bool carried =
+        std::find(gpu.carried.begin(), gpu.carried.end(), device.name) != gpu.carried.end();
+    if (!fitted && !carried) continue;
+    for (const KernelCurveFit& fit : report.fits) {
+      if (fit.gpu != gpu.name) continue;
+      const bool tensor = fit.unit == KernelUnit::kTensor16;
+      const double device_peak =
+          tensor ? (device.tensor16_flops_per_s > 0 ? device.tensor16_flops_per_s
+                                                    : device.tf32_flops_per_s)
+                 : device.fp32_flops_per_s;
+      if (device_peak <= 0) continue;  // no such units
+      const double gpu_peak = tensor ? gpu.tensor16_flops_per_s : gpu.fp32_flops_per_s;
+      const char* field = fit.unit == KernelUnit::kFp32       ? "efficiency.compute"
+                          : fit.unit == KernelUnit::kWinograd ? "efficiency.winograd"
+                                                              : "efficiency.tensor";
+      EfficiencyCurve& curve = fit.unit == KernelUnit::kFp32       ? device.compute_efficiency
+                               : fit.unit == KernelUnit::kWinograd ? device.winograd_efficiency
+                                                                   : device.tensor_efficiency;
+      curve = CarryCurve(fit, gpu_peak, device_peak);
+      const std::string what =
+          fit.unit == KernelUnit::kFp32 ? "FP32 GEMMs and implicit-GEMM convolutions"
+          : fit.unit == KernelUnit::kWinograd
+              ? "FP32 3x3 stride-1 convolutions run as Winograd F(2x2,3x3) (16/36 of the "
+                "direct FLOPs; Lavin & Gray 2016)"
+              : "FP16 tensor-core GEMMs and convolutions";
+      std::string text = fmt::format(
+          "{}: log-logistic e_max/(1+(F_half/F)^k) fitted to {} {} kernels of {} "
+          "(data/kernels, `fitspeed validate --kernels`): e_max {:.3g} +/- {:.2g}, F_half {:.3g} "
+          "+/- {:.2g} FLOPs, k {:.3g} +/- {:.2g}; median |time error| {:.1f}%",
+          fitted ? "fitted" : "carried", fit.kernels, gpu.name, what, fit.e_max, fit.e_max_se,
+          fit.f_half, fit.f_half_se, fit.slope, fit.slope_se, 100 * fit.median_abs_error);
+      if (carried) {
+        text += fmt::format(
+            "; carried from the {} ({:.4g} TFLOPS) to this device ({:.4g} TFLOPS) at the same "
+            "F/peak, F_half x {:.4g} (CarryCurve)",
+            gpu.name, gpu_peak / 1e12, device_peak / 1e12, device_peak / gpu_peak);
+      }
+      device.sources[field] = text;
+      device.bases[field] = fitted ? "fitted" : "carried";
+      set.push_back(field);
+    }
+  }
+  return set;
+}
+
+EfficiencyCurve CarryCurve(const KernelCurveFit& fit, double from_peak, double to_peak) {
+  FITSPEED_CHECK(from_peak > 0 && to_peak > 0, "CarryCurve needs peaks > 0");
+  KernelCurveFit carried = fit;
+  carried.f_half = fit.f_half * to_peak / from_peak;
+  return carried.Curve();
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,269 @@
+// Kernel-fitted efficiency curves: the convolution-algorithm rule, a Winograd
+// convolution's modeled time by hand, recovery of a known curve, the carry
+// rule, the readers' errors, and the catalog's curves against the fits of
+// data/kernels.
+#include "fitspeed/device/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/step_model.h"
+
+namespace fitspeed {
+namespace {
+
+std::string KernelDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/kernels"; }
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(ConvAlgorithmRule, WinogradOnlyFor3x3Stride1OneGroupOnCudaCores) {
+  // kernel_h, kernel_w, stride_h, stride_w, groups, tensor_units, device has a Winograd curve
+  EXPECT_EQ(ConvAlgorithmFor(3, 3, 1, 1, 1, false, true), ConvAlgorithm::kWinogradF2x2_3x3);
+  EXPECT_EQ(ConvAlgorithmFor(3, 3, 2, 2, 1, false, true), ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(ConvAlgorithmFor(1, 1, 1, 1, 1, false, true), ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(ConvAlgorithmFor(5, 5, 1, 1, 1, false, true), ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(ConvAlgorithmFor(3, 3, 1, 1, 32, false, true), ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(ConvAlgorithmFor(3, 3, 1, 1, 1, true, true), ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(ConvAlgorithmFor(3, 3, 1, 1, 1, false, false), ConvAlgorithm::kImplicitGemm);
+  // F(2x2, 3x3): 16 multiplies for 4 outputs, against 4 x 9 = 36 (Lavin & Gray 2016).
+  EXPECT_DOUBLE_EQ(AlgorithmFlops(ConvAlgorithm::kWinogradF2x2_3x3, 36.0), 16.0);
+  EXPECT_DOUBLE_EQ(AlgorithmFlops(ConvAlgorithm::kImplicitGemm, 36.0), 36.0);
+}
+
+// 10 TFLOPS FP32, 80 TFLOPS FP16; flat curves: implicit GEMM 0.5, Winograd
+// 0.8, memory 0.8 at 1 TB/s; no launch or host time.
+Device WinogradTestDevice() {
+  return ParseDeviceJson(R"({
+  "schema": "fitspeed.device/1", "name": "winograd-gpu", "kind": "gpu",
+  "cores": {"value": 1, "source": "test"},
+  "peak_flops_per_s": {"fp32": {"value": 10e12, "source": "test"},
+                       "tensor16": {"value": 80e12, "type": "fp16", "source": "test"}},
+  "memory": {"bandwidth_bytes_per_s": {"value": 1e12, "source": "test"},
+             "capacity_bytes": {"value": 8589934592, "source": "test"}},
+  "efficiency": {"compute": {"points": [[1e6, 0.5]], "source": "test", "basis": "assumed"},
+                 "winograd": {"points": [[1e6, 0.8]], "source": "test", "basis": "fitted"},
+                 "memory": {"points": [[1e6, 0.8]], "source": "test"}},
+  "overheads": {"kernel_launch_s": {"value": 0, "source": "test"},
+                "step_host_s": {"value": 0, "source": "test"}},
+  "tiles": {"batch_multiple": {"value": 1, "source": "test"},
+            "feature_multiple_fp32": {"value": 1, "source": "test"},
+            "feature_multiple_tensor": {"value": 8, "source": "test"}}})",
+                         "winograd-gpu.json");
+}
+
+// input 64x56x56 -> conv "w" (64 out, 3x3, stride 1, pad 1) -> conv "s"
+// (64 out, 3x3, stride 2, pad 1) -> global average pool -> dense 10 -> loss.
+Network WinogradNet() {
+  Network net("winograd", Shape::Chw(64, 56, 56));
+  Conv2dAttrs conv;
+  conv.out_channels = 64;
+  conv.window.kernel_h = conv.window.kernel_w = 3;
+  conv.window.pad_top = conv.window.pad_bottom = conv.window.pad_left = conv.window.pad_right = 1;
+  conv.bias = false;
+  Conv2dAttrs strided = conv;
+  strided.window.stride_h = strided.window.stride_w = 2;
+  DenseAttrs head;
+  head.units = 10;
+  const std::string s = net.Conv2d(net.Conv2d("input", conv, "w"), strided, "s");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(s), head, "head"));
+  net.Finalize();
+  return net;
+}
+
+const LayerTime& Layer(const ModeledStep& step, const std::string& name) {
+  for (const LayerTime& t : step.layers) {
+    if (t.name == name) return t;
+  }
+  ADD_FAILURE() << "no layer " << name;
+  return step.layers.front();
+}
+
+TEST(WinogradStep, A3x3Stride1ConvolutionByHand) {
+  const ModeledStep step = ModelStep(WinogradNet(), WinogradTestDevice(), 1);
+  const LayerTime& w = Layer(step, "w");
+  const PassTime& fwd = w.passes[static_cast<size_t>(Pass::kForward)];
+  // Direct FLOPs at batch 1: 2 N K P Q C R S = 2 * 64 * 56 * 56 * 64 * 9 = 231,211,008.
+  // Winograd F(2x2,3x3) multiplies 16/36 of them: 102,760,448 FLOPs, at 0.8 of
+  // 10 TFLOPS: 102760448 / 8e12 = 1.2845056e-5 s.
+  EXPECT_TRUE(fwd.winograd);
+  EXPECT_DOUBLE_EQ(fwd.flops, 231211008.0);
+  EXPECT_DOUBLE_EQ(fwd.algorithm_flops, 102760448.0);
+  EXPECT_NEAR(fwd.compute_s, 1.2845056e-5, 1e-17);
+  // Bytes: x and y 64*56*56 = 200,704 floats each, W 36,864 floats:
+  // (2 * 200704 + 36864) * 4 = 1,753,088 B at 0.8 TB/s = 2.19136e-6 s: compute-bound.
+  EXPECT_NEAR(fwd.time_s, 1.2845056e-5, 1e-17);
+  // Backward-data and backward-weights of the same shape run Winograd too.
+  EXPECT_TRUE(w.passes[static_cast<size_t>(Pass::kBackwardData)].winograd);
+  EXPECT_TRUE(w.passes[static_cast<size_t>(Pass::kBackwardWeights)].winograd);
+  // The stride-2 convolution runs implicit GEMM: 2 * 64 * 28 * 28 * 64 * 9 =
+  // 57,802,752 FLOPs at 0.5 of 10 TFLOPS = 1.15605504e-5 s.
+  const PassTime& strided = Layer(step, "s").passes[static_cast<size_t>(Pass::kForward)];
+  EXPECT_FALSE(strided.winograd);
+  EXPECT_DOUBLE_EQ(strided.algorithm_flops, 57802752.0);
+  EXPECT_NEAR(strided.compute_s, 1.15605504e-5, 1e-17);
+  // On tensor units (mixed precision) no convolution runs Winograd.
+  DeviceModelOptions mixed;
+  mixed.precision = DevicePrecision::kMixed;
+  EXPECT_FALSE(Layer(ModelStep(WinogradNet(), WinogradTestDevice(), 1, mixed), "w")
+                   .passes[static_cast<size_t>(Pass::kForward)]
+                   .winograd);
+}
+
+TEST(WinogradStep, DeviceFileKeepsTheCurveAndBases) {
+  const Device d = WinogradTestDevice();
+  ASSERT_EQ(d.winograd_efficiency.points.size(), 1u);
+  EXPECT_EQ(d.bases.at("efficiency.winograd"), "fitted");
+  EXPECT_EQ(d.bases.at("efficiency.compute"), "assumed");
+  EXPECT_EQ(d.bases.count("efficiency.memory"), 0u);
+  const Device again = ParseDeviceJson(DeviceToJson(d), "again.json");
+  EXPECT_EQ(again.winograd_efficiency.points.size(), 1u);
+  EXPECT_EQ(again.bases, d.bases);
+  // A basis outside the five is refused, naming the field.
+  std::string text = DeviceToJson(d);
+  text.replace(text.find("\"fitted\""), 8, "\"guessed\"");
+  try {
+    ParseDeviceJson(text, "bad.json");
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("efficiency.winograd.basis"), std::string::npos)
+        << e.what();
+  }
+}
+
+// GEMMs generated exactly from eff = 0.8 / (1 + (1e9 / F)^0.7) with the fit's
+// own model time (compute-bound: tiny bytes; 5 us launch), on a GPU of 10 TFLOPS.
+TEST(KernelFit, RecoversAKnownCurve) {
+  KernelGpu gpu;
+  gpu.name = "synthetic";
+  gpu.fp32_flops_per_s = 10e12;
+  gpu.memory_bandwidth_bytes_per_s = 1e12;
+  gpu.kernel_launch_s = 5e-6;
+  gpu.fitted = {"v100-sxm2"};  // its memory curve; bytes below make memory time negligible
+  std::vector<KernelMeasurement> kernels;
+  for (double f = 1e6; f < 1e12; f *= 2.3) {
+    KernelMeasurement m;
+    m.gpu = "synthetic";
+    m.op = "gemm";
+    m.pass = "fwd";
+    m.direct_flops = f;
+    m.bytes = 1;
+    const double eff = 0.8 / (1 + std::pow(1e9 / f, 0.7));
+    m.time_s = f / (10e12 * eff) + 5e-6;
+    kernels.push_back(m);
+  }
+  const KernelFitReport report = FitKernelCurves(kernels, {gpu});
+  ASSERT_EQ(report.fits.size(), 1u);
+  const KernelCurveFit& fit = report.fits.front();
+  EXPECT_TRUE(fit.converged);
+  EXPECT_NEAR(fit.e_max, 0.8, 1e-6);
+  EXPECT_NEAR(fit.f_half / 1e9, 1.0, 1e-5);
+  EXPECT_NEAR(fit.slope, 0.7, 1e-6);
+  EXPECT_LT(fit.median_abs_error, 1e-6);
+  EXPECT_NEAR(fit.At(1e9), 0.4, 1e-6);  // half of e_max at F_half
+}
+
+TEST(KernelFit, CarryKeepsTheEfficiencyAtTheSameIdealTime) {
+  KernelCurveFit fit;
+  fit.e_max = 0.9;
+  fit.f_half = 1e9;
+  fit.slope = 0.6;
+  // A device with 2.5x the peak reaches at 2.5e9 FLOPs what the measured one
+  // reached at 1e9 (the same F / peak): 0.45.
+  const EfficiencyCurve carried = CarryCurve(fit, 10e12, 25e12);
+  EXPECT_NEAR(carried.At(2.5e9), 0.45, 0.45 * 2e-3);  // 4-digit points, log interpolation
+  EXPECT_NEAR(carried.At(1e12), fit.At(1e12 / 2.5), 2e-3);
+  // The identity for the same peak.
+  EXPECT_EQ(CarryCurve(fit, 10e12, 10e12).points.size(), fit.Curve().points.size());
+  EXPECT_DOUBLE_EQ(CarryCurve(fit, 10e12, 10e12).At(3e8), fit.Curve().At(3e8));
+}
+
+TEST(KernelTables, ReadTheCommittedTablesAndRefuseBadOnes) {
+  const std::vector<KernelMeasurement> all = ReadKernelTables(KernelDir());
+  int conv = 0, k40 = 0;
+  for (const KernelMeasurement& m : all) {
+    conv += m.op == "conv";
+    k40 += m.gpu == "Tesla K40";
+    ASSERT_GT(m.time_s, 0) << m.source;
+    ASSERT_GT(m.direct_flops, 0) << m.source;
+  }
+  EXPECT_EQ(conv, 1370);
+  EXPECT_EQ(k40, 900);  // cuBLAS 7.0 and 7.5 on a Tesla K40 (the 10 K40c rows are another board)
+
+  const std::string header = "gpu,phase,op,precision,M,N,K,transA,transB,time_us,tflops\n";
+  try {
+    ReadKernelTable(WriteFile("neg.csv", header + "V100,train,gemm,fp32,64,64,64,N,N,-3,1\n"));
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("neg.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("time_us"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ReadKernelTable(WriteFile(
+                   "nophase.csv", "gpu,op,precision,M,N,K,time_us\nV100,gemm,fp32,1,1,1,1\n")),
+               DataError);
+  EXPECT_THROW(ReadKernelTable(WriteFile("junk.csv", std::string("\x7f"
+                                                                 "ELF\x01\x00\x00",
+                                                                 7))),
+               DataError);
+  EXPECT_THROW(ReadKernelTable("/nonexistent/kernels.csv"), InputError);
+}
+
+TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
+  // data/devices must be regenerated (`fitspeed validate --kernels --catalog-out
+  // DIR`, docs/devices.md) whenever the tables, the fit or the carry rule change.
+  const KernelFitReport report = FitKernelCurves(ReadKernelTables(KernelDir()), KernelGpus());
+  int served = 0;
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    const Device catalog = LoadDevice(name);
+    Device refit = catalog;
+    const std::vector<std::string> fields = ApplyKernelCurves(refit, report, KernelGpus());
+    served += !fields.empty();
+    for (const auto& [catalog_curve, refit_curve] :
+         {std::pair{&catalog.compute_efficiency, &refit.compute_efficiency},
+          std::pair{&catalog.winograd_efficiency, &refit.winograd_efficiency},
+          std::pair{&catalog.tensor_efficiency, &refit.tensor_efficiency}}) {
+      ASSERT_EQ(catalog_curve->points.size(), refit_curve->points.size()) << name;
+      for (size_t i = 0; i < catalog_curve->points.size(); ++i) {
+        EXPECT_DOUBLE_EQ(catalog_curve->points[i].size, refit_curve->points[i].size) << name;
+        EXPECT_DOUBLE_EQ(catalog_curve->points[i].efficiency, refit_curve->points[i].efficiency)
+            << name << " point " << i;
+      }
+    }
+    for (const std::string& field : fields) {
+      EXPECT_EQ(catalog.sources.at(field), refit.sources.at(field)) << name << " " << field;
+      EXPECT_EQ(catalog.bases.at(field), refit.bases.at(field)) << name << " " << field;
+    }
+  }
+  EXPECT_EQ(served, 10);  // V100 x3, A100 x2, H100, P100, T4, K40m, K80
+}
+
+TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {
+  const KernelFitReport report = FitKernelCurves(ReadKernelTables(KernelDir()), KernelGpus());
+  // V100 and T4: FP32, Winograd and tensor cores; P100: FP32 and Winograd; K40: FP32.
+  ASSERT_EQ(report.fits.size(), 9u);
+  for (const KernelCurveFit& fit : report.fits) {
+    EXPECT_TRUE(fit.converged) << fit.gpu << " " << KernelUnitName(fit.unit);
+    EXPECT_GT(fit.e_max, 0.3) << fit.gpu;
+    EXPECT_LE(fit.e_max, 1.0) << fit.gpu;
+  }
+  // The rule against cuDNN's forward choice: 3x3 stride-1 FP32 convolutions
+  // that cuDNN ran without Winograd (small ones) and a few it ran with
+  // Winograd outside the rule; at least 90% agree on every GPU.
+  ASSERT_EQ(report.agreement.size(), 3u);
+  for (const AlgorithmAgreement& a : report.agreement) {
+    EXPECT_EQ(a.convolutions, 94) << a.gpu;
+    EXPECT_GE(a.agree, 85) << a.gpu;
+  }
+}
+
+}  // namespace
+}  // namespace fitspeed

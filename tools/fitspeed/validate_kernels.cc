@@ -1,0 +1,158 @@
+// `fitspeed validate --kernels` (validate_kernels.h).
+#include "validate_kernels.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/device/kernels.h"
+#include "validate_util.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using validate_util::Number;
+using validate_util::Pct;
+
+std::string Sig(double value, int digits = 3) {
+  return std::isfinite(value) ? FormatSig(value, digits) : "-";
+}
+
+TextTable FitTable(const KernelFitReport& report) {
+  TextTable table({"gpu", "unit", "kernels", "e_max", "e_max_se", "F_half_flops", "F_half_se",
+                   "slope", "slope_se", "eff_1e8", "eff_1e9", "eff_1e10", "eff_1e11",
+                   "median_err_%", "p90_err_%", "converged"});
+  for (const KernelCurveFit& f : report.fits) {
+    table.AddRow({f.gpu, KernelUnitName(f.unit), std::to_string(f.kernels), Sig(f.e_max),
+                  Sig(f.e_max_se, 2), Sig(f.f_half), Sig(f.f_half_se, 2), Sig(f.slope),
+                  Sig(f.slope_se, 2), Sig(f.At(1e8)), Sig(f.At(1e9)), Sig(f.At(1e10)),
+                  Sig(f.At(1e11)), Pct(100 * f.median_abs_error), Pct(100 * f.p90_abs_error),
+                  f.converged ? "yes" : "no"});
+  }
+  return table;
+}
+
+TextTable GroupTable(const KernelFitReport& report) {
+  TextTable table({"gpu", "unit", "kernels_of", "kernels", "median_err_%", "median_signed_err_%"});
+  for (const KernelCurveFit& f : report.fits) {
+    for (const KernelCurveFit::Group& g : f.groups) {
+      table.AddRow({f.gpu, KernelUnitName(f.unit), g.name, std::to_string(g.kernels),
+                    Pct(100 * g.median_abs_error), Pct(100 * g.median_signed_error)});
+    }
+  }
+  return table;
+}
+
+TextTable AgreementTable(const KernelFitReport& report) {
+  TextTable table({"gpu", "fp32_fwd_convolutions", "winograd_by_cudnn", "winograd_by_rule", "agree",
+                   "agree_%"});
+  for (const AlgorithmAgreement& a : report.agreement) {
+    table.AddRow({a.gpu, std::to_string(a.convolutions), std::to_string(a.winograd_by_cudnn),
+                  std::to_string(a.winograd_by_rule), std::to_string(a.agree),
+                  Pct(100.0 * a.agree / a.convolutions)});
+  }
+  return table;
+}
+
+json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
+  json fits = json::array();
+  for (const KernelCurveFit& f : report.fits) {
+    json groups = json::array();
+    for (const KernelCurveFit::Group& g : f.groups) {
+      groups.push_back({{"kernels_of", g.name},
+                        {"kernels", g.kernels},
+                        {"median_abs_error", Number(g.median_abs_error)},
+                        {"median_signed_error", Number(g.median_signed_error)}});
+    }
+    fits.push_back({{"gpu", f.gpu},
+                    {"unit", KernelUnitName(f.unit)},
+                    {"kernels", f.kernels},
+                    {"e_max", Number(f.e_max)},
+                    {"e_max_se", Number(f.e_max_se)},
+                    {"f_half_flops", Number(f.f_half)},
+                    {"f_half_se", Number(f.f_half_se)},
+                    {"slope", Number(f.slope)},
+                    {"slope_se", Number(f.slope_se)},
+                    {"converged", f.converged},
+                    {"median_abs_error", Number(f.median_abs_error)},
+                    {"p90_abs_error", Number(f.p90_abs_error)},
+                    {"groups", groups}});
+  }
+  json agreement = json::array();
+  for (const AlgorithmAgreement& a : report.agreement) {
+    agreement.push_back({{"gpu", a.gpu},
+                         {"fp32_fwd_convolutions", a.convolutions},
+                         {"winograd_by_cudnn", a.winograd_by_cudnn},
+                         {"winograd_by_rule", a.winograd_by_rule},
+                         {"agree", a.agree}});
+  }
+  return {{"schema", "fitspeed.kernel-fits/1"},
+          {"data_dir", kernel_dir},
+          {"curve", "eff(F) = e_max / (1 + (F_half / F)^slope)"},
+          {"fits", fits},
+          {"algorithm_agreement", agreement},
+          {"skipped", report.skipped}};
+}
+
+// Writes the catalog devices the fits serve into `directory`.
+void WriteCatalog(const KernelFitReport& report, const std::string& directory) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) {
+    throw InputError(fmt::format("--catalog-out: '{}' is not a directory", directory));
+  }
+  const std::vector<KernelGpu> gpus = KernelGpus();
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    Device device = LoadDevice(name);
+    if (ApplyKernelCurves(device, report, gpus).empty()) continue;
+    const std::string path = directory + "/" + name + ".json";
+    std::ofstream file(path);
+    file << DeviceToJson(device);
+    if (!file) throw InputError(fmt::format("cannot write device file '{}'", path));
+    std::cerr << "wrote " << path << "\n";
+  }
+}
+
+}  // namespace
+
+int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out,
+                   OutputFormat format) {
+  const KernelFitReport report = FitKernelCurves(ReadKernelTables(kernel_dir), KernelGpus());
+  if (!catalog_out.empty()) WriteCatalog(report, catalog_out);
+  if (format == OutputFormat::kJson) {
+    std::cout << ReportJson(report, kernel_dir).dump(2) << "\n";
+    return 0;
+  }
+  if (format == OutputFormat::kCsv) {
+    std::cout << FitTable(report).RenderCsv();
+    return 0;
+  }
+  std::cout << fmt::format(
+      "Device efficiency curves fitted to published kernel timings ({}: Baidu DeepBench "
+      "training GEMMs and convolutions, cuBLAS SGEMM on a Tesla K40): eff(F) = e_max / (1 + "
+      "(F_half / F)^slope), least squares on ln(modeled / measured time), the modeled time "
+      "max(F / (peak eff(F)), bytes / (bandwidth mem_eff)) + launch as `sweep --device` "
+      "computes it; standard errors s^2 (J^T J)^-1; err: |modeled / measured - 1| of the "
+      "fitted kernels (in-sample)\n",
+      kernel_dir);
+  std::cout << FitTable(report).Render() << "\n";
+  std::cout << "Residuals per kind of kernel (signed: modeled / measured - 1, > 0 the model "
+               "too slow)\n"
+            << GroupTable(report).Render() << "\n";
+  std::cout << "Convolution algorithm: the model's rule (Winograd F(2x2,3x3) for FP32 3x3 "
+               "stride-1 convolutions of one group on CUDA cores) against cuDNN's forward "
+               "choice in DeepBench\n"
+            << AgreementTable(report).Render();
+  for (const std::string& s : report.skipped) std::cout << "skipped: " << s << "\n";
+  return 0;
+}
+
+}  // namespace fitspeed::cli
