@@ -1,16 +1,22 @@
 // libFuzzer target for the documents fitspeed reads besides training logs
 // (FITSPEED_FUZZ_DOCUMENT): nccl-tests / osu_allreduce logs (linkbench
 // --from), interval tables (sweep --intervals), links files (--links) and fit
-// JSON with a model's errors (project --fit). Any input may be rejected with a
+// JSON with a model's errors (project --fit), and kernel tables (validate
+// --kernels; read from a file, so the input is written to one). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/intervals.h"
+#include "fitspeed/device/kernels.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/link_logs.h"
 
@@ -18,6 +24,7 @@
 #define FITSPEED_FUZZ_INTERVALS 2
 #define FITSPEED_FUZZ_LINKS 3
 #define FITSPEED_FUZZ_FITJSON 4
+#define FITSPEED_FUZZ_KERNELTABLE 5
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -32,6 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)fitspeed::ParseLinksJson(text, "fuzz-input");
 #elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_FITJSON
     (void)fitspeed::ConfigurationsFromFitJson(text, "fuzz-input");
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_KERNELTABLE
+    const std::string path = "/tmp/fitspeed-fuzz-kernels-" + std::to_string(getpid()) + ".csv";
+    std::ofstream(path, std::ios::binary) << text;
+    const std::vector<fitspeed::KernelMeasurement> kernels = fitspeed::ReadKernelTable(path);
+    fitspeed::KernelGpu gpu = fitspeed::KernelGpus().front();
+    gpu.name = kernels.front().gpu;
+    (void)fitspeed::FitKernelCurves(kernels, {gpu});
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

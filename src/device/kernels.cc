@@ -173,6 +173,10 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
       m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
       m.bytes = element * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
     }
+    if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
+      throw DataError(path, row.line, conv ? "N" : "M",
+                      "the shape's FLOPs or bytes overflow a double");
+    }
     out.push_back(std::move(m));
   }
   if (out.empty()) {

@@ -213,6 +213,9 @@ TEST(KernelTables, ReadTheCommittedTablesAndRefuseBadOnes) {
                                                                  "ELF\x01\x00\x00",
                                                                  7))),
                DataError);
+  EXPECT_THROW(ReadKernelTable(WriteFile(
+                   "huge.csv", header + "V100,train,gemm,fp32,1e200,1e200,1e200,N,N,3,1\n")),
+               DataError);
   EXPECT_THROW(ReadKernelTable("/nonexistent/kernels.csv"), InputError);
 }
 
