@@ -227,6 +227,18 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
   return max;
 }
 
+// After parameter `j` was written into `d` (from `before`): the compute scale
+// scales the Winograd curve too, and its source and basis say so, those of
+// the compute curve.
+void MarkWinogradScaled(Device& d, const Device& before, size_t j) {
+  if (j != 0 || before.winograd_efficiency.points.empty()) return;
+  const auto old = before.sources.find("efficiency.winograd");
+  d.sources["efficiency.winograd"] =
+      fmt::format("scaled with efficiency.compute ({}); before: {}", d.sources["efficiency.compute"],
+                  old == before.sources.end() ? std::string("not recorded") : old->second);
+  d.bases["efficiency.winograd"] = d.bases["efficiency.compute"];
+}
+
 // The largest efficiency the compute scale multiplies (compute and Winograd curves).
 double MaxComputeEfficiency(const Device& d) {
   return std::max(MaxEfficiency(d.compute_efficiency), MaxEfficiency(d.winograd_efficiency));
@@ -617,6 +629,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
         fmt::format("calibrated: {} ({}, {}% CI {} to {}); before: {}", what, on,
                     FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
                     FormatSig(p.ci_high, 4), before);
+    d.bases[kInfo[j].field] = "fitted";
+    MarkWinogradScaled(d, device, static_cast<size_t>(j));
   }
   d.calibrated_on.clear();
   for (const CaseFit& c : result.cases) {
@@ -752,6 +766,8 @@ Device ApplyCalibration(const Device& device, const std::vector<CalibratedParame
         fmt::format("calibrated elsewhere: {} = {}; before: {}", kInfo[j].name,
                     FormatSig(x[j] * kInfo[j].internal_unit, 6),
                     before == device.sources.end() ? std::string("not recorded") : before->second);
+    d.bases[kInfo[j].field] = "carried";
+    MarkWinogradScaled(d, device, j);
   }
   return d;
 }

@@ -95,6 +95,14 @@ TEST(Calibrate, RecoversComputeScaleAndHostOverheadSetByHand) {
               0.7 * t4.compute_efficiency.points.back().efficiency, 1e-8);
   EXPECT_NEAR(r.device.step_host_s, 4e-3, 1e-9);
   EXPECT_EQ(r.device.kernel_launch_s, t4.kernel_launch_s);
+  // The compute scale is that of the Winograd curve too, and the file says so.
+  ASSERT_FALSE(t4.winograd_efficiency.points.empty());
+  EXPECT_NEAR(r.device.winograd_efficiency.points.back().efficiency,
+              0.7 * t4.winograd_efficiency.points.back().efficiency, 1e-8);
+  EXPECT_THAT(r.device.sources.at("efficiency.winograd"), HasSubstr("scaled with"));
+  EXPECT_EQ(r.device.bases.at("efficiency.compute"), "fitted");
+  EXPECT_EQ(r.device.bases.at("efficiency.winograd"), "fitted");
+  EXPECT_EQ(ApplyCalibration(t4, r.parameters).bases.at("efficiency.compute"), "carried");
   ASSERT_EQ(r.device.calibrated_on.size(), 12u);
   EXPECT_EQ(r.device.calibrated_on.front(), "cnn-cifar-small/t4/fp32/x1/b8");
   EXPECT_THAT(r.device.sources.at("overheads.step_host_s"), HasSubstr("calibrated"));
