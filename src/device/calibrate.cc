@@ -228,20 +228,27 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
 }
 
 // After parameter `j` was written into `d` (from `before`): the compute scale
-// scales the Winograd curve too, and its source and basis say so, those of
-// the compute curve.
+// scales the Winograd and depthwise curves too, and their sources and bases
+// say so, those of the compute curve.
 void MarkWinogradScaled(Device& d, const Device& before, size_t j) {
-  if (j != 0 || before.winograd_efficiency.points.empty()) return;
-  const auto old = before.sources.find("efficiency.winograd");
-  d.sources["efficiency.winograd"] =
-      fmt::format("scaled with efficiency.compute ({}); before: {}", d.sources["efficiency.compute"],
-                  old == before.sources.end() ? std::string("not recorded") : old->second);
-  d.bases["efficiency.winograd"] = d.bases["efficiency.compute"];
+  if (j != 0) return;
+  for (const auto& [field, curve] :
+       {std::pair{"efficiency.winograd", &before.winograd_efficiency},
+        std::pair{"efficiency.depthwise", &before.depthwise_efficiency}}) {
+    if (curve->points.empty()) continue;
+    const auto old = before.sources.find(field);
+    d.sources[field] = fmt::format(
+        "scaled with efficiency.compute ({}); before: {}", d.sources["efficiency.compute"],
+        old == before.sources.end() ? std::string("not recorded") : old->second);
+    d.bases[field] = d.bases["efficiency.compute"];
+  }
 }
 
-// The largest efficiency the compute scale multiplies (compute and Winograd curves).
+// The largest efficiency the compute scale multiplies (compute, Winograd and
+// depthwise curves).
 double MaxComputeEfficiency(const Device& d) {
-  return std::max(MaxEfficiency(d.compute_efficiency), MaxEfficiency(d.winograd_efficiency));
+  return std::max({MaxEfficiency(d.compute_efficiency), MaxEfficiency(d.winograd_efficiency),
+                   MaxEfficiency(d.depthwise_efficiency)});
 }
 
 // ModelStep of a case, with a problem the device or network cannot model

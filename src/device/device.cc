@@ -524,6 +524,9 @@ std::string DeviceToJson(const Device& d) {
   if (!d.winograd_efficiency.points.empty()) {
     doc["efficiency"]["winograd"] = curve("efficiency.winograd", d.winograd_efficiency);
   }
+  if (!d.depthwise_efficiency.points.empty()) {
+    doc["efficiency"]["depthwise"] = curve("efficiency.depthwise", d.depthwise_efficiency);
+  }
   doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
                       {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
   doc["tiles"] = {
@@ -578,7 +581,8 @@ const DeviceLink* Device::FindLink(const std::string& what) const {
 
 void ScaleComputeEfficiency(Device& device, double scale) {
   FITSPEED_CHECK(scale > 0, "ScaleComputeEfficiency needs a scale > 0");
-  for (EfficiencyCurve* curve : {&device.compute_efficiency, &device.winograd_efficiency}) {
+  for (EfficiencyCurve* curve :
+       {&device.compute_efficiency, &device.winograd_efficiency, &device.depthwise_efficiency}) {
     for (EfficiencyCurve::Point& p : curve->points)
       p.efficiency = std::min(1.0, p.efficiency * scale);
   }
@@ -657,7 +661,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
-  r.Object(eff, eff_path, {"compute", "memory", "tensor", "winograd"});
+  r.Object(eff, eff_path, {"compute", "memory", "tensor", "winograd", "depthwise"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
@@ -668,6 +672,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
     d.tensor_efficiency = r.Curve(eff, eff_path, "tensor");
   }
   if (eff.contains("winograd")) d.winograd_efficiency = r.Curve(eff, eff_path, "winograd");
+  if (eff.contains("depthwise")) d.depthwise_efficiency = r.Curve(eff, eff_path, "depthwise");
 
   const Path over_path = Reader::Sub(root, "overheads");
   const json& over = r.Required(doc, root, "overheads");

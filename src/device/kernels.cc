@@ -378,6 +378,77 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory) {
   return all;
 }
 
+DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report) {
+  const KernelCurveFit* tensor = nullptr;
+  for (const KernelCurveFit& f : report.fits) {
+    if (f.gpu == "V100" && f.unit == KernelUnit::kTensor16) tensor = &f;
+  }
+  if (tensor == nullptr) {
+    throw UsageError("DeriveDepthwise needs the V100's FP16 tensor-core fit");
+  }
+  const KernelGpu v100 = KernelGpus().front();
+  const Device memory_of = LoadDevice("v100-sxm2");
+  const CsvTable t = ReadCsvTable(path, {"device", "layer", "dtype", "input_NHWC", "filters",
+                                         "kernel", "padding", "metric", "value"});
+  DepthwiseDerivation d;
+  int conv_line = 0, separable_line = 0;
+  for (const CsvTable::Row& row : t.rows) {
+    if (t.Get(row, "device").rfind("Tesla V100", 0) != 0 || t.Get(row, "dtype") != "float16" ||
+        t.Get(row, "metric") != "images_per_s") {
+      continue;
+    }
+    if (t.Get(row, "input_NHWC") != "16x224x224x128" || t.Get(row, "filters") != "128" ||
+        t.Get(row, "kernel") != "3x3" || t.Get(row, "padding") != "valid") {
+      throw DataError(path, row.line, "input_NHWC",
+                      "expected the 16x224x224x128, 128 filters, 3x3 valid microbenchmark");
+    }
+    const std::string& layer = t.Get(row, "layer");
+    if (layer == "Conv2D") {
+      d.conv_images_per_s = t.Positive(row, "value");
+      conv_line = row.line;
+    } else if (layer == "SeparableConv2D") {
+      d.separable_images_per_s = t.Positive(row, "value");
+      separable_line = row.line;
+    }
+  }
+  if (conv_line == 0 || separable_line == 0) {
+    throw DataError(path, 0, "layer",
+                    "needs the V100 FP16 Conv2D and SeparableConv2D forward rows");
+  }
+  d.source = fmt::format("{}:{},{}", path, conv_line, separable_line);
+  // 16 x 224 x 224 x 128 in, 3x3 "valid": 222 x 222 out; 2-byte activations and weights.
+  const double n = d.batch, in_pixels = 224.0 * 224, out_pixels = 222.0 * 222, c = 128, k = 128;
+  auto kernel_s = [&](double flops, double bytes, double peak, const EfficiencyCurve* curve) {
+    const double compute = curve != nullptr ? flops / (peak * curve->At(flops)) : 0.0;
+    const double memory =
+        bytes / (v100.memory_bandwidth_bytes_per_s * memory_of.memory_efficiency.At(bytes));
+    return std::max(compute, memory) + v100.kernel_launch_s;
+  };
+  const EfficiencyCurve tensor_curve = tensor->Curve();
+  const double pointwise_flops = 2 * n * out_pixels * c * k;
+  const double pointwise_bytes = 2 * (2 * n * out_pixels * c + c * k);
+  d.pointwise_modeled_s =
+      kernel_s(pointwise_flops, pointwise_bytes, v100.tensor16_flops_per_s, &tensor_curve);
+  d.depthwise_flops = 2 * n * out_pixels * c * 9;
+  d.depthwise_s = n / d.separable_images_per_s - d.pointwise_modeled_s;
+  if (!(d.depthwise_s > 0)) {
+    throw DataError(path, separable_line, "value",
+                    "the separable layer is faster than its modeled pointwise part alone");
+  }
+  d.efficiency = d.depthwise_flops / (d.depthwise_s * v100.fp32_flops_per_s);
+  const double conv_flops = 2 * n * out_pixels * c * k * 9;
+  const double conv_bytes = 2 * (n * in_pixels * c + n * out_pixels * k + 9 * c * k);
+  d.conv_modeled_s = kernel_s(conv_flops, conv_bytes, v100.tensor16_flops_per_s, &tensor_curve);
+  d.conv_measured_s = n / d.conv_images_per_s;
+  return d;
+}
+
+KernelFitReport FitKernelTables(const std::string& directory) {
+  KernelFitReport report = FitKernelCurves(ReadKernelTables(directory), KernelGpus());
+  report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
+  return report;
+}
+
 std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport& report,
                                            const std::vector<KernelGpu>& gpus) {
   std::vector<std::string> set;
@@ -424,6 +495,25 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
       device.sources[field] = text;
       device.bases[field] = fitted ? "fitted" : "carried";
       set.push_back(field);
+    }
+    if (report.depthwise) {
+      const DepthwiseDerivation& d = *report.depthwise;
+      const double eff = std::stod(fmt::format("{:.4g}", d.efficiency));
+      device.depthwise_efficiency.points = {{1.0, eff}};
+      // The derivation's V100 is a DGX Station's V100 (the same GV100 at 15.7 TFLOPS FP32).
+      const bool v100 = device.name == "v100-sxm2";
+      device.sources["efficiency.depthwise"] = fmt::format(
+          "{}: depthwise 3x3 convolutions at {:.4g} of the FP32 peak, at every size and pass: "
+          "derived from one published V100 forward pair (tlkh/depsep-conv-benchmarks @ 331845a, "
+          "TF 2.1, cuDNN 7.6.5, FP16 NHWC 16x224x224x128: SeparableConv2D {:.4g} images/s, less "
+          "its pointwise 1x1 modeled with the fitted V100 tensor curve, {:.3g} ms of {:.3g} ms "
+          "per batch); no depthwise sweep of a catalog GPU was found (docs/validation.md, "
+          "\"Kernel fits\"){}",
+          v100 ? "fitted" : "carried", eff, d.separable_images_per_s, 1e3 * d.pointwise_modeled_s,
+          1e3 * d.batch / d.separable_images_per_s,
+          v100 ? "" : "; carried unchanged as a fraction of this device's FP32 peak");
+      device.bases["efficiency.depthwise"] = v100 ? "fitted" : "carried";
+      set.push_back("efficiency.depthwise");
     }
   }
   return set;

@@ -273,8 +273,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
               : ConvAlgorithm::kImplicitGemm;
       p.winograd = algorithm == ConvAlgorithm::kWinogradF2x2_3x3;
       p.algorithm_flops = AlgorithmFlops(algorithm, p.flops);
+      // A grouped convolution off the matrix units (depthwise) at the device's
+      // depthwise curve, when it has one.
+      const bool depthwise = layer.kind == LayerKind::kConv2d && !matrix && !update &&
+                             !device.depthwise_efficiency.points.empty();
       const EfficiencyCurve& efficiency = p.winograd        ? device.winograd_efficiency
                                           : on_matrix_units ? matrix_efficiency
+                                          : depthwise       ? device.depthwise_efficiency
                                                             : device.compute_efficiency;
       if (p.flops > 0) {
         p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops));

@@ -23,10 +23,10 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
 // The algorithm a layer's matrix work runs with: a convolution's (Winograd when
-// its forward pass is, fitspeed/device/kernels.h), "gemm" for other matrix
-// layers, "-" for the rest.
+// its forward pass is, fitspeed/device/kernels.h; "depthwise" for a grouped one
+// off the matrix units), "gemm" for other matrix layers, "-" for the rest.
 const char* Algorithm(const LayerTime& t) {
-  if (!t.matrix) return "-";
+  if (!t.matrix) return t.kind == "conv2d" ? "depthwise" : "-";
   if (t.kind != "conv2d") return "gemm";
   return ConvAlgorithmName(t.passes[static_cast<size_t>(Pass::kForward)].winograd
                                ? ConvAlgorithm::kWinogradF2x2_3x3

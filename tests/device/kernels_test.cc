@@ -118,6 +118,66 @@ TEST(WinogradStep, A3x3Stride1ConvolutionByHand) {
                    .winograd);
 }
 
+TEST(DepthwiseStep, AGroupedConvolutionOffTheMatrixUnitsByHand) {
+  // input 64x56x56 -> depthwise 3x3 (64 groups, stride 1, pad 1) -> pool -> dense -> loss,
+  // on the Winograd test device with a flat depthwise curve of 0.04.
+  Network net("depthwise", Shape::Chw(64, 56, 56));
+  Conv2dAttrs dw;
+  dw.out_channels = 64;
+  dw.groups = 64;
+  dw.window.kernel_h = dw.window.kernel_w = 3;
+  dw.window.pad_top = dw.window.pad_bottom = dw.window.pad_left = dw.window.pad_right = 1;
+  dw.bias = false;
+  DenseAttrs head;
+  head.units = 10;
+  net.SoftmaxCrossEntropy(
+      net.Dense(net.GlobalAvgPool(net.Conv2d("input", dw, "dw")), head, "head"));
+  net.Finalize();
+  Device device = WinogradTestDevice();
+  device.depthwise_efficiency.points = {{1.0, 0.04}};
+  const LayerTime& t = Layer(ModelStep(net, device, 1), "dw");
+  EXPECT_FALSE(t.matrix);
+  const PassTime& fwd = t.passes[static_cast<size_t>(Pass::kForward)];
+  // 2 * 64 * 56 * 56 * 9 = 3,612,672 FLOPs at 0.04 of 10 TFLOPS: 9.03168e-6 s;
+  // bytes (2 * 200704 + 576) * 4 = 1,607,936 at 0.8 TB/s = 2.00992e-6 s: compute-bound.
+  EXPECT_DOUBLE_EQ(fwd.flops, 3612672.0);
+  EXPECT_FALSE(fwd.winograd);
+  EXPECT_NEAR(fwd.compute_s, 9.03168e-6, 1e-18);
+  EXPECT_NEAR(fwd.time_s, 9.03168e-6, 1e-18);
+  // Without a depthwise curve it runs at the compute curve (0.5): 7.225344e-7 s,
+  // memory-bound at 2.00992e-6 s.
+  device.depthwise_efficiency.points.clear();
+  const PassTime& plain = Layer(ModelStep(net, device, 1), "dw").passes[0];
+  EXPECT_NEAR(plain.compute_s, 7.225344e-7, 1e-18);
+  EXPECT_NEAR(plain.time_s, 2.00992e-6, 1e-17);
+}
+
+TEST(DepthwiseDerivation, IsTheSeparableLayerLessItsPointwisePart) {
+  const KernelFitReport report = FitKernelTables(KernelDir());
+  ASSERT_TRUE(report.depthwise.has_value());
+  const DepthwiseDerivation& d = *report.depthwise;
+  // tlkh's V100 FP16 rows: Conv2D 4097, SeparableConv2D 4335 images/s at batch 16.
+  EXPECT_DOUBLE_EQ(d.conv_images_per_s, 4097);
+  EXPECT_DOUBLE_EQ(d.separable_images_per_s, 4335);
+  // Depthwise 3x3 on 16 x 222 x 222 x 128 ("valid"): 2 * 16 * 49284 * 128 * 9 = 1,816,805,376
+  // FLOPs.
+  EXPECT_DOUBLE_EQ(d.depthwise_flops, 1816805376.0);
+  // 16 / 4335 = 3.690888e-3 s per batch, less the modeled pointwise part.
+  EXPECT_NEAR(d.depthwise_s + d.pointwise_modeled_s, 16.0 / 4335, 1e-15);
+  EXPECT_GT(d.pointwise_modeled_s, 0);
+  EXPECT_NEAR(d.efficiency, d.depthwise_flops / (d.depthwise_s * 15.7e12), 1e-15);
+  // Far below the memory roofline's pace: the point of a curve of its own.
+  EXPECT_LT(d.efficiency, 0.1);
+  EXPECT_NEAR(d.conv_measured_s, 16.0 / 4097, 1e-15);
+  // A table without the two rows is refused.
+  EXPECT_THROW(DeriveDepthwise(WriteFile("nodw.csv",
+                                         "device,layer,dtype,input_NHWC,filters,kernel,padding,"
+                                         "metric,value\nT4,Conv2D,float16,1x1x1x1,1,1x1,valid,"
+                                         "images_per_s,1\n"),
+                               report),
+               DataError);
+}
+
 TEST(WinogradStep, DeviceFileKeepsTheCurveAndBases) {
   const Device d = WinogradTestDevice();
   ASSERT_EQ(d.winograd_efficiency.points.size(), 1u);
@@ -222,7 +282,7 @@ TEST(KernelTables, ReadTheCommittedTablesAndRefuseBadOnes) {
 TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
   // data/devices must be regenerated (`fitspeed validate --kernels --catalog-out
   // DIR`, docs/devices.md) whenever the tables, the fit or the carry rule change.
-  const KernelFitReport report = FitKernelCurves(ReadKernelTables(KernelDir()), KernelGpus());
+  const KernelFitReport report = FitKernelTables(KernelDir());
   int served = 0;
   for (const std::string& name : CatalogDeviceNames()) {
     if (name == "host") continue;
@@ -233,6 +293,7 @@ TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
     for (const auto& [catalog_curve, refit_curve] :
          {std::pair{&catalog.compute_efficiency, &refit.compute_efficiency},
           std::pair{&catalog.winograd_efficiency, &refit.winograd_efficiency},
+          std::pair{&catalog.depthwise_efficiency, &refit.depthwise_efficiency},
           std::pair{&catalog.tensor_efficiency, &refit.tensor_efficiency}}) {
       ASSERT_EQ(catalog_curve->points.size(), refit_curve->points.size()) << name;
       for (size_t i = 0; i < catalog_curve->points.size(); ++i) {

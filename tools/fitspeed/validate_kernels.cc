@@ -94,11 +94,27 @@ json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
                          {"winograd_by_rule", a.winograd_by_rule},
                          {"agree", a.agree}});
   }
+  json depthwise = nullptr;
+  if (report.depthwise) {
+    const DepthwiseDerivation& d = *report.depthwise;
+    depthwise = {{"source", d.source},
+                 {"batch", d.batch},
+                 {"separable_images_per_s", d.separable_images_per_s},
+                 {"conv_images_per_s", d.conv_images_per_s},
+                 {"pointwise_modeled_s", Number(d.pointwise_modeled_s)},
+                 {"depthwise_s", Number(d.depthwise_s)},
+                 {"depthwise_flops", Number(d.depthwise_flops)},
+                 {"efficiency", Number(d.efficiency)},
+                 {"conv_modeled_s", Number(d.conv_modeled_s)},
+                 {"conv_measured_s", Number(d.conv_measured_s)},
+                 {"conv_error", Number(d.conv_error())}};
+  }
   return {{"schema", "fitspeed.kernel-fits/1"},
           {"data_dir", kernel_dir},
           {"curve", "eff(F) = e_max / (1 + (F_half / F)^slope)"},
           {"fits", fits},
           {"algorithm_agreement", agreement},
+          {"depthwise", depthwise},
           {"skipped", report.skipped}};
 }
 
@@ -125,7 +141,7 @@ void WriteCatalog(const KernelFitReport& report, const std::string& directory) {
 
 int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out,
                    OutputFormat format) {
-  const KernelFitReport report = FitKernelCurves(ReadKernelTables(kernel_dir), KernelGpus());
+  const KernelFitReport report = FitKernelTables(kernel_dir);
   if (!catalog_out.empty()) WriteCatalog(report, catalog_out);
   if (format == OutputFormat::kJson) {
     std::cout << ReportJson(report, kernel_dir).dump(2) << "\n";
@@ -152,6 +168,21 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
                "choice in DeepBench\n"
             << AgreementTable(report).Render();
   for (const std::string& s : report.skipped) std::cout << "skipped: " << s << "\n";
+  if (report.depthwise) {
+    const DepthwiseDerivation& d = *report.depthwise;
+    std::cout << fmt::format(
+        "\nDepthwise convolutions (derived; no per-kernel sweep of a catalog GPU): {} (V100, "
+        "TF 2.1, FP16, batch {}): SeparableConv2D {} images/s = {} ms per batch, of which the "
+        "pointwise 1x1 is modeled at {} ms (fitted V100 tensor curve, memory curve); the "
+        "depthwise 3x3 ({} GFLOP) took the other {} ms: {} of the FP32 peak, the depthwise "
+        "curve of every GPU. Check, out of sample: the Conv2D row ({} images/s, {} ms) is "
+        "modeled at {} ms with the same tensor curve, {}% off\n",
+        d.source, d.batch, Sig(d.separable_images_per_s, 4),
+        Sig(1e3 * d.batch / d.separable_images_per_s), Sig(1e3 * d.pointwise_modeled_s),
+        Sig(d.depthwise_flops / 1e9), Sig(1e3 * d.depthwise_s), Sig(d.efficiency),
+        Sig(d.conv_images_per_s, 4), Sig(1e3 * d.conv_measured_s), Sig(1e3 * d.conv_modeled_s),
+        Pct(100 * d.conv_error()));
+  }
   return 0;
 }
 

@@ -109,6 +109,11 @@ struct Device {
   // "efficiency.winograd"): every convolution runs as implicit GEMM at
   // compute_efficiency.
   EfficiencyCurve winograd_efficiency;
+  // Depthwise convolutions (groups with fewer input channels than the
+  // tensor tile; vector work on CUDA cores), against their FLOPs at the FP32
+  // peak (fitspeed/device/kernels.h, DepthwiseDerivation). Empty (JSON: no
+  // "efficiency.depthwise"): compute_efficiency serves for them.
+  EfficiencyCurve depthwise_efficiency;
   // tensor_efficiency, or compute_efficiency when it is empty.
   const EfficiencyCurve& TensorEfficiency() const {
     return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;
@@ -156,7 +161,8 @@ struct Device {
 };
 
 // Multiplies every point of the curves of the device's CUDA-core (vector
-// unit) matrix work, compute_efficiency and winograd_efficiency, by `scale`
+// unit) convolution and matrix work, compute_efficiency, winograd_efficiency
+// and depthwise_efficiency, by `scale`
 // (> 0), capping each at 1: what calibration's compute scale changes.
 void ScaleComputeEfficiency(Device& device, double scale);
 

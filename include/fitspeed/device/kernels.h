@@ -31,6 +31,7 @@
 #ifndef FITSPEED_DEVICE_KERNELS_H_
 #define FITSPEED_DEVICE_KERNELS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -144,8 +145,37 @@ struct AlgorithmAgreement {
   int winograd_by_rule = 0;
 };
 
+// Depthwise convolutions: no per-kernel sweep on a catalog GPU was found, so
+// their efficiency is derived from one published pair of forward timings
+// (tlkh/depsep-conv-benchmarks, V100, TensorFlow 2.1, cuDNN 7.6.5, FP16 NHWC,
+// 16x224x224x128, 3x3 "valid"): a Conv2D 128->128 at `conv_images_per_s` and a
+// SeparableConv2D (depthwise 3x3, then pointwise 1x1 128->128) at
+// `separable_images_per_s`. The pointwise part is timed with the V100's fitted
+// tensor curve and its memory curve (max of the two, plus a launch); what the
+// separable layer took beyond it is the depthwise kernel's. Its efficiency is
+// the depthwise FLOPs over that time, as a fraction of the FP32 peak (depthwise
+// work runs on CUDA cores): one number, applied at every size (a flat curve)
+// and to every pass, and carried unchanged to other GPUs. The Conv2D row,
+// timed with the same fitted tensor curve, is an out-of-sample check of it.
+struct DepthwiseDerivation {
+  std::string source;  // "file:line,line"
+  double conv_images_per_s = 0;
+  double separable_images_per_s = 0;
+  int batch = 16;
+  double depthwise_flops = 0;      // per batch: 2 N P Q C R S
+  double pointwise_modeled_s = 0;  // per batch
+  double depthwise_s = 0;          // per batch: N / separable rate - pointwise
+  double efficiency = 0;           // depthwise_flops / (depthwise_s x FP32 peak)
+  double conv_modeled_s = 0;       // per batch, fitted tensor curve
+  double conv_measured_s = 0;      // per batch: N / conv rate
+  double conv_error() const { return conv_modeled_s / conv_measured_s - 1; }
+};
+
 struct KernelFitReport {
   std::vector<KernelCurveFit> fits;  // per GPU and unit with enough kernels, in KernelGpus order
+  // From tlkh_depsep_conv.csv with the V100's fits (FitKernelTables); absent
+  // when not derived.
+  std::optional<DepthwiseDerivation> depthwise;
   std::vector<AlgorithmAgreement> agreement;
   // Kernels left out, and why (each reason once with its count).
   std::vector<std::string> skipped;
@@ -171,12 +201,25 @@ EfficiencyCurve CarryCurve(const KernelCurveFit& fit, double from_peak, double t
 // deepbench_gemm.csv, deepbench_conv.csv and k40_cublas_sgemm.csv.
 std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
 
+// Derives the depthwise efficiency (DepthwiseDerivation) from the V100 rows of
+// the tlkh table at `path`, with the V100 fits of `report` and the memory
+// curve and launch time of the catalog's v100-sxm2. Throws InputError /
+// DataError for an unreadable table or one without the two V100 FP16 rows;
+// UsageError when `report` has no V100 tensor16 fit.
+DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report);
+
+// ReadKernelTables and FitKernelCurves on `directory` with KernelGpus(), and
+// the depthwise derivation from its tlkh_depsep_conv.csv: what `fitspeed
+// validate --kernels` reports and the catalog's curves come from.
+KernelFitReport FitKernelTables(const std::string& directory);
+
 // Sets the curves of `device` that the fits of `report` serve (KernelGpus'
 // `fitted` and `carried` lists name it): efficiency.compute from the GPU's
 // FP32 fit, efficiency.winograd from its Winograd fit (a device without
 // one keeps running every convolution as implicit GEMM), efficiency.tensor
 // from its FP16 tensor-core fit when the device has 16-bit or TF32 units,
-// each through CarryCurve from the GPU's peak to the device's (the identity
+// efficiency.depthwise (flat) from report.depthwise when derived, each
+// through CarryCurve from the GPU's peak to the device's (the identity
 // for a fitted device), with its source and basis ("fitted" or "carried").
 // Returns the fields it set, empty when no GPU serves the device.
 std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport& report,
