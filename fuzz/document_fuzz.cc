@@ -2,7 +2,8 @@
 // (FITSPEED_FUZZ_DOCUMENT): nccl-tests / osu_allreduce logs (linkbench
 // --from), interval tables (sweep --intervals), links files (--links) and fit
 // JSON with a model's errors (project --fit), and kernel tables (validate
-// --kernels; read from a file, so the input is written to one). Any input may be rejected with a
+// --kernels; read from a file, so the input is written to one) and framework
+// profiles (data/frameworks.json). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/kernels.h"
 #include "fitspeed/project/config.h"
@@ -25,6 +27,7 @@
 #define FITSPEED_FUZZ_LINKS 3
 #define FITSPEED_FUZZ_FITJSON 4
 #define FITSPEED_FUZZ_KERNELTABLE 5
+#define FITSPEED_FUZZ_FRAMEWORKS 6
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -46,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fitspeed::KernelGpu gpu = fitspeed::KernelGpus().front();
     gpu.name = kernels.front().gpu;
     (void)fitspeed::FitKernelCurves(kernels, {gpu});
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_FRAMEWORKS
+    (void)fitspeed::ParseFrameworkProfiles(text, "fuzz-input");
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

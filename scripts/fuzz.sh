@@ -11,7 +11,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelW
   -DFITSPEED_BUILD_FUZZERS=ON -DFITSPEED_SANITIZE=ON -DFITSPEED_BUILD_TESTS=OFF \
   -DFITSPEED_BUILD_BENCH=OFF -DFITSPEED_BUILD_EXAMPLES=OFF >/dev/null
 targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt lightning kerascsv wandb epochs tensorboard
-         linklog intervals links fitjson kerneltable)
+         linklog intervals links fitjson kerneltable frameworks)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 seeds="$build_dir/fuzz-seeds"

@@ -6,6 +6,7 @@
 #include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/kernels.h"
 #include "fitspeed/device/step_model.h"

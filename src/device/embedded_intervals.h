@@ -1,5 +1,5 @@
 // The prediction-interval table (data/intervals.json), compiled into the
-// library by cmake/EmbedIntervals.cmake so that an installed or build tree
+// library by cmake/EmbedJson.cmake so that an installed or build tree
 // has it.
 #ifndef FITSPEED_SRC_DEVICE_EMBEDDED_INTERVALS_H_
 #define FITSPEED_SRC_DEVICE_EMBEDDED_INTERVALS_H_

@@ -152,4 +152,37 @@ TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
   }
 }
 
+TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
+  // The kernel fits: JSON with nine fits, the algorithm agreement and the depthwise derivation.
+  const CliRun kernels = RunCli("validate --kernels --output json");
+  ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
+  const auto k = nlohmann::json::parse(kernels.out);
+  EXPECT_EQ(k["schema"], "fitspeed.kernel-fits/1");
+  EXPECT_EQ(k["fits"].size(), 9u);
+  EXPECT_EQ(k["algorithm_agreement"].size(), 3u);
+  EXPECT_LT(k["depthwise"]["efficiency"].get<double>(), 0.1);
+  EXPECT_EQ(RunCli("validate --kernels --kernel-data /nonexistent").exit_code, 66);
+
+  // The framework profiles: held-out runs predicted better than the catalog overall.
+  const CliRun frameworks = RunCli("validate --frameworks --output json");
+  ASSERT_EQ(frameworks.exit_code, 0) << frameworks.err;
+  const auto f = nlohmann::json::parse(frameworks.out);
+  EXPECT_EQ(f["schema"], "fitspeed.validate_frameworks/1");
+  EXPECT_GT(f["held_out_cases"].get<int>(), 100);
+
+  // sweep --framework: the profile is applied and said; jax has none; it needs --device.
+  const CliRun base =
+      RunCli("sweep resnet50 --device a100 --precision mixed --batches 256 -o json");
+  const CliRun mxnet = RunCli(
+      "sweep resnet50 --device a100 --precision mixed --batches 256 --framework mxnet -o json");
+  ASSERT_EQ(mxnet.exit_code, 0) << mxnet.err;
+  EXPECT_NE(mxnet.err.find("framework profile 'mxnet'"), std::string::npos) << mxnet.err;
+  EXPECT_NE(nlohmann::json::parse(base.out)["steps"][0]["throughput_sps"],
+            nlohmann::json::parse(mxnet.out)["steps"][0]["throughput_sps"]);
+  const CliRun jax = RunCli("sweep resnet50 --device a100 --batches 256 --framework jax");
+  EXPECT_EQ(jax.exit_code, 64);
+  EXPECT_NE(jax.err.find("no published GPU run"), std::string::npos) << jax.err;
+  EXPECT_EQ(RunCli("sweep resnet50 --framework pytorch").exit_code, 64);
+}
+
 }  // namespace

@@ -14,6 +14,8 @@
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/table.h"
+#include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
@@ -41,6 +43,7 @@ struct SweepCommandOptions {
   bool layers = false;
   std::string device;           // empty: measure on this host
   std::string links;            // --links FILE: links replacing the device's
+  std::string framework;        // --framework NAME: a framework profile applied to --device
   std::string from;             // --from RUN: a measurement on --from-device (transfer_sweep.cc)
   std::string from_device;      // --from-device A
   double interval_level = 0.8;  // prediction interval of a modeled sweep
@@ -134,6 +137,25 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
           links.sources.at(fmt::format("links[{}].latency_s", i)));
     }
   }
+  if (!o.framework.empty()) {
+    if (!o.from.empty()) {
+      throw UsageError(
+          "--framework and --from both calibrate the device: --from already fits what your own "
+          "run says (framework included); give one of them");
+    }
+    const FrameworkProfile& profile = FindFrameworkProfile(o.framework);
+    device = ApplyFrameworkProfile(device, profile);
+    std::vector<std::string> values;
+    for (const CalibratedParameter& p : profile.parameters) {
+      values.push_back(fmt::format("{} {}", p.name, FormatSig(p.value, 4)));
+    }
+    std::cerr << fmt::format(
+        "fitspeed: framework profile '{}' applied to {} ({}; fitted on {} published runs on {}; "
+        "docs/validation.md, \"Framework profiles\"); the interval below is the catalog "
+        "model's\n",
+        profile.name, device.name, fmt::join(values, ", "), profile.cases,
+        fmt::join(profile.devices, ", "));
+  }
   // --from: B calibrated by transfer from a measurement on A (transfer_sweep.cc).
   std::optional<TransferRun> transfer;
   if (!o.from.empty()) {
@@ -151,9 +173,9 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   // device of this kind (the catalog's do not describe a calibrated device).
   const IntervalTable& table =
       o.intervals.empty() ? BuiltinIntervalTable() : ReadIntervalTableFile(o.intervals);
-  const PredictionInterval interval =
-      transfer ? table.ForTransfer(device.kind, o.interval_level)
-               : table.For(device, options.precision, o.interval_level);
+  const PredictionInterval interval = transfer
+                                          ? table.ForTransfer(device.kind, o.interval_level)
+                                          : table.For(device, options.precision, o.interval_level);
   if (transfer) {
     WriteTransferSweep(std::cout, *transfer, result, fit, format, o.layers, &interval);
   } else {
@@ -161,9 +183,9 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   }
   if (fittable && !o.plot_path.empty()) {
     WriteFitPlot(o.plot_path, fit,
-              fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
-                          DevicePrecisionName(options.precision), options.devices,
-                          options.devices == 1 ? "" : "s"));
+                 fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
+                             DevicePrecisionName(options.precision), options.devices,
+                             options.devices == 1 ? "" : "s"));
   }
   const int code = SweepFitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
   return transfer ? TransferExitCode(*transfer, code) : code;
@@ -186,6 +208,7 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
+  if (!o.framework.empty()) throw UsageError("--framework needs --device (a modeled device)");
   if (!o.links.empty() && !o.data_parallel.enabled) {
     throw UsageError("--links needs --device or --data-parallel");
   }
@@ -235,9 +258,9 @@ int RunSweep(const SweepCommandOptions& o) {
   WriteSweep(std::cout, result, fit, format, o.layers);
   if (fittable && !o.plot_path.empty()) {
     WriteFitPlot(o.plot_path, fit,
-              fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
-                          PrecisionName(result.precision), result.context.threads,
-                          result.context.threads == 1 ? "" : "s"));
+                 fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
+                             PrecisionName(result.precision), result.context.threads,
+                             result.context.threads == 1 ? "" : "s"));
   }
   return SweepFitExitCode(result.measurements.size(), result.skipped.empty(), fit);
 }
@@ -286,14 +309,19 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->add_option("--from-device", o->from_device,
                       "The device the --from measurement ran on: a catalog name (see `fitspeed "
                       "devices`, `host` for a host sweep) or a device JSON file");
-  command
-      ->add_option("--links", o->links,
-                   "With --device: a links file (schema fitspeed.links/1, e.g. written by "
-                   "`fitspeed linkbench`; docs/devices.md) whose links replace the device's "
-                   "links that connect the same thing (\"devices\": the data-parallel "
-                   "all-reduce); bandwidth in bytes/s per direction, latency in s per message. "
-                   "With --data-parallel: the links that model the measured steps' all-reduces "
-                   "in a second table (see --model-ranks)");
+  command->add_option(
+      "--framework", o->framework,
+      "With --device: apply the profile of this framework (pytorch, tensorflow, "
+      "mxnet, keras, paddlepaddle, caffe: its efficiency scales and host overhead, "
+      "fitted on its published GPU runs; `fitspeed validate --frameworks` shows them "
+      "and their accuracy on a GPU left out)");
+  command->add_option("--links", o->links,
+                      "With --device: a links file (schema fitspeed.links/1, e.g. written by "
+                      "`fitspeed linkbench`; docs/devices.md) whose links replace the device's "
+                      "links that connect the same thing (\"devices\": the data-parallel "
+                      "all-reduce); bandwidth in bytes/s per direction, latency in s per message. "
+                      "With --data-parallel: the links that model the measured steps' all-reduces "
+                      "in a second table (see --model-ranks)");
   command
       ->add_option("--interval-level", o->interval_level,
                    "With --device: level of the prediction interval on every modeled "

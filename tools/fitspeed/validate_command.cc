@@ -24,6 +24,7 @@
 #include "fitspeed/device/layer_check.h"
 #include "fitspeed/device/validate.h"
 #include "transfer_cli.h"
+#include "validate_frameworks.h"
 #include "validate_intervals.h"
 #include "validate_kernels.h"
 #include "validate_placements.h"
@@ -54,6 +55,8 @@ struct ValidateCliOptions {
   int placements_calibration_nodes = 2;  // --placements-calibration-nodes N
   double interval_level = 0.8;
   std::string intervals_out;  // write the interval table (data/intervals.json) here
+  bool frameworks = false;    // --frameworks: the framework profiles instead
+  std::string frameworks_out;  // --frameworks-out FILE: write the profiles there
   bool kernels = false;       // --kernels: the kernel fits instead
   std::string kernel_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/kernels";
   std::string catalog_out;  // --catalog-out DIR: write the refitted catalog devices there
@@ -657,6 +660,9 @@ int RunValidate(const ValidateCliOptions& options) {
         "measurement directory '{}' not found (give the tables' directory with --data DIR)",
         options.data_dir));
   }
+  if (options.frameworks || !options.frameworks_out.empty()) {
+    return RunFrameworkCheck(options.data_dir, options.frameworks_out, format);
+  }
   if (options.layers) return RunLayerCheck(options, format);
   if (options.placements) {
     return RunPlacementCheck(options.data_dir, options.device_files, options.placements_links,
@@ -757,6 +763,15 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-transfer", options->no_transfer,
                     "Skip the transfer check (predict each device's cases from the same "
                     "network's cases on one other device, calibrated on those only)");
+  command->add_flag("--frameworks", options->frameworks,
+                    "Instead, fit a profile per framework (its efficiency scales and host "
+                    "overhead over every GPU it ran on) and predict each GPU's runs from the "
+                    "profile fitted on the framework's other GPUs (docs/validation.md, "
+                    "\"Framework profiles\")");
+  command->add_option("--frameworks-out", options->frameworks_out,
+                      "Write the framework profiles (schema fitspeed.frameworks/1; "
+                      "data/frameworks.json is the copy compiled into fitspeed) to this file; "
+                      "implies --frameworks");
   command->add_flag("--kernels", options->kernels,
                     "Instead, fit the device efficiency curves to the published kernel timings "
                     "of --kernel-data (DeepBench GEMMs and convolutions, K40 SGEMM) and report "

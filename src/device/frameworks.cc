@@ -1,0 +1,320 @@
+// Framework profiles (fitspeed/device/frameworks.h).
+#include "fitspeed/device/frameworks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "device/embedded_frameworks.h"
+#include "fitspeed/core/error.h"
+#include "io/text.h"
+
+namespace fitspeed {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kSchema = "fitspeed.frameworks/1";
+constexpr const char* kMethod =
+    "per framework, the calibration parameters its published GPU runs determine (compute_scale "
+    "for FP32 on CUDA cores, tensor_scale for TF32 and mixed precision, and step_host_s), fitted "
+    "jointly over every GPU it ran on (CalibrateShared: least squares of ln(measured/modeled step "
+    "time)) against the kernel-fitted catalog devices";
+// Frameworks of issue 14's list that no published case here ran: a profile
+// cannot be fitted, and FindFrameworkProfile says so.
+constexpr const char* kWithoutCases[] = {"xla", "jax"};
+
+double NumberOrNaN(const json& v) {
+  return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+json NumberOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The efficiency scales `cases` determine on their devices, and the host overhead.
+std::vector<CalibrationParameter> ProfileParameters(const std::vector<MeasuredCase>& cases,
+                                                    const std::vector<const Device*>& devices) {
+  std::vector<CalibrationParameter> p = ScalesDetermined(cases, devices);
+  p.push_back(CalibrationParameter::kStepHost);
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+struct Fitted {
+  std::vector<CalibratedParameter> parameters;
+  bool converged = false;
+  double rms = 0;
+};
+
+Fitted FitShared(const std::vector<MeasuredCase>& cases,
+                 const std::map<std::string, Device>& by_name, const CalibrationOptions& base) {
+  std::vector<Device> devices;
+  std::vector<const Device*> case_devices;
+  for (const MeasuredCase& c : cases) {
+    const Device& d = by_name.at(c.device);
+    case_devices.push_back(&d);
+    if (std::none_of(devices.begin(), devices.end(),
+                     [&d](const Device& x) { return x.name == d.name; })) {
+      devices.push_back(d);
+    }
+  }
+  CalibrationOptions options = base;
+  options.parameters = ProfileParameters(cases, case_devices);
+  options.leave_one_network_out = false;
+  if (cases.size() <= options.parameters.size()) {
+    throw DataError(fmt::format("{} case(s) for {} parameters leave no degree of freedom",
+                                cases.size(), options.parameters.size()));
+  }
+  const SharedCalibration r = CalibrateShared(devices, cases, options);
+  return {r.parameters, r.converged, r.after.rms};
+}
+
+double Predicted(const MeasuredCase& c, const Device& device, Optimizer optimizer) {
+  const Network network = LoadNetwork(c.network, CaseZooOptions(c));
+  return ModelStep(network, device, c.batch, CaseModelOptions(c, optimizer)).throughput_sps;
+}
+
+}  // namespace
+
+FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cases,
+                                            const CalibrationOptions& options) {
+  FrameworkProfileReport report;
+  std::map<std::string, Device> devices;
+  std::vector<std::string> frameworks;
+  std::map<std::string, std::vector<MeasuredCase>> by_framework;
+  for (const MeasuredCase& c : cases) {
+    if (c.framework.empty()) continue;
+    if (devices.count(c.device) == 0) devices.emplace(c.device, LoadDevice(c.device));
+    if (devices.at(c.device).kind != "gpu") continue;
+    if (by_framework.count(c.framework) == 0) frameworks.push_back(c.framework);
+    by_framework[c.framework].push_back(c);
+  }
+  for (const std::string& name : frameworks) {
+    const std::vector<MeasuredCase>& mine = by_framework.at(name);
+    FrameworkProfile profile;
+    profile.name = name;
+    profile.cases = static_cast<int>(mine.size());
+    for (const MeasuredCase& c : mine) {
+      if (std::find(profile.devices.begin(), profile.devices.end(), c.device) ==
+          profile.devices.end()) {
+        profile.devices.push_back(c.device);
+      }
+      if (std::find(profile.networks.begin(), profile.networks.end(), c.network) ==
+          profile.networks.end()) {
+        profile.networks.push_back(c.network);
+      }
+    }
+    try {
+      const Fitted f = FitShared(mine, devices, options);
+      profile.parameters = f.parameters;
+      profile.converged = f.converged;
+      profile.rms_error = f.rms;
+      report.profiles.push_back(profile);
+    } catch (const DataError&) {
+      // Too few cases for a profile: none, and no folds.
+      continue;
+    }
+    // Leave one GPU out.
+    for (const std::string& held : profile.devices) {
+      FrameworkFold fold;
+      fold.framework = name;
+      fold.device = held;
+      std::vector<MeasuredCase> training, held_cases;
+      for (const MeasuredCase& c : mine) {
+        if (c.device == held) {
+          held_cases.push_back(c);
+        } else {
+          training.push_back(c);
+          if (std::find(fold.training_devices.begin(), fold.training_devices.end(), c.device) ==
+              fold.training_devices.end()) {
+            fold.training_devices.push_back(c.device);
+          }
+        }
+      }
+      fold.cases = static_cast<int>(held_cases.size());
+      fold.training_cases = static_cast<int>(training.size());
+      const Device& target = devices.at(held);
+      for (const MeasuredCase& c : held_cases) {
+        fold.catalog_errors.push_back(Predicted(c, target, options.optimizer) / c.throughput_sps -
+                                      1);
+      }
+      if (training.empty()) {
+        fold.problem = "no other GPU has runs of this framework";
+      } else {
+        // The scales the held-out runs need must be among those fitted.
+        std::vector<const Device*> training_devices, held_devices(held_cases.size(), &target);
+        for (const MeasuredCase& c : training) training_devices.push_back(&devices.at(c.device));
+        const std::vector<CalibrationParameter> fitted =
+            ProfileParameters(training, training_devices);
+        for (CalibrationParameter p : ProfileParameters(held_cases, held_devices)) {
+          if (std::find(fitted.begin(), fitted.end(), p) == fitted.end()) {
+            fold.problem =
+                fmt::format("the other GPUs' runs do not determine the {} this one needs",
+                            CalibrationParameterName(p));
+          }
+        }
+        if (fold.problem.empty()) {
+          try {
+            const Fitted f = FitShared(training, devices, options);
+            if (!f.converged) {
+              fold.problem = "the fit did not converge";
+            } else {
+              fold.parameters = f.parameters;
+              fold.computed = true;
+              const Device profiled = ApplyCalibration(target, f.parameters);
+              for (const MeasuredCase& c : held_cases) {
+                fold.profile_errors.push_back(
+                    Predicted(c, profiled, options.optimizer) / c.throughput_sps - 1);
+              }
+            }
+          } catch (const DataError& e) {
+            fold.problem = e.what();
+          }
+        }
+      }
+      report.folds.push_back(std::move(fold));
+    }
+  }
+  return report;
+}
+
+std::string FrameworkProfilesToJson(const std::vector<FrameworkProfile>& profiles) {
+  json list = json::array();
+  for (const FrameworkProfile& p : profiles) {
+    json parameters = json::array();
+    for (const CalibratedParameter& q : p.parameters) {
+      parameters.push_back({{"name", q.name},
+                            {"value", q.value},
+                            {"std_error", NumberOrNull(q.std_error)},
+                            {"ci_low", NumberOrNull(q.ci_low)},
+                            {"ci_high", NumberOrNull(q.ci_high)}});
+    }
+    list.push_back({{"name", p.name},
+                    {"devices", p.devices},
+                    {"networks", p.networks},
+                    {"cases", p.cases},
+                    {"converged", p.converged},
+                    {"rms_error", NumberOrNull(p.rms_error)},
+                    {"parameters", parameters}});
+  }
+  return json{{"schema", kSchema}, {"method", kMethod}, {"profiles", list}}.dump(2) + "\n";
+}
+
+std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
+                                                     const std::string& source) {
+  if (io::LooksBinary(text)) throw DataError(source, 0, "", "binary data, not a profiles file");
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number overflow
+    throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
+  }
+  if (!doc.is_object() || doc.value("schema", "") != std::string(kSchema)) {
+    throw DataError(source, 0, "schema", fmt::format("expected a \"{}\" document", kSchema));
+  }
+  const auto list = doc.find("profiles");
+  if (list == doc.end() || !list->is_array()) {
+    throw DataError(source, 0, "profiles", "expected an array of profiles");
+  }
+  std::vector<FrameworkProfile> profiles;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& p = (*list)[i];
+    const std::string at = fmt::format("profiles[{}]", i);
+    if (!p.is_object() || !p.contains("name") || !p["name"].is_string() ||
+        !p.contains("parameters") || !p["parameters"].is_array()) {
+      throw DataError(source, 0, at, "expected {\"name\": text, \"parameters\": [...], ...}");
+    }
+    FrameworkProfile profile;
+    profile.name = p["name"].get<std::string>();
+    for (const char* key : {"devices", "networks"}) {
+      if (!p.contains(key)) continue;
+      if (!p[key].is_array()) throw DataError(source, 0, at + "." + key, "expected an array");
+      for (const json& s : p[key]) {
+        if (!s.is_string()) throw DataError(source, 0, at + "." + key, "expected names");
+        (key == std::string("devices") ? profile.devices : profile.networks)
+            .push_back(s.get<std::string>());
+      }
+    }
+    const json& cases = p.contains("cases") ? p["cases"] : json(0);
+    const json& converged = p.contains("converged") ? p["converged"] : json(false);
+    if (!cases.is_number_integer() || cases.get<int64_t>() < 0 || cases.get<int64_t>() > 1000000) {
+      throw DataError(source, 0, at + ".cases", "expected a whole number of cases");
+    }
+    if (!converged.is_boolean())
+      throw DataError(source, 0, at + ".converged", "expected true or false");
+    profile.cases = static_cast<int>(cases.get<int64_t>());
+    profile.converged = converged.get<bool>();
+    profile.rms_error = p.contains("rms_error") ? NumberOrNaN(p["rms_error"]) : 0;
+    for (size_t j = 0; j < p["parameters"].size(); ++j) {
+      const json& q = p["parameters"][j];
+      const std::string where = fmt::format("{}.parameters[{}]", at, j);
+      if (!q.is_object() || !q.contains("name") || !q["name"].is_string() || !q.contains("value") ||
+          !q["value"].is_number()) {
+        throw DataError(source, 0, where, "expected {\"name\": text, \"value\": number, ...}");
+      }
+      CalibratedParameter c;
+      c.name = q["name"].get<std::string>();
+      c.value = q["value"].get<double>();
+      if (c.name != "compute_scale" && c.name != "tensor_scale" && c.name != "step_host_s" &&
+          c.name != "memory_scale" && c.name != "kernel_launch_s") {
+        throw DataError(source, 0, where + ".name", fmt::format("unknown parameter '{}'", c.name));
+      }
+      const bool scale = c.name.find("scale") != std::string::npos;
+      if (!std::isfinite(c.value) || (scale ? !(c.value > 0) : !(c.value >= 0))) {
+        throw DataError(source, 0, where + ".value",
+                        fmt::format("{} must be finite and {}", c.name, scale ? "> 0" : ">= 0"));
+      }
+      c.std_error = q.contains("std_error") ? NumberOrNaN(q["std_error"]) : std::nan("");
+      c.ci_low = q.contains("ci_low") ? NumberOrNaN(q["ci_low"]) : std::nan("");
+      c.ci_high = q.contains("ci_high") ? NumberOrNaN(q["ci_high"]) : std::nan("");
+      profile.parameters.push_back(c);
+    }
+    profiles.push_back(std::move(profile));
+  }
+  return profiles;
+}
+
+const std::vector<FrameworkProfile>& BuiltinFrameworkProfiles() {
+  static const std::vector<FrameworkProfile> profiles =
+      ParseFrameworkProfiles(EmbeddedFrameworksJson(), "data/frameworks.json");
+  return profiles;
+}
+
+const FrameworkProfile& FindFrameworkProfile(const std::string& name) {
+  std::vector<std::string> known;
+  for (const FrameworkProfile& p : BuiltinFrameworkProfiles()) {
+    if (p.name == name) return p;
+    known.push_back(p.name);
+  }
+  for (const char* without : kWithoutCases) {
+    if (name == without) {
+      throw UsageError(fmt::format(
+          "no profile for framework '{}': no published GPU run of it is among the validation "
+          "cases (docs/validation.md), so none could be fitted; known: {}",
+          name, fmt::join(known, ", ")));
+    }
+  }
+  throw UsageError(
+      fmt::format("unknown framework '{}' (profiles: {})", name, fmt::join(known, ", ")));
+}
+
+Device ApplyFrameworkProfile(const Device& device, const FrameworkProfile& profile) {
+  Device d = ApplyCalibration(device, profile.parameters);
+  for (const CalibratedParameter& p : profile.parameters) {
+    const std::string field = p.name == "compute_scale"     ? "efficiency.compute"
+                              : p.name == "tensor_scale"    ? "efficiency.tensor"
+                              : p.name == "memory_scale"    ? "efficiency.memory"
+                              : p.name == "kernel_launch_s" ? "overheads.kernel_launch_s"
+                                                            : "overheads.step_host_s";
+    d.sources[field] =
+        fmt::format("framework profile '{}' ({} published runs on {}): {}", profile.name,
+                    profile.cases, fmt::join(profile.devices, ", "), d.sources[field]);
+  }
+  return d;
+}
+
+}  // namespace fitspeed
