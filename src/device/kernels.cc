@@ -77,7 +77,127 @@ bool DeepBenchPrecision(const CsvTable& t, const CsvTable::Row& row, bool* tenso
   return p == "fp32" || *tensor16;
 }
 
+// NeuSight's nn.Linear table (columns B, bias) or autoheuristic's GEMMs
+// (using_tf32), already read.
+std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
+  const bool linear = t.column.count("bias") > 0;
+  for (const char* column : {"dtype", "M", "time_us"}) {
+    if (t.column.count(column) == 0) {
+      throw DataError(t.source, 1, column, "column missing from the header");
+    }
+  }
+  if (linear && t.column.count("B") == 0) {
+    throw DataError(t.source, 1, "B", "column missing from the header");
+  }
+  std::vector<KernelMeasurement> out;
+  for (const CsvTable::Row& row : t.rows) {
+    KernelMeasurement m = Base(t, row);
+    m.gpu = t.Get(row, "gpu");
+    m.op = "gemm";
+    m.pass = "fwd";
+    const std::string& dtype = t.Get(row, "dtype");
+    if (linear) {
+      if (dtype != "fp32") continue;
+      // x [B, M, N] -> nn.Linear(N, K): 2 B M N K FLOPs.
+      const double rows = t.Positive(row, "B") * t.Positive(row, "M");
+      const double in = t.Positive(row, "N"), out_features = t.Positive(row, "K");
+      m.direct_flops = 2 * rows * in * out_features;
+      m.bytes = 4 * (rows * in + in * out_features + rows * out_features);
+    } else {
+      if (dtype == "float16" || dtype == "bfloat16") {
+        m.tensor16 = true;
+      } else if (dtype == "float32") {
+        m.tf32 = t.Get(row, "using_tf32") == "True";
+      } else {
+        continue;
+      }
+      const double rows = t.Positive(row, "M"), depth = t.Positive(row, "K"),
+                   cols = t.Positive(row, "N");
+      const double element = m.tensor16 ? 2 : 4;
+      m.direct_flops = 2 * rows * depth * cols;
+      m.bytes = element * (rows * depth + depth * cols + rows * cols);
+    }
+    m.time_s = t.Positive(row, "time_us") * 1e-6;
+    if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
+      throw DataError(t.source, row.line, "M", "the shape's FLOPs or bytes overflow a double");
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty())
+    throw DataError(t.source, 0, "dtype", "no FP32, TF32 or FP16/BF16 GEMM in the file");
+  return out;
+}
+
+// The catalog device a checked GPU maps to ("" when none).
+std::string CatalogDeviceOf(const std::string& gpu) {
+  static const std::map<std::string, std::string> map = {{"Tesla V100-PCIE-32GB", "v100-pcie"},
+                                                         {"Tesla T4", "t4"},
+                                                         {"Tesla P100-PCIE-16GB", "p100"},
+                                                         {"NVIDIA A100-PCIE-40GB", "a100"},
+                                                         {"NVIDIA A100 80GB PCIe", "a100-80gb"},
+                                                         {"NVIDIA H100 80GB HBM3", "h100"},
+                                                         {"A100", "a100"},
+                                                         {"H100", "h100"}};
+  const auto it = map.find(gpu);
+  return it == map.end() ? std::string() : it->second;
+}
+
 }  // namespace
+
+std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasurement>& measurements,
+                                               const std::string& table, double floor_s) {
+  std::vector<KernelCheck> checks;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
+  std::map<std::string, Device> devices;
+  for (const KernelMeasurement& m : measurements) {
+    const std::string name = CatalogDeviceOf(m.gpu);
+    if (name.empty()) continue;
+    if (devices.count(name) == 0) devices.emplace(name, LoadDevice(name));
+    const Device& d = devices.at(name);
+    const std::string unit = m.tensor16 ? "tensor16" : m.tf32 ? "tf32" : "fp32";
+    const std::pair<std::string, std::string> key(m.gpu, unit);
+    auto check = std::find_if(checks.begin(), checks.end(), [&](const KernelCheck& c) {
+      return c.gpu == m.gpu && c.unit == unit;
+    });
+    if (check == checks.end()) {
+      KernelCheck c;
+      c.gpu = m.gpu;
+      c.device = name;
+      c.unit = unit;
+      c.table = table;
+      const std::string field = unit == "fp32" ? "efficiency.compute" : "efficiency.tensor";
+      const auto basis = d.bases.find(field);
+      c.basis = basis == d.bases.end() ? "assumed" : basis->second;
+      checks.push_back(c);
+      check = checks.end() - 1;
+    }
+    if (m.time_s < floor_s) {
+      ++check->below_floor;
+      continue;
+    }
+    const double peak = m.tensor16 ? d.tensor16_flops_per_s
+                        : m.tf32   ? d.tf32_flops_per_s
+                                   : d.fp32_flops_per_s;
+    if (!(peak > 0)) continue;
+    const EfficiencyCurve& curve =
+        m.tensor16 || m.tf32 ? d.TensorEfficiency() : d.compute_efficiency;
+    const double compute = m.direct_flops / (peak * curve.At(m.direct_flops));
+    const double memory =
+        m.bytes / (d.memory_bandwidth_bytes_per_s * d.memory_efficiency.At(m.bytes));
+    errors[key].push_back((std::max(compute, memory) + d.kernel_launch_s) / m.time_s - 1);
+  }
+  for (KernelCheck& c : checks) {
+    const std::vector<double>& e = errors[{c.gpu, c.unit}];
+    c.kernels = static_cast<int>(e.size());
+    if (e.empty()) continue;
+    std::vector<double> abs;
+    for (double x : e) abs.push_back(std::abs(x));
+    c.median_abs_error = Median(abs);
+    c.median_signed_error = Median(e);
+    c.p90_abs_error = Quantile(abs, 0.9);
+  }
+  return checks;
+}
 
 const char* KernelUnitName(KernelUnit unit) {
   switch (unit) {
@@ -108,6 +228,12 @@ double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops) {
 }
 
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
+  {
+    const CsvTable probe = ReadCsvTable(path, {"gpu", "N", "K"});
+    if (probe.column.count("using_tf32") > 0 || probe.column.count("bias") > 0) {
+      return ReadGemmCheckTable(probe);
+    }
+  }
   const CsvTable t = ReadCsvTable(path, {"gpu", "op", "precision", "N", "K"});
   const bool k40 = t.column.count("time_us_derived") > 0;
   const bool conv = !k40 && t.column.count("R_filter_h") > 0;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -308,6 +309,41 @@ TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
     }
   }
   EXPECT_EQ(served, 10);  // V100 x3, A100 x2, H100, P100, T4, K40m, K80
+}
+
+TEST(KernelCheck, ErrorsAgainstTheCatalogDeviceAndTheFloor) {
+  // Two GEMMs "measured" on NeuSight's T4: one at 0.8x the catalog t4's own
+  // modeled time (the model 25% too slow), one under the floor.
+  const Device t4 = LoadDevice("t4");
+  KernelMeasurement m;
+  m.gpu = "Tesla T4";
+  m.op = "gemm";
+  m.pass = "fwd";
+  m.direct_flops = 2.0 * 4096 * 4096 * 4096;
+  m.bytes = 4.0 * 3 * 4096 * 4096;
+  const double modeled =
+      std::max(m.direct_flops / (8.1e12 * t4.compute_efficiency.At(m.direct_flops)),
+               m.bytes / (3.2e11 * t4.memory_efficiency.At(m.bytes))) +
+      t4.kernel_launch_s;
+  m.time_s = 0.8 * modeled;
+  KernelMeasurement tiny = m;
+  tiny.time_s = 1e-5;
+  const std::vector<KernelCheck> checks = CheckCatalogOnKernels({m, tiny}, "t.csv", 5e-5);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].device, "t4");
+  EXPECT_EQ(checks[0].basis, "fitted");
+  EXPECT_EQ(checks[0].kernels, 1);
+  EXPECT_EQ(checks[0].below_floor, 1);
+  EXPECT_NEAR(checks[0].median_signed_error, 0.25, 1e-12);
+  // The committed tables: NeuSight's FP32 nn.Linear and autoheuristic's GEMMs.
+  EXPECT_EQ(ReadKernelTable(KernelDir() + "/neusight_linear_test.csv").size(), 8254u);
+  int tf32 = 0, tensor16 = 0;
+  for (const KernelMeasurement& k : ReadKernelTable(KernelDir() + "/autoheuristic_train_mm.csv")) {
+    tf32 += k.tf32;
+    tensor16 += k.tensor16;
+  }
+  EXPECT_EQ(tf32, 16);
+  EXPECT_EQ(tensor16, 2084);
 }
 
 TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {

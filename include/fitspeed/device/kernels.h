@@ -72,7 +72,8 @@ struct KernelMeasurement {
   std::string gpu;        // as the source names it: "V100", "P100", "T4", "Tesla K40"
   std::string op;         // "gemm" or "conv"
   std::string pass;       // "fwd", "bwd_data", "bwd_weights" (GEMMs: "fwd")
-  bool tensor16 = false;  // FP16 inputs on tensor cores (DeepBench "FP16 ip, mixed math")
+  bool tensor16 = false;  // FP16/BF16 inputs on tensor cores (DeepBench "FP16 ip, mixed math")
+  bool tf32 = false;      // FP32 inputs on TF32 tensor cores (autoheuristic using_tf32)
   // conv only: shape and the algorithm cuDNN chose for the forward pass
   // (DeepBench's column; backward rows repeat it), "" when not recorded.
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
@@ -83,11 +84,14 @@ struct KernelMeasurement {
   std::string source;       // "file:line"
 };
 
-// Reads a DeepBench GEMM or convolution table (data/kernels/deepbench_*.csv)
-// or the K40 SGEMM table (k40_cublas_sgemm.csv), recognised by their headers;
-// only FP32 and FP16-tensor-core training rows. Throws InputError when the
-// file cannot be read, DataError(file, line, field) for a missing column, a
-// value that is not a positive number, or an unrecognised header.
+// Reads a DeepBench GEMM or convolution table (data/kernels/deepbench_*.csv),
+// the K40 SGEMM table (k40_cublas_sgemm.csv), NeuSight's nn.Linear timings
+// (neusight_linear_test.csv: y = x W^T + b on x of B x M x N, W of K x N) or
+// PyTorch's autoheuristic cuBLAS GEMMs (autoheuristic_train_mm.csv: M x K
+// times K x N), recognised by their headers; only FP32, TF32 and FP16/BF16
+// tensor-core training rows. Throws InputError when the file cannot be read,
+// DataError(file, line, field) for a missing column, a value that is not a
+// positive number, or an unrecognised header.
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path);
 
 // A GPU whose kernels are in the tables: its peaks as measured (the clocks
@@ -187,6 +191,33 @@ struct KernelFitReport {
 // or tensor curve on its direct FLOPs).
 KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measurements,
                                 const std::vector<KernelGpu>& gpus);
+
+// The catalog's curves against kernels they were not fitted to: NeuSight's
+// FP32 nn.Linear timings on V100 PCIe, P100 PCIe, T4, A100 40/80 GB and H100
+// (PyTorch 2.1, TF32 off) and autoheuristic's cuBLAS FP16/BF16/TF32 GEMMs on
+// A100 and H100 (real HuggingFace and TIMM training shapes). Each kernel is
+// timed as the step model times a pass on the catalog device the GPU maps to
+// (its own board where the catalog has it, else the closest: NeuSight's
+// PCIe A100s on the SXM a100/a100-80gb), and compared with the measurement.
+struct KernelCheck {
+  std::string gpu;              // as the table names it
+  std::string device;           // the catalog device it is checked on
+  std::string unit;             // "fp32", "tf32", "tensor16"
+  std::string basis;            // of the device curve used: "fitted" (a second source) or "carried"
+  std::string table;            // file name
+  int kernels = 0;              // checked (measured time >= the floor)
+  int below_floor = 0;          // left out: shorter than the floor
+  double median_abs_error = 0;  // |modeled / measured - 1|
+  double median_signed_error = 0;  // > 0: the model too slow
+  double p90_abs_error = 0;
+};
+
+// Checks the catalog devices on `measurements` (ReadKernelTable of the two
+// tables above), leaving out kernels measured under `floor_s` (NeuSight times
+// one eager call, whose 25-40 us of dispatch the kernel model does not
+// include). One KernelCheck per table, GPU and unit, in order of appearance.
+std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasurement>& measurements,
+                                               const std::string& table, double floor_s);
 
 // Carries a curve fitted on a device of peak `from_peak` to one of peak
 // `to_peak` (same unit): a kernel of F FLOPs on the new device reaches the
