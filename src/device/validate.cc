@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -351,29 +352,68 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
 
 }  // namespace
 
-std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report) {
-  struct Errors {
-    std::vector<double> catalog, cross_validated, cross_device;
-  };
-  std::vector<std::pair<std::pair<std::string, std::string>, Errors>> setups;
+namespace {
+
+// The catalog, cross-validated and cross-device errors of the modeled
+// out-of-sample cases, grouped by `key` (a tuple of names), in order of first
+// appearance.
+struct GroupErrors {
+  std::vector<double> catalog, cross_validated, cross_device;
+};
+template <typename Key>
+std::vector<std::pair<Key, GroupErrors>> GroupBy(const ValidationReport& report,
+                                                 Key (*key_of)(const ValidatedCase&)) {
+  std::vector<std::pair<Key, GroupErrors>> groups;
   for (const ValidatedCase& v : report.cases) {
     if (!v.modeled || v.in_sample) continue;
-    const std::pair<std::string, std::string> key(v.measured.device, v.measured.framework);
-    auto it = std::find_if(setups.begin(), setups.end(),
+    const Key key = key_of(v);
+    auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const auto& entry) { return entry.first == key; });
-    if (it == setups.end()) {
-      setups.emplace_back(key, Errors{});
-      it = std::prev(setups.end());
+    if (it == groups.end()) {
+      groups.emplace_back(key, GroupErrors{});
+      it = std::prev(groups.end());
     }
     it->second.catalog.push_back(v.error_pct);
     if (report.cross_validated_run) it->second.cross_validated.push_back(v.cv_error_pct);
     if (report.cross_device_run) it->second.cross_device.push_back(v.xdev_error_pct);
   }
+  return groups;
+}
+
+using SetupKey = std::pair<std::string, std::string>;
+SetupKey SetupOf(const ValidatedCase& v) { return {v.measured.device, v.measured.framework}; }
+
+using WorkloadKey = std::array<std::string, 3>;
+WorkloadKey WorkloadOf(const ValidatedCase& v) {
+  // The device kind from the catalog name or file; a device that cannot be
+  // loaded was not modeled, so this succeeds for every modeled case.
+  return {v.measured.network, DevicePrecisionName(v.measured.precision),
+          LoadDevice(v.measured.device).kind};
+}
+
+}  // namespace
+
+std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report) {
   std::vector<SetupSummary> summaries;
-  for (const auto& [key, errors] : setups) {
+  for (const auto& [key, errors] : GroupBy<SetupKey>(report, &SetupOf)) {
     SetupSummary s;
     s.device = key.first;
     s.framework = key.second;
+    s.catalog = SummarizeErrorsPct(errors.catalog);
+    s.cross_validated = SummarizeErrorsPct(errors.cross_validated);
+    s.cross_device = SummarizeErrorsPct(errors.cross_device);
+    summaries.push_back(s);
+  }
+  return summaries;
+}
+
+std::vector<WorkloadSummary> SummarizeByWorkload(const ValidationReport& report) {
+  std::vector<WorkloadSummary> summaries;
+  for (const auto& [key, errors] : GroupBy<WorkloadKey>(report, &WorkloadOf)) {
+    WorkloadSummary s;
+    s.network = key[0];
+    s.precision = key[1];
+    s.kind = key[2];
     s.catalog = SummarizeErrorsPct(errors.catalog);
     s.cross_validated = SummarizeErrorsPct(errors.cross_validated);
     s.cross_device = SummarizeErrorsPct(errors.cross_device);

@@ -676,6 +676,36 @@ TEST(SummarizeBySetup, OneRowPerDeviceAndFrameworkOfOutOfSampleCases) {
   EXPECT_DOUBLE_EQ(setups[1].catalog.median_abs_error_pct, 20);
 }
 
+TEST(SummarizeByWorkload, OneRowPerNetworkPrecisionAndDeviceKind) {
+  ValidationReport report;
+  auto add = [&report](const std::string& network, const std::string& device,
+                       DevicePrecision precision, double error, bool in_sample) {
+    ValidatedCase v;
+    v.measured.network = network;
+    v.measured.device = device;
+    v.measured.precision = precision;
+    v.modeled = true;
+    v.in_sample = in_sample;
+    v.error_pct = error;
+    report.cases.push_back(v);
+  };
+  add("resnet50", "v100-sxm2", DevicePrecision::kMixed, 10, false);
+  add("resnet50", "a100", DevicePrecision::kMixed, -30, false);
+  add("resnet50", "v100-sxm2", DevicePrecision::kFp32, 5, false);
+  add("resnet50", "xeon-6148x2", DevicePrecision::kFp32, 100, false);  // a CPU: its own row
+  add("resnet50", "a100", DevicePrecision::kMixed, 1, true);           // in-sample: left out
+  const std::vector<WorkloadSummary> rows = SummarizeByWorkload(report);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].precision, "mixed");
+  EXPECT_EQ(rows[0].kind, "gpu");
+  EXPECT_EQ(rows[0].catalog.cases, 2);
+  EXPECT_DOUBLE_EQ(rows[0].catalog.median_abs_error_pct, 20);  // (10 + 30) / 2
+  EXPECT_EQ(rows[1].precision, "fp32");
+  EXPECT_EQ(rows[1].kind, "gpu");
+  EXPECT_EQ(rows[2].kind, "cpu");
+  EXPECT_DOUBLE_EQ(rows[2].catalog.max_abs_error_pct, 100);
+}
+
 TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
   const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
   const MeasuredCase b = Case("resnet50", "t4", DevicePrecision::kFp32, 64, 170);

@@ -54,10 +54,10 @@ struct ValidateCliOptions {
   std::string placements_links;          // --placements-links FILE: its network link
   int placements_calibration_nodes = 2;  // --placements-calibration-nodes N
   double interval_level = 0.8;
-  std::string intervals_out;  // write the interval table (data/intervals.json) here
-  bool frameworks = false;    // --frameworks: the framework profiles instead
+  std::string intervals_out;   // write the interval table (data/intervals.json) here
+  bool frameworks = false;     // --frameworks: the framework profiles instead
   std::string frameworks_out;  // --frameworks-out FILE: write the profiles there
-  bool kernels = false;       // --kernels: the kernel fits instead
+  bool kernels = false;        // --kernels: the kernel fits instead
   std::string kernel_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/kernels";
   std::string catalog_out;  // --catalog-out DIR: write the refitted catalog devices there
   std::string output = "table";
@@ -207,12 +207,24 @@ void WriteJson(const std::string& data_dir, const ValidationReport& report,
           report.cross_validated_run ? SummaryJson(s.cross_validated) : json(nullptr)},
          {"cross_device", report.cross_device_run ? SummaryJson(s.cross_device) : json(nullptr)}});
   }
+  json workloads = json::array();
+  for (const WorkloadSummary& s : SummarizeByWorkload(report)) {
+    workloads.push_back(
+        {{"network", s.network},
+         {"precision", s.precision},
+         {"kind", s.kind},
+         {"out_of_sample", SummaryJson(s.catalog)},
+         {"cross_validated",
+          report.cross_validated_run ? SummaryJson(s.cross_validated) : json(nullptr)},
+         {"cross_device", report.cross_device_run ? SummaryJson(s.cross_device) : json(nullptr)}});
+  }
   const json j = {
       {"schema", "fitspeed.validate/1"},
       {"data_dir", data_dir},
       {"cases", cases},
       {"devices", devices},
       {"setups", setups},
+      {"workloads", workloads},
       {"out_of_sample", SummaryJson(report.out_of_sample)},
       {"cross_validated",
        report.cross_validated_run ? SummaryJson(report.cross_validated) : json(nullptr)},
@@ -387,6 +399,18 @@ void WriteTable(const ValidationReport& report, const std::vector<MixedRatio>& m
                    report.cross_device_run ? Pct(s.cross_device.median_abs_error_pct) : "-"});
   }
   std::cout << setups.Render();
+  std::cout << "\nAbsolute % error per network and precision (out-of-sample), over every device "
+               "of a kind and framework that ran it\n";
+  TextTable workloads({"network", "precision", "kind", "cases", "catalog_median_%", "catalog_max_%",
+                       "cv_median_%", "xdev_median_%"});
+  for (const WorkloadSummary& s : SummarizeByWorkload(report)) {
+    workloads.AddRow(
+        {s.network, s.precision, s.kind, std::to_string(s.catalog.cases),
+         Pct(s.catalog.median_abs_error_pct), Pct(s.catalog.max_abs_error_pct),
+         report.cross_validated_run ? Pct(s.cross_validated.median_abs_error_pct) : "-",
+         report.cross_device_run ? Pct(s.cross_device.median_abs_error_pct) : "-"});
+  }
+  std::cout << workloads.Render();
   if (report.cross_validated_run) {
     std::cout << "\nCross-validation folds: parameters fitted on the training cases, errors of "
                  "the held-out cases (host overhead always; the compute scale when training "

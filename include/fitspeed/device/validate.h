@@ -178,6 +178,21 @@ struct SetupSummary {
 // in order of first appearance.
 std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report);
 
+// The out-of-sample errors of one network at one precision, over every device
+// and framework that ran it.
+struct WorkloadSummary {
+  std::string network;    // MeasuredCase::network
+  std::string precision;  // DevicePrecisionName
+  std::string kind;       // of the devices: "gpu", "tpu", "cpu" (a network on two kinds: two rows)
+  ErrorSummary catalog;
+  ErrorSummary cross_validated;
+  ErrorSummary cross_device;
+};
+
+// One WorkloadSummary per (network, precision, device kind) with modeled
+// out-of-sample cases, in order of first appearance.
+std::vector<WorkloadSummary> SummarizeByWorkload(const ValidationReport& report);
+
 // ---- Mixed-precision check ---------------------------------------------------
 
 // The band of mixed/FP32 step-time ratios published for small-batch training on
