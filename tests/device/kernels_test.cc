@@ -136,7 +136,8 @@ TEST(DepthwiseStep, AGroupedConvolutionOffTheMatrixUnitsByHand) {
   net.Finalize();
   Device device = WinogradTestDevice();
   device.depthwise_efficiency.points = {{1.0, 0.04}};
-  const LayerTime& t = Layer(ModelStep(net, device, 1), "dw");
+  const ModeledStep step = ModelStep(net, device, 1);
+  const LayerTime& t = Layer(step, "dw");
   EXPECT_FALSE(t.matrix);
   const PassTime& fwd = t.passes[static_cast<size_t>(Pass::kForward)];
   // 2 * 64 * 56 * 56 * 9 = 3,612,672 FLOPs at 0.04 of 10 TFLOPS: 9.03168e-6 s;
@@ -148,7 +149,8 @@ TEST(DepthwiseStep, AGroupedConvolutionOffTheMatrixUnitsByHand) {
   // Without a depthwise curve it runs at the compute curve (0.5): 7.225344e-7 s,
   // memory-bound at 2.00992e-6 s.
   device.depthwise_efficiency.points.clear();
-  const PassTime& plain = Layer(ModelStep(net, device, 1), "dw").passes[0];
+  const ModeledStep plain_step = ModelStep(net, device, 1);
+  const PassTime& plain = Layer(plain_step, "dw").passes[0];
   EXPECT_NEAR(plain.compute_s, 7.225344e-7, 1e-18);
   EXPECT_NEAR(plain.time_s, 2.00992e-6, 1e-17);
 }
