@@ -51,6 +51,9 @@ CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& r
   std::stringstream text;
   text << file.rdbuf();
   const std::string content = text.str();
+  if (io::LooksBinary(content)) {
+    throw DataError(path, 0, "", "binary data, not a CSV table");
+  }
   CsvTable table;
   table.source = path;
   io::LineCursor cursor(content);

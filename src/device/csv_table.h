@@ -36,7 +36,7 @@ struct CsvTable {
 };
 
 // Reads the CSV file at `path`. Throws InputError when it cannot be opened,
-// DataError when it is empty, a `required` column is missing from the header
+// DataError when it is binary (io::LooksBinary) or empty, a `required` column is missing from the header
 // or a row has another number of fields than the header. Blank lines are
 // skipped.
 CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& required);
