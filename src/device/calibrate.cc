@@ -230,7 +230,7 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
 // After parameter `j` was written into `d` (from `before`): the compute scale
 // scales the Winograd and depthwise curves too, and their sources and bases
 // say so, those of the compute curve.
-void MarkWinogradScaled(Device& d, const Device& before, size_t j) {
+void MarkCudaCoreCurvesScaled(Device& d, const Device& before, size_t j) {
   if (j != 0) return;
   for (const auto& [field, curve] :
        {std::pair{"efficiency.winograd", &before.winograd_efficiency},
@@ -637,7 +637,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
                     FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
                     FormatSig(p.ci_high, 4), before);
     d.bases[kInfo[j].field] = "fitted";
-    MarkWinogradScaled(d, device, static_cast<size_t>(j));
+    MarkCudaCoreCurvesScaled(d, device, static_cast<size_t>(j));
   }
   d.calibrated_on.clear();
   for (const CaseFit& c : result.cases) {
@@ -774,7 +774,7 @@ Device ApplyCalibration(const Device& device, const std::vector<CalibratedParame
                     FormatSig(x[j] * kInfo[j].internal_unit, 6),
                     before == device.sources.end() ? std::string("not recorded") : before->second);
     d.bases[kInfo[j].field] = "carried";
-    MarkWinogradScaled(d, device, j);
+    MarkCudaCoreCurvesScaled(d, device, j);
   }
   return d;
 }

@@ -433,15 +433,16 @@ std::string SourceOf(const std::map<std::string, std::string>& sources, const st
 
 // The "links" array, each quantity with its source from `sources`.
 ordered_json LinksJson(const std::vector<DeviceLink>& links,
-                       const std::map<std::string, std::string>& sources,
-                       const std::string& origin) {
+                       const std::map<std::string, std::string>& sources, const std::string& origin,
+                       const std::map<std::string, std::string>* bases = nullptr) {
   ordered_json array = ordered_json::array();
   for (size_t i = 0; i < links.size(); ++i) {
     const DeviceLink& l = links[i];
     auto quantity = [&](const std::string& key, double value) {
-      return ordered_json{
-          {"value", value},
-          {"source", SourceOf(sources, fmt::format("links[{}].{}", i, key), origin)}};
+      const std::string field = fmt::format("links[{}].{}", i, key);
+      ordered_json q{{"value", value}, {"source", SourceOf(sources, field, origin)}};
+      if (bases != nullptr && bases->count(field) > 0) q["basis"] = bases->at(field);
+      return q;
     };
     array.push_back(
         {{"name", l.name},
@@ -534,7 +535,7 @@ std::string DeviceToJson(const Device& d) {
       {"feature_multiple_fp32", quantity("tiles.feature_multiple_fp32", d.feature_multiple_fp32)},
       {"feature_multiple_tensor",
        quantity("tiles.feature_multiple_tensor", d.feature_multiple_tensor)}};
-  if (!d.links.empty()) doc["links"] = LinksJson(d.links, d.sources, d.origin);
+  if (!d.links.empty()) doc["links"] = LinksJson(d.links, d.sources, d.origin, &d.bases);
   if (d.price_per_hour) doc["price_per_hour"] = quantity("price_per_hour", *d.price_per_hour);
   if (!d.calibrated_on.empty()) {
     const DeviceCalibration& cal = d.calibration;
@@ -760,6 +761,7 @@ void ApplyLinks(Device& device, const LinksFile& links) {
       } else {
         device.sources.erase(field);
       }
+      device.bases.erase(field);  // a links file's numbers say their source, not a basis
     }
   };
   for (size_t j = 0; j < links.links.size(); ++j) {

@@ -331,6 +331,15 @@ void ExpectSameDevice(const Device& a, const Device& b) {
     EXPECT_EQ(a.links[i].latency_s, b.links[i].latency_s);
   }
   EXPECT_EQ(a.sources, b.sources);
+  EXPECT_EQ(a.bases, b.bases);  // links' included
+  for (const auto& [ca, cb] : {std::pair{&a.winograd_efficiency, &b.winograd_efficiency},
+                               std::pair{&a.depthwise_efficiency, &b.depthwise_efficiency},
+                               std::pair{&a.tensor_efficiency, &b.tensor_efficiency}}) {
+    ASSERT_EQ(ca->points.size(), cb->points.size());
+    for (size_t i = 0; i < ca->points.size(); ++i) {
+      EXPECT_EQ(ca->points[i].efficiency, cb->points[i].efficiency);
+    }
+  }
   EXPECT_EQ(a.calibrated_on, b.calibrated_on);
   const DeviceCalibration& x = a.calibration;
   const DeviceCalibration& y = b.calibration;

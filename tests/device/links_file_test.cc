@@ -218,6 +218,11 @@ TEST(ApplyLinks, ReplacesTheDevicesLinkOfV100AndKeepsItsOthers) {
   EXPECT_DOUBLE_EQ(devices->latency_s, 1e-6);
   EXPECT_EQ(v100.sources.at("links[0].bandwidth_bytes_per_s"), "fitspeed linkbench: 2 ranks");
   EXPECT_EQ(v100.sources.at("links[0].latency_s"), "fitspeed linkbench: alpha/2");
+  // The catalog's basis of the replaced link is gone (the file gives sources only);
+  // the kept link keeps its own.
+  EXPECT_EQ(before.bases.at("links[0].bandwidth_bytes_per_s"), "datasheet");
+  EXPECT_EQ(v100.bases.count("links[0].bandwidth_bytes_per_s"), 0u);
+  EXPECT_EQ(v100.bases.at("links[1].bandwidth_bytes_per_s"), "datasheet");
   // The PCIe host link stays, with its datasheet source.
   const DeviceLink* host = v100.FindLink("host");
   ASSERT_NE(host, nullptr);
