@@ -30,6 +30,7 @@
 #include <set>
 #include <utility>
 
+#include "fit/dense_jacobian.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
@@ -189,12 +190,7 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
   problem.Evaluate(evaluate, nullptr, &residuals, nullptr, &crs);
   s.residuals = Eigen::Map<const Eigen::VectorXd>(residuals.data(),
                                                   static_cast<Eigen::Index>(residuals.size()));
-  s.jacobian = Eigen::MatrixXd::Zero(crs.num_rows, crs.num_cols);
-  for (int row = 0; row < crs.num_rows; ++row) {
-    for (int k = crs.rows[row]; k < crs.rows[row + 1]; ++k) {
-      s.jacobian(row, crs.cols[k]) = crs.values[k];
-    }
-  }
+  s.jacobian = DenseJacobian(crs);
   return s;
 }
 

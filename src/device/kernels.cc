@@ -10,6 +10,7 @@
 #include <map>
 
 #include "csv_table.h"
+#include "fit/dense_jacobian.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 
@@ -455,10 +456,7 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       std::vector<double> residuals;
       ceres::CRSMatrix crs;
       problem.Evaluate(ceres::Problem::EvaluateOptions(), nullptr, &residuals, nullptr, &crs);
-      Eigen::MatrixXd jac = Eigen::MatrixXd::Zero(crs.num_rows, crs.num_cols);
-      for (int r = 0; r < crs.num_rows; ++r) {
-        for (int i = crs.rows[r]; i < crs.rows[r + 1]; ++i) jac(r, crs.cols[i]) = crs.values[i];
-      }
+      const Eigen::MatrixXd jac = DenseJacobian(crs);
       double rss = 0;
       for (double r : residuals) rss += r * r;
       const double dof = static_cast<double>(residuals.size()) - 3;
