@@ -13,14 +13,19 @@
 namespace fitspeed {
 
 PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, double level,
-                                     const std::string& basis) {
+                                     const std::string& basis, int min_sources) {
   if (!(level > 0 && level < 1)) {
     throw UsageError(fmt::format("interval level must be in (0, 1), got {}", level));
+  }
+  if (min_sources < 2) {
+    throw UsageError(
+        fmt::format("an interval needs errors from 2 or more sources, asked for {}", min_sources));
   }
   PredictionInterval interval;
   interval.basis = basis;
   interval.level = level;
   interval.cases = static_cast<int>(errors.size());
+  interval.min_sources = min_sources;
   std::set<std::string> sources;
   for (const ModelError& m : errors) sources.insert(m.source);
   interval.sources = static_cast<int>(sources.size());
@@ -38,18 +43,17 @@ PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, doub
   // (n+1) x 0.1 = 1 exactly 1 under rounding.
   const int k_lo = static_cast<int>(std::floor((n + 1) * tail + 1e-9));
   const int k_hi = static_cast<int>(std::ceil((n + 1) * (1 - tail) - 1e-9));
-  if (interval.sources < 2) {
+  if (interval.sources < min_sources) {
     interval.reason = fmt::format(
-        "{}: {} published case(s) from {} source(s); an interval needs cases from two or more "
+        "{}: {} published case(s) from {} source(s); an interval needs cases from {} or more "
         "sources",
-        basis, n, interval.sources);
+        basis, n, interval.sources, min_sources);
     return interval;
   }
   if (k_lo < 1 || k_hi > n) {
     const int needed = static_cast<int>(std::ceil(1 / tail - 1 - 1e-9));
-    interval.reason = fmt::format(
-        "{}: {} published cases; a {:.0f}% interval needs at least {}", basis, n, 100 * level,
-        needed);
+    interval.reason = fmt::format("{}: {} published cases; a {:.0f}% interval needs at least {}",
+                                  basis, n, 100 * level, needed);
     return interval;
   }
   std::sort(e.begin(), e.end());

@@ -46,23 +46,24 @@ std::vector<ModelError> KindErrors(const std::map<std::string, std::vector<Model
 
 // For() on a map of classes, the kind's errors as the fallback.
 PredictionInterval ClassInterval(const std::map<std::string, std::vector<ModelError>>& classes,
-                                 const std::string& error_class, double level) {
+                                 const std::string& error_class, double level, int min_sources) {
   const auto it = classes.find(error_class);
   const std::vector<ModelError> none;
   const PredictionInterval own =
-      EmpiricalInterval(it == classes.end() ? none : it->second, level, error_class);
+      EmpiricalInterval(it == classes.end() ? none : it->second, level, error_class, min_sources);
   if (own.available) return own;
   const std::string kind = ModelErrorKindClass(error_class);
   if (kind == error_class) return own;
-  PredictionInterval coarse = EmpiricalInterval(KindErrors(classes, kind), level, kind);
+  PredictionInterval coarse =
+      EmpiricalInterval(KindErrors(classes, kind), level, kind, min_sources);
   if (!coarse.available) {
     coarse.reason = fmt::format("{}; {}", own.reason, coarse.reason);
   }
   return coarse;
 }
 
-CoverageReport Coverage(const std::map<std::string, std::vector<ModelError>>& classes,
-                        double level) {
+CoverageReport Coverage(const std::map<std::string, std::vector<ModelError>>& classes, double level,
+                        int min_sources) {
   CoverageReport report;
   report.level = level;
   report.overall.error_class = "all";
@@ -78,7 +79,7 @@ CoverageReport Coverage(const std::map<std::string, std::vector<ModelError>>& cl
       for (const auto& [other, other_errors] : classes) {
         held_out[other] = WithoutSource(other_errors, e.source);
       }
-      const PredictionInterval interval = ClassInterval(held_out, name, level);
+      const PredictionInterval interval = ClassInterval(held_out, name, level, min_sources);
       if (!interval.available) continue;
       ++row.with_interval;
       widths.push_back(interval.high_factor / interval.low_factor);
@@ -157,7 +158,7 @@ std::string ModelErrorSource(const std::string& file, const std::string& framewo
 }
 
 PredictionInterval IntervalTable::For(const std::string& error_class, double level) const {
-  return ClassInterval(classes, error_class, level);
+  return ClassInterval(classes, error_class, level, kModelIntervalMinSources);
 }
 
 PredictionInterval IntervalTable::For(const Device& device, DevicePrecision precision,
@@ -168,7 +169,8 @@ PredictionInterval IntervalTable::For(const Device& device, DevicePrecision prec
 PredictionInterval IntervalTable::ForTransfer(const std::string& kind, double level) const {
   const auto it = transfer.find(kind);
   const std::vector<ModelError> none;
-  return EmpiricalInterval(it == transfer.end() ? none : it->second, level, "transfer:" + kind);
+  return EmpiricalInterval(it == transfer.end() ? none : it->second, level, "transfer:" + kind,
+                           kTransferIntervalMinSources);
 }
 
 IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
@@ -238,13 +240,13 @@ const IntervalTable& BuiltinIntervalTable() {
 
 CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {
   CheckLevel(level);
-  return Coverage(table.classes, level);
+  return Coverage(table.classes, level, kModelIntervalMinSources);
 }
 
 CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level) {
   CheckLevel(level);
   // Transfer errors have no coarser class: each kind stands alone.
-  return Coverage(table.transfer, level);
+  return Coverage(table.transfer, level, kTransferIntervalMinSources);
 }
 
 }  // namespace fitspeed

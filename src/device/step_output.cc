@@ -50,6 +50,7 @@ json IntervalJson(const PredictionInterval* interval) {
       {"level", interval->level},
       {"cases", interval->cases},
       {"sources", interval->sources},
+      {"min_sources", interval->min_sources},
       {"low_factor", interval->available ? json(interval->low_factor) : json(nullptr)},
       {"high_factor", interval->available ? json(interval->high_factor) : json(nullptr)},
       {"median_log_ratio", interval->available ? json(interval->median_log_ratio) : json(nullptr)},

@@ -189,7 +189,8 @@ PlanResult Plan(const std::vector<PlanCandidate>& candidates, const PlanRequest&
       row.meets_deadline = !request.deadline_s || row.total_s <= *request.deadline_s;
       if (c.law && !c.law->model_errors.empty()) {
         const PredictionInterval m =
-            EmpiricalInterval(c.law->model_errors, request.interval_level, c.law->model_basis);
+            EmpiricalInterval(c.law->model_errors, request.interval_level, c.law->model_basis,
+                              c.law->model_min_sources);
         if (m.available) {
           const TimeFactors f = CombinedTimeFactors(m, 0);
           const double part = row.epochs * row.epoch_s;

@@ -117,7 +117,7 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
   for (const EpochModel& m : models) {
     if (m.model_errors.empty()) continue;
     const PredictionInterval model =
-        EmpiricalInterval(m.model_errors, options.confidence, m.model_basis);
+        EmpiricalInterval(m.model_errors, options.confidence, m.model_basis, m.model_min_sources);
     if (!model.available) {
       AddOnce(p.assumptions,
               fmt::format("{} interval (model): none from the model's errors ({}); the interval "
@@ -229,8 +229,8 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
       // An asymmetric one is printed as its ends (a biased model's interval
       // need not contain the point estimate).
       std::vector<std::string> interval = {
-          "", "", "", "", "",
-          fmt::format("{}{}", symmetric ? "+-" : "range ", Percent(p.confidence))};
+          "", "", "",
+          "", "", fmt::format("{}{}", symmetric ? "+-" : "range ", Percent(p.confidence))};
       for (auto r = first; r != last; ++r) {
         if (!r->ci_high_s) {
           interval.push_back("");
@@ -287,12 +287,11 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
   }
   // The interval columns only when some row has a model's interval (CSV:
   // always, empty where none).
-  const bool intervals =
-      format == OutputFormat::kCsv ||
-      std::any_of(plan.rows.begin(), plan.rows.end(),
-                  [](const PlanRow& r) { return r.total_low_s.has_value(); });
-  std::vector<std::string> header = {"device", "devices", "batch", "B*", "epochs", "steps/epoch",
-                                     "epoch", "total", "total_s"};
+  const bool intervals = format == OutputFormat::kCsv ||
+                         std::any_of(plan.rows.begin(), plan.rows.end(),
+                                     [](const PlanRow& r) { return r.total_low_s.has_value(); });
+  std::vector<std::string> header = {"device",      "devices", "batch", "B*",     "epochs",
+                                     "steps/epoch", "epoch",   "total", "total_s"};
   if (intervals) {
     for (const char* h : {"total_low", "total_high", "total_low_s", "total_high_s"}) {
       header.push_back(h);
@@ -301,10 +300,15 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
   for (const char* h : {"cost", "deadline", "budget", "pareto"}) header.push_back(h);
   TextTable table(header);
   for (const PlanRow& r : plan.rows) {
-    std::vector<std::string> row = {r.device, std::to_string(r.devices), FormatSig(r.batch, 10),
-                                    r.optimal_batch ? "yes" : "", FormatSig(r.epochs, 6),
-                                    Count(r.steps_per_epoch), FormatHms(r.epoch_s),
-                                    FormatHms(r.total_s), FormatSig(r.total_s, 8)};
+    std::vector<std::string> row = {r.device,
+                                    std::to_string(r.devices),
+                                    FormatSig(r.batch, 10),
+                                    r.optimal_batch ? "yes" : "",
+                                    FormatSig(r.epochs, 6),
+                                    Count(r.steps_per_epoch),
+                                    FormatHms(r.epoch_s),
+                                    FormatHms(r.total_s),
+                                    FormatSig(r.total_s, 8)};
     if (intervals) {
       row.push_back(r.total_low_s ? FormatHms(*r.total_low_s) : "");
       row.push_back(r.total_high_s ? FormatHms(*r.total_high_s) : "");

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_util.h"
@@ -28,7 +28,10 @@ TEST(IntervalsCli, ModeledThroughputCarriesTheBuiltInInterval) {
   const auto j = nlohmann::json::parse(run.out);
   const auto& mi = j["model_interval"];
   ASSERT_TRUE(mi["available"].get<bool>()) << mi.dump();
-  EXPECT_EQ(mi["basis"], "gpu/tensor");
+  // The tensor-core class has three sources, fewer than the rule's four: the
+  // GPU kind's errors give the interval.
+  EXPECT_EQ(mi["basis"], "gpu");
+  EXPECT_EQ(mi["min_sources"], fitspeed::kModelIntervalMinSources);
   EXPECT_DOUBLE_EQ(mi["level"].get<double>(), 0.8);
   // The same interval as the library builds from the built-in table.
   const fitspeed::PredictionInterval expected = fitspeed::BuiltinIntervalTable().For(
@@ -66,14 +69,15 @@ TEST(IntervalsCli, SaysWhyWhenTheDataIsTooThin) {
   const CliRun run = RunCli("sweep wrn-k7n4-7x7 --device tpu-v2-8 --batches 128,256,512");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("interval: none ("));
-  EXPECT_THAT(run.out, HasSubstr("two or more sources"));
+  EXPECT_THAT(run.out, HasSubstr("4 or more sources"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("samples/s_80%")));
 }
 
 TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   const std::string sweep_json = Scratch("intervals_cli_sweep.json");
-  const CliRun sweep = RunCli("sweep resnet50 --device v100-sxm2 --precision mixed --batches "
-                              "64,128,256 -o json");
+  const CliRun sweep = RunCli(
+      "sweep resnet50 --device v100-sxm2 --precision mixed --batches "
+      "64,128,256 -o json");
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   std::ofstream(sweep_json) << sweep.out;
   const CliRun run = RunCli("project --fit " + sweep_json +
@@ -82,7 +86,7 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   const auto j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["rows"].size(), 1u);
   const auto& row = j["rows"][0];
-  EXPECT_EQ(row["interval_basis"], "fit + model gpu/tensor");
+  EXPECT_EQ(row["interval_basis"], "fit + model gpu");
   // The interval is the model's at 80% widened by the fit's (tiny here: the
   // model's points lie on the law), so close to total / [high, low] factors.
   const fitspeed::PredictionInterval model = fitspeed::BuiltinIntervalTable().For(
@@ -98,24 +102,52 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   EXPECT_TRUE(said) << j["assumptions"].dump();
 }
 
-TEST(IntervalsCli, ProjectSaysWhenTheModelsErrorsAreTooFewForItsLevel) {
-  // The CPU class has 36 published cases: enough for 80%, too few for 95% (39).
+TEST(IntervalsCli, ProjectKeepsTheSweepsSourceRule) {
+  // The CPU class has 36 published cases, enough for 80% (9), from 3 sources,
+  // fewer than the rule's 4: project, rebuilding the interval at its own
+  // level from the sweep's errors, must refuse it as the sweep did.
   const std::string sweep_json = Scratch("intervals_cli_cpu_sweep.json");
-  const CliRun sweep =
-      RunCli("sweep resnet50 --device xeon-6148x2 --batches 64,128,256 -o json");
+  const CliRun sweep = RunCli("sweep resnet50 --device xeon-6148x2 --batches 64,128,256 -o json");
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_EQ(nlohmann::json::parse(sweep.out)["model_interval"]["available"], false);
   std::ofstream(sweep_json) << sweep.out;
+  const CliRun run = RunCli("project --fit " + sweep_json +
+                            " --samples 1281167 --epochs 90 --batch 256 --confidence 0.8");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("80% interval (model): none from the model's errors"));
+  EXPECT_THAT(run.out, HasSubstr("4 or more sources"));
+}
+
+TEST(IntervalsCli, ProjectSaysWhenTheModelsErrorsAreTooFewForItsLevel) {
+  // A GPU sweep's errors cut to 20 of 4 sources: enough for 80% (9), too few
+  // for 95% (39).
+  const std::string sweep_json = Scratch("intervals_cli_thin_sweep.json");
+  const CliRun sweep = RunCli("sweep resnet50 --device v100-sxm2 --batches 32,64,128 -o json");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  auto doc = nlohmann::json::parse(sweep.out);
+  auto& errors = doc["model_interval"]["errors"];
+  ASSERT_GE(errors.size(), 20u);
+  errors.erase(errors.begin() + 20, errors.end());
+  for (size_t i = 0; i < errors.size(); ++i) errors[i]["source"] = "s" + std::to_string(i % 4);
+  std::ofstream(sweep_json) << doc.dump();
   const CliRun run =
       RunCli("project --fit " + sweep_json + " --samples 1281167 --epochs 90 --batch 256");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("95% interval (model): none from the model's errors"));
   EXPECT_THAT(run.out, HasSubstr("a 95% interval needs at least 39"));
+  // A rule asking for fewer than two sources is not one: a data error.
+  doc["model_interval"]["min_sources"] = 1;
+  std::ofstream(sweep_json) << doc.dump();
+  const CliRun bad =
+      RunCli("project --fit " + sweep_json + " --samples 1281167 --epochs 90 --batch 256");
+  EXPECT_EQ(bad.exit_code, 65) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("model_interval.min_sources"));
 }
 
 TEST(IntervalsCli, ValidateReportsCoverageAndWritesTheTable) {
   const std::string out = Scratch("intervals_cli_table.json");
-  const CliRun run = RunCli("validate --no-cross-validation --no-cross-device --intervals-out " +
-                            out);
+  const CliRun run =
+      RunCli("validate --no-cross-validation --no-cross-device --intervals-out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("Prediction intervals (80%): leave one source out"));
   EXPECT_THAT(run.out, HasSubstr("gpu/tensor"));

@@ -18,8 +18,8 @@ namespace {
 std::vector<ModelError> Ladder(int n, double step = 0.1) {
   std::vector<ModelError> errors;
   for (int i = 0; i < n; ++i) {
-    errors.push_back({i % 2 == 0 ? "a.csv" : "b.csv", "case" + std::to_string(i),
-                      (i - (n - 1) / 2.0) * step});
+    errors.push_back(
+        {i % 2 == 0 ? "a.csv" : "b.csv", "case" + std::to_string(i), (i - (n - 1) / 2.0) * step});
   }
   return errors;
 }
@@ -68,8 +68,26 @@ TEST(EmpiricalIntervalTest, TooFewErrorsOrOneSourceGiveNoInterval) {
   for (ModelError& e : one_source) e.source = "only.csv";
   const PredictionInterval single = EmpiricalInterval(one_source, 0.8, "tpu/tensor");
   EXPECT_FALSE(single.available);
-  EXPECT_NE(single.reason.find("two or more sources"), std::string::npos) << single.reason;
+  EXPECT_NE(single.reason.find("2 or more sources"), std::string::npos) << single.reason;
   EXPECT_FALSE(EmpiricalInterval({}, 0.8, "x").available);
+}
+
+TEST(EmpiricalIntervalTest, AsksForTheSourcesItIsGiven) {
+  // Ladder(20)'s errors come from its sources; relabelled to 3 sources, a
+  // rule asking for 4 gives no interval however many the cases, 3 does.
+  std::vector<ModelError> errors = Ladder(20);
+  for (size_t i = 0; i < errors.size(); ++i) errors[i].source = "s" + std::to_string(i % 3);
+  const PredictionInterval four = EmpiricalInterval(errors, 0.8, "gpu/tensor", 4);
+  EXPECT_FALSE(four.available);
+  EXPECT_EQ(four.min_sources, 4);
+  EXPECT_EQ(four.sources, 3);
+  EXPECT_NE(four.reason.find("from 3 source(s); an interval needs cases from 4 or more sources"),
+            std::string::npos)
+      << four.reason;
+  const PredictionInterval three = EmpiricalInterval(errors, 0.8, "gpu/tensor", 3);
+  EXPECT_TRUE(three.available) << three.reason;
+  EXPECT_EQ(three.min_sources, 3);
+  EXPECT_THROW(EmpiricalInterval(errors, 0.8, "c", 1), UsageError);
 }
 
 TEST(EmpiricalIntervalTest, RejectsBadLevelsAndErrors) {

@@ -42,17 +42,32 @@ TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
   IntervalTable table;
   table.classes["gpu/tensor"] = Errors("a", {0.1, 0.2, 0.3});  // 3 cases: too few
   std::vector<ModelError> fp32 = Errors("b", {-0.4, -0.3, -0.2, -0.1, 0.0});
-  const std::vector<ModelError> more = Errors("c", {0.05, 0.15, 0.25, 0.35});
-  fp32.insert(fp32.end(), more.begin(), more.end());
+  for (const std::vector<ModelError>& more :
+       {Errors("c", {0.05, 0.15, 0.25, 0.35}), Errors("d", {0.4, 0.45})}) {
+    fp32.insert(fp32.end(), more.begin(), more.end());
+  }
   table.classes["gpu/fp32"] = fp32;
-  // gpu/tensor alone: 3 cases from 1 source; the kind "gpu": all 12, three
-  // sources. n = 12 at 80%: k_lo = floor(1.3) = 1, k_hi = ceil(11.7) = 12: the extremes.
+  // gpu/tensor alone: 3 cases from 1 source; the kind "gpu": all 14, four
+  // sources. n = 14 at 80%: k_lo = floor(1.5) = 1, k_hi = ceil(13.5) = 14: the extremes.
   const PredictionInterval i = table.For("gpu/tensor", 0.8);
   ASSERT_TRUE(i.available) << i.reason;
   EXPECT_EQ(i.basis, "gpu");
-  EXPECT_EQ(i.cases, 12);
+  EXPECT_EQ(i.cases, 14);
+  EXPECT_EQ(i.sources, 4);
   EXPECT_NEAR(std::log(i.low_factor), -0.4, 1e-12);
-  EXPECT_NEAR(std::log(i.high_factor), 0.35, 1e-12);
+  EXPECT_NEAR(std::log(i.high_factor), 0.45, 1e-12);
+  // gpu/fp32 has 11 cases, enough for 80%, but 3 sources: the kind's too.
+  const PredictionInterval fp32_interval = table.For("gpu/fp32", 0.8);
+  ASSERT_TRUE(fp32_interval.available) << fp32_interval.reason;
+  EXPECT_EQ(fp32_interval.basis, "gpu");
+  // Without source d the kind has 3 sources: no interval, and both reasons.
+  IntervalTable three = table;
+  three.classes["gpu/fp32"].resize(9);
+  const PredictionInterval thin = three.For("gpu/tensor", 0.8);
+  EXPECT_FALSE(thin.available);
+  EXPECT_NE(thin.reason.find("gpu: 12 published case(s) from 3 source(s)"), std::string::npos)
+      << thin.reason;
+  EXPECT_NE(thin.reason.find("4 or more sources"), std::string::npos) << thin.reason;
   // A kind without errors: not available, both reasons given.
   const PredictionInterval none = table.For("tpu/tensor", 0.8);
   EXPECT_FALSE(none.available);
@@ -61,31 +76,42 @@ TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
 }
 
 TEST(IntervalTableTest, LeaveOneSourceOutCoverageByHand) {
-  // Sources A and B: 9 errors 0.0..0.8 each; source C: one error 2.0.
-  // A case of A: the interval from B and C, n = 10: k_lo = floor(1.1) = 1,
-  // k_hi = ceil(9.9) = 10: [0.0, 2.0], covers it; the same for B. C's case:
-  // the interval from A and B, n = 18: k_lo = floor(1.9) = 1, k_hi = ceil(17.1)
-  // = 18: [0.0, 0.8]; 2.0 lies above. Coverage 18/19.
+  // Sources A, B, D and E: 9 errors 0.0..0.8 each; source C: one error 2.0.
+  // A case of A: the interval from B, D, E and C (4 sources), n = 28:
+  // k_lo = floor(2.9) = 2, k_hi = ceil(26.1) = 27; sorted, e(1..3) = 0.0 and
+  // e(25..27) = 0.8, e(28) = 2.0: [0.0, 0.8], which covers it; the same for
+  // B, D and E. C's case: the interval from A, B, D and E, n = 36: k_lo =
+  // floor(3.7) = 3, k_hi = ceil(33.3) = 34: [0.0, 0.8]; 2.0 lies above.
+  // Coverage 36/37, every interval exp(0.8) wide.
   IntervalTable table;
   std::vector<double> ladder;
   for (int i = 0; i < 9; ++i) ladder.push_back(0.1 * i);
-  std::vector<ModelError> errors = Errors("A", ladder);
-  const std::vector<ModelError> b = Errors("B", ladder), c = Errors("C", {2.0});
-  errors.insert(errors.end(), b.begin(), b.end());
-  errors.insert(errors.end(), c.begin(), c.end());
+  std::vector<ModelError> errors;
+  for (const char* source : {"A", "B", "D", "E"}) {
+    const std::vector<ModelError> e = Errors(source, ladder);
+    errors.insert(errors.end(), e.begin(), e.end());
+  }
+  errors.push_back(Errors("C", {2.0}).front());
   table.classes["gpu/fp32"] = errors;
   const CoverageReport report = LeaveOneSourceOutCoverage(table, 0.8);
   ASSERT_EQ(report.classes.size(), 1u);
   const CoverageRow& row = report.classes[0];
-  EXPECT_EQ(row.cases, 19);
-  EXPECT_EQ(row.with_interval, 19);
-  EXPECT_EQ(row.covered, 18);
+  EXPECT_EQ(row.cases, 37);
+  EXPECT_EQ(row.with_interval, 37);
+  EXPECT_EQ(row.covered, 36);
   EXPECT_EQ(row.above, 1);
   EXPECT_EQ(row.below, 0);
-  EXPECT_NEAR(row.coverage(), 18.0 / 19, 1e-12);
-  // Widths: 18 intervals exp(2.0) wide and one exp(0.8): the median exp(2).
-  EXPECT_NEAR(row.median_width, std::exp(2.0), 1e-9);
-  EXPECT_EQ(report.overall.covered, 18);
+  EXPECT_NEAR(row.coverage(), 36.0 / 37, 1e-12);
+  EXPECT_NEAR(row.median_width, std::exp(0.8), 1e-9);
+  EXPECT_EQ(report.overall.covered, 36);
+  // With four sources in all, leaving one out leaves three: no interval is
+  // built for any case (the rule asks for four), and none is counted.
+  IntervalTable four;
+  four.classes["gpu/fp32"] = std::vector<ModelError>(errors.begin(), errors.begin() + 27);
+  four.classes["gpu/fp32"].push_back(errors.back());
+  const CoverageReport thin = LeaveOneSourceOutCoverage(four, 0.8);
+  EXPECT_EQ(thin.classes[0].cases, 28);
+  EXPECT_EQ(thin.classes[0].with_interval, 0);
 }
 
 TEST(IntervalTableTest, JsonRoundTripAndErrors) {
@@ -144,7 +170,10 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   const IntervalTable& table = BuiltinIntervalTable();
   const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), DevicePrecision::kMixed, 0.8);
   ASSERT_TRUE(gpu.available) << gpu.reason;
-  EXPECT_EQ(gpu.basis, "gpu/tensor");
+  // gpu/tensor has three sources (NVIDIA's PyTorch, TensorFlow and MXNet
+  // tables), fewer than kModelIntervalMinSources: the GPU kind's errors.
+  EXPECT_EQ(gpu.basis, "gpu");
+  EXPECT_GE(gpu.sources, kModelIntervalMinSources);
   EXPECT_LT(gpu.low_factor, 1.0);
   EXPECT_GT(gpu.high_factor, gpu.low_factor);
   // Transferred predictions have their own, narrower errors.
@@ -156,7 +185,7 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   // The Colab TPU cases all come from one source.
   const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32, 0.8);
   EXPECT_FALSE(tpu.available);
-  EXPECT_NE(tpu.reason.find("two or more sources"), std::string::npos) << tpu.reason;
+  EXPECT_NE(tpu.reason.find("4 or more sources"), std::string::npos) << tpu.reason;
 }
 
 }  // namespace

@@ -28,14 +28,13 @@ void AddCoverageRow(TextTable& t, const CoverageRow& row, const PredictionInterv
   if (shipped != nullptr) {
     basis = shipped->available ? shipped->basis : "none";
     if (shipped->available) {
-      shipped_cells = fmt::format("[{}, {}]", Factor(shipped->low_factor),
-                                  Factor(shipped->high_factor));
+      shipped_cells =
+          fmt::format("[{}, {}]", Factor(shipped->low_factor), Factor(shipped->high_factor));
     }
   }
   t.AddRow({row.error_class, std::to_string(row.cases), std::to_string(row.with_interval),
             std::to_string(row.covered), std::to_string(row.below), std::to_string(row.above),
-            Share(row.covered, row.with_interval), Factor(row.median_width), shipped_cells,
-            basis});
+            Share(row.covered, row.with_interval), Factor(row.median_width), shipped_cells, basis});
 }
 
 void WriteCoverage(std::ostream& out, const CoverageReport& report, const IntervalOf& shipped) {
@@ -53,19 +52,26 @@ void WriteCoverage(std::ostream& out, const CoverageReport& report, const Interv
 }
 
 json CoverageRowJson(const CoverageRow& row) {
-  return {{"class", row.error_class},     {"cases", row.cases},
-          {"with_interval", row.with_interval}, {"covered", row.covered},
-          {"below", row.below},           {"above", row.above},
+  return {{"class", row.error_class},
+          {"cases", row.cases},
+          {"with_interval", row.with_interval},
+          {"covered", row.covered},
+          {"below", row.below},
+          {"above", row.above},
           {"coverage", row.with_interval > 0 ? json(row.coverage()) : json(nullptr)},
           {"median_width", Number(row.median_width)}};
 }
 
 json IntervalJson(const PredictionInterval& i) {
   if (!i.available) return {{"available", false}, {"reason", i.reason}};
-  return {{"available", true},       {"basis", i.basis},
-          {"cases", i.cases},        {"sources", i.sources},
-          {"level", i.level},        {"low_factor", i.low_factor},
-          {"high_factor", i.high_factor}, {"median_log_ratio", i.median_log_ratio}};
+  return {{"available", true},
+          {"basis", i.basis},
+          {"cases", i.cases},
+          {"sources", i.sources},
+          {"level", i.level},
+          {"low_factor", i.low_factor},
+          {"high_factor", i.high_factor},
+          {"median_log_ratio", i.median_log_ratio}};
 }
 
 json CoverageJson(const CoverageReport& report, const IntervalOf& shipped) {
@@ -85,10 +91,12 @@ void WriteIntervalSection(std::ostream& out, const IntervalTable& table, double 
       "\nPrediction intervals ({:.0f}%): leave one source out - each case's error "
       "ln(measured/predicted) against the split conformal interval built from the other sources' "
       "errors of its class (device kind x fp32 or tensor units; the kind's errors when the class "
-      "has too few); coverage should be near {:.0f}%; below: measured slower than the interval "
-      "(the model too fast); median_width: high/low factor; interval_now: the throughput factors "
-      "`sweep --device` prints, from all sources\n",
-      100 * level, 100 * level);
+      "has too few cases or errors from fewer than {} sources; none when the kind falls short "
+      "too); "
+      "coverage should be near {:.0f}%; below: measured slower than the interval (the model too "
+      "fast); median_width: high/low factor; interval_now: the throughput factors `sweep "
+      "--device` prints, from all sources\n",
+      100 * level, kModelIntervalMinSources, 100 * level);
   WriteCoverage(out, LeaveOneSourceOutCoverage(table, level),
                 [&](const std::string& c) { return table.For(c, level); });
   if (!table.transfer.empty()) {
@@ -105,12 +113,11 @@ json IntervalSectionJson(const IntervalTable& table, double level) {
             {"method", "split conformal on ln(measured/predicted), leave one source out"},
             {"catalog", CoverageJson(LeaveOneSourceOutCoverage(table, level),
                                      [&](const std::string& c) { return table.For(c, level); })}};
-  j["transfer"] = table.transfer.empty()
-                      ? json(nullptr)
-                      : CoverageJson(LeaveOneSourceOutTransferCoverage(table, level),
-                                     [&](const std::string& k) {
-                                       return table.ForTransfer(k, level);
-                                     });
+  j["transfer"] =
+      table.transfer.empty()
+          ? json(nullptr)
+          : CoverageJson(LeaveOneSourceOutTransferCoverage(table, level),
+                         [&](const std::string& k) { return table.ForTransfer(k, level); });
   return j;
 }
 

@@ -11,9 +11,10 @@
 //   predicted x [exp(e(k_lo)), exp(e(k_hi))],
 //   k_lo = floor((n+1) a/2),  k_hi = ceil((n+1)(1 - a/2)),
 // with probability >= level, each tail <= a/2. It needs k_lo >= 1 and
-// k_hi <= n (n >= 9 at 80%, n >= 39 at 95%), and errors from two or more
-// sources: cases of one published table share its framework and method, so
-// they are not exchangeable with another table's.
+// k_hi <= n (n >= 9 at 80%, n >= 39 at 95%), and errors from a minimum
+// number of sources (two or more): cases of one published table share its
+// framework and method, so they are not exchangeable with another table's,
+// and an interval for a new source has to see how far sources differ.
 #ifndef FITSPEED_CORE_PREDICTION_INTERVAL_H_
 #define FITSPEED_CORE_PREDICTION_INTERVAL_H_
 
@@ -33,10 +34,11 @@ struct ModelError {
 // high_factor] (a step time divides by them).
 struct PredictionInterval {
   bool available = false;
-  std::string reason;  // why not, when !available
-  std::string basis;   // the class whose errors built it, e.g. "gpu/tensor"
-  int cases = 0;       // errors it was built from
-  int sources = 0;     // distinct sources among them
+  std::string reason;   // why not, when !available
+  std::string basis;    // the class whose errors built it, e.g. "gpu/tensor"
+  int cases = 0;        // errors it was built from
+  int sources = 0;      // distinct sources among them
+  int min_sources = 2;  // the sources the rule asked for (EmpiricalInterval)
   double level = 0.8;
   double low_factor = 1;
   double high_factor = 1;
@@ -49,10 +51,11 @@ struct PredictionInterval {
 
 // The split conformal interval (file comment) of `errors` at `level` in (0, 1),
 // built on the class `basis`. Not available, with the reason, when the errors
-// come from fewer than two sources or are too few for the level. Throws
-// UsageError for a level outside (0, 1) or a non-finite log ratio.
+// come from fewer than `min_sources` (>= 2) sources or are too few for the
+// level. Throws UsageError for a level outside (0, 1), min_sources < 2 or a
+// non-finite log ratio.
 PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, double level,
-                                     const std::string& basis);
+                                     const std::string& basis, int min_sources = 2);
 
 // The interval of a quantity Q predicted by the model (a step time or a total
 // of steps) when a fit adds its own uncertainty: in log space around the

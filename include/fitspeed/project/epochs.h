@@ -40,6 +40,7 @@ struct SpeedLaw {
   // the fit's uncertainty (TotalInterval).
   std::vector<ModelError> model_errors;
   std::string model_basis;
+  int model_min_sources = 2;  // the sources its interval rule asks for
 
   double StepTime(double batch) const { return batch / v0_sps + t_s; }
   bool has_covariance() const { return dof > 0; }
@@ -115,6 +116,7 @@ struct EpochModel {
   // epoch is a model's prediction with these out-of-sample errors.
   std::vector<ModelError> model_errors;
   std::string model_basis;
+  int model_min_sources = 2;  // the sources its interval rule asks for
 
   // startup + first-epoch extra + epochs * epoch_s.
   double Total(double epochs) const;
