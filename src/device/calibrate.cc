@@ -83,8 +83,8 @@ struct CaseTerms {
   // The 16-bit matrix work scales with sc (st is not fitted and the device has
   // no tensor curve: ModelStep uses the compute curve for it).
   bool tensor_follows_compute = false;
-  double kernels = 0;          // kernels launched: passes and layout transposes
-  double layout_memory_s = 0;  // layout transposes' memory time (scales with sm)
+  double kernels = 0;          // kernels launched: passes, layout transposes and AMP casts
+  double layout_memory_s = 0;  // layout transposes' and AMP casts' memory time (scales with sm)
   double comm_s = 0;           // all-reduce time, independent of the parameters
   double host_per_step = 1;    // accumulation / steps_per_execution
   double measured_step_s = 0;  // accumulation x batch / throughput
@@ -275,8 +275,8 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
         t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units, count});
         t.kernels += count;
       }
-      t.layout_memory_s += count * p.layout_memory_s;
-      t.kernels += count * p.layout_kernels;
+      t.layout_memory_s += count * (p.layout_memory_s + p.cast_memory_s);
+      t.kernels += count * (p.layout_kernels + p.cast_kernels);
     }
   }
   t.comm_s = step.comm_s;

@@ -38,6 +38,9 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
   o.devices = c.devices;
   o.accumulation = c.accumulation;
   o.optimizer = c.optimizer.value_or(default_optimizer);
+  // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.
+  o.amp_ops = c.framework == "tensorflow" || c.framework == "keras" ? AmpOpList::kTensorFlow
+                                                                    : AmpOpList::kPyTorch;
   return o;
 }
 

@@ -109,6 +109,40 @@ ActivationLayout ParseActivationLayout(const std::string& name) {
   throw UsageError(fmt::format("unknown activation layout '{}' (known: nchw, nhwc)", name));
 }
 
+const char* AmpOpListName(AmpOpList list) {
+  return list == AmpOpList::kTensorFlow ? "tensorflow" : "pytorch";
+}
+
+AmpOpList ParseAmpOpList(const std::string& name) {
+  if (name == "pytorch") return AmpOpList::kPyTorch;
+  if (name == "tensorflow") return AmpOpList::kTensorFlow;
+  throw UsageError(fmt::format("unknown AMP op list '{}' (known: pytorch, tensorflow)", name));
+}
+
+bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list) {
+  switch (kind) {
+    case LayerKind::kLayerNorm:
+    case LayerKind::kRmsNorm:
+    case LayerKind::kSoftmaxCrossEntropy:
+      return true;
+    case LayerKind::kSoftmax:
+      return list == AmpOpList::kPyTorch;
+    case LayerKind::kGelu:
+      return list == AmpOpList::kTensorFlow;
+    default:
+      return false;
+  }
+}
+
+std::string AmpFp32KindNames(AmpOpList list) {
+  std::vector<std::string> names;
+  for (const LayerKind kind : {LayerKind::kLayerNorm, LayerKind::kRmsNorm, LayerKind::kSoftmax,
+                               LayerKind::kGelu, LayerKind::kSoftmaxCrossEntropy}) {
+    if (RunsInFp32UnderAmp(kind, list)) names.push_back(LayerKindName(kind));
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision) {
   return precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
 }
@@ -251,15 +285,37 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     const auto [matrix, padding] = MatrixWork(network, layer, feature_multiple);
     t.matrix = matrix;
     t.padding = padding;
+    // A layer AMP keeps in FP32 (GPUs; a TPU's XLA fuses the conversions):
+    // 4-byte activations and parameters, and casts around it.
+    const bool amp_fp32 = mixed && device.kind == "gpu" && layer.kind != LayerKind::kInput &&
+                          RunsInFp32UnderAmp(layer.kind, options.amp_ops);
+    const double layer_sample_bytes = amp_fp32 ? 4 : sample_bytes;
+    const double layer_params_bytes = amp_fp32 ? 4 : layer_step_bytes;
     for (Pass pass : kAllPasses) {
       const PassCost& work = c.pass(pass);
       const bool update = pass == Pass::kUpdate;
       PassTime& p = t.passes[static_cast<size_t>(pass)];
       const double pad = matrix && !update ? padding : 1.0;
       p.flops = work.flops.At(b) * pad;
-      const double step_bytes = update ? 4 : layer_step_bytes;
-      p.bytes = work.BytesRead(b, sample_bytes, step_bytes) +
-                work.BytesWritten(b, sample_bytes, step_bytes);
+      const double step_bytes = update ? 4 : layer_params_bytes;
+      p.bytes = work.BytesRead(b, layer_sample_bytes, step_bytes) +
+                work.BytesWritten(b, layer_sample_bytes, step_bytes);
+      if (amp_fp32 && (pass == Pass::kForward || pass == Pass::kBackwardData) &&
+          (p.flops > 0 || p.bytes > 0)) {
+        // Forward: the input cast up, the output cast down; backward-data:
+        // the output gradient up, the input gradient down. Each cast reads
+        // 2 and writes 4 bytes per element, or reads 4 and writes 2.
+        const double in =
+            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
+        const double out = static_cast<double>(layer.output_shape.elements());
+        for (const double elements : {in, out}) {
+          const double moved = 6 * elements * b;
+          p.cast_bytes += moved;
+          p.cast_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
+          p.cast_kernels += 1;
+        }
+        p.cast_s = p.cast_memory_s + p.cast_kernels * device.kernel_launch_s;
+      }
       if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
       const bool on_matrix_units = matrix && !update;
       const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
@@ -305,7 +361,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         }
         p.layout_s = p.layout_memory_s + p.layout_kernels * device.kernel_launch_s;
       }
-      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s;
+      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s + p.cast_s;
       if (update) {
         step.update_s += p.time_s;
       } else {
@@ -313,6 +369,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         const double runs = twice ? 2 : 1;
         step.compute_s += runs * p.time_s;
         step.layout_s += runs * p.layout_s;
+        step.cast_s += runs * p.cast_s;
         if (twice) step.recompute_s += p.time_s;
         if (pass != Pass::kForward || twice) backward_s[static_cast<size_t>(id)] += p.time_s;
       }
@@ -404,6 +461,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   step.compute_s *= micro;
   step.recompute_s *= micro;
   step.layout_s *= micro;
+  step.cast_s *= micro;
   step.host_s = micro * device.step_host_s / options.steps_per_execution;
   step.device_step_s = step.compute_s + step.update_s + step.exposed_comm_s + step.host_s;
   // The input pipeline prepares the next batches while the device trains on
@@ -446,6 +504,8 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.network = network.name;
   result.precision = options.precision;
   result.layout = options.layout;
+  result.amp_ops = options.amp_ops;
+  result.amp_casts = options.precision == DevicePrecision::kMixed && device.kind == "gpu";
   bool convolutions = false;
   for (const Layer& layer : network.layers()) convolutions |= layer.kind == LayerKind::kConv2d;
   // Only convolutions transpose (ModelStep), so only then is it reported.

@@ -87,6 +87,7 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"compute_s", Number(s.compute_s)},
       {"recompute_s", Number(s.recompute_s)},
       {"layout_s", Number(s.layout_s)},
+      {"cast_s", Number(s.cast_s)},
       {"update_s", Number(s.update_s)},
       {"comm_s", Number(s.comm_s)},
       {"exposed_comm_s", Number(s.exposed_comm_s)},
@@ -124,7 +125,8 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
             {"time_s", Number(pt.time_s)},     {"flops", Number(pt.flops)},
             {"bytes", Number(pt.bytes)},       {"bound", Bound(pt.memory_bound())},
             {"layout_s", Number(pt.layout_s)}, {"layout_bytes", Number(pt.layout_bytes)},
-            {"winograd", pt.winograd},         {"algorithm_flops", Number(pt.algorithm_flops)}};
+            {"winograd", pt.winograd},         {"algorithm_flops", Number(pt.algorithm_flops)},
+            {"cast_s", Number(pt.cast_s)},     {"cast_bytes", Number(pt.cast_bytes)}};
       }
       layers.push_back({{"name", t.name},
                         {"kind", t.kind},
@@ -218,6 +220,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                   "recomputed in the backward pass"
                 : ": scores, softmax and dropout each a kernel through memory (--attention "
                   "fused models FlashAttention)");
+      }
+      if (s.amp_casts) {
+        out << fmt::format(
+            "amp: {} op list: {} run in FP32, each cast up before and down after, forward and "
+            "backward (--amp-ops; docs/devices.md, \"Step model\")\n",
+            AmpOpListName(s.amp_ops), AmpFp32KindNames(s.amp_ops));
       }
       out << fmt::format(
           "MFU: model FLOPs (forward + backward, no recomputation) per second over {} x {} "
@@ -395,6 +403,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                      s.tokens_per_sample > 0 ? json(s.tokens_per_sample) : json(nullptr)},
                     {"attention", AttentionKernelName(s.attention)},
                     {"attention_cores", s.attention_cores},
+                    {"amp_ops", s.amp_casts ? json(AmpOpListName(s.amp_ops)) : json(nullptr)},
                     {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
       j["model_interval"] = IntervalJson(interval);
       j["steps"] = json::array();

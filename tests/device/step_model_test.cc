@@ -112,6 +112,96 @@ TEST(StepModel, MixedPrecisionUsesTensorPeakAndHalfTheBytes) {
   EXPECT_TRUE(update.memory_bound());
 }
 
+// input {256} -> dense 256 (no bias) -> layer_norm -> dense 10 -> loss: the
+// layer norm has a backward-data pass (the dense before it needs dx).
+Network LayerNormNet() {
+  Network net("dense-layernorm", Shape::Vector(256));
+  DenseAttrs hidden;
+  hidden.units = 256;
+  hidden.bias = false;
+  DenseAttrs head;
+  head.units = 10;
+  net.SoftmaxCrossEntropy(
+      net.Dense(net.LayerNorm(net.Dense("input", hidden, "hidden"), {}, "ln"), head, "head"));
+  net.Finalize();
+  return net;
+}
+
+TEST(StepModel, AmpKeepsLayerNormInFp32WithCastsAroundItByHand) {
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kMixed;
+  const ModeledStep step = ModelStep(LayerNormNet(), TestDevice(), 1024, options);
+  const LayerTime& ln = Layer(step, "ln");
+  const PassTime& fw = Forward(ln);
+  // At batch 1024 the forward reads x (256 per sample) and writes y (256) in
+  // FP32, and reads gamma and beta (512) in FP32:
+  //   4 * (256 + 256) * 1024 + 4 * 512 = 2,097,152 + 2,048 = 2,099,200 bytes
+  // (in FP16 it would be 1,049,600).
+  EXPECT_DOUBLE_EQ(fw.bytes, 2099200.0);
+  // Two casts, x up (read 2, write 4) and y down (read 4, write 2): 6 bytes
+  // per element each, 6 * 256 * 1024 = 1,572,864 bytes, 1.96608e-6 s at
+  // 1 TB/s * 0.8, plus 10 us of launch each.
+  EXPECT_DOUBLE_EQ(fw.cast_bytes, 2 * 1572864.0);
+  EXPECT_EQ(fw.cast_kernels, 2);
+  EXPECT_NEAR(fw.cast_memory_s, 3.93216e-6, 1e-17);
+  EXPECT_NEAR(fw.cast_s, 2.393216e-5, 1e-16);
+  EXPECT_NEAR(fw.time_s, std::max(fw.compute_s, fw.memory_s) + fw.launch_s + fw.cast_s, 1e-16);
+  // Backward-data casts dy up and dx down: the same bytes; backward-weights
+  // (dgamma, dbeta) reads what is already FP32: no casts.
+  const PassTime& bwd = ln.passes[static_cast<size_t>(Pass::kBackwardData)];
+  EXPECT_DOUBLE_EQ(bwd.cast_bytes, 2 * 1572864.0);
+  EXPECT_EQ(ln.passes[static_cast<size_t>(Pass::kBackwardWeights)].cast_kernels, 0);
+  // The dense layers run in FP16 without casts of their own.
+  for (const PassTime& p : Layer(step, "hidden").passes) EXPECT_EQ(p.cast_kernels, 0);
+  // The step's cast time is the sum over the layers (the loss is one too).
+  double casts = 0;
+  for (const LayerTime& t : step.layers) {
+    for (const PassTime& p : t.passes) casts += p.cast_s;
+  }
+  EXPECT_NEAR(step.cast_s, casts, 1e-15);
+  EXPECT_GT(Forward(Layer(step, "softmax_cross_entropy_4")).cast_kernels, 0);
+
+  // FP32 and TF32 steps have nothing to cast.
+  options.precision = DevicePrecision::kFp32;
+  const ModeledStep fp32 = ModelStep(LayerNormNet(), TestDevice(), 1024, options);
+  EXPECT_DOUBLE_EQ(fp32.cast_s, 0);
+  EXPECT_DOUBLE_EQ(Forward(Layer(fp32, "ln")).bytes, 2099200.0);
+}
+
+TEST(StepModel, AmpOpListsFollowPyTorchAndTensorFlow) {
+  // torch.amp: layer_norm, softmax and cross_entropy autocast to FP32, GELU
+  // does not. TensorFlow's AMP: Mean (layer norm) and Pow (BERT's GELU) are
+  // on the deny list, Softmax follows its input.
+  for (const AmpOpList list : {AmpOpList::kPyTorch, AmpOpList::kTensorFlow}) {
+    EXPECT_TRUE(RunsInFp32UnderAmp(LayerKind::kLayerNorm, list));
+    EXPECT_TRUE(RunsInFp32UnderAmp(LayerKind::kRmsNorm, list));
+    EXPECT_TRUE(RunsInFp32UnderAmp(LayerKind::kSoftmaxCrossEntropy, list));
+    EXPECT_FALSE(RunsInFp32UnderAmp(LayerKind::kDense, list));
+    EXPECT_FALSE(RunsInFp32UnderAmp(LayerKind::kBatchNorm, list));
+    EXPECT_FALSE(RunsInFp32UnderAmp(LayerKind::kDropout, list));
+  }
+  EXPECT_TRUE(RunsInFp32UnderAmp(LayerKind::kSoftmax, AmpOpList::kPyTorch));
+  EXPECT_FALSE(RunsInFp32UnderAmp(LayerKind::kSoftmax, AmpOpList::kTensorFlow));
+  EXPECT_FALSE(RunsInFp32UnderAmp(LayerKind::kGelu, AmpOpList::kPyTorch));
+  EXPECT_TRUE(RunsInFp32UnderAmp(LayerKind::kGelu, AmpOpList::kTensorFlow));
+  EXPECT_EQ(ParseAmpOpList("tensorflow"), AmpOpList::kTensorFlow);
+  EXPECT_STREQ(AmpOpListName(AmpOpList::kPyTorch), "pytorch");
+  EXPECT_THROW(ParseAmpOpList("jax"), UsageError);
+  EXPECT_EQ(AmpFp32KindNames(AmpOpList::kTensorFlow),
+            "layer_norm, rms_norm, gelu, softmax_cross_entropy");
+
+  // BERT-base in mixed precision: TensorFlow's list (GELU on 4x the hidden
+  // width) casts more than PyTorch's (softmax on {heads, T, T} at 128 tokens).
+  const Network bert = LoadNetwork("bert-base", ZooOptions{128});
+  DeviceModelOptions options;
+  options.precision = DevicePrecision::kMixed;
+  const double pytorch = ModelStep(bert, TestDevice(), 32, options).cast_s;
+  options.amp_ops = AmpOpList::kTensorFlow;
+  const double tensorflow = ModelStep(bert, TestDevice(), 32, options).cast_s;
+  EXPECT_GT(pytorch, 0);
+  EXPECT_GT(tensorflow, pytorch);
+}
+
 TEST(StepModel, TensorUnitWorkUsesTheTensorCurveInTf32AndMixed) {
   // The test device with a TF32 peak of 40 TFLOPS and a tensor-unit curve of
   // 0.25 (the compute curve stays 0.5).
@@ -209,8 +299,8 @@ TEST(StepModel, RecomputationRunsEveryForwardButTheLastSegmentsTwice) {
   const ModeledStep a = ModelStep(net, device, 256, once);
   const ModeledStep b = ModelStep(net, device, 256, again);
   // Layers 1-3: big, its relu, head.
-  const double rerun = Forward(a.layers[1]).time_s + Forward(a.layers[2]).time_s +
-                       Forward(a.layers[3]).time_s;
+  const double rerun =
+      Forward(a.layers[1]).time_s + Forward(a.layers[2]).time_s + Forward(a.layers[3]).time_s;
   ASSERT_EQ(a.layers[2].kind, "relu");
   EXPECT_NEAR(b.recompute_s, rerun, 1e-15);
   EXPECT_NEAR(b.compute_s, a.compute_s + rerun, 1e-15);

@@ -51,6 +51,8 @@ struct SweepCommandOptions {
   std::string layout = "nchw";
   bool layout_given = false;
   std::string attention = "unfused";
+  std::string
+      amp_ops;  // --amp-ops; empty: tensorflow with --framework tensorflow/keras, else pytorch
   int devices = 1;
   int devices_per_node = 0;  // --devices-per-node: 0, every device in one node
   bool overlap = false;      // --overlap / --no-overlap; the bucket sizes are data_parallel's
@@ -122,6 +124,10 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.recompute = o.recompute;
   options.input_samples_per_s = o.input_rate;
   options.attention = ParseAttentionKernel(o.attention);
+  // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.
+  options.amp_ops = !o.amp_ops.empty() ? ParseAmpOpList(o.amp_ops)
+                    : o.framework == "tensorflow" || o.framework == "keras" ? AmpOpList::kTensorFlow
+                                                                            : AmpOpList::kPyTorch;
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
   Device device = LoadDevice(o.device);
   if (!o.links.empty()) {
@@ -213,10 +219,10 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError("--links needs --device or --data-parallel");
   }
   if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.recompute ||
-      o.layout_given || o.input_rate != 0 || o.attention != "unfused") {
+      o.layout_given || o.input_rate != 0 || o.attention != "unfused" || !o.amp_ops.empty()) {
     throw UsageError(
-        "--devices, --steps-per-execution, --accumulation, --recompute, --layout, --input-rate "
-        "and --attention need --device");
+        "--devices, --steps-per-execution, --accumulation, --recompute, --layout, --input-rate, "
+        "--attention and --amp-ops need --device");
   }
   if (o.devices_per_node != 0 || o.overlap ||
       (!o.data_parallel.enabled &&
@@ -372,6 +378,15 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "never in memory, scores recomputed in the backward pass)")
       ->capture_default_str()
       ->check(CLI::IsMember({"unfused", "fused"}));
+  command
+      ->add_option("--amp-ops", o->amp_ops,
+                   "With --device --precision mixed: which layers automatic mixed precision "
+                   "keeps in FP32, each with a cast up before it and down after it: pytorch "
+                   "(autocast: layer_norm, rms_norm, softmax, softmax_cross_entropy) or "
+                   "tensorflow (the AMP graph rewrite: layer_norm, rms_norm, gelu, "
+                   "softmax_cross_entropy). Default: tensorflow with --framework tensorflow or "
+                   "keras, else pytorch")
+      ->check(CLI::IsMember({"pytorch", "tensorflow"}));
   command
       ->add_option("--steps-per-execution", o->steps_per_execution,
                    "With --device: training steps per host call (Keras steps_per_execution)")

@@ -56,6 +56,29 @@ enum class ActivationLayout {
 const char* ActivationLayoutName(ActivationLayout layout);        // "nchw", "nhwc"
 ActivationLayout ParseActivationLayout(const std::string& name);  // throws UsageError
 
+// Which layers automatic mixed precision keeps in FP32 (docs/devices.md,
+// "Step model"). Both frameworks run matrix work in FP16/BF16 and keep
+// numerically sensitive ops in FP32, casting their inputs up and their
+// outputs down, but their lists differ:
+// - PyTorch autocast ("CUDA ops that can autocast to float32", torch.amp docs):
+//   layer_norm, softmax, cross_entropy; RMSNorm as Hugging Face writes it
+//   (computed in FP32, cast back).
+// - TensorFlow's AMP graph rewrite (auto_mixed_precision_lists.h, deny list:
+//   Mean, Pow, Sum, Exp, SoftmaxCrossEntropyWithLogits, ...): layer norm and
+//   RMSNorm (their Mean), GELU in the tanh approximation BERT's code writes
+//   with tf.pow, and the softmax cross-entropy; Softmax itself follows its
+//   FP16 input.
+enum class AmpOpList {
+  kPyTorch,
+  kTensorFlow,
+};
+const char* AmpOpListName(AmpOpList list);          // "pytorch", "tensorflow"
+AmpOpList ParseAmpOpList(const std::string& name);  // throws UsageError
+// Whether a layer of `kind` runs in FP32 under mixed precision with `list`.
+bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list);
+// The layer kinds of `list`, comma-separated ("layer_norm, rms_norm, ...").
+std::string AmpFp32KindNames(AmpOpList list);
+
 struct DeviceModelOptions {
   // Global batch sizes (all devices together), each >= 1. Empty: 1, 2, 4, ...
   // up to max_batch.
@@ -114,6 +137,11 @@ struct DeviceModelOptions {
   // segment but the last runs its forward again before its backward. Less
   // activation memory, more compute.
   bool recompute = false;
+  // With DevicePrecision::kMixed: the layers AMP keeps in FP32 (AmpOpList).
+  // Each such layer reads and writes 4-byte activations, and in its forward
+  // and backward-data passes a cast kernel converts its input up (read 2,
+  // write 4 bytes per element) and one its output down (read 4, write 2).
+  AmpOpList amp_ops = AmpOpList::kPyTorch;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
@@ -148,8 +176,15 @@ struct PassTime {
   double layout_bytes = 0;
   double layout_memory_s = 0;
   int layout_kernels = 0;
-  double layout_s = 0;        // layout_memory_s + layout_kernels * kernel launch
-  double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s
+  double layout_s = 0;  // layout_memory_s + layout_kernels * kernel launch
+  // AMP casts around a layer kept in FP32 (DeviceModelOptions::amp_ops): the
+  // bytes the cast kernels read and write, their memory time (each at the
+  // memory efficiency of its size) and how many kernels they launch.
+  double cast_bytes = 0;
+  double cast_memory_s = 0;
+  int cast_kernels = 0;
+  double cast_s = 0;          // cast_memory_s + cast_kernels * kernel launch
+  double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s + cast_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   // A convolution pass run with Winograd F(2x2, 3x3) (ConvAlgorithmFor,
   // fitspeed/device/kernels.h): compute_s is then algorithm_flops at the
@@ -182,6 +217,7 @@ struct ModeledStep {
   double compute_s = 0;    // sum of the layers' forward and backward passes
   double recompute_s = 0;  // of which forward passes run again (DeviceModelOptions::recompute)
   double layout_s = 0;     // of which layout transposes (PassTime::layout_s)
+  double cast_s = 0;       // of which AMP casts (PassTime::cast_s)
   double update_s = 0;     // sum of the layers' optimizer updates
   double comm_s = 0;       // all-reduce between cores and between devices, all of it
   // Of comm_s, the time the step waits for: all of it without overlap; with
@@ -233,12 +269,14 @@ struct DeviceSweepResult {
   // a sample is then one sequence and tokens/s = samples/s x tokens.
   int64_t tokens_per_sample = 0;
   AttentionKernel attention = AttentionKernel::kUnfused;
-  bool recompute = false;                  // DeviceModelOptions::recompute
-  int checkpoint_segments = 0;             // CheckpointSegments() of the network
-  int attention_cores = 0;                 // FindAttentionCores() of the network
-  double matrix_peak_flops = 0;            // MatrixPeakFlops() per device
-  std::vector<ModeledStep> steps;          // batches that fit, in order
-  std::vector<ModeledStep> out_of_memory;  // batches that do not fit
+  bool recompute = false;                   // DeviceModelOptions::recompute
+  AmpOpList amp_ops = AmpOpList::kPyTorch;  // DeviceModelOptions::amp_ops
+  bool amp_casts = false;                   // mixed precision on a GPU: amp_ops' layers run in FP32
+  int checkpoint_segments = 0;              // CheckpointSegments() of the network
+  int attention_cores = 0;                  // FindAttentionCores() of the network
+  double matrix_peak_flops = 0;             // MatrixPeakFlops() per device
+  std::vector<ModeledStep> steps;           // batches that fit, in order
+  std::vector<ModeledStep> out_of_memory;   // batches that do not fit
 
   // One Sample per step that fits: batch, devices, step_time_s, label = network,
   // precision, source "model:<device>:<network>", line = 1-based position.
