@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "fitspeed/timing/data_parallel.h"
@@ -132,13 +133,41 @@ TEST(DataParallelMpi, SweepMeasuresBucketsOnEveryRank) {
       EXPECT_LE(b.ready_s, d.backward_s);
     }
     EXPECT_GE(d.exposed_comm_s, 0);
-    EXPECT_LE(d.compute_s + d.exposed_comm_s, m.step_time_s * 1.0001);
+    // Each step's compute and exposed communication are parts of it, so each
+    // one's median is at most the step's median (order statistics keep a
+    // pointwise bound). Their sum is not bounded: the median of a sum is not
+    // the sum of the medians, and 3 noisy repeats can put it above.
+    EXPECT_LE(d.compute_s, m.step_time_s);
+    EXPECT_LE(d.exposed_comm_s, m.step_time_s);
   }
   for (const Sample& s : r.Samples()) EXPECT_EQ(s.devices, ranks);
 }
 
 }  // namespace
 }  // namespace fitspeed
+
+namespace {
+
+// The failures of a rank other than 0, each line prefixed with the rank (its
+// default printer is removed so that only rank 0 prints the report).
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::fprintf(stderr, "[rank %d] %s.%s failed at %s:%d\n%s\n", rank_,
+                 test != nullptr ? test->test_suite_name() : "?",
+                 test != nullptr ? test->name() : "?",
+                 result.file_name() != nullptr ? result.file_name() : "?", result.line_number(),
+                 result.message());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
@@ -148,6 +177,7 @@ int main(int argc, char** argv) {
     // Rank 0 prints the report; the others only their failures.
     ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(comm->rank()));
   }
   double failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   comm->Sum(&failed, 1);  // the job fails when any rank failed
