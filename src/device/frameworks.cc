@@ -81,9 +81,11 @@ double Predicted(const MeasuredCase& c, const Device& device, Optimizer optimize
 }  // namespace
 
 FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cases,
-                                            const CalibrationOptions& options) {
+                                            const CalibrationOptions& options,
+                                            const std::vector<Device>& given) {
   FrameworkProfileReport report;
   std::map<std::string, Device> devices;
+  for (const Device& d : given) devices.insert_or_assign(d.name, d);
   std::vector<std::string> frameworks;
   std::map<std::string, std::vector<MeasuredCase>> by_framework;
   for (const MeasuredCase& c : cases) {
@@ -114,8 +116,9 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
       profile.converged = f.converged;
       profile.rms_error = f.rms;
       report.profiles.push_back(profile);
-    } catch (const DataError&) {
+    } catch (const DataError& e) {
       // Too few cases for a profile: none, and no folds.
+      report.skipped.push_back({name, profile.cases, e.what()});
       continue;
     }
     // Leave one GPU out.

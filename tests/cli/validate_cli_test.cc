@@ -169,6 +169,15 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   const auto f = nlohmann::json::parse(frameworks.out);
   EXPECT_EQ(f["schema"], "fitspeed.validate_frameworks/1");
   EXPECT_GT(f["held_out_cases"].get<int>(), 100);
+  EXPECT_TRUE(f["skipped"].is_array());  // every framework with GPU runs has a profile today
+  EXPECT_EQ(f["device_files"].size(), 0u);
+  // A device file replaces the catalog device of its name, and the report says so.
+  const std::string v100 = SourceData("devices/v100-sxm2.json");
+  const CliRun given = RunCli("validate --frameworks --device-file " + v100);
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.out.find("v100-sxm2: the device file given, not the catalog's"),
+            std::string::npos)
+      << given.out;
 
   // sweep --framework: the profile is applied and said; jax has none; it needs --device.
   const CliRun base =

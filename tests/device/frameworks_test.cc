@@ -155,5 +155,56 @@ TEST(FrameworkProfile, FoldsNeverFitTheHeldOutGpuAndTheBuiltInIsCurrent) {
   EXPECT_EQ(computed, 10);
 }
 
+TEST(FrameworkProfile, ListsFrameworksTooThinForAProfileAndTakesGivenDevices) {
+  // "thin" has one FP32 run: one case for its compute scale and host
+  // overhead leaves no degree of freedom, so no profile, and the report says so.
+  MeasuredCase thin;
+  thin.network = "resnet50";
+  thin.device = "v100-sxm2";
+  thin.batch = 64;
+  thin.throughput_sps = 300;
+  thin.framework = "thin";
+  thin.source = "test.csv";
+  thin.line = 2;
+  // "two" has runs on two GPUs, three per GPU at three batches.
+  std::vector<MeasuredCase> cases = {thin};
+  int line = 3;
+  for (const char* device : {"v100-sxm2", "a100"}) {
+    for (const int64_t batch : {32, 64, 128}) {
+      MeasuredCase c = thin;
+      c.device = device;
+      c.framework = "two";
+      c.batch = batch;
+      c.throughput_sps = 200 + batch;
+      c.line = line++;
+      cases.push_back(c);
+    }
+  }
+  const FrameworkProfileReport report = FitFrameworkProfiles(cases);
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_EQ(report.skipped[0].name, "thin");
+  EXPECT_EQ(report.skipped[0].cases, 1);
+  EXPECT_THAT(report.skipped[0].reason, HasSubstr("no degree of freedom"));
+  ASSERT_EQ(report.profiles.size(), 1u);
+  EXPECT_EQ(report.profiles[0].name, "two");
+
+  // A given device replaces the catalog's of its name: at half the V100's
+  // compute efficiency, the V100's held-out runs are predicted slower.
+  Device slow = LoadDevice("v100-sxm2");
+  for (auto& point : slow.compute_efficiency.points) point.efficiency *= 0.5;
+  const FrameworkProfileReport given = FitFrameworkProfiles(cases, CalibrationOptions{}, {slow});
+  auto v100_fold = [](const FrameworkProfileReport& r) {
+    for (const FrameworkFold& f : r.folds) {
+      if (f.framework == "two" && f.device == "v100-sxm2") return f;
+    }
+    ADD_FAILURE() << "no v100-sxm2 fold";
+    return FrameworkFold{};
+  };
+  const FrameworkFold catalog = v100_fold(report), slowed = v100_fold(given);
+  ASSERT_EQ(catalog.catalog_errors.size(), 3u);
+  ASSERT_EQ(slowed.catalog_errors.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(slowed.catalog_errors[i], catalog.catalog_errors[i]);
+}
+
 }  // namespace
 }  // namespace fitspeed

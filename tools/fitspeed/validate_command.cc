@@ -685,7 +685,8 @@ int RunValidate(const ValidateCliOptions& options) {
         options.data_dir));
   }
   if (options.frameworks || !options.frameworks_out.empty()) {
-    return RunFrameworkCheck(options.data_dir, options.frameworks_out, format);
+    return RunFrameworkCheck(options.data_dir, options.device_files, options.frameworks_out,
+                             format);
   }
   if (options.layers) return RunLayerCheck(options, format);
   if (options.placements) {

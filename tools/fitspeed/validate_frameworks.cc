@@ -46,9 +46,12 @@ json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
 
 }  // namespace
 
-int RunFrameworkCheck(const std::string& data_dir, const std::string& profiles_out,
-                      OutputFormat format) {
-  const FrameworkProfileReport report = FitFrameworkProfiles(PublishedCases(data_dir));
+int RunFrameworkCheck(const std::string& data_dir, const std::vector<std::string>& device_files,
+                      const std::string& profiles_out, OutputFormat format) {
+  std::vector<Device> devices;
+  for (const std::string& file : device_files) devices.push_back(ReadDeviceJsonFile(file));
+  const FrameworkProfileReport report =
+      FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices);
   if (!profiles_out.empty()) {
     std::ofstream file(profiles_out);
     file << FrameworkProfilesToJson(report.profiles);
@@ -76,9 +79,17 @@ int RunFrameworkCheck(const std::string& data_dir, const std::string& profiles_o
                        {"catalog_median_abs_error_pct", Number(MedianAbsPct(f.catalog_errors))},
                        {"profile_median_abs_error_pct", Number(MedianAbsPct(f.profile_errors))}});
     }
+    json skipped = json::array();
+    for (const SkippedFramework& s : report.skipped) {
+      skipped.push_back({{"framework", s.name}, {"cases", s.cases}, {"reason", s.reason}});
+    }
+    json files = json::array();
+    for (const Device& d : devices) files.push_back(d.name);
     std::cout << json{{"schema", "fitspeed.validate_frameworks/1"},
                       {"data_dir", data_dir},
+                      {"device_files", files},
                       {"profiles", profiles},
+                      {"skipped", skipped},
                       {"folds", folds},
                       {"held_out_cases", catalog_all.size()},
                       {"catalog_median_abs_error_pct", Number(MedianAbsPct(catalog_all))},
@@ -116,7 +127,15 @@ int RunFrameworkCheck(const std::string& data_dir, const std::string& profiles_o
                "efficiency scales its published GPU runs determine (compute: FP32 on CUDA cores; "
                "tensor: TF32 and mixed precision) and its host overhead per step, fitted jointly "
                "over every GPU it ran on against the kernel-fitted catalog (in-sample rms)\n"
-            << profiles.Render() << "\n";
+            << profiles.Render();
+  for (const SkippedFramework& s : report.skipped) {
+    std::cout << fmt::format("  {}: no profile from its {} GPU run(s): {}\n", s.name, s.cases,
+                             s.reason);
+  }
+  for (const Device& d : devices) {
+    std::cout << fmt::format("  {}: the device file given, not the catalog's\n", d.name);
+  }
+  std::cout << "\n";
   std::cout << "Leave one GPU out: each GPU's runs of a framework predicted by the profile "
                "fitted on the framework's runs on its other GPUs (out-of-sample); catalog: the "
                "same runs without a profile\n"

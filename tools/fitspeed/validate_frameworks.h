@@ -6,16 +6,18 @@
 #define FITSPEED_TOOLS_FITSPEED_VALIDATE_FRAMEWORKS_H_
 
 #include <string>
+#include <vector>
 
 #include "fitspeed/io/output.h"
 
 namespace fitspeed::cli {
 
-// Fits the profiles to the cases of `data_dir` and writes the report as a
-// table, CSV (the folds) or JSON; writes the profiles to `profiles_out` when
-// not empty. Returns 0.
-int RunFrameworkCheck(const std::string& data_dir, const std::string& profiles_out,
-                      OutputFormat format);
+// Fits the profiles to the cases of `data_dir` against the catalog devices,
+// or the device files of `device_files` where they name one, and writes the
+// report as a table, CSV (the folds) or JSON; writes the profiles to
+// `profiles_out` when not empty. Returns 0.
+int RunFrameworkCheck(const std::string& data_dir, const std::vector<std::string>& device_files,
+                      const std::string& profiles_out, OutputFormat format);
 
 }  // namespace fitspeed::cli
 

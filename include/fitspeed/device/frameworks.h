@@ -55,19 +55,30 @@ struct FrameworkFold {
   std::vector<double> profile_errors;  // the same cases with the fold's profile
 };
 
+// A framework with GPU cases but no profile, and why.
+struct SkippedFramework {
+  std::string name;
+  int cases = 0;
+  std::string reason;
+};
+
 struct FrameworkProfileReport {
   std::vector<FrameworkProfile> profiles;  // frameworks with GPU cases, in order of appearance
   std::vector<FrameworkFold> folds;        // one per framework and GPU
+  std::vector<SkippedFramework> skipped;   // frameworks whose cases could not be fitted
 };
 
 // Fits a profile per framework to the GPU cases of `cases` (cases on TPUs and
 // CPUs, and cases without a framework, are left out: a framework's effect is
 // measured against the GPU kernel fits), and the leave-one-device-out folds.
 // `options`' solver settings are used; its parameters are chosen per profile.
-// A framework whose cases cannot be fitted (fewer cases than parameters) has
-// no profile; a fold that cannot be fitted says why.
+// A framework whose cases cannot be fitted (no more cases than parameters)
+// has no profile and is listed in `skipped` with the reason; a fold that
+// cannot be fitted says why. `devices` replace the catalog devices of the
+// same name (e.g. calibrated device files); the others are loaded by name.
 FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cases,
-                                            const CalibrationOptions& options = {});
+                                            const CalibrationOptions& options = {},
+                                            const std::vector<Device>& devices = {});
 
 // "fitspeed.frameworks/1": {"schema", "method", "profiles": [{"name", "devices",
 // "networks", "cases", "converged", "rms_error", "parameters": [{"name", "value",
