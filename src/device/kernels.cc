@@ -10,6 +10,7 @@
 #include <map>
 
 #include "csv_table.h"
+#include "device/log_logistic.h"
 #include "fit/dense_jacobian.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
@@ -24,14 +25,6 @@ constexpr int kMinKernels = 8;
 // input/output channel pair, against 2 x 2 x 3 x 3 = 36 direct (Lavin & Gray 2016, eq. 6).
 constexpr double kWinogradF2x2Ratio = 16.0 / 36.0;
 
-// The log-logistic efficiency, written once for double and ceres::Jet:
-// eff = e_max / (1 + (f_half / F)^k) with e_max = exp(log_e_max), f_half = exp(log_f_half).
-template <typename T>
-T Efficiency(const T& log_e_max, const T& log_f_half, const T& slope, double flops) {
-  using std::exp;
-  return exp(log_e_max) / (T(1) + exp(slope * (log_f_half - std::log(flops))));
-}
-
 // One kernel: the modeled time with the fitted curve, against the measured one.
 struct KernelTerm {
   double flops = 0;     // of the algorithm that runs (Winograd: its multiplies x 2)
@@ -41,7 +34,7 @@ struct KernelTerm {
   double measured_s = 0;
   template <typename T>
   T Modeled(const T& log_e_max, const T& log_f_half, const T& slope) const {
-    const T compute = T(flops / peak) / Efficiency(log_e_max, log_f_half, slope, flops);
+    const T compute = T(flops / peak) / LogLogisticEfficiency(log_e_max, log_f_half, slope, flops);
     const T bound = compute > T(memory_s) ? compute : T(memory_s);
     return bound + T(launch_s);
   }
@@ -356,7 +349,7 @@ std::vector<KernelGpu> KernelGpus() {
 }
 
 double KernelCurveFit::At(double flops) const {
-  return Efficiency(std::log(e_max), std::log(f_half), slope, flops);
+  return LogLogisticEfficiency(std::log(e_max), std::log(f_half), slope, flops);
 }
 
 EfficiencyCurve KernelCurveFit::Curve() const {

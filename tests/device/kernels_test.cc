@@ -4,6 +4,7 @@
 // data/kernels.
 #include "fitspeed/device/kernels.h"
 
+#include <ceres/jet.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "device/log_logistic.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
 
@@ -232,6 +234,31 @@ TEST(KernelFit, RecoversAKnownCurve) {
   EXPECT_NEAR(fit.slope, 0.7, 1e-6);
   EXPECT_LT(fit.median_abs_error, 1e-6);
   EXPECT_NEAR(fit.At(1e9), 0.4, 1e-6);  // half of e_max at F_half
+}
+
+TEST(KernelFit, TheCurvesJetDerivativesAreTheAnalyticOnes) {
+  // eff = E / (1 + u), u = exp(k (lf - ln F)), E = exp(le):
+  //   d eff / d le = eff
+  //   d eff / d lf = -eff k u / (1 + u)
+  //   d eff / d k  = -eff (lf - ln F) u / (1 + u)
+  // The fit's Jacobian (Ceres's automatic derivatives) must be these.
+  using Jet = ceres::Jet<double, 3>;
+  const double le = std::log(0.8), lf = std::log(2e9), k = 0.7;
+  for (const double flops : {1e7, 2e9, 5e11}) {
+    const Jet eff = LogLogisticEfficiency(Jet(le, 0), Jet(lf, 1), Jet(k, 2), flops);
+    const double u = std::exp(k * (lf - std::log(flops)));
+    const double value = 0.8 / (1 + u);
+    EXPECT_NEAR(eff.a, value, 1e-15) << flops;
+    EXPECT_NEAR(eff.a, LogLogisticEfficiency(le, lf, k, flops), 1e-15) << flops;
+    EXPECT_NEAR(eff.v[0], value, 1e-15) << flops;
+    EXPECT_NEAR(eff.v[1], -value * k * u / (1 + u), 1e-15) << flops;
+    EXPECT_NEAR(eff.v[2], -value * (lf - std::log(flops)) * u / (1 + u), 1e-14) << flops;
+  }
+  // At F = F_half the curve is at half its maximum and its slope in lf is -E k / 4.
+  const Jet half = LogLogisticEfficiency(Jet(le, 0), Jet(lf, 1), Jet(k, 2), 2e9);
+  EXPECT_NEAR(half.a, 0.4, 1e-15);
+  EXPECT_NEAR(half.v[1], -0.8 * 0.7 / 4, 1e-15);
+  EXPECT_NEAR(half.v[2], 0, 1e-15);
 }
 
 TEST(KernelFit, CarryKeepsTheEfficiencyAtTheSameIdealTime) {
