@@ -24,23 +24,25 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Pollux's trace names and how validate models them (published_cases.cc,
-// AddPolluxCases): FP32, PyTorch's SGD with momentum for the ResNets, AdamW
+// AddPolluxCases): ImageNet's ResNet-50 in mixed precision (apex AMP O1,
+// NCHW), the others FP32; PyTorch's SGD with momentum for the ResNets, AdamW
 // (modeled as Adam) for BERT-base fine-tuned on SQuAD at 384 tokens.
 struct PolluxModel {
   const char* model;
   const char* network;
   int64_t seq_len;
   Optimizer optimizer;
+  DevicePrecision precision;
 };
 constexpr PolluxModel kModels[] = {
-    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum},
-    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum},
-    {"bert", "bert-base", 384, Optimizer::kAdam},
+    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum, DevicePrecision::kMixed},
+    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum, DevicePrecision::kFp32},
+    {"bert", "bert-base", 384, Optimizer::kAdam, DevicePrecision::kFp32},
 };
 
 DeviceModelOptions Options(const PolluxModel& m, int gpus, bool overlap) {
   DeviceModelOptions o;
-  o.precision = DevicePrecision::kFp32;
+  o.precision = m.precision;
   o.optimizer = m.optimizer;
   o.devices = gpus;
   o.overlap = overlap;

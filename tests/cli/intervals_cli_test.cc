@@ -28,9 +28,8 @@ TEST(IntervalsCli, ModeledThroughputCarriesTheBuiltInInterval) {
   const auto j = nlohmann::json::parse(run.out);
   const auto& mi = j["model_interval"];
   ASSERT_TRUE(mi["available"].get<bool>()) << mi.dump();
-  // The tensor-core class has three sources, fewer than the rule's four: the
-  // GPU kind's errors give the interval.
-  EXPECT_EQ(mi["basis"], "gpu");
+  // The tensor-core class has the rule's four sources: its own errors.
+  EXPECT_EQ(mi["basis"], "gpu/tensor");
   EXPECT_EQ(mi["min_sources"], fitspeed::kModelIntervalMinSources);
   EXPECT_DOUBLE_EQ(mi["level"].get<double>(), 0.8);
   // The same interval as the library builds from the built-in table.
@@ -86,7 +85,7 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   const auto j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["rows"].size(), 1u);
   const auto& row = j["rows"][0];
-  EXPECT_EQ(row["interval_basis"], "fit + model gpu");
+  EXPECT_EQ(row["interval_basis"], "fit + model gpu/tensor");
   // The interval is the model's at 80% widened by the fit's (tiny here: the
   // model's points lie on the law), so close to total / [high, low] factors.
   const fitspeed::PredictionInterval model = fitspeed::BuiltinIntervalTable().For(

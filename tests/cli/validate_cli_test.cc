@@ -126,8 +126,9 @@ TEST(ValidateCli, LayersChecksTheBertLayerPerKindAgainstNeusight) {
 }
 
 TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
-  // The catalog t4 with its FP32 peak doubled (8.1 -> 16.2 TFLOPS): the T4
-  // cases' predictions must rise, the others stay.
+  // The catalog t4 with its FP32 peak doubled (8.1 -> 16.2 TFLOPS): the T4's
+  // FP32 cases' predictions must rise, the others stay (its mixed-precision
+  // ResNet-50 cases run their convolutions on the tensor cores).
   std::string text = ReadFile(SourceData("devices/t4.json"));
   const std::string peak = "\"value\": 8.1e12";
   const size_t at = text.find(peak);
@@ -144,7 +145,7 @@ TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
     const auto& b = base["cases"][i];
     const auto& f = fast["cases"][i];
     SCOPED_TRACE(b["key"].get<std::string>());
-    if (b["device"] == "t4") {
+    if (b["device"] == "t4" && b["precision"] == "fp32") {
       EXPECT_GT(f["predicted_sps"].get<double>(), b["predicted_sps"].get<double>());
     } else {
       EXPECT_EQ(f["predicted_sps"], b["predicted_sps"]);

@@ -196,7 +196,9 @@ TEST(PublishedCases, PolluxThroughputIsLocalBatchOverStepTime) {
   // Line 101: "imagenet,1,200,0.923530888557434,...": 200 / 0.92353 = 216.56.
   const MeasuredCase* r50 = At("pollux_t4_single_node.csv", 101);
   ASSERT_NE(r50, nullptr);
-  EXPECT_EQ(CaseKey(*r50), "resnet50/t4/fp32/x1/b200");
+  // The artifact's ImageNet script runs apex AMP (opt_level O1) in NCHW.
+  EXPECT_EQ(CaseKey(*r50), "resnet50/t4/mixed/x1/b200");
+  EXPECT_EQ(r50->layout, ActivationLayout::kNchw);
   EXPECT_NEAR(r50->throughput_sps, 216.56, 0.01);
   // Placement 1 only: 11 cifar10 and 8 imagenet batch sizes (rows 21-31, 94-101).
   int cifar = 0, imagenet = 0;
