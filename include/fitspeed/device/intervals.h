@@ -45,11 +45,11 @@ struct TransferValidation;
 
 // The sources a class's (or kind's) errors must come from for its interval.
 // With three sources, leaving one out leaves two, whose difference is all the
-// interval sees of how far a new source can fall: the GPU tensor-core class
-// (three frameworks of one file) covered 61% of the held-out cases at 80%
-// with its own errors and 92% with the GPU kind's (docs/validation.md,
-// "Prediction intervals"). Transferred predictions keep two: their errors
-// are a measurement's own network, one source per framework.
+// interval sees of how far a new source can fall: the GPU tensor-core class,
+// when it had three sources (three frameworks of one file), covered 61% of
+// the held-out cases at 80% with its own errors and 92% with the GPU kind's
+// (docs/validation.md, "Prediction intervals"). Transferred predictions keep
+// two: their errors are relative to a measurement of the same network.
 inline constexpr int kModelIntervalMinSources = 4;
 inline constexpr int kTransferIntervalMinSources = 2;
 
