@@ -84,7 +84,7 @@ struct CaseTerms {
   // no tensor curve: ModelStep uses the compute curve for it).
   bool tensor_follows_compute = false;
   double kernels = 0;          // kernels launched: passes, layout transposes and AMP casts
-  double layout_memory_s = 0;  // layout transposes' and AMP casts' memory time (scales with sm)
+  double extra_memory_s = 0;   // layout transposes' and AMP casts' memory time (scales with sm)
   double comm_s = 0;           // all-reduce time, independent of the parameters
   double host_per_step = 1;    // accumulation / steps_per_execution
   double measured_step_s = 0;  // accumulation x batch / throughput
@@ -106,7 +106,7 @@ T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& me
     const T memory = pass.memory_s / memory_scale;
     sum += pass.count * (compute > memory ? compute : memory);
   }
-  sum += terms.layout_memory_s / memory_scale;
+  sum += terms.extra_memory_s / memory_scale;
   if (terms.launch_fitted) sum += terms.kernels * launch_s;
   if (terms.host_fitted) sum += terms.host_per_step * host_s;
   return sum;
@@ -275,7 +275,7 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
         t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units, count});
         t.kernels += count;
       }
-      t.layout_memory_s += count * (p.layout_memory_s + p.cast_memory_s);
+      t.extra_memory_s += count * (p.layout_memory_s + p.cast_memory_s);
       t.kernels += count * (p.layout_kernels + p.cast_kernels);
     }
   }

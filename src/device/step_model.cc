@@ -143,6 +143,16 @@ std::string AmpFp32KindNames(AmpOpList list) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+namespace {
+
+// Whether AMP's FP32 layers and their casts are modeled: mixed precision on
+// a GPU (a TPU's XLA fuses the conversions).
+bool AmpCastsApply(const Device& device, DevicePrecision precision) {
+  return precision == DevicePrecision::kMixed && device.kind == "gpu";
+}
+
+}  // namespace
+
 bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision) {
   return precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
 }
@@ -269,6 +279,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // trainable parameter).
   const bool mixed = precision == DevicePrecision::kMixed;
   const double sample_bytes = mixed ? 2 : 4;
+  const bool amp_casts = AmpCastsApply(device, precision);
   const double layer_step_bytes = mixed ? 2 : 4;
 
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
@@ -285,9 +296,9 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     const auto [matrix, padding] = MatrixWork(network, layer, feature_multiple);
     t.matrix = matrix;
     t.padding = padding;
-    // A layer AMP keeps in FP32 (GPUs; a TPU's XLA fuses the conversions):
-    // 4-byte activations and parameters, and casts around it.
-    const bool amp_fp32 = mixed && device.kind == "gpu" && layer.kind != LayerKind::kInput &&
+    // A layer AMP keeps in FP32: 4-byte activations and parameters, and
+    // casts around it.
+    const bool amp_fp32 = amp_casts && layer.kind != LayerKind::kInput &&
                           RunsInFp32UnderAmp(layer.kind, options.amp_ops);
     const double layer_sample_bytes = amp_fp32 ? 4 : sample_bytes;
     const double layer_params_bytes = amp_fp32 ? 4 : layer_step_bytes;
@@ -505,7 +516,7 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.precision = options.precision;
   result.layout = options.layout;
   result.amp_ops = options.amp_ops;
-  result.amp_casts = options.precision == DevicePrecision::kMixed && device.kind == "gpu";
+  result.amp_casts = AmpCastsApply(device, options.precision);
   bool convolutions = false;
   for (const Layer& layer : network.layers()) convolutions |= layer.kind == LayerKind::kConv2d;
   // Only convolutions transpose (ModelStep), so only then is it reported.

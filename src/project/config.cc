@@ -112,19 +112,17 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
   }
   // A modeled sweep (`sweep --device --output json`) carries the model's
   // out-of-sample errors: every configuration's law is that model's.
-  std::vector<ModelError> model_errors;
-  std::string model_basis;
-  int model_min_sources = 2;  // files written before "min_sources"
+  ModelErrorRecord model_errors;  // min_sources 2 for files written before it
   if (const auto mi = doc.find("model_interval"); mi != doc.end() && mi->is_object()) {
-    if (mi->contains("basis") && (*mi)["basis"].is_string()) model_basis = (*mi)["basis"];
+    if (mi->contains("basis") && (*mi)["basis"].is_string()) model_errors.basis = (*mi)["basis"];
     if (mi->contains("min_sources")) {
-      model_min_sources = WholeAt(*mi, "min_sources", 2, source, "model_interval.");
-      if (model_min_sources < 2) {
+      model_errors.min_sources = WholeAt(*mi, "min_sources", 2, source, "model_interval.");
+      if (model_errors.min_sources < 2) {
         throw DataError(source, 0, "model_interval.min_sources",
-                        fmt::format("expected 2 or more, got {}", model_min_sources));
+                        fmt::format("expected 2 or more, got {}", model_errors.min_sources));
       }
     }
-    model_errors =
+    model_errors.errors =
         ModelErrorsFromJson(mi->value("errors", json::array()), source, "model_interval.errors");
   }
   std::vector<Configuration> configs;
@@ -180,8 +178,6 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
       c.law.dof = dof;
     }
     c.law.model_errors = model_errors;
-    c.law.model_basis = model_basis;
-    c.law.model_min_sources = model_min_sources;
     c.usable = fit.value("usable", fit.value("converged", false));
     if (fit.contains("warnings") && fit["warnings"].is_array()) {
       for (const json& w : fit["warnings"]) {

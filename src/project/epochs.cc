@@ -144,8 +144,6 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   m.first_epoch_extra_s = workload.first_epoch_extra_s;
   m.origin = "law";
   m.model_errors = law.model_errors;
-  m.model_basis = law.model_basis;
-  m.model_min_sources = law.model_min_sources;
   m.steps_per_epoch = StepsPerEpoch(n, batch, workload.steps_rule);
   m.samples_used = SamplesUsedPerEpoch(n, batch, workload.steps_rule);
   // DESIGN.md: T_epoch = N_used/v0 + steps*t.
@@ -341,8 +339,7 @@ TotalInterval TotalIntervalOf(const EpochModel& model, double epochs, double con
     interval.basis = "fit";
   }
   if (model.model_errors.empty()) return interval;
-  const PredictionInterval m =
-      EmpiricalInterval(model.model_errors, confidence, model.model_basis, model.model_min_sources);
+  const PredictionInterval m = model.model_errors.At(confidence);
   if (!m.available) {
     interval.note = m.reason;
     return interval;

@@ -188,9 +188,7 @@ PlanResult Plan(const std::vector<PlanCandidate>& candidates, const PlanRequest&
       if (price) row.cost = RunCost(row.total_s, c.devices, *price);
       row.meets_deadline = !request.deadline_s || row.total_s <= *request.deadline_s;
       if (c.law && !c.law->model_errors.empty()) {
-        const PredictionInterval m =
-            EmpiricalInterval(c.law->model_errors, request.interval_level, c.law->model_basis,
-                              c.law->model_min_sources);
+        const PredictionInterval m = c.law->model_errors.At(request.interval_level);
         if (m.available) {
           const TimeFactors f = CombinedTimeFactors(m, 0);
           const double part = row.epochs * row.epoch_s;

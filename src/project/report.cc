@@ -116,8 +116,7 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
   }
   for (const EpochModel& m : models) {
     if (m.model_errors.empty()) continue;
-    const PredictionInterval model =
-        EmpiricalInterval(m.model_errors, options.confidence, m.model_basis, m.model_min_sources);
+    const PredictionInterval model = m.model_errors.At(options.confidence);
     if (!model.available) {
       AddOnce(p.assumptions,
               fmt::format("{} interval (model): none from the model's errors ({}); the interval "

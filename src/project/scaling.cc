@@ -502,8 +502,6 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
   m.batch = batch;
   m.origin = "scaling";
   m.model_errors = law.model_errors;
-  m.model_basis = law.model_basis;
-  m.model_min_sources = law.model_min_sources;
   m.startup_s = workload.startup_s;
   m.first_epoch_extra_s = workload.first_epoch_extra_s;
   m.steps_per_epoch = StepsPerEpoch(n_samples, batch, workload.steps_rule);

@@ -26,8 +26,7 @@ EpochModel ModeledEpochs() {
   m.startup_s = 100;
   m.epoch_s = 1000;
   m.train_epoch_s = 1000;
-  m.model_errors = NineErrors();
-  m.model_basis = "gpu/fp32";
+  m.model_errors = {NineErrors(), "gpu/fp32"};
   return m;
 }
 
@@ -84,8 +83,7 @@ TEST(ModelIntervalTest, PlanRowsCarryTheModelsIntervalAndFlagADeadlineAtRisk) {
   SpeedLaw law;
   law.v0_sps = 1000;
   law.t_s = 0.1;
-  law.model_errors = NineErrors();
-  law.model_basis = "gpu/fp32";
+  law.model_errors = {NineErrors(), "gpu/fp32"};
   PlanRequest request;
   request.samples_per_epoch = 100000;
   request.epochs = 10;

@@ -57,6 +57,20 @@ struct PredictionInterval {
 PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, double level,
                                      const std::string& basis, int min_sources = 2);
 
+// A model's out-of-sample errors with the rule that builds their interval:
+// what a law fitted to a modeled sweep carries (the sweep JSON's
+// "model_interval"), so that a later step can rebuild the interval at its own
+// level under the same rule.
+struct ModelErrorRecord {
+  std::vector<ModelError> errors;  // empty: no model behind the numbers
+  std::string basis;               // the class they are of, e.g. "gpu/tensor"
+  int min_sources = 2;             // EmpiricalInterval's source rule
+  bool empty() const { return errors.empty(); }
+  PredictionInterval At(double level) const {
+    return EmpiricalInterval(errors, level, basis, min_sources);
+  }
+};
+
 // The interval of a quantity Q predicted by the model (a step time or a total
 // of steps) when a fit adds its own uncertainty: in log space around the
 // model errors' median bias m, each side's width combined in quadrature,

@@ -38,9 +38,7 @@ struct SpeedLaw {
   // --device --output json`; fitspeed/core/prediction_interval.h) and their
   // class; empty for a law fitted to measurements. Totals combine them with
   // the fit's uncertainty (TotalInterval).
-  std::vector<ModelError> model_errors;
-  std::string model_basis;
-  int model_min_sources = 2;  // the sources its interval rule asks for
+  ModelErrorRecord model_errors;
 
   double StepTime(double batch) const { return batch / v0_sps + t_s; }
   bool has_covariance() const { return dof > 0; }
@@ -112,11 +110,9 @@ struct EpochModel {
   std::string origin;
   // Assumptions behind the numbers, in words (shown with every projection).
   std::vector<std::string> assumptions;
-  // SpeedLaw::model_errors and model_basis of the law it came from: the
-  // epoch is a model's prediction with these out-of-sample errors.
-  std::vector<ModelError> model_errors;
-  std::string model_basis;
-  int model_min_sources = 2;  // the sources its interval rule asks for
+  // SpeedLaw::model_errors of the law it came from: the epoch is a model's
+  // prediction with these out-of-sample errors.
+  ModelErrorRecord model_errors;
 
   // startup + first-epoch extra + epochs * epoch_s.
   double Total(double epochs) const;
