@@ -207,11 +207,7 @@ Device Apply(const Device& base, const Values& x, const std::array<bool, kParams
   }
   // <= 1 by the bound, up to rounding; implicit GEMM and Winograd curves alike.
   if (free[0]) ScaleComputeEfficiency(d, x[0]);
-  if (free[1]) {
-    for (EfficiencyCurve::Point& p : d.memory_efficiency.points) {
-      p.efficiency = std::min(1.0, p.efficiency * x[1]);
-    }
-  }
+  if (free[1]) ScaleMemoryEfficiency(d, x[1]);
   if (free[2]) d.kernel_launch_s = x[2] * kInfo[2].internal_unit;
   if (free[3]) d.step_host_s = x[3] * kInfo[3].internal_unit;
   return d;
@@ -224,20 +220,35 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
 }
 
 // After parameter `j` was written into `d` (from `before`): the compute scale
-// scales the Winograd and depthwise curves too, and their sources and bases
-// say so, those of the compute curve.
-void MarkCudaCoreCurvesScaled(Device& d, const Device& before, size_t j) {
-  if (j != 0) return;
-  for (const auto& [field, curve] :
-       {std::pair{"efficiency.winograd", &before.winograd_efficiency},
-        std::pair{"efficiency.depthwise", &before.depthwise_efficiency}}) {
+// scales the Winograd and depthwise curves too, the memory scale the
+// normalization curve, and their sources and bases say so, those of the
+// compute or memory curve.
+void MarkScaledCurves(Device& d, const Device& before, size_t j) {
+  if (j != 0 && j != 1) return;
+  const char* with = j == 0 ? "efficiency.compute" : "efficiency.memory";
+  const std::vector<std::pair<const char*, const EfficiencyCurve*>> curves =
+      j == 0 ? std::vector<
+                   std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.winograd",
+                                                                    &before.winograd_efficiency},
+                                                                   {"efficiency.depthwise",
+                                                                    &before.depthwise_efficiency}}
+             : std::vector<std::pair<const char*, const EfficiencyCurve*>>{
+                   {"efficiency.memory_normalization", &before.normalization_memory_efficiency}};
+  for (const auto& [field, curve] : curves) {
     if (curve->points.empty()) continue;
     const auto old = before.sources.find(field);
-    d.sources[field] = fmt::format(
-        "scaled with efficiency.compute ({}); before: {}", d.sources["efficiency.compute"],
-        old == before.sources.end() ? std::string("not recorded") : old->second);
-    d.bases[field] = d.bases["efficiency.compute"];
+    d.sources[field] =
+        fmt::format("scaled with {} ({}); before: {}", with, d.sources[with],
+                    old == before.sources.end() ? std::string("not recorded") : old->second);
+    d.bases[field] = d.bases[with];
   }
+}
+
+// The largest efficiency the memory scale multiplies (element-wise and
+// normalization curves).
+double MaxMemoryEfficiency(const Device& d) {
+  return std::max(MaxEfficiency(d.memory_efficiency),
+                  MaxEfficiency(d.normalization_memory_efficiency));
 }
 
 // The largest efficiency the compute scale multiplies (compute, Winograd and
@@ -459,8 +470,8 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
 
   Bounds bounds;
   bounds.lower = {options.min_scale, options.min_scale, 0, 0, options.min_scale};
-  bounds.upper = {1 / MaxComputeEfficiency(device), 1 / MaxEfficiency(device.memory_efficiency),
-                  kInf, kInf, 1 / MaxEfficiency(device.TensorEfficiency())};
+  bounds.upper = {1 / MaxComputeEfficiency(device), 1 / MaxMemoryEfficiency(device), kInf, kInf,
+                  1 / MaxEfficiency(device.TensorEfficiency())};
   // ModelStep of `which` cases on `base` with the parameters `x`.
   auto predict = [&](const Values& x, const std::vector<size_t>& which) {
     const Device d = Apply(device, x, free);
@@ -633,7 +644,7 @@ CalibrationResult CalibrateDevice(const Device& device, const std::vector<Measur
                     FormatSig(100 * options.confidence), FormatSig(p.ci_low, 4),
                     FormatSig(p.ci_high, 4), before);
     d.bases[kInfo[j].field] = "fitted";
-    MarkCudaCoreCurvesScaled(d, device, static_cast<size_t>(j));
+    MarkScaledCurves(d, device, static_cast<size_t>(j));
   }
   d.calibrated_on.clear();
   for (const CaseFit& c : result.cases) {
@@ -687,7 +698,7 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
   bounds.upper = {kInf, kInf, kInf, kInf, kInf};
   for (const Device& d : devices) {
     bounds.upper[0] = std::min(bounds.upper[0], 1 / MaxComputeEfficiency(d));
-    bounds.upper[1] = std::min(bounds.upper[1], 1 / MaxEfficiency(d.memory_efficiency));
+    bounds.upper[1] = std::min(bounds.upper[1], 1 / MaxMemoryEfficiency(d));
     bounds.upper[4] = std::min(bounds.upper[4], 1 / MaxEfficiency(d.TensorEfficiency()));
   }
   std::map<std::string, Network> networks;
@@ -770,7 +781,7 @@ Device ApplyCalibration(const Device& device, const std::vector<CalibratedParame
                     FormatSig(x[j] * kInfo[j].internal_unit, 6),
                     before == device.sources.end() ? std::string("not recorded") : before->second);
     d.bases[kInfo[j].field] = "carried";
-    MarkCudaCoreCurvesScaled(d, device, j);
+    MarkScaledCurves(d, device, j);
   }
   return d;
 }

@@ -528,6 +528,10 @@ std::string DeviceToJson(const Device& d) {
   if (!d.depthwise_efficiency.points.empty()) {
     doc["efficiency"]["depthwise"] = curve("efficiency.depthwise", d.depthwise_efficiency);
   }
+  if (!d.normalization_memory_efficiency.points.empty()) {
+    doc["efficiency"]["memory_normalization"] =
+        curve("efficiency.memory_normalization", d.normalization_memory_efficiency);
+  }
   doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
                       {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
   doc["tiles"] = {
@@ -584,6 +588,15 @@ void ScaleComputeEfficiency(Device& device, double scale) {
   FITSPEED_CHECK(scale > 0, "ScaleComputeEfficiency needs a scale > 0");
   for (EfficiencyCurve* curve :
        {&device.compute_efficiency, &device.winograd_efficiency, &device.depthwise_efficiency}) {
+    for (EfficiencyCurve::Point& p : curve->points)
+      p.efficiency = std::min(1.0, p.efficiency * scale);
+  }
+}
+
+void ScaleMemoryEfficiency(Device& device, double scale) {
+  FITSPEED_CHECK(scale > 0, "ScaleMemoryEfficiency needs a scale > 0");
+  for (EfficiencyCurve* curve :
+       {&device.memory_efficiency, &device.normalization_memory_efficiency}) {
     for (EfficiencyCurve::Point& p : curve->points)
       p.efficiency = std::min(1.0, p.efficiency * scale);
   }
@@ -662,7 +675,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
-  r.Object(eff, eff_path, {"compute", "memory", "tensor", "winograd", "depthwise"});
+  r.Object(eff, eff_path,
+           {"compute", "memory", "tensor", "winograd", "depthwise", "memory_normalization"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
@@ -674,6 +688,9 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   }
   if (eff.contains("winograd")) d.winograd_efficiency = r.Curve(eff, eff_path, "winograd");
   if (eff.contains("depthwise")) d.depthwise_efficiency = r.Curve(eff, eff_path, "depthwise");
+  if (eff.contains("memory_normalization")) {
+    d.normalization_memory_efficiency = r.Curve(eff, eff_path, "memory_normalization");
+  }
 
   const Path over_path = Reader::Sub(root, "overheads");
   const json& over = r.Required(doc, root, "overheads");

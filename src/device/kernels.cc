@@ -563,6 +563,7 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
 KernelFitReport FitKernelTables(const std::string& directory) {
   KernelFitReport report = FitKernelCurves(ReadKernelTables(directory), KernelGpus());
   report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
+  report.memory = FitMemoryPlateaus(directory + "/neusight_vec_large.csv", MemorySweepGpus());
   return report;
 }
 
@@ -631,6 +632,191 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
           v100 ? "" : "; carried unchanged as a fraction of this device's FP32 peak");
       device.bases["efficiency.depthwise"] = v100 ? "fitted" : "carried";
       set.push_back("efficiency.depthwise");
+    }
+  }
+  return set;
+}
+
+// ---- Memory-bound kernels ----------------------------------------------------
+
+namespace {
+
+// Below this many bytes moved, NeuSight's one-call times hold more than ~4%
+// of eager dispatch (25-40 us against >= 1 ms of traffic on the fastest GPU).
+constexpr double kPlateauMinBytes = 1e9;
+// The catalog's assumed memory curve (every device file before the sweeps):
+// its shape, and the plateau it reaches from 100 MB.
+constexpr double kAssumedMemoryPlateau = 0.85;
+const std::vector<EfficiencyCurve::Point> kAssumedMemoryShape = {
+    {1e4, 0.02}, {1e5, 0.1}, {1e6, 0.35}, {1e7, 0.7}, {1e8, kAssumedMemoryPlateau}};
+
+// Bytes per element of a NeuSight vec op and its class; false for an unknown op.
+bool VecOp(const std::string& op, double* bytes_per_element, MemoryClass* memory_class) {
+  static const std::map<std::string, std::pair<double, MemoryClass>> ops = {
+      {"add", {12, MemoryClass::kElementwise}},     {"mul", {12, MemoryClass::kElementwise}},
+      {"div", {12, MemoryClass::kElementwise}},     {"pow", {12, MemoryClass::kElementwise}},
+      {"addu", {8, MemoryClass::kElementwise}},     {"mulu", {8, MemoryClass::kElementwise}},
+      {"divu", {8, MemoryClass::kElementwise}},     {"powu", {8, MemoryClass::kElementwise}},
+      {"relu", {8, MemoryClass::kElementwise}},     {"gelu", {8, MemoryClass::kElementwise}},
+      {"tanh", {8, MemoryClass::kElementwise}},     {"ln", {8, MemoryClass::kNormalization}},
+      {"softmax", {8, MemoryClass::kNormalization}}};
+  const auto it = ops.find(op);
+  if (it == ops.end()) return false;
+  *bytes_per_element = it->second.first;
+  *memory_class = it->second.second;
+  return true;
+}
+
+}  // namespace
+
+const char* MemoryClassName(MemoryClass c) {
+  return c == MemoryClass::kElementwise ? "elementwise" : "normalization";
+}
+
+std::vector<MemorySweepGpu> MemorySweepGpus() {
+  return {
+      {"Tesla V100-PCIE-32GB",
+       "Tesla V100 PCIe 32 GB: 900 GB/s HBM2 (datasheet)",
+       9e11,
+       {"v100-pcie"},
+       {"v100-sxm2", "v100-sxm3-32gb"}},
+      {"NVIDIA A100-PCIE-40GB",
+       "A100 PCIe 40 GB: 1555 GB/s HBM2 (datasheet)",
+       1.555e12,
+       {},
+       {"a100"}},
+      {"NVIDIA A100 80GB PCIe",
+       "A100 80 GB PCIe: 1935 GB/s HBM2e (datasheet); test split only",
+       1.935e12,
+       {},
+       {"a100-80gb", "h100"}},
+      {"Tesla T4", "Tesla T4: 320 GB/s GDDR6 (datasheet)", 3.2e11, {"t4"}, {}},
+      {"Tesla P100-PCIE-16GB",
+       "Tesla P100 PCIe 16 GB: 732 GB/s HBM2 (datasheet)",
+       7.32e11,
+       {"p100"},
+       {}},
+      {"Tesla P4", "Tesla P4: 192 GB/s GDDR5 (datasheet)", 1.92e11, {}, {}},
+      {"NVIDIA L4", "L4: 300 GB/s GDDR6 (datasheet); test split only", 3e11, {}, {}},
+  };
+}
+
+std::vector<MemoryPlateauFit> FitMemoryPlateaus(const std::string& path,
+                                                const std::vector<MemorySweepGpu>& gpus) {
+  const CsvTable t = ReadCsvTable(path, {"gpu", "op", "dtype", "B", "H", "time_us"});
+  // (gpu, class) -> (op, efficiency) of each kernel, in file order.
+  std::map<std::pair<std::string, MemoryClass>, std::vector<std::pair<std::string, double>>> rows;
+  for (const CsvTable::Row& row : t.rows) {
+    const std::string& gpu_name = t.Get(row, "gpu");
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(),
+                                  [&](const MemorySweepGpu& g) { return g.name == gpu_name; });
+    if (gpu == gpus.end()) continue;
+    const std::string& op = t.Get(row, "op");
+    double per_element = 0;
+    MemoryClass memory_class{};
+    if (!VecOp(op, &per_element, &memory_class)) {
+      throw DataError(t.source, row.line, "op", fmt::format("unknown op '{}'", op));
+    }
+    if (t.Get(row, "dtype") != "fp32") {
+      throw DataError(t.source, row.line, "dtype",
+                      fmt::format("expected fp32, got '{}'", t.Get(row, "dtype")));
+    }
+    const double bytes = per_element * t.Positive(row, "B") * t.Positive(row, "H");
+    if (bytes < kPlateauMinBytes) {
+      throw DataError(t.source, row.line, "B",
+                      fmt::format("{:.3g} bytes moved, under the plateau's {:.3g}: its time "
+                                  "would be mostly dispatch",
+                                  bytes, kPlateauMinBytes));
+    }
+    const double time_s = t.Positive(row, "time_us") * 1e-6;
+    rows[{gpu_name, memory_class}].emplace_back(
+        op, bytes / (time_s * gpu->memory_bandwidth_bytes_per_s));
+  }
+  std::vector<MemoryPlateauFit> fits;
+  for (const MemorySweepGpu& gpu : gpus) {
+    for (MemoryClass c : {MemoryClass::kElementwise, MemoryClass::kNormalization}) {
+      const auto it = rows.find({gpu.name, c});
+      if (it == rows.end() || it->second.size() < static_cast<size_t>(kMinKernels)) continue;
+      MemoryPlateauFit fit;
+      fit.gpu = gpu.name;
+      fit.memory_class = c;
+      std::vector<double> all;
+      std::map<std::string, std::vector<double>> by_op;
+      std::vector<std::string> op_order;
+      for (const auto& [op, efficiency] : it->second) {
+        all.push_back(efficiency);
+        if (by_op.count(op) == 0) op_order.push_back(op);
+        by_op[op].push_back(efficiency);
+      }
+      fit.kernels = static_cast<int>(all.size());
+      fit.efficiency = Median(all);
+      fit.q25 = Quantile(all, 0.25);
+      fit.q75 = Quantile(all, 0.75);
+      // Ranks of the 95% interval of the median (normal approximation to the
+      // binomial): the order statistics n/2 -/+ 1.96 sqrt(n)/2, 1-based.
+      std::sort(all.begin(), all.end());
+      const double n = static_cast<double>(all.size());
+      const double half_width = 1.96 * std::sqrt(n) / 2;
+      const auto rank = [&](double r) {
+        return all[static_cast<size_t>(std::clamp(r, 1.0, n)) - 1];
+      };
+      fit.ci_low = rank(std::floor(n / 2 - half_width));
+      fit.ci_high = rank(std::ceil(n / 2 + half_width + 1));
+      for (const std::string& op : op_order) {
+        fit.ops.push_back({op, static_cast<int>(by_op[op].size()), Median(by_op[op])});
+      }
+      fits.push_back(std::move(fit));
+    }
+  }
+  return fits;
+}
+
+EfficiencyCurve MemoryCurveWithPlateau(double plateau) {
+  FITSPEED_CHECK(plateau > 0 && plateau <= 1, "MemoryCurveWithPlateau needs 0 < plateau <= 1");
+  EfficiencyCurve curve;
+  for (const EfficiencyCurve::Point& p : kAssumedMemoryShape) {
+    const double eff =
+        std::stod(fmt::format("{:.4g}", p.efficiency * plateau / kAssumedMemoryPlateau));
+    curve.points.push_back({p.size, std::min(1.0, eff)});
+  }
+  return curve;
+}
+
+std::vector<std::string> ApplyMemoryPlateaus(Device& device,
+                                             const std::vector<MemoryPlateauFit>& fits,
+                                             const std::vector<MemorySweepGpu>& gpus) {
+  std::vector<std::string> set;
+  for (const MemorySweepGpu& gpu : gpus) {
+    const bool fitted =
+        std::find(gpu.fitted.begin(), gpu.fitted.end(), device.name) != gpu.fitted.end();
+    const bool carried =
+        std::find(gpu.carried.begin(), gpu.carried.end(), device.name) != gpu.carried.end();
+    if (!fitted && !carried) continue;
+    for (const MemoryPlateauFit& fit : fits) {
+      if (fit.gpu != gpu.name) continue;
+      const bool normalization = fit.memory_class == MemoryClass::kNormalization;
+      const char* field = normalization ? "efficiency.memory_normalization" : "efficiency.memory";
+      EfficiencyCurve& curve =
+          normalization ? device.normalization_memory_efficiency : device.memory_efficiency;
+      curve = MemoryCurveWithPlateau(fit.efficiency);
+      std::string text = fmt::format(
+          "{}: plateau {:.3g} of the datasheet bandwidth (95% CI {:.3g}-{:.3g}), the median "
+          "of {} {} {} kernels moving >= 1 GB in NeuSight's FP32 sweeps (PyTorch 2.1; "
+          "data/kernels/neusight_vec_large.csv, `fitspeed validate --kernels`); the shape "
+          "below 100 MB is the catalog's assumed one (latency-bound small kernels), scaled "
+          "to that plateau",
+          fitted ? "fitted" : "carried", fit.efficiency, fit.ci_low, fit.ci_high, fit.kernels,
+          gpu.name, normalization ? "LayerNorm and softmax" : "element-wise");
+      if (carried) {
+        text += fmt::format(
+            "; carried from the {} at the same fraction of this device's bandwidth "
+            "({:.4g} GB/s there, {:.4g} GB/s here)",
+            gpu.name, gpu.memory_bandwidth_bytes_per_s / 1e9,
+            device.memory_bandwidth_bytes_per_s / 1e9);
+      }
+      device.sources[field] = text;
+      device.bases[field] = fitted ? "fitted" : "carried";
+      set.push_back(field);
     }
   }
   return set;

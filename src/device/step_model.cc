@@ -143,6 +143,18 @@ std::string AmpFp32KindNames(AmpOpList list) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+bool NormalizesRows(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kLayerNorm:
+    case LayerKind::kRmsNorm:
+    case LayerKind::kSoftmax:
+    case LayerKind::kSoftmaxCrossEntropy:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 
 // Whether AMP's FP32 layers and their casts are modeled: mixed precision on
@@ -351,8 +363,12 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       if (p.flops > 0) {
         p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops));
       }
-      if (p.bytes > 0)
-        p.memory_s = p.bytes / (core_bandwidth * device.memory_efficiency.At(p.bytes));
+      if (p.bytes > 0) {
+        const EfficiencyCurve& memory_efficiency = !update && NormalizesRows(layer.kind)
+                                                       ? device.NormalizationMemoryEfficiency()
+                                                       : device.memory_efficiency;
+        p.memory_s = p.bytes / (core_bandwidth * memory_efficiency.At(p.bytes));
+      }
       if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;
       if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0) {
         // Each pass of a convolution touches its input (x or dx), its output

@@ -28,7 +28,7 @@ Device TrueDevice(const Device& base, double compute_scale, double memory_scale,
                   double host_s) {
   Device d = base;
   ScaleComputeEfficiency(d, compute_scale);
-  for (EfficiencyCurve::Point& p : d.memory_efficiency.points) p.efficiency *= memory_scale;
+  ScaleMemoryEfficiency(d, memory_scale);
   d.kernel_launch_s = launch_s;
   d.step_host_s = host_s;
   return d;

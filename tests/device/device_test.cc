@@ -198,11 +198,25 @@ TEST(DeviceJson, BadJsonNamesFileAndLine) {
   EXPECT_THAT(message, HasSubstr(fmt::format("{}:{}:", path, LineOf(broken, "\"cores\""))));
 }
 
+// `text` with the efficiency of the first point of the curve `curve` (the
+// JSON key under "efficiency") set to `efficiency`.
+std::string WithFirstEfficiency(const std::string& text, const std::string& curve,
+                                const std::string& efficiency) {
+  const size_t key = text.find("\"" + curve + "\": {");
+  EXPECT_NE(key, std::string::npos) << curve;
+  const size_t comma = text.find(", ", text.find("[[", key));
+  const size_t close = text.find(']', comma);
+  return text.substr(0, comma + 2) + efficiency + text.substr(close);
+}
+
 TEST(DeviceJson, EfficiencyOutsideZeroOneAndMissingSourceAreRejected) {
   const std::string valid = CatalogDeviceJson("t4");
-  EXPECT_THAT(LoadBroken(Replace(valid, "\"points\": [[1e5, 0.04458]", "\"points\": [[1e5, 1.5]"),
+  EXPECT_THAT(LoadBroken(WithFirstEfficiency(valid, "compute", "1.5"),
                          ::testing::TempDir() + "/fitspeed_eff.json"),
               HasSubstr("efficiency.compute.points[0]"));
+  EXPECT_THAT(LoadBroken(WithFirstEfficiency(valid, "memory_normalization", "0"),
+                         ::testing::TempDir() + "/fitspeed_norm.json"),
+              HasSubstr("efficiency.memory_normalization.points[0]"));
   EXPECT_THAT(LoadBroken(Replace(valid, "\"source\": \"NVIDIA T4 datasheet: 8.1",
                                  "\"origin\": \"NVIDIA T4 datasheet: 8.1"),
                          ::testing::TempDir() + "/fitspeed_source.json"),

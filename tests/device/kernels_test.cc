@@ -5,6 +5,7 @@
 #include "fitspeed/device/kernels.h"
 
 #include <ceres/jet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -396,6 +397,132 @@ TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {
     EXPECT_EQ(a.convolutions, 94) << a.gpu;
     EXPECT_GE(a.agree, 85) << a.gpu;
   }
+}
+
+// A neusight_vec_large.csv of `rows` (gpu,split,op,dtype,B,H,time_us).
+std::string VecTable(const std::string& name, const std::vector<std::string>& rows) {
+  std::string text = "gpu,split,op,dtype,B,H,time_us,kernel,source_file\n";
+  for (const std::string& row : rows) text += row + ",k,f\n";
+  return WriteFile(name, text);
+}
+
+TEST(MemoryPlateau, MediansAndIntervalsByHand) {
+  // A T4 (320 GB/s) with nine element-wise kernels of 125,000 x 1,000 floats
+  // and two inputs (add: 12 bytes per element, 1.5 GB) timed so that
+  // bytes / (time x 320 GB/s) = 0.70, 0.71, ..., 0.78: time = 1.5e9 /
+  // (0.7x * 3.2e11) s. Their median is 0.74; with n = 9 the 95% interval's
+  // ranks are floor(4.5 - 1.96 * 3 / 2) = 1 and ceil(4.5 + 2.94 + 1) = 9, the
+  // extremes; the quartiles interpolate: 0.72 and 0.76.
+  std::vector<std::string> rows;
+  for (int i = 0; i < 9; ++i) {
+    const double efficiency = 0.70 + 0.01 * i;
+    rows.push_back(fmt::format("Tesla T4,train,add,fp32,125000,1000,{:.17g}",
+                               1.5e9 / (efficiency * 3.2e11) * 1e6));
+  }
+  // Eight LayerNorm kernels (8 bytes per element) of 125,000 x 1,000, 1 GB,
+  // at 0.50 (four) and 0.60 (four): median 0.55.
+  for (int i = 0; i < 8; ++i) {
+    const double efficiency = i < 4 ? 0.5 : 0.6;
+    rows.push_back(fmt::format("Tesla T4,train,ln,fp32,125000,1000,{:.17g}",
+                               1e9 / (efficiency * 3.2e11) * 1e6));
+  }
+  // Another GPU's rows, not in the list, are skipped.
+  rows.push_back("Tesla K80,train,add,fp32,125000,1000,1");
+  const std::vector<MemoryPlateauFit> fits =
+      FitMemoryPlateaus(VecTable("vec.csv", rows), MemorySweepGpus());
+  ASSERT_EQ(fits.size(), 2u);
+  EXPECT_EQ(fits[0].gpu, "Tesla T4");
+  EXPECT_EQ(fits[0].memory_class, MemoryClass::kElementwise);
+  EXPECT_EQ(fits[0].kernels, 9);
+  EXPECT_NEAR(fits[0].efficiency, 0.74, 1e-12);
+  EXPECT_NEAR(fits[0].ci_low, 0.70, 1e-12);
+  EXPECT_NEAR(fits[0].ci_high, 0.78, 1e-12);
+  EXPECT_NEAR(fits[0].q25, 0.72, 1e-12);
+  EXPECT_NEAR(fits[0].q75, 0.76, 1e-12);
+  ASSERT_EQ(fits[0].ops.size(), 1u);
+  EXPECT_EQ(fits[0].ops[0].name, "add");
+  EXPECT_EQ(fits[1].memory_class, MemoryClass::kNormalization);
+  EXPECT_EQ(fits[1].kernels, 8);
+  EXPECT_NEAR(fits[1].efficiency, 0.55, 1e-12);
+  EXPECT_STREQ(MemoryClassName(fits[1].memory_class), "normalization");
+
+  // The curve: the assumed shape scaled to the plateau, 0.7 x 0.74 / 0.85 at
+  // 10 MB = 0.6094 (four digits), 0.74 from 100 MB.
+  const EfficiencyCurve curve = MemoryCurveWithPlateau(0.74);
+  ASSERT_EQ(curve.points.size(), 5u);
+  EXPECT_DOUBLE_EQ(curve.points[3].size, 1e7);
+  EXPECT_DOUBLE_EQ(curve.points[3].efficiency, 0.6094);
+  EXPECT_DOUBLE_EQ(curve.points[4].efficiency, 0.74);
+  EXPECT_NEAR(curve.At(1e9), 0.74, 1e-12);
+
+  // The T4 takes both as fitted, the V100 SXM2 nothing (its sweep GPU has no
+  // rows here), the K80 has no sweep GPU at all.
+  Device t4 = LoadDevice("t4");
+  EXPECT_EQ(ApplyMemoryPlateaus(t4, fits, MemorySweepGpus()),
+            (std::vector<std::string>{"efficiency.memory", "efficiency.memory_normalization"}));
+  EXPECT_DOUBLE_EQ(t4.memory_efficiency.points.back().efficiency, 0.74);
+  EXPECT_DOUBLE_EQ(t4.normalization_memory_efficiency.points.back().efficiency, 0.55);
+  EXPECT_EQ(t4.bases.at("efficiency.memory_normalization"), "fitted");
+  Device v100 = LoadDevice("v100-sxm2");
+  EXPECT_TRUE(ApplyMemoryPlateaus(v100, fits, MemorySweepGpus()).empty());
+  Device k80 = LoadDevice("k80");
+  EXPECT_TRUE(ApplyMemoryPlateaus(k80, fits, MemorySweepGpus()).empty());
+}
+
+TEST(MemoryPlateau, BadRowsNameTheirLineAndField) {
+  const auto message = [](const std::string& path) {
+    try {
+      FitMemoryPlateaus(path, MemorySweepGpus());
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string ok = "Tesla T4,train,add,fp32,125000,1000,7000";
+  std::string m = message(VecTable("op.csv", {ok, "Tesla T4,train,exp,fp32,125000,1000,7000"}));
+  EXPECT_NE(m.find(":3:"), std::string::npos) << m;
+  EXPECT_NE(m.find("unknown op 'exp'"), std::string::npos) << m;
+  // 12 x 1000 x 1000 = 12 MB: its time would be mostly dispatch.
+  m = message(VecTable("small.csv", {"Tesla T4,train,add,fp32,1000,1000,70"}));
+  EXPECT_NE(m.find("under the plateau"), std::string::npos) << m;
+  m = message(VecTable("dtype.csv", {"Tesla T4,train,add,fp16,125000,1000,7000"}));
+  EXPECT_NE(m.find("expected fp32"), std::string::npos) << m;
+  m = message(VecTable("neg.csv", {"Tesla T4,train,add,fp32,125000,1000,-1"}));
+  EXPECT_NE(m.find("time_us"), std::string::npos) << m;
+  EXPECT_THROW(FitMemoryPlateaus(WriteFile("nocol.csv", "gpu,op,B,H\nTesla T4,add,1,1\n"),
+                                 MemorySweepGpus()),
+               DataError);
+  EXPECT_THROW(FitMemoryPlateaus("/nonexistent/vec.csv", MemorySweepGpus()), InputError);
+}
+
+TEST(MemoryPlateau, TheCatalogCarriesThePlateausOfTheCommittedSweeps) {
+  // As TheCatalogCarriesTheCurvesOfTheCommittedTables, for the memory curves.
+  const std::vector<MemoryPlateauFit> fits =
+      FitMemoryPlateaus(KernelDir() + "/neusight_vec_large.csv", MemorySweepGpus());
+  // Seven GPUs, both classes each.
+  ASSERT_EQ(fits.size(), 14u);
+  int served = 0;
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    const Device catalog = LoadDevice(name);
+    Device refit = catalog;
+    const std::vector<std::string> fields = ApplyMemoryPlateaus(refit, fits, MemorySweepGpus());
+    served += !fields.empty();
+    for (const auto& [catalog_curve, refit_curve] :
+         {std::pair{&catalog.memory_efficiency, &refit.memory_efficiency},
+          std::pair{&catalog.normalization_memory_efficiency,
+                    &refit.normalization_memory_efficiency}}) {
+      ASSERT_EQ(catalog_curve->points.size(), refit_curve->points.size()) << name;
+      for (size_t i = 0; i < catalog_curve->points.size(); ++i) {
+        EXPECT_DOUBLE_EQ(catalog_curve->points[i].efficiency, refit_curve->points[i].efficiency)
+            << name << " point " << i;
+      }
+    }
+    for (const std::string& field : fields) {
+      EXPECT_EQ(catalog.sources.at(field), refit.sources.at(field)) << name << " " << field;
+    }
+  }
+  EXPECT_EQ(served, 8);  // V100 x3, A100 x2, H100, P100, T4
 }
 
 }  // namespace

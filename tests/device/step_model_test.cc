@@ -168,6 +168,41 @@ TEST(StepModel, AmpKeepsLayerNormInFp32WithCastsAroundItByHand) {
   EXPECT_DOUBLE_EQ(Forward(Layer(fp32, "ln")).bytes, 2099200.0);
 }
 
+TEST(StepModel, RowNormalizingLayersRunAtTheNormalizationMemoryCurveByHand) {
+  // TestDevice() with a normalization curve of its own, flat at 0.4 (the
+  // element-wise curve is flat at 0.8).
+  Device device = TestDevice();
+  device.normalization_memory_efficiency.points = {{1e6, 0.4}};
+  const ModeledStep step = ModelStep(LayerNormNet(), device, 1024);
+  const LayerTime& ln = Layer(step, "ln");
+  // Forward: 2,099,200 bytes (AmpKeepsLayerNormInFp32WithCastsAroundItByHand)
+  // at 1 TB/s * 0.4 = 5.248e-6 s, twice what the element-wise curve gives.
+  EXPECT_DOUBLE_EQ(Forward(ln).bytes, 2099200.0);
+  EXPECT_NEAR(Forward(ln).memory_s, 5.248e-6, 1e-18);
+  // Backward-data at the same curve: its bytes / (1e12 * 0.4).
+  const PassTime& bwd = ln.passes[static_cast<size_t>(Pass::kBackwardData)];
+  EXPECT_NEAR(bwd.memory_s, bwd.bytes / 0.4e12, 1e-18);
+  // The optimizer's update of gamma and beta is element-wise (0.8).
+  const PassTime& update = ln.passes[static_cast<size_t>(Pass::kUpdate)];
+  ASSERT_GT(update.bytes, 0);
+  EXPECT_NEAR(update.memory_s, update.bytes / 0.8e12, 1e-18);
+  // The loss (softmax cross-entropy) is row-normalizing too; the dense
+  // layers' memory terms stay element-wise.
+  const PassTime& loss = Forward(Layer(step, "softmax_cross_entropy_4"));
+  EXPECT_NEAR(loss.memory_s, loss.bytes / 0.4e12, 1e-18);
+  const PassTime& dense = Forward(Layer(step, "hidden"));
+  EXPECT_NEAR(dense.memory_s, dense.bytes / 0.8e12, 1e-18);
+  // Without a normalization curve every memory term is element-wise.
+  const ModeledStep plain = ModelStep(LayerNormNet(), TestDevice(), 1024);
+  EXPECT_NEAR(Forward(Layer(plain, "ln")).memory_s, 2.624e-6, 1e-18);
+  EXPECT_TRUE(NormalizesRows(LayerKind::kLayerNorm));
+  EXPECT_TRUE(NormalizesRows(LayerKind::kRmsNorm));
+  EXPECT_TRUE(NormalizesRows(LayerKind::kSoftmax));
+  EXPECT_TRUE(NormalizesRows(LayerKind::kSoftmaxCrossEntropy));
+  EXPECT_FALSE(NormalizesRows(LayerKind::kBatchNorm));
+  EXPECT_FALSE(NormalizesRows(LayerKind::kRelu));
+}
+
 TEST(StepModel, AmpOpListsFollowPyTorchAndTensorFlow) {
   // torch.amp: layer_norm, softmax and cross_entropy autocast to FP32, GELU
   // does not. TensorFlow's AMP: Mean (layer norm) and Pow (BERT's GELU) are

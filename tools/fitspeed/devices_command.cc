@@ -37,33 +37,39 @@ json DeviceJson(const Device& d) {
                      {"latency_s", l.latency_s}});
   }
   auto optional = [](double v) { return v > 0 ? json(v) : json(nullptr); };
-  return {{"name", d.name},
-          {"description", d.description},
-          {"kind", d.kind},
-          {"origin", d.origin},
-          {"cores", d.cores},
-          {"fp32_flops_per_s", d.fp32_flops_per_s},
-          {"tf32_flops_per_s", optional(d.tf32_flops_per_s)},
-          {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
-          {"tensor16_type", d.tensor16_type.empty() ? json(nullptr) : json(d.tensor16_type)},
-          {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
-          {"tensor_layout", d.tensor_layout.empty() ? json(nullptr) : json(d.tensor_layout)},
-          {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
-          {"memory_capacity_bytes", d.memory_capacity_bytes},
-          {"compute_efficiency", CurveJson(d.compute_efficiency)},
-          {"memory_efficiency", CurveJson(d.memory_efficiency)},
-          {"tensor_efficiency",
-           d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
-          {"winograd_efficiency",
-           d.winograd_efficiency.points.empty() ? json(nullptr) : CurveJson(d.winograd_efficiency)},
-          {"bases", d.bases},
-          {"kernel_launch_s", d.kernel_launch_s},
-          {"step_host_s", d.step_host_s},
-          {"batch_multiple", d.batch_multiple},
-          {"feature_multiple_fp32", d.feature_multiple_fp32},
-          {"feature_multiple_tensor", d.feature_multiple_tensor},
-          {"links", links},
-          {"price_per_hour", d.price_per_hour ? json(*d.price_per_hour) : json(nullptr)}};
+  return {
+      {"name", d.name},
+      {"description", d.description},
+      {"kind", d.kind},
+      {"origin", d.origin},
+      {"cores", d.cores},
+      {"fp32_flops_per_s", d.fp32_flops_per_s},
+      {"tf32_flops_per_s", optional(d.tf32_flops_per_s)},
+      {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
+      {"tensor16_type", d.tensor16_type.empty() ? json(nullptr) : json(d.tensor16_type)},
+      {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
+      {"tensor_layout", d.tensor_layout.empty() ? json(nullptr) : json(d.tensor_layout)},
+      {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
+      {"memory_capacity_bytes", d.memory_capacity_bytes},
+      {"compute_efficiency", CurveJson(d.compute_efficiency)},
+      {"memory_efficiency", CurveJson(d.memory_efficiency)},
+      {"tensor_efficiency",
+       d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
+      {"winograd_efficiency",
+       d.winograd_efficiency.points.empty() ? json(nullptr) : CurveJson(d.winograd_efficiency)},
+      {"depthwise_efficiency",
+       d.depthwise_efficiency.points.empty() ? json(nullptr) : CurveJson(d.depthwise_efficiency)},
+      {"normalization_memory_efficiency", d.normalization_memory_efficiency.points.empty()
+                                              ? json(nullptr)
+                                              : CurveJson(d.normalization_memory_efficiency)},
+      {"bases", d.bases},
+      {"kernel_launch_s", d.kernel_launch_s},
+      {"step_host_s", d.step_host_s},
+      {"batch_multiple", d.batch_multiple},
+      {"feature_multiple_fp32", d.feature_multiple_fp32},
+      {"feature_multiple_tensor", d.feature_multiple_tensor},
+      {"links", links},
+      {"price_per_hour", d.price_per_hour ? json(*d.price_per_hour) : json(nullptr)}};
 }
 
 std::string Tflops(double flops_per_s) {
@@ -144,6 +150,11 @@ int RunDevices(const DevicesOptions& options) {
     }
     std::cout << "memory efficiency (bytes, fraction)" << basis("efficiency.memory") << ":"
               << curve(d.memory_efficiency) << "\n";
+    if (!d.normalization_memory_efficiency.points.empty()) {
+      std::cout << "memory efficiency of layer norm, RMS norm, softmax (bytes, fraction)"
+                << basis("efficiency.memory_normalization") << ":"
+                << curve(d.normalization_memory_efficiency) << "\n";
+    }
     if (d.price_per_hour) {
       const auto source = d.sources.find("price_per_hour");
       std::cout << fmt::format("price: {} per device-hour ({})\n", FormatSig(*d.price_per_hour),

@@ -40,6 +40,42 @@ TextTable FitTable(const KernelFitReport& report) {
   return table;
 }
 
+TextTable MemoryTable(const KernelFitReport& report) {
+  TextTable table({"gpu", "class", "kernels", "plateau", "ci95_low", "ci95_high", "q25", "q75",
+                   "per_op_medians"});
+  for (const MemoryPlateauFit& f : report.memory) {
+    std::string ops;
+    for (const MemoryPlateauFit::Op& op : f.ops) {
+      ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", op.name, Sig(op.median_efficiency));
+    }
+    table.AddRow({f.gpu, MemoryClassName(f.memory_class), std::to_string(f.kernels),
+                  Sig(f.efficiency), Sig(f.ci_low), Sig(f.ci_high), Sig(f.q25), Sig(f.q75), ops});
+  }
+  return table;
+}
+
+json MemoryJson(const KernelFitReport& report) {
+  json list = json::array();
+  for (const MemoryPlateauFit& f : report.memory) {
+    json ops = json::array();
+    for (const MemoryPlateauFit::Op& op : f.ops) {
+      ops.push_back({{"op", op.name},
+                     {"kernels", op.kernels},
+                     {"median_efficiency", Number(op.median_efficiency)}});
+    }
+    list.push_back({{"gpu", f.gpu},
+                    {"class", MemoryClassName(f.memory_class)},
+                    {"kernels", f.kernels},
+                    {"plateau", Number(f.efficiency)},
+                    {"ci95_low", Number(f.ci_low)},
+                    {"ci95_high", Number(f.ci_high)},
+                    {"q25", Number(f.q25)},
+                    {"q75", Number(f.q75)},
+                    {"ops", ops}});
+  }
+  return list;
+}
+
 TextTable GroupTable(const KernelFitReport& report) {
   TextTable table({"gpu", "unit", "kernels_of", "kernels", "median_err_%", "median_signed_err_%"});
   for (const KernelCurveFit& f : report.fits) {
@@ -115,6 +151,7 @@ json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
           {"fits", fits},
           {"algorithm_agreement", agreement},
           {"depthwise", depthwise},
+          {"memory_plateaus", MemoryJson(report)},
           {"skipped", report.skipped}};
 }
 
@@ -125,10 +162,13 @@ void WriteCatalog(const KernelFitReport& report, const std::string& directory) {
     throw InputError(fmt::format("--catalog-out: '{}' is not a directory", directory));
   }
   const std::vector<KernelGpu> gpus = KernelGpus();
+  const std::vector<MemorySweepGpu> memory_gpus = MemorySweepGpus();
   for (const std::string& name : CatalogDeviceNames()) {
     if (name == "host") continue;
     Device device = LoadDevice(name);
-    if (ApplyKernelCurves(device, report, gpus).empty()) continue;
+    const bool curves = !ApplyKernelCurves(device, report, gpus).empty();
+    const bool memory = !ApplyMemoryPlateaus(device, report.memory, memory_gpus).empty();
+    if (!curves && !memory) continue;
     const std::string path = directory + "/" + name + ".json";
     std::ofstream file(path);
     file << DeviceToJson(device);
@@ -218,6 +258,16 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
                "`sweep --device` times a pass on the catalog device (curve_basis: how that "
                "device's curve was obtained; signed > 0: the model too slow)\n"
             << CheckTable(checks).Render();
+  if (!report.memory.empty()) {
+    std::cout << "\nMemory-bound kernels: the plateau of the memory curve, bytes / (time x "
+                 "datasheet bandwidth) of NeuSight's FP32 element-wise, LayerNorm and softmax "
+                 "kernels moving >= 1 GB (neusight_vec_large.csv; PyTorch 2.1, one eager call "
+                 "timed, its dispatch under 4% there): median, its 95% interval (order "
+                 "statistics) and quartiles; elementwise: efficiency.memory, normalization: "
+                 "efficiency.memory_normalization (layer norm, RMS norm, softmax, softmax "
+                 "cross-entropy)\n"
+              << MemoryTable(report).Render();
+  }
   if (report.depthwise) {
     const DepthwiseDerivation& d = *report.depthwise;
     std::cout << fmt::format(

@@ -114,9 +114,21 @@ struct Device {
   // peak (fitspeed/device/kernels.h, DepthwiseDerivation). Empty (JSON: no
   // "efficiency.depthwise"): compute_efficiency serves for them.
   EfficiencyCurve depthwise_efficiency;
+  // Memory-bound passes of the row-normalizing layers (layer norm, RMS norm,
+  // softmax, softmax cross-entropy: a reduction over each row, then a second
+  // sweep over it), against bytes of one kernel. They reach a smaller
+  // fraction of the bandwidth than element-wise kernels (NeuSight's sweeps:
+  // fitspeed/device/kernels.h, MemoryPlateauFit). Empty (JSON: no
+  // "efficiency.memory_normalization"): memory_efficiency serves for them.
+  EfficiencyCurve normalization_memory_efficiency;
   // tensor_efficiency, or compute_efficiency when it is empty.
   const EfficiencyCurve& TensorEfficiency() const {
     return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;
+  }
+  // normalization_memory_efficiency, or memory_efficiency when it is empty.
+  const EfficiencyCurve& NormalizationMemoryEfficiency() const {
+    return normalization_memory_efficiency.points.empty() ? memory_efficiency
+                                                          : normalization_memory_efficiency;
   }
 
   double kernel_launch_s = 0;  // per kernel (layer and pass), >= 0
@@ -165,6 +177,11 @@ struct Device {
 // and depthwise_efficiency, by `scale`
 // (> 0), capping each at 1: what calibration's compute scale changes.
 void ScaleComputeEfficiency(Device& device, double scale);
+
+// Multiplies every point of memory_efficiency and
+// normalization_memory_efficiency by `scale` (> 0), capping each at 1: what
+// calibration's memory scale changes.
+void ScaleMemoryEfficiency(Device& device, double scale);
 
 // Parses a "fitspeed.device/1" document. Throws DataError(source, line, field,
 // problem) for malformed JSON, a missing or unknown field, a wrong type, or a

@@ -175,11 +175,88 @@ struct DepthwiseDerivation {
   double conv_error() const { return conv_modeled_s / conv_measured_s - 1; }
 };
 
+// ---- Memory-bound kernels -------------------------------------------------
+//
+// The memory curve's plateau, measured: NeuSight's sweeps of element-wise,
+// LayerNorm and softmax kernels (sitar-lab/NeuSight @ 6945927, PyTorch 2.1,
+// FP32 [B, H] tensors; data/kernels/neusight_vec_large.csv keeps the rows that
+// move at least 1 GB, where the 25-40 us of eager dispatch inside each timed
+// call is under 4% of it). Two classes of kernel reach different fractions of
+// the datasheet bandwidth:
+enum class MemoryClass {
+  kElementwise,    // add, mul, div, pow (two inputs), the same with a scalar, relu, gelu, tanh
+  kNormalization,  // LayerNorm and softmax: a reduction over each row, then a sweep over it
+};
+const char* MemoryClassName(MemoryClass c);  // "elementwise", "normalization"
+
+// A GPU of the sweeps: its datasheet bandwidth and the catalog devices its
+// plateaus serve: `fitted` (the same chip, memory system and board family)
+// and `carried` (the same fraction of another board's bandwidth).
+struct MemorySweepGpu {
+  std::string name;  // NeuSight's gpu column
+  std::string description;
+  double memory_bandwidth_bytes_per_s = 0;
+  std::vector<std::string> fitted;
+  std::vector<std::string> carried;
+};
+// NeuSight's GPUs: V100 PCIe 32 GB, A100 PCIe 40 GB, A100 80 GB PCIe, T4,
+// P100 PCIe, P4 and L4 (the last two serve no catalog device).
+std::vector<MemorySweepGpu> MemorySweepGpus();
+
+// One GPU and class: the efficiency bytes / (time x bandwidth) of each kernel,
+// and its median with a distribution-free 95% confidence interval (order
+// statistics of the binomial, n/2 -/+ 1.96 sqrt(n)/2) and its quartiles. The
+// bytes of a kernel: 12 per element for two inputs and one output, 8 for one
+// input and one output (LayerNorm's and softmax's single pass, as the step
+// model counts them).
+struct MemoryPlateauFit {
+  std::string gpu;
+  MemoryClass memory_class = MemoryClass::kElementwise;
+  int kernels = 0;
+  double efficiency = 0;           // median
+  double ci_low = 0, ci_high = 0;  // 95% confidence interval of the median
+  double q25 = 0, q75 = 0;         // quartiles of the kernels' efficiencies
+  struct Op {
+    std::string name;  // NeuSight's op column
+    int kernels = 0;
+    double median_efficiency = 0;
+  };
+  std::vector<Op> ops;
+};
+
+// Reads neusight_vec_large.csv at `path` and fits every GPU of `gpus` and
+// class with at least 8 kernels there, in the order of `gpus`. Rows of other
+// GPUs are skipped, rows under 1 GB moved are refused (they would mix the
+// dispatch floor into the plateau). Throws InputError when the file cannot be
+// read, DataError(file, line, field) for a missing column, an unknown op, a
+// non-positive number or a row under 1 GB.
+std::vector<MemoryPlateauFit> FitMemoryPlateaus(const std::string& path,
+                                                const std::vector<MemorySweepGpu>& gpus);
+
+// The memory curve with a measured plateau: the catalog's assumed shape
+// (2% of the bandwidth at 10 kB, 10% at 100 kB, 35% at 1 MB, 70% at 10 MB,
+// its plateau 85% from 100 MB: latency-bound small kernels) scaled so that the
+// plateau is `plateau`. Below 1 GB NeuSight's times are dominated by dispatch,
+// so the shape is not measured (docs/validation.md, "Memory-bound kernels").
+EfficiencyCurve MemoryCurveWithPlateau(double plateau);
+
+// Sets efficiency.memory (the element-wise plateau) and
+// efficiency.memory_normalization (the normalization plateau) of `device`
+// when a GPU of `gpus` serves it, with MemoryCurveWithPlateau, sources and
+// bases ("fitted" or "carried"). Returns the fields set, empty when no GPU
+// serves the device or `fits` lacks its plateaus.
+std::vector<std::string> ApplyMemoryPlateaus(Device& device,
+                                             const std::vector<MemoryPlateauFit>& fits,
+                                             const std::vector<MemorySweepGpu>& gpus);
+
 struct KernelFitReport {
   std::vector<KernelCurveFit> fits;  // per GPU and unit with enough kernels, in KernelGpus order
   // From tlkh_depsep_conv.csv with the V100's fits (FitKernelTables); absent
   // when not derived.
   std::optional<DepthwiseDerivation> depthwise;
+  // From neusight_vec_large.csv (FitMemoryPlateaus with MemorySweepGpus);
+  // empty when not fitted.
+  std::vector<MemoryPlateauFit> memory;
   std::vector<AlgorithmAgreement> agreement;
   // Kernels left out, and why (each reason once with its count).
   std::vector<std::string> skipped;
@@ -239,9 +316,10 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
 // UsageError when `report` has no V100 tensor16 fit.
 DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report);
 
-// ReadKernelTables and FitKernelCurves on `directory` with KernelGpus(), and
-// the depthwise derivation from its tlkh_depsep_conv.csv: what `fitspeed
-// validate --kernels` reports and the catalog's curves come from.
+// ReadKernelTables and FitKernelCurves on `directory` with KernelGpus(), the
+// depthwise derivation from its tlkh_depsep_conv.csv and the memory plateaus
+// from its neusight_vec_large.csv: what `fitspeed validate --kernels` reports
+// and the catalog's curves come from.
 KernelFitReport FitKernelTables(const std::string& directory);
 
 // Sets the curves of `device` that the fits of `report` serve (KernelGpus'

@@ -79,6 +79,17 @@ bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list);
 // The layer kinds of `list`, comma-separated ("layer_norm, rms_norm, ...").
 std::string AmpFp32KindNames(AmpOpList list);
 
+// Whether the memory-bound passes (forward, backward-data) of a layer of
+// `kind` run at the device's normalization memory curve
+// (Device::NormalizationMemoryEfficiency): layer norm, RMS norm, softmax and
+// softmax cross-entropy, whose kernels reduce each row before writing it.
+// Every other memory-bound pass, the optimizer's update, and AMP's casts and
+// layout transposes run at the element-wise curve (Device::memory_efficiency).
+// Batch norm stays element-wise: its statistics reduce over the batch and the
+// pixels of a channel, and no sweep of it was found (docs/validation.md,
+// "Memory-bound kernels").
+bool NormalizesRows(LayerKind kind);
+
 struct DeviceModelOptions {
   // Global batch sizes (all devices together), each >= 1. Empty: 1, 2, 4, ...
   // up to max_batch.
