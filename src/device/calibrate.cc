@@ -284,7 +284,7 @@ CaseTerms Terms(const ModeledStep& step, const MeasuredCase& c, const DeviceMode
       const double count = static_cast<Pass>(i) == Pass::kUpdate ? 1 : micro;
       if (p.flops > 0 || p.bytes > 0) {
         t.passes.push_back({p.compute_s, p.memory_s, p.tensor_units, count});
-        t.kernels += count;
+        t.kernels += count * p.kernels;
       }
       t.extra_memory_s += count * (p.layout_memory_s + p.cast_memory_s);
       t.kernels += count * (p.layout_kernels + p.cast_kernels);

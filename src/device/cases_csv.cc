@@ -1,5 +1,5 @@
 // A user's measured cases as CSV (docs/devices.md, "Calibration"):
-//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,note]
+//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,fusion][,note]
 #include <fmt/format.h>
 
 #include <array>
@@ -20,7 +20,8 @@ namespace {
 
 constexpr std::array<const char*, 6> kRequired = {"network", "device", "precision",
                                                   "devices", "batch",  "throughput_sps"};
-constexpr std::array<const char*, 4> kOptional = {"framework", "layout", "optimizer", "note"};
+constexpr std::array<const char*, 5> kOptional = {"framework", "layout", "optimizer", "fusion",
+                                                  "note"};
 // Bounds that keep the conversions to int and int64_t defined.
 constexpr double kMaxDevices = 1e7;
 constexpr double kMaxBatch = 1e15;
@@ -93,7 +94,8 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
         if (!Known(name)) {
           throw DataError(path, n, name,
                           "unknown column (expected network, device, precision, devices, batch, "
-                          "throughput_sps, and optionally framework, layout, optimizer and note)");
+                          "throughput_sps, and optionally framework, layout, optimizer, fusion "
+                          "and note)");
         }
         if (!column.emplace(name, i).second) {
           throw DataError(path, n, name, "column appears twice");
@@ -104,8 +106,8 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
       }
       continue;
     }
-    // A row may end before trailing optional columns (framework, layout, optimizer, note), which
-    // are then empty.
+    // A row may end before trailing optional columns (framework, layout, optimizer, fusion,
+    // note), which are then empty.
     if (fields.size() > n_columns) {
       throw DataError(path, n, "",
                       fmt::format("{} fields, the header (line {}) has {}", fields.size(),
@@ -149,6 +151,9 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     if (const std::string optimizer = get("optimizer"); !optimizer.empty()) {
       c.optimizer = ParseNamed(optimizer, ParseOptimizer, path, n, "optimizer",
                                "sgd, sgd-momentum, adam, rmsprop");
+    }
+    if (const std::string fusion = get("fusion"); !fusion.empty()) {
+      c.fusion = ParseNamed(fusion, ParseElementwiseFusion, path, n, "fusion", "none, bn-relu-add");
     }
     c.note = get("note");
     cases.push_back(std::move(c));

@@ -41,6 +41,7 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
   // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.
   o.amp_ops = c.framework == "tensorflow" || c.framework == "keras" ? AmpOpList::kTensorFlow
                                                                     : AmpOpList::kPyTorch;
+  o.fusion = c.fusion;
   return o;
 }
 
@@ -243,6 +244,14 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
                   ? "; NHWC activations (AMP runs channels-last)"
                   : "; NCHW activations (the repository's FP32/TF32 layout)";
     if (io::Contains(column, "xla")) c.note += "; TensorFlow with XLA";
+    if (c.framework == "mxnet" && precision == DevicePrecision::kMixed) {
+      // The README's runner passes --fuse-bn-relu 1 --fuse-bn-add-relu 1 for
+      // float16 (cuDNN's fused batch norm + ReLU and + add + ReLU kernels).
+      c.fusion = ElementwiseFusion::kBatchNormReluAdd;
+      c.note +=
+          "; MXNet float16 runs fuse batch norm with ReLU and add (runner: --fuse-bn-relu 1 "
+          "--fuse-bn-add-relu 1)";
+    }
     if (c.framework == "mxnet") c.note += "; MXNet Total IPS includes data loading";
     cases.push_back(std::move(c));
   }

@@ -143,6 +143,45 @@ std::string AmpFp32KindNames(AmpOpList list) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+const char* ElementwiseFusionName(ElementwiseFusion f) {
+  return f == ElementwiseFusion::kNone ? "none" : "bn-relu-add";
+}
+
+ElementwiseFusion ParseElementwiseFusion(const std::string& name) {
+  if (name == "none") return ElementwiseFusion::kNone;
+  if (name == "bn-relu-add") return ElementwiseFusion::kBatchNormReluAdd;
+  throw UsageError(
+      fmt::format("unknown element-wise fusion '{}' (known: none, bn-relu-add)", name));
+}
+
+std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusion) {
+  const size_t n = static_cast<size_t>(network.size());
+  std::vector<FusedRole> roles(n, FusedRole::kNone);
+  if (fusion == ElementwiseFusion::kNone) return roles;
+  const auto read_by_one = [&](int id) { return network.layer(id).consumer_ids.size() == 1; };
+  const auto is = [&](int id, LayerKind kind) { return network.layer(id).kind == kind; };
+  // Layers come after their inputs, so an add's role is known before its ReLU's.
+  for (int id = 0; id < network.size(); ++id) {
+    const Layer& layer = network.layer(id);
+    if (layer.kind == LayerKind::kAdd && layer.input_ids.size() == 2 && read_by_one(id) &&
+        is(layer.consumer_ids.front(), LayerKind::kRelu)) {
+      for (const int input : layer.input_ids) {
+        if (is(input, LayerKind::kBatchNorm) && read_by_one(input)) {
+          roles[static_cast<size_t>(id)] = FusedRole::kAddIntoBn;
+        }
+      }
+    } else if (layer.kind == LayerKind::kRelu && layer.input_ids.size() == 1) {
+      const int input = layer.input_ids.front();
+      if (is(input, LayerKind::kBatchNorm) && read_by_one(input)) {
+        roles[static_cast<size_t>(id)] = FusedRole::kReluIntoBn;
+      } else if (roles[static_cast<size_t>(input)] == FusedRole::kAddIntoBn) {
+        roles[static_cast<size_t>(id)] = FusedRole::kReluIntoBnAdd;
+      }
+    }
+  }
+  return roles;
+}
+
 bool NormalizesRows(LayerKind kind) {
   switch (kind) {
     case LayerKind::kLayerNorm:
@@ -296,6 +335,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
 
   const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
   const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
+  const std::vector<FusedRole> fused = FusedRoles(network, options.fusion);
   // Each layer's part of one micro-batch's backward pass: its backward
   // passes, and its forward again when recomputed (run just before them).
   std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
@@ -305,6 +345,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     LayerTime t;
     t.name = layer.name;
     t.kind = LayerKindName(layer.kind);
+    t.fused = fused[static_cast<size_t>(id)];
     const auto [matrix, padding] = MatrixWork(network, layer, feature_multiple);
     t.matrix = matrix;
     t.padding = padding;
@@ -340,6 +381,30 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         p.cast_s = p.cast_memory_s + p.cast_kernels * device.kernel_launch_s;
       }
       if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
+      // A layer fused into a batch norm's kernel (FusedRoles): its own work
+      // runs there and launches nothing, and it moves only what the fused
+      // kernel moves on its account, in tensors of its output: the add its
+      // other inputs in the forward pass (unfused: all inputs and the output);
+      // the ReLU its output for the mask in the backward pass (unfused: dy and
+      // y read, dx written), and after an add also the residual branch's
+      // gradient. A sum of the gradients from several readers (CountCost)
+      // stays a kernel of its own.
+      bool fused_pass = false;
+      if (t.fused != FusedRole::kNone && !update) {
+        const double tensor =
+            static_cast<double>(layer.output_shape.elements()) * b * layer_sample_bytes;
+        const double inputs = static_cast<double>(layer.input_ids.size());
+        double unfused = 0, kept = 0;  // tensors of the layer's own pass
+        if (pass == Pass::kForward) {
+          unfused = t.fused == FusedRole::kAddIntoBn ? inputs + 1 : 2;
+          kept = t.fused == FusedRole::kAddIntoBn ? inputs - 1 : 0;
+        } else if (pass == Pass::kBackwardData && t.fused != FusedRole::kAddIntoBn) {
+          unfused = 3;
+          kept = t.fused == FusedRole::kReluIntoBnAdd ? 2 : 1;
+        }
+        p.bytes = std::max(0.0, p.bytes - (unfused - kept) * tensor);
+        fused_pass = !(pass == Pass::kBackwardData && layer.consumer_ids.size() > 1);
+      }
       const bool on_matrix_units = matrix && !update;
       const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
       p.tensor_units = on_matrix_units && matrix_on_tensor_units;
@@ -360,7 +425,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                           : on_matrix_units ? matrix_efficiency
                                           : depthwise       ? device.depthwise_efficiency
                                                             : device.compute_efficiency;
-      if (p.flops > 0) {
+      if (p.flops > 0 && !fused_pass) {
         p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops));
       }
       if (p.bytes > 0) {
@@ -369,7 +434,8 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                                        : device.memory_efficiency;
         p.memory_s = p.bytes / (core_bandwidth * memory_efficiency.At(p.bytes));
       }
-      if (p.flops > 0 || p.bytes > 0) p.launch_s = device.kernel_launch_s;
+      p.kernels = (p.flops > 0 || p.bytes > 0) && !fused_pass ? 1 : 0;
+      p.launch_s = p.kernels * device.kernel_launch_s;
       if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0) {
         // Each pass of a convolution touches its input (x or dx), its output
         // (y or dy) and its kernel (W or dW); in the other layout each is
@@ -533,6 +599,10 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.layout = options.layout;
   result.amp_ops = options.amp_ops;
   result.amp_casts = AmpCastsApply(device, options.precision);
+  result.fusion = options.fusion;
+  for (const FusedRole role : FusedRoles(network, options.fusion)) {
+    result.fused_layers += role != FusedRole::kNone;
+  }
   bool convolutions = false;
   for (const Layer& layer : network.layers()) convolutions |= layer.kind == LayerKind::kConv2d;
   // Only convolutions transpose (ModelStep), so only then is it reported.

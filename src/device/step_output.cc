@@ -24,8 +24,11 @@ const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute
 
 // The algorithm a layer's matrix work runs with: a convolution's (Winograd when
 // its forward pass is, fitspeed/device/kernels.h; "depthwise" for a grouped one
-// off the matrix units), "gemm" for other matrix layers, "-" for the rest.
+// off the matrix units), "gemm" for other matrix layers, "fused-into-bn" for a
+// layer run inside a batch norm's kernel (DeviceModelOptions::fusion), "-" for
+// the rest.
 const char* Algorithm(const LayerTime& t) {
+  if (t.fused != FusedRole::kNone) return "fused-into-bn";
   if (!t.matrix) return t.kind == "conv2d" ? "depthwise" : "-";
   if (t.kind != "conv2d") return "gemm";
   return ConvAlgorithmName(t.passes[static_cast<size_t>(Pass::kForward)].winograd
@@ -221,6 +224,12 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                 : ": scores, softmax and dropout each a kernel through memory (--attention "
                   "fused models FlashAttention)");
       }
+      if (s.fusion != ElementwiseFusion::kNone) {
+        out << fmt::format(
+            "fusion: {}: {} ReLU and residual-add layers run inside their batch norms' kernels "
+            "(--fuse; docs/devices.md, \"Step model\")\n",
+            ElementwiseFusionName(s.fusion), s.fused_layers);
+      }
       if (s.amp_casts) {
         out << fmt::format(
             "amp: {} op list: {} run in FP32, each cast up before and down after, forward and "
@@ -404,6 +413,8 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                     {"attention", AttentionKernelName(s.attention)},
                     {"attention_cores", s.attention_cores},
                     {"amp_ops", s.amp_casts ? json(AmpOpListName(s.amp_ops)) : json(nullptr)},
+                    {"fusion", ElementwiseFusionName(s.fusion)},
+                    {"fused_layers", s.fused_layers},
                     {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
       j["model_interval"] = IntervalJson(interval);
       j["steps"] = json::array();

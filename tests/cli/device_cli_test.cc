@@ -1,8 +1,8 @@
 // Golden tests of `fitspeed devices` and `fitspeed sweep --device`.
-#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -122,6 +122,37 @@ TEST(DeviceCli, SweepLayoutNhwcDropsTheTransposesOfNchw) {
   // --layout is a device-model option.
   EXPECT_EQ(RunCli("sweep resnet50 --layout nhwc --batches 1").exit_code, 64);
   EXPECT_EQ(RunCli("sweep resnet50 --device a100 --layout chw").exit_code, 64);
+}
+
+TEST(DeviceCli, SweepFuseRunsReluAndAddInsideTheBatchNorms) {
+  auto model = [](const std::string& flags) {
+    const CliRun run = RunCli(
+        "sweep resnet50 --device a100-80gb --precision mixed --layout nhwc --batches 256 "
+        "--output json " +
+        flags);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return nlohmann::json::parse(run.out);
+  };
+  const auto plain = model("");
+  const auto fused = model("--fuse bn-relu-add");
+  const auto mxnet = model("--framework mxnet");
+  EXPECT_EQ(plain["model"]["fusion"], "none");
+  EXPECT_EQ(plain["model"]["fused_layers"], 0);
+  EXPECT_EQ(fused["model"]["fusion"], "bn-relu-add");
+  // ResNet-50: 33 ReLUs after a batch norm (the stem's and two per
+  // bottleneck), 16 residual adds and the 16 ReLUs after them.
+  EXPECT_EQ(fused["model"]["fused_layers"], 65);
+  EXPECT_LT(fused["steps"][0]["step_time_s"].get<double>(),
+            plain["steps"][0]["step_time_s"].get<double>());
+  // NVIDIA's MXNet examples run FP16 fused: --framework mxnet implies it.
+  EXPECT_EQ(mxnet["model"]["fusion"], "bn-relu-add");
+  const CliRun table = RunCli(
+      "sweep resnet50 --device a100-80gb --precision mixed --batches 64 --fuse bn-relu-add "
+      "--layers");
+  EXPECT_THAT(table.out, HasSubstr("fusion: bn-relu-add: 65 ReLU and residual-add layers"));
+  EXPECT_THAT(table.out, HasSubstr("fused-into-bn"));
+  EXPECT_EQ(RunCli("sweep resnet50 --fuse bn-relu-add --batches 1").exit_code, 64);
+  EXPECT_EQ(RunCli("sweep resnet50 --device a100 --fuse xla").exit_code, 64);
 }
 
 TEST(DeviceCli, SweepInputRateCapsTheThroughputPerDevice) {

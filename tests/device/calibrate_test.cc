@@ -424,6 +424,30 @@ TEST(ReadCasesCsv, ReadsRowsCommentsAndOptionalColumns) {
   EXPECT_EQ(cases[2].note, "tuned");
 }
 
+TEST(ReadCasesCsv, FusionColumnIsNoneOrBnReluAdd) {
+  const std::string path = WriteTemp("fusion",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "framework,layout,fusion\n"
+                                     "resnet50,a100-80gb,mixed,1,256,3411,mxnet,nhwc,bn-relu-add\n"
+                                     "resnet50,a100-80gb,tf32,1,256,1056,mxnet,nchw,none\n"
+                                     "resnet50,a100-80gb,tf32,1,256,1056,mxnet\n");
+  const std::vector<MeasuredCase> cases = ReadCasesCsv(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].fusion, ElementwiseFusion::kBatchNormReluAdd);
+  EXPECT_EQ(cases[1].fusion, ElementwiseFusion::kNone);
+  EXPECT_EQ(cases[2].fusion, ElementwiseFusion::kNone);  // left off: none
+  EXPECT_EQ(CaseModelOptions(cases[0], Optimizer::kSgdMomentum).fusion,
+            ElementwiseFusion::kBatchNormReluAdd);
+  const std::string error = CsvError("bad_fusion",
+                                     "network,device,precision,devices,batch,throughput_sps,"
+                                     "fusion\n"
+                                     "resnet50,v100-sxm2,mixed,1,256,1200,xla\n");
+  EXPECT_THAT(error, HasSubstr(":2:"));
+  EXPECT_THAT(error, HasSubstr("fusion"));
+  EXPECT_THAT(error, HasSubstr("unknown fusion 'xla'"));
+}
+
 TEST(ReadCasesCsv, LayoutColumnIsNchwOrNhwc) {
   const std::string path = WriteTemp("layout",
                                      "network,device,precision,devices,batch,throughput_sps,"

@@ -203,6 +203,112 @@ TEST(StepModel, RowNormalizingLayersRunAtTheNormalizationMemoryCurveByHand) {
   EXPECT_FALSE(NormalizesRows(LayerKind::kRelu));
 }
 
+DenseAttrs TenWayHead() {
+  DenseAttrs head;
+  head.units = 10;
+  return head;
+}
+
+// input {16, 8, 8} -> conv 1x1 -> bn1 -> relu1 -> conv 1x1 -> bn2 -> add(bn2,
+// relu1) -> relu -> global pool -> dense 10 -> loss: a residual block.
+Network ResidualNet() {
+  Network net("residual", Shape::Chw(16, 8, 8));
+  Conv2dAttrs conv;
+  conv.out_channels = 16;
+  conv.bias = false;
+  const std::string relu1 =
+      net.Relu(net.BatchNorm(net.Conv2d("input", conv, "c1"), {}, "bn1"), {}, "relu1");
+  const std::string bn2 = net.BatchNorm(net.Conv2d(relu1, conv, "c2"), {}, "bn2");
+  const std::string out = net.Relu(net.Add({bn2, relu1}, "add"), {}, "out");
+  net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(out), TenWayHead(), "head"));
+  net.Finalize();
+  return net;
+}
+
+TEST(StepModel, BatchNormFusionByHand) {
+  const Network net = ResidualNet();
+  const auto id = [&net](const std::string& name) {
+    for (int i = 0; i < net.size(); ++i) {
+      if (net.layer(i).name == name) return static_cast<size_t>(i);
+    }
+    ADD_FAILURE() << name;
+    return size_t{0};
+  };
+  const std::vector<FusedRole> roles = FusedRoles(net, ElementwiseFusion::kBatchNormReluAdd);
+  // relu1 reads bn1, which nothing else reads; the add reads bn2 (read by it
+  // alone) and is read by one ReLU; relu1's two readers do not matter.
+  EXPECT_EQ(roles[id("relu1")], FusedRole::kReluIntoBn);
+  EXPECT_EQ(roles[id("add")], FusedRole::kAddIntoBn);
+  EXPECT_EQ(roles[id("out")], FusedRole::kReluIntoBnAdd);
+  EXPECT_EQ(roles[id("bn1")], FusedRole::kNone);
+  for (const FusedRole role : FusedRoles(net, ElementwiseFusion::kNone)) {
+    EXPECT_EQ(role, FusedRole::kNone);
+  }
+
+  DeviceModelOptions options;
+  options.fusion = ElementwiseFusion::kBatchNormReluAdd;
+  const ModeledStep fused = ModelStep(net, TestDevice(), 4, options);
+  const ModeledStep plain = ModelStep(net, TestDevice(), 4);
+  // One tensor of the block at batch 4 in FP32: 16 * 8 * 8 * 4 * 4 = 16,384
+  // bytes, 2.048e-8 s at 1 TB/s * 0.8.
+  const auto pass = [](const ModeledStep& step, const std::string& name, Pass p) {
+    return Layer(step, name).passes[static_cast<size_t>(p)];
+  };
+  // relu1: nothing in the forward pass; its output read once for the mask in
+  // the backward pass (unfused: read dy and y, write dx, three tensors). It
+  // has two readers (c2 and the add), whose gradients are summed by a kernel
+  // of its own either way (read 2, write 1): 4 tensors fused, 6 unfused.
+  EXPECT_DOUBLE_EQ(pass(fused, "relu1", Pass::kForward).bytes, 0);
+  EXPECT_DOUBLE_EQ(pass(fused, "relu1", Pass::kForward).time_s, 0);
+  EXPECT_EQ(pass(fused, "relu1", Pass::kForward).kernels, 0);
+  EXPECT_DOUBLE_EQ(pass(fused, "relu1", Pass::kBackwardData).bytes, 4 * 16384.0);
+  EXPECT_DOUBLE_EQ(pass(plain, "relu1", Pass::kBackwardData).bytes, 6 * 16384.0);
+  EXPECT_EQ(pass(fused, "relu1", Pass::kBackwardData).kernels, 1);
+  EXPECT_NEAR(pass(fused, "relu1", Pass::kBackwardData).time_s, 4 * 2.048e-8 + 1e-5, 1e-18);
+  // The add reads its other input (unfused: two read, one written).
+  EXPECT_DOUBLE_EQ(pass(fused, "add", Pass::kForward).bytes, 16384.0);
+  EXPECT_NEAR(pass(fused, "add", Pass::kForward).time_s, 2.048e-8, 1e-20);
+  EXPECT_DOUBLE_EQ(pass(plain, "add", Pass::kForward).bytes, 3 * 16384.0);
+  // The ReLU after it (one reader): the mask read and the residual branch's
+  // gradient written in the backward pass.
+  EXPECT_DOUBLE_EQ(pass(fused, "out", Pass::kForward).bytes, 0);
+  EXPECT_DOUBLE_EQ(pass(fused, "out", Pass::kBackwardData).bytes, 2 * 16384.0);
+  EXPECT_NEAR(pass(fused, "out", Pass::kBackwardData).time_s, 4.096e-8, 1e-20);
+  // They launch no kernel but relu1's gradient sum (10 us each unfused).
+  for (const char* name : {"add", "out"}) {
+    for (const PassTime& p : Layer(fused, name).passes) {
+      EXPECT_EQ(p.kernels, 0) << name;
+      EXPECT_DOUBLE_EQ(p.launch_s, 0) << name;
+    }
+  }
+  for (const char* name : {"relu1", "add", "out"}) {
+    EXPECT_EQ(Layer(fused, name).fused, roles[id(name)]);
+  }
+  EXPECT_EQ(pass(plain, "relu1", Pass::kForward).kernels, 1);
+  // The step saves what the three layers' passes no longer take.
+  double saved = 0;
+  for (const char* name : {"relu1", "add", "out"}) {
+    saved += Layer(plain, name).time_s() - Layer(fused, name).time_s();
+  }
+  EXPECT_NEAR(plain.compute_s - fused.compute_s, saved, 1e-15);
+  EXPECT_GT(saved, 4 * 1e-5);  // at least the four launches
+
+  // A batch norm read by two ReLUs fuses into neither; an add of two ReLUs is
+  // not a batch norm's.
+  Network fork("fork", Shape::Chw(16, 8, 8));
+  const std::string bn = fork.BatchNorm("input", {}, "bn");
+  const std::string r =
+      fork.Relu(fork.Add({fork.Relu(bn, {}, "a"), fork.Relu(bn, {}, "b")}, "sum"), {}, "r");
+  fork.SoftmaxCrossEntropy(fork.Dense(fork.GlobalAvgPool(r), TenWayHead(), "head"));
+  fork.Finalize();
+  for (const FusedRole role : FusedRoles(fork, ElementwiseFusion::kBatchNormReluAdd)) {
+    EXPECT_EQ(role, FusedRole::kNone);
+  }
+  EXPECT_EQ(ParseElementwiseFusion("bn-relu-add"), ElementwiseFusion::kBatchNormReluAdd);
+  EXPECT_STREQ(ElementwiseFusionName(ElementwiseFusion::kNone), "none");
+  EXPECT_THROW(ParseElementwiseFusion("xla"), UsageError);
+}
+
 TEST(StepModel, AmpOpListsFollowPyTorchAndTensorFlow) {
   // torch.amp: layer_norm, softmax and cross_entropy autocast to FP32, GELU
   // does not. TensorFlow's AMP: Mean (layer norm) and Pow (BERT's GELU) are

@@ -66,6 +66,26 @@ TEST(PublishedCases, DleMxnetV100Fp32ReadsTheReadmeBatch) {
   EXPECT_THAT(c->note, HasSubstr("global throughput"));
 }
 
+TEST(PublishedCases, DleMxnetFloat16FusesBatchNormReluAndAddAsItsRunnerDoes) {
+  // MxNet/Classification/RN50v1.5/runner: float16 adds --fuse-bn-relu 1
+  // --fuse-bn-add-relu 1, float32 does not. Line 344: DGX-1, 1 GPU, mixed;
+  // line 345 the same in FP32. TensorFlow's "+ XLA" rows (line 375) keep
+  // every layer its own kernel: XLA's fusion was not modeled.
+  const MeasuredCase* mixed = At("nvidia_dle_training_perf_tables.csv", 344);
+  const MeasuredCase* fp32 = At("nvidia_dle_training_perf_tables.csv", 345);
+  const MeasuredCase* xla = At("nvidia_dle_training_perf_tables.csv", 375);
+  ASSERT_NE(mixed, nullptr);
+  ASSERT_NE(fp32, nullptr);
+  ASSERT_NE(xla, nullptr);
+  EXPECT_EQ(mixed->fusion, ElementwiseFusion::kBatchNormReluAdd);
+  EXPECT_THAT(mixed->note, HasSubstr("--fuse-bn-add-relu 1"));
+  EXPECT_EQ(fp32->fusion, ElementwiseFusion::kNone);
+  EXPECT_EQ(xla->framework, "tensorflow");
+  EXPECT_EQ(xla->fusion, ElementwiseFusion::kNone);
+  EXPECT_EQ(CaseModelOptions(*mixed, Optimizer::kSgdMomentum).fusion,
+            ElementwiseFusion::kBatchNormReluAdd);
+}
+
 TEST(PublishedCases, DleEfficientNetB0BatchFromTheConvNetsConfigsPerSystem) {
   // PyTorch/Classification/ConvNets/configs.yml, models.efficientnet-b0:
   // DGX1V-16G FP32 batch 64, DGX1V-32G AMP 256, DGXA100 TF32 256.

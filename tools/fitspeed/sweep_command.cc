@@ -53,6 +53,8 @@ struct SweepCommandOptions {
   std::string attention = "unfused";
   std::string
       amp_ops;  // --amp-ops; empty: tensorflow with --framework tensorflow/keras, else pytorch
+  std::string
+      fuse;  // --fuse; empty: bn-relu-add with --framework mxnet --precision mixed, else none
   int devices = 1;
   int devices_per_node = 0;  // --devices-per-node: 0, every device in one node
   bool overlap = false;      // --overlap / --no-overlap; the bucket sizes are data_parallel's
@@ -128,6 +130,12 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.amp_ops = !o.amp_ops.empty() ? ParseAmpOpList(o.amp_ops)
                     : o.framework == "tensorflow" || o.framework == "keras" ? AmpOpList::kTensorFlow
                                                                             : AmpOpList::kPyTorch;
+  // NVIDIA's MXNet examples run float16 with cuDNN's fused batch norm + ReLU
+  // (+ add) kernels; the mxnet profile was fitted on such runs.
+  options.fusion = !o.fuse.empty() ? ParseElementwiseFusion(o.fuse)
+                   : o.framework == "mxnet" && options.precision == DevicePrecision::kMixed
+                       ? ElementwiseFusion::kBatchNormReluAdd
+                       : ElementwiseFusion::kNone;
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
   Device device = LoadDevice(o.device);
   if (!o.links.empty()) {
@@ -219,10 +227,11 @@ int RunSweep(const SweepCommandOptions& o) {
     throw UsageError("--links needs --device or --data-parallel");
   }
   if (o.devices != 1 || o.steps_per_execution != 1 || o.accumulation != 1 || o.recompute ||
-      o.layout_given || o.input_rate != 0 || o.attention != "unfused" || !o.amp_ops.empty()) {
+      o.layout_given || o.input_rate != 0 || o.attention != "unfused" || !o.amp_ops.empty() ||
+      !o.fuse.empty()) {
     throw UsageError(
         "--devices, --steps-per-execution, --accumulation, --recompute, --layout, --input-rate, "
-        "--attention and --amp-ops need --device");
+        "--attention, --amp-ops and --fuse need --device");
   }
   if (o.devices_per_node != 0 || o.overlap ||
       (!o.data_parallel.enabled &&
@@ -387,6 +396,14 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "softmax_cross_entropy). Default: tensorflow with --framework tensorflow or "
                    "keras, else pytorch")
       ->check(CLI::IsMember({"pytorch", "tensorflow"}));
+  command
+      ->add_option("--fuse", o->fuse,
+                   "With --device: element-wise work fused into the batch norms' kernels: none "
+                   "(each layer its own kernel, PyTorch eager) or bn-relu-add (a ReLU reading a "
+                   "batch norm, and a residual add with its ReLU, run inside the batch norm's "
+                   "kernel: cuDNN's fused batch norm, as NVIDIA's MXNet ResNet-50 runs FP16). "
+                   "Default: bn-relu-add with --framework mxnet --precision mixed, else none")
+      ->check(CLI::IsMember({"none", "bn-relu-add"}));
   command
       ->add_option("--steps-per-execution", o->steps_per_execution,
                    "With --device: training steps per host call (Keras steps_per_execution)")

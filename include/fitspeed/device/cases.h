@@ -33,6 +33,9 @@ struct MeasuredCase {
   // Gradient accumulation: micro-batches of `batch` per optimizer step
   // (DeviceModelOptions::accumulation), >= 1.
   int accumulation = 1;
+  // Element-wise work the run's framework fused into its batch norms, as its
+  // configuration documents (DeviceModelOptions::fusion); kNone when not known.
+  ElementwiseFusion fusion = ElementwiseFusion::kNone;
   std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
   std::string source;     // file the number was read from
   int line = 0;           // its 1-based line in `source`
@@ -62,7 +65,7 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
 std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 
 // A user's cases: CSV with the header
-//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,note]
+//   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,fusion][,note]
 // (docs/devices.md). Throws DataError naming file, line and field.
 // src/device/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);

@@ -79,6 +79,36 @@ bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list);
 // The layer kinds of `list`, comma-separated ("layer_norm, rms_norm, ...").
 std::string AmpFp32KindNames(AmpOpList list);
 
+// Element-wise work a framework fuses into the kernels around it, as its
+// documented configuration says:
+// - kNone: every layer its own kernel through memory (PyTorch eager).
+// - kBatchNormReluAdd: a ReLU that reads a batch norm, and an add (with the
+//   ReLU after it) that reads one, run inside the batch norm's kernel (cuDNN's
+//   batch norm with CUDNN_BATCHNORM_OPS_BN_ACTIVATION / _BN_ADD_ACTIVATION, as
+//   NVIDIA's MXNet ResNet-50 runs FP16 with --fuse-bn-relu 1
+//   --fuse-bn-add-relu 1; XLA fuses the same element-wise consumers of a batch
+//   norm's normalization). The ReLU then moves no data in the forward pass and
+//   reads its output once in the backward pass (the mask); the add reads its
+//   other input in the forward pass, and the ReLU after it writes the residual
+//   branch's gradient in the backward pass; neither launches a kernel.
+enum class ElementwiseFusion {
+  kNone,
+  kBatchNormReluAdd,
+};
+const char* ElementwiseFusionName(ElementwiseFusion f);             // "none", "bn-relu-add"
+ElementwiseFusion ParseElementwiseFusion(const std::string& name);  // throws UsageError
+
+// How a layer runs under ElementwiseFusion::kBatchNormReluAdd (FusedRoles).
+enum class FusedRole {
+  kNone,           // its own kernels
+  kReluIntoBn,     // a ReLU whose input is a batch norm read by it alone
+  kAddIntoBn,      // an add of two inputs, one a batch norm read by it alone, read by one ReLU
+  kReluIntoBnAdd,  // the ReLU after such an add
+};
+// The role of each layer of `network` (finalized) under `fusion`, by layer id;
+// all kNone for kNone.
+std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusion);
+
 // Whether the memory-bound passes (forward, backward-data) of a layer of
 // `kind` run at the device's normalization memory curve
 // (Device::NormalizationMemoryEfficiency): layer norm, RMS norm, softmax and
@@ -153,6 +183,8 @@ struct DeviceModelOptions {
   // and backward-data passes a cast kernel converts its input up (read 2,
   // write 4 bytes per element) and one its output down (read 4, write 2).
   AmpOpList amp_ops = AmpOpList::kPyTorch;
+  // Element-wise work fused into the batch norms' kernels (ElementwiseFusion).
+  ElementwiseFusion fusion = ElementwiseFusion::kNone;
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
@@ -179,7 +211,10 @@ struct PassTime {
   // on tensor units (tensor_units true), else Device::compute_efficiency
   double compute_s = 0;
   double memory_s = 0;  // bytes / (bandwidth * memory efficiency)
-  double launch_s = 0;  // kernel launch overhead (0 when the pass does nothing)
+  // Kernels the pass launches: 1, or 0 when it does nothing or runs inside
+  // another layer's kernel (LayerTime::fused).
+  int kernels = 0;
+  double launch_s = 0;  // kernels x kernel launch overhead
   // Layout transposes around a tensor-unit convolution (DeviceModelOptions::layout
   // differs from Device::tensor_layout): the bytes they read and write, their
   // memory time (each its own kernel, at the memory efficiency of its size),
@@ -207,10 +242,11 @@ struct PassTime {
 
 struct LayerTime {
   std::string name;
-  std::string kind;                  // LayerKindName()
-  bool matrix = false;               // runs on the matrix units (conv2d/dense with a kernel)
-  double padding = 1;                // padded / true FLOPs of the matrix work (1: no padding)
-  std::array<PassTime, 4> passes{};  // index: Pass
+  std::string kind;                    // LayerKindName()
+  bool matrix = false;                 // runs on the matrix units (conv2d/dense with a kernel)
+  FusedRole fused = FusedRole::kNone;  // DeviceModelOptions::fusion
+  double padding = 1;                  // padded / true FLOPs of the matrix work (1: no padding)
+  std::array<PassTime, 4> passes{};    // index: Pass
   double time_s() const;
   // Bound of the layer as a whole: the sums of its passes' compute and memory times.
   bool memory_bound() const;
@@ -283,11 +319,13 @@ struct DeviceSweepResult {
   bool recompute = false;                   // DeviceModelOptions::recompute
   AmpOpList amp_ops = AmpOpList::kPyTorch;  // DeviceModelOptions::amp_ops
   bool amp_casts = false;                   // mixed precision on a GPU: amp_ops' layers run in FP32
-  int checkpoint_segments = 0;              // CheckpointSegments() of the network
-  int attention_cores = 0;                  // FindAttentionCores() of the network
-  double matrix_peak_flops = 0;             // MatrixPeakFlops() per device
-  std::vector<ModeledStep> steps;           // batches that fit, in order
-  std::vector<ModeledStep> out_of_memory;   // batches that do not fit
+  ElementwiseFusion fusion = ElementwiseFusion::kNone;  // DeviceModelOptions::fusion
+  int fused_layers = 0;                    // layers fused into batch norms (FusedRoles)
+  int checkpoint_segments = 0;             // CheckpointSegments() of the network
+  int attention_cores = 0;                 // FindAttentionCores() of the network
+  double matrix_peak_flops = 0;            // MatrixPeakFlops() per device
+  std::vector<ModeledStep> steps;          // batches that fit, in order
+  std::vector<ModeledStep> out_of_memory;  // batches that do not fit
 
   // One Sample per step that fits: batch, devices, step_time_s, label = network,
   // precision, source "model:<device>:<network>", line = 1-based position.
