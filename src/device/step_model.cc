@@ -159,7 +159,11 @@ std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusi
   std::vector<FusedRole> roles(n, FusedRole::kNone);
   if (fusion == ElementwiseFusion::kNone) return roles;
   const auto read_by_one = [&](int id) { return network.layer(id).consumer_ids.size() == 1; };
-  const auto is = [&](int id, LayerKind kind) { return network.layer(id).kind == kind; };
+  // cuDNN's fused batch norm applies a plain ReLU (not a clipped one: ReLU6).
+  const auto is = [&](int id, LayerKind kind) {
+    const Layer& l = network.layer(id);
+    return l.kind == kind && (kind != LayerKind::kRelu || std::isinf(l.relu.max_value));
+  };
   // Layers come after their inputs, so an add's role is known before its ReLU's.
   for (int id = 0; id < network.size(); ++id) {
     const Layer& layer = network.layer(id);
@@ -170,7 +174,7 @@ std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusi
           roles[static_cast<size_t>(id)] = FusedRole::kAddIntoBn;
         }
       }
-    } else if (layer.kind == LayerKind::kRelu && layer.input_ids.size() == 1) {
+    } else if (is(id, LayerKind::kRelu) && layer.input_ids.size() == 1) {
       const int input = layer.input_ids.front();
       if (is(input, LayerKind::kBatchNorm) && read_by_one(input)) {
         roles[static_cast<size_t>(id)] = FusedRole::kReluIntoBn;

@@ -304,6 +304,16 @@ TEST(StepModel, BatchNormFusionByHand) {
   for (const FusedRole role : FusedRoles(fork, ElementwiseFusion::kBatchNormReluAdd)) {
     EXPECT_EQ(role, FusedRole::kNone);
   }
+  // A clipped ReLU (ReLU6) is not one cuDNN's batch norm applies.
+  Network six("relu6", Shape::Chw(16, 8, 8));
+  ReluAttrs clip;
+  clip.max_value = 6;
+  const std::string r6 = six.Relu(six.BatchNorm("input", {}, "bn"), clip, "r6");
+  six.SoftmaxCrossEntropy(six.Dense(six.GlobalAvgPool(r6), TenWayHead(), "head"));
+  six.Finalize();
+  for (const FusedRole role : FusedRoles(six, ElementwiseFusion::kBatchNormReluAdd)) {
+    EXPECT_EQ(role, FusedRole::kNone);
+  }
   EXPECT_EQ(ParseElementwiseFusion("bn-relu-add"), ElementwiseFusion::kBatchNormReluAdd);
   EXPECT_STREQ(ElementwiseFusionName(ElementwiseFusion::kNone), "none");
   EXPECT_THROW(ParseElementwiseFusion("xla"), UsageError);

@@ -101,7 +101,7 @@ ElementwiseFusion ParseElementwiseFusion(const std::string& name);  // throws Us
 // How a layer runs under ElementwiseFusion::kBatchNormReluAdd (FusedRoles).
 enum class FusedRole {
   kNone,           // its own kernels
-  kReluIntoBn,     // a ReLU whose input is a batch norm read by it alone
+  kReluIntoBn,     // a plain ReLU (not ReLU6) whose input is a batch norm read by it alone
   kAddIntoBn,      // an add of two inputs, one a batch norm read by it alone, read by one ReLU
   kReluIntoBnAdd,  // the ReLU after such an add
 };
