@@ -641,8 +641,9 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
 
 namespace {
 
-// Below this many bytes moved, NeuSight's one-call times hold more than ~4%
-// of eager dispatch (25-40 us against >= 1 ms of traffic on the fastest GPU).
+// From this many bytes moved, the eager dispatch inside NeuSight's one-call
+// times (about 30 us on the A100s) is at most ~5% of them (1 GB streams in
+// 0.6-0.7 ms there), less on the slower GPUs and in the larger rows.
 constexpr double kPlateauMinBytes = 1e9;
 // The catalog's assumed memory curve (every device file before the sweeps):
 // its shape, and the plateau it reaches from 100 MB.

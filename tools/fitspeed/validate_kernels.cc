@@ -262,7 +262,7 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
     std::cout << "\nMemory-bound kernels: the plateau of the memory curve, bytes / (time x "
                  "datasheet bandwidth) of NeuSight's FP32 element-wise, LayerNorm and softmax "
                  "kernels moving >= 1 GB (neusight_vec_large.csv; PyTorch 2.1, one eager call "
-                 "timed, its dispatch under 4% there): median, its 95% interval (order "
+                 "timed, its dispatch at most ~5% there): median, its 95% interval (order "
                  "statistics) and quartiles; elementwise: efficiency.memory, normalization: "
                  "efficiency.memory_normalization (layer norm, RMS norm, softmax, softmax "
                  "cross-entropy)\n"

@@ -181,7 +181,7 @@ struct DepthwiseDerivation {
 // LayerNorm and softmax kernels (sitar-lab/NeuSight @ 6945927, PyTorch 2.1,
 // FP32 [B, H] tensors; data/kernels/neusight_vec_large.csv keeps the rows that
 // move at least 1 GB, where the 25-40 us of eager dispatch inside each timed
-// call is under 4% of it). Two classes of kernel reach different fractions of
+// call is at most ~5% of it). Two classes of kernel reach different fractions of
 // the datasheet bandwidth:
 enum class MemoryClass {
   kElementwise,    // add, mul, div, pow (two inputs), the same with a scalar, relu, gelu, tanh
