@@ -122,6 +122,11 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
   return out;
 }
 
+// Whether `list` (a GPU's fitted or carried catalog devices) holds `name`.
+bool Names(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
 // The catalog device a checked GPU maps to ("" when none).
 std::string CatalogDeviceOf(const std::string& gpu) {
   static const std::map<std::string, std::string> map = {{"Tesla V100-PCIE-32GB", "v100-pcie"},
@@ -571,10 +576,8 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
                                            const std::vector<KernelGpu>& gpus) {
   std::vector<std::string> set;
   for (const KernelGpu& gpu : gpus) {
-    const bool fitted =
-        std::find(gpu.fitted.begin(), gpu.fitted.end(), device.name) != gpu.fitted.end();
-    const bool carried =
-        std::find(gpu.carried.begin(), gpu.carried.end(), device.name) != gpu.carried.end();
+    const bool fitted = Names(gpu.fitted, device.name);
+    const bool carried = Names(gpu.carried, device.name);
     if (!fitted && !carried) continue;
     for (const KernelCurveFit& fit : report.fits) {
       if (fit.gpu != gpu.name) continue;
@@ -788,10 +791,8 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
                                              const std::vector<MemorySweepGpu>& gpus) {
   std::vector<std::string> set;
   for (const MemorySweepGpu& gpu : gpus) {
-    const bool fitted =
-        std::find(gpu.fitted.begin(), gpu.fitted.end(), device.name) != gpu.fitted.end();
-    const bool carried =
-        std::find(gpu.carried.begin(), gpu.carried.end(), device.name) != gpu.carried.end();
+    const bool fitted = Names(gpu.fitted, device.name);
+    const bool carried = Names(gpu.carried, device.name);
     if (!fitted && !carried) continue;
     for (const MemoryPlateauFit& fit : fits) {
       if (fit.gpu != gpu.name) continue;
