@@ -139,6 +139,7 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
         }
       }
       fold.cases = static_cast<int>(held_cases.size());
+      fold.held_out = held_cases;
       fold.training_cases = static_cast<int>(training.size());
       const Device& target = devices.at(held);
       for (const MeasuredCase& c : held_cases) {

@@ -15,6 +15,7 @@
 #include "device/embedded_intervals.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
+#include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/transfer.h"
 #include "fitspeed/device/validate.h"
 #include "io/text.h"
@@ -44,18 +45,20 @@ std::vector<ModelError> KindErrors(const std::map<std::string, std::vector<Model
   return all;
 }
 
-// For() on a map of classes, the kind's errors as the fallback.
+// For() on a map of classes, the kind's errors as the fallback. `label`
+// prefixes the basis ("framework:").
 PredictionInterval ClassInterval(const std::map<std::string, std::vector<ModelError>>& classes,
-                                 const std::string& error_class, double level, int min_sources) {
+                                 const std::string& error_class, double level, int min_sources,
+                                 const std::string& label = "") {
   const auto it = classes.find(error_class);
   const std::vector<ModelError> none;
-  const PredictionInterval own =
-      EmpiricalInterval(it == classes.end() ? none : it->second, level, error_class, min_sources);
+  const PredictionInterval own = EmpiricalInterval(it == classes.end() ? none : it->second, level,
+                                                   label + error_class, min_sources);
   if (own.available) return own;
   const std::string kind = ModelErrorKindClass(error_class);
   if (kind == error_class) return own;
   PredictionInterval coarse =
-      EmpiricalInterval(KindErrors(classes, kind), level, kind, min_sources);
+      EmpiricalInterval(KindErrors(classes, kind), level, label + kind, min_sources);
   if (!coarse.available) {
     coarse.reason = fmt::format("{}; {}", own.reason, coarse.reason);
   }
@@ -173,6 +176,15 @@ PredictionInterval IntervalTable::ForTransfer(const std::string& kind, double le
                            kTransferIntervalMinSources);
 }
 
+PredictionInterval IntervalTable::ForFramework(const std::string& error_class, double level) const {
+  return ClassInterval(framework, error_class, level, kModelIntervalMinSources, "framework:");
+}
+
+PredictionInterval IntervalTable::ForFramework(const Device& device, DevicePrecision precision,
+                                               double level) const {
+  return ForFramework(ModelErrorClass(device, precision), level);
+}
+
 IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
   IntervalTable table;
   for (const ValidatedCase& v : report.cases) {
@@ -197,12 +209,30 @@ void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer)
   }
 }
 
+void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report) {
+  for (const FrameworkFold& fold : report.folds) {
+    if (!fold.computed) continue;
+    const Device device = LoadDevice(fold.device);
+    for (size_t i = 0; i < fold.held_out.size() && i < fold.profile_errors.size(); ++i) {
+      const MeasuredCase& c = fold.held_out[i];
+      ModelError e;
+      e.source = ModelErrorSource(c.source, c.framework);
+      e.case_key = fmt::format("{} profile from {}: {}@{}", c.framework,
+                               fmt::join(fold.training_devices, "+"), CaseKey(c), c.line);
+      // profile_errors are predicted / measured - 1.
+      e.log_ratio = -std::log1p(fold.profile_errors[i]);
+      table.framework[ModelErrorClass(device, c.precision)].push_back(std::move(e));
+    }
+  }
+}
+
 std::string IntervalTableToJson(const IntervalTable& table) {
   json doc = {{"schema", table.schema},
               {"generated_by", table.generated_by},
               {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
               {"classes", ErrorsToJson(table.classes)},
-              {"transfer", ErrorsToJson(table.transfer)}};
+              {"transfer", ErrorsToJson(table.transfer)},
+              {"framework", ErrorsToJson(table.framework)}};
   return doc.dump(1) + "\n";
 }
 
@@ -221,6 +251,7 @@ IntervalTable ParseIntervalTable(std::string_view text, const std::string& sourc
   table.generated_by = doc.value("generated_by", std::string());
   table.classes = ErrorsFromJson(doc, "classes", source);
   table.transfer = ErrorsFromJson(doc, "transfer", source);
+  table.framework = ErrorsFromJson(doc, "framework", source);
   return table;
 }
 
@@ -247,6 +278,11 @@ CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, dou
   CheckLevel(level);
   // Transfer errors have no coarser class: each kind stands alone.
   return Coverage(table.transfer, level, kTransferIntervalMinSources);
+}
+
+CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level) {
+  CheckLevel(level);
+  return Coverage(table.framework, level, kModelIntervalMinSources);
 }
 
 }  // namespace fitspeed

@@ -152,6 +152,11 @@ TEST(IntervalsCli, ValidateReportsCoverageAndWritesTheTable) {
   EXPECT_THAT(run.out, HasSubstr("gpu/tensor"));
   const fitspeed::IntervalTable written = fitspeed::ReadIntervalTableFile(out);
   EXPECT_EQ(written.classes.size(), fitspeed::BuiltinIntervalTable().classes.size());
+  // The framework profiles' held-out errors (sweep --framework) too.
+  EXPECT_THAT(run.out, HasSubstr("Predictions with a framework profile"));
+  EXPECT_THAT(run.out, HasSubstr("framework:gpu/tensor"));
+  EXPECT_EQ(written.framework.size(), fitspeed::BuiltinIntervalTable().framework.size());
+  EXPECT_FALSE(written.framework.empty());
   const CliRun bad = RunCli("sweep resnet50 --device v100-sxm2 --batches 32 --intervals " +
                             ::fitspeed::test::Data("nist/Misra1a.dat"));
   EXPECT_EQ(bad.exit_code, 65) << bad.out;  // not an intervals file: a data error

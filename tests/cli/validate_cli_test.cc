@@ -189,6 +189,17 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_NE(mxnet.err.find("framework profile 'mxnet'"), std::string::npos) << mxnet.err;
   EXPECT_NE(nlohmann::json::parse(base.out)["steps"][0]["throughput_sps"],
             nlohmann::json::parse(mxnet.out)["steps"][0]["throughput_sps"]);
+  // Its interval is the profiles' held-out errors', not the catalog model's.
+  EXPECT_EQ(nlohmann::json::parse(base.out)["model_interval"]["basis"], "gpu/tensor");
+  EXPECT_EQ(nlohmann::json::parse(mxnet.out)["model_interval"]["basis"], "framework:gpu/tensor");
+  EXPECT_NE(mxnet.err.find("profiles' predictions on GPUs they were not fitted on"),
+            std::string::npos)
+      << mxnet.err;
+  // A profile fitted on one GPU says it was never tested on another.
+  const CliRun caffe = RunCli("sweep alexnet --device v100-sxm2 --batches 128 --framework caffe");
+  ASSERT_EQ(caffe.exit_code, 0) << caffe.err;
+  EXPECT_NE(caffe.err.find("runs on one GPU only"), std::string::npos) << caffe.err;
+  EXPECT_NE(caffe.out.find("class framework:gpu/fp32"), std::string::npos) << caffe.out;
   const CliRun jax = RunCli("sweep resnet50 --device a100 --batches 256 --framework jax");
   EXPECT_EQ(jax.exit_code, 64);
   EXPECT_NE(jax.err.find("no published GPU run"), std::string::npos) << jax.err;

@@ -11,6 +11,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/cases.h"
+#include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/transfer.h"
 #include "fitspeed/device/validate.h"
 
@@ -139,6 +140,74 @@ TEST(IntervalTableTest, JsonRoundTripAndErrors) {
   EXPECT_THROW(ReadIntervalTableFile("/nonexistent/intervals.json"), InputError);
 }
 
+TEST(IntervalTableTest, FrameworkProfileErrorsByHand) {
+  // Two folds: pytorch's profile from the A100 80 GB predicting a V100's two
+  // runs 25% too fast and 20% too slow (predicted / measured - 1 = 0.25 and
+  // -0.2), and a fold that could not be computed (no errors added).
+  MeasuredCase fp32, mixed;
+  fp32.network = mixed.network = "resnet50";
+  fp32.device = mixed.device = "v100-sxm2";
+  fp32.batch = mixed.batch = 256;
+  fp32.framework = mixed.framework = "pytorch";
+  fp32.source = mixed.source = "/data/nvidia_dle.csv";
+  fp32.line = 7;
+  mixed.line = 8;
+  mixed.precision = DevicePrecision::kMixed;
+  FrameworkProfileReport report;
+  FrameworkFold fold;
+  fold.framework = "pytorch";
+  fold.device = "v100-sxm2";
+  fold.training_devices = {"a100-80gb"};
+  fold.computed = true;
+  fold.held_out = {fp32, mixed};
+  fold.profile_errors = {0.25, -0.2};
+  report.folds.push_back(fold);
+  FrameworkFold failed = fold;
+  failed.computed = false;
+  failed.profile_errors.clear();
+  report.folds.push_back(failed);
+  IntervalTable table;
+  AddFrameworkErrors(table, report);
+  ASSERT_EQ(table.framework.size(), 2u);
+  ASSERT_EQ(table.framework.at("gpu/fp32").size(), 1u);
+  ASSERT_EQ(table.framework.at("gpu/tensor").size(), 1u);
+  // ln(measured / predicted) = -ln(1.25) and -ln(0.8) = +ln(1.25).
+  const ModelError& e = table.framework.at("gpu/fp32")[0];
+  EXPECT_NEAR(e.log_ratio, -std::log(1.25), 1e-15);
+  EXPECT_NEAR(table.framework.at("gpu/tensor")[0].log_ratio, std::log(1.25), 1e-15);
+  EXPECT_EQ(e.source, "nvidia_dle.csv/pytorch");
+  EXPECT_NE(e.case_key.find("pytorch profile from a100-80gb"), std::string::npos) << e.case_key;
+  EXPECT_TRUE(table.classes.empty());
+  // Four sources of nine tensor errors each: ForFramework uses the class and
+  // says it is a profile's (n = 36 at 80%: k_lo = 3, k_hi = 34, the ladder's
+  // third and thirty-fourth: 0.0 and 0.8).
+  table.framework.clear();
+  std::vector<double> ladder;
+  for (int i = 0; i < 9; ++i) ladder.push_back(0.1 * i);
+  for (const char* source : {"A", "B", "C", "D"}) {
+    const std::vector<ModelError> more = Errors(source, ladder);
+    table.framework["gpu/tensor"].insert(table.framework["gpu/tensor"].end(), more.begin(),
+                                         more.end());
+  }
+  const PredictionInterval own = table.ForFramework("gpu/tensor", 0.8);
+  ASSERT_TRUE(own.available) << own.reason;
+  EXPECT_EQ(own.basis, "framework:gpu/tensor");
+  EXPECT_NEAR(std::log(own.low_factor), 0.0, 1e-12);
+  EXPECT_NEAR(std::log(own.high_factor), 0.8, 1e-12);
+  // gpu/fp32 has none: the kind's (the same errors), and the catalog's For()
+  // does not see them.
+  EXPECT_EQ(table.ForFramework("gpu/fp32", 0.8).basis, "framework:gpu");
+  EXPECT_FALSE(table.For("gpu/tensor", 0.8).available);
+  // JSON keeps them apart from the catalog's.
+  const IntervalTable back = ParseIntervalTable(IntervalTableToJson(table), "t.json");
+  EXPECT_EQ(back.framework.at("gpu/tensor").size(), 36u);
+  EXPECT_TRUE(back.classes.empty());
+  const CoverageReport coverage = LeaveOneSourceOutFrameworkCoverage(table, 0.8);
+  ASSERT_EQ(coverage.classes.size(), 1u);
+  // Leaving a source out leaves three: no interval for any case.
+  EXPECT_EQ(coverage.classes[0].with_interval, 0);
+}
+
 TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
   // data/intervals.json must be regenerated (`fitspeed validate --intervals-out
   // data/intervals.json`) whenever the model, the catalog or the cases change:
@@ -146,12 +215,16 @@ TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
   const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
   IntervalTable now = IntervalTableFromValidation(Validate(cases));
   AddTransferErrors(now, ValidateTransfer(cases));
+  AddFrameworkErrors(now, FitFrameworkProfiles(cases));
   const IntervalTable& built_in = BuiltinIntervalTable();
   ASSERT_EQ(built_in.classes.size(), now.classes.size());
   ASSERT_EQ(built_in.transfer.size(), now.transfer.size());
+  ASSERT_EQ(built_in.framework.size(), now.framework.size());
   std::map<std::string, std::vector<ModelError>> all = now.classes, kept_all = built_in.classes;
   for (const auto& [kind, errors] : now.transfer) all["transfer:" + kind] = errors;
   for (const auto& [kind, errors] : built_in.transfer) kept_all["transfer:" + kind] = errors;
+  for (const auto& [c, errors] : now.framework) all["framework:" + c] = errors;
+  for (const auto& [c, errors] : built_in.framework) kept_all["framework:" + c] = errors;
   for (const auto& [name, errors] : all) {
     ASSERT_TRUE(kept_all.count(name)) << name;
     const std::vector<ModelError>& kept = kept_all.at(name);
@@ -183,6 +256,15 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   EXPECT_LT(transfer.low_factor, 1.0);
   EXPECT_GT(transfer.high_factor, 1.0);
   EXPECT_FALSE(table.ForTransfer("tpu", 0.8).available);
+  // So have predictions with a framework profile (held-out GPUs): the tensor
+  // class has four sources (NVIDIA's three tables and Pollux's AMP runs).
+  const PredictionInterval profiled =
+      table.ForFramework(LoadDevice("a100"), DevicePrecision::kMixed, 0.8);
+  ASSERT_TRUE(profiled.available) << profiled.reason;
+  EXPECT_EQ(profiled.basis, "framework:gpu/tensor");
+  EXPECT_GE(profiled.sources, kModelIntervalMinSources);
+  EXPECT_LT(profiled.low_factor, 1.0);
+  EXPECT_GT(profiled.high_factor, 1.0);
   // The Colab TPU cases all come from one source.
   const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32, 0.8);
   EXPECT_FALSE(tpu.available);

@@ -165,10 +165,15 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
     }
     std::cerr << fmt::format(
         "fitspeed: framework profile '{}' applied to {} ({}; fitted on {} published runs on {}; "
-        "docs/validation.md, \"Framework profiles\"); the interval below is the catalog "
-        "model's\n",
+        "docs/validation.md, \"Framework profiles\"); the interval below is that of the "
+        "framework profiles' predictions on GPUs they were not fitted on{}\n",
         profile.name, device.name, fmt::join(values, ", "), profile.cases,
-        fmt::join(profile.devices, ", "));
+        fmt::join(profile.devices, ", "),
+        profile.devices.size() < 2
+            ? fmt::format(" (other frameworks': '{}' has runs on one GPU only, so its profile "
+                          "has never been tested on another)",
+                          profile.name)
+            : "");
   }
   // --from: B calibrated by transfer from a measurement on A (transfer_sweep.cc).
   std::optional<TransferRun> transfer;
@@ -183,13 +188,15 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
   // The interval from the model's out-of-sample errors on published cases
   // (fitspeed/device/intervals.h): those of the catalog model for this device
-  // and precision, or, for a transfer, those of transferred predictions to a
-  // device of this kind (the catalog's do not describe a calibrated device).
+  // and precision; for a transfer, those of transferred predictions to a
+  // device of this kind; with a framework profile, those of profiles on GPUs
+  // they were not fitted on (the catalog's do not describe a calibrated device).
   const IntervalTable& table =
       o.intervals.empty() ? BuiltinIntervalTable() : ReadIntervalTableFile(o.intervals);
-  const PredictionInterval interval = transfer
-                                          ? table.ForTransfer(device.kind, o.interval_level)
-                                          : table.For(device, options.precision, o.interval_level);
+  const PredictionInterval interval =
+      transfer               ? table.ForTransfer(device.kind, o.interval_level)
+      : !o.framework.empty() ? table.ForFramework(device, options.precision, o.interval_level)
+                             : table.For(device, options.precision, o.interval_level);
   if (transfer) {
     WriteTransferSweep(std::cout, *transfer, result, fit, format, o.layers, &interval);
   } else {

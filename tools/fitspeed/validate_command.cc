@@ -21,6 +21,8 @@
 #include "command.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "fitspeed/device/frameworks.h"
+#include "fitspeed/device/intervals.h"
 #include "fitspeed/device/layer_check.h"
 #include "fitspeed/device/validate.h"
 #include "transfer_cli.h"
@@ -727,6 +729,10 @@ int RunValidate(const ValidateCliOptions& options) {
   }
   IntervalTable intervals = IntervalTableFromValidation(report);
   if (transfer) AddTransferErrors(intervals, *transfer);
+  // The framework profiles' predictions on GPUs they were not fitted on give
+  // the intervals of `sweep --framework` (validate_frameworks.cc shows them).
+  AddFrameworkErrors(intervals, FitFrameworkProfiles(PublishedCases(options.data_dir),
+                                                     CalibrationOptions{}, validate.devices));
   intervals.generated_by = "fitspeed validate --intervals-out (data/measured)";
   if (!options.intervals_out.empty()) {
     if (!transfer) {

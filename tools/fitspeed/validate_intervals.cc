@@ -106,6 +106,15 @@ void WriteIntervalSection(std::ostream& out, const IntervalTable& table, double 
     WriteCoverage(out, LeaveOneSourceOutTransferCoverage(table, level),
                   [&](const std::string& kind) { return table.ForTransfer(kind, level); });
   }
+  if (!table.framework.empty()) {
+    out << fmt::format(
+        "\nPredictions with a framework profile (sweep --framework) on a GPU the profile was not "
+        "fitted on, {:.0f}% intervals, leave one source out (every framework's held-out GPUs "
+        "together, the kind's errors as the fallback):\n",
+        100 * level);
+    WriteCoverage(out, LeaveOneSourceOutFrameworkCoverage(table, level),
+                  [&](const std::string& c) { return table.ForFramework(c, level); });
+  }
 }
 
 json IntervalSectionJson(const IntervalTable& table, double level) {
@@ -118,6 +127,11 @@ json IntervalSectionJson(const IntervalTable& table, double level) {
           ? json(nullptr)
           : CoverageJson(LeaveOneSourceOutTransferCoverage(table, level),
                          [&](const std::string& k) { return table.ForTransfer(k, level); });
+  j["framework"] =
+      table.framework.empty()
+          ? json(nullptr)
+          : CoverageJson(LeaveOneSourceOutFrameworkCoverage(table, level),
+                         [&](const std::string& c) { return table.ForFramework(c, level); });
   return j;
 }
 

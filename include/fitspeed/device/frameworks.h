@@ -51,8 +51,10 @@ struct FrameworkFold {
   bool computed = false;  // false: `problem` says why; catalog predictions kept
   std::string problem;
   std::vector<CalibratedParameter> parameters;
+  // The held-out GPU's cases, in the order of the errors below.
+  std::vector<MeasuredCase> held_out;
   std::vector<double> catalog_errors;  // predicted/measured - 1, the device as catalogued
-  std::vector<double> profile_errors;  // the same cases with the fold's profile
+  std::vector<double> profile_errors;  // the same cases with the fold's profile (when computed)
 };
 
 // A framework with GPU cases but no profile, and why.

@@ -42,6 +42,7 @@ namespace fitspeed {
 
 struct ValidationReport;
 struct TransferValidation;
+struct FrameworkProfileReport;
 
 // The sources a class's (or kind's) errors must come from for its interval.
 // With three sources, leaving one out leaves two, whose difference is all the
@@ -72,6 +73,11 @@ struct IntervalTable {
   std::map<std::string, std::vector<ModelError>> classes;  // class -> errors
   // Transferred predictions (fitspeed sweep --from), per device kind.
   std::map<std::string, std::vector<ModelError>> transfer;
+  // Predictions with a framework profile (fitspeed sweep --framework) on a GPU
+  // the profile was not fitted on (its leave-one-GPU-out folds), per class,
+  // every framework's together: no framework alone has runs from
+  // kModelIntervalMinSources sources.
+  std::map<std::string, std::vector<ModelError>> framework;
 
   // The interval of a prediction of `error_class`: from its errors when they
   // give one, else from its kind's (all its errors together), else not
@@ -80,6 +86,12 @@ struct IntervalTable {
   PredictionInterval For(const Device& device, DevicePrecision precision, double level) const;
   // The interval of a transferred prediction on a device of `kind`.
   PredictionInterval ForTransfer(const std::string& kind, double level) const;
+  // The interval of a prediction with a framework profile applied: from the
+  // profiles' held-out errors of its class, else of its kind (as For()); the
+  // basis reads "framework:<class>".
+  PredictionInterval ForFramework(const std::string& error_class, double level) const;
+  PredictionInterval ForFramework(const Device& device, DevicePrecision precision,
+                                  double level) const;
 };
 
 // The errors of the catalog predictions of a validation's modeled cases
@@ -91,6 +103,14 @@ IntervalTable IntervalTableFromValidation(const ValidationReport& report);
 // cases predicted from A's, fitspeed/device/transfer.h) to table.transfer, by
 // the target device's kind; the source is B's case's.
 void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer);
+
+// Adds the errors of the framework profiles' predictions on held-out GPUs
+// (FitFrameworkProfiles' computed folds: a GPU's runs predicted by the profile
+// fitted on the framework's other GPUs) to table.framework, by the class of
+// the held-out GPU and precision; the source is the case's
+// (ModelErrorSource(file, framework)). Folds that could not be computed add
+// nothing.
+void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report);
 
 // JSON (schema "fitspeed.intervals/1", docs/validation.md) and back. Parsing
 // throws DataError naming `source` and the field.
@@ -122,6 +142,9 @@ struct CoverageReport {
 CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level);
 // The same for the transferred predictions' errors (IntervalTable::transfer).
 CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level);
+// The same for the framework profiles' errors (IntervalTable::framework), with
+// For()'s fallback to the kind.
+CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level);
 
 }  // namespace fitspeed
 
