@@ -224,7 +224,7 @@ class Reader {
   EfficiencyCurve Curve(const json& object, const Path& path, const std::string& key) const {
     const Path at = Sub(path, key);
     const json& c = Required(object, path, key);
-    Object(c, at, {"points", "source", "basis"});
+    Object(c, at, {"points", "half_dim", "source", "basis"});
     const json& points = Required(c, at, "points");
     const Path points_path = Sub(at, "points");
     if (!points.is_array() || points.empty()) {
@@ -245,6 +245,14 @@ class Reader {
         Fail(p, "sizes must be strictly increasing");
       }
       curve.points.push_back({size, eff});
+    }
+    if (c.contains("half_dim")) {
+      const json& h = c["half_dim"];
+      if (!h.is_number() || !std::isfinite(h.get<double>()) || h.get<double>() < 0) {
+        Fail(Sub(at, "half_dim"),
+             fmt::format("expected a GEMM dimension >= 0, got {}", Excerpt(h)));
+      }
+      curve.half_dim = h.get<double>();
     }
     Source(c, at);
     return curve;
@@ -492,7 +500,10 @@ std::string DeviceToJson(const Device& d) {
   auto curve = [&source, &with_basis](const std::string& field, const EfficiencyCurve& c) {
     ordered_json points = ordered_json::array();
     for (const EfficiencyCurve::Point& p : c.points) points.push_back({p.size, p.efficiency});
-    return with_basis(field, ordered_json{{"points", points}, {"source", source(field)}});
+    ordered_json object{{"points", points}};
+    if (c.half_dim > 0) object["half_dim"] = c.half_dim;
+    object["source"] = source(field);
+    return with_basis(field, object);
   };
   ordered_json doc;
   doc["schema"] = kSchema;
@@ -575,6 +586,12 @@ double EfficiencyCurve::At(double size) const {
     }
   }
   return points.back().efficiency;
+}
+
+double EfficiencyCurve::ShapeFactor(double m, double n, double k) const {
+  if (!(half_dim > 0)) return 1.0;
+  FITSPEED_CHECK(m > 0 && n > 0 && k > 0, "ShapeFactor needs GEMM dimensions > 0");
+  return m / (m + half_dim) * (n / (n + half_dim)) * (k / (k + half_dim));
 }
 
 const DeviceLink* Device::FindLink(const std::string& what) const {

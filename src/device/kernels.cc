@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "csv_table.h"
@@ -28,13 +29,23 @@ constexpr double kWinogradF2x2Ratio = 16.0 / 36.0;
 // One kernel: the modeled time with the fitted curve, against the measured one.
 struct KernelTerm {
   double flops = 0;     // of the algorithm that runs (Winograd: its multiplies x 2)
+  GemmDims dims;        // of the products it runs
   double peak = 0;      // FLOP/s of the unit
   double memory_s = 0;  // bytes / (bandwidth x memory efficiency)
   double launch_s = 0;
   double measured_s = 0;
+  // The shape term of EfficiencyCurve::ShapeFactor at d_half = exp(log_d).
   template <typename T>
-  T Modeled(const T& log_e_max, const T& log_f_half, const T& slope) const {
-    const T compute = T(flops / peak) / LogLogisticEfficiency(log_e_max, log_f_half, slope, flops);
+  T Shape(const T& log_d) const {
+    using std::exp;
+    const T d = exp(log_d);
+    return T(dims.m) / (T(dims.m) + d) * (T(dims.n) / (T(dims.n) + d)) *
+           (T(dims.k) / (T(dims.k) + d));
+  }
+  template <typename T>
+  T Modeled(const T& log_e_max, const T& log_f_half, const T& slope, const T& log_d) const {
+    const T compute = T(flops / peak) /
+                      (LogLogisticEfficiency(log_e_max, log_f_half, slope, flops) * Shape(log_d));
     const T bound = compute > T(memory_s) ? compute : T(memory_s);
     return bound + T(launch_s);
   }
@@ -43,12 +54,38 @@ struct KernelTerm {
 struct LogTimeResidual {
   const KernelTerm* term;
   template <typename T>
-  bool operator()(const T* a, const T* b, const T* k, T* residual) const {
+  bool operator()(const T* a, const T* b, const T* k, const T* d, T* residual) const {
     using std::log;
-    residual[0] = log(term->Modeled(a[0], b[0], k[0])) - T(std::log(term->measured_s));
+    residual[0] = log(term->Modeled(a[0], b[0], k[0], d[0])) - T(std::log(term->measured_s));
     return true;
   }
 };
+
+// The same with the shape term's log d_half held (-inf: no shape term).
+struct LogTimeResidualFixedShape {
+  const KernelTerm* term;
+  double log_d;
+  template <typename T>
+  bool operator()(const T* a, const T* b, const T* k, T* residual) const {
+    using std::log;
+    residual[0] = log(term->Modeled(a[0], b[0], k[0], T(log_d))) - T(std::log(term->measured_s));
+    return true;
+  }
+};
+
+// Whether a unit's kernels can tell the shape term from the curve: enough of
+// them far from square (smallest dimension under a quarter of the largest).
+// Square kernels alone cannot: their shape term is a function of F.
+constexpr int kMinNonSquareKernels = 20;
+bool ShapeIdentifiable(const std::vector<std::pair<KernelTerm, const KernelMeasurement*>>& list) {
+  int non_square = 0;
+  for (const auto& [term, m] : list) {
+    const double lo = std::min({term.dims.m, term.dims.n, term.dims.k});
+    const double hi = std::max({term.dims.m, term.dims.n, term.dims.k});
+    non_square += lo < hi / 4;
+  }
+  return non_square >= kMinNonSquareKernels;
+}
 
 double Quantile(std::vector<double> values, double q) {
   std::sort(values.begin(), values.end());
@@ -96,6 +133,7 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
       const double rows = t.Positive(row, "B") * t.Positive(row, "M");
       const double in = t.Positive(row, "N"), out_features = t.Positive(row, "K");
       m.direct_flops = 2 * rows * in * out_features;
+      m.dims = {rows, out_features, in};
       m.bytes = 4 * (rows * in + in * out_features + rows * out_features);
     } else {
       if (dtype == "float16" || dtype == "bfloat16") {
@@ -109,6 +147,7 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
                    cols = t.Positive(row, "N");
       const double element = m.tensor16 ? 2 : 4;
       m.direct_flops = 2 * rows * depth * cols;
+      m.dims = {rows, cols, depth};
       m.bytes = element * (rows * depth + depth * cols + rows * cols);
     }
     m.time_s = t.Positive(row, "time_us") * 1e-6;
@@ -144,10 +183,12 @@ std::string CatalogDeviceOf(const std::string& gpu) {
 }  // namespace
 
 std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasurement>& measurements,
-                                               const std::string& table, double floor_s) {
+                                               const std::string& table, double floor_s,
+                                               const std::vector<Device>& given) {
   std::vector<KernelCheck> checks;
   std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
   std::map<std::string, Device> devices;
+  for (const Device& d : given) devices.emplace(d.name, d);
   for (const KernelMeasurement& m : measurements) {
     const std::string name = CatalogDeviceOf(m.gpu);
     if (name.empty()) continue;
@@ -180,7 +221,8 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
     if (!(peak > 0)) continue;
     const EfficiencyCurve& curve =
         m.tensor16 || m.tf32 ? d.TensorEfficiency() : d.compute_efficiency;
-    const double compute = m.direct_flops / (peak * curve.At(m.direct_flops));
+    const double compute =
+        m.direct_flops / (peak * curve.At(m.direct_flops) * curve.ShapeFactor(m.dims));
     const double memory =
         m.bytes / (d.memory_bandwidth_bytes_per_s * d.memory_efficiency.At(m.bytes));
     errors[key].push_back((std::max(compute, memory) + d.kernel_launch_s) / m.time_s - 1);
@@ -224,6 +266,22 @@ ConvAlgorithm ConvAlgorithmFor(int kernel_h, int kernel_w, int stride_h, int str
 double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops) {
   return algorithm == ConvAlgorithm::kWinogradF2x2_3x3 ? direct_flops * kWinogradF2x2Ratio
                                                        : direct_flops;
+}
+
+GemmDims ConvGemmDims(ConvAlgorithm algorithm, const std::string& pass, double n, double c,
+                      double h, double w, double k, double r, double s, double p, double q) {
+  if (algorithm == ConvAlgorithm::kWinogradF2x2_3x3) {
+    const double out_tiles = n * std::ceil(p / 2) * std::ceil(q / 2);
+    const double in_tiles = n * std::ceil(h / 2) * std::ceil(w / 2);
+    if (pass == "fwd") return {out_tiles, k, c};
+    if (pass == "bwd_data") return {in_tiles, c, k};
+    if (pass == "bwd_weights") return {k, c, out_tiles};
+  } else {
+    if (pass == "fwd") return {n * p * q, k, c * r * s};
+    if (pass == "bwd_data") return {n * h * w, c, k * r * s};
+    if (pass == "bwd_weights") return {k, c * r * s, n * p * q};
+  }
+  throw UsageError(fmt::format("ConvGemmDims: no pass '{}'", pass));
 }
 
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
@@ -272,6 +330,7 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
       m.op = "gemm";
       m.pass = "fwd";
       m.direct_flops = 2 * rows * cols * depth;
+      m.dims = {rows, cols, depth};
       m.bytes = element * (rows * depth + depth * cols + rows * cols);
     } else {
       m.op = "conv";
@@ -296,6 +355,10 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
       }
       m.cudnn_algorithm = t.Get(row, "fwd_algo");
       m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
+      m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, m.pass, n, c, h, w, k, m.kernel_h,
+                            m.kernel_w, p, q);
+      m.winograd_dims = ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, m.pass, n, c, h, w, k,
+                                     m.kernel_h, m.kernel_w, p, q);
       m.bytes = element * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
     }
     if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
@@ -365,11 +428,12 @@ EfficiencyCurve KernelCurveFit::Curve() const {
     const double eff = std::max(1e-6, std::stod(fmt::format("{:.4g}", At(size))));
     curve.points.push_back({std::stod(fmt::format("{:.4g}", size)), eff});
   }
+  curve.half_dim = half_dim > 0 ? std::stod(fmt::format("{:.4g}", half_dim)) : 0;
   return curve;
 }
 
 KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measurements,
-                                const std::vector<KernelGpu>& gpus) {
+                                const std::vector<KernelGpu>& gpus, bool shape_term) {
   KernelFitReport report;
   std::map<std::string, int> skipped;
   for (const KernelGpu& gpu : gpus) {
@@ -386,10 +450,14 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       }
       KernelUnit unit = m.tensor16 ? KernelUnit::kTensor16 : KernelUnit::kFp32;
       double flops = m.direct_flops;
+      GemmDims dims = m.dims;
       if (m.op == "conv") {
         const ConvAlgorithm a =
             ConvAlgorithmFor(m.kernel_h, m.kernel_w, m.stride_h, m.stride_w, 1, m.tensor16, true);
-        if (a == ConvAlgorithm::kWinogradF2x2_3x3) unit = KernelUnit::kWinograd;
+        if (a == ConvAlgorithm::kWinogradF2x2_3x3) {
+          unit = KernelUnit::kWinograd;
+          dims = m.winograd_dims;
+        }
         flops = AlgorithmFlops(a, m.direct_flops);
         if (!m.tensor16 && m.pass == "fwd" && !m.cudnn_algorithm.empty()) {
           const bool by_cudnn = m.cudnn_algorithm.find("WINOGRAD") != std::string::npos;
@@ -402,6 +470,7 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       }
       KernelTerm term;
       term.flops = flops;
+      term.dims = dims;
       term.peak = m.tensor16 ? gpu.tensor16_flops_per_s : gpu.fp32_flops_per_s;
       term.memory_s =
           m.bytes / (gpu.memory_bandwidth_bytes_per_s * memory_of.memory_efficiency.At(m.bytes));
@@ -418,13 +487,38 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
                               kMinKernels)];
         continue;
       }
-      // Start: 80% at the top, half of it at 1 GFLOP, one decade per factor ~2.
-      double a = std::log(0.8), b = std::log(1e9), k = 1.0;
+      // Start: 80% at the top, half of it at 1 GFLOP, one decade per factor ~2,
+      // the shape term halving at a dimension of 16.
+      double a = std::log(0.8), b = std::log(1e9), k = 1.0, d = std::log(16.0);
+      // The shape term: fitted where the kernels tell it from the curve, else
+      // the V100's of the unit (fitted first), else none.
+      const bool shape_fitted = shape_term && ShapeIdentifiable(list);
+      double fixed_half_dim = 0;
+      if (!shape_fitted) {
+        for (const KernelCurveFit& f : report.fits) {
+          if (f.unit == unit && f.half_dim_fitted && fixed_half_dim == 0) {
+            fixed_half_dim = f.half_dim;
+          }
+        }
+        d = fixed_half_dim > 0 ? std::log(fixed_half_dim)
+                               : -std::numeric_limits<double>::infinity();
+      }
       ceres::Problem problem;
       for (const auto& [term, m] : list) {
-        problem.AddResidualBlock(new ceres::AutoDiffCostFunction<LogTimeResidual, 1, 1, 1, 1>(
-                                     new LogTimeResidual{&term}),
-                                 nullptr, &a, &b, &k);
+        if (shape_fitted) {
+          problem.AddResidualBlock(new ceres::AutoDiffCostFunction<LogTimeResidual, 1, 1, 1, 1, 1>(
+                                       new LogTimeResidual{&term}),
+                                   nullptr, &a, &b, &k, &d);
+        } else {
+          problem.AddResidualBlock(
+              new ceres::AutoDiffCostFunction<LogTimeResidualFixedShape, 1, 1, 1, 1>(
+                  new LogTimeResidualFixedShape{&term, d}),
+              nullptr, &a, &b, &k);
+        }
+      }
+      if (shape_fitted) {
+        problem.SetParameterLowerBound(&d, 0, std::log(0.01));
+        problem.SetParameterUpperBound(&d, 0, std::log(1e4));
       }
       problem.SetParameterUpperBound(&a, 0, 0.0);  // e_max <= 1
       problem.SetParameterLowerBound(&a, 0, std::log(1e-3));
@@ -450,28 +544,33 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       fit.e_max = std::exp(a);
       fit.f_half = std::exp(b);
       fit.slope = k;
-      // Standard errors: s^2 (J^T J)^-1 from the Jacobian at the solution.
+      fit.half_dim = std::exp(d);  // 0 without a shape term
+      fit.half_dim_fitted = shape_fitted;
+      // Standard errors: s^2 (J^T J)^-1 from the Jacobian at the solution
+      // (the free parameters' columns: a constant block has none).
       std::vector<double> residuals;
       ceres::CRSMatrix crs;
       problem.Evaluate(ceres::Problem::EvaluateOptions(), nullptr, &residuals, nullptr, &crs);
       const Eigen::MatrixXd jac = DenseJacobian(crs);
       double rss = 0;
       for (double r : residuals) rss += r * r;
-      const double dof = static_cast<double>(residuals.size()) - 3;
+      const double dof = static_cast<double>(residuals.size() - jac.cols());
       const Eigen::MatrixXd jtj = jac.transpose() * jac;
       const Eigen::FullPivLU<Eigen::MatrixXd> lu(jtj);
+      fit.half_dim_se = std::nan("");
       if (dof > 0 && lu.isInvertible()) {
         const Eigen::MatrixXd cov = lu.inverse() * (rss / dof);
         fit.e_max_se = fit.e_max * std::sqrt(cov(0, 0));
         fit.f_half_se = fit.f_half * std::sqrt(cov(1, 1));
         fit.slope_se = std::sqrt(cov(2, 2));
+        if (shape_fitted) fit.half_dim_se = fit.half_dim * std::sqrt(cov(3, 3));
       } else {
         fit.e_max_se = fit.f_half_se = fit.slope_se = std::nan("");
       }
       std::vector<double> abs_errors;
       std::map<std::string, std::vector<double>> by_group;
       for (const auto& [term, m] : list) {
-        const double e = term.Modeled(a, b, k) / term.measured_s - 1;
+        const double e = term.Modeled(a, b, k, d) / term.measured_s - 1;
         abs_errors.push_back(std::abs(e));
         by_group[m->op == "gemm" ? "gemm" : "conv/" + m->pass].push_back(e);
       }
@@ -540,8 +639,10 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
   d.source = fmt::format("{}:{},{}", path, conv_line, separable_line);
   // 16 x 224 x 224 x 128 in, 3x3 "valid": 222 x 222 out; 2-byte activations and weights.
   const double n = d.batch, in_pixels = 224.0 * 224, out_pixels = 222.0 * 222, c = 128, k = 128;
-  auto kernel_s = [&](double flops, double bytes, double peak, const EfficiencyCurve* curve) {
-    const double compute = curve != nullptr ? flops / (peak * curve->At(flops)) : 0.0;
+  auto kernel_s = [&](double flops, double bytes, double peak, const EfficiencyCurve* curve,
+                      const GemmDims& dims) {
+    const double compute =
+        curve != nullptr ? flops / (peak * curve->At(flops) * curve->ShapeFactor(dims)) : 0.0;
     const double memory =
         bytes / (v100.memory_bandwidth_bytes_per_s * memory_of.memory_efficiency.At(bytes));
     return std::max(compute, memory) + v100.kernel_launch_s;
@@ -549,8 +650,8 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
   const EfficiencyCurve tensor_curve = tensor->Curve();
   const double pointwise_flops = 2 * n * out_pixels * c * k;
   const double pointwise_bytes = 2 * (2 * n * out_pixels * c + c * k);
-  d.pointwise_modeled_s =
-      kernel_s(pointwise_flops, pointwise_bytes, v100.tensor16_flops_per_s, &tensor_curve);
+  d.pointwise_modeled_s = kernel_s(pointwise_flops, pointwise_bytes, v100.tensor16_flops_per_s,
+                                   &tensor_curve, GemmDims{n * out_pixels, k, c});
   d.depthwise_flops = 2 * n * out_pixels * c * 9;
   d.depthwise_s = n / d.separable_images_per_s - d.pointwise_modeled_s;
   if (!(d.depthwise_s > 0)) {
@@ -560,13 +661,14 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
   d.efficiency = d.depthwise_flops / (d.depthwise_s * v100.fp32_flops_per_s);
   const double conv_flops = 2 * n * out_pixels * c * k * 9;
   const double conv_bytes = 2 * (n * in_pixels * c + n * out_pixels * k + 9 * c * k);
-  d.conv_modeled_s = kernel_s(conv_flops, conv_bytes, v100.tensor16_flops_per_s, &tensor_curve);
+  d.conv_modeled_s = kernel_s(conv_flops, conv_bytes, v100.tensor16_flops_per_s, &tensor_curve,
+                              GemmDims{n * out_pixels, k, 9 * c});
   d.conv_measured_s = n / d.conv_images_per_s;
   return d;
 }
 
-KernelFitReport FitKernelTables(const std::string& directory) {
-  KernelFitReport report = FitKernelCurves(ReadKernelTables(directory), KernelGpus());
+KernelFitReport FitKernelTables(const std::string& directory, bool shape_term) {
+  KernelFitReport report = FitKernelCurves(ReadKernelTables(directory), KernelGpus(), shape_term);
   report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
   report.memory = FitMemoryPlateaus(directory + "/neusight_vec_large.csv", MemorySweepGpus());
   return report;
@@ -607,6 +709,12 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
           "+/- {:.2g} FLOPs, k {:.3g} +/- {:.2g}; median |time error| {:.1f}%",
           fitted ? "fitted" : "carried", fit.kernels, gpu.name, what, fit.e_max, fit.e_max_se,
           fit.f_half, fit.f_half_se, fit.slope, fit.slope_se, 100 * fit.median_abs_error);
+      if (fit.half_dim > 0) {
+        text +=
+            fmt::format("; shape term (half_dim) {:.4g}{}", fit.half_dim,
+                        fit.half_dim_fitted ? fmt::format(" +/- {:.2g}, fitted", fit.half_dim_se)
+                                            : " held at the V100's (square kernels only)");
+      }
       if (carried) {
         text += fmt::format(
             "; carried from the {} ({:.4g} TFLOPS) to this device ({:.4g} TFLOPS) at the same "

@@ -62,6 +62,38 @@ std::pair<bool, double> MatrixWork(const Network& network, const Layer& layer, i
   return {true, 1.0};  // a matrix kind this model has no padding rule for
 }
 
+// The dimensions of the matrix products a matrix layer's pass runs, for the
+// shape term of the matrix curves (EfficiencyCurve::ShapeFactor): a dense
+// layer {rows, out, in}, a batched matmul per head {M, N, K}, a convolution
+// its algorithm's (ConvGemmDims, per group). b: samples per core.
+GemmDims PassGemmDims(const Network& network, const Layer& layer, Pass pass, double b,
+                      ConvAlgorithm algorithm) {
+  const Shape& in = network.layer(layer.input_ids.front()).output_shape;
+  if (layer.kind == LayerKind::kDense) {
+    const double features = static_cast<double>(in.dims.back());
+    return {b * static_cast<double>(in.elements()) / features,
+            static_cast<double>(layer.dense.units), features};
+  }
+  if (layer.kind == LayerKind::kBatchedMatmul) {
+    return {static_cast<double>(in.dims[1]), static_cast<double>(layer.output_shape.dims[2]),
+            static_cast<double>(in.dims[2])};
+  }
+  if (layer.kind == LayerKind::kConv2d) {
+    const double groups = static_cast<double>(layer.conv.groups);
+    const char* name = pass == Pass::kForward        ? "fwd"
+                       : pass == Pass::kBackwardData ? "bwd_data"
+                                                     : "bwd_weights";
+    return ConvGemmDims(algorithm, name, b, static_cast<double>(in.channels()) / groups,
+                        static_cast<double>(in.height()), static_cast<double>(in.width()),
+                        static_cast<double>(layer.conv.out_channels) / groups,
+                        static_cast<double>(layer.conv.window.kernel_h),
+                        static_cast<double>(layer.conv.window.kernel_w),
+                        static_cast<double>(layer.output_shape.height()),
+                        static_cast<double>(layer.output_shape.width()));
+  }
+  return {};  // no shape term for a matrix kind without a rule
+}
+
 // With recomputation, the layers whose forward pass runs a second time: those
 // of every checkpoint segment but the last whose backward pass runs (a
 // gradient reaches them, so they need their saved tensors). All false without.
@@ -430,7 +462,12 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                           : depthwise       ? device.depthwise_efficiency
                                                             : device.compute_efficiency;
       if (p.flops > 0 && !fused_pass) {
-        p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops));
+        // Matrix work: the curve at the kernel's FLOPs times its shape term.
+        const double shape =
+            on_matrix_units
+                ? efficiency.ShapeFactor(PassGemmDims(network, layer, pass, b, algorithm))
+                : 1.0;
+        p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops) * shape);
       }
       if (p.bytes > 0) {
         const EfficiencyCurve& memory_efficiency = !update && NormalizesRows(layer.kind)

@@ -163,6 +163,16 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_EQ(k["algorithm_agreement"].size(), 3u);
   EXPECT_LT(k["depthwise"]["efficiency"].get<double>(), 0.1);
   EXPECT_EQ(RunCli("validate --kernels --kernel-data /nonexistent").exit_code, 66);
+  // --shape-term: the fits carry half_dim (fitted on DeepBench's non-square
+  // kernels, held on the K40's square ones); without it, none.
+  const CliRun shaped = RunCli("validate --kernels --shape-term --output json");
+  ASSERT_EQ(shaped.exit_code, 0) << shaped.err;
+  for (const auto& fit : nlohmann::json::parse(shaped.out)["fits"]) {
+    EXPECT_GT(fit["half_dim"].get<double>(), 0) << fit.dump();
+    EXPECT_EQ(fit["half_dim_fitted"].get<bool>(), fit["gpu"] != "Tesla K40") << fit.dump();
+  }
+  for (const auto& fit : k["fits"]) EXPECT_EQ(fit["half_dim"].get<double>(), 0) << fit.dump();
+  EXPECT_EQ(RunCli("validate --shape-term").exit_code, 64);
 
   // The framework profiles: held-out runs predicted better than the catalog overall.
   const CliRun frameworks = RunCli("validate --frameworks --output json");

@@ -223,6 +223,36 @@ TEST(DeviceJson, EfficiencyOutsideZeroOneAndMissingSourceAreRejected) {
               HasSubstr("peak_flops_per_s.fp32.origin"));
 }
 
+TEST(EfficiencyCurve, ShapeFactorByHand) {
+  EfficiencyCurve curve;
+  curve.points = {{1e9, 0.5}};
+  // No half_dim: no shape term.
+  EXPECT_EQ(curve.ShapeFactor(16, 16, 16), 1.0);
+  curve.half_dim = 16;
+  // 64/80 x 256/272 x 16/32 = 0.8 x 0.941176... x 0.5 = 0.376470588...
+  EXPECT_NEAR(curve.ShapeFactor(64, 256, 16), 0.8 * (256.0 / 272) * 0.5, 1e-15);
+  // Symmetric in the three dimensions.
+  EXPECT_DOUBLE_EQ(curve.ShapeFactor(16, 64, 256), curve.ShapeFactor(64, 256, 16));
+}
+
+TEST(DeviceJson, ShapeTermLoadsAndRoundTripsAndABadOneNamesTheField) {
+  const std::string t4 = CatalogDeviceJson("t4");
+  const std::string with = Replace(t4, "\"compute\": {\n      \"points\"",
+                                   "\"compute\": {\n      \"half_dim\": 12.5,\n      \"points\"");
+  const std::string path = ::testing::TempDir() + "/fitspeed_half_dim.json";
+  std::ofstream(path) << with;
+  const Device d = LoadDevice(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(d.compute_efficiency.half_dim, 12.5);
+  EXPECT_EQ(d.tensor_efficiency.half_dim, 0);  // absent: no shape term
+  EXPECT_EQ(ParseDeviceJson(DeviceToJson(d), "again.json").compute_efficiency.half_dim, 12.5);
+  EXPECT_THAT(LoadBroken(Replace(with, "12.5", "-3"), ::testing::TempDir() + "/fitspeed_hd.json"),
+              HasSubstr("efficiency.compute.half_dim"));
+  EXPECT_THAT(
+      LoadBroken(Replace(with, "12.5", "\"x\""), ::testing::TempDir() + "/fitspeed_hd2.json"),
+      HasSubstr("efficiency.compute.half_dim"));
+}
+
 TEST(DeviceJson, TensorCurveNeedsTensorUnits) {
   // The K80 has neither TF32 nor FP16 tensor peaks: a tensor-unit curve is an error.
   const std::string k80 = CatalogDeviceJson("k80");

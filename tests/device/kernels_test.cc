@@ -237,6 +237,88 @@ TEST(KernelFit, RecoversAKnownCurve) {
   EXPECT_NEAR(fit.At(1e9), 0.4, 1e-6);  // half of e_max at F_half
 }
 
+// The shape term: GEMMs of many shapes generated from eff = 0.8 / (1 + (1e9 /
+// F)^0.7) x prod d / (d + 12) (EfficiencyCurve::ShapeFactor at half_dim 12).
+TEST(KernelFit, RecoversAKnownShapeTermAndLeavesItOutByDefault) {
+  KernelGpu gpu;
+  gpu.name = "synthetic";
+  gpu.fp32_flops_per_s = 10e12;
+  gpu.memory_bandwidth_bytes_per_s = 1e12;
+  gpu.kernel_launch_s = 5e-6;
+  gpu.fitted = {"v100-sxm2"};
+  EfficiencyCurve shape;
+  shape.half_dim = 12;
+  std::vector<KernelMeasurement> kernels;
+  for (double m = 16; m <= 8192; m *= 4) {
+    for (double n : {16.0, 64.0, 256.0, 1024.0}) {
+      for (double k : {32.0, 512.0, 2048.0}) {
+        KernelMeasurement g;
+        g.gpu = "synthetic";
+        g.op = "gemm";
+        g.pass = "fwd";
+        g.dims = {m, n, k};
+        g.direct_flops = 2 * m * n * k;
+        g.bytes = 1;
+        const double eff =
+            0.8 / (1 + std::pow(1e9 / g.direct_flops, 0.7)) * shape.ShapeFactor(g.dims);
+        g.time_s = g.direct_flops / (10e12 * eff) + 5e-6;
+        kernels.push_back(g);
+      }
+    }
+  }
+  const KernelFitReport with = FitKernelCurves(kernels, {gpu}, /*shape_term=*/true);
+  ASSERT_EQ(with.fits.size(), 1u);
+  const KernelCurveFit& fit = with.fits.front();
+  EXPECT_TRUE(fit.converged);
+  EXPECT_TRUE(fit.half_dim_fitted);
+  EXPECT_NEAR(fit.half_dim, 12, 1e-4);
+  EXPECT_NEAR(fit.e_max, 0.8, 1e-6);
+  EXPECT_NEAR(fit.slope, 0.7, 1e-6);
+  EXPECT_LT(fit.median_abs_error, 1e-6);
+  EXPECT_EQ(fit.Curve().half_dim, 12);
+  // Without it (the catalog's fits) there is no shape term, and the curve
+  // alone cannot describe these kernels.
+  const KernelCurveFit& plain = FitKernelCurves(kernels, {gpu}).fits.front();
+  EXPECT_EQ(plain.half_dim, 0);
+  EXPECT_FALSE(plain.half_dim_fitted);
+  EXPECT_EQ(plain.Curve().half_dim, 0);
+  EXPECT_GT(plain.median_abs_error, 0.05);
+}
+
+TEST(KernelFit, ConvolutionGemmDimensionsByHand) {
+  // N 8, C 64, 56x56 in, K 128, 3x3, pad 1 stride 1: P = Q = 56.
+  // Implicit GEMM: forward {8*56*56, 128, 64*9} = {25088, 128, 576};
+  // backward-data {8*56*56, 64, 128*9} = {25088, 64, 1152}; backward-weights
+  // {128, 576, 25088}. Winograd F(2x2, 3x3): 28x28 tiles of 2x2, forward
+  // {8*28*28, 128, 64} = {6272, 128, 64}.
+  const auto dims = [](ConvAlgorithm a, const char* pass) {
+    return ConvGemmDims(a, pass, 8, 64, 56, 56, 128, 3, 3, 56, 56);
+  };
+  const GemmDims fwd = dims(ConvAlgorithm::kImplicitGemm, "fwd");
+  EXPECT_EQ(fwd.m, 25088);
+  EXPECT_EQ(fwd.n, 128);
+  EXPECT_EQ(fwd.k, 576);
+  const GemmDims data = dims(ConvAlgorithm::kImplicitGemm, "bwd_data");
+  EXPECT_EQ(data.n, 64);
+  EXPECT_EQ(data.k, 1152);
+  const GemmDims weights = dims(ConvAlgorithm::kImplicitGemm, "bwd_weights");
+  EXPECT_EQ(weights.m, 128);
+  EXPECT_EQ(weights.k, 25088);
+  const GemmDims winograd = dims(ConvAlgorithm::kWinogradF2x2_3x3, "fwd");
+  EXPECT_EQ(winograd.m, 6272);
+  EXPECT_EQ(winograd.k, 64);
+  EXPECT_THROW(dims(ConvAlgorithm::kImplicitGemm, "update"), UsageError);
+  // The DeepBench reader fills both sets for a convolution row.
+  const std::vector<KernelMeasurement> convs = ReadKernelTable(KernelDir() + "/deepbench_conv.csv");
+  for (const KernelMeasurement& m : convs) {
+    EXPECT_GT(m.dims.m * m.dims.n * m.dims.k, 0) << m.source;
+    if (m.pass == "fwd") {
+      // 2 m n k is the direct FLOPs of the forward implicit GEMM.
+      EXPECT_NEAR(2 * m.dims.m * m.dims.n * m.dims.k / m.direct_flops, 1, 1e-12) << m.source;
+    }
+  }
+}
+
 TEST(KernelFit, TheCurvesJetDerivativesAreTheAnalyticOnes) {
   // eff = E / (1 + u), u = exp(k (lf - ln F)), E = exp(le):
   //   d eff / d le = eff

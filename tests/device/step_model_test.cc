@@ -81,6 +81,30 @@ TEST(StepModel, ComputeBoundDenseLayerMatchesHandCalculation) {
   EXPECT_FALSE(Layer(step, "big").memory_bound());
 }
 
+TEST(StepModel, ShapeTermSlowsSmallMatrixDimensionsByHand) {
+  // The dense layer above with the compute curve's half_dim 64: its matrix
+  // product is {256 rows, 1024 out, 1024 in}, shape term 256/320 x
+  // (1024/1088)^2 = 0.8 x 0.885813... = 0.708650...; compute = 1.073741824e-4 /
+  // 0.708650... = 1.515193...e-4 s, in every pass (the term is symmetric).
+  Device d = TestDevice();
+  d.compute_efficiency.half_dim = 64;
+  const ModeledStep step = ModelStep(DenseNet(), d, 256);
+  const LayerTime& big = Layer(step, "big");
+  const double shape = 0.8 * (1024.0 / 1088) * (1024.0 / 1088);
+  EXPECT_NEAR(Forward(big).compute_s, 1.073741824e-4 / shape, 1e-15);
+  EXPECT_NEAR(big.passes[static_cast<size_t>(Pass::kBackwardWeights)].compute_s,
+              1.073741824e-4 / shape, 1e-15);
+  // The head's {256, 10, 1024}: 0.8 x 10/74 x 1024/1088 of the curve; its
+  // FLOPs 2*256*1024*10 + 256*10 for the bias = 5,245,440.
+  const PassTime& head = Forward(Layer(step, "head"));
+  EXPECT_DOUBLE_EQ(head.flops, 5245440.0);
+  EXPECT_NEAR(head.compute_s, 5245440.0 / (10e12 * 0.5 * 0.8 * (10.0 / 74) * (1024.0 / 1088)),
+              1e-18);
+  // Element-wise work has no shape term.
+  EXPECT_EQ(Forward(Layer(ModelStep(DenseNet(), TestDevice(), 256), "relu_2")).compute_s,
+            Forward(Layer(step, "relu_2")).compute_s);
+}
+
 TEST(StepModel, MemoryBoundReluMatchesHandCalculation) {
   const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256);
   const PassTime& p = Forward(Layer(step, "relu_2"));

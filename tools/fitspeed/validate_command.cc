@@ -62,6 +62,7 @@ struct ValidateCliOptions {
   bool kernels = false;        // --kernels: the kernel fits instead
   std::string kernel_dir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/kernels";
   std::string catalog_out;  // --catalog-out DIR: write the refitted catalog devices there
+  bool shape_term = false;  // --shape-term: fit the GEMM shape term with the curves
   std::string output = "table";
 };
 
@@ -679,7 +680,12 @@ int RunLayerCheck(const ValidateCliOptions& options, OutputFormat format) {
 
 int RunValidate(const ValidateCliOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
-  if (options.kernels) return RunKernelCheck(options.kernel_dir, options.catalog_out, format);
+  if (options.shape_term && !options.kernels) {
+    throw UsageError("--shape-term needs --kernels");
+  }
+  if (options.kernels) {
+    return RunKernelCheck(options.kernel_dir, options.catalog_out, options.shape_term, format);
+  }
   std::error_code error;
   if (!std::filesystem::is_directory(options.data_dir, error)) {
     throw InputError(fmt::format(
@@ -816,6 +822,12 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
                       "With --kernels: write the catalog devices the fits serve, with the fitted "
                       "or carried curves, into this directory (data/devices regenerates the "
                       "catalog)");
+  command->add_flag("--shape-term", options->shape_term,
+                    "With --kernels: fit each matrix curve with a GEMM shape term, efficiency x "
+                    "prod d/(d + half_dim) over the kernel's three matrix dimensions, and check "
+                    "those curves on the second sources; the catalog is fitted without it "
+                    "(docs/validation.md, \"Kernel fits\", says why); with --catalog-out, "
+                    "device files that carry it (\"half_dim\")");
   command->add_flag("--placements", options->placements,
                     "Instead, check the data-parallel step (all-reduce overlapped as PyTorch DDP "
                     "does it, and serial) against Pollux's 2-4 GPU placements on one T4 node, and "

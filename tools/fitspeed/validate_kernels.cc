@@ -28,14 +28,19 @@ std::string Sig(double value, int digits = 3) {
 
 TextTable FitTable(const KernelFitReport& report) {
   TextTable table({"gpu", "unit", "kernels", "e_max", "e_max_se", "F_half_flops", "F_half_se",
-                   "slope", "slope_se", "eff_1e8", "eff_1e9", "eff_1e10", "eff_1e11",
-                   "median_err_%", "p90_err_%", "converged"});
+                   "slope", "slope_se", "half_dim", "half_dim_se", "eff_1e8", "eff_1e9", "eff_1e10",
+                   "eff_1e11", "median_err_%", "p90_err_%", "converged"});
   for (const KernelCurveFit& f : report.fits) {
+    // A held shape term (square kernels only) shows its value and "held"; none "-".
+    const std::string half_dim = f.half_dim > 0 ? Sig(f.half_dim) : "-";
+    const std::string half_dim_se = f.half_dim_fitted ? Sig(f.half_dim_se, 2)
+                                    : f.half_dim > 0  ? "held"
+                                                      : "-";
     table.AddRow({f.gpu, KernelUnitName(f.unit), std::to_string(f.kernels), Sig(f.e_max),
                   Sig(f.e_max_se, 2), Sig(f.f_half), Sig(f.f_half_se, 2), Sig(f.slope),
-                  Sig(f.slope_se, 2), Sig(f.At(1e8)), Sig(f.At(1e9)), Sig(f.At(1e10)),
-                  Sig(f.At(1e11)), Pct(100 * f.median_abs_error), Pct(100 * f.p90_abs_error),
-                  f.converged ? "yes" : "no"});
+                  Sig(f.slope_se, 2), half_dim, half_dim_se, Sig(f.At(1e8)), Sig(f.At(1e9)),
+                  Sig(f.At(1e10)), Sig(f.At(1e11)), Pct(100 * f.median_abs_error),
+                  Pct(100 * f.p90_abs_error), f.converged ? "yes" : "no"});
   }
   return table;
 }
@@ -117,6 +122,9 @@ json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
                     {"f_half_se", Number(f.f_half_se)},
                     {"slope", Number(f.slope)},
                     {"slope_se", Number(f.slope_se)},
+                    {"half_dim", Number(f.half_dim)},
+                    {"half_dim_se", Number(f.half_dim_se)},
+                    {"half_dim_fitted", f.half_dim_fitted},
                     {"converged", f.converged},
                     {"median_abs_error", Number(f.median_abs_error)},
                     {"p90_abs_error", Number(f.p90_abs_error)},
@@ -177,14 +185,16 @@ void WriteCatalog(const KernelFitReport& report, const std::string& directory) {
   }
 }
 
-// The catalog checked on the kernel tables it was not fitted to.
-std::vector<KernelCheck> SecondSourceChecks(const std::string& kernel_dir) {
+// The catalog checked on the kernel tables it was not fitted to; `devices`
+// replace the catalog's of their names.
+std::vector<KernelCheck> SecondSourceChecks(const std::string& kernel_dir,
+                                            const std::vector<Device>& devices) {
   std::vector<KernelCheck> checks;
   // NeuSight times one eager call: under 50 us its dispatch floor (25-40 us) dominates.
   for (const auto& [file, floor_s] : {std::pair{"neusight_linear_test.csv", 50e-6},
                                       std::pair{"autoheuristic_train_mm.csv", 0.0}}) {
     const std::vector<KernelCheck> some =
-        CheckCatalogOnKernels(ReadKernelTable(kernel_dir + "/" + file), file, floor_s);
+        CheckCatalogOnKernels(ReadKernelTable(kernel_dir + "/" + file), file, floor_s, devices);
     checks.insert(checks.end(), some.begin(), some.end());
   }
   return checks;
@@ -220,11 +230,21 @@ json ChecksJson(const std::vector<KernelCheck>& checks) {
 
 }  // namespace
 
-int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out,
+int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out, bool shape_term,
                    OutputFormat format) {
-  const KernelFitReport report = FitKernelTables(kernel_dir);
+  const KernelFitReport report = FitKernelTables(kernel_dir, shape_term);
   if (!catalog_out.empty()) WriteCatalog(report, catalog_out);
-  const std::vector<KernelCheck> checks = SecondSourceChecks(kernel_dir);
+  // With the shape term the curves differ from the catalog's: the second
+  // sources check the catalog devices with these fits applied.
+  std::vector<Device> refitted;
+  if (shape_term) {
+    for (const std::string& name : CatalogDeviceNames()) {
+      if (name == "host") continue;
+      Device device = LoadDevice(name);
+      if (!ApplyKernelCurves(device, report, KernelGpus()).empty()) refitted.push_back(device);
+    }
+  }
+  const std::vector<KernelCheck> checks = SecondSourceChecks(kernel_dir, refitted);
   if (format == OutputFormat::kJson) {
     json j = ReportJson(report, kernel_dir);
     j["catalog_checks"] = ChecksJson(checks);

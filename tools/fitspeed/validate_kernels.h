@@ -16,8 +16,10 @@ namespace fitspeed::cli {
 // Fits the tables of `kernel_dir` and writes the report as a table, CSV or
 // JSON. When `catalog_out` is not empty, writes there (a directory) the
 // device file of every catalog device the fits serve, with the fitted or
-// carried curves (ApplyKernelCurves), and names each file on stderr. Returns 0.
-int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out,
+// carried curves (ApplyKernelCurves), and names each file on stderr. With
+// `shape_term`, the curves are fitted with the GEMM shape term
+// (FitKernelCurves) and the second-source checks use them. Returns 0.
+int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out, bool shape_term,
                    OutputFormat format);
 
 }  // namespace fitspeed::cli

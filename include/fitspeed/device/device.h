@@ -26,6 +26,19 @@ struct EfficiencyCurve {
   };
   std::vector<Point> points;  // sizes strictly increasing; at least one point
   double At(double size) const;
+  // Matrix curves (compute, winograd, tensor): the GEMM dimension d_half at
+  // which one small dimension alone halves the efficiency. A GEMM of
+  // dimensions m x n x k (rows, columns, reduction; a convolution's implicit
+  // GEMM) runs at At(F) x ShapeFactor(m, n, k), ShapeFactor = the product of
+  // d / (d + d_half) over the three: output tiles of a small dimension are
+  // partly empty, and a short reduction leaves each tile's load and store
+  // unamortised. 0: no shape term (memory curves, older device files).
+  double half_dim = 0;
+  double ShapeFactor(double m, double n, double k) const;
+  template <typename Dims>
+  double ShapeFactor(const Dims& d) const {
+    return ShapeFactor(d.m, d.n, d.k);
+  }
 };
 
 // A link between cores, devices, the host or nodes.

@@ -67,6 +67,21 @@ ConvAlgorithm ConvAlgorithmFor(int kernel_h, int kernel_w, int stride_h, int str
 // direct for implicit GEMM, direct x 16/36 for Winograd F(2x2, 3x3).
 double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops);
 
+// The dimensions of the matrix product a kernel runs, for the shape term of
+// the matrix curves (EfficiencyCurve::ShapeFactor, symmetric in the three):
+// rows m, columns n and reduction k.
+struct GemmDims {
+  double m = 1, n = 1, k = 1;
+};
+// A convolution's, per group, for a pass ("fwd", "bwd_data", "bwd_weights"):
+// implicit GEMM: forward {N P Q, K, C R S}, backward-data {N H W, C, K R S},
+// backward-weights {K, C R S, N P Q}; Winograd F(2x2, 3x3) runs 16 products
+// over 2x2 tiles, forward {N ceil(P/2) ceil(Q/2), K, C}, backward-data
+// {N ceil(H/2) ceil(W/2), C, K}, backward-weights {K, C, N ceil(P/2) ceil(Q/2)}.
+// c and k are per group. Throws UsageError for another pass.
+GemmDims ConvGemmDims(ConvAlgorithm algorithm, const std::string& pass, double n, double c,
+                      double h, double w, double k, double r, double s, double p, double q);
+
 // One published kernel timing.
 struct KernelMeasurement {
   std::string gpu;        // as the source names it: "V100", "P100", "T4", "Tesla K40"
@@ -79,9 +94,12 @@ struct KernelMeasurement {
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   std::string cudnn_algorithm;
   double direct_flops = 0;  // 2 M N K, or 2 N K P Q C R S
-  double bytes = 0;         // inputs read and output written once, at the element size
-  double time_s = 0;        // measured, > 0
-  std::string source;       // "file:line"
+  // Matrix dimensions (GemmDims): a GEMM's own; a convolution's implicit GEMM
+  // (ConvGemmDims) and, for a 3x3 stride-1 one, its Winograd products.
+  GemmDims dims, winograd_dims;
+  double bytes = 0;    // inputs read and output written once, at the element size
+  double time_s = 0;   // measured, > 0
+  std::string source;  // "file:line"
 };
 
 // Reads a DeepBench GEMM or convolution table (data/kernels/deepbench_*.csv),
@@ -122,6 +140,12 @@ struct KernelCurveFit {
   double e_max = 0, e_max_se = 0;
   double f_half = 0, f_half_se = 0;  // FLOPs
   double slope = 0, slope_se = 0;
+  // The shape term's GEMM dimension (EfficiencyCurve::half_dim): fitted with
+  // the curve when the kernels include non-square ones (half_dim_fitted),
+  // else fixed at the V100's of the unit (half_dim_se NaN): square kernels
+  // cannot tell it from the curve.
+  double half_dim = 0, half_dim_se = 0;
+  bool half_dim_fitted = false;
   bool converged = false;
   // |modeled / measured time - 1| over the fitted kernels.
   double median_abs_error = 0;
@@ -134,8 +158,9 @@ struct KernelCurveFit {
     double median_signed_error = 0;
   };
   std::vector<Group> groups;
-  double At(double flops) const;  // the fitted eff(F)
-  // The curve as device-file points: at 10^5 .. 10^12 FLOPs, four per decade.
+  double At(double flops) const;  // the fitted eff(F), before the shape term
+  // The curve as device-file points: at 10^5 .. 10^12 FLOPs, four per decade,
+  // and half_dim.
   EfficiencyCurve Curve() const;
 };
 
@@ -265,9 +290,13 @@ struct KernelFitReport {
 // Fits every GPU of `gpus` and unit that has at least 8 kernels in
 // `measurements`. A GEMM is timed with the unit's curve; a convolution with the
 // unit ConvAlgorithmFor gives (Winograd's curve on its 16/36 FLOPs, or the FP32
-// or tensor curve on its direct FLOPs).
+// or tensor curve on its direct FLOPs). With `shape_term`, each curve is
+// fitted with the shape term of EfficiencyCurve::ShapeFactor (its half_dim a
+// fourth parameter where the kernels include non-square ones, else the
+// V100's of the unit held); without, half_dim is 0 (the catalog's curves:
+// docs/validation.md, "Kernel fits", says why).
 KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measurements,
-                                const std::vector<KernelGpu>& gpus);
+                                const std::vector<KernelGpu>& gpus, bool shape_term = false);
 
 // The catalog's curves against kernels they were not fitted to: NeuSight's
 // FP32 nn.Linear timings on V100 PCIe, P100 PCIe, T4, A100 40/80 GB and H100
@@ -293,8 +322,11 @@ struct KernelCheck {
 // tables above), leaving out kernels measured under `floor_s` (NeuSight times
 // one eager call, whose 25-40 us of dispatch the kernel model does not
 // include). One KernelCheck per table, GPU and unit, in order of appearance.
+// `devices` replace the catalog devices of their names (e.g. the catalog with
+// refitted curves, ApplyKernelCurves).
 std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasurement>& measurements,
-                                               const std::string& table, double floor_s);
+                                               const std::string& table, double floor_s,
+                                               const std::vector<Device>& devices = {});
 
 // Carries a curve fitted on a device of peak `from_peak` to one of peak
 // `to_peak` (same unit): a kernel of F FLOPs on the new device reaches the
@@ -320,7 +352,7 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
 // depthwise derivation from its tlkh_depsep_conv.csv and the memory plateaus
 // from its neusight_vec_large.csv: what `fitspeed validate --kernels` reports
 // and the catalog's curves come from.
-KernelFitReport FitKernelTables(const std::string& directory);
+KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = false);
 
 // Sets the curves of `device` that the fits of `report` serve (KernelGpus'
 // `fitted` and `carried` lists name it): efficiency.compute from the GPU's
