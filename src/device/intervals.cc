@@ -177,6 +177,17 @@ PredictionInterval IntervalTable::ForTransfer(const std::string& kind, double le
 }
 
 PredictionInterval IntervalTable::ForFramework(const std::string& error_class, double level) const {
+  if (framework.empty()) {
+    CheckLevel(level);
+    PredictionInterval none;
+    none.level = level;
+    none.basis = "framework:" + error_class;
+    none.min_sources = kModelIntervalMinSources;
+    none.reason =
+        "the intervals table holds no errors of framework-profile predictions (a file written "
+        "before they were recorded: `fitspeed validate --intervals-out` writes them)";
+    return none;
+  }
   return ClassInterval(framework, error_class, level, kModelIntervalMinSources, "framework:");
 }
 

@@ -198,6 +198,11 @@ TEST(IntervalTableTest, FrameworkProfileErrorsByHand) {
   // does not see them.
   EXPECT_EQ(table.ForFramework("gpu/fp32", 0.8).basis, "framework:gpu");
   EXPECT_FALSE(table.For("gpu/tensor", 0.8).available);
+  // A table without any (an older file) says so.
+  const PredictionInterval older = IntervalTable().ForFramework("gpu/tensor", 0.8);
+  EXPECT_FALSE(older.available);
+  EXPECT_NE(older.reason.find("no errors of framework-profile predictions"), std::string::npos)
+      << older.reason;
   // JSON keeps them apart from the catalog's.
   const IntervalTable back = ParseIntervalTable(IntervalTableToJson(table), "t.json");
   EXPECT_EQ(back.framework.at("gpu/tensor").size(), 36u);
