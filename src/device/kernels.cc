@@ -108,10 +108,14 @@ bool DeepBenchPrecision(const CsvTable& t, const CsvTable::Row& row, bool* tenso
   return p == "fp32" || *tensor16;
 }
 
-// NeuSight's nn.Linear table (columns B, bias) or autoheuristic's GEMMs
-// (using_tf32), already read.
+// NeuSight's nn.Linear table (columns B, bias), its torch.bmm table (B, op
+// "bmm") or autoheuristic's GEMMs (using_tf32), already read.
 std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
   const bool linear = t.column.count("bias") > 0;
+  const bool bmm = !linear && t.column.count("B") > 0;
+  if (bmm && t.column.count("op") == 0) {
+    throw DataError(t.source, 1, "op", "column missing from the header");
+  }
   for (const char* column : {"dtype", "M", "time_us"}) {
     if (t.column.count(column) == 0) {
       throw DataError(t.source, 1, column, "column missing from the header");
@@ -127,7 +131,21 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
     m.op = "gemm";
     m.pass = "fwd";
     const std::string& dtype = t.Get(row, "dtype");
-    if (linear) {
+    if (bmm) {
+      if (t.Get(row, "op") != "bmm") {
+        throw DataError(t.source, row.line, "op",
+                        fmt::format("expected bmm, got '{}'", t.Get(row, "op")));
+      }
+      if (dtype != "fp32") continue;
+      // B products of M x N x K: 2 B M N K FLOPs; the three operands of each
+      // read or written once (the sum and the shape term are symmetric in
+      // which dimension is the reduction).
+      const double batch = t.Positive(row, "B"), rows = t.Positive(row, "M"),
+                   cols = t.Positive(row, "N"), depth = t.Positive(row, "K");
+      m.direct_flops = 2 * batch * rows * cols * depth;
+      m.dims = {rows, cols, depth};
+      m.bytes = 4 * batch * (rows * cols + cols * depth + rows * depth);
+    } else if (linear) {
       if (dtype != "fp32") continue;
       // x [B, M, N] -> nn.Linear(N, K): 2 B M N K FLOPs.
       const double rows = t.Positive(row, "B") * t.Positive(row, "M");
@@ -287,7 +305,8 @@ GemmDims ConvGemmDims(ConvAlgorithm algorithm, const std::string& pass, double n
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
   {
     const CsvTable probe = ReadCsvTable(path, {"gpu", "N", "K"});
-    if (probe.column.count("using_tf32") > 0 || probe.column.count("bias") > 0) {
+    if (probe.column.count("using_tf32") > 0 || probe.column.count("bias") > 0 ||
+        probe.column.count("B") > 0) {
       return ReadGemmCheckTable(probe);
     }
   }

@@ -460,6 +460,35 @@ TEST(KernelCheck, ErrorsAgainstTheCatalogDeviceAndTheFloor) {
   }
   EXPECT_EQ(tf32, 16);
   EXPECT_EQ(tensor16, 2084);
+  // NeuSight's torch.bmm timings (FP32, kernels of 50 us or more).
+  EXPECT_EQ(ReadKernelTable(KernelDir() + "/neusight_bmm.csv").size(), 25726u);
+}
+
+TEST(KernelCheck, ReadsABatchedMatmulTableByHand) {
+  // 12 products of 512 x 512 x 64: 2*12*512*512*64 = 402,653,184 FLOPs;
+  // 4*12*(512*512 + 512*64 + 512*64) = 15,728,640 bytes.
+  const std::string path = WriteFile(
+      "bmm.csv",
+      "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\n"
+      "Tesla T4,bmm,fp32,12,512,512,64,100.5,k,f\n"
+      "Tesla T4,bmm,fp16,12,512,512,64,20,k,f\n");
+  const std::vector<KernelMeasurement> m = ReadKernelTable(path);
+  ASSERT_EQ(m.size(), 1u);  // FP32 only
+  EXPECT_DOUBLE_EQ(m[0].direct_flops, 402653184.0);
+  EXPECT_DOUBLE_EQ(m[0].bytes, 15728640.0);
+  EXPECT_EQ(m[0].dims.k, 64);
+  EXPECT_DOUBLE_EQ(m[0].time_s, 100.5e-6);
+  // Another op in the column is refused, naming the line and field.
+  const std::string bad = WriteFile(
+      "bmm_bad.csv",
+      "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\nTesla T4,conv,fp32,1,2,3,4,5,k,f\n");
+  try {
+    ReadKernelTable(bad);
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("op"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {

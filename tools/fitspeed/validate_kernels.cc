@@ -191,8 +191,9 @@ std::vector<KernelCheck> SecondSourceChecks(const std::string& kernel_dir,
                                             const std::vector<Device>& devices) {
   std::vector<KernelCheck> checks;
   // NeuSight times one eager call: under 50 us its dispatch floor (25-40 us) dominates.
-  for (const auto& [file, floor_s] : {std::pair{"neusight_linear_test.csv", 50e-6},
-                                      std::pair{"autoheuristic_train_mm.csv", 0.0}}) {
+  for (const auto& [file, floor_s] :
+       {std::pair{"neusight_linear_test.csv", 50e-6}, std::pair{"neusight_bmm.csv", 50e-6},
+        std::pair{"autoheuristic_train_mm.csv", 0.0}}) {
     const std::vector<KernelCheck> some =
         CheckCatalogOnKernels(ReadKernelTable(kernel_dir + "/" + file), file, floor_s, devices);
     checks.insert(checks.end(), some.begin(), some.end());
@@ -273,8 +274,9 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
             << AgreementTable(report).Render();
   for (const std::string& s : report.skipped) std::cout << "skipped: " << s << "\n";
   std::cout << "\nThe catalog on kernels it was not fitted to (out of sample): NeuSight's FP32 "
-               "nn.Linear (PyTorch 2.1 eager, one call timed; under 50 us left out) and "
-               "autoheuristic's cuBLAS GEMMs of HuggingFace/TIMM training shapes; each timed as "
+               "nn.Linear and torch.bmm (PyTorch 2.1 eager, one call timed; under 50 us left "
+               "out) and autoheuristic's cuBLAS GEMMs of HuggingFace/TIMM training shapes; each "
+               "timed as "
                "`sweep --device` times a pass on the catalog device (curve_basis: how that "
                "device's curve was obtained; signed > 0: the model too slow)\n"
             << CheckTable(checks).Render();

@@ -104,9 +104,10 @@ struct KernelMeasurement {
 
 // Reads a DeepBench GEMM or convolution table (data/kernels/deepbench_*.csv),
 // the K40 SGEMM table (k40_cublas_sgemm.csv), NeuSight's nn.Linear timings
-// (neusight_linear_test.csv: y = x W^T + b on x of B x M x N, W of K x N) or
-// PyTorch's autoheuristic cuBLAS GEMMs (autoheuristic_train_mm.csv: M x K
-// times K x N), recognised by their headers; only FP32, TF32 and FP16/BF16
+// (neusight_linear_test.csv: y = x W^T + b on x of B x M x N, W of K x N),
+// its torch.bmm timings (neusight_bmm.csv: B products of M x N x K, 2 B M N K
+// FLOPs) or PyTorch's autoheuristic cuBLAS GEMMs (autoheuristic_train_mm.csv:
+// M x K times K x N), recognised by their headers; only FP32, TF32 and FP16/BF16
 // tensor-core training rows. Throws InputError when the file cannot be read,
 // DataError(file, line, field) for a missing column, a value that is not a
 // positive number, or an unrecognised header.
