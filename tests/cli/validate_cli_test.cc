@@ -167,7 +167,9 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   // kernels, held on the K40's square ones); without it, none.
   const CliRun shaped = RunCli("validate --kernels --shape-term --output json");
   ASSERT_EQ(shaped.exit_code, 0) << shaped.err;
-  for (const auto& fit : nlohmann::json::parse(shaped.out)["fits"]) {
+  // (the parsed document must outlive the loop: a range over a temporary's member dangles)
+  const auto shaped_json = nlohmann::json::parse(shaped.out);
+  for (const auto& fit : shaped_json["fits"]) {
     EXPECT_GT(fit["half_dim"].get<double>(), 0) << fit.dump();
     EXPECT_EQ(fit["half_dim_fitted"].get<bool>(), fit["gpu"] != "Tesla K40") << fit.dump();
   }

@@ -278,7 +278,7 @@ TEST(KernelFit, RecoversAKnownShapeTermAndLeavesItOutByDefault) {
   EXPECT_EQ(fit.Curve().half_dim, 12);
   // Without it (the catalog's fits) there is no shape term, and the curve
   // alone cannot describe these kernels.
-  const KernelCurveFit& plain = FitKernelCurves(kernels, {gpu}).fits.front();
+  const KernelCurveFit plain = FitKernelCurves(kernels, {gpu}).fits.front();
   EXPECT_EQ(plain.half_dim, 0);
   EXPECT_FALSE(plain.half_dim_fitted);
   EXPECT_EQ(plain.Curve().half_dim, 0);
