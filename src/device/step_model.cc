@@ -462,9 +462,10 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                           : depthwise       ? device.depthwise_efficiency
                                                             : device.compute_efficiency;
       if (p.flops > 0 && !fused_pass) {
-        // Matrix work: the curve at the kernel's FLOPs times its shape term.
+        // Matrix work: the curve at the kernel's FLOPs times its shape term
+        // (its dimensions worked out only when the curve has one).
         const double shape =
-            on_matrix_units
+            on_matrix_units && efficiency.half_dim > 0
                 ? efficiency.ShapeFactor(PassGemmDims(network, layer, pass, b, algorithm))
                 : 1.0;
         p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops) * shape);
