@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -179,6 +180,74 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
   return out;
 }
 
+// NeuSight's convolution table (columns R, S, stride, pad, groups, kernel):
+// FP32 forward convolutions timed with cudnn.benchmark on, the kernel cuDNN
+// ran in `kernel`, already read.
+std::vector<KernelMeasurement> ReadNeuSightConvTable(const CsvTable& t) {
+  for (const char* column : {"op", "dtype", "pass", "C", "H", "W", "R", "S", "stride", "pad",
+                             "groups", "time_us", "kernel"}) {
+    if (t.column.count(column) == 0) {
+      throw DataError(t.source, 1, column, "column missing from the header");
+    }
+  }
+  std::vector<KernelMeasurement> out;
+  for (const CsvTable::Row& row : t.rows) {
+    KernelMeasurement m = Base(t, row);
+    m.gpu = t.Get(row, "gpu");
+    m.op = t.Get(row, "op");
+    if (m.op != "conv") {
+      throw DataError(t.source, row.line, "op", fmt::format("expected conv, got '{}'", m.op));
+    }
+    if (t.Get(row, "dtype") != "fp32") continue;
+    m.pass = t.Get(row, "pass");
+    if (m.pass != "fwd" && m.pass != "bwd_data" && m.pass != "bwd_weights") {
+      throw DataError(t.source, row.line, "pass",
+                      fmt::format("expected fwd, bwd_data or bwd_weights, got '{}'", m.pass));
+    }
+    if (t.PositiveInt(row, "groups") != 1) {
+      throw DataError(t.source, row.line, "groups",
+                      "a grouped convolution: only groups = 1 is read from this table");
+    }
+    const double n = t.Positive(row, "N"), c = t.Positive(row, "C"), h = t.Positive(row, "H"),
+                 w = t.Positive(row, "W"), k = t.Positive(row, "K");
+    m.kernel_h = static_cast<int>(t.PositiveInt(row, "R"));
+    m.kernel_w = static_cast<int>(t.PositiveInt(row, "S"));
+    m.stride_h = m.stride_w = static_cast<int>(t.PositiveInt(row, "stride"));
+    const double pad = t.NonNegative(row, "pad");
+    const double p = std::floor((h + 2 * pad - m.kernel_h) / m.stride_h) + 1;
+    const double q = std::floor((w + 2 * pad - m.kernel_w) / m.stride_w) + 1;
+    if (!(p >= 1 && q >= 1)) {
+      throw DataError(t.source, row.line, "R",
+                      "the filter does not fit the padded input (no output pixel)");
+    }
+    m.cudnn_algorithm = t.Get(row, "kernel");
+    if (m.cudnn_algorithm.empty()) {
+      throw DataError(t.source, row.line, "kernel", "empty: the kernel cuDNN ran is needed");
+    }
+    m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
+    m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, m.pass, n, c, h, w, k, m.kernel_h,
+                          m.kernel_w, p, q);
+    m.winograd_dims = ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, m.pass, n, c, h, w, k,
+                                   m.kernel_h, m.kernel_w, p, q);
+    m.bytes = 4 * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
+    m.time_s = t.Positive(row, "time_us") * 1e-6;
+    if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
+      throw DataError(t.source, row.line, "N", "the shape's FLOPs or bytes overflow a double");
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw DataError(t.source, 0, "dtype", "no FP32 convolution in the file");
+  return out;
+}
+
+// Whether a library's algorithm or kernel name is a Winograd one (DeepBench:
+// WINOGRAD, WINOGRAD_NONFUSED; NeuSight: ..._scudnn_winograd_...).
+bool NamesWinograd(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return name.find("winograd") != std::string::npos;
+}
+
 // Whether `list` (a GPU's fitted or carried catalog devices) holds `name`.
 bool Names(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -204,7 +273,12 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
                                                const std::string& table, double floor_s,
                                                const std::vector<Device>& given) {
   std::vector<KernelCheck> checks;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
+  // Per check (index into checks): signed errors, and for convolutions the
+  // signed errors by the library's family and the |errors| of the fastest curve.
+  struct Errors {
+    std::vector<double> all, library_winograd, library_other, fastest;
+  };
+  std::vector<Errors> errors;
   std::map<std::string, Device> devices;
   for (const Device& d : given) devices.emplace(d.name, d);
   for (const KernelMeasurement& m : measurements) {
@@ -212,8 +286,17 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
     if (name.empty()) continue;
     if (devices.count(name) == 0) devices.emplace(name, LoadDevice(name));
     const Device& d = devices.at(name);
-    const std::string unit = m.tensor16 ? "tensor16" : m.tf32 ? "tf32" : "fp32";
-    const std::pair<std::string, std::string> key(m.gpu, unit);
+    const bool tensor = m.tensor16 || m.tf32;
+    const bool conv = m.op == "conv";
+    const ConvAlgorithm rule =
+        conv ? ConvAlgorithmFor(m.kernel_h, m.kernel_w, m.stride_h, m.stride_w, 1, tensor,
+                                !d.winograd_efficiency.points.empty())
+             : ConvAlgorithm::kImplicitGemm;
+    const bool winograd = rule == ConvAlgorithm::kWinogradF2x2_3x3;
+    const std::string unit = m.tensor16 ? "tensor16"
+                             : m.tf32   ? "tf32"
+                             : winograd ? "winograd"
+                                        : "fp32";
     auto check = std::find_if(checks.begin(), checks.end(), [&](const KernelCheck& c) {
       return c.gpu == m.gpu && c.unit == unit;
     });
@@ -223,12 +306,16 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
       c.device = name;
       c.unit = unit;
       c.table = table;
-      const std::string field = unit == "fp32" ? "efficiency.compute" : "efficiency.tensor";
+      const std::string field = unit == "fp32"       ? "efficiency.compute"
+                                : unit == "winograd" ? "efficiency.winograd"
+                                                     : "efficiency.tensor";
       const auto basis = d.bases.find(field);
       c.basis = basis == d.bases.end() ? "assumed" : basis->second;
       checks.push_back(c);
+      errors.emplace_back();
       check = checks.end() - 1;
     }
+    Errors& e = errors[static_cast<size_t>(check - checks.begin())];
     if (m.time_s < floor_s) {
       ++check->below_floor;
       continue;
@@ -237,23 +324,55 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
                         : m.tf32   ? d.tf32_flops_per_s
                                    : d.fp32_flops_per_s;
     if (!(peak > 0)) continue;
-    const EfficiencyCurve& curve =
-        m.tensor16 || m.tf32 ? d.TensorEfficiency() : d.compute_efficiency;
-    const double compute =
-        m.direct_flops / (peak * curve.At(m.direct_flops) * curve.ShapeFactor(m.dims));
     const double memory =
         m.bytes / (d.memory_bandwidth_bytes_per_s * d.memory_efficiency.At(m.bytes));
-    errors[key].push_back((std::max(compute, memory) + d.kernel_launch_s) / m.time_s - 1);
+    // The pass as ModelStep times it with `algorithm`.
+    const auto modeled = [&](ConvAlgorithm algorithm) {
+      const bool on_winograd = algorithm == ConvAlgorithm::kWinogradF2x2_3x3;
+      const EfficiencyCurve& curve = tensor        ? d.TensorEfficiency()
+                                     : on_winograd ? d.winograd_efficiency
+                                                   : d.compute_efficiency;
+      const double flops = AlgorithmFlops(algorithm, m.direct_flops);
+      const double compute = flops / (peak * curve.At(flops) *
+                                      curve.ShapeFactor(on_winograd ? m.winograd_dims : m.dims));
+      return std::max(compute, memory) + d.kernel_launch_s;
+    };
+    const double error = modeled(rule) / m.time_s - 1;
+    e.all.push_back(error);
+    if (conv && !m.cudnn_algorithm.empty()) {
+      const bool by_library = NamesWinograd(m.cudnn_algorithm);
+      ++check->convolutions;
+      check->winograd_by_library += by_library;
+      check->winograd_by_rule += winograd;
+      check->agree += by_library == winograd;
+      (by_library ? e.library_winograd : e.library_other).push_back(error);
+      // Only a device with a Winograd curve has two to choose from.
+      const double gemm = modeled(ConvAlgorithm::kImplicitGemm);
+      const double wino = winograd || !d.winograd_efficiency.points.empty()
+                              ? modeled(ConvAlgorithm::kWinogradF2x2_3x3)
+                              : gemm;
+      const bool fastest_winograd = !tensor && m.kernel_h == 3 && m.kernel_w == 3 &&
+                                    m.stride_h == 1 && m.stride_w == 1 && wino < gemm;
+      check->agree_fastest += fastest_winograd == by_library;
+      e.fastest.push_back(std::abs((fastest_winograd ? wino : gemm) / m.time_s - 1));
+    }
   }
-  for (KernelCheck& c : checks) {
-    const std::vector<double>& e = errors[{c.gpu, c.unit}];
-    c.kernels = static_cast<int>(e.size());
-    if (e.empty()) continue;
+  const auto signed_median = [](const std::vector<double>& v) {
+    return v.empty() ? std::nan("") : Median(v);
+  };
+  for (size_t i = 0; i < checks.size(); ++i) {
+    KernelCheck& c = checks[i];
+    const Errors& e = errors[i];
+    c.kernels = static_cast<int>(e.all.size());
+    if (e.all.empty()) continue;
     std::vector<double> abs;
-    for (double x : e) abs.push_back(std::abs(x));
+    for (double x : e.all) abs.push_back(std::abs(x));
     c.median_abs_error = Median(abs);
-    c.median_signed_error = Median(e);
+    c.median_signed_error = Median(e.all);
     c.p90_abs_error = Quantile(abs, 0.9);
+    c.median_signed_error_library_winograd = signed_median(e.library_winograd);
+    c.median_signed_error_library_other = signed_median(e.library_other);
+    c.median_abs_error_fastest = signed_median(e.fastest);
   }
   return checks;
 }
@@ -305,6 +424,9 @@ GemmDims ConvGemmDims(ConvAlgorithm algorithm, const std::string& pass, double n
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
   {
     const CsvTable probe = ReadCsvTable(path, {"gpu", "N", "K"});
+    if (probe.column.count("groups") > 0 && probe.column.count("kernel") > 0) {
+      return ReadNeuSightConvTable(probe);
+    }
     if (probe.column.count("using_tf32") > 0 || probe.column.count("bias") > 0 ||
         probe.column.count("B") > 0) {
       return ReadGemmCheckTable(probe);
@@ -479,7 +601,7 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
         }
         flops = AlgorithmFlops(a, m.direct_flops);
         if (!m.tensor16 && m.pass == "fwd" && !m.cudnn_algorithm.empty()) {
-          const bool by_cudnn = m.cudnn_algorithm.find("WINOGRAD") != std::string::npos;
+          const bool by_cudnn = NamesWinograd(m.cudnn_algorithm);
           const bool by_rule = a == ConvAlgorithm::kWinogradF2x2_3x3;
           ++agreement.convolutions;
           agreement.agree += by_cudnn == by_rule;

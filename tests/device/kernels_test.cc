@@ -462,16 +462,17 @@ TEST(KernelCheck, ErrorsAgainstTheCatalogDeviceAndTheFloor) {
   EXPECT_EQ(tensor16, 2084);
   // NeuSight's torch.bmm timings (FP32, kernels of 50 us or more).
   EXPECT_EQ(ReadKernelTable(KernelDir() + "/neusight_bmm.csv").size(), 25726u);
+  // NeuSight's FP32 3x3 convolutions on the four catalog GPUs it covers.
+  EXPECT_EQ(ReadKernelTable(KernelDir() + "/neusight_conv.csv").size(), 19666u);
 }
 
 TEST(KernelCheck, ReadsABatchedMatmulTableByHand) {
   // 12 products of 512 x 512 x 64: 2*12*512*512*64 = 402,653,184 FLOPs;
   // 4*12*(512*512 + 512*64 + 512*64) = 15,728,640 bytes.
-  const std::string path = WriteFile(
-      "bmm.csv",
-      "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\n"
-      "Tesla T4,bmm,fp32,12,512,512,64,100.5,k,f\n"
-      "Tesla T4,bmm,fp16,12,512,512,64,20,k,f\n");
+  const std::string path = WriteFile("bmm.csv",
+                                     "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\n"
+                                     "Tesla T4,bmm,fp32,12,512,512,64,100.5,k,f\n"
+                                     "Tesla T4,bmm,fp16,12,512,512,64,20,k,f\n");
   const std::vector<KernelMeasurement> m = ReadKernelTable(path);
   ASSERT_EQ(m.size(), 1u);  // FP32 only
   EXPECT_DOUBLE_EQ(m[0].direct_flops, 402653184.0);
@@ -489,6 +490,104 @@ TEST(KernelCheck, ReadsABatchedMatmulTableByHand) {
     EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("op"), std::string::npos) << e.what();
   }
+}
+
+TEST(KernelCheck, ReadsANeuSightConvolutionTableByHand) {
+  // 8 x 64 x 56 x 56 input, 64 filters of 3x3, stride 1, pad 1: P = Q = 56;
+  // 2*8*64*56*56*64*9 = 1,849,688,064 FLOPs; 4*(8*64*56*56 + 64*64*9 +
+  // 8*64*56*56) = 4*(1,605,632 + 36,864 + 1,605,632) = 12,992,512 bytes.
+  const std::string header =
+      "gpu,split,op,dtype,pass,N,C,H,W,K,R,S,stride,pad,groups,time_us,kernel,n_kernels,"
+      "source_file\n";
+  const std::vector<KernelMeasurement> m = ReadKernelTable(WriteFile(
+      "conv.csv", header + "Tesla T4,train,conv,fp32,fwd,8,64,56,56,64,3,3,1,1,1,500,"
+                           "cudnn_infer_turing_scudnn_winograd_128x128,1,f\n"
+                           "Tesla T4,train,conv,fp16,fwd,8,64,56,56,64,3,3,1,1,1,100,k,1,f\n"));
+  ASSERT_EQ(m.size(), 1u);  // FP32 only
+  EXPECT_EQ(m[0].op, "conv");
+  EXPECT_EQ(m[0].pass, "fwd");
+  EXPECT_EQ(m[0].kernel_h, 3);
+  EXPECT_EQ(m[0].stride_w, 1);
+  EXPECT_DOUBLE_EQ(m[0].direct_flops, 1849688064.0);
+  EXPECT_DOUBLE_EQ(m[0].bytes, 12992512.0);
+  EXPECT_DOUBLE_EQ(m[0].time_s, 500e-6);
+  EXPECT_DOUBLE_EQ(m[0].winograd_dims.m, 8.0 * 28 * 28);  // 2x2 output tiles
+  EXPECT_EQ(m[0].cudnn_algorithm, "cudnn_infer_turing_scudnn_winograd_128x128");
+  // Another op, a grouped convolution or an empty kernel name is refused,
+  // naming the line and the field.
+  for (const auto& [row, field] :
+       {std::pair{"Tesla T4,train,gemm,fp32,fwd,8,64,56,56,64,3,3,1,1,1,500,k,1,f\n", "op"},
+        std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,56,56,64,3,3,1,1,2,500,k,1,f\n", "groups"},
+        std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,56,56,64,3,3,1,1,1,500,,1,f\n", "kernel"},
+        std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,2,2,64,7,7,1,1,1,500,k,1,f\n", "R"}}) {
+    try {
+      ReadKernelTable(WriteFile("conv_bad.csv", header + row));
+      FAIL() << "expected a DataError for " << field;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(KernelCheck, ConvolutionsAgainstTheLibrarysAlgorithmByHand) {
+  // Two FP32 3x3 stride-1 convolutions "measured" on NeuSight's T4, timed by
+  // hand as the step model times them on the catalog t4 (no shape term):
+  // max(F' / (peak eff(F')), bytes / (bandwidth mem_eff(bytes))) + launch,
+  // F' = 16/36 F with the Winograd curve, F with the implicit-GEMM one.
+  const Device t4 = LoadDevice("t4");
+  ASSERT_FALSE(t4.winograd_efficiency.points.empty());
+  ASSERT_EQ(t4.winograd_efficiency.half_dim, 0);
+  ASSERT_EQ(t4.compute_efficiency.half_dim, 0);
+  const auto hand = [&](const KernelMeasurement& m, bool winograd) {
+    const double f = winograd ? m.direct_flops * 16 / 36 : m.direct_flops;
+    const EfficiencyCurve& curve = winograd ? t4.winograd_efficiency : t4.compute_efficiency;
+    return std::max(f / (8.1e12 * curve.At(f)),
+                    m.bytes / (3.2e11 * t4.memory_efficiency.At(m.bytes))) +
+           t4.kernel_launch_s;
+  };
+  const auto conv = [](double n, double c, double hw, double k, const std::string& kernel) {
+    KernelMeasurement m;
+    m.gpu = "Tesla T4";
+    m.op = "conv";
+    m.pass = "fwd";
+    m.kernel_h = m.kernel_w = 3;
+    m.direct_flops = 2 * n * k * hw * hw * c * 9;
+    m.bytes = 4 * (n * c * hw * hw + k * c * 9 + n * k * hw * hw);
+    m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, "fwd", n, c, hw, hw, k, 3, 3, hw, hw);
+    m.winograd_dims =
+        ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, "fwd", n, c, hw, hw, k, 3, 3, hw, hw);
+    m.cudnn_algorithm = kernel;
+    return m;
+  };
+  // a: cuDNN ran Winograd, taking twice the modeled Winograd time (the model
+  // 50% too fast); b: cuDNN ran an implicit GEMM exactly as long as the GEMM
+  // curve says, so the rule's Winograd time is off by wino/gemm - 1.
+  KernelMeasurement a = conv(16, 128, 28, 128, "scudnn_winograd_128x128");
+  a.time_s = 2 * hand(a, true);
+  KernelMeasurement b = conv(4, 96, 14, 96, "volta_sgemm_64x64_nn");
+  b.time_s = hand(b, false);
+  const std::vector<KernelCheck> checks = CheckCatalogOnKernels({a, b}, "c.csv", 0);
+  ASSERT_EQ(checks.size(), 1u);
+  const KernelCheck& c = checks[0];
+  EXPECT_EQ(c.unit, "winograd");
+  EXPECT_EQ(c.basis, "fitted");
+  EXPECT_EQ(c.convolutions, 2);
+  EXPECT_EQ(c.winograd_by_library, 1);
+  EXPECT_EQ(c.winograd_by_rule, 2);
+  EXPECT_EQ(c.agree, 1);
+  EXPECT_NEAR(c.median_signed_error_library_winograd, -0.5, 1e-12);
+  const double b_rule = hand(b, true) / b.time_s - 1;
+  EXPECT_NEAR(c.median_signed_error_library_other, b_rule, 1e-12);
+  EXPECT_NEAR(c.median_signed_error, (-0.5 + b_rule) / 2, 1e-12);
+  // The faster curve for each: its |error| and whether it names the
+  // library's family.
+  const bool a_wino = hand(a, true) < hand(a, false);
+  const bool b_wino = hand(b, true) < hand(b, false);
+  EXPECT_EQ(c.agree_fastest, (a_wino ? 1 : 0) + (b_wino ? 0 : 1));
+  const double a_fast = std::abs(hand(a, a_wino) / a.time_s - 1);
+  const double b_fast = std::abs(hand(b, b_wino) / b.time_s - 1);
+  EXPECT_NEAR(c.median_abs_error_fastest, (a_fast + b_fast) / 2, 1e-12);
 }
 
 TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {

@@ -193,7 +193,7 @@ std::vector<KernelCheck> SecondSourceChecks(const std::string& kernel_dir,
   // NeuSight times one eager call: under 50 us its dispatch floor (25-40 us) dominates.
   for (const auto& [file, floor_s] :
        {std::pair{"neusight_linear_test.csv", 50e-6}, std::pair{"neusight_bmm.csv", 50e-6},
-        std::pair{"autoheuristic_train_mm.csv", 0.0}}) {
+        std::pair{"neusight_conv.csv", 50e-6}, std::pair{"autoheuristic_train_mm.csv", 0.0}}) {
     const std::vector<KernelCheck> some =
         CheckCatalogOnKernels(ReadKernelTable(kernel_dir + "/" + file), file, floor_s, devices);
     checks.insert(checks.end(), some.begin(), some.end());
@@ -212,6 +212,23 @@ TextTable CheckTable(const std::vector<KernelCheck>& checks) {
   return table;
 }
 
+// The checks that hold convolutions with the library's algorithm recorded.
+TextTable ConvolutionCheckTable(const std::vector<KernelCheck>& checks) {
+  TextTable table({"table", "gpu", "catalog_device", "convolutions", "winograd_by_library",
+                   "winograd_by_rule", "rule_agree_%", "signed_%_library_winograd",
+                   "signed_%_library_other", "fastest_agree_%", "fastest_median_err_%"});
+  for (const KernelCheck& c : checks) {
+    if (c.convolutions == 0) continue;
+    table.AddRow(
+        {c.table, c.gpu, c.device, std::to_string(c.convolutions),
+         std::to_string(c.winograd_by_library), std::to_string(c.winograd_by_rule),
+         Pct(100.0 * c.agree / c.convolutions), Pct(100 * c.median_signed_error_library_winograd),
+         Pct(100 * c.median_signed_error_library_other),
+         Pct(100.0 * c.agree_fastest / c.convolutions), Pct(100 * c.median_abs_error_fastest)});
+  }
+  return table;
+}
+
 json ChecksJson(const std::vector<KernelCheck>& checks) {
   json list = json::array();
   for (const KernelCheck& c : checks) {
@@ -225,6 +242,17 @@ json ChecksJson(const std::vector<KernelCheck>& checks) {
                     {"median_abs_error", Number(c.median_abs_error)},
                     {"median_signed_error", Number(c.median_signed_error)},
                     {"p90_abs_error", Number(c.p90_abs_error)}});
+    if (c.convolutions > 0) {
+      list.back()["convolutions"] = {
+          {"count", c.convolutions},
+          {"winograd_by_library", c.winograd_by_library},
+          {"winograd_by_rule", c.winograd_by_rule},
+          {"rule_agree", c.agree},
+          {"median_signed_error_library_winograd", Number(c.median_signed_error_library_winograd)},
+          {"median_signed_error_library_other", Number(c.median_signed_error_library_other)},
+          {"fastest_agree", c.agree_fastest},
+          {"median_abs_error_fastest", Number(c.median_abs_error_fastest)}};
+    }
   }
   return list;
 }
@@ -280,6 +308,14 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
                "`sweep --device` times a pass on the catalog device (curve_basis: how that "
                "device's curve was obtained; signed > 0: the model too slow)\n"
             << CheckTable(checks).Render();
+  std::cout << "\nConvolutions of the second sources against the algorithm the library ran "
+               "(NeuSight: cuDNN 8.9 with cudnn.benchmark, read from the kernel's name): the "
+               "model's rule (Winograd for every FP32 3x3 stride-1 convolution of one group on a "
+               "device with a Winograd curve), the signed error of the convolutions cuDNN ran "
+               "with Winograd and of the others, and the alternative of timing each with the "
+               "faster of the device's implicit-GEMM and Winograd curves (not the catalog's "
+               "rule)\n"
+            << ConvolutionCheckTable(checks).Render();
   if (!report.memory.empty()) {
     std::cout << "\nMemory-bound kernels: the plateau of the memory curve, bytes / (time x "
                  "datasheet bandwidth) of NeuSight's FP32 element-wise, LayerNorm and softmax "

@@ -31,6 +31,7 @@
 #ifndef FITSPEED_DEVICE_KERNELS_H_
 #define FITSPEED_DEVICE_KERNELS_H_
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,9 +107,10 @@ struct KernelMeasurement {
 // the K40 SGEMM table (k40_cublas_sgemm.csv), NeuSight's nn.Linear timings
 // (neusight_linear_test.csv: y = x W^T + b on x of B x M x N, W of K x N),
 // its torch.bmm timings (neusight_bmm.csv: B products of M x N x K, 2 B M N K
-// FLOPs) or PyTorch's autoheuristic cuBLAS GEMMs (autoheuristic_train_mm.csv:
-// M x K times K x N), recognised by their headers; only FP32, TF32 and FP16/BF16
-// tensor-core training rows. Throws InputError when the file cannot be read,
+// FLOPs), its convolutions (neusight_conv.csv: cuDNN's kernel name in
+// cudnn_algorithm; groups must be 1) or PyTorch's autoheuristic cuBLAS GEMMs
+// (autoheuristic_train_mm.csv: M x K times K x N), recognised by their headers; only FP32, TF32 and
+// FP16/BF16 tensor-core training rows. Throws InputError when the file cannot be read,
 // DataError(file, line, field) for a missing column, a value that is not a
 // positive number, or an unrecognised header.
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path);
@@ -300,8 +302,9 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
                                 const std::vector<KernelGpu>& gpus, bool shape_term = false);
 
 // The catalog's curves against kernels they were not fitted to: NeuSight's
-// FP32 nn.Linear timings on V100 PCIe, P100 PCIe, T4, A100 40/80 GB and H100
-// (PyTorch 2.1, TF32 off) and autoheuristic's cuBLAS FP16/BF16/TF32 GEMMs on
+// FP32 nn.Linear and torch.bmm timings on V100 PCIe, P100 PCIe, T4, A100
+// 40/80 GB and H100 (PyTorch 2.1, TF32 off), its FP32 3x3 forward
+// convolutions (cuDNN 8.9, cudnn.benchmark on) and autoheuristic's cuBLAS FP16/BF16/TF32 GEMMs on
 // A100 and H100 (real HuggingFace and TIMM training shapes). Each kernel is
 // timed as the step model times a pass on the catalog device the GPU maps to
 // (its own board where the catalog has it, else the closest: NeuSight's
@@ -317,6 +320,22 @@ struct KernelCheck {
   double median_abs_error = 0;  // |modeled / measured - 1|
   double median_signed_error = 0;  // > 0: the model too slow
   double p90_abs_error = 0;
+  // Convolutions whose library algorithm is recorded (KernelMeasurement::
+  // cudnn_algorithm; NeuSight's kernel names): how often the model's rule
+  // (ConvAlgorithmFor) picks the library's family, Winograd or not, and the
+  // median signed error of those the library ran with Winograd and of the
+  // others (NaN when there are none).
+  int convolutions = 0;
+  int winograd_by_library = 0;
+  int winograd_by_rule = 0;
+  int agree = 0;
+  double median_signed_error_library_winograd = std::nan("");
+  double median_signed_error_library_other = std::nan("");
+  // The same convolutions each timed with whichever of the device's
+  // implicit-GEMM and Winograd curves is faster (an autotuner's choice, as
+  // cudnn.benchmark makes it): agreement with the library and median |error|.
+  int agree_fastest = 0;
+  double median_abs_error_fastest = std::nan("");
 };
 
 // Checks the catalog devices on `measurements` (ReadKernelTable of the two
