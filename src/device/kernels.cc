@@ -180,6 +180,25 @@ std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
   return out;
 }
 
+// A convolution's FLOPs, GEMM dimensions and bytes from its shape (kernel_h,
+// kernel_w, strides and pass already set in `m`): N x C x H x W input, K
+// filters, padding pad_h, pad_w, `element` bytes per value. Returns false
+// when the filter does not fit the padded input (no output pixel).
+bool SetConvShape(KernelMeasurement& m, double n, double c, double h, double w, double k,
+                  double pad_h, double pad_w, double element) {
+  // Output size from the shape (some sheets print a fractional P, Q).
+  const double p = std::floor((h + 2 * pad_h - m.kernel_h) / m.stride_h) + 1;
+  const double q = std::floor((w + 2 * pad_w - m.kernel_w) / m.stride_w) + 1;
+  if (!(p >= 1 && q >= 1)) return false;
+  m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
+  m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, m.pass, n, c, h, w, k, m.kernel_h, m.kernel_w,
+                        p, q);
+  m.winograd_dims = ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, m.pass, n, c, h, w, k,
+                                 m.kernel_h, m.kernel_w, p, q);
+  m.bytes = element * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
+  return true;
+}
+
 // NeuSight's convolution table (columns R, S, stride, pad, groups, kernel):
 // FP32 forward convolutions timed with cudnn.benchmark on, the kernel cuDNN
 // ran in `kernel`, already read.
@@ -214,9 +233,7 @@ std::vector<KernelMeasurement> ReadNeuSightConvTable(const CsvTable& t) {
     m.kernel_w = static_cast<int>(t.PositiveInt(row, "S"));
     m.stride_h = m.stride_w = static_cast<int>(t.PositiveInt(row, "stride"));
     const double pad = t.NonNegative(row, "pad");
-    const double p = std::floor((h + 2 * pad - m.kernel_h) / m.stride_h) + 1;
-    const double q = std::floor((w + 2 * pad - m.kernel_w) / m.stride_w) + 1;
-    if (!(p >= 1 && q >= 1)) {
+    if (!SetConvShape(m, n, c, h, w, k, pad, pad, 4)) {
       throw DataError(t.source, row.line, "R",
                       "the filter does not fit the padded input (no output pixel)");
     }
@@ -224,12 +241,6 @@ std::vector<KernelMeasurement> ReadNeuSightConvTable(const CsvTable& t) {
     if (m.cudnn_algorithm.empty()) {
       throw DataError(t.source, row.line, "kernel", "empty: the kernel cuDNN ran is needed");
     }
-    m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
-    m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, m.pass, n, c, h, w, k, m.kernel_h,
-                          m.kernel_w, p, q);
-    m.winograd_dims = ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, m.pass, n, c, h, w, k,
-                                   m.kernel_h, m.kernel_w, p, q);
-    m.bytes = 4 * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
     m.time_s = t.Positive(row, "time_us") * 1e-6;
     if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
       throw DataError(t.source, row.line, "N", "the shape's FLOPs or bytes overflow a double");
@@ -487,20 +498,11 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
       m.stride_h = static_cast<int>(t.PositiveInt(row, "stride_h"));
       m.stride_w = static_cast<int>(t.PositiveInt(row, "stride_w"));
       const double pad_h = t.NonNegative(row, "pad_h"), pad_w = t.NonNegative(row, "pad_w");
-      // Output size from the shape (some sheets print a fractional P, Q).
-      const double p = std::floor((h + 2 * pad_h - m.kernel_h) / m.stride_h) + 1;
-      const double q = std::floor((w + 2 * pad_w - m.kernel_w) / m.stride_w) + 1;
-      if (!(p >= 1 && q >= 1)) {
+      if (!SetConvShape(m, n, c, h, w, k, pad_h, pad_w, element)) {
         throw DataError(path, row.line, "R_filter_h",
                         "the filter does not fit the padded input (no output pixel)");
       }
       m.cudnn_algorithm = t.Get(row, "fwd_algo");
-      m.direct_flops = 2 * n * k * p * q * c * m.kernel_h * m.kernel_w;
-      m.dims = ConvGemmDims(ConvAlgorithm::kImplicitGemm, m.pass, n, c, h, w, k, m.kernel_h,
-                            m.kernel_w, p, q);
-      m.winograd_dims = ConvGemmDims(ConvAlgorithm::kWinogradF2x2_3x3, m.pass, n, c, h, w, k,
-                                     m.kernel_h, m.kernel_w, p, q);
-      m.bytes = element * (n * c * h * w + k * c * m.kernel_h * m.kernel_w + n * k * p * q);
     }
     if (!std::isfinite(m.direct_flops) || !std::isfinite(m.bytes)) {
       throw DataError(path, row.line, conv ? "N" : "M",
