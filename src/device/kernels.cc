@@ -16,6 +16,7 @@
 #include "fit/dense_jacobian.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
+#include "fitspeed/project/scaling.h"
 
 namespace fitspeed {
 
@@ -1073,6 +1074,99 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
     }
   }
   return set;
+}
+
+std::vector<AllReduceMeasurement> ReadAllReduceTable(const std::string& path) {
+  const CsvTable t = ReadCsvTable(
+      path, {"gpu", "op", "precision", "size_floats", "n_gpus", "n_nodes", "time_us", "algorithm"});
+  std::vector<AllReduceMeasurement> out;
+  for (const CsvTable::Row& row : t.rows) {
+    if (t.Get(row, "op") != "allreduce") {
+      throw DataError(path, row.line, "op",
+                      fmt::format("expected allreduce, got '{}'", t.Get(row, "op")));
+    }
+    if (t.Get(row, "precision") != "fp32") continue;
+    AllReduceMeasurement m;
+    m.gpu = t.Get(row, "gpu");
+    m.bytes = 4 * static_cast<double>(t.PositiveInt(row, "size_floats"));
+    const int64_t devices = t.PositiveInt(row, "n_gpus");
+    if (devices < 2 || devices > 1 << 20) {
+      throw DataError(
+          path, row.line, "n_gpus",
+          fmt::format("an all-reduce needs 2 or more GPUs (at most 2^20), got {}", devices));
+    }
+    m.devices = static_cast<int>(devices);
+    if (!t.Get(row, "n_nodes").empty()) {
+      const int64_t nodes = t.PositiveInt(row, "n_nodes");
+      if (nodes > devices) {
+        throw DataError(path, row.line, "n_nodes",
+                        fmt::format("{} nodes for {} GPUs", nodes, devices));
+      }
+      m.nodes = static_cast<int>(nodes);
+    }
+    m.time_s = t.Positive(row, "time_us") * 1e-6;
+    m.algorithm = t.Get(row, "algorithm");
+    m.source = fmt::format("{}:{}", t.source, row.line);
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw DataError(path, 0, "precision", "no FP32 all-reduce in the file");
+  return out;
+}
+
+std::vector<AllReduceCheck> CheckLinksOnAllReduce(
+    const std::vector<AllReduceMeasurement>& measurements, const std::vector<Device>& given) {
+  static const std::map<std::string, std::string> catalog_of = {{"P100", "p100"}};
+  std::map<std::string, Device> devices;
+  for (const Device& d : given) devices.emplace(d.name, d);
+  std::vector<AllReduceCheck> checks;
+  std::vector<std::vector<double>> errors;
+  for (const AllReduceMeasurement& m : measurements) {
+    const auto name = catalog_of.find(m.gpu);
+    if (name == catalog_of.end()) continue;
+    if (devices.count(name->second) == 0) devices.emplace(name->second, LoadDevice(name->second));
+    const Device& d = devices.at(name->second);
+    auto check = std::find_if(checks.begin(), checks.end(), [&](const AllReduceCheck& c) {
+      return c.gpu == m.gpu && c.devices == m.devices && c.nodes == m.nodes;
+    });
+    const DeviceLink* link = d.FindLink("devices");
+    if (check == checks.end()) {
+      AllReduceCheck c;
+      c.gpu = m.gpu;
+      c.device = d.name;
+      c.devices = m.devices;
+      c.nodes = m.nodes;
+      if (link != nullptr) {
+        c.link = link->name;
+        c.link_bandwidth_bytes_per_s = link->bandwidth_bytes_per_s;
+      }
+      if (link == nullptr) {
+        c.problem = "the catalog device has no link that connects devices";
+      } else if (m.nodes > 1) {
+        c.problem = fmt::format(
+            "{} nodes: the catalog device has no network link (a links file gives one)", m.nodes);
+      }
+      checks.push_back(c);
+      errors.emplace_back();
+      check = checks.end() - 1;
+    }
+    if (m.bytes >= check->largest_bytes) {
+      check->largest_bytes = m.bytes;
+      check->measured_bus_bandwidth = 2.0 * (m.devices - 1) / m.devices * m.bytes / m.time_s;
+    }
+    if (!check->problem.empty()) continue;
+    ++check->measurements;
+    const double modeled =
+        RingAllReduceTime(m.bytes, m.devices, Link{link->bandwidth_bytes_per_s, link->latency_s});
+    errors[static_cast<size_t>(check - checks.begin())].push_back(modeled / m.time_s - 1);
+  }
+  for (size_t i = 0; i < checks.size(); ++i) {
+    if (errors[i].empty()) continue;
+    std::vector<double> abs;
+    for (double e : errors[i]) abs.push_back(std::abs(e));
+    checks[i].median_abs_error = Median(abs);
+    checks[i].median_signed_error = Median(errors[i]);
+  }
+  return checks;
 }
 
 EfficiencyCurve CarryCurve(const KernelCurveFit& fit, double from_peak, double to_peak) {

@@ -162,6 +162,15 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_EQ(k["fits"].size(), 9u);
   EXPECT_EQ(k["algorithm_agreement"].size(), 3u);
   EXPECT_LT(k["depthwise"]["efficiency"].get<double>(), 0.1);
+  // The second sources: NeuSight's convolutions carry the algorithm
+  // agreement; DeepBench's all-reduces, one check per GPU count (2, 4, 8 on
+  // one node; 16 on two, not modeled).
+  int convolution_checks = 0;
+  for (const auto& c : k["catalog_checks"]) convolution_checks += c.contains("convolutions");
+  EXPECT_EQ(convolution_checks, 4);
+  ASSERT_EQ(k["allreduce_checks"].size(), 4u);
+  EXPECT_EQ(k["allreduce_checks"][0]["catalog_device"], "p100");
+  EXPECT_EQ(k["allreduce_checks"][3]["buffers"], 0);
   EXPECT_EQ(RunCli("validate --kernels --kernel-data /nonexistent").exit_code, 66);
   // --shape-term: the fits carry half_dim (fitted on DeepBench's non-square
   // kernels, held on the K40's square ones); without it, none.

@@ -590,6 +590,57 @@ TEST(KernelCheck, ConvolutionsAgainstTheLibrarysAlgorithmByHand) {
   EXPECT_NEAR(c.median_abs_error_fastest, (a_fast + b_fast) / 2, 1e-12);
 }
 
+TEST(AllReduceCheck, RingTimesOfTheCatalogLinkByHand) {
+  // 1,000,000 floats = 4 MB over 4 P100s on the catalog p100's PCIe link
+  // (15.75 GB/s, 10 us): 2*3/4 * 4e6 / 15.75e9 + 2*3 * 10e-6 = 380.952 us
+  // + 60 us = 440.952 us; measured twice that, the model 50% too fast. The
+  // bus bandwidth of the largest buffer: 2*3/4 * 4e6 B / 881.905 us.
+  const std::string header = "gpu,op,precision,size_floats,n_gpus,n_nodes,time_us,algorithm\n";
+  const double modeled_us = 2.0 * 3 / 4 * 4e6 / 15.75e9 * 1e6 + 2 * 3 * 10.0;
+  ASSERT_NEAR(modeled_us, 440.952, 1e-3);
+  const std::vector<AllReduceMeasurement> m = ReadAllReduceTable(WriteFile(
+      "ar.csv", header + fmt::format("P100,allreduce,fp32,1000000,4,,{},NCCL\n", 2 * modeled_us) +
+                    "P100,allreduce,fp16,1000000,4,,100,NCCL\n"
+                    "P100,allreduce,fp32,1000000,16,2,900,Baidu\n"
+                    "TitanX,allreduce,fp32,1000000,4,,100,NCCL\n"));
+  ASSERT_EQ(m.size(), 3u);  // FP32 only
+  EXPECT_DOUBLE_EQ(m[0].bytes, 4e6);
+  EXPECT_EQ(m[0].devices, 4);
+  EXPECT_EQ(m[0].nodes, 1);
+  EXPECT_EQ(m[1].nodes, 2);
+  const std::vector<AllReduceCheck> checks = CheckLinksOnAllReduce(m);
+  ASSERT_EQ(checks.size(), 2u);  // the TitanX has no catalog device
+  EXPECT_EQ(checks[0].device, "p100");
+  EXPECT_EQ(checks[0].link, "pcie");
+  EXPECT_EQ(checks[0].measurements, 1);
+  EXPECT_NEAR(checks[0].median_signed_error, -0.5, 1e-9);
+  EXPECT_NEAR(checks[0].measured_bus_bandwidth, 1.5 * 4e6 / (2 * modeled_us * 1e-6), 1e-3);
+  // Two nodes need a network link the catalog device lacks: not modeled.
+  EXPECT_EQ(checks[1].measurements, 0);
+  EXPECT_NE(checks[1].problem.find("2 nodes"), std::string::npos);
+  // Bad rows name the line and field.
+  for (const auto& [row, field] :
+       {std::pair{"P100,gemm,fp32,1000000,4,,100,NCCL\n", "op"},
+        std::pair{"P100,allreduce,fp32,1000000,1,,100,NCCL\n", "n_gpus"},
+        std::pair{"P100,allreduce,fp32,1000000,4,8,100,NCCL\n", "n_nodes"},
+        std::pair{"P100,allreduce,fp32,-5,4,,100,NCCL\n", "size_floats"},
+        std::pair{"P100,allreduce,fp32,1000000,4,,nan,NCCL\n", "time_us"}}) {
+    try {
+      ReadAllReduceTable(WriteFile("ar_bad.csv", header + row));
+      FAIL() << "expected a DataError for " << field;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+  // The committed table: DeepBench's 28 P100 rows, 21 on one node.
+  const std::vector<AllReduceCheck> committed =
+      CheckLinksOnAllReduce(ReadAllReduceTable(KernelDir() + "/deepbench_allreduce.csv"));
+  int modeled = 0;
+  for (const AllReduceCheck& c : committed) modeled += c.measurements;
+  EXPECT_EQ(modeled, 21);
+}
+
 TEST(KernelFit, FitsEveryGpuAndUnitOfTheTables) {
   const KernelFitReport report = FitKernelCurves(ReadKernelTables(KernelDir()), KernelGpus());
   // V100 and T4: FP32, Winograd and tensor cores; P100: FP32 and Winograd; K40: FP32.

@@ -257,6 +257,42 @@ json ChecksJson(const std::vector<KernelCheck>& checks) {
   return list;
 }
 
+TextTable AllReduceTable(const std::vector<AllReduceCheck>& checks) {
+  TextTable table({"gpu", "catalog_device", "link", "link_GB/s", "devices", "nodes", "buffers",
+                   "median_err_%", "median_signed_%", "largest_MB", "measured_busbw_GB/s",
+                   "problem"});
+  for (const AllReduceCheck& c : checks) {
+    const bool modeled = c.problem.empty();
+    table.AddRow({c.gpu, c.device, c.link.empty() ? "-" : c.link,
+                  c.link.empty() ? "-" : Sig(c.link_bandwidth_bytes_per_s / 1e9),
+                  std::to_string(c.devices), std::to_string(c.nodes),
+                  std::to_string(c.measurements), modeled ? Pct(100 * c.median_abs_error) : "-",
+                  modeled ? Pct(100 * c.median_signed_error) : "-", Sig(c.largest_bytes / 1e6),
+                  Sig(c.measured_bus_bandwidth / 1e9), modeled ? "" : c.problem});
+  }
+  return table;
+}
+
+json AllReduceJson(const std::vector<AllReduceCheck>& checks) {
+  json list = json::array();
+  for (const AllReduceCheck& c : checks) {
+    list.push_back(
+        {{"gpu", c.gpu},
+         {"catalog_device", c.device},
+         {"link", c.link},
+         {"link_bandwidth_bytes_per_s", Number(c.link_bandwidth_bytes_per_s)},
+         {"devices", c.devices},
+         {"nodes", c.nodes},
+         {"buffers", c.measurements},
+         {"median_abs_error", c.problem.empty() ? Number(c.median_abs_error) : json()},
+         {"median_signed_error", c.problem.empty() ? Number(c.median_signed_error) : json()},
+         {"largest_bytes", Number(c.largest_bytes)},
+         {"measured_bus_bandwidth_bytes_per_s", Number(c.measured_bus_bandwidth)},
+         {"problem", c.problem}});
+  }
+  return list;
+}
+
 }  // namespace
 
 int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out, bool shape_term,
@@ -274,9 +310,12 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
     }
   }
   const std::vector<KernelCheck> checks = SecondSourceChecks(kernel_dir, refitted);
+  const std::vector<AllReduceCheck> allreduce =
+      CheckLinksOnAllReduce(ReadAllReduceTable(kernel_dir + "/deepbench_allreduce.csv"));
   if (format == OutputFormat::kJson) {
     json j = ReportJson(report, kernel_dir);
     j["catalog_checks"] = ChecksJson(checks);
+    j["allreduce_checks"] = AllReduceJson(allreduce);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -316,6 +355,13 @@ int RunKernelCheck(const std::string& kernel_dir, const std::string& catalog_out
                "faster of the device's implicit-GEMM and Winograd curves (not the catalog's "
                "rule)\n"
             << ConvolutionCheckTable(checks).Render();
+  std::cout << "\nAll-reduce: the ring formula 2(n-1)/n S/B + 2(n-1) a on the catalog device's "
+               "link that connects devices (what `sweep --device --devices N` models) against "
+               "DeepBench's FP32 all-reduce timings (data/kernels/deepbench_allreduce.csv; NCCL "
+               "2.0, the cluster's topology not named by the source); not calibrated on. "
+               "measured_busbw: 2(n-1)/n S / time of the largest buffer, per direction, to "
+               "compare with the link's bandwidth; signed > 0: the model too slow\n"
+            << AllReduceTable(allreduce).Render();
   if (!report.memory.empty()) {
     std::cout << "\nMemory-bound kernels: the plateau of the memory curve, bytes / (time x "
                  "datasheet bandwidth) of NeuSight's FP32 element-wise, LayerNorm and softmax "

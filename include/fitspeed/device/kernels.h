@@ -348,6 +348,58 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
                                                const std::string& table, double floor_s,
                                                const std::vector<Device>& devices = {});
 
+// ---- All-reduce -----------------------------------------------------------
+//
+// The links' all-reduce model (RingAllReduceTime, fitspeed/project/scaling.h,
+// on the link that connects a device's devices) against Baidu DeepBench's
+// all-reduce timings (data/kernels/deepbench_allreduce.csv: FP32 buffers of
+// 100 K to 64.5 M floats on 2, 4 and 8 P100s of one node with NCCL 2.0, and
+// 16 over two nodes). Not calibrated on: an error record of the link model.
+struct AllReduceMeasurement {
+  std::string gpu;        // as the source names it ("P100")
+  double bytes = 0;       // size_floats x 4
+  int devices = 0;        // GPUs taking part, >= 2
+  int nodes = 1;          // nodes they span (blank in the source: 1)
+  double time_s = 0;      // measured, > 0
+  std::string algorithm;  // "NCCL 2.0 MPI", "NCCL 2.0 Single", "Baidu RingAllReduce"
+  std::string source;     // "file:line"
+};
+
+// Reads a DeepBench all-reduce table (columns gpu, op, precision,
+// size_floats, n_gpus, n_nodes, time_us, algorithm); only FP32 rows. Throws
+// InputError when the file cannot be read, DataError(file, line, field) for a
+// missing column, another op than allreduce, a size, GPU or node count that is
+// not a positive whole number, fewer than 2 GPUs or more nodes than GPUs, or a
+// time that is not a positive number.
+std::vector<AllReduceMeasurement> ReadAllReduceTable(const std::string& path);
+
+// One GPU, device count and node count: the catalog device's ring time
+// against the measured times. Bus bandwidth (nccl-tests' busbw): the bytes
+// each device sends and receives per direction, 2 (n - 1) / n x S, over the
+// time, of the largest buffer; against the link's bandwidth.
+struct AllReduceCheck {
+  std::string gpu;
+  std::string device;  // catalog device the GPU maps to
+  std::string link;    // its link that connects devices, "" when none
+  double link_bandwidth_bytes_per_s = 0;
+  int devices = 0;
+  int nodes = 1;
+  int measurements = 0;
+  double median_abs_error = 0;     // |modeled / measured - 1|
+  double median_signed_error = 0;  // > 0: the model too slow
+  double largest_bytes = 0;
+  double measured_bus_bandwidth = 0;  // bytes/s, of the largest buffer
+  // Why the rows were not modeled ("" when they were): more than one node
+  // needs a network link that a catalog device does not have.
+  std::string problem;
+};
+
+// Checks the catalog devices (or `devices`, which replace those of their
+// names) on `measurements`, grouped by GPU, device count and node count, in
+// order of appearance. Rows of a GPU no catalog device models are left out.
+std::vector<AllReduceCheck> CheckLinksOnAllReduce(
+    const std::vector<AllReduceMeasurement>& measurements, const std::vector<Device>& devices = {});
+
 // Carries a curve fitted on a device of peak `from_peak` to one of peak
 // `to_peak` (same unit): a kernel of F FLOPs on the new device reaches the
 // efficiency that a kernel of the same ideal time F / peak reached on the
