@@ -1,8 +1,8 @@
 // libFuzzer target for the documents fitspeed reads besides training logs
 // (FITSPEED_FUZZ_DOCUMENT): nccl-tests / osu_allreduce logs (linkbench
 // --from), interval tables (sweep --intervals), links files (--links) and fit
-// JSON with a model's errors (project --fit), and kernel tables (validate
-// --kernels; read from a file, so the input is written to one) and framework
+// JSON with a model's errors (project --fit), and kernel and all-reduce tables
+// (validate --kernels; read from a file, so the input is written to one) and framework
 // profiles (data/frameworks.json). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
@@ -45,10 +45,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_KERNELTABLE
     const std::string path = "/tmp/fitspeed-fuzz-kernels-" + std::to_string(getpid()) + ".csv";
     std::ofstream(path, std::ios::binary) << text;
+    // The same bytes as an all-reduce table (its own columns; either reader
+    // may refuse them).
+    try {
+      (void)fitspeed::CheckLinksOnAllReduce(fitspeed::ReadAllReduceTable(path));
+    } catch (const fitspeed::Error&) {
+    }
     const std::vector<fitspeed::KernelMeasurement> kernels = fitspeed::ReadKernelTable(path);
     fitspeed::KernelGpu gpu = fitspeed::KernelGpus().front();
     gpu.name = kernels.front().gpu;
     (void)fitspeed::FitKernelCurves(kernels, {gpu});
+    (void)fitspeed::CheckCatalogOnKernels(kernels, "fuzz-input", 0);
 #elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_FRAMEWORKS
     (void)fitspeed::ParseFrameworkProfiles(text, "fuzz-input");
 #else

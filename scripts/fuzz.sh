@@ -20,6 +20,10 @@ rm -rf "$seeds" && mkdir -p "$seeds"
 find tests/data -type f | while read -r f; do
   head -c 16384 "$f" > "$seeds/$(echo "$f" | tr '/' '_')"
 done
+# And the head of every kernel table (the kerneltable target's own formats).
+for f in data/kernels/*.csv; do
+  head -n 40 "$f" > "$seeds/$(echo "$f" | tr '/' '_')"
+done
 for t in "${targets[@]}"; do
   corpus="$build_dir/corpus-$t"
   mkdir -p "$corpus"
