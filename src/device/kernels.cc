@@ -360,16 +360,15 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
       (by_library ? e.library_winograd : e.library_other).push_back(error);
       // Only a device with a Winograd curve has two to choose from.
       const double gemm = modeled(ConvAlgorithm::kImplicitGemm);
-      const double wino = winograd || !d.winograd_efficiency.points.empty()
-                              ? modeled(ConvAlgorithm::kWinogradF2x2_3x3)
-                              : gemm;
+      const double wino =
+          d.winograd_efficiency.points.empty() ? gemm : modeled(ConvAlgorithm::kWinogradF2x2_3x3);
       const bool fastest_winograd = !tensor && m.kernel_h == 3 && m.kernel_w == 3 &&
                                     m.stride_h == 1 && m.stride_w == 1 && wino < gemm;
       check->agree_fastest += fastest_winograd == by_library;
       e.fastest.push_back(std::abs((fastest_winograd ? wino : gemm) / m.time_s - 1));
     }
   }
-  const auto signed_median = [](const std::vector<double>& v) {
+  const auto median_or_nan = [](const std::vector<double>& v) {
     return v.empty() ? std::nan("") : Median(v);
   };
   for (size_t i = 0; i < checks.size(); ++i) {
@@ -382,9 +381,9 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
     c.median_abs_error = Median(abs);
     c.median_signed_error = Median(e.all);
     c.p90_abs_error = Quantile(abs, 0.9);
-    c.median_signed_error_library_winograd = signed_median(e.library_winograd);
-    c.median_signed_error_library_other = signed_median(e.library_other);
-    c.median_abs_error_fastest = signed_median(e.fastest);
+    c.median_signed_error_library_winograd = median_or_nan(e.library_winograd);
+    c.median_signed_error_library_other = median_or_nan(e.library_other);
+    c.median_abs_error_fastest = median_or_nan(e.fastest);
   }
   return checks;
 }
