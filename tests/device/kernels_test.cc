@@ -29,6 +29,19 @@ std::string WriteFile(const std::string& name, const std::string& text) {
   return path;
 }
 
+// Reads `text` (a header and one bad row) with `read` from a file and
+// expects a DataError naming line 2 and `field`.
+template <typename Read>
+void ExpectRowRefused(const Read& read, const std::string& text, const std::string& field) {
+  try {
+    read(WriteFile("refused.csv", text));
+    ADD_FAILURE() << "expected a DataError for " << field;
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
+}
+
 TEST(ConvAlgorithmRule, WinogradOnlyFor3x3Stride1OneGroupOnCudaCores) {
   // kernel_h, kernel_w, stride_h, stride_w, groups, tensor_units, device has a Winograd curve
   EXPECT_EQ(ConvAlgorithmFor(3, 3, 1, 1, 1, false, true), ConvAlgorithm::kWinogradF2x2_3x3);
@@ -480,16 +493,9 @@ TEST(KernelCheck, ReadsABatchedMatmulTableByHand) {
   EXPECT_EQ(m[0].dims.k, 64);
   EXPECT_DOUBLE_EQ(m[0].time_s, 100.5e-6);
   // Another op in the column is refused, naming the line and field.
-  const std::string bad = WriteFile(
-      "bmm_bad.csv",
-      "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\nTesla T4,conv,fp32,1,2,3,4,5,k,f\n");
-  try {
-    ReadKernelTable(bad);
-    FAIL() << "expected a DataError";
-  } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("op"), std::string::npos) << e.what();
-  }
+  ExpectRowRefused(
+      ReadKernelTable,
+      "gpu,op,dtype,B,M,N,K,time_us,kernel,source_file\nTesla T4,conv,fp32,1,2,3,4,5,k,f\n", "op");
 }
 
 TEST(KernelCheck, ReadsANeuSightConvolutionTableByHand) {
@@ -520,13 +526,7 @@ TEST(KernelCheck, ReadsANeuSightConvolutionTableByHand) {
         std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,56,56,64,3,3,1,1,2,500,k,1,f\n", "groups"},
         std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,56,56,64,3,3,1,1,1,500,,1,f\n", "kernel"},
         std::pair{"Tesla T4,train,conv,fp32,fwd,8,64,2,2,64,7,7,1,1,1,500,k,1,f\n", "R"}}) {
-    try {
-      ReadKernelTable(WriteFile("conv_bad.csv", header + row));
-      FAIL() << "expected a DataError for " << field;
-    } catch (const DataError& e) {
-      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
-    }
+    ExpectRowRefused(ReadKernelTable, header + row, field);
   }
 }
 
@@ -625,13 +625,7 @@ TEST(AllReduceCheck, RingTimesOfTheCatalogLinkByHand) {
         std::pair{"P100,allreduce,fp32,1000000,4,8,100,NCCL\n", "n_nodes"},
         std::pair{"P100,allreduce,fp32,-5,4,,100,NCCL\n", "size_floats"},
         std::pair{"P100,allreduce,fp32,1000000,4,,nan,NCCL\n", "time_us"}}) {
-    try {
-      ReadAllReduceTable(WriteFile("ar_bad.csv", header + row));
-      FAIL() << "expected a DataError for " << field;
-    } catch (const DataError& e) {
-      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
-    }
+    ExpectRowRefused(ReadAllReduceTable, header + row, field);
   }
   // The committed table: DeepBench's 28 P100 rows, 21 on one node.
   const std::vector<AllReduceCheck> committed =
