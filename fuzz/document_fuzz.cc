@@ -18,7 +18,8 @@
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
-#include "fitspeed/device/kernels.h"
+#include "fitspeed/evidence/interval_table.h"
+#include "fitspeed/evidence/kernels.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/link_logs.h"
 

@@ -14,10 +14,6 @@
 #include "core/model_error_json.h"
 #include "device/embedded_intervals.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
-#include "fitspeed/device/frameworks.h"
-#include "fitspeed/device/transfer.h"
-#include "fitspeed/device/validate.h"
 #include "io/text.h"
 
 namespace fitspeed {
@@ -25,15 +21,6 @@ namespace fitspeed {
 namespace {
 
 using json = nlohmann::json;
-
-std::vector<ModelError> WithoutSource(const std::vector<ModelError>& errors,
-                                      const std::string& source) {
-  std::vector<ModelError> kept;
-  for (const ModelError& e : errors) {
-    if (e.source != source) kept.push_back(e);
-  }
-  return kept;
-}
 
 // The errors of every class of `kind` ("gpu": "gpu/fp32" and "gpu/tensor").
 std::vector<ModelError> KindErrors(const std::map<std::string, std::vector<ModelError>>& classes,
@@ -63,49 +50,6 @@ PredictionInterval ClassInterval(const std::map<std::string, std::vector<ModelEr
     coarse.reason = fmt::format("{}; {}", own.reason, coarse.reason);
   }
   return coarse;
-}
-
-CoverageReport Coverage(const std::map<std::string, std::vector<ModelError>>& classes, double level,
-                        int min_sources) {
-  CoverageReport report;
-  report.level = level;
-  report.overall.error_class = "all";
-  std::vector<double> all_widths;
-  for (const auto& [name, errors] : classes) {
-    CoverageRow row;
-    row.error_class = name;
-    std::vector<double> widths;
-    for (const ModelError& e : errors) {
-      ++row.cases;
-      // The table as it would be without this case's source.
-      std::map<std::string, std::vector<ModelError>> held_out;
-      for (const auto& [other, other_errors] : classes) {
-        held_out[other] = WithoutSource(other_errors, e.source);
-      }
-      const PredictionInterval interval = ClassInterval(held_out, name, level, min_sources);
-      if (!interval.available) continue;
-      ++row.with_interval;
-      widths.push_back(interval.high_factor / interval.low_factor);
-      const double low = std::log(interval.low_factor), high = std::log(interval.high_factor);
-      if (e.log_ratio < low) {
-        ++row.below;
-      } else if (e.log_ratio > high) {
-        ++row.above;
-      } else {
-        ++row.covered;
-      }
-    }
-    row.median_width = widths.empty() ? std::nan("") : Median(widths);
-    all_widths.insert(all_widths.end(), widths.begin(), widths.end());
-    report.overall.cases += row.cases;
-    report.overall.with_interval += row.with_interval;
-    report.overall.covered += row.covered;
-    report.overall.below += row.below;
-    report.overall.above += row.above;
-    report.classes.push_back(row);
-  }
-  report.overall.median_width = all_widths.empty() ? std::nan("") : Median(all_widths);
-  return report;
 }
 
 void CheckLevel(double level) {
@@ -154,12 +98,6 @@ std::string ModelErrorKindClass(const std::string& error_class) {
   return error_class.substr(0, error_class.find('/'));
 }
 
-std::string ModelErrorSource(const std::string& file, const std::string& framework) {
-  const size_t slash = file.find_last_of('/');
-  const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
-  return framework.empty() ? name : name + "/" + framework;
-}
-
 PredictionInterval IntervalTable::For(const std::string& error_class, double level) const {
   return ClassInterval(classes, error_class, level, kModelIntervalMinSources);
 }
@@ -194,47 +132,6 @@ PredictionInterval IntervalTable::ForFramework(const std::string& error_class, d
 PredictionInterval IntervalTable::ForFramework(const Device& device, DevicePrecision precision,
                                                double level) const {
   return ForFramework(ModelErrorClass(device, precision), level);
-}
-
-IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
-  IntervalTable table;
-  for (const ValidatedCase& v : report.cases) {
-    if (!v.modeled || v.in_sample) continue;
-    const Device device = LoadDevice(v.measured.device);
-    ModelError e;
-    e.source = ModelErrorSource(v.measured.source, v.measured.framework);
-    e.case_key = fmt::format("{}@{}", v.key, v.measured.line);
-    e.log_ratio = std::log(v.measured.throughput_sps / v.predicted_sps);
-    table.classes[ModelErrorClass(device, v.measured.precision)].push_back(std::move(e));
-  }
-  return table;
-}
-
-void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer) {
-  for (const TransferredCase& c : transfer.cases) {
-    ModelError e;
-    e.source = ModelErrorSource(c.source, c.framework);
-    e.case_key = fmt::format("{} {}@{}", c.pair, c.key, c.line);
-    e.log_ratio = c.log_ratio;
-    table.transfer[LoadDevice(c.target_device).kind].push_back(std::move(e));
-  }
-}
-
-void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report) {
-  for (const FrameworkFold& fold : report.folds) {
-    if (!fold.computed) continue;
-    const Device device = LoadDevice(fold.device);
-    for (size_t i = 0; i < fold.held_out.size() && i < fold.profile_errors.size(); ++i) {
-      const MeasuredCase& c = fold.held_out[i];
-      ModelError e;
-      e.source = ModelErrorSource(c.source, c.framework);
-      e.case_key = fmt::format("{} profile from {}: {}@{}", c.framework,
-                               fmt::join(fold.training_devices, "+"), CaseKey(c), c.line);
-      // profile_errors are predicted / measured - 1.
-      e.log_ratio = -std::log1p(fold.profile_errors[i]);
-      table.framework[ModelErrorClass(device, c.precision)].push_back(std::move(e));
-    }
-  }
 }
 
 std::string IntervalTableToJson(const IntervalTable& table) {
@@ -278,22 +175,6 @@ const IntervalTable& BuiltinIntervalTable() {
   static const IntervalTable table =
       ParseIntervalTable(EmbeddedIntervalsJson(), "data/intervals.json (built in)");
   return table;
-}
-
-CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {
-  CheckLevel(level);
-  return Coverage(table.classes, level, kModelIntervalMinSources);
-}
-
-CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level) {
-  CheckLevel(level);
-  // Transfer errors have no coarser class: each kind stands alone.
-  return Coverage(table.transfer, level, kTransferIntervalMinSources);
-}
-
-CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level) {
-  CheckLevel(level);
-  return Coverage(table.framework, level, kModelIntervalMinSources);
 }
 
 }  // namespace fitspeed

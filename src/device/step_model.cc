@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/kernels.h"
+#include "fitspeed/device/conv_algorithm.h"
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/timing/data_parallel.h"
 

@@ -18,9 +18,9 @@
 #include "command.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
-#include "fitspeed/device/calibrate.h"
-#include "fitspeed/device/cases.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/evidence/cases.h"
 
 namespace fitspeed::cli {
 

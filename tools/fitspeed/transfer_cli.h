@@ -1,4 +1,4 @@
-// Transfer from a user's own run in the CLI (fitspeed/device/transfer.h):
+// Transfer from a user's own run in the CLI (fitspeed/evidence/transfer.h):
 // `fitspeed sweep MODEL --device B --from LOG --from-device A`
 // (transfer_sweep.cc) and the "Transfer" section of `fitspeed validate`
 // (validate_transfer.cc).
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/device/transfer.h"
+#include "fitspeed/evidence/transfer.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
 

@@ -1,7 +1,7 @@
 // `fitspeed sweep MODEL --device B --from RUN --from-device A`: a measurement
 // of MODEL on device A (a training log any reader of `fitspeed fit` takes, with
 // PATH@key=value attributes; a cases CSV; a host sweep CSV) calibrates the step
-// model on A, and B is modeled with what carries over (fitspeed/device/transfer.h;
+// model on A, and B is modeled with what carries over (fitspeed/evidence/transfer.h;
 // docs/devices.md, "Transfer from your own run").
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
-#include "fitspeed/device/cases.h"
+#include "fitspeed/evidence/cases.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/model/zoo.h"
 #include "transfer_cli.h"

@@ -5,7 +5,7 @@
 // and maximum absolute errors per device; the mixed/FP32 ratio check on the
 // T4; with --host-check, the modeled host against a measured host sweep; with
 // --layers, instead, the per-layer check of a BERT-large encoder layer against
-// NeuSight's per-node GPU times (fitspeed/device/layer_check.h).
+// NeuSight's per-node GPU times (fitspeed/evidence/layer_check.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,8 +23,10 @@
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
-#include "fitspeed/device/layer_check.h"
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/framework_profiles.h"
+#include "fitspeed/evidence/interval_table.h"
+#include "fitspeed/evidence/layer_check.h"
+#include "fitspeed/evidence/validate.h"
 #include "transfer_cli.h"
 #include "validate_frameworks.h"
 #include "validate_intervals.h"

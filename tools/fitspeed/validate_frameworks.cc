@@ -11,7 +11,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 #include "fitspeed/core/table.h"
-#include "fitspeed/device/frameworks.h"
+#include "fitspeed/evidence/framework_profiles.h"
 #include "validate_util.h"
 
 namespace fitspeed::cli {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "fitspeed/device/intervals.h"
+#include "fitspeed/evidence/interval_table.h"
 
 namespace fitspeed::cli {
 

@@ -11,7 +11,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
-#include "fitspeed/device/kernels.h"
+#include "fitspeed/evidence/kernels.h"
 #include "validate_util.h"
 
 namespace fitspeed::cli {

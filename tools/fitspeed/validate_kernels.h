@@ -1,7 +1,7 @@
 // The kernel section of `fitspeed validate --kernels`: the device efficiency
 // curves fitted to published per-kernel timings (DeepBench, K40 SGEMM), their
 // residuals per GPU, unit, op and pass, and how often the model's convolution
-// algorithm rule agrees with cuDNN's choice (fitspeed/device/kernels.h;
+// algorithm rule agrees with cuDNN's choice (fitspeed/evidence/kernels.h;
 // docs/validation.md, "Kernel fits"). With a catalog directory, it writes the
 // catalog devices the fits serve with their new curves.
 #ifndef FITSPEED_TOOLS_FITSPEED_VALIDATE_KERNELS_H_

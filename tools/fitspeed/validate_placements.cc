@@ -10,7 +10,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
-#include "fitspeed/device/placements.h"
+#include "fitspeed/evidence/placements.h"
 #include "validate_util.h"
 
 namespace fitspeed::cli {
@@ -65,9 +65,10 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
       }
     }
     if (!found) {
-      throw UsageError(fmt::format("--links {}: no \"network\" link for the 2x4 and 4x4 "
-                                   "predictions",
-                                   links_file));
+      throw UsageError(
+          fmt::format("--links {}: no \"network\" link for the 2x4 and 4x4 "
+                      "predictions",
+                      links_file));
     }
     network_source = fmt::format("from {}", links_file);
   }
@@ -99,19 +100,17 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
                       Ms(c.overlapped_exposed_s), Ms(c.measured_sync_s)});
       }
       std::cout << cases.Render() << "\n";
-      TextTable summary({"model", "cases", "overlap_median_%", "overlap_max_%",
-                         "serial_median_%", "serial_max_%", "anchored_overlap_median_%",
-                         "anchored_overlap_max_%", "anchored_serial_median_%",
-                         "anchored_serial_max_%", "extra_measured_ms", "extra_overlap_ms",
-                         "extra_serial_ms"});
+      TextTable summary({"model", "cases", "overlap_median_%", "overlap_max_%", "serial_median_%",
+                         "serial_max_%", "anchored_overlap_median_%", "anchored_overlap_max_%",
+                         "anchored_serial_median_%", "anchored_serial_max_%", "extra_measured_ms",
+                         "extra_overlap_ms", "extra_serial_ms"});
       for (const PlacementSummary& s : check.summaries) {
         summary.AddRow({s.model, std::to_string(s.cases), AbsPct(s.overlapped_median_pct),
                         AbsPct(s.overlapped_max_pct), AbsPct(s.serial_median_pct),
                         AbsPct(s.serial_max_pct), AbsPct(s.anchored_overlapped_median_pct),
-                        AbsPct(s.anchored_overlapped_max_pct),
-                        AbsPct(s.anchored_serial_median_pct), AbsPct(s.anchored_serial_max_pct),
-                        Ms(s.measured_extra_median_s), Ms(s.overlapped_extra_median_s),
-                        Ms(s.serial_extra_median_s)});
+                        AbsPct(s.anchored_overlapped_max_pct), AbsPct(s.anchored_serial_median_pct),
+                        AbsPct(s.anchored_serial_max_pct), Ms(s.measured_extra_median_s),
+                        Ms(s.overlapped_extra_median_s), Ms(s.serial_extra_median_s)});
       }
       std::cout << "absolute errors per model (%); anchored: the one-GPU step measured, the "
                    "cost of the other GPUs modeled; extra = step on N GPUs - step on 1 at the "
@@ -218,43 +217,40 @@ int RunPlacementCheck(const std::string& data_dir, const std::vector<std::string
                 {"summaries", json::array()},
                 {"predictions", json::array()}};
       for (const PlacementCase& c : check.cases) {
-        j["cases"].push_back({{"model", c.model},
-                              {"network", c.network},
-                              {"gpus", c.gpus},
-                              {"per_gpu_batch", c.per_gpu_batch},
-                              {"line", c.line},
-                              {"measured_step_s", c.measured_step_s},
-                              {"measured_sync_s", c.measured_sync_s},
-                              {"measured_single_s", Number(c.measured_single_s)},
-                              {"overlapped_step_s", c.overlapped_step_s},
-                              {"overlapped_comm_s", c.overlapped_comm_s},
-                              {"overlapped_exposed_s", c.overlapped_exposed_s},
-                              {"serial_step_s", c.serial_step_s},
-                              {"single_step_s", c.single_step_s},
-                              {"overlapped_error_pct", c.overlapped_error_pct},
-                              {"serial_error_pct", c.serial_error_pct},
-                              {"anchored_overlapped_error_pct",
-                               Number(c.anchored_overlapped_error_pct)},
-                              {"anchored_serial_error_pct", Number(c.anchored_serial_error_pct)}});
+        j["cases"].push_back(
+            {{"model", c.model},
+             {"network", c.network},
+             {"gpus", c.gpus},
+             {"per_gpu_batch", c.per_gpu_batch},
+             {"line", c.line},
+             {"measured_step_s", c.measured_step_s},
+             {"measured_sync_s", c.measured_sync_s},
+             {"measured_single_s", Number(c.measured_single_s)},
+             {"overlapped_step_s", c.overlapped_step_s},
+             {"overlapped_comm_s", c.overlapped_comm_s},
+             {"overlapped_exposed_s", c.overlapped_exposed_s},
+             {"serial_step_s", c.serial_step_s},
+             {"single_step_s", c.single_step_s},
+             {"overlapped_error_pct", c.overlapped_error_pct},
+             {"serial_error_pct", c.serial_error_pct},
+             {"anchored_overlapped_error_pct", Number(c.anchored_overlapped_error_pct)},
+             {"anchored_serial_error_pct", Number(c.anchored_serial_error_pct)}});
       }
       for (const PlacementSummary& s : check.summaries) {
-        j["summaries"].push_back({{"model", s.model},
-                                  {"cases", s.cases},
-                                  {"overlapped_median_abs_pct", Number(s.overlapped_median_pct)},
-                                  {"overlapped_max_abs_pct", Number(s.overlapped_max_pct)},
-                                  {"serial_median_abs_pct", Number(s.serial_median_pct)},
-                                  {"serial_max_abs_pct", Number(s.serial_max_pct)},
-                                  {"anchored_overlapped_median_abs_pct",
-                                   Number(s.anchored_overlapped_median_pct)},
-                                  {"anchored_overlapped_max_abs_pct",
-                                   Number(s.anchored_overlapped_max_pct)},
-                                  {"anchored_serial_median_abs_pct",
-                                   Number(s.anchored_serial_median_pct)},
-                                  {"anchored_serial_max_abs_pct", Number(s.anchored_serial_max_pct)},
-                                  {"measured_extra_median_s", Number(s.measured_extra_median_s)},
-                                  {"overlapped_extra_median_s",
-                                   Number(s.overlapped_extra_median_s)},
-                                  {"serial_extra_median_s", Number(s.serial_extra_median_s)}});
+        j["summaries"].push_back(
+            {{"model", s.model},
+             {"cases", s.cases},
+             {"overlapped_median_abs_pct", Number(s.overlapped_median_pct)},
+             {"overlapped_max_abs_pct", Number(s.overlapped_max_pct)},
+             {"serial_median_abs_pct", Number(s.serial_median_pct)},
+             {"serial_max_abs_pct", Number(s.serial_max_pct)},
+             {"anchored_overlapped_median_abs_pct", Number(s.anchored_overlapped_median_pct)},
+             {"anchored_overlapped_max_abs_pct", Number(s.anchored_overlapped_max_pct)},
+             {"anchored_serial_median_abs_pct", Number(s.anchored_serial_median_pct)},
+             {"anchored_serial_max_abs_pct", Number(s.anchored_serial_max_pct)},
+             {"measured_extra_median_s", Number(s.measured_extra_median_s)},
+             {"overlapped_extra_median_s", Number(s.overlapped_extra_median_s)},
+             {"serial_extra_median_s", Number(s.serial_extra_median_s)}});
       }
       for (const NodePrediction& p : check.predictions) {
         j["predictions"].push_back({{"model", p.model},

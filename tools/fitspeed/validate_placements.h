@@ -2,7 +2,7 @@
 // with the all-reduce overlapped (PyTorch DDP buckets) and serial against
 // Pollux's 2-4 GPU placements on one T4 node, predictions for 2 and 4 such
 // nodes, and Pollux's measured 2-4 node rows over an assumed and a calibrated
-// network link (fitspeed/device/placements.h; docs/validation.md, "Pollux
+// network link (fitspeed/evidence/placements.h; docs/validation.md, "Pollux
 // placements").
 #ifndef FITSPEED_TOOLS_FITSPEED_VALIDATE_PLACEMENTS_H_
 #define FITSPEED_TOOLS_FITSPEED_VALIDATE_PLACEMENTS_H_

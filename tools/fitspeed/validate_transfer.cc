@@ -1,7 +1,7 @@
 // The "Transfer" section of `fitspeed validate`: every published case
 // predicted from the same network's cases on another device of its kind
 // (same precision, framework and device count), calibrated on those only
-// (fitspeed/device/transfer.h; docs/validation.md, "Transfer").
+// (fitspeed/evidence/transfer.h; docs/validation.md, "Transfer").
 #include <fmt/format.h>
 
 #include <cmath>

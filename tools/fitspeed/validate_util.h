@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/validate.h"
 
 namespace fitspeed::cli::validate_util {
 

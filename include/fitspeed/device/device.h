@@ -53,7 +53,7 @@ struct DeviceLink {
 };
 
 // How a device's efficiencies and overheads were calibrated (fitspeed calibrate,
-// fitspeed/device/calibrate.h): the "calibration" object of a device file.
+// fitspeed/evidence/calibrate.h): the "calibration" object of a device file.
 struct DeviceCalibration {
   // One fitted parameter: "compute_scale" and "memory_scale" (factors applied
   // to every point of the efficiency curves, dimensionless), "kernel_launch_s"
@@ -117,21 +117,21 @@ struct Device {
   // separately matters for TF32 and mixed precision.
   EfficiencyCurve tensor_efficiency;
   // FP32 3x3 stride-1 convolutions run with Winograd F(2x2, 3x3) (cuDNN's
-  // choice on Maxwell to Turing CUDA cores; fitspeed/device/kernels.h), against
+  // choice on Maxwell to Turing CUDA cores; fitspeed/evidence/kernels.h), against
   // the FLOPs of the algorithm (16/36 of the direct ones). Empty (JSON: no
   // "efficiency.winograd"): every convolution runs as implicit GEMM at
   // compute_efficiency.
   EfficiencyCurve winograd_efficiency;
   // Depthwise convolutions (groups with fewer input channels than the
   // tensor tile; vector work on CUDA cores), against their FLOPs at the FP32
-  // peak (fitspeed/device/kernels.h, DepthwiseDerivation). Empty (JSON: no
+  // peak (fitspeed/evidence/kernels.h, DepthwiseDerivation). Empty (JSON: no
   // "efficiency.depthwise"): compute_efficiency serves for them.
   EfficiencyCurve depthwise_efficiency;
   // Memory-bound passes of the row-normalizing layers (layer norm, RMS norm,
   // softmax, softmax cross-entropy: a reduction over each row, then a second
   // sweep over it), against bytes of one kernel. They reach a smaller
   // fraction of the bandwidth than element-wise kernels (NeuSight's sweeps:
-  // fitspeed/device/kernels.h, MemoryPlateauFit). Empty (JSON: no
+  // fitspeed/evidence/kernels.h, MemoryPlateauFit). Empty (JSON: no
   // "efficiency.memory_normalization"): memory_efficiency serves for them.
   EfficiencyCurve normalization_memory_efficiency;
   // tensor_efficiency, or compute_efficiency when it is empty.
@@ -161,7 +161,7 @@ struct Device {
   // their own device files. JSON: "price_per_hour": {"value": 2.48, "source": ...}.
   std::optional<double> price_per_hour;
 
-  // Cases (CaseKey() of fitspeed/device/cases.h) whose measurements this
+  // Cases (CaseKey() of fitspeed/evidence/cases.h) whose measurements this
   // device's efficiencies and overheads were calibrated on; empty for the
   // catalog's datasheet-and-assumption devices. JSON: "calibration":
   // {"cases": [...], ...} (docs/devices.md).

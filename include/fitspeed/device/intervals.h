@@ -20,8 +20,9 @@
 // is thinner still the interval is not given and the reason says so.
 //
 // The rule is tested as a user meets it: leave one source out
-// (LeaveOneSourceOutCoverage), the interval built without the source's cases
-// must contain the stated share of them.
+// (LeaveOneSourceOutCoverage, fitspeed/evidence/interval_table.h, which also
+// builds the table), the interval built without the source's cases must
+// contain the stated share of them.
 //
 //   fitspeed::IntervalTable table = fitspeed::BuiltinIntervalTable();
 //   fitspeed::PredictionInterval i = table.For(device, DevicePrecision::kMixed, 0.8);
@@ -40,10 +41,6 @@
 
 namespace fitspeed {
 
-struct ValidationReport;
-struct TransferValidation;
-struct FrameworkProfileReport;
-
 // The sources a class's (or kind's) errors must come from for its interval.
 // With three sources, leaving one out leaves two, whose difference is all the
 // interval sees of how far a new source can fall: the GPU tensor-core class,
@@ -60,11 +57,6 @@ inline constexpr int kTransferIntervalMinSources = 2;
 std::string ModelErrorClass(const Device& device, DevicePrecision precision);
 // The coarser class it falls back to: the kind alone ("gpu").
 std::string ModelErrorKindClass(const std::string& error_class);
-
-// The source of a case for intervals and their test: its file's name and, in a
-// file that collects several publications (NVIDIA DeepLearningExamples' READMEs,
-// Paddle's per-framework tables), the framework: "<file>/<framework>".
-std::string ModelErrorSource(const std::string& file, const std::string& framework);
 
 // Out-of-sample errors per class.
 struct IntervalTable {
@@ -94,24 +86,6 @@ struct IntervalTable {
                                   double level) const;
 };
 
-// The errors of the catalog predictions of a validation's modeled cases
-// (ValidatedCase::predicted_sps; their devices were not calibrated on them),
-// by ModelErrorClass. Cases the device was calibrated on are left out.
-IntervalTable IntervalTableFromValidation(const ValidationReport& report);
-
-// Adds the errors of transferred predictions (ValidateTransfer: each of B's
-// cases predicted from A's, fitspeed/device/transfer.h) to table.transfer, by
-// the target device's kind; the source is B's case's.
-void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer);
-
-// Adds the errors of the framework profiles' predictions on held-out GPUs
-// (FitFrameworkProfiles' computed folds: a GPU's runs predicted by the profile
-// fitted on the framework's other GPUs) to table.framework, by the class of
-// the held-out GPU and precision; the source is the case's
-// (ModelErrorSource(file, framework)). Folds that could not be computed add
-// nothing.
-void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report);
-
 // JSON (schema "fitspeed.intervals/1", docs/validation.md) and back. Parsing
 // throws DataError naming `source` and the field.
 std::string IntervalTableToJson(const IntervalTable& table);
@@ -121,30 +95,6 @@ IntervalTable ReadIntervalTableFile(const std::string& path);
 // The table compiled in from data/intervals.json (written by `fitspeed validate
 // --intervals-out`; a test checks it matches the current model and data).
 const IntervalTable& BuiltinIntervalTable();
-
-// Leave-one-source-out coverage of a class's intervals: each case's error
-// against the interval For() builds from the table without the case's source.
-struct CoverageRow {
-  std::string error_class;
-  int cases = 0;          // cases of the class
-  int with_interval = 0;  // of which an interval could be built without their source
-  int covered = 0;        // of which the interval contained the error
-  int below = 0;          // measured below the interval (the model too fast)
-  int above = 0;          // measured above it
-  double coverage() const { return with_interval > 0 ? double(covered) / with_interval : 0; }
-  double median_width = 0;  // median of high_factor / low_factor over the intervals
-};
-struct CoverageReport {
-  double level = 0.8;
-  std::vector<CoverageRow> classes;  // in class order
-  CoverageRow overall;               // error_class "all"
-};
-CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level);
-// The same for the transferred predictions' errors (IntervalTable::transfer).
-CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level);
-// The same for the framework profiles' errors (IntervalTable::framework), with
-// For()'s fallback to the kind.
-CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level);
 
 }  // namespace fitspeed
 

@@ -147,7 +147,7 @@ struct DeviceModelOptions {
   // gradients after the backward pass, all of it exposed. Serial is the
   // default because on Pollux's 2-4 T4 placements it predicts the cost of the
   // other GPUs better with the catalog's datasheet links (docs/validation.md,
-  // "Pollux placements"), and calibration (fitspeed/device/calibrate.h)
+  // "Pollux placements"), and calibration (fitspeed/evidence/calibrate.h)
   // decomposes a step into passes plus a fixed communication time; overlap
   // is for a link measured with `fitspeed linkbench`.
   bool overlap = false;
@@ -233,7 +233,7 @@ struct PassTime {
   double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s + cast_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   // A convolution pass run with Winograd F(2x2, 3x3) (ConvAlgorithmFor,
-  // fitspeed/device/kernels.h): compute_s is then algorithm_flops at the
+  // fitspeed/device/conv_algorithm.h): compute_s is then algorithm_flops at the
   // device's Winograd curve; `flops` stays the direct count.
   bool winograd = false;
   double algorithm_flops = 0;  // FLOPs the pass's algorithm performs (flops unless winograd)

@@ -11,6 +11,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/evidence/framework_profiles.h"
 
 namespace fitspeed {
 namespace {

@@ -10,35 +10,19 @@
 //   fitspeed::CalibrationResult r = fitspeed::CalibrateDevice(fitspeed::LoadDevice("t4"), cases);
 //   std::cout << r.FullReport();
 //   std::ofstream("t4-calibrated.json") << fitspeed::DeviceToJson(r.device);
-#ifndef FITSPEED_DEVICE_CALIBRATE_H_
-#define FITSPEED_DEVICE_CALIBRATE_H_
+#ifndef FITSPEED_EVIDENCE_CALIBRATE_H_
+#define FITSPEED_EVIDENCE_CALIBRATE_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "fitspeed/device/cases.h"
+#include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/evidence/cases.h"
 #include "fitspeed/model/cost.h"
 
 namespace fitspeed {
-
-// The parameters a calibration can fit.
-enum class CalibrationParameter {
-  kComputeScale,  // factor on every point of Device::compute_efficiency
-  kMemoryScale,   // factor on every point of Device::memory_efficiency
-  kKernelLaunch,  // Device::kernel_launch_s
-  kStepHost,      // Device::step_host_s
-  // Factor on every point of Device::TensorEfficiency() (matrix work on tensor
-  // units: TF32, FP16/BF16); the calibrated device gets its own tensor curve.
-  kTensorScale,
-};
-// Short names of --params: "compute", "memory", "launch", "host", "tensor".
-const char* CalibrationParameterName(CalibrationParameter parameter);
-// A short name, or the DeviceCalibration name ("compute_scale", "memory_scale",
-// "kernel_launch_s", "step_host_s", "tensor_scale"); throws UsageError for
-// anything else.
-CalibrationParameter ParseCalibrationParameter(const std::string& name);
 
 struct CalibrationOptions {
   // The parameters fitted (each at most once, at least one); the others keep
@@ -63,20 +47,6 @@ struct CalibrationOptions {
 };
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateCalibrationOptions(const CalibrationOptions& options);
-
-// One fitted parameter, in SI units (scales are dimensionless).
-struct CalibratedParameter {
-  std::string name;    // "compute_scale", ..., "tensor_scale" (DeviceCalibration::Parameter)
-  std::string unit;    // "" (scales) or "s"
-  double initial = 0;  // the device's value (scales: 1)
-  double value = 0;
-  double std_error = 0;  // sqrt(s^2 (J^T J)^-1_ii), s^2 = RSS/dof; NaN when not estimable
-  double ci_low = 0;     // value -/+ t quantile x std_error (NaN when not estimable)
-  double ci_high = 0;
-  double lower = 0;  // bounds of the fit
-  double upper = 0;  // +inf for the overheads
-  bool at_bound() const;
-};
 
 // One measured case and its modeled step times.
 struct CaseFit {
@@ -164,14 +134,6 @@ SharedCalibration CalibrateShared(const std::vector<Device>& devices,
                                   const std::vector<MeasuredCase>& cases,
                                   const CalibrationOptions& options = {});
 
-// `device` with calibrated parameters (CalibratedParameter::name and value)
-// applied: compute_scale, memory_scale and tensor_scale multiply every point of
-// its compute, memory and tensor-unit curve (the tensor curve starting from the
-// compute curve when the device has none), capped at 1; kernel_launch_s and
-// step_host_s replace its overheads. Its sources say so. UsageError for an
-// unknown name.
-Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters);
-
 // Whether a case's matrix work runs on `device`'s tensor units (TF32, mixed
 // precision, or FP32 on a device with fp32_matrix_on_tensor16), as ModelStep decides.
 bool OnTensorUnits(const MeasuredCase& c, const Device& device);
@@ -187,4 +149,4 @@ DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_CALIBRATE_H_
+#endif  // FITSPEED_EVIDENCE_CALIBRATE_H_

@@ -1,8 +1,8 @@
 // The step model against Pollux's 2-4 GPU placements and its 2-4 node rows
-// (fitspeed/device/placements.h): what is read, and the relations the two
+// (fitspeed/evidence/placements.h): what is read, and the relations the two
 // all-reduce models must keep. The errors themselves are reported by
 // `fitspeed validate --placements` and docs/validation.md.
-#include "fitspeed/device/placements.h"
+#include "fitspeed/evidence/placements.h"
 
 #include <gtest/gtest.h>
 
@@ -20,9 +20,9 @@ PlacementCheck Check() {
   network.connects = "network";
   network.bandwidth_bytes_per_s = 6.25e9;
   network.latency_s = 30e-6;
-  return CheckPolluxPlacements(std::string(FITSPEED_TEST_DATA_DIR) +
-                                   "/measured/pollux_t4_single_node.csv",
-                               LoadDevice("t4"), network);
+  return CheckPolluxPlacements(
+      std::string(FITSPEED_TEST_DATA_DIR) + "/measured/pollux_t4_single_node.csv", LoadDevice("t4"),
+      network);
 }
 
 TEST(PolluxPlacements, ReadsPlacementsTwoToFourOfTheThreeModels) {

@@ -1,4 +1,4 @@
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/validate.h"
 
 #include <fmt/format.h>
 

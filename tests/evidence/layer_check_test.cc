@@ -1,8 +1,8 @@
 // The per-layer check against NeuSight's BERT-large layer times
-// (fitspeed/device/layer_check.h): every encoder-layer node of the file is
+// (fitspeed/evidence/layer_check.h): every encoder-layer node of the file is
 // mapped, sums against numbers read by hand from the file, GPUs without a
 // catalog device skipped, bad rows reported with their line.
-#include "fitspeed/device/layer_check.h"
+#include "fitspeed/evidence/layer_check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -13,8 +13,8 @@
 //
 //   fitspeed::PlacementCheck check = fitspeed::CheckPolluxPlacements(
 //       "data/measured/pollux_t4_single_node.csv", fitspeed::LoadDevice("t4"));
-#ifndef FITSPEED_DEVICE_PLACEMENTS_H_
-#define FITSPEED_DEVICE_PLACEMENTS_H_
+#ifndef FITSPEED_EVIDENCE_PLACEMENTS_H_
+#define FITSPEED_EVIDENCE_PLACEMENTS_H_
 
 #include <cstdint>
 #include <optional>
@@ -77,12 +77,12 @@ struct NodePrediction {
 };
 
 struct PlacementCheck {
-  std::string source;  // the CSV file
-  std::string device;  // Device::name
-  std::vector<PlacementCase> cases;          // placements 2-4 of the three models
-  std::vector<PlacementSummary> summaries;   // per model, then "all"
-  std::vector<NodePrediction> predictions;   // 2x4 and 4x4, when a network link is given
-  std::string network_link;                  // how the network link was given ("" without)
+  std::string source;                       // the CSV file
+  std::string device;                       // Device::name
+  std::vector<PlacementCase> cases;         // placements 2-4 of the three models
+  std::vector<PlacementSummary> summaries;  // per model, then "all"
+  std::vector<NodePrediction> predictions;  // 2x4 and 4x4, when a network link is given
+  std::string network_link;                 // how the network link was given ("" without)
 };
 
 // Reads Pollux's placements from `csv_path` and models them on `t4` (its
@@ -170,4 +170,4 @@ MultiNodeCheck CheckPolluxMultiNode(const std::string& csv_path,
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_PLACEMENTS_H_
+#endif  // FITSPEED_EVIDENCE_PLACEMENTS_H_

@@ -10,10 +10,12 @@
 #include <map>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/cases.h"
 #include "fitspeed/device/frameworks.h"
-#include "fitspeed/device/transfer.h"
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/cases.h"
+#include "fitspeed/evidence/framework_profiles.h"
+#include "fitspeed/evidence/interval_table.h"
+#include "fitspeed/evidence/transfer.h"
+#include "fitspeed/evidence/validate.h"
 
 namespace fitspeed {
 namespace {

@@ -1,6 +1,6 @@
 // The per-layer check of the step model against NeuSight's per-node BERT-large
-// times (fitspeed/device/layer_check.h, data/measured/README.md).
-#include "fitspeed/device/layer_check.h"
+// times (fitspeed/evidence/layer_check.h, data/measured/README.md).
+#include "fitspeed/evidence/layer_check.h"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/csv_table.h"
+#include "evidence/csv_table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"

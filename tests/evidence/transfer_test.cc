@@ -2,7 +2,7 @@
 // host-overhead-only transfer, recovery of parameters set by hand, the
 // parameter choice at one batch size, refusals, and the validation on the
 // published cases (every prediction out-of-sample).
-#include "fitspeed/device/transfer.h"
+#include "fitspeed/evidence/transfer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

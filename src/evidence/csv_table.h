@@ -2,8 +2,8 @@
 // validate` (published_cases.cc, layer_check.cc): a CSV file with a header
 // row, fields found by column name, every bad field a DataError naming the
 // file, line and field.
-#ifndef FITSPEED_SRC_DEVICE_CSV_TABLE_H_
-#define FITSPEED_SRC_DEVICE_CSV_TABLE_H_
+#ifndef FITSPEED_SRC_EVIDENCE_CSV_TABLE_H_
+#define FITSPEED_SRC_EVIDENCE_CSV_TABLE_H_
 
 #include <cstdint>
 #include <map>
@@ -36,11 +36,10 @@ struct CsvTable {
 };
 
 // Reads the CSV file at `path`. Throws InputError when it cannot be opened,
-// DataError when it is binary (io::LooksBinary) or empty, a `required` column is missing from the header
-// or a row has another number of fields than the header. Blank lines are
-// skipped.
+// DataError when it is binary (io::LooksBinary) or empty, a `required` column is missing from the
+// header or a row has another number of fields than the header. Blank lines are skipped.
 CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& required);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_SRC_DEVICE_CSV_TABLE_H_
+#endif  // FITSPEED_SRC_EVIDENCE_CSV_TABLE_H_

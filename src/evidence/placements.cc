@@ -1,5 +1,5 @@
 // The step model against Pollux's 2-4 GPU placements (placements.h).
-#include "fitspeed/device/placements.h"
+#include "fitspeed/evidence/placements.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <tuple>
 
-#include "device/csv_table.h"
+#include "evidence/csv_table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
@@ -166,8 +166,7 @@ PlacementCheck CheckPolluxPlacements(const std::string& csv_path, const Device& 
   std::map<std::pair<std::string, int64_t>, double> single;
   for (const CsvTable::Row& row : t.rows) {
     if (t.PositiveInt(row, "placement") == 1) {
-      single[{t.Get(row, "model"), t.PositiveInt(row, "local_bsz")}] =
-          t.Positive(row, "step_time");
+      single[{t.Get(row, "model"), t.PositiveInt(row, "local_bsz")}] = t.Positive(row, "step_time");
     }
   }
   std::map<std::string, Network> networks;

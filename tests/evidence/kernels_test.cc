@@ -2,7 +2,7 @@
 // convolution's modeled time by hand, recovery of a known curve, the carry
 // rule, the readers' errors, and the catalog's curves against the fits of
 // data/kernels.
-#include "fitspeed/device/kernels.h"
+#include "fitspeed/evidence/kernels.h"
 
 #include <ceres/jet.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "device/log_logistic.h"
+#include "evidence/log_logistic.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
 

@@ -1,4 +1,4 @@
-#include "device/csv_table.h"
+#include "evidence/csv_table.h"
 
 #include <fmt/format.h>
 

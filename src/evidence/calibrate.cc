@@ -16,7 +16,7 @@
 // update, and the host is called once per micro-batch. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
 // differentiates it, and the calibrated device is checked against ModelStep.
-#include "fitspeed/device/calibrate.h"
+#include "fitspeed/evidence/calibrate.h"
 
 #include <ceres/ceres.h>
 #include <fmt/format.h>
@@ -30,6 +30,7 @@
 #include <set>
 #include <utility>
 
+#include "device/calibration_terms.h"
 #include "fit/dense_jacobian.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
@@ -41,35 +42,22 @@ namespace fitspeed {
 
 namespace {
 
+using calibration::Apply;
+using calibration::kInfo;
+using calibration::kParams;
+using calibration::MarkScaledCurves;
+using calibration::MaxComputeEfficiency;
+using calibration::MaxEfficiency;
+using calibration::MaxMemoryEfficiency;
+using calibration::Values;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kParams = 5;
 // Parameters correlated beyond this are reported as not separated by the data.
 constexpr double kMaxAbsCorrelation = 0.99;
 // Relative agreement required between the decomposed step time and ModelStep
 // on the calibrated device (rounding of the scaled curve points only).
 constexpr double kAgreement = 1e-9;
-
-struct ParameterInfo {
-  CalibrationParameter id;
-  const char* short_name;  // --params
-  const char* name;        // DeviceCalibration::Parameter::name
-  const char* unit;
-  // SI value of one unit of the internal parameter: the overheads are fitted
-  // in microseconds and milliseconds so that every parameter is of order 1.
-  double internal_unit;
-  const char* field;  // the device-file field it changes (Device::sources key)
-};
-constexpr std::array<ParameterInfo, kParams> kInfo = {{
-    {CalibrationParameter::kComputeScale, "compute", "compute_scale", "", 1, "efficiency.compute"},
-    {CalibrationParameter::kMemoryScale, "memory", "memory_scale", "", 1, "efficiency.memory"},
-    {CalibrationParameter::kKernelLaunch, "launch", "kernel_launch_s", "s", 1e-6,
-     "overheads.kernel_launch_s"},
-    {CalibrationParameter::kStepHost, "host", "step_host_s", "s", 1e-3, "overheads.step_host_s"},
-    {CalibrationParameter::kTensorScale, "tensor", "tensor_scale", "", 1, "efficiency.tensor"},
-}};
-
-using Values = std::array<double, kParams>;  // internal units, kInfo order
 
 // The pieces of one case's modeled step on the device as given.
 struct CaseTerms {
@@ -194,70 +182,6 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
   return s;
 }
 
-// The device with the free parameters of `x` (internal units) in place.
-Device Apply(const Device& base, const Values& x, const std::array<bool, kParams>& free) {
-  Device d = base;
-  if (free[4]) {
-    // From the curve ModelStep used (the compute curve when the device has no
-    // tensor curve of its own), before the compute scale touches it.
-    d.tensor_efficiency = base.TensorEfficiency();
-    for (EfficiencyCurve::Point& p : d.tensor_efficiency.points) {
-      p.efficiency = std::min(1.0, p.efficiency * x[4]);
-    }
-  }
-  // <= 1 by the bound, up to rounding; implicit GEMM and Winograd curves alike.
-  if (free[0]) ScaleComputeEfficiency(d, x[0]);
-  if (free[1]) ScaleMemoryEfficiency(d, x[1]);
-  if (free[2]) d.kernel_launch_s = x[2] * kInfo[2].internal_unit;
-  if (free[3]) d.step_host_s = x[3] * kInfo[3].internal_unit;
-  return d;
-}
-
-double MaxEfficiency(const EfficiencyCurve& curve) {
-  double max = 0;
-  for (const EfficiencyCurve::Point& p : curve.points) max = std::max(max, p.efficiency);
-  return max;
-}
-
-// After parameter `j` was written into `d` (from `before`): the compute scale
-// scales the Winograd and depthwise curves too, the memory scale the
-// normalization curve, and their sources and bases say so, those of the
-// compute or memory curve.
-void MarkScaledCurves(Device& d, const Device& before, size_t j) {
-  if (j != 0 && j != 1) return;
-  const char* with = j == 0 ? "efficiency.compute" : "efficiency.memory";
-  const std::vector<std::pair<const char*, const EfficiencyCurve*>> curves =
-      j == 0 ? std::vector<
-                   std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.winograd",
-                                                                    &before.winograd_efficiency},
-                                                                   {"efficiency.depthwise",
-                                                                    &before.depthwise_efficiency}}
-             : std::vector<std::pair<const char*, const EfficiencyCurve*>>{
-                   {"efficiency.memory_normalization", &before.normalization_memory_efficiency}};
-  for (const auto& [field, curve] : curves) {
-    if (curve->points.empty()) continue;
-    const auto old = before.sources.find(field);
-    d.sources[field] =
-        fmt::format("scaled with {} ({}); before: {}", with, d.sources[with],
-                    old == before.sources.end() ? std::string("not recorded") : old->second);
-    d.bases[field] = d.bases[with];
-  }
-}
-
-// The largest efficiency the memory scale multiplies (element-wise and
-// normalization curves).
-double MaxMemoryEfficiency(const Device& d) {
-  return std::max(MaxEfficiency(d.memory_efficiency),
-                  MaxEfficiency(d.normalization_memory_efficiency));
-}
-
-// The largest efficiency the compute scale multiplies (compute, Winograd and
-// depthwise curves).
-double MaxComputeEfficiency(const Device& d) {
-  return std::max({MaxEfficiency(d.compute_efficiency), MaxEfficiency(d.winograd_efficiency),
-                   MaxEfficiency(d.depthwise_efficiency)});
-}
-
 // ModelStep of a case, with a problem the device or network cannot model
 // reported as bad data at the case's file and line.
 ModeledStep ModelCase(const Network& network, const Device& device, const MeasuredCase& c,
@@ -346,21 +270,6 @@ std::string ErrorLine(const DeviceCalibration::Error& e) {
 
 }  // namespace
 
-const char* CalibrationParameterName(CalibrationParameter parameter) {
-  for (const ParameterInfo& info : kInfo) {
-    if (info.id == parameter) return info.short_name;
-  }
-  return "unknown";
-}
-
-CalibrationParameter ParseCalibrationParameter(const std::string& name) {
-  for (const ParameterInfo& info : kInfo) {
-    if (name == info.short_name || name == info.name) return info.id;
-  }
-  throw UsageError(fmt::format(
-      "unknown calibration parameter '{}' (known: compute, memory, launch, host, tensor)", name));
-}
-
 void ValidateCalibrationOptions(const CalibrationOptions& o) {
   if (o.parameters.empty()) {
     throw UsageError("CalibrationOptions.parameters is empty: fit at least one parameter");
@@ -384,12 +293,6 @@ void ValidateCalibrationOptions(const CalibrationOptions& o) {
     throw UsageError(
         fmt::format("CalibrationOptions.confidence = {}: must be in (0, 1)", o.confidence));
   }
-}
-
-bool CalibratedParameter::at_bound() const {
-  const double tolerance = 1e-9 * std::max(1.0, std::fabs(value));
-  return std::fabs(value - lower) <= tolerance ||
-         (std::isfinite(upper) && std::fabs(upper - value) <= tolerance);
 }
 
 DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors) {
@@ -756,34 +659,6 @@ std::vector<CalibrationParameter> ScalesDetermined(const std::vector<MeasuredCas
   if (off_tensor) scales.push_back(CalibrationParameter::kComputeScale);
   if (on_tensor) scales.push_back(CalibrationParameter::kTensorScale);
   return scales;  // kComputeScale < kTensorScale: enum order
-}
-
-Device ApplyCalibration(const Device& device, const std::vector<CalibratedParameter>& parameters) {
-  Values x = {1, 1, device.kernel_launch_s / kInfo[2].internal_unit,
-              device.step_host_s / kInfo[3].internal_unit, 1};
-  std::array<bool, kParams> free{};
-  for (const CalibratedParameter& p : parameters) {
-    const auto info = std::find_if(kInfo.begin(), kInfo.end(),
-                                   [&p](const ParameterInfo& i) { return p.name == i.name; });
-    if (info == kInfo.end()) {
-      throw UsageError(fmt::format("ApplyCalibration: unknown parameter '{}'", p.name));
-    }
-    const size_t j = static_cast<size_t>(info - kInfo.begin());
-    free[j] = true;
-    x[j] = p.value / info->internal_unit;
-  }
-  Device d = Apply(device, x, free);
-  for (size_t j = 0; j < kParams; ++j) {
-    if (!free[j]) continue;
-    const auto before = device.sources.find(kInfo[j].field);
-    d.sources[kInfo[j].field] =
-        fmt::format("calibrated elsewhere: {} = {}; before: {}", kInfo[j].name,
-                    FormatSig(x[j] * kInfo[j].internal_unit, 6),
-                    before == device.sources.end() ? std::string("not recorded") : before->second);
-    d.bases[kInfo[j].field] = "carried";
-    MarkScaledCurves(d, device, j);
-  }
-  return d;
 }
 
 std::string CalibrationResult::BriefReport() const {

@@ -11,15 +11,15 @@
 //   fitspeed::LayerCheckReport report =
 //       fitspeed::CheckBertLayers("data/measured/neusight_bert_large_train_layers.csv");
 //   for (const auto& g : report.groups) std::cout << g.forward_kinds.median_abs_error_pct;
-#ifndef FITSPEED_DEVICE_LAYER_CHECK_H_
-#define FITSPEED_DEVICE_LAYER_CHECK_H_
+#ifndef FITSPEED_EVIDENCE_LAYER_CHECK_H_
+#define FITSPEED_EVIDENCE_LAYER_CHECK_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fitspeed/device/device.h"
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/validate.h"
 
 namespace fitspeed {
 
@@ -145,4 +145,4 @@ LayerCheckReport CheckBertLayers(const std::string& path, const LayerCheckOption
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_LAYER_CHECK_H_
+#endif  // FITSPEED_EVIDENCE_LAYER_CHECK_H_

@@ -1,7 +1,7 @@
 // Published cases read from data/measured, the % error and its summaries, in-
 // and out-of-sample marking, cases that cannot be modeled, and the
-// mixed-precision and host checks of fitspeed/device/validate.h.
-#include "fitspeed/device/validate.h"
+// mixed-precision and host checks of fitspeed/evidence/validate.h.
+#include "fitspeed/evidence/validate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

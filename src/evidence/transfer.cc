@@ -1,6 +1,6 @@
 // Transfer from a run on device A to device B (docs/devices.md, "Transfer from
 // your own run"; validation: docs/validation.md, "Transfer").
-#include "fitspeed/device/transfer.h"
+#include "fitspeed/evidence/transfer.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // Measured training cases of zoo networks on catalogued devices: what the
 // device model is calibrated on (fitspeed calibrate) and validated against
 // (fitspeed validate). One case is one published or user-measured throughput.
-#ifndef FITSPEED_DEVICE_CASES_H_
-#define FITSPEED_DEVICE_CASES_H_
+#ifndef FITSPEED_EVIDENCE_CASES_H_
+#define FITSPEED_EVIDENCE_CASES_H_
 
 #include <cstdint>
 #include <optional>
@@ -72,4 +72,4 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_CASES_H_
+#endif  // FITSPEED_EVIDENCE_CASES_H_

@@ -1,7 +1,7 @@
 // Calibration of a device to measured cases: recovery of parameters set by
 // hand, leave-one-network-out on the held-out network only, refusals, the
 // cases CSV reader, and a real calibration on published T4 numbers.
-#include "fitspeed/device/calibrate.h"
+#include "fitspeed/evidence/calibrate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/cases.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/evidence/cases.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

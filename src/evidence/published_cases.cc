@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "device/csv_table.h"
+#include "evidence/csv_table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/cases.h"
+#include "fitspeed/evidence/cases.h"
 #include "io/text.h"
 
 namespace fitspeed {

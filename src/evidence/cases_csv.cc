@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/cases.h"
+#include "fitspeed/evidence/cases.h"
 #include "io/text.h"
 
 namespace fitspeed {

@@ -20,17 +20,17 @@
 // framework's per-step cost for this network, which the same script pays on B;
 // on the published pairs carrying it lowered the out-of-sample median |error|
 // from 9.7% to 9.3% and the mean from 15.2% to 10.1%).
-#ifndef FITSPEED_DEVICE_TRANSFER_H_
-#define FITSPEED_DEVICE_TRANSFER_H_
+#ifndef FITSPEED_EVIDENCE_TRANSFER_H_
+#define FITSPEED_EVIDENCE_TRANSFER_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "fitspeed/device/calibrate.h"
-#include "fitspeed/device/cases.h"
 #include "fitspeed/device/device.h"
-#include "fitspeed/device/validate.h"
+#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/evidence/cases.h"
+#include "fitspeed/evidence/validate.h"
 
 namespace fitspeed {
 
@@ -165,4 +165,4 @@ TransferValidation ValidateTransfer(const std::vector<MeasuredCase>& cases,
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_TRANSFER_H_
+#endif  // FITSPEED_EVIDENCE_TRANSFER_H_

@@ -8,7 +8,7 @@
 //   std::cout << report.overall.median_abs_error_pct;  // out-of-sample
 //
 // With cross-validation, every case is also predicted by its device calibrated
-// (fitspeed/device/calibrate.h) on the device's other cases only: those of the
+// (fitspeed/evidence/calibrate.h) on the device's other cases only: those of the
 // other networks when the device has cases of two or more networks (leave one
 // network out), else those of the other frameworks (leave one framework out);
 // a device with one network and one framework keeps its catalog prediction,
@@ -25,17 +25,17 @@
 // Also the mixed-precision check (modeled mixed/FP32 step-time ratios) and
 // the host self-check (the modeled `host` device against a measured host
 // sweep of the same network).
-#ifndef FITSPEED_DEVICE_VALIDATE_H_
-#define FITSPEED_DEVICE_VALIDATE_H_
+#ifndef FITSPEED_EVIDENCE_VALIDATE_H_
+#define FITSPEED_EVIDENCE_VALIDATE_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "fitspeed/device/calibrate.h"
-#include "fitspeed/device/cases.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/evidence/cases.h"
 
 namespace fitspeed {
 
@@ -250,4 +250,4 @@ HostCheck RunHostCheck(const HostCheckOptions& options = {});
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_VALIDATE_H_
+#endif  // FITSPEED_EVIDENCE_VALIDATE_H_

@@ -1,0 +1,154 @@
+// Building and testing the prediction-interval table (interval_table.h).
+#include "fitspeed/evidence/interval_table.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
+
+namespace fitspeed {
+
+namespace {
+
+using ErrorClasses = std::map<std::string, std::vector<ModelError>>;
+
+std::vector<ModelError> WithoutSource(const std::vector<ModelError>& errors,
+                                      const std::string& source) {
+  std::vector<ModelError> kept;
+  for (const ModelError& e : errors) {
+    if (e.source != source) kept.push_back(e);
+  }
+  return kept;
+}
+
+// The interval a table with only `classes` (in the map that `interval` reads)
+// gives a prediction of `error_class`.
+using IntervalOf = PredictionInterval (*)(const ErrorClasses& classes,
+                                          const std::string& error_class, double level);
+
+CoverageReport Coverage(const ErrorClasses& classes, double level, IntervalOf interval_of) {
+  if (!(level > 0 && level < 1)) {
+    throw UsageError(fmt::format("interval level must be in (0, 1), got {}", level));
+  }
+  CoverageReport report;
+  report.level = level;
+  report.overall.error_class = "all";
+  std::vector<double> all_widths;
+  for (const auto& [name, errors] : classes) {
+    CoverageRow row;
+    row.error_class = name;
+    std::vector<double> widths;
+    for (const ModelError& e : errors) {
+      ++row.cases;
+      // The table as it would be without this case's source.
+      ErrorClasses held_out;
+      for (const auto& [other, other_errors] : classes) {
+        held_out[other] = WithoutSource(other_errors, e.source);
+      }
+      const PredictionInterval interval = interval_of(held_out, name, level);
+      if (!interval.available) continue;
+      ++row.with_interval;
+      widths.push_back(interval.high_factor / interval.low_factor);
+      const double low = std::log(interval.low_factor), high = std::log(interval.high_factor);
+      if (e.log_ratio < low) {
+        ++row.below;
+      } else if (e.log_ratio > high) {
+        ++row.above;
+      } else {
+        ++row.covered;
+      }
+    }
+    row.median_width = widths.empty() ? std::nan("") : Median(widths);
+    all_widths.insert(all_widths.end(), widths.begin(), widths.end());
+    report.overall.cases += row.cases;
+    report.overall.with_interval += row.with_interval;
+    report.overall.covered += row.covered;
+    report.overall.below += row.below;
+    report.overall.above += row.above;
+    report.classes.push_back(row);
+  }
+  report.overall.median_width = all_widths.empty() ? std::nan("") : Median(all_widths);
+  return report;
+}
+
+}  // namespace
+
+std::string ModelErrorSource(const std::string& file, const std::string& framework) {
+  const size_t slash = file.find_last_of('/');
+  const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  return framework.empty() ? name : name + "/" + framework;
+}
+
+IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
+  IntervalTable table;
+  for (const ValidatedCase& v : report.cases) {
+    if (!v.modeled || v.in_sample) continue;
+    const Device device = LoadDevice(v.measured.device);
+    ModelError e;
+    e.source = ModelErrorSource(v.measured.source, v.measured.framework);
+    e.case_key = fmt::format("{}@{}", v.key, v.measured.line);
+    e.log_ratio = std::log(v.measured.throughput_sps / v.predicted_sps);
+    table.classes[ModelErrorClass(device, v.measured.precision)].push_back(std::move(e));
+  }
+  return table;
+}
+
+void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer) {
+  for (const TransferredCase& c : transfer.cases) {
+    ModelError e;
+    e.source = ModelErrorSource(c.source, c.framework);
+    e.case_key = fmt::format("{} {}@{}", c.pair, c.key, c.line);
+    e.log_ratio = c.log_ratio;
+    table.transfer[LoadDevice(c.target_device).kind].push_back(std::move(e));
+  }
+}
+
+void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report) {
+  for (const FrameworkFold& fold : report.folds) {
+    if (!fold.computed) continue;
+    const Device device = LoadDevice(fold.device);
+    for (size_t i = 0; i < fold.held_out.size() && i < fold.profile_errors.size(); ++i) {
+      const MeasuredCase& c = fold.held_out[i];
+      ModelError e;
+      e.source = ModelErrorSource(c.source, c.framework);
+      e.case_key = fmt::format("{} profile from {}: {}@{}", c.framework,
+                               fmt::join(fold.training_devices, "+"), CaseKey(c), c.line);
+      // profile_errors are predicted / measured - 1.
+      e.log_ratio = -std::log1p(fold.profile_errors[i]);
+      table.framework[ModelErrorClass(device, c.precision)].push_back(std::move(e));
+    }
+  }
+}
+
+CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {
+  return Coverage(table.classes, level,
+                  [](const ErrorClasses& classes, const std::string& error_class, double level) {
+                    IntervalTable held_out;
+                    held_out.classes = classes;
+                    return held_out.For(error_class, level);
+                  });
+}
+
+CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level) {
+  // Transfer errors have no coarser class: each kind stands alone.
+  return Coverage(table.transfer, level,
+                  [](const ErrorClasses& classes, const std::string& kind, double level) {
+                    IntervalTable held_out;
+                    held_out.transfer = classes;
+                    return held_out.ForTransfer(kind, level);
+                  });
+}
+
+CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level) {
+  return Coverage(table.framework, level,
+                  [](const ErrorClasses& classes, const std::string& error_class, double level) {
+                    IntervalTable held_out;
+                    held_out.framework = classes;
+                    return held_out.ForFramework(error_class, level);
+                  });
+}
+
+}  // namespace fitspeed
