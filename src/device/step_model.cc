@@ -7,9 +7,9 @@
 #include <cmath>
 #include <utility>
 
+#include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/conv_algorithm.h"
-#include "fitspeed/project/scaling.h"
 #include "fitspeed/timing/data_parallel.h"
 
 namespace fitspeed {
@@ -513,7 +513,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   }
 
   // Gradients all-reduced in FP32 between the cores of the device, then
-  // between devices, each by the ring formula (project/scaling.h).
+  // between devices, each by the ring formula (core/comm.h).
   const double gradient_bytes = GradientBytes(static_cast<double>(cost.total.trainable_params), 4);
   for (double s : backward_s) step.backward_s += s;
   if (device.cores > 1) {

@@ -14,9 +14,9 @@
 #include "evidence/csv_table.h"
 #include "evidence/log_logistic.h"
 #include "fit/dense_jacobian.h"
+#include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
-#include "fitspeed/project/scaling.h"
 
 namespace fitspeed {
 

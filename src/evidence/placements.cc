@@ -10,12 +10,12 @@
 #include <tuple>
 
 #include "evidence/csv_table.h"
+#include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/cost.h"
 #include "fitspeed/model/zoo.h"
-#include "fitspeed/project/scaling.h"
 
 namespace fitspeed {
 

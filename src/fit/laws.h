@@ -49,7 +49,7 @@ struct LawBase {
   }
 };
 
-// fitspeed's law (DESIGN.md "The law"; NIST StRD Misra1d with b1 = v0, b2 = 1/(v0 t)):
+// fitspeed's law (docs/design.md "The law"; NIST StRD Misra1d with b1 = v0, b2 = 1/(v0 t)):
 // step time T(b) = b/v0 + t, throughput v(b) = b/T(b).
 struct HyperbolicLaw : LawBase<HyperbolicLaw> {
   static constexpr const char* kName = "hyperbolic";

@@ -1,5 +1,5 @@
-// Writers for samples and fits: text tables, CSV, and the JSON schemas of
-// DESIGN.md ("fitspeed.samples/1", "fitspeed.fit/1").
+// Writers for samples and fits: text tables, CSV, and the JSON schemas
+// "fitspeed.samples/1" and "fitspeed.fit/1" (docs/design.md, "Schemas").
 #include "fitspeed/io/output.h"
 
 #include <fmt/format.h>
@@ -14,13 +14,6 @@
 namespace fitspeed {
 
 using nlohmann::json;
-
-OutputFormat ParseOutputFormat(std::string_view name) {
-  if (name == "table") return OutputFormat::kTable;
-  if (name == "csv") return OutputFormat::kCsv;
-  if (name == "json") return OutputFormat::kJson;
-  throw UsageError(fmt::format("unknown output format '{}' (known: table, csv, json)", name));
-}
 
 namespace {
 

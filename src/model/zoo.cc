@@ -218,7 +218,7 @@ Network MobilenetV1() {
 }
 
 // The WideResNet of the Colab TPU benchmark (k=7, N=4, 7x7 convs, CIFAR-100;
-// DESIGN.md, issue 3): 1x1 conv 3->112 (bias); three stages of 4 blocks
+// fitspeed issue 3): 1x1 conv 3->112 (bias); three stages of 4 blocks
 // [7x7 conv (bias, same) -> bn -> relu -> 7x7 conv -> bn -> relu] + input at
 // 112/224/448 channels, 2x2 average pool and 1x1 conv (bias) between stages;
 // global average pool; dense 448->100. Keras counts 103,465,028 parameters,

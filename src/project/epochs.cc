@@ -1,4 +1,4 @@
-// Epoch and run totals (see epochs.h and DESIGN.md, "Epochs").
+// Epoch and run totals (see epochs.h and docs/design.md, "Epochs").
 #include "fitspeed/project/epochs.h"
 
 #include <fmt/format.h>
@@ -146,7 +146,7 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   m.model_errors = law.model_errors;
   m.steps_per_epoch = StepsPerEpoch(n, batch, workload.steps_rule);
   m.samples_used = SamplesUsedPerEpoch(n, batch, workload.steps_rule);
-  // DESIGN.md: T_epoch = N_used/v0 + steps*t.
+  // docs/design.md, "Epochs": T_epoch = N_used/v0 + steps*t.
   m.train_epoch_s = m.samples_used / law.v0_sps + m.steps_per_epoch * law.t_s;
   // d T_epoch / d(v0, t).
   Eigen::Vector2d gradient(-m.samples_used / (law.v0_sps * law.v0_sps), m.steps_per_epoch);

@@ -233,7 +233,8 @@ TEST(FitOptionsValidation, ParsesAndNamesObjectivesAndLosses) {
 }
 
 TEST(FitGroups, GroupsByDevicesAndReportsDeviceScaling) {
-  // Published case (DESIGN.md): 1 GPU v0 = 258.1, t = 0.054; 2 GPUs v0 = 513.8, t = 0.15.
+  // Published case (docs/design.md, "The law"): 1 GPU v0 = 258.1, t = 0.054; 2 GPUs
+  // v0 = 513.8, t = 0.15.
   std::vector<Sample> samples;
   for (int devices : {1, 2}) {
     const double v0 = devices == 1 ? 258.1 : 513.8, t = devices == 1 ? 0.054 : 0.15;

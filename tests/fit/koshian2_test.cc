@@ -97,7 +97,7 @@ TEST(Koshian2Tpu, LawPredictsTheAuthorsEpochTimes) {
   const ParamEstimate& t = fit.Param("t");
   // The largest measured throughput is 50000 samples / 50.0 s = 1000 samples/s
   // at batch 4096, still climbing (62.2 s at 2048), so v0 lies above 1000 but
-  // within a factor 2 of it; DESIGN.md quotes t ~ 1 s per step for this TPU.
+  // within a factor 2 of it; docs/design.md ("The law") quotes t ~ 1 s per step for this TPU.
   EXPECT_GT(v0.value, 1000);
   EXPECT_LT(v0.value, 2000);
   EXPECT_GT(t.value, 0.5);

@@ -94,7 +94,7 @@ TEST(HyperbolicLaw, HandValues) {
   // v0 = 1000 samples/s, t = 0.5 s, b = 500: T = 500/1000 + 0.5 = 1 s, v = 500.
   const double params[] = {1000, 0.5};
   EXPECT_DOUBLE_EQ(HyperbolicLaw::Throughput(params, 500.0), 500);
-  // b_half = v0*t = 500, b_90 = 9*b_half = 4500 (DESIGN.md).
+  // b_half = v0*t = 500, b_90 = 9*b_half = 4500 (docs/design.md "The law").
   EXPECT_DOUBLE_EQ(HyperbolicLaw::BatchAtFraction(params, 0.5), 500);
   EXPECT_DOUBLE_EQ(HyperbolicLaw::BatchAtFraction(params, 0.9), 4500);
 }

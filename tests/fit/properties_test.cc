@@ -129,7 +129,7 @@ TEST(FitProperties, RelativeAndAbsoluteTimeAgreeOnExactData) {
 }
 
 TEST(FitProperties, EpochTimeSamplesRecoverTheLawUnderBothStepsRules) {
-  // T_epoch = N_used/v0 + steps*t (DESIGN.md "Epochs"), N = 50000:
+  // T_epoch = N_used/v0 + steps*t (docs/design.md "Epochs"), N = 50000:
   // keep partial: steps = ceil(N/b), N_used = N; drop remainder: steps =
   // floor(N/b), N_used = steps*b. E.g. b = 4096: 13 steps (keep), 12 (drop).
   const double n = 50000;

@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/core/error.h"
-
 namespace fitspeed {
 namespace {
 
@@ -134,11 +132,6 @@ TEST(WriteSamples, CsvPutsEachRateUnderItsUnit) {
   EXPECT_NE(first.find(",samples,128,16384"), std::string::npos) << first;
   EXPECT_NE(second.find(",,0.5,"), std::string::npos) << second;  // no samples/s
   EXPECT_NE(second.find(",tokens,,16384"), std::string::npos) << second;
-}
-
-TEST(ParseOutputFormat, RejectsUnknownNames) {
-  EXPECT_EQ(ParseOutputFormat("csv"), OutputFormat::kCsv);
-  EXPECT_THROW(ParseOutputFormat("xml"), UsageError);
 }
 
 }  // namespace

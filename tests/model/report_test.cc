@@ -21,7 +21,7 @@ TEST(ModelsReport, JsonListsPublishedParameterCounts) {
   // 7 + efficientnet-b0, alexnet, googlenet, vgg19 + 6 transformers.
   ASSERT_EQ(doc.at("models").size(), 17u);
   const nlohmann::json& wrn = doc.at("models").at(6);
-  // DESIGN.md's example entry: 103,465,028 parameters, 103,452,484 trainable.
+  // Keras's count (fitspeed issue 3): 103,465,028 parameters, 103,452,484 trainable.
   EXPECT_EQ(wrn.at("name"), "wrn-k7n4-7x7");
   EXPECT_EQ(wrn.at("params").get<int64_t>(), 103465028);
   EXPECT_EQ(wrn.at("trainable_params").get<int64_t>(), 103452484);

@@ -132,7 +132,7 @@ struct DeviceModelOptions {
   int devices = 1;
   // Devices per node (>= 0; 0: every device in one node). When it is below
   // `devices` (which it must then divide), the all-reduce is two-level
-  // (HierarchicalAllReduceTime, fitspeed/project/scaling.h): a ring in each
+  // (HierarchicalAllReduceTime, fitspeed/core/comm.h): a ring in each
   // node over the "devices" link, then a ring over the nodes over the
   // device's "network" link (from a links file: `fitspeed linkbench`).
   int devices_per_node = 0;

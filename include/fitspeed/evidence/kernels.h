@@ -311,7 +311,7 @@ std::vector<KernelCheck> CheckCatalogOnKernels(const std::vector<KernelMeasureme
 
 // ---- All-reduce -----------------------------------------------------------
 //
-// The links' all-reduce model (RingAllReduceTime, fitspeed/project/scaling.h,
+// The links' all-reduce model (RingAllReduceTime, fitspeed/core/comm.h,
 // on the link that connects a device's devices) against Baidu DeepBench's
 // all-reduce timings (data/kernels/deepbench_allreduce.csv: FP32 buffers of
 // 100 K to 64.5 M floats on 2, 4 and 8 P100s of one node with NCCL 2.0, and

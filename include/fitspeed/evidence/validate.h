@@ -196,7 +196,7 @@ std::vector<WorkloadSummary> SummarizeByWorkload(const ValidationReport& report)
 // ---- Mixed-precision check ---------------------------------------------------
 
 // The band of mixed/FP32 step-time ratios published for small-batch training on
-// a T4: 45-60% (the figure of fitspeed issue 5 and DESIGN.md).
+// a T4: 45-60% (the figure of fitspeed issue 5; docs/design.md, "Mixed precision").
 inline constexpr double kMixedRatioLow = 0.45;
 inline constexpr double kMixedRatioHigh = 0.60;
 

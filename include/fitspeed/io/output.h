@@ -1,20 +1,17 @@
-// Writers: samples and fits as text tables, CSV, JSON (schemas of DESIGN.md)
-// and an SVG plot.
+// Writers: samples and fits as text tables, CSV, JSON (schemas in
+// docs/design.md, "Schemas") and an SVG plot.
 #ifndef FITSPEED_IO_OUTPUT_H_
 #define FITSPEED_IO_OUTPUT_H_
 
 #include <ostream>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "fitspeed/core/output_format.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 
 namespace fitspeed {
-
-enum class OutputFormat { kTable, kCsv, kJson };
-OutputFormat ParseOutputFormat(std::string_view name);  // throws UsageError
 
 // `fitspeed read`: one row per sample; JSON schema "fitspeed.samples/1".
 void WriteSamples(std::ostream& out, const std::vector<Sample>& samples, OutputFormat format);

@@ -1,5 +1,6 @@
 // Reports of networks for `fitspeed models`: a summary per network (table,
-// CSV or JSON schema "fitspeed.models/1" of DESIGN.md) and a per-layer breakdown.
+// CSV or JSON schema "fitspeed.models/1", docs/design.md "Schemas") and a
+// per-layer breakdown.
 #ifndef FITSPEED_MODEL_REPORT_H_
 #define FITSPEED_MODEL_REPORT_H_
 
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fitspeed/io/output.h"
+#include "fitspeed/core/output_format.h"
 #include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
 

@@ -1,6 +1,6 @@
 // Configurations to project or plan with: a device kind and count, its law,
 // and the batches to consider, taken from a fit result, from a fit JSON file
-// (schema "fitspeed.fit/1" of DESIGN.md), or from numbers.
+// (schema "fitspeed.fit/1", docs/design.md "Schemas"), or from numbers.
 #ifndef FITSPEED_PROJECT_CONFIG_H_
 #define FITSPEED_PROJECT_CONFIG_H_
 

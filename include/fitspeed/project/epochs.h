@@ -2,7 +2,7 @@
 // validation pass, startup and first-epoch overheads, and totals for a list
 // of epoch counts with a confidence interval propagated from the fit.
 //
-//   T_epoch = N_used/v0 + steps*t                      (DESIGN.md, "Epochs")
+//   T_epoch = N_used/v0 + steps*t                      (docs/design.md, "Epochs")
 //   total(E) = startup + first_epoch_extra + E*(T_epoch + T_validation)
 #ifndef FITSPEED_PROJECT_EPOCHS_H_
 #define FITSPEED_PROJECT_EPOCHS_H_

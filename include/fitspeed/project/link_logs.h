@@ -70,7 +70,7 @@ LinkLog ReadLinkLogFile(const std::string& path, LinkLogFormat format = LinkLogF
 
 // The effective link between nodes of a two-level all-reduce fitted over
 // per_node x nodes ranks: the measured t = alpha + beta*S is taken to be
-// HierarchicalAllReduceTime (fitspeed/project/scaling.h), an in-node ring over
+// HierarchicalAllReduceTime (fitspeed/core/comm.h), an in-node ring over
 // `intra` plus a ring over the nodes,
 //   alpha = 2(p-1) a_intra + 2(k-1) a,   beta = 2(p-1)/p / B_intra + 2(k-1)/k / B,
 // solved for the network link (a, B) by subtracting the in-node terms and

@@ -1,5 +1,5 @@
 // The alpha-beta model of a communication operation fitted to measured times,
-// and the links (fitspeed/project/scaling.h) it calibrates:
+// and the links (fitspeed/core/comm.h) it calibrates:
 //   t(S) = alpha + beta*S
 // with alpha the per-operation latency and beta the inverse bandwidth
 // (Hockney, Parallel Computing 20(3), 1994; Thakur, Rabenseifner & Gropp,

@@ -6,7 +6,7 @@
 // Epochs are either fixed or follow the batch: E(B) = E_min*(1 + B/B_noise)
 // (McCandlish, Kaplan, Amodei et al., "An Empirical Model of Large-Batch
 // Training", 2018, eq. 2.11), and with the law the wall time to target on n
-// devices is minimised near B* = sqrt(B_noise * n * v0 * t) (DESIGN.md).
+// devices is minimised near B* = sqrt(B_noise * n * v0 * t) (docs/design.md, "Epochs to a target").
 #ifndef FITSPEED_PROJECT_PLAN_H_
 #define FITSPEED_PROJECT_PLAN_H_
 

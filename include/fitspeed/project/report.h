@@ -1,5 +1,5 @@
 // Projection and plan reports: text tables (times as h:mm:ss), CSV, and JSON
-// (schema "fitspeed.project/1" of DESIGN.md, "fitspeed.plan/1").
+// (schemas "fitspeed.project/1", "fitspeed.plan/1"; docs/design.md, "Schemas").
 #ifndef FITSPEED_PROJECT_REPORT_H_
 #define FITSPEED_PROJECT_REPORT_H_
 

@@ -1,9 +1,9 @@
-// Data-parallel scaling: all-reduce time of the gradients (ring, tree,
-// hierarchical), overlap of communication with compute, weak and strong
-// scaling tables, the largest useful device count, and calibration of the
+// Data-parallel scaling: overlap of communication with compute (the
+// all-reduce times are fitspeed/core/comm.h's), weak and strong scaling
+// tables, the largest useful device count, and calibration of the
 // communication model from multi-device measurements.
 //
-// With n devices and per-device batch b (DESIGN.md, "Multi-device"):
+// With n devices and per-device batch b (docs/design.md, "Multi-device"):
 //   T_n(b) = ((b/v0 + t_local)^g + t_comm(n)^g)^(1/g)
 // g = 1: no overlap, T_n = b/v0 + t_local + t_comm(n); g -> infinity: perfect
 // overlap, T_n = max(compute, comm) (Pollux, Qiao et al., OSDI'21, eq. 8).
@@ -15,64 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "fitspeed/core/comm.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/project/epochs.h"
 
 namespace fitspeed {
-
-// A link between two devices or two nodes.
-struct Link {
-  double bandwidth_bytes_per_s = 0;  // sustained bytes per second, one direction (may be +inf)
-  double latency_s = 0;              // per message (one step of the algorithm)
-};
-
-enum class AllReduceAlgorithm {
-  kRing,          // one ring over all devices
-  kTree,          // binomial-tree reduce, then broadcast
-  kHierarchical,  // in-node reduce-scatter, between-node ring all-reduce, in-node all-gather
-};
-std::string AllReduceName(AllReduceAlgorithm algorithm);   // "ring", "tree", "hierarchical"
-AllReduceAlgorithm ParseAllReduce(std::string_view name);  // throws UsageError
-
-// Where the devices sit and how they talk.
-struct CommModel {
-  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
-  Link intra_node;  // between devices of one node
-  Link inter_node;  // between nodes (through one node's network interface)
-  // Devices per node; 0 means every device is in one node. A ring or tree that
-  // spans nodes runs at the pace of its slowest link (the inter-node one).
-  int devices_per_node = 0;
-};
-
-// Throws UsageError naming the field that breaks its rule (bandwidths > 0 where
-// used, +inf allowed for a link whose bandwidth term is negligible; latencies
-// >= 0 and finite; devices_per_node >= 0).
-void ValidateCommModel(const CommModel& comm);
-
-// Ring all-reduce of `bytes` over n devices:
-//   2(n-1)/n * S/B + 2(n-1)*a
-// (Patarasuk & Yuan, J. Parallel Distrib. Comput. 69(2), 2009; Thakur,
-// Rabenseifner & Gropp, IJHPCA 19(1), 2005). 0 for n = 1.
-double RingAllReduceTime(double bytes, int devices, const Link& link);
-
-// Binomial-tree reduce followed by a binomial-tree broadcast:
-//   2*ceil(log2 n)*(a + S/B)      (Thakur, Rabenseifner & Gropp 2005, sec. 4).
-double TreeAllReduceTime(double bytes, int devices, const Link& link);
-
-// Two-level all-reduce over `nodes` nodes of `per_node` devices: ring
-// reduce-scatter in each node, then the nodes all-reduce their data through
-// their network interfaces (a ring over nodes: 2(k-1)/k * S/B_inter +
-// 2(k-1)*a_inter), then ring all-gather in each node. The in-node part is one
-// ring all-reduce of S over per_node devices.
-double HierarchicalAllReduceTime(double bytes, int per_node, int nodes, const Link& intra,
-                                 const Link& inter);
-
-// Seconds to all-reduce `bytes` over `devices` devices under `comm`.
-double AllReduceTime(double bytes, int devices, const CommModel& comm);
-
-// Bytes of one gradient: parameters * bytes per parameter (4 for FP32, 2 for
-// FP16/BF16 gradients).
-double GradientBytes(double parameters, double bytes_per_parameter);
 
 // (compute^g + comm^g)^(1/g), g >= 1 (Pollux, OSDI'21, eq. 8). Computed as
 // m*((c/m)^g + (n/m)^g)^(1/g), m = max(c, n), so that large g is safe.

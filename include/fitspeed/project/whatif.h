@@ -17,7 +17,7 @@ struct FixedTimeAtK {
   double t_s = 0;             // fixed time per step at that k
 };
 
-// t(k) = t_device + t_host/k (DESIGN.md, "Host overhead amortised over k steps").
+// t(k) = t_device + t_host/k (docs/design.md, "Host overhead").
 struct HostOverheadFit {
   double t_device_s = 0;  // per step on the device, whatever k
   double t_host_s = 0;    // per call on the host, shared by the k steps

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/comm.h"
 #include "fitspeed/model/network.h"
-#include "fitspeed/project/scaling.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed {

@@ -1,0 +1,2 @@
+// Refused: a header whose layer cannot be told.
+#include "nowhere.h"

@@ -1,0 +1,2 @@
+// Allowed: model includes core.
+#include "fitspeed/core/error.h"
