@@ -1,7 +1,8 @@
 // The CLI's subcommands. Each lives in its own file with an options struct, a
 // Setup function that adds the subcommand and its options to the app, and a
 // run function. The callback stores the command's exit code in `exit_code`;
-// errors are thrown as fitspeed::Error and mapped to exit codes by main.cc.
+// errors are thrown as fitspeed::Error and mapped to exit codes by main.cc
+// (exit_code.h).
 #ifndef FITSPEED_TOOLS_FITSPEED_COMMAND_H_
 #define FITSPEED_TOOLS_FITSPEED_COMMAND_H_
 
@@ -15,6 +16,7 @@
 #include "fitspeed/io/output.h"
 #include "fitspeed/model/network.h"
 #include "fitspeed/timing/sweep.h"
+#include "exit_code.h"
 
 namespace fitspeed::cli {
 

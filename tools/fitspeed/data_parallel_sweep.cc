@@ -232,7 +232,7 @@ int RunDataParallelSweep(const Network& network, const SweepOptions& options,
     std::fflush(stdout);
     std::cerr << fmt::format("fitspeed (rank {} of {}): {}\n", comm->rank(), comm->size(),
                              e.what());
-    AbortMpi(static_cast<int>(e.exit_code()));
+    AbortMpi(static_cast<int>(ExitCodeOf(e)));
   }
 }
 

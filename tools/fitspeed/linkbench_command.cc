@@ -565,7 +565,7 @@ int Run(const LinkbenchOptions& o) {
     std::fflush(stdout);
     std::cerr << fmt::format("fitspeed (rank {} of {}): {}\n", comm->rank(), comm->size(),
                              e.what());
-    AbortMpi(static_cast<int>(e.exit_code()));
+    AbortMpi(static_cast<int>(ExitCodeOf(e)));
   }
 }
 

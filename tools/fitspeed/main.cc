@@ -44,17 +44,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version end parsing with exit code 0; anything else is a usage error.
     const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(fitspeed::ExitCode::kUsage);
+    return code == 0 ? 0 : static_cast<int>(fitspeed::cli::ExitCode::kUsage);
   } catch (const fitspeed::Error& e) {
     std::fflush(stdout);
     std::cerr << "fitspeed: " << e.what() << "\n";
-    return static_cast<int>(e.exit_code());
+    return static_cast<int>(fitspeed::cli::ExitCodeOf(e));
   } catch (const std::bad_alloc&) {
     std::cerr << "fitspeed: out of memory\n";
-    return static_cast<int>(fitspeed::ExitCode::kInternal);
+    return static_cast<int>(fitspeed::cli::ExitCode::kInternal);
   } catch (const std::exception& e) {
     std::cerr << "fitspeed: internal error: " << e.what() << "\n";
-    return static_cast<int>(fitspeed::ExitCode::kInternal);
+    return static_cast<int>(fitspeed::cli::ExitCode::kInternal);
   }
   return exit_code;
 }

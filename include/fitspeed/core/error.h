@@ -1,5 +1,6 @@
 // Error kinds of fitspeed. Bad input and I/O problems are thrown as one of these;
-// the CLI maps each kind to its documented exit code (see ExitCode()).
+// the CLI maps each kind to its documented exit code (tools/fitspeed/exit_code.h;
+// docs/design.md, "CLI contract").
 #ifndef FITSPEED_CORE_ERROR_H_
 #define FITSPEED_CORE_ERROR_H_
 
@@ -8,28 +9,16 @@
 
 namespace fitspeed {
 
-// Exit codes of the `fitspeed` CLI (sysexits.h numbering where one applies).
-enum class ExitCode : int {
-  kOk = 0,
-  kFitUnusable = 1,  // a fit did not converge or is unusable
-  kUsage = 64,       // bad command line or options
-  kDataError = 65,   // input data malformed or unusable (file and line named)
-  kNoInput = 66,     // input missing or unreadable
-  kInternal = 70,    // a bug: an invariant did not hold
-};
-
 // Base of every exception fitspeed throws on purpose.
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
-  virtual ExitCode exit_code() const { return ExitCode::kInternal; }
 };
 
 // Options or arguments that break a documented rule (e.g. FitOptions field out of range).
 class UsageError : public Error {
  public:
   using Error::Error;
-  ExitCode exit_code() const override { return ExitCode::kUsage; }
 };
 
 // Input that could be read but is not valid data. The message names the source,
@@ -39,14 +28,12 @@ class DataError : public Error {
   DataError(const std::string& source, int line, const std::string& field,
             const std::string& problem);
   explicit DataError(const std::string& message) : Error(message) {}
-  ExitCode exit_code() const override { return ExitCode::kDataError; }
 };
 
 // Input that could not be opened or read at all.
 class InputError : public Error {
  public:
   using Error::Error;
-  ExitCode exit_code() const override { return ExitCode::kNoInput; }
 };
 
 // Aborts with a message when an internal invariant does not hold.
