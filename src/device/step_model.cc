@@ -521,8 +521,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     // after the backward pass, exposed whole.
     const DeviceLink* link = device.FindLink("cores");
     FITSPEED_CHECK(link != nullptr, "a device with several cores has a cores link (validated)");
-    step.comm_s += RingAllReduceTime(gradient_bytes, device.cores,
-                                     Link{link->bandwidth_bytes_per_s, link->latency_s});
+    step.comm_s += RingAllReduceTime(gradient_bytes, device.cores, *link);
     step.exposed_comm_s = step.comm_s;
   }
   if (options.devices > 1) {
@@ -532,7 +531,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
           fmt::format("device {} has no link that connects devices: cannot model {} devices",
                       device.name, options.devices));
     }
-    const Link intra{link->bandwidth_bytes_per_s, link->latency_s};
+    const Link intra = *link;
     const int per_node = options.devices_per_node > 0
                              ? std::min(options.devices_per_node, options.devices)
                              : options.devices;
@@ -547,7 +546,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
             "an nccl-tests or osu_allreduce log; docs/devices.md, \"Links files\")",
             options.devices, step.nodes, per_node, device.name));
       }
-      inter = Link{network_link->bandwidth_bytes_per_s, network_link->latency_s};
+      inter = *network_link;
     }
     // A ring in one node, or a ring in each node and one over the nodes
     // (HierarchicalAllReduceTime).

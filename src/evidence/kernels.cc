@@ -1119,8 +1119,7 @@ std::vector<AllReduceCheck> CheckLinksOnAllReduce(
     }
     if (!check->problem.empty()) continue;
     ++check->measurements;
-    const double modeled =
-        RingAllReduceTime(m.bytes, m.devices, Link{link->bandwidth_bytes_per_s, link->latency_s});
+    const double modeled = RingAllReduceTime(m.bytes, m.devices, *link);
     errors[static_cast<size_t>(check - checks.begin())].push_back(modeled / m.time_s - 1);
   }
   for (size_t i = 0; i < checks.size(); ++i) {

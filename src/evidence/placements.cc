@@ -323,9 +323,7 @@ MultiNodeCheck CheckPolluxMultiNode(const std::string& csv_path,
                                            check.cases.empty() ? 0 : check.cases[0].gpus_per_node,
                                            check.cases.empty() ? 0 : check.cases[0].gpus_per_node);
   check.calibrated_link.connects = "network";
-  check.calibrated_link.bandwidth_bytes_per_s =
-      check.calibration.network.link.bandwidth_bytes_per_s;
-  check.calibrated_link.latency_s = check.calibration.network.link.latency_s;
+  static_cast<Link&>(check.calibrated_link) = check.calibration.network.link;
 
   const Device assumed = WithNetwork(t4, assumed_network);
   const Device calibrated = WithNetwork(t4, check.calibrated_link);

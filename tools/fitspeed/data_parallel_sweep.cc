@@ -35,7 +35,7 @@ CommModel CommModelFromLinks(const std::string& path, int devices_per_node) {
   comm.devices_per_node = devices_per_node;  // 0: every rank in one node
   bool intra = false, inter = false;
   for (const DeviceLink& link : file.links) {
-    const Link l{link.bandwidth_bytes_per_s, link.latency_s};
+    const Link& l = link;
     if (link.connects == "devices" && !intra) {
       comm.intra_node = l;
       intra = true;

@@ -186,7 +186,7 @@ DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
   }
   const int per_node = m.ranks / m.nodes;
   Link intra{std::numeric_limits<double>::infinity(), 0};
-  if (m.in_node) intra = Link{m.in_node->bandwidth_bytes_per_s, m.in_node->latency_s};
+  if (m.in_node) intra = *m.in_node;
   d.measured = InterNodeLinkFromAllReduce(fit, per_node, m.nodes, intra);
   d.connects = "network";
   d.how = m.in_node
@@ -214,8 +214,7 @@ std::string WriteLinksFile(const LinkbenchOptions& o, const std::string& name,
   DeviceLink link;
   link.name = name;
   link.connects = connects;
-  link.bandwidth_bytes_per_s = measured.link.bandwidth_bytes_per_s;
-  link.latency_s = measured.link.latency_s;
+  static_cast<Link&>(link) = measured.link;
   file.links.push_back(link);
   const double level = o.confidence * 100;
   file.sources["links[0].bandwidth_bytes_per_s"] = fmt::format(

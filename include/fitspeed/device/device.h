@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/comm.h"
+
 namespace fitspeed {
 
 // (size, efficiency) points, interpolated linearly in log(size) and held
@@ -41,15 +43,16 @@ struct EfficiencyCurve {
   }
 };
 
-// A link between cores, devices, the host or nodes.
-struct DeviceLink {
+// A link between cores, devices, the host or nodes: a Link (bandwidth one
+// direction, > 0 in a device file; latency per message, >= 0) with its name and
+// what it connects, so it is timed by the all-reduce formulas of
+// fitspeed/core/comm.h as it is.
+struct DeviceLink : Link {
   std::string name;  // "nvlink", "pcie", "ici", "network"
   // What it connects: "cores" (the cores of one device, e.g. a TPU board's ICI),
   // "devices" (devices of one node, used for data-parallel all-reduce),
   // "host" (device to host) or "network" (between nodes).
   std::string connects;
-  double bandwidth_bytes_per_s = 0;  // one direction, > 0
-  double latency_s = 0;              // per message, >= 0
 };
 
 // How a device's efficiencies and overheads were calibrated (fitspeed calibrate,
