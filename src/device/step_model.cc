@@ -11,6 +11,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/conv_algorithm.h"
 #include "fitspeed/timing/data_parallel.h"
+#include "model/kinds/kind.h"
 
 namespace fitspeed {
 
@@ -152,26 +153,19 @@ AmpOpList ParseAmpOpList(const std::string& name) {
 }
 
 bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list) {
-  switch (kind) {
-    case LayerKind::kLayerNorm:
-    case LayerKind::kRmsNorm:
-    case LayerKind::kSoftmaxCrossEntropy:
-      return true;
-    case LayerKind::kSoftmax:
-      return list == AmpOpList::kPyTorch;
-    case LayerKind::kGelu:
-      return list == AmpOpList::kTensorFlow;
-    default:
-      return false;
-  }
+  const kinds::DeviceTraits& traits = *kinds::RulesOf(kind).device;
+  return list == AmpOpList::kPyTorch ? traits.fp32_under_pytorch_amp
+                                     : traits.fp32_under_tensorflow_amp;
 }
 
 std::string AmpFp32KindNames(AmpOpList list) {
+  // In LayerKind order but the loss last, as the report has always listed them.
+  constexpr LayerKind kLoss = LayerKind::kSoftmaxCrossEntropy;
   std::vector<std::string> names;
-  for (const LayerKind kind : {LayerKind::kLayerNorm, LayerKind::kRmsNorm, LayerKind::kSoftmax,
-                               LayerKind::kGelu, LayerKind::kSoftmaxCrossEntropy}) {
-    if (RunsInFp32UnderAmp(kind, list)) names.push_back(LayerKindName(kind));
+  for (const kinds::KindRules& rules : kinds::AllRules()) {
+    if (rules.kind != kLoss && RunsInFp32UnderAmp(rules.kind, list)) names.push_back(rules.name);
   }
+  if (RunsInFp32UnderAmp(kLoss, list)) names.push_back(LayerKindName(kLoss));
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -218,17 +212,7 @@ std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusi
   return roles;
 }
 
-bool NormalizesRows(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kLayerNorm:
-    case LayerKind::kRmsNorm:
-    case LayerKind::kSoftmax:
-    case LayerKind::kSoftmaxCrossEntropy:
-      return true;
-    default:
-      return false;
-  }
-}
+bool NormalizesRows(LayerKind kind) { return kinds::RulesOf(kind).device->normalizes_rows; }
 
 namespace {
 

@@ -118,6 +118,9 @@ class EigenExecutor final : public StepExecutor {
   void BuildTakeRows(int l);
   void BuildClassToken(int l);
   void BuildUpdates();
+  // The builder of each kind: adds its forward ops and sets backward_[l].
+  using Builder = void (EigenExecutor::*)(int);
+  static const KindTable<Builder>& Builders();
   // Batch-norm statistics of the last forward pass, per batch-norm layer (per
   // channel); layer and RMS norm: per row.
   std::vector<Vec> mean_, inv_std_;
@@ -189,94 +192,8 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
         [this, l] { std::fill(diff(l).begin(), diff(l).end(), S(0)); });
   }
   for (int l = 1; l < network.size(); ++l) {
-    switch (network.layer(l).kind) {
-      case LayerKind::kInput:
-        break;
-      case LayerKind::kConv2d:
-        BuildConv(l);
-        break;
-      case LayerKind::kDense:
-        BuildDense(l);
-        break;
-      case LayerKind::kBatchNorm:
-        BuildBatchNorm(l);
-        break;
-      case LayerKind::kRelu:
-        BuildRelu(l);
-        break;
-      case LayerKind::kAvgPool:
-      case LayerKind::kMaxPool:
-        BuildPool(l);
-        break;
-      case LayerKind::kGlobalAvgPool:
-        BuildGlobalAvgPool(l);
-        break;
-      case LayerKind::kAdd:
-        BuildAdd(l);
-        break;
-      case LayerKind::kFlatten:
-        BuildFlatten(l);
-        break;
-      case LayerKind::kSoftmaxCrossEntropy:
-        BuildLoss(l);
-        break;
-      case LayerKind::kSigmoid:
-        BuildSigmoid(l);
-        break;
-      case LayerKind::kSwish:
-        BuildSwish(l);
-        break;
-      case LayerKind::kMul:
-        BuildMul(l);
-        break;
-      case LayerKind::kConcat:
-        BuildConcat(l);
-        break;
-      case LayerKind::kLrn:
-        BuildLrn(l);
-        break;
-      case LayerKind::kEmbedding:
-        BuildEmbedding(l);
-        break;
-      case LayerKind::kPositionEmbedding:
-      case LayerKind::kSegmentEmbedding:
-        BuildAddedEmbedding(l);
-        break;
-      case LayerKind::kLayerNorm:
-      case LayerKind::kRmsNorm:
-        BuildLastDimNorm(l);
-        break;
-      case LayerKind::kGelu:
-        BuildGelu(l);
-        break;
-      case LayerKind::kTanh:
-        BuildTanh(l);
-        break;
-      case LayerKind::kDropout:
-        BuildDropout(l);
-        break;
-      case LayerKind::kSplitHeads:
-      case LayerKind::kMergeHeads:
-      case LayerKind::kImageToSequence:
-        BuildTranspose(l);
-        break;
-      case LayerKind::kBatchedMatmul:
-        BuildBatchedMatmul(l);
-        break;
-      case LayerKind::kSoftmax:
-        BuildSoftmax(l);
-        break;
-      case LayerKind::kRotary:
-        BuildRotary(l);
-        break;
-      case LayerKind::kSelectToken:
-      case LayerKind::kGatherTokens:
-        BuildTakeRows(l);
-        break;
-      case LayerKind::kClassToken:
-        BuildClassToken(l);
-        break;
-    }
+    const auto build = Builders()[static_cast<size_t>(network.layer(l).kind)].second;
+    (this->*build)(l);
     if (bf16_ && !IsLoss(network.layer(l))) {
       Add(Phase::kForward, l, Pass::kForward, [this, l] { RoundToStorage(act(l)); });
     }
@@ -297,6 +214,48 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
     SetInput(InitialInput(network, config.batch, config.seed),
              InitialLabels(network, config.batch, config.seed));
   }
+}
+
+template <typename S>
+const KindTable<typename EigenExecutor<S>::Builder>& EigenExecutor<S>::Builders() {
+  using E = EigenExecutor;
+  static constexpr KindTable<Builder> kBuilders = {{
+      {LayerKind::kInput, nullptr},  // layer 0: SetInput fills its output
+      {LayerKind::kConv2d, &E::BuildConv},
+      {LayerKind::kDense, &E::BuildDense},
+      {LayerKind::kBatchNorm, &E::BuildBatchNorm},
+      {LayerKind::kRelu, &E::BuildRelu},
+      {LayerKind::kAvgPool, &E::BuildPool},
+      {LayerKind::kMaxPool, &E::BuildPool},
+      {LayerKind::kGlobalAvgPool, &E::BuildGlobalAvgPool},
+      {LayerKind::kAdd, &E::BuildAdd},
+      {LayerKind::kFlatten, &E::BuildFlatten},
+      {LayerKind::kSoftmaxCrossEntropy, &E::BuildLoss},
+      {LayerKind::kSigmoid, &E::BuildSigmoid},
+      {LayerKind::kSwish, &E::BuildSwish},
+      {LayerKind::kMul, &E::BuildMul},
+      {LayerKind::kConcat, &E::BuildConcat},
+      {LayerKind::kLrn, &E::BuildLrn},
+      {LayerKind::kEmbedding, &E::BuildEmbedding},
+      {LayerKind::kPositionEmbedding, &E::BuildAddedEmbedding},
+      {LayerKind::kSegmentEmbedding, &E::BuildAddedEmbedding},
+      {LayerKind::kLayerNorm, &E::BuildLastDimNorm},
+      {LayerKind::kRmsNorm, &E::BuildLastDimNorm},
+      {LayerKind::kGelu, &E::BuildGelu},
+      {LayerKind::kTanh, &E::BuildTanh},
+      {LayerKind::kDropout, &E::BuildDropout},
+      {LayerKind::kSplitHeads, &E::BuildTranspose},
+      {LayerKind::kMergeHeads, &E::BuildTranspose},
+      {LayerKind::kBatchedMatmul, &E::BuildBatchedMatmul},
+      {LayerKind::kSoftmax, &E::BuildSoftmax},
+      {LayerKind::kRotary, &E::BuildRotary},
+      {LayerKind::kSelectToken, &E::BuildTakeRows},
+      {LayerKind::kGatherTokens, &E::BuildTakeRows},
+      {LayerKind::kClassToken, &E::BuildClassToken},
+      {LayerKind::kImageToSequence, &E::BuildTranspose},
+  }};
+  static_assert(InKindOrder(kBuilders), "every LayerKind needs an Eigen builder, in order");
+  return kBuilders;
 }
 
 template <typename S>

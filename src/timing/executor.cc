@@ -8,6 +8,7 @@
 #include <random>
 
 #include "fitspeed/core/error.h"
+#include "model/kinds/kind.h"
 
 namespace fitspeed::timing {
 
@@ -243,58 +244,8 @@ void CheckExecutable(const Network& network, const StepConfig& config) {
     const int rank = layer.input_ids.empty()
                          ? layer.output_shape.rank()
                          : network.layer(layer.input_ids[0]).output_shape.rank();
-    bool ok = true;
-    switch (layer.kind) {
-      case LayerKind::kInput:
-        ok = rank >= 1 && rank <= 3;
-        break;
-      case LayerKind::kConv2d:
-      case LayerKind::kAvgPool:
-      case LayerKind::kMaxPool:
-      case LayerKind::kGlobalAvgPool:
-      case LayerKind::kLrn:
-      case LayerKind::kImageToSequence:
-        ok = rank == 3;
-        break;
-      case LayerKind::kBatchNorm:
-      case LayerKind::kConcat:
-        ok = rank == 1 || rank == 3;
-        break;
-      case LayerKind::kDense:
-      case LayerKind::kSoftmaxCrossEntropy:
-        ok = rank == 1 || rank == 2;
-        break;
-      case LayerKind::kEmbedding:
-        ok = rank == 1;
-        break;
-      case LayerKind::kPositionEmbedding:
-      case LayerKind::kSegmentEmbedding:
-      case LayerKind::kSplitHeads:
-      case LayerKind::kSelectToken:
-      case LayerKind::kGatherTokens:
-      case LayerKind::kClassToken:
-        ok = rank == 2;
-        break;
-      case LayerKind::kMergeHeads:
-      case LayerKind::kBatchedMatmul:
-      case LayerKind::kRotary:
-        ok = rank == 3;
-        break;
-      case LayerKind::kRelu:
-      case LayerKind::kAdd:
-      case LayerKind::kFlatten:
-      case LayerKind::kSigmoid:
-      case LayerKind::kSwish:
-      case LayerKind::kMul:
-      case LayerKind::kLayerNorm:
-      case LayerKind::kRmsNorm:
-      case LayerKind::kGelu:
-      case LayerKind::kTanh:
-      case LayerKind::kDropout:
-      case LayerKind::kSoftmax:
-        ok = rank >= 1 && rank <= 3;
-        break;
-    }
+    const std::vector<int>& ranks = kinds::RulesOf(layer.kind).host_ranks;
+    const bool ok = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
     if (ok && l > 0 && InputVocab(network) > 0) {
       for (int input : layer.input_ids) {
         if (input == 0 && layer.kind != LayerKind::kEmbedding) {
@@ -412,9 +363,7 @@ double StepExecutor::Forward() {
   return loss();
 }
 
-void StepExecutor::Backward() {
-  Run(ops_[static_cast<size_t>(Phase::kBackward)], &backward_hook_);
-}
+void StepExecutor::Backward() { Run(ops_[static_cast<size_t>(Phase::kBackward)], &backward_hook_); }
 
 void StepExecutor::Update() {
   ++update_count_;

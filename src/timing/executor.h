@@ -167,8 +167,23 @@ void CheckInput(const Network& network, int64_t batch, const std::vector<double>
                 const std::vector<int32_t>& labels);
 
 // Throws UsageError when a layer has a shape the host backends do not run
-// (e.g. batch-norm of a {T, F} tensor), or when config.batch < 1.
+// (its kind's host_ranks, src/model/kinds/: e.g. batch-norm of a {T, F}
+// tensor), or when config.batch < 1.
 void CheckExecutable(const Network& network, const StepConfig& config);
+
+// A backend's builders: one per LayerKind, in LayerKind order, each entry
+// naming its kind. Each backend static_asserts InKindOrder on its table, so a
+// kind without a builder (a missing entry is {kInput, ...}) or an entry out of
+// order does not compile.
+template <typename Builder>
+using KindTable = std::array<std::pair<LayerKind, Builder>, kLayerKindCount>;
+template <typename Builder>
+constexpr bool InKindOrder(const KindTable<Builder>& table) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (static_cast<size_t>(table[i].first) != i) return false;
+  }
+  return true;
+}
 
 class StepExecutor {
  public:

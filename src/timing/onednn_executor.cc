@@ -231,6 +231,20 @@ class OnednnExecutor final : public StepExecutor {
   // ReLU, sigmoid (eltwise_logistic), swish (eltwise_swish, alpha 1), GELU
   // (eltwise_gelu_erf, eltwise_gelu_tanh) and tanh (eltwise_tanh).
   BackwardBuilder BuildEltwise(int l, dnnl::algorithm alg, float alpha, float beta = 0.0f);
+  BackwardBuilder BuildSigmoid(int l) {
+    return BuildEltwise(l, dnnl::algorithm::eltwise_logistic, 0.0f);
+  }
+  BackwardBuilder BuildSwish(int l) {
+    return BuildEltwise(l, dnnl::algorithm::eltwise_swish, 1.0f);
+  }
+  BackwardBuilder BuildGelu(int l) {
+    return BuildEltwise(l,
+                        network().layer(l).gelu.tanh_approximation
+                            ? dnnl::algorithm::eltwise_gelu_tanh
+                            : dnnl::algorithm::eltwise_gelu_erf,
+                        0.0f);
+  }
+  BackwardBuilder BuildTanh(int l) { return BuildEltwise(l, dnnl::algorithm::eltwise_tanh, 0.0f); }
   BackwardBuilder BuildMul(int l);
   BackwardBuilder BuildConcat(int l);
   BackwardBuilder BuildLrn(int l);
@@ -249,6 +263,10 @@ class OnednnExecutor final : public StepExecutor {
   BackwardBuilder BuildTakeRows(int l);
   BackwardBuilder BuildClassToken(int l);
   BackwardBuilder BuildImageToSequence(int l);
+  // The builder of each kind: adds its forward ops and returns what adds its
+  // backward ones.
+  using Builder = BackwardBuilder (OnednnExecutor::*)(int);
+  static const KindTable<Builder>& Builders();
   void BuildUpdates();
   void AllocateScratchpad();
   // Fills slots_ from the allocated parameter buffers.
@@ -298,103 +316,8 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
   try {
     for (int l = 0; l < network.size(); ++l) {
       current = l;
-      switch (network.layer(l).kind) {
-        case LayerKind::kInput:
-          backward[l] = BuildInput(l);
-          break;
-        case LayerKind::kConv2d:
-          backward[l] = BuildConv(l);
-          break;
-        case LayerKind::kDense:
-          backward[l] = BuildDense(l);
-          break;
-        case LayerKind::kBatchNorm:
-          backward[l] = BuildBatchNorm(l);
-          break;
-        case LayerKind::kRelu:
-          backward[l] = BuildRelu(l);
-          break;
-        case LayerKind::kAvgPool:
-        case LayerKind::kMaxPool:
-          backward[l] = BuildPool(l);
-          break;
-        case LayerKind::kGlobalAvgPool:
-          backward[l] = BuildGlobalAvgPool(l);
-          break;
-        case LayerKind::kAdd:
-          backward[l] = BuildAdd(l);
-          break;
-        case LayerKind::kFlatten:
-          backward[l] = BuildFlatten(l);
-          break;
-        case LayerKind::kSoftmaxCrossEntropy:
-          backward[l] = BuildLoss(l);
-          break;
-        case LayerKind::kSigmoid:
-          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_logistic, 0.0f);
-          break;
-        case LayerKind::kSwish:
-          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_swish, 1.0f);
-          break;
-        case LayerKind::kMul:
-          backward[l] = BuildMul(l);
-          break;
-        case LayerKind::kConcat:
-          backward[l] = BuildConcat(l);
-          break;
-        case LayerKind::kLrn:
-          backward[l] = BuildLrn(l);
-          break;
-        case LayerKind::kEmbedding:
-          backward[l] = BuildEmbedding(l);
-          break;
-        case LayerKind::kPositionEmbedding:
-        case LayerKind::kSegmentEmbedding:
-          backward[l] = BuildAddedEmbedding(l);
-          break;
-        case LayerKind::kLayerNorm:
-          backward[l] = BuildLayerNorm(l);
-          break;
-        case LayerKind::kRmsNorm:
-          backward[l] = BuildRmsNorm(l);
-          break;
-        case LayerKind::kGelu:
-          backward[l] = BuildEltwise(l,
-                                     network.layer(l).gelu.tanh_approximation
-                                         ? dnnl::algorithm::eltwise_gelu_tanh
-                                         : dnnl::algorithm::eltwise_gelu_erf,
-                                     0.0f);
-          break;
-        case LayerKind::kTanh:
-          backward[l] = BuildEltwise(l, dnnl::algorithm::eltwise_tanh, 0.0f);
-          break;
-        case LayerKind::kDropout:
-          backward[l] = BuildDropout(l);
-          break;
-        case LayerKind::kSplitHeads:
-        case LayerKind::kMergeHeads:
-          backward[l] = BuildHeads(l);
-          break;
-        case LayerKind::kBatchedMatmul:
-          backward[l] = BuildBatchedMatmul(l);
-          break;
-        case LayerKind::kSoftmax:
-          backward[l] = BuildSoftmax(l);
-          break;
-        case LayerKind::kRotary:
-          backward[l] = BuildRotary(l);
-          break;
-        case LayerKind::kSelectToken:
-        case LayerKind::kGatherTokens:
-          backward[l] = BuildTakeRows(l);
-          break;
-        case LayerKind::kClassToken:
-          backward[l] = BuildClassToken(l);
-          break;
-        case LayerKind::kImageToSequence:
-          backward[l] = BuildImageToSequence(l);
-          break;
-      }
+      const auto build = Builders()[static_cast<size_t>(network.layer(l).kind)].second;
+      backward[l] = (this->*build)(l);
     }
     // Backward in reverse topological order: a layer's gradient is complete
     // once every consumer (all later layers) has contributed its part.
@@ -420,6 +343,47 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
     SetInput(InitialInput(network, config.batch, config.seed),
              InitialLabels(network, config.batch, config.seed));
   }
+}
+
+const KindTable<OnednnExecutor::Builder>& OnednnExecutor::Builders() {
+  using E = OnednnExecutor;
+  static constexpr KindTable<Builder> kBuilders = {{
+      {LayerKind::kInput, &E::BuildInput},
+      {LayerKind::kConv2d, &E::BuildConv},
+      {LayerKind::kDense, &E::BuildDense},
+      {LayerKind::kBatchNorm, &E::BuildBatchNorm},
+      {LayerKind::kRelu, &E::BuildRelu},
+      {LayerKind::kAvgPool, &E::BuildPool},
+      {LayerKind::kMaxPool, &E::BuildPool},
+      {LayerKind::kGlobalAvgPool, &E::BuildGlobalAvgPool},
+      {LayerKind::kAdd, &E::BuildAdd},
+      {LayerKind::kFlatten, &E::BuildFlatten},
+      {LayerKind::kSoftmaxCrossEntropy, &E::BuildLoss},
+      {LayerKind::kSigmoid, &E::BuildSigmoid},
+      {LayerKind::kSwish, &E::BuildSwish},
+      {LayerKind::kMul, &E::BuildMul},
+      {LayerKind::kConcat, &E::BuildConcat},
+      {LayerKind::kLrn, &E::BuildLrn},
+      {LayerKind::kEmbedding, &E::BuildEmbedding},
+      {LayerKind::kPositionEmbedding, &E::BuildAddedEmbedding},
+      {LayerKind::kSegmentEmbedding, &E::BuildAddedEmbedding},
+      {LayerKind::kLayerNorm, &E::BuildLayerNorm},
+      {LayerKind::kRmsNorm, &E::BuildRmsNorm},
+      {LayerKind::kGelu, &E::BuildGelu},
+      {LayerKind::kTanh, &E::BuildTanh},
+      {LayerKind::kDropout, &E::BuildDropout},
+      {LayerKind::kSplitHeads, &E::BuildHeads},
+      {LayerKind::kMergeHeads, &E::BuildHeads},
+      {LayerKind::kBatchedMatmul, &E::BuildBatchedMatmul},
+      {LayerKind::kSoftmax, &E::BuildSoftmax},
+      {LayerKind::kRotary, &E::BuildRotary},
+      {LayerKind::kSelectToken, &E::BuildTakeRows},
+      {LayerKind::kGatherTokens, &E::BuildTakeRows},
+      {LayerKind::kClassToken, &E::BuildClassToken},
+      {LayerKind::kImageToSequence, &E::BuildImageToSequence},
+  }};
+  static_assert(InKindOrder(kBuilders), "every LayerKind needs a oneDNN builder, in order");
+  return kBuilders;
 }
 
 memory OnednnExecutor::NewMemory(const memory::desc& desc, bool own) {

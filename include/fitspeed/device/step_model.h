@@ -74,7 +74,8 @@ enum class AmpOpList {
 };
 const char* AmpOpListName(AmpOpList list);          // "pytorch", "tensorflow"
 AmpOpList ParseAmpOpList(const std::string& name);  // throws UsageError
-// Whether a layer of `kind` runs in FP32 under mixed precision with `list`.
+// Whether a layer of `kind` runs in FP32 under mixed precision with `list`
+// (each kind states it in its file of src/model/kinds/).
 bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list);
 // The layer kinds of `list`, comma-separated ("layer_norm, rms_norm, ...").
 std::string AmpFp32KindNames(AmpOpList list);
@@ -117,7 +118,7 @@ std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusi
 // layout transposes run at the element-wise curve (Device::memory_efficiency).
 // Batch norm stays element-wise: its statistics reduce over the batch and the
 // pixels of a channel, and no sweep of it was found (docs/validation.md,
-// "Memory-bound kernels").
+// "Memory-bound kernels"). Each kind states it in its file of src/model/kinds/.
 bool NormalizesRows(LayerKind kind);
 
 struct DeviceModelOptions {

@@ -17,8 +17,8 @@
 //
 // The layer set follows Keras/PyTorch semantics, each noted at its kind.
 // Everything the model layer knows of a kind (operands, shape rule, parameters,
-// FLOPs and bytes, saved tensors, JSON attributes) lives in one file of
-// src/model/kinds/; docs/models.md has the checklist for adding a kind.
+// FLOPs and bytes, saved tensors, JSON attributes, device traits) lives in one
+// file of src/model/kinds/; docs/models.md has the checklist for adding a kind.
 #ifndef FITSPEED_MODEL_NETWORK_H_
 #define FITSPEED_MODEL_NETWORK_H_
 
@@ -175,6 +175,10 @@ enum class LayerKind {
   // patch embedding: a strided conv2d, then this).
   kImageToSequence,
 };
+// The number of kinds: LayerKind values are 0 .. kLayerKindCount - 1. Keep it
+// at the last kind; every table of kinds (src/model/kinds/kinds.cc, the host
+// backends' builders) is checked against it.
+inline constexpr int kLayerKindCount = static_cast<int>(LayerKind::kImageToSequence) + 1;
 
 // Kind names as used in the JSON format and reports: "input", "conv2d",
 // "dense", "batch_norm", "relu", "avg_pool", "max_pool", "global_avg_pool",

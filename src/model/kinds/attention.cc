@@ -25,10 +25,10 @@ MatmulDims DimsOf(const Shape& a, const Shape& b, bool transpose_b) {
   return {d(a.dims[0]), d(a.dims[1]), d(a.dims[2]), d(transpose_b ? b.dims[1] : b.dims[2])};
 }
 
-}  // namespace
-
 KindRules SplitHeadsRules() {
   KindRules r{LayerKind::kSplitHeads, "split_heads"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {2}, "a sequence {T, F}");
     const int64_t heads = layer.heads.heads;
@@ -48,6 +48,8 @@ KindRules SplitHeadsRules() {
 
 KindRules MergeHeadsRules() {
   KindRules r{LayerKind::kMergeHeads, "merge_heads"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {3}, "heads {H, T, D}");
     const Shape& in = c.in();
@@ -59,6 +61,8 @@ KindRules MergeHeadsRules() {
 
 KindRules BatchedMatmulRules() {
   KindRules r{LayerKind::kBatchedMatmul, "batched_matmul"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.min_inputs = r.max_inputs = 2;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& a = c.in(0);
@@ -111,6 +115,11 @@ KindRules BatchedMatmulRules() {
 
 KindRules SoftmaxRules() {
   KindRules r{LayerKind::kSoftmax, "softmax"};
+  r.host_ranks = {1, 2, 3};
+  // A row reduction; PyTorch autocast runs softmax in FP32, TensorFlow's
+  // Softmax follows its FP16 input.
+  r.device = DeviceTraits{/*normalizes_rows=*/true, /*fp32_under_pytorch_amp=*/true,
+                          /*fp32_under_tensorflow_amp=*/false};
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& in = c.in();
     c.check.Require(in.rank() >= 1, "needs an input of rank >= 1");
@@ -139,6 +148,8 @@ KindRules SoftmaxRules() {
 
 KindRules RotaryRules() {
   KindRules r{LayerKind::kRotary, "rotary"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {3}, "heads {H, T, D}");
     c.check.Require(c.in().dims[2] % 2 == 0,
@@ -169,6 +180,8 @@ KindRules RotaryRules() {
 
 KindRules SelectTokenRules() {
   KindRules r{LayerKind::kSelectToken, "select_token"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {2}, "a sequence {T, F}");
     const int64_t index = layer.tokens.index;
@@ -190,6 +203,8 @@ KindRules SelectTokenRules() {
 
 KindRules GatherTokensRules() {
   KindRules r{LayerKind::kGatherTokens, "gather_tokens"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {2}, "a sequence {T, F}");
     const int64_t count = layer.tokens.count;
@@ -210,6 +225,15 @@ KindRules GatherTokensRules() {
   };
   r.write_json = [](const Layer& layer, json& out) { out["count"] = layer.tokens.count; };
   return r;
+}
+
+}  // namespace
+
+std::vector<KindRules> AttentionKinds() {
+  return {
+      SplitHeadsRules(), MergeHeadsRules(),  BatchedMatmulRules(), SoftmaxRules(),
+      RotaryRules(),     SelectTokenRules(), GatherTokensRules(),
+  };
 }
 
 }  // namespace fitspeed::kinds

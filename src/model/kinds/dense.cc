@@ -36,16 +36,18 @@ void AddedEmbeddingCost(const CostContext& c, LayerCost& cost) {
   AddStep(cost.backward_weights, 0, table);
 }
 
-}  // namespace
-
 KindRules InputRules() {
   KindRules r{LayerKind::kInput, "input"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.min_inputs = r.max_inputs = 0;
   return r;
 }
 
 KindRules DenseRules() {
   KindRules r{LayerKind::kDense, "dense"};
+  r.host_ranks = {1, 2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& in = c.in();
     c.check.RequireRank(in, {1, 2}, "features {F} or rows of features {T, F} (flatten first)");
@@ -108,6 +110,8 @@ KindRules DenseRules() {
 
 KindRules EmbeddingRules() {
   KindRules r{LayerKind::kEmbedding, "embedding"};
+  r.host_ranks = {1};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Layer& input = c.net.layer(layer.input_ids.front());
     c.check.Require(input.kind == LayerKind::kInput && c.in().rank() == 1,
@@ -144,6 +148,8 @@ KindRules EmbeddingRules() {
 
 KindRules PositionEmbeddingRules() {
   KindRules r{LayerKind::kPositionEmbedding, "position_embedding"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     AddedEmbeddingShape(c, layer, "max_positions");
     c.check.Require(c.in().dims.front() <= layer.added.rows,
@@ -160,6 +166,8 @@ KindRules PositionEmbeddingRules() {
 
 KindRules SegmentEmbeddingRules() {
   KindRules r{LayerKind::kSegmentEmbedding, "segment_embedding"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) { AddedEmbeddingShape(c, layer, "segments"); };
   r.cost = AddedEmbeddingCost;
   r.read_json = [](ObjectReader& j, Layer& layer) {
@@ -171,6 +179,8 @@ KindRules SegmentEmbeddingRules() {
 
 KindRules ClassTokenRules() {
   KindRules r{LayerKind::kClassToken, "class_token"};
+  r.host_ranks = {2};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& in = c.in();
     c.check.RequireRank(in, {2}, "a sequence {T, F}");
@@ -186,6 +196,19 @@ KindRules ClassTokenRules() {
     AddStep(cost.backward_weights, 0, token);
   };
   return r;
+}
+
+}  // namespace
+
+std::vector<KindRules> DenseKinds() {
+  return {
+      InputRules(),
+      DenseRules(),
+      EmbeddingRules(),
+      PositionEmbeddingRules(),
+      SegmentEmbeddingRules(),
+      ClassTokenRules(),
+  };
 }
 
 }  // namespace fitspeed::kinds

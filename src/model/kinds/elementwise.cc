@@ -17,10 +17,10 @@ void SameShape(const ShapeContext& c, Layer& layer) { layer.output_shape = c.in(
 // FP32 element, the unit these counts use.
 constexpr double kMaskElement = 0.25;
 
-}  // namespace
-
 KindRules ReluRules() {
   KindRules r{LayerKind::kRelu, "relu"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.Require(layer.relu.max_value > 0,
                     fmt::format("max_value {} must be > 0", layer.relu.max_value));
@@ -43,6 +43,8 @@ KindRules ReluRules() {
 
 KindRules SigmoidRules() {
   KindRules r{LayerKind::kSigmoid, "sigmoid"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.shape = SameShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     // s = 1/(1 + exp(-x)): exp, add, divide (3). Backward from the output:
@@ -56,6 +58,8 @@ KindRules SigmoidRules() {
 
 KindRules SwishRules() {
   KindRules r{LayerKind::kSwish, "swish"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.shape = SameShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     // y = x*s(x): s (3) and a multiply (4). Backward from the input, s
@@ -70,6 +74,11 @@ KindRules SwishRules() {
 
 KindRules GeluRules() {
   KindRules r{LayerKind::kGelu, "gelu"};
+  r.host_ranks = {1, 2, 3};
+  // TensorFlow's AMP keeps the tf.pow of the tanh form BERT's code writes in
+  // FP32 (deny list); PyTorch autocast runs gelu in FP16.
+  r.device = DeviceTraits{/*normalizes_rows=*/false, /*fp32_under_pytorch_amp=*/false,
+                          /*fp32_under_tensorflow_amp=*/true};
   r.shape = SameShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     // erf form, y = 0.5x(1 + erf(x/sqrt2)): scale, erf, add, two multiplies (5).
@@ -99,6 +108,8 @@ KindRules GeluRules() {
 
 KindRules TanhRules() {
   KindRules r{LayerKind::kTanh, "tanh"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.shape = SameShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     // tanh (1); backward from the output: dx = dy*(1 - y*y) (3).
@@ -111,6 +122,8 @@ KindRules TanhRules() {
 
 KindRules DropoutRules() {
   KindRules r{LayerKind::kDropout, "dropout"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const double rate = layer.dropout.rate;
     c.check.Require(rate >= 0 && rate < 1, fmt::format("rate {} must be in [0, 1)", rate));
@@ -137,6 +150,8 @@ KindRules DropoutRules() {
 
 KindRules AddRules() {
   KindRules r{LayerKind::kAdd, "add"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.min_inputs = 2;
   r.max_inputs = kAnyCount;
   r.shape = [](const ShapeContext& c, Layer& layer) {
@@ -158,6 +173,8 @@ KindRules AddRules() {
 
 KindRules MulRules() {
   KindRules r{LayerKind::kMul, "mul"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.min_inputs = r.max_inputs = 2;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& in = c.in();
@@ -189,6 +206,8 @@ KindRules MulRules() {
 
 KindRules ConcatRules() {
   KindRules r{LayerKind::kConcat, "concat"};
+  r.host_ranks = {1, 3};
+  r.device = kNoDeviceTraits;
   r.min_inputs = 2;
   r.max_inputs = kAnyCount;
   r.shape = [](const ShapeContext& c, Layer& layer) {
@@ -224,11 +243,22 @@ KindRules ConcatRules() {
 
 KindRules FlattenRules() {
   KindRules r{LayerKind::kFlatten, "flatten"};
+  r.host_ranks = {1, 2, 3};
+  r.device = kNoDeviceTraits;
   r.view = true;  // no data moves in either direction
   r.shape = [](const ShapeContext& c, Layer& layer) {
     layer.output_shape = Shape::Vector(c.in().elements());
   };
   return r;
+}
+
+}  // namespace
+
+std::vector<KindRules> ElementwiseKinds() {
+  return {
+      ReluRules(),    SigmoidRules(), SwishRules(), GeluRules(),   TanhRules(),
+      DropoutRules(), AddRules(),     MulRules(),   ConcatRules(), FlattenRules(),
+  };
 }
 
 }  // namespace fitspeed::kinds

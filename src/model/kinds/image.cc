@@ -135,10 +135,10 @@ double WindowElements(const Layer& layer) {
   return static_cast<double>(layer.pool.window.kernel_h) * layer.pool.window.kernel_w;
 }
 
-}  // namespace
-
 KindRules Conv2dRules() {
   KindRules r{LayerKind::kConv2d, "conv2d"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     const Shape& in = c.in();
     c.check.RequireRank(in, {3}, "an image {C, H, W}");
@@ -194,6 +194,8 @@ KindRules Conv2dRules() {
 
 KindRules AvgPoolRules() {
   KindRules r{LayerKind::kAvgPool, "avg_pool"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = PoolShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     const double window = WindowElements(c.layer);
@@ -213,6 +215,8 @@ KindRules AvgPoolRules() {
 
 KindRules MaxPoolRules() {
   KindRules r{LayerKind::kMaxPool, "max_pool"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = PoolShape;
   r.cost = [](const CostContext& c, LayerCost& cost) {
     AddSample(cost.forward, c.out * WindowElements(c.layer), c.in, c.out);  // window compares
@@ -232,6 +236,8 @@ KindRules MaxPoolRules() {
 
 KindRules GlobalAvgPoolRules() {
   KindRules r{LayerKind::kGlobalAvgPool, "global_avg_pool"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {3}, "an image {C, H, W}");
     layer.output_shape = Shape::Vector(c.in().channels());
@@ -245,6 +251,8 @@ KindRules GlobalAvgPoolRules() {
 
 KindRules LrnRules() {
   KindRules r{LayerKind::kLrn, "lrn"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {3}, "an image {C, H, W}");
     const LrnAttrs& a = layer.lrn;
@@ -290,6 +298,8 @@ KindRules LrnRules() {
 
 KindRules ImageToSequenceRules() {
   KindRules r{LayerKind::kImageToSequence, "image_to_sequence"};
+  r.host_ranks = {3};
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {3}, "an image {C, H, W}");
     layer.output_shape = Shape({c.in().height() * c.in().width(), c.in().channels()});
@@ -300,6 +310,15 @@ KindRules ImageToSequenceRules() {
     if (c.input_grad) AddSample(cost.backward_data, 0, c.out, c.in);
   };
   return r;
+}
+
+}  // namespace
+
+std::vector<KindRules> ImageKinds() {
+  return {
+      Conv2dRules(),        AvgPoolRules(), MaxPoolRules(),
+      GlobalAvgPoolRules(), LrnRules(),     ImageToSequenceRules(),
+  };
 }
 
 }  // namespace fitspeed::kinds

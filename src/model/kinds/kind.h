@@ -1,15 +1,19 @@
-// Everything the model layer knows of one layer kind, in one place: how many
-// operands it takes, its shape rule and parameters (Network::Finalize), its
-// FLOPs and memory traffic per pass (CountCost), the tensors its backward pass
-// keeps (EstimateTrainingMemory) and its JSON attributes (network_json.cc).
-// Each kind's rules are written in one file of this folder; kinds.cc lists them.
-// docs/models.md, "Adding a layer kind", is the checklist.
+// Everything the library knows of one layer kind but how a backend runs it, in
+// one place: how many operands it takes, its shape rule and parameters
+// (Network::Finalize), its FLOPs and memory traffic per pass (CountCost), the
+// tensors its backward pass keeps (EstimateTrainingMemory), its JSON
+// attributes (network_json.cc), the operand ranks the host backends run
+// (timing/executor.cc) and its device traits (device/step_model.cc). Each
+// kind's rules are written in one file of this folder, which lists its kinds;
+// kinds.cc gathers them. The host backends register one builder per kind in
+// their own files. docs/models.md, "Adding a layer kind", is the checklist.
 #ifndef FITSPEED_SRC_MODEL_KINDS_KIND_H_
 #define FITSPEED_SRC_MODEL_KINDS_KIND_H_
 
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,8 +116,27 @@ struct SaveContext {
   void KeepOutput() { keep.push_back(id); }
 };
 
+// How a device runs a kind, beyond its FLOPs and bytes: what the device step
+// model (src/device/step_model.cc) reads.
+struct DeviceTraits {
+  // Its memory-bound passes reduce each row of the last dimension before
+  // writing it (layer and RMS norm, softmax, the loss), so they run at the
+  // device's normalization memory curve instead of the element-wise one
+  // (fitspeed/device/step_model.h, NormalizesRows).
+  bool normalizes_rows = false;
+  // Kept in FP32 under automatic mixed precision, per framework op list
+  // (fitspeed/device/step_model.h, AmpOpList): PyTorch autocast's float32
+  // list, TensorFlow's AMP deny list.
+  bool fp32_under_pytorch_amp = false;
+  bool fp32_under_tensorflow_amp = false;
+};
+// None of the traits: the element-wise memory curve, and AMP runs it in the
+// low precision of its neighbours.
+inline constexpr DeviceTraits kNoDeviceTraits{};
+
 // The rules of one kind. A rule left null does nothing: no cost, nothing saved,
-// no JSON attributes.
+// no JSON attributes. host_ranks and device have no usable default: every kind
+// states them, and AllRules() aborts on a kind that leaves either empty.
 struct KindRules {
   LayerKind kind = LayerKind::kInput;
   const char* name = "";
@@ -133,46 +156,25 @@ struct KindRules {
   // Reads and writes the kind's JSON attributes (besides name, kind, inputs).
   void (*read_json)(ObjectReader&, Layer&) = nullptr;
   void (*write_json)(const Layer&, nlohmann::json&) = nullptr;
+  // The ranks of the first operand (of its own output, for the input) that
+  // both host backends run; CheckExecutable refuses the others.
+  std::vector<int> host_ranks = {};
+  // How a device runs it.
+  std::optional<DeviceTraits> device = std::nullopt;
 };
 
 // The rules of `kind`, and of every kind in LayerKind order.
 const KindRules& RulesOf(LayerKind kind);
 const std::vector<KindRules>& AllRules();
 
-// One factory per kind, defined in the kind's file.
-KindRules InputRules();
-KindRules Conv2dRules();
-KindRules DenseRules();
-KindRules BatchNormRules();
-KindRules ReluRules();
-KindRules AvgPoolRules();
-KindRules MaxPoolRules();
-KindRules GlobalAvgPoolRules();
-KindRules AddRules();
-KindRules FlattenRules();
-KindRules SoftmaxCrossEntropyRules();
-KindRules SigmoidRules();
-KindRules SwishRules();
-KindRules MulRules();
-KindRules ConcatRules();
-KindRules LrnRules();
-KindRules EmbeddingRules();
-KindRules PositionEmbeddingRules();
-KindRules SegmentEmbeddingRules();
-KindRules LayerNormRules();
-KindRules RmsNormRules();
-KindRules GeluRules();
-KindRules TanhRules();
-KindRules DropoutRules();
-KindRules SplitHeadsRules();
-KindRules MergeHeadsRules();
-KindRules BatchedMatmulRules();
-KindRules SoftmaxRules();
-KindRules RotaryRules();
-KindRules SelectTokenRules();
-KindRules GatherTokensRules();
-KindRules ClassTokenRules();
-KindRules ImageToSequenceRules();
+// The kinds of each file of this folder, in any order; AllRules() puts them in
+// LayerKind order and checks that every kind has rules exactly once.
+std::vector<KindRules> AttentionKinds();    // attention.cc
+std::vector<KindRules> DenseKinds();        // dense.cc
+std::vector<KindRules> ElementwiseKinds();  // elementwise.cc
+std::vector<KindRules> ImageKinds();        // image.cc
+std::vector<KindRules> LossKinds();         // loss.cc
+std::vector<KindRules> NormKinds();         // norm.cc
 
 }  // namespace fitspeed::kinds
 

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "kind.h"
@@ -58,46 +60,26 @@ double ParamElements(const Layer& layer, const std::string& name) {
 }
 
 const std::vector<KindRules>& AllRules() {
-  // In LayerKind order (checked below).
+  // Every kind once, in LayerKind order, with the rules that have no default.
   static const std::vector<KindRules> rules = [] {
-    std::vector<KindRules> r = {
-        InputRules(),
-        Conv2dRules(),
-        DenseRules(),
-        BatchNormRules(),
-        ReluRules(),
-        AvgPoolRules(),
-        MaxPoolRules(),
-        GlobalAvgPoolRules(),
-        AddRules(),
-        FlattenRules(),
-        SoftmaxCrossEntropyRules(),
-        SigmoidRules(),
-        SwishRules(),
-        MulRules(),
-        ConcatRules(),
-        LrnRules(),
-        EmbeddingRules(),
-        PositionEmbeddingRules(),
-        SegmentEmbeddingRules(),
-        LayerNormRules(),
-        RmsNormRules(),
-        GeluRules(),
-        TanhRules(),
-        DropoutRules(),
-        SplitHeadsRules(),
-        MergeHeadsRules(),
-        BatchedMatmulRules(),
-        SoftmaxRules(),
-        RotaryRules(),
-        SelectTokenRules(),
-        GatherTokensRules(),
-        ClassTokenRules(),
-        ImageToSequenceRules(),
-    };
-    for (size_t i = 0; i < r.size(); ++i) {
-      FITSPEED_CHECK(static_cast<size_t>(r[i].kind) == i,
-                     fmt::format("kind rules '{}' out of LayerKind order", r[i].name));
+    std::vector<std::optional<KindRules>> slots(kLayerKindCount);
+    for (auto family :
+         {AttentionKinds, DenseKinds, ElementwiseKinds, ImageKinds, LossKinds, NormKinds}) {
+      for (KindRules& k : family()) {
+        const size_t i = static_cast<size_t>(k.kind);
+        FITSPEED_CHECK(i < slots.size(), fmt::format("kind rules '{}': LayerKind {} is not below "
+                                                     "kLayerKindCount",
+                                                     k.name, i));
+        FITSPEED_CHECK(!slots[i], fmt::format("kind rules '{}' given twice", k.name));
+        FITSPEED_CHECK(!k.host_ranks.empty(), fmt::format("kind '{}' lists no host ranks", k.name));
+        FITSPEED_CHECK(k.device.has_value(), fmt::format("kind '{}' has no device traits", k.name));
+        slots[i] = std::move(k);
+      }
+    }
+    std::vector<KindRules> r;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      FITSPEED_CHECK(slots[i].has_value(), fmt::format("LayerKind {} has no rules", i));
+      r.push_back(std::move(*slots[i]));
     }
     return r;
   }();

@@ -5,8 +5,15 @@
 
 namespace fitspeed::kinds {
 
+namespace {
+
 KindRules SoftmaxCrossEntropyRules() {
   KindRules r{LayerKind::kSoftmaxCrossEntropy, "softmax_cross_entropy"};
+  r.host_ranks = {1, 2};
+  // A row reduction; on both AMP lists (cross_entropy,
+  // SoftmaxCrossEntropyWithLogits).
+  r.device = DeviceTraits{/*normalizes_rows=*/true, /*fp32_under_pytorch_amp=*/true,
+                          /*fp32_under_tensorflow_amp=*/true};
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {1, 2}, "class scores {classes} or {T, classes}");
     c.check.Require(c.in().dims.back() >= 2,
@@ -23,5 +30,9 @@ KindRules SoftmaxCrossEntropyRules() {
   r.saved = [](SaveContext& s) { s.extra += Elements(s.net.layer(s.input()).output_shape); };
   return r;
 }
+
+}  // namespace
+
+std::vector<KindRules> LossKinds() { return {SoftmaxCrossEntropyRules()}; }
 
 }  // namespace fitspeed::kinds

@@ -29,10 +29,13 @@ void NormJsonWrite(const Layer& layer, json& out) {
   if (layer.kind == LayerKind::kLayerNorm) out["center"] = layer.norm.center;
 }
 
-}  // namespace
-
 KindRules BatchNormRules() {
   KindRules r{LayerKind::kBatchNorm, "batch_norm"};
+  r.host_ranks = {1, 3};
+  // Element-wise on a device: its statistics reduce over the batch and the
+  // pixels of a channel, not along rows, and no sweep of it was found
+  // (docs/validation.md, "Memory-bound kernels").
+  r.device = kNoDeviceTraits;
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.RequireRank(c.in(), {1, 3}, "features {F} or an image {C, H, W}");
     const BatchNormAttrs& a = layer.batch_norm;
@@ -88,6 +91,11 @@ KindRules BatchNormRules() {
 
 KindRules LayerNormRules() {
   KindRules r{LayerKind::kLayerNorm, "layer_norm"};
+  r.host_ranks = {1, 2, 3};
+  // A row reduction; PyTorch autocast keeps layer_norm in FP32, TensorFlow's
+  // AMP its Mean.
+  r.device = DeviceTraits{/*normalizes_rows=*/true, /*fp32_under_pytorch_amp=*/true,
+                          /*fp32_under_tensorflow_amp=*/true};
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.Require(c.in().rank() >= 1, "needs an input of rank >= 1");
     c.check.RequirePositive(layer.norm.epsilon, "epsilon");
@@ -118,6 +126,11 @@ KindRules LayerNormRules() {
 
 KindRules RmsNormRules() {
   KindRules r{LayerKind::kRmsNorm, "rms_norm"};
+  r.host_ranks = {1, 2, 3};
+  // A row reduction; computed in FP32 as Hugging Face writes RMSNorm, and
+  // TensorFlow's AMP keeps its Mean in FP32.
+  r.device = DeviceTraits{/*normalizes_rows=*/true, /*fp32_under_pytorch_amp=*/true,
+                          /*fp32_under_tensorflow_amp=*/true};
   r.shape = [](const ShapeContext& c, Layer& layer) {
     c.check.Require(c.in().rank() >= 1, "needs an input of rank >= 1");
     c.check.RequirePositive(layer.norm.epsilon, "epsilon");
@@ -141,5 +154,9 @@ KindRules RmsNormRules() {
   r.write_json = NormJsonWrite;
   return r;
 }
+
+}  // namespace
+
+std::vector<KindRules> NormKinds() { return {BatchNormRules(), LayerNormRules(), RmsNormRules()}; }
 
 }  // namespace fitspeed::kinds
