@@ -408,9 +408,7 @@ int RunFromLog(const LinkbenchOptions& o) {
   }
   if (!o.links.empty()) {
     const LinksFile in_node = ReadLinksJsonFile(o.links);
-    for (const DeviceLink& l : in_node.links) {
-      if (l.connects == "devices") m.in_node = l;
-    }
+    if (const DeviceLink* l = in_node.FindLink("devices")) m.in_node = *l;
     if (!m.in_node) {
       throw UsageError(fmt::format("--links {}: no link that connects \"devices\" (the in-node "
                                    "link the network link is separated from)",
