@@ -172,6 +172,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
     transfer = CalibrateFromRun(
         network, device, options,
         {o.from, o.from_device, o.model, o.seq_len, o.precision_given, o.layout_given});
+    for (const std::string& note : transfer->notes) std::cerr << "fitspeed: " << note << "\n";
     device = transfer->calibration.target;
   }
   const DeviceSweepResult result = ModelSweep(network, device, options);
