@@ -779,6 +779,13 @@ std::string LinksToJson(const LinksFile& links) {
   return doc.dump(2) + "\n";
 }
 
+const DeviceLink* LinksFile::FindLink(const std::string& what) const {
+  for (const DeviceLink& link : links) {
+    if (link.connects == what) return &link;
+  }
+  return nullptr;
+}
+
 LinksFile ReadLinksJsonFile(const std::string& path) {
   return ParseLinksJson(ReadText(path, "links"), path);
 }

@@ -172,4 +172,15 @@ Device ApplyFrameworkProfile(const Device& device, const FrameworkProfile& profi
   return d;
 }
 
+AmpOpList FrameworkAmpOps(const std::string& framework) {
+  return framework == "tensorflow" || framework == "keras" ? AmpOpList::kTensorFlow
+                                                           : AmpOpList::kPyTorch;
+}
+
+ElementwiseFusion FrameworkFusion(const std::string& framework, DevicePrecision precision) {
+  return framework == "mxnet" && precision == DevicePrecision::kMixed
+             ? ElementwiseFusion::kBatchNormReluAdd
+             : ElementwiseFusion::kNone;
+}
+
 }  // namespace fitspeed

@@ -2,6 +2,7 @@
 //   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,fusion][,note]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -160,6 +161,29 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
   }
   if (header_line == 0) throw DataError(path, 0, "", "empty: expected a header line");
   return cases;
+}
+
+bool LooksLikeCasesCsv(const std::string& path) {
+  if (path == "-") return false;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
+    std::vector<std::string> columns;
+    std::stringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, ',')) {
+      field.erase(0, field.find_first_not_of(" \t\""));
+      field.erase(field.find_last_not_of(" \t\r\"") + 1);
+      columns.push_back(io::ToLower(field));
+    }
+    auto has = [&columns](const char* name) {
+      return std::find(columns.begin(), columns.end(), name) != columns.end();
+    };
+    return has("network") && has("device") && has("throughput_sps");
+  }
+  return false;
 }
 
 }  // namespace fitspeed

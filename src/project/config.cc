@@ -200,4 +200,16 @@ std::vector<Configuration> ParseFits(const json& doc, const std::string& source)
 
 }  // namespace
 
+RingCommFit FitRingToConfigurations(const Configuration& config,
+                                    const std::vector<Configuration>& all) {
+  DeviceScaling scaling;
+  scaling.label = config.label;
+  for (const Configuration& c : all) {
+    if (c.label == config.label && c.precision == config.precision) {
+      scaling.rows.push_back({c.devices, c.law.t_s, 0, c.law.v0_sps, 0});
+    }
+  }
+  return FitRingToFixedTimes(scaling);
+}
+
 }  // namespace fitspeed

@@ -97,9 +97,8 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   }
   double total = 0;
   const double switches_before = InvoluntarySwitches();
-  while (RankZeroDecides(dp, static_cast<int>(step_times.size()) < options.min_repeats ||
-                           (total < options.min_time_s &&
-                            static_cast<int>(step_times.size()) < options.max_repeats))) {
+  const RepeatPolicy repeats{options.min_repeats, options.max_repeats, options.min_time_s};
+  while (RankZeroDecides(dp, repeats.WantsMore(static_cast<int>(step_times.size()), total))) {
     step->ResetTimes();
     const Clock::time_point start = Clock::now();
     m.loss = run_step();
@@ -204,6 +203,10 @@ Backend ParseBackend(const std::string& name) {
   if (name == "onednn") return Backend::kOnednn;
   if (name == "eigen") return Backend::kEigen;
   throw UsageError(fmt::format("backend '{}': expected onednn or eigen", name));
+}
+
+bool RepeatPolicy::WantsMore(int repeats, double timed_s) const {
+  return repeats < min_repeats || (timed_s < min_time_s && repeats < max_repeats);
 }
 
 void ValidateSweepOptions(const SweepOptions& o) {

@@ -75,6 +75,16 @@ TEST(LinksFile, ParsesLinksWithTheirSources) {
   EXPECT_EQ(f.sources.size(), 4u);
 }
 
+TEST(LinksFile, FindsTheLinkOfWhatItConnects) {
+  const LinksFile f = ParseLinksJson(kLinks, "links.json");
+  ASSERT_NE(f.FindLink("devices"), nullptr);
+  EXPECT_EQ(f.FindLink("devices")->name, "mpi");
+  ASSERT_NE(f.FindLink("network"), nullptr);
+  EXPECT_EQ(f.FindLink("network")->name, "ethernet");
+  EXPECT_EQ(f.FindLink("host"), nullptr);
+  EXPECT_EQ(LinksFile().FindLink("devices"), nullptr);
+}
+
 TEST(LinksFile, WritesWhatItReadsBack) {
   const LinksFile f = ParseLinksJson(kLinks, "links.json");
   const std::string text = LinksToJson(f);

@@ -116,5 +116,29 @@ TEST(ConfigurationsFromFit, JsonRoundTripKeepsLawAndCovariance) {
   }
 }
 
+TEST(FitRingToConfigurations, FitsTheFixedTimesOfItsLabelAndPrecision) {
+  // t(n) = 0.05 + 0.02 * 2(n-1)/n + 0.001 * 2(n-1) on t4 fp32:
+  // t(1) = 0.05, t(2) = 0.05 + 0.02 + 0.002 = 0.072, t(4) = 0.05 + 0.03 + 0.006 = 0.086.
+  auto config = [](const std::string& label, const std::string& precision, int devices, double t) {
+    Configuration c;
+    c.label = label;
+    c.precision = precision;
+    c.devices = devices;
+    c.law.v0_sps = 1000.0 * devices;
+    c.law.t_s = t;
+    return c;
+  };
+  const std::vector<Configuration> all = {
+      config("t4", "fp32", 1, 0.05),  config("t4", "fp32", 2, 0.072),
+      config("t4", "fp32", 4, 0.086), config("t4", "mixed", 2, 0.5),
+      config("v100", "fp32", 2, 0.9), config("v100", "fp32", 1, 0.01)};
+  const RingCommFit ring = FitRingToConfigurations(all[1], all);
+  EXPECT_NEAR(ring.bandwidth_term_s, 0.02, 1e-12);
+  EXPECT_NEAR(ring.latency_s, 0.001, 1e-12);
+  EXPECT_EQ(ring.points, 2);  // t4 fp32 on 2 and 4 devices
+  // t4 mixed has no single-device configuration to measure against.
+  EXPECT_THROW(FitRingToConfigurations(all[3], all), DataError);
+}
+
 }  // namespace
 }  // namespace fitspeed

@@ -29,6 +29,22 @@ SweepOptions Quick() {
   return o;
 }
 
+TEST(RepeatPolicy, AtLeastTheCountThenUntilTheTimeAtMostTheLimit) {
+  const RepeatPolicy policy{3, 10, 1.0};
+  // Fewer than 3 repeats: another, however long they took.
+  EXPECT_TRUE(policy.WantsMore(0, 0));
+  EXPECT_TRUE(policy.WantsMore(2, 5.0));
+  // 3 or more: another only while under 1 s in total and under 10 repeats.
+  EXPECT_TRUE(policy.WantsMore(3, 0.9));
+  EXPECT_FALSE(policy.WantsMore(3, 1.0));
+  EXPECT_TRUE(policy.WantsMore(9, 0.5));
+  EXPECT_FALSE(policy.WantsMore(10, 0.5));
+  // No time budget: exactly min_repeats.
+  const RepeatPolicy count_only{2, 3, 0};
+  EXPECT_TRUE(count_only.WantsMore(1, 0));
+  EXPECT_FALSE(count_only.WantsMore(2, 0));
+}
+
 TEST(Sweep, MeasuresEveryBatchAndProducesSamples) {
   const Network net = testing::ResidualNet();
   SweepOptions o = Quick();

@@ -33,17 +33,10 @@ CommModel CommModelFromLinks(const std::string& path, int devices_per_node) {
   const LinksFile file = ReadLinksJsonFile(path);
   CommModel comm;
   comm.devices_per_node = devices_per_node;  // 0: every rank in one node
-  bool intra = false, inter = false;
-  for (const DeviceLink& link : file.links) {
-    const Link& l = link;
-    if (link.connects == "devices" && !intra) {
-      comm.intra_node = l;
-      intra = true;
-    } else if (link.connects == "network" && !inter) {
-      comm.inter_node = l;
-      inter = true;
-    }
-  }
+  const DeviceLink* intra = file.FindLink("devices");
+  const DeviceLink* inter = file.FindLink("network");
+  if (intra) comm.intra_node = *intra;
+  if (inter) comm.inter_node = *inter;
   if (!intra && !inter) {
     throw DataError(path, 0, "links",
                     "no link with \"connects\": \"devices\" or \"network\" (the ranks' "

@@ -21,8 +21,8 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,6 +37,7 @@
 #include "fitspeed/project/links.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "fitspeed/timing/mpi_communicator.h"
+#include "fitspeed/timing/sweep.h"
 
 namespace fitspeed::cli {
 
@@ -86,19 +87,17 @@ std::vector<double> Sizes(const LinkbenchOptions& o) {
   return sizes;
 }
 
-// Times `op` as the sweep times a step: warm-up, then at least min_repeats and
-// min_time_s, at most max_repeats; rank 0 decides for every rank.
+// Times `op` as the sweep times a step: warm-up, then the sweep's RepeatPolicy;
+// rank 0 decides for every rank.
 template <typename Op>
 std::vector<double> TimeRepeats(Communicator& comm, const LinkbenchOptions& o, Op op) {
   using Clock = std::chrono::steady_clock;
   for (int w = 0; w < o.warmup; ++w) op();
+  const RepeatPolicy repeats{o.min_repeats, o.max_repeats, o.min_time_s};
   std::vector<double> times;
   double total = 0;
   for (;;) {
-    double more = (static_cast<int>(times.size()) < o.min_repeats ||
-                   (total < o.min_time_s && static_cast<int>(times.size()) < o.max_repeats))
-                      ? 1
-                      : 0;
+    double more = repeats.WantsMore(static_cast<int>(times.size()), total) ? 1 : 0;
     comm.Broadcast(&more, 1);
     if (more == 0) break;
     comm.Barrier();
@@ -408,9 +407,7 @@ int RunFromLog(const LinkbenchOptions& o) {
   }
   if (!o.links.empty()) {
     const LinksFile in_node = ReadLinksJsonFile(o.links);
-    for (const DeviceLink& l : in_node.links) {
-      if (l.connects == "devices") m.in_node = l;
-    }
+    if (const DeviceLink* l = in_node.FindLink("devices")) m.in_node = *l;
     if (!m.in_node) {
       throw UsageError(fmt::format("--links {}: no link that connects \"devices\" (the in-node "
                                    "link the network link is separated from)",

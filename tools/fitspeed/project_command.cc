@@ -232,13 +232,13 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
                                 FormatSig(published->parameters, 10), published->source));
   }
   const LinksFile links = o.links.empty() ? LinksFile() : ReadLinksJsonFile(o.links);
-  const DeviceLink* intra_link = nullptr;
-  const DeviceLink* inter_link = nullptr;
+  const DeviceLink* intra_link = links.FindLink("devices");
+  const DeviceLink* inter_link = links.FindLink("network");
+  // Each link used, in the file's order: not also given by options, and noted.
   for (size_t i = 0; i < links.links.size(); ++i) {
     const DeviceLink& l = links.links[i];
-    if (l.connects != "devices" && l.connects != "network") continue;
-    const bool intra = l.connects == "devices";
-    (intra ? intra_link : inter_link) = &l;
+    if (&l != intra_link && &l != inter_link) continue;
+    const bool intra = &l == intra_link;
     if (intra ? !o.intra_bw.empty() || !o.intra_latency.empty() || o.comm_from_fit
               : !o.inter_bw.empty() || !o.inter_latency.empty()) {
       throw UsageError(fmt::format("--links {} gives the {} link (its \"{}\" link): not with {}",
@@ -271,14 +271,7 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
   }
   if (o.comm_from_fit) {
     if (!o.intra_bw.empty()) throw UsageError("--comm-from-fit and --intra-bw exclude each other");
-    DeviceScaling scaling;
-    scaling.label = config.label;
-    for (const Configuration& c : all) {
-      if (c.label == config.label && c.precision == config.precision) {
-        scaling.rows.push_back({c.devices, c.law.t_s, 0, c.law.v0_sps, 0});
-      }
-    }
-    const RingCommFit ring = FitRingToFixedTimes(scaling);
+    const RingCommFit ring = FitRingToConfigurations(config, all);
     // Without a gradient size the link is calibrated for one "byte" per step.
     if (m.gradient_bytes == 0) m.gradient_bytes = 1;
     m.comm.intra_node = ring.AsLink(m.gradient_bytes);

@@ -51,10 +51,8 @@ struct SweepCommandOptions {
   std::string layout = "nchw";
   bool layout_given = false;
   std::string attention = "unfused";
-  std::string
-      amp_ops;  // --amp-ops; empty: tensorflow with --framework tensorflow/keras, else pytorch
-  std::string
-      fuse;  // --fuse; empty: bn-relu-add with --framework mxnet --precision mixed, else none
+  std::string amp_ops;  // --amp-ops; empty: FrameworkAmpOps(framework)
+  std::string fuse;     // --fuse; empty: FrameworkFusion(framework, precision)
   int devices = 1;
   int devices_per_node = 0;  // --devices-per-node: 0, every device in one node
   bool overlap = false;      // --overlap / --no-overlap; the bucket sizes are data_parallel's
@@ -126,16 +124,9 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.recompute = o.recompute;
   options.input_samples_per_s = o.input_rate;
   options.attention = ParseAttentionKernel(o.attention);
-  // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.
-  options.amp_ops = !o.amp_ops.empty() ? ParseAmpOpList(o.amp_ops)
-                    : o.framework == "tensorflow" || o.framework == "keras" ? AmpOpList::kTensorFlow
-                                                                            : AmpOpList::kPyTorch;
-  // NVIDIA's MXNet examples run float16 with cuDNN's fused batch norm + ReLU
-  // (+ add) kernels; the mxnet profile was fitted on such runs.
+  options.amp_ops = !o.amp_ops.empty() ? ParseAmpOpList(o.amp_ops) : FrameworkAmpOps(o.framework);
   options.fusion = !o.fuse.empty() ? ParseElementwiseFusion(o.fuse)
-                   : o.framework == "mxnet" && options.precision == DevicePrecision::kMixed
-                       ? ElementwiseFusion::kBatchNormReluAdd
-                       : ElementwiseFusion::kNone;
+                                   : FrameworkFusion(o.framework, options.precision);
   const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
   Device device = LoadDevice(o.device);
   if (!o.links.empty()) {
@@ -181,6 +172,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
     transfer = CalibrateFromRun(
         network, device, options,
         {o.from, o.from_device, o.model, o.seq_len, o.precision_given, o.layout_given});
+    for (const std::string& note : transfer->notes) std::cerr << "fitspeed: " << note << "\n";
     device = transfer->calibration.target;
   }
   const DeviceSweepResult result = ModelSweep(network, device, options);

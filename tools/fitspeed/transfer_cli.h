@@ -1,4 +1,5 @@
-// Transfer from a user's own run in the CLI (fitspeed/evidence/transfer.h):
+// Transfer from a user's own run in the CLI (fitspeed/evidence/transfer.h,
+// fitspeed/evidence/transfer_run.h):
 // `fitspeed sweep MODEL --device B --from LOG --from-device A`
 // (transfer_sweep.cc) and the "Transfer" section of `fitspeed validate`
 // (validate_transfer.cc).
@@ -12,38 +13,11 @@
 
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/evidence/transfer.h"
+#include "fitspeed/evidence/transfer_run.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
 
 namespace fitspeed::cli {
-
-// What the sweep's command line says about the measurement on A.
-struct TransferSource {
-  std::string from;         // --from: PATH[@key=value,...] (a log, a cases CSV, a host sweep CSV)
-  std::string from_device;  // --from-device: A, catalog name or device JSON file
-  std::string model;        // MODEL as written
-  int64_t seq_len = 0;      // --seq-len (0: the model's default)
-  bool precision_given = false;  // --precision was on the command line
-  bool layout_given = false;     // --layout was on the command line
-};
-
-// The measurement read and the transfer calibrated.
-struct TransferRun {
-  TransferSource source;
-  std::string source_kind;  // "log" or "cases"
-  DevicePrecision precision = DevicePrecision::kFp32;
-  ActivationLayout layout = ActivationLayout::kNchw;
-  TransferCalibration calibration;  // calibration.target: B with the carried parameters
-};
-
-// Reads --from, checks it against what is modeled (network, precision,
-// layout), calibrates on A and applies what carries over to `target` (B as
-// the sweep models it, links applied). `options`: the sweep's options for B.
-// Throws UsageError (64) for missing or contradicting attributes and options,
-// DataError (65) for a measurement of another network or precision (file and
-// line named), InputError (66) for an unreadable file.
-TransferRun CalibrateFromRun(const Network& network, const Device& target,
-                             const DeviceModelOptions& options, const TransferSource& source);
 
 // B's sweep as WriteDeviceSweep writes it, with the transfer's header: table
 // lines before it, '#' comment lines before the CSV, a "transfer" object in the

@@ -221,6 +221,9 @@ struct LinksFile {
   std::vector<DeviceLink> links;  // at most one per `connects`
   // The "source" text of each link's quantities by path, "links[0].latency_s".
   std::map<std::string, std::string> sources;
+  // The link connecting `what` ("devices", "network", ...; a file has at most
+  // one of each), or nullptr.
+  const DeviceLink* FindLink(const std::string& what) const;
 };
 
 // Parses a "fitspeed.links/1" document (or the "links" of a "fitspeed.device/1"

@@ -24,6 +24,7 @@
 
 #include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/device/step_model.h"
 
 namespace fitspeed {
 
@@ -60,6 +61,18 @@ const FrameworkProfile& FindFrameworkProfile(const std::string& name);
 // efficiency scales multiply the device's curves, its host overhead replaces
 // the device's. The sources name the profile.
 Device ApplyFrameworkProfile(const Device& device, const FrameworkProfile& profile);
+
+// What a framework does beyond its profile's numbers, for a sweep that names
+// it (`sweep --device D --framework F`) and does not say otherwise: the layers
+// its automatic mixed precision keeps in FP32 (AmpOpList::kTensorFlow for
+// "tensorflow" and "keras", which runs on TensorFlow; kPyTorch for any other
+// name, the empty one included) ...
+AmpOpList FrameworkAmpOps(const std::string& framework);
+// ... and the element-wise work it fuses into the batch norms' kernels:
+// kBatchNormReluAdd for "mxnet" at DevicePrecision::kMixed (NVIDIA's MXNet
+// examples run float16 with cuDNN's fused batch norm + ReLU (+ add) kernels;
+// the mxnet profile was fitted on such runs), kNone otherwise.
+ElementwiseFusion FrameworkFusion(const std::string& framework, DevicePrecision precision);
 
 }  // namespace fitspeed
 

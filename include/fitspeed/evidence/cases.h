@@ -67,8 +67,14 @@ std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 // A user's cases: CSV with the header
 //   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,fusion][,note]
 // (docs/devices.md). Throws DataError naming file, line and field.
-// src/device/cases_csv.cc.
+// src/evidence/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
+
+// Whether the first line of the file at `path` that is neither blank nor a
+// '#' comment is a cases CSV header: it names network, device and
+// throughput_sps columns (any case, quotes and blanks around names ignored).
+// False for "-" (standard input) and a file that cannot be read.
+bool LooksLikeCasesCsv(const std::string& path);
 
 }  // namespace fitspeed
 

@@ -11,6 +11,7 @@
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/project/epochs.h"
+#include "fitspeed/project/scaling.h"
 
 namespace fitspeed {
 
@@ -40,6 +41,14 @@ std::vector<Configuration> ConfigurationsFromFit(const FitResult& result,
 // naming `source` and the field on malformed or unusable content.
 std::vector<Configuration> ConfigurationsFromFitJson(std::string_view text,
                                                      const std::string& source);
+
+// The in-node communication of `config` scaled to more devices, calibrated
+// from the configurations of `all` with its label and precision (`project
+// --comm-from-fit`): t(n) - t(1) of their laws fitted to the ring's shape
+// (FitRingToFixedTimes; `config` is among them). Throws DataError unless one
+// of them is on 1 device and one on more.
+RingCommFit FitRingToConfigurations(const Configuration& config,
+                                    const std::vector<Configuration>& all);
 
 }  // namespace fitspeed
 

@@ -113,6 +113,18 @@ struct SweepOptions {
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateSweepOptions(const SweepOptions& options);
 
+// How many timed repeats a measurement takes (SweepOptions::min_repeats,
+// max_repeats, min_time_s; `fitspeed linkbench` times its messages by the same
+// rule): at least min_repeats, then more until min_time_s of timed repeats, at
+// most max_repeats. The defaults are SweepOptions'.
+struct RepeatPolicy {
+  int min_repeats = 5;
+  int max_repeats = 1000;
+  double min_time_s = 0.5;
+  // Whether to time another repeat after `repeats` of them took `timed_s` seconds.
+  bool WantsMore(int repeats, double timed_s) const;
+};
+
 // Time of one layer in one measured batch, per pass (index: Pass), each the
 // median over the timed steps; 0 where the layer does not run that pass.
 struct LayerTiming {
