@@ -227,4 +227,86 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_EQ(RunCli("sweep resnet50 --framework pytorch").exit_code, 64);
 }
 
+// ---- One subcommand per question: the same output as the older spelling ----
+
+TEST(ValidateCli, HelpListsTheSubcommandsAndCallsTheFlagsTheOlderSpelling) {
+  const CliRun run = RunCli("validate --help");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* question :
+       {"cases", "kernels", "layers", "placements", "frameworks", "intervals"}) {
+    EXPECT_THAT(run.out, HasSubstr(question));
+  }
+  EXPECT_THAT(run.out, HasSubstr("older spelling"));
+}
+
+TEST(ValidateCli, CasesSubcommandPrintsWhatValidateAlonePrints) {
+  const std::string flags = " --no-cross-validation --no-cross-device --output csv";
+  const CliRun old = RunCli("validate" + flags);
+  const CliRun run = RunCli("validate cases" + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, old.out);
+  // pollux_t4_single_node.csv line 22: "cifar10,1,32,0.0427886962890625,...":
+  // 32 / 0.0427886962890625 = 747.861 samples/s (6 significant digits).
+  EXPECT_THAT(run.out, HasSubstr("resnet18-cifar/t4/fp32/x1/b32,t4,resnet18-cifar,fp32,nchw,,1,32,"
+                                 "pytorch,747.861,"));
+}
+
+TEST(ValidateCli, KernelsSubcommandPrintsWhatTheKernelsFlagPrints) {
+  const CliRun old = RunCli("validate --kernels --output json");
+  const CliRun run = RunCli("validate kernels --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, old.out);
+  // deepbench_allreduce.csv has 28 rows: 7 buffer sizes x 4 GPU counts (2, 4, 8, 16).
+  const auto k = nlohmann::json::parse(run.out);
+  int buffers = 0;
+  for (const auto& c : k["allreduce_checks"]) buffers += c["buffers"].get<int>();
+  EXPECT_EQ(buffers + 7, 28);  // the 16-GPU check is not modeled: 0 buffers
+  EXPECT_EQ(RunCli("validate kernels --data /nonexistent").exit_code, 66);
+}
+
+TEST(ValidateCli, LayersPlacementsAndFrameworksSubcommandsPrintWhatTheirFlagsPrint) {
+  for (const char* question : {"layers", "placements", "frameworks"}) {
+    SCOPED_TRACE(question);
+    const CliRun old = RunCli(std::string("validate --") + question + " --output csv");
+    const CliRun run = RunCli(std::string("validate ") + question + " --output csv");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, old.out);
+  }
+  // Placements: the first 2-GPU row, pollux_t4_single_node.csv line 7,
+  // "bert,2,4,0.4736032336950302,0.05499039435386657".
+  const CliRun run = RunCli("validate placements --calibration-nodes 3 --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            RunCli("validate --placements --placements-calibration-nodes 3 --output json").out);
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["cases"][0]["line"], 7);
+  EXPECT_EQ(j["cases"][0]["gpus"], 2);
+  EXPECT_EQ(j["cases"][0]["measured_step_s"].get<double>(), 0.4736032336950302);
+  EXPECT_EQ(j["multi_node"]["calibration_nodes"], 3);
+}
+
+TEST(ValidateCli, IntervalsSubcommandWritesTheTableValidateWrites) {
+  const std::string old_path = ::testing::TempDir() + "/validate_cli_intervals_old.json";
+  const std::string new_path = ::testing::TempDir() + "/validate_cli_intervals_new.json";
+  const CliRun old = RunCli(
+      "validate --no-cross-validation --no-cross-device --output json --intervals-out " + old_path);
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  const CliRun run = RunCli("validate intervals --output json --intervals-out " + new_path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ReadFile(new_path), ReadFile(old_path));
+  // Its report is the "intervals" section of the cases report.
+  EXPECT_EQ(nlohmann::json::parse(run.out), nlohmann::json::parse(old.out)["intervals"]);
+  EXPECT_EQ(nlohmann::json::parse(run.out)["level"], 0.8);
+  const CliRun table = RunCli("validate intervals");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("Prediction intervals (80%)"));
+}
+
+TEST(ValidateCli, SubcommandsRefuseTheOlderSpellingsOptions) {
+  // The older spelling's flags belong before no subcommand; a subcommand has its own.
+  EXPECT_EQ(RunCli("validate --kernels layers").exit_code, 64);
+  EXPECT_EQ(RunCli("validate kernels --placements").exit_code, 64);
+  EXPECT_EQ(RunCli("validate layers kernels").exit_code, 64);
+}
+
 }  // namespace

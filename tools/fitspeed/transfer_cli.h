@@ -1,8 +1,7 @@
 // Transfer from a user's own run in the CLI (fitspeed/evidence/transfer.h,
 // fitspeed/evidence/transfer_run.h):
 // `fitspeed sweep MODEL --device B --from LOG --from-device A`
-// (transfer_sweep.cc) and the "Transfer" section of `fitspeed validate`
-// (validate_transfer.cc).
+// (transfer_sweep.cc).
 #ifndef FITSPEED_TOOLS_FITSPEED_TRANSFER_CLI_H_
 #define FITSPEED_TOOLS_FITSPEED_TRANSFER_CLI_H_
 
@@ -30,17 +29,6 @@ void WriteTransferSweep(std::ostream& out, const TransferRun& run, const DeviceS
 // The sweep's exit code `code`, or 1 (fit unusable) when the calibration on A
 // did not converge (said on stderr).
 int TransferExitCode(const TransferRun& run, int code);
-
-// ---- fitspeed validate: the "Transfer" section (validate_transfer.cc) -------
-
-// ValidateTransfer on the published cases with the validation's devices.
-TransferValidation RunTransferValidation(const std::vector<MeasuredCase>& cases,
-                                         const std::vector<Device>& devices);
-// The section as a table (per case, per fold, per pair and overall) or as CSV
-// (one row per predicted case after a '#' comment line).
-void WriteTransferSection(std::ostream& out, const TransferValidation& report, bool csv);
-// The section for the validate JSON's "transfer" field.
-nlohmann::ordered_json TransferValidationJson(const TransferValidation& report);
 
 }  // namespace fitspeed::cli
 

@@ -1,25 +1,25 @@
-// The "Transfer" section of `fitspeed validate`: every published case
-// predicted from the same network's cases on another device of its kind
-// (same precision, framework and device count), calibrated on those only
-// (fitspeed/evidence/transfer.h; docs/validation.md, "Transfer").
+// The writer of the transfer check (fitspeed/evidence/output.h): every
+// published case predicted from the same network's cases on another device of
+// its kind (same precision, framework and device count), calibrated on those
+// only (fitspeed/evidence/transfer.h; docs/validation.md, "Transfer").
 #include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "evidence/output_util.h"
 #include "fitspeed/core/table.h"
-#include "transfer_cli.h"
-#include "validate_util.h"
+#include "fitspeed/evidence/output.h"
 
-namespace fitspeed::cli {
+namespace fitspeed {
 
 namespace {
 
 using json = nlohmann::ordered_json;
-
-using validate_util::Number;
-using validate_util::Pct;
-using validate_util::SummaryJson;
+using evidence_output::Number;
+using evidence_output::Pct;
+using evidence_output::SummaryJson;
 
 json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
   json j = json::object();
@@ -47,16 +47,7 @@ std::string RuleText(bool transfer_host) {
                        : "efficiency scales carried to B, B keeps its host overhead";
 }
 
-}  // namespace
-
-TransferValidation RunTransferValidation(const std::vector<MeasuredCase>& cases,
-                                         const std::vector<Device>& devices) {
-  TransferOptions options;
-  options.devices = devices;
-  return ValidateTransfer(cases, options);
-}
-
-void WriteTransferSection(std::ostream& out, const TransferValidation& report, bool csv) {
+void WriteSection(std::ostream& out, const TransferValidation& report, bool csv) {
   if (csv) {
     out << "\n# Transfer: each case on device B predicted from the same network's cases on "
            "device A (same precision, framework and devices), calibrated on A only; "
@@ -136,6 +127,10 @@ void WriteTransferSection(std::ostream& out, const TransferValidation& report, b
       Pct(report.other_rule_mean_abs_error_pct));
 }
 
+}  // namespace
+
+namespace evidence_output {
+
 json TransferValidationJson(const TransferValidation& report) {
   json cases = json::array();
   for (const TransferredCase& c : report.cases) {
@@ -199,4 +194,15 @@ json TransferValidationJson(const TransferValidation& report) {
           {"cases", cases}};
 }
 
-}  // namespace fitspeed::cli
+}  // namespace evidence_output
+
+void WriteTransferValidation(std::ostream& out, const TransferValidation& transfer,
+                             OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    out << evidence_output::TransferValidationJson(transfer).dump(2) << "\n";
+  } else {
+    WriteSection(out, transfer, format == OutputFormat::kCsv);
+  }
+}
+
+}  // namespace fitspeed
