@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for
-# $FUZZ_SECONDS (default 20) seconds, seeded with the real logs in tests/data.
-# A crash, a sanitizer report or an exception other than fitspeed::Error fails.
+# $FUZZ_SECONDS (default 20) seconds, $FUZZ_JOBS (default: one per CPU) at a
+# time, seeded with the real logs in tests/data. A crash, a sanitizer report or
+# an exception other than fitspeed::Error fails. A $BUILD_DIR that is already
+# configured is used as it is (.ci/run's sanitizer build has the fuzzers on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FITSPEED_WITH_FUZZ=1 scripts/install-deps.sh
 build_dir=${BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-20}
-CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFITSPEED_BUILD_FUZZERS=ON -DFITSPEED_SANITIZE=ON -DFITSPEED_BUILD_TESTS=OFF \
-  -DFITSPEED_BUILD_BENCH=OFF -DFITSPEED_BUILD_EXAMPLES=OFF >/dev/null
+jobs=${FUZZ_JOBS:-$(nproc)}
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+    -DFITSPEED_BUILD_FUZZERS=ON -DFITSPEED_SANITIZE=ON -DFITSPEED_BUILD_TESTS=OFF \
+    -DFITSPEED_BUILD_BENCH=OFF -DFITSPEED_BUILD_EXAMPLES=OFF >/dev/null
+fi
 targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt lightning kerascsv wandb epochs tensorboard
          linklog intervals links fitjson kerneltable frameworks)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
@@ -24,13 +30,33 @@ done
 for f in data/kernels/*.csv; do
   head -n 40 "$f" > "$seeds/$(echo "$f" | tr '/' '_')"
 done
-for t in "${targets[@]}"; do
-  corpus="$build_dir/corpus-$t"
-  mkdir -p "$corpus"
-  echo "fuzz: $t for ${seconds}s" >&2
+# One target: its summary line, or on a finding the end of its log.
+fuzz_one() {
+  local t=$1 log="$build_dir/fuzz-$1.log"
+  mkdir -p "$build_dir/corpus-$t"
   "$build_dir/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=2048 \
-    -print_final_stats=0 -artifact_prefix="$build_dir/crash-$t-" "$corpus" "$seeds" \
-    > "$build_dir/fuzz-$t.log" 2>&1 || { tail -40 "$build_dir/fuzz-$t.log"; exit 1; }
-  grep -E '^#[0-9]+ +DONE' "$build_dir/fuzz-$t.log" | tail -1 >&2 || true
+    -print_final_stats=0 -artifact_prefix="$build_dir/crash-$t-" "$build_dir/corpus-$t" "$seeds" \
+    > "$log" 2>&1 || { echo "fuzz: $t found something:" >&2; tail -40 "$log" >&2; return 1; }
+  echo "fuzz: $t $(grep -E '^#[0-9]+ +DONE' "$log" | tail -1)" >&2
+}
+# Each target runs single-threaded, so $jobs of them at a time each get a
+# whole CPU for their $seconds: the same fuzzing as one after another.
+failed=0
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
 done
-echo "fuzz: all targets ran ${seconds}s without a finding" >&2
+while ((running > 0)); do
+  wait -n || failed=1
+  running=$((running - 1))
+done
+if ((failed)); then
+  echo "fuzz: a target found something (above; inputs in $build_dir/crash-*)" >&2
+  exit 1
+fi
+echo "fuzz: all ${#targets[@]} targets ran ${seconds}s each, $jobs at a time, without a finding" >&2

@@ -11,9 +11,9 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libopenmpi-dev openmpi-bin
 )
-# The fuzzers (.ci/run) need clang and its sanitizer runtimes.
+# The fuzzers (.ci/run) need clang, its sanitizer runtimes and its OpenMP.
 if [[ "${FITSPEED_WITH_FUZZ:-0}" == 1 ]]; then
-  packages+=(clang libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev libomp-dev)
 fi
 
 missing=()
