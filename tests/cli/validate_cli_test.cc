@@ -4,7 +4,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 
@@ -300,6 +302,29 @@ TEST(ValidateCli, IntervalsSubcommandWritesTheTableValidateWrites) {
   const CliRun table = RunCli("validate intervals");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("Prediction intervals (80%)"));
+  // CSV: one row per kind of prediction and class, each kind ending with its
+  // "all" row; coverage_pct = 100 covered / with_interval of the same row.
+  const CliRun csv = RunCli("validate intervals --output csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(
+      line.rfind("predictions,class,cases,with_interval,covered,below,above,coverage_pct,", 0), 0u)
+      << line;
+  std::vector<std::string> all_rows;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 8u) << line;
+    if (cells[1] == "all") all_rows.push_back(cells[0]);
+    const double with_interval = std::stod(cells[3]), covered = std::stod(cells[4]);
+    if (with_interval > 0) {
+      EXPECT_NEAR(std::stod(cells[7]), 100 * covered / with_interval, 0.01) << line;
+    }
+  }
+  EXPECT_EQ(all_rows, (std::vector<std::string>{"catalog", "transfer", "framework"}));
 }
 
 TEST(ValidateCli, SubcommandsRefuseTheOlderSpellingsOptions) {

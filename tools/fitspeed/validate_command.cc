@@ -103,8 +103,10 @@ void AddIntervalOptions(CLI::App& command, double& level, std::string& intervals
 void RejectValidateOptions(const CLI::App& subcommand) {
   for (const CLI::Option* option : subcommand.get_parent()->get_options()) {
     if (option->count() > 0) {
-      throw UsageError(fmt::format("validate {}: give its options after its name ({} before it)",
-                                   subcommand.get_name(), option->get_name()));
+      throw UsageError(fmt::format(
+          "validate {}: {} belongs to the older spelling (`validate [options]`); give the "
+          "subcommand's own options after its name",
+          subcommand.get_name(), option->get_name()));
     }
   }
 }
