@@ -14,6 +14,7 @@
 #include "evidence/csv_table.h"
 #include "evidence/log_logistic.h"
 #include "fit/dense_jacobian.h"
+#include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 #include "fitspeed/project/scaling.h"
@@ -634,15 +635,8 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       problem.SetParameterUpperBound(&b, 0, std::log(1e14));
       problem.SetParameterLowerBound(&k, 0, 0.05);
       problem.SetParameterUpperBound(&k, 0, 5.0);
-      ceres::Solver::Options options;
-      options.linear_solver_type = ceres::DENSE_QR;
-      options.max_num_iterations = 200;
-      options.function_tolerance = 1e-12;
-      options.parameter_tolerance = 1e-12;
-      options.logging_type = ceres::SILENT;
-      options.num_threads = 1;
       ceres::Solver::Summary summary;
-      ceres::Solve(options, &problem, &summary);
+      ceres::Solve(QuietSolverOptions({200, 1e-12, 1e-12}), &problem, &summary);
 
       KernelCurveFit fit;
       fit.gpu = gpu.name;

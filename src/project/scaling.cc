@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
 
@@ -441,11 +442,10 @@ OverlapFit FitOverlapModel(const SpeedLaw& single_device, const std::vector<Mult
     }
     problem.SetParameterLowerBound(&gamma, 0, 1.0);
     problem.SetParameterUpperBound(&gamma, 0, kMaxGamma);
-    ceres::Solver::Options options;
-    options.max_num_iterations = 500;
-    options.function_tolerance = 1e-14;
-    options.parameter_tolerance = 1e-12;
-    options.logging_type = ceres::SILENT;
+    ceres::Solver::Options options = QuietSolverOptions({500, 1e-14, 1e-12});
+    // This fit has always solved with Ceres's default linear solver (sparse
+    // normal Cholesky where Ceres has SuiteSparse); kept for identical numbers.
+    options.linear_solver_type = ceres::Solver::Options().linear_solver_type;
     ceres::Solver::Summary summary;
     ceres::Solve(options, &problem, &summary);
     if (!summary.IsSolutionUsable() || !(summary.final_cost < best_cost)) continue;
