@@ -12,6 +12,7 @@
 #include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "project/validation_pass.h"
 
 namespace fitspeed {
 
@@ -529,23 +530,14 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
   const ValidationSpec& val = workload.validation;
   double validation_variance = 0;
   if (val.samples > 0) {
-    const double val_batch = val.batch > 0 ? val.batch : batch;
-    const double val_steps = StepsPerEpoch(val.samples, val_batch, StepsRule::kKeepPartial);
+    // Forward only on each of n devices, no all-reduce, when derived.
+    const ValidationPass pass = ValidationPassOf(val, batch, law, devices);
+    m.validation_epoch_s = pass.time_s;
     if (val.law) {
-      m.validation_epoch_s = val.samples / val.law->v0_sps + val_steps * val.law->t_s;
-      if (val.law->has_covariance()) {
-        const Eigen::Vector2d gv(-val.samples / (val.law->v0_sps * val.law->v0_sps), val_steps);
-        validation_variance = std::max(0.0, gv.dot(val.law->covariance * gv));
-      }
+      validation_variance = pass.variance_s2;
       m.assumptions.push_back("validation pass: its own measured forward-only law");
     } else {
-      // Forward only on each of n devices, no all-reduce.
-      const double v0_all = law.v0_sps * devices;
-      m.validation_epoch_s =
-          val.samples * val.forward_fraction / v0_all + val_steps * val.fixed_fraction * law.t_s;
-      gradient +=
-          Eigen::Vector2d(-val.samples * val.forward_fraction / (devices * law.v0_sps * law.v0_sps),
-                          val_steps * val.fixed_fraction);
+      gradient += pass.training_gradient;
       m.assumptions.push_back(fmt::format(
           "validation pass derived, not measured (assumption): forward only on every device, "
           "time per sample {} of training's, fixed time per step {} of t, no all-reduce",
@@ -554,8 +546,7 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
   }
   m.epoch_s = m.train_epoch_s + m.validation_epoch_s;
   if (law.has_covariance()) {
-    m.epoch_stderr_s =
-        std::sqrt(std::max(0.0, gradient.dot(law.covariance * gradient)) + validation_variance);
+    m.epoch_stderr_s = std::sqrt(LawVariance(gradient, law.covariance) + validation_variance);
     m.dof = law.dof;
   }
   return m;
