@@ -32,6 +32,7 @@
 
 #include "device/calibration_terms.h"
 #include "fit/dense_jacobian.h"
+#include "fit/solver_options.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
@@ -155,16 +156,8 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
                                  new LogRatioResidual{t}),
                              nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3], &s.x[4]);
   }
-  ceres::Solver::Options options;
-  options.linear_solver_type = ceres::DENSE_QR;
-  options.max_num_iterations = max_iterations;
-  options.function_tolerance = 1e-14;
-  options.parameter_tolerance = 1e-12;
-  options.gradient_tolerance = 1e-16;
-  options.logging_type = ceres::SILENT;
-  options.num_threads = 1;
   ceres::Solver::Summary summary;
-  ceres::Solve(options, &problem, &summary);
+  ceres::Solve(QuietSolverOptions({max_iterations, 1e-14, 1e-12, 1e-16}), &problem, &summary);
   s.converged = summary.IsSolutionUsable() && summary.termination_type == ceres::CONVERGENCE;
   s.iterations = static_cast<int>(summary.iterations.size()) - 1;
   s.message = summary.message;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "io/text.h"
@@ -13,7 +12,9 @@
 namespace fitspeed {
 
 const std::string& CsvTable::Get(const Row& row, const std::string& name) const {
-  return row.fields[column.at(name)];
+  const int at = Find(name);
+  FITSPEED_CHECK(at >= 0, "no column '" + name + "' in " + source);
+  return row.cells[static_cast<size_t>(at)];
 }
 
 double CsvTable::Positive(const Row& row, const std::string& name) const {
@@ -55,30 +56,13 @@ CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& r
     throw DataError(path, 0, "", "binary data, not a CSV table");
   }
   CsvTable table;
-  table.source = path;
-  io::LineCursor cursor(content);
-  std::string_view line;
-  size_t width = 0;
-  while (cursor.Next(line)) {
-    if (io::Trim(line).empty()) continue;
-    std::vector<std::string> fields = io::Split(line, ',', true);
-    if (width == 0) {
-      width = fields.size();
-      for (size_t i = 0; i < fields.size(); ++i) table.column[std::string(io::Trim(fields[i]))] = i;
-      for (const std::string& name : required) {
-        if (table.column.count(name) == 0) {
-          throw DataError(path, cursor.number(), name, "column missing from the header");
-        }
-      }
-      continue;
+  static_cast<io::CsvTable&>(table) = io::ParseCsvTable(content, path, io::CsvDialect{});
+  if (table.header_line == 0) throw DataError(path, 0, "header", "the file is empty");
+  for (const std::string& name : required) {
+    if (!table.Has(name)) {
+      throw DataError(path, table.header_line, name, "column missing from the header");
     }
-    if (fields.size() != width) {
-      throw DataError(path, cursor.number(), "row",
-                      fmt::format("has {} fields, the header has {}", fields.size(), width));
-    }
-    table.rows.push_back({cursor.number(), std::move(fields)});
   }
-  if (width == 0) throw DataError(path, 0, "header", "the file is empty");
   return table;
 }
 

@@ -6,22 +6,17 @@
 #define FITSPEED_SRC_EVIDENCE_CSV_TABLE_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "io/csv_table.h"
+
 namespace fitspeed {
 
-// A CSV table (RFC 4180 quoting) with a header row; every row has as many
-// fields as the header.
-struct CsvTable {
-  struct Row {
-    int line = 0;  // 1-based line of the file
-    std::vector<std::string> fields;
-  };
-  std::string source;
-  std::map<std::string, size_t> column;  // header name -> field index
-  std::vector<Row> rows;
+// A CSV table (io::ParseCsvTable, RFC 4180 quoting) whose fields are read as
+// the measurements need them.
+struct CsvTable : io::CsvTable {
+  using Row = io::CsvRow;
 
   // The field of `row` in column `name` (a column ReadCsvTable required).
   const std::string& Get(const Row& row, const std::string& name) const;
@@ -37,7 +32,8 @@ struct CsvTable {
 
 // Reads the CSV file at `path`. Throws InputError when it cannot be opened,
 // DataError when it is binary (io::LooksBinary) or empty, a `required` column is missing from the
-// header or a row has another number of fields than the header. Blank lines are skipped.
+// header, a quote is left open or a row has another number of fields than the header. Blank
+// lines are skipped.
 CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& required);
 
 }  // namespace fitspeed

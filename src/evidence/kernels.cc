@@ -14,6 +14,7 @@
 #include "evidence/csv_table.h"
 #include "evidence/log_logistic.h"
 #include "fit/dense_jacobian.h"
+#include "fit/solver_options.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
@@ -110,17 +111,17 @@ bool DeepBenchPrecision(const CsvTable& t, const CsvTable::Row& row, bool* tenso
 // NeuSight's nn.Linear table (columns B, bias), its torch.bmm table (B, op
 // "bmm") or autoheuristic's GEMMs (using_tf32), already read.
 std::vector<KernelMeasurement> ReadGemmCheckTable(const CsvTable& t) {
-  const bool linear = t.column.count("bias") > 0;
-  const bool bmm = !linear && t.column.count("B") > 0;
-  if (bmm && t.column.count("op") == 0) {
+  const bool linear = t.Has("bias");
+  const bool bmm = !linear && t.Has("B");
+  if (bmm && !t.Has("op")) {
     throw DataError(t.source, 1, "op", "column missing from the header");
   }
   for (const char* column : {"dtype", "M", "time_us"}) {
-    if (t.column.count(column) == 0) {
+    if (!t.Has(column)) {
       throw DataError(t.source, 1, column, "column missing from the header");
     }
   }
-  if (linear && t.column.count("B") == 0) {
+  if (linear && !t.Has("B")) {
     throw DataError(t.source, 1, "B", "column missing from the header");
   }
   std::vector<KernelMeasurement> out;
@@ -203,7 +204,7 @@ bool SetConvShape(KernelMeasurement& m, double n, double c, double h, double w, 
 std::vector<KernelMeasurement> ReadNeuSightConvTable(const CsvTable& t) {
   for (const char* column : {"op", "dtype", "pass", "C", "H", "W", "R", "S", "stride", "pad",
                              "groups", "time_us", "kernel"}) {
-    if (t.column.count(column) == 0) {
+    if (!t.Has(column)) {
       throw DataError(t.source, 1, column, "column missing from the header");
     }
   }
@@ -400,18 +401,17 @@ const char* KernelUnitName(KernelUnit unit) {
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
   {
     const CsvTable probe = ReadCsvTable(path, {"gpu", "N", "K"});
-    if (probe.column.count("groups") > 0 && probe.column.count("kernel") > 0) {
+    if (probe.Has("groups") && probe.Has("kernel")) {
       return ReadNeuSightConvTable(probe);
     }
-    if (probe.column.count("using_tf32") > 0 || probe.column.count("bias") > 0 ||
-        probe.column.count("B") > 0) {
+    if (probe.Has("using_tf32") || probe.Has("bias") || probe.Has("B")) {
       return ReadGemmCheckTable(probe);
     }
   }
   const CsvTable t = ReadCsvTable(path, {"gpu", "op", "precision", "N", "K"});
-  const bool k40 = t.column.count("time_us_derived") > 0;
-  const bool conv = !k40 && t.column.count("R_filter_h") > 0;
-  if (!k40 && t.column.count("time_us") == 0) {
+  const bool k40 = t.Has("time_us_derived");
+  const bool conv = !k40 && t.Has("R_filter_h");
+  if (!k40 && !t.Has("time_us")) {
     throw DataError(
         path, 1, "header",
         "neither a DeepBench table (time_us) nor the K40 SGEMM table (time_us_derived)");
@@ -424,7 +424,7 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
       : k40 ? std::vector<std::string>{"M"}
             : std::vector<std::string>{"phase", "M"};
   for (const std::string& column : needed) {
-    if (t.column.count(column) == 0) {
+    if (!t.Has(column)) {
       throw DataError(path, 1, column, "column missing from the header");
     }
   }
@@ -634,15 +634,8 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       problem.SetParameterUpperBound(&b, 0, std::log(1e14));
       problem.SetParameterLowerBound(&k, 0, 0.05);
       problem.SetParameterUpperBound(&k, 0, 5.0);
-      ceres::Solver::Options options;
-      options.linear_solver_type = ceres::DENSE_QR;
-      options.max_num_iterations = 200;
-      options.function_tolerance = 1e-12;
-      options.parameter_tolerance = 1e-12;
-      options.logging_type = ceres::SILENT;
-      options.num_threads = 1;
       ceres::Solver::Summary summary;
-      ceres::Solve(options, &problem, &summary);
+      ceres::Solve(QuietSolverOptions({200, 1e-12, 1e-12}), &problem, &summary);
 
       KernelCurveFit fit;
       fit.gpu = gpu.name;

@@ -14,6 +14,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/evidence/validate.h"
 #include "fitspeed/model/cost.h"
 #include "fitspeed/model/zoo.h"
 
@@ -51,16 +52,10 @@ DeviceModelOptions Options(const PolluxModel& m, int gpus, bool overlap) {
 
 double Pct(double predicted, double measured) { return (predicted / measured - 1) * 100; }
 
-double MedianAbs(const std::vector<double>& values) {
-  std::vector<double> abs;
-  for (double v : values) abs.push_back(std::fabs(v));
-  return abs.empty() ? kNaN : Median(abs);
-}
-
-double MaxAbs(const std::vector<double>& values) {
-  double max = values.empty() ? kNaN : 0;
-  for (double v : values) max = std::max(max, std::fabs(v));
-  return max;
+// The median and maximum |error| (SummarizeErrorsPct); NaN for both without errors.
+std::pair<double, double> MedianMaxAbs(const std::vector<double>& errors_pct) {
+  const ErrorSummary s = SummarizeErrorsPct(errors_pct);
+  return {s.median_abs_error_pct, s.max_abs_error_pct};
 }
 
 PlacementSummary Summarise(const std::string& model, const std::vector<PlacementCase>& cases) {
@@ -81,14 +76,11 @@ PlacementSummary Summarise(const std::string& model, const std::vector<Placement
       anchored_serial.push_back(c.anchored_serial_error_pct);
     }
   }
-  s.overlapped_median_pct = MedianAbs(over);
-  s.overlapped_max_pct = MaxAbs(over);
-  s.serial_median_pct = MedianAbs(serial);
-  s.serial_max_pct = MaxAbs(serial);
-  s.anchored_overlapped_median_pct = MedianAbs(anchored_over);
-  s.anchored_overlapped_max_pct = MaxAbs(anchored_over);
-  s.anchored_serial_median_pct = MedianAbs(anchored_serial);
-  s.anchored_serial_max_pct = MaxAbs(anchored_serial);
+  std::tie(s.overlapped_median_pct, s.overlapped_max_pct) = MedianMaxAbs(over);
+  std::tie(s.serial_median_pct, s.serial_max_pct) = MedianMaxAbs(serial);
+  std::tie(s.anchored_overlapped_median_pct, s.anchored_overlapped_max_pct) =
+      MedianMaxAbs(anchored_over);
+  std::tie(s.anchored_serial_median_pct, s.anchored_serial_max_pct) = MedianMaxAbs(anchored_serial);
   s.measured_extra_median_s = measured.empty() ? kNaN : Median(measured);
   s.overlapped_extra_median_s = over_extra.empty() ? kNaN : Median(over_extra);
   s.serial_extra_median_s = serial_extra.empty() ? kNaN : Median(serial_extra);
@@ -142,14 +134,11 @@ MultiNodeErrors Errors(const std::vector<const MultiNodePrediction*>& prediction
     }
   }
   MultiNodeErrors e;
-  e.serial_median_pct = MedianAbs(serial);
-  e.serial_max_pct = MaxAbs(serial);
-  e.overlapped_median_pct = MedianAbs(over);
-  e.overlapped_max_pct = MaxAbs(over);
-  e.anchored_serial_median_pct = MedianAbs(anchored_serial);
-  e.anchored_serial_max_pct = MaxAbs(anchored_serial);
-  e.anchored_overlapped_median_pct = MedianAbs(anchored_over);
-  e.anchored_overlapped_max_pct = MaxAbs(anchored_over);
+  std::tie(e.serial_median_pct, e.serial_max_pct) = MedianMaxAbs(serial);
+  std::tie(e.overlapped_median_pct, e.overlapped_max_pct) = MedianMaxAbs(over);
+  std::tie(e.anchored_serial_median_pct, e.anchored_serial_max_pct) = MedianMaxAbs(anchored_serial);
+  std::tie(e.anchored_overlapped_median_pct, e.anchored_overlapped_max_pct) =
+      MedianMaxAbs(anchored_over);
   return e;
 }
 

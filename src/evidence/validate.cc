@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/host.h"
 #include "fitspeed/timing/sweep.h"
@@ -37,11 +38,8 @@ ErrorSummary SummarizeErrorsPct(const std::vector<double>& errors_pct) {
   std::vector<double> abs_errors;
   abs_errors.reserve(errors_pct.size());
   for (double e : errors_pct) abs_errors.push_back(std::fabs(e));
-  std::sort(abs_errors.begin(), abs_errors.end());
-  const size_t n = abs_errors.size();
-  s.median_abs_error_pct =
-      n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]);
-  s.max_abs_error_pct = abs_errors.back();
+  s.max_abs_error_pct = *std::max_element(abs_errors.begin(), abs_errors.end());
+  s.median_abs_error_pct = Median(std::move(abs_errors));
   return s;
 }
 

@@ -20,6 +20,7 @@
 
 #include "fit/laws.h"
 #include "fit/registry.h"
+#include "fit/solver_options.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
 
@@ -127,14 +128,8 @@ class LawSolver {
         point_costs_.emplace_back(&point_functors_.back(), ceres::DO_NOT_TAKE_OWNERSHIP);
       }
     }
-    solver_options_.linear_solver_type = ceres::DENSE_QR;
-    solver_options_.logging_type = ceres::SILENT;
-    solver_options_.minimizer_progress_to_stdout = false;
-    solver_options_.num_threads = 1;
-    solver_options_.max_num_iterations = options.max_iterations;
-    solver_options_.function_tolerance = options.function_tolerance;
-    solver_options_.parameter_tolerance = options.parameter_tolerance;
-    solver_options_.gradient_tolerance = options.gradient_tolerance;
+    solver_options_ = QuietSolverOptions({options.max_iterations, options.function_tolerance,
+                                          options.parameter_tolerance, options.gradient_tolerance});
   }
   LawSolver(const LawSolver&) = delete;
   LawSolver& operator=(const LawSolver&) = delete;
@@ -532,9 +527,8 @@ GroupFit FitLaw(const std::vector<Sample>& samples, const FitOptions& options) {
   }
   fit.params.reserve(kP);
   for (int j = 0; j < kP; ++j) {
-    fit.params.push_back(
-        {Law::kParams[j].name, InCount(Law::kParams[j].unit, fit.CountName()), p[j], kNaN, kNaN,
-         kNaN});
+    fit.params.push_back({Law::kParams[j].name, InCount(Law::kParams[j].unit, fit.CountName()),
+                          p[j], kNaN, kNaN, kNaN});
   }
 
   // Points and the relative error of throughput.
@@ -713,8 +707,8 @@ FitResult Fit(const std::vector<Sample>& samples, const FitOptions& options) {
   }
   for (const auto& [name, members] : series) {
     if (members.size() < 2) continue;  // groups are unique per device count
-    DeviceScaling scaling{std::get<0>(name), std::get<1>(name),
-                          result.fits[members.front()].CountName() + "/s", {}};
+    DeviceScaling scaling{
+        std::get<0>(name), std::get<1>(name), result.fits[members.front()].CountName() + "/s", {}};
     for (size_t g : members) {
       scaling.rows.push_back(ScalingRow(result.fits[g], groups[g].second, options));
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "io/csv_table.h"
 #include "readers.h"
 #include "text.h"
 
@@ -279,30 +280,25 @@ RoleMatch MatchColumn(std::string_view header) {
 
 // --- Rows --------------------------------------------------------------------
 
-struct Row {
-  int line = 0;
-  std::vector<std::string> cells;
-};
-
-// Lines that hold data or the header: not blank, not a '#' comment.
-struct RawLine {
-  int line = 0;
-  std::string_view text;
-};
-
-std::string_view WithoutBom(std::string_view text) {
-  return StartsWith(text, "\xEF\xBB\xBF") ? text.substr(3) : text;
+// fitspeed's tables: one record a line, '#' comments; the delimiter is sniffed.
+CsvDialect Dialect(char delimiter) {
+  CsvDialect dialect;
+  dialect.delimiter = delimiter;
+  dialect.multiline_quotes = false;
+  dialect.comments = true;
+  return dialect;
 }
 
-std::vector<RawLine> ContentLines(std::string_view text, size_t max_lines) {
-  std::vector<RawLine> lines;
-  LineCursor cursor(WithoutBom(text));
-  std::string_view line;
-  while (lines.size() < max_lines && cursor.Next(line)) {
-    const std::string_view trimmed = Trim(line);
-    if (trimmed.empty() || trimmed.front() == '#') continue;
-    lines.push_back({cursor.number(), line});
-  }
+// The first two lines that hold data or the header (not blank, not a '#'
+// comment), for sniffing the delimiter.
+std::vector<std::string> FirstLines(std::string_view text) {
+  std::vector<std::string> lines;
+  const CsvDialect dialect = Dialect(',');
+  CsvRecordCursor cursor(text, dialect);
+  std::string record;
+  int line = 0;
+  bool open = false;
+  while (lines.size() < 2 && cursor.Next(record, line, open)) lines.push_back(record);
   return lines;
 }
 
@@ -343,9 +339,9 @@ bool IsMissingMark(std::string_view cell) {
 // when they are whole numbers, at most kMaxNumericKeyValues distinct values,
 // each on two rows or more (a setting such as num_workers = 1 or 4, not a
 // per-run measurement); a column with any non-number cell is always a key.
-bool KeepsAsKey(const std::vector<Row>& rows, size_t column) {
+bool KeepsAsKey(const std::vector<CsvRow>& rows, size_t column) {
   std::map<double, int> counts;
-  for (const Row& row : rows) {
+  for (const CsvRow& row : rows) {
     const std::string& cell = row.cells[column];
     if (Trim(cell).empty()) continue;
     const auto value = ToDouble(cell);
@@ -420,11 +416,11 @@ constexpr char kRecognisedObservation[] =
 }  // namespace
 
 bool LooksLikeCsv(std::string_view head) {
-  const std::vector<RawLine> lines = ContentLines(head, 2);
+  const std::vector<std::string> lines = FirstLines(head);
   if (lines.size() < 2) return false;
   for (char d : kDelimiters) {
-    const std::vector<std::string> fields = Split(lines[0].text, d, true);
-    if (fields.size() < 2 || FieldCount(lines[1].text, d) != fields.size()) continue;
+    const std::vector<std::string> fields = Split(lines[0], d, true);
+    if (fields.size() < 2 || FieldCount(lines[1], d) != fields.size()) continue;
     const auto named = std::count_if(fields.begin(), fields.end(),
                                      [](const std::string& f) { return HasLetter(f); });
     const bool any_number = std::any_of(
@@ -436,22 +432,22 @@ bool LooksLikeCsv(std::string_view head) {
 
 std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context) {
   const std::string& source = context.source;
-  const std::vector<RawLine> lines = ContentLines(text, static_cast<size_t>(-1));
+  const std::vector<std::string> lines = FirstLines(text);
   if (lines.empty()) return {};
-  const RawLine& header_line = lines[0];
-  const int header_number = header_line.line;
   const char delimiter = SniffDelimiter(
-      header_line.text,
-      lines.size() > 1 ? std::optional<std::string_view>(lines[1].text) : std::nullopt);
+      lines[0], lines.size() > 1 ? std::optional<std::string_view>(lines[1]) : std::nullopt);
+  // Every row with the header's field count, cells trimmed.
+  const CsvTable table = ParseCsvTable(text, source, Dialect(delimiter));
+  const int header_number = table.header_line;
 
   // Header.
   std::vector<Column> columns;
   {
     std::set<std::string> seen;
     bool all_numbers = true;
-    for (const std::string& cell : Split(header_line.text, delimiter, true)) {
+    for (const std::string& name : table.columns) {
       Column column;
-      column.name = std::string(Trim(cell));
+      column.name = name;
       column.match = MatchColumn(column.name);
       if (!ToDouble(column.name)) all_numbers = false;
       if (!column.name.empty() && !seen.insert(ToLower(column.name)).second) {
@@ -465,27 +461,10 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
                       "row naming its columns");
     }
   }
-  if (lines.size() == 1) {
+  if (table.rows.empty()) {
     throw DataError(source, header_number, "", "the header is not followed by any data row");
   }
-
-  // Rows: every one with the header's field count.
-  std::vector<Row> rows;
-  rows.reserve(lines.size() - 1);
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const RawLine& raw = lines[i];
-    if (std::count(raw.text.begin(), raw.text.end(), '"') % 2 != 0) {
-      throw DataError(source, raw.line, "", "a quoted field is not closed on its line");
-    }
-    Row row{raw.line, Split(raw.text, delimiter, true)};
-    if (row.cells.size() != columns.size()) {
-      throw DataError(source, raw.line, "",
-                      fmt::format("has {} fields but the header (line {}) has {}", row.cells.size(),
-                                  header_number, columns.size()));
-    }
-    for (std::string& cell : row.cells) cell = std::string(Trim(cell));
-    rows.push_back(std::move(row));
-  }
+  const std::vector<CsvRow>& rows = table.rows;
 
   // Unrecognised numeric columns: series keys or read past, by their values.
   for (size_t c = 0; c < columns.size(); ++c) {
@@ -535,7 +514,7 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
   // Epoch numbers that start at 0 (Keras' CSVLogger counts so) are shifted to 1-based.
   bool zero_based = false;
   if (epoch_col >= 0) {
-    for (const Row& row : rows) {
+    for (const CsvRow& row : rows) {
       const auto value = ToDouble(row.cells[static_cast<size_t>(epoch_col)]);
       if (value && *value == 0) zero_based = true;
     }
@@ -543,7 +522,7 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
 
   std::vector<Sample> samples;
   size_t measured_rows = 0;
-  for (const Row& row : rows) {
+  for (const CsvRow& row : rows) {
     auto cell = [&](int col) -> const std::string& { return row.cells[static_cast<size_t>(col)]; };
     auto name = [&](int col) -> const std::string& {
       return columns[static_cast<size_t>(col)].name;

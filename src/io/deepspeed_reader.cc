@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "log_lines.h"
 #include "readers.h"
 #include "text.h"
@@ -453,11 +454,7 @@ bool LooksLikeDeepspeed(std::string_view head) {
 }
 
 std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context) {
-  DeepspeedReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<DeepspeedReader>(text, context);
 }
 
 }  // namespace fitspeed::io

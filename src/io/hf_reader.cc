@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "readers.h"
 #include "text.h"
 
@@ -325,11 +326,7 @@ bool LooksLikeHf(std::string_view head) {
 }
 
 std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context) {
-  HfReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<HfReader>(text, context);
 }
 
 }  // namespace fitspeed::io

@@ -37,10 +37,10 @@ bool IsBareDuration(const std::string& name) {
 // The bare duration column `c` read as epoch times, or as a clock when its
 // values are Unix timestamps. Throws DataError when its values grow as a
 // running total would, which an epoch's duration does not.
-MetricName BareDurationMeaning(const Table& table, size_t c, const std::string& source) {
+MetricName BareDurationMeaning(const CsvTable& table, size_t c, const std::string& source) {
   MetricName meaning = ClassifyMetric("epoch_" + table.columns[c]);
   std::vector<std::pair<int, double>> values;  // line, value
-  for (const TableRow& row : table.rows) {
+  for (const CsvRow& row : table.rows) {
     if (const auto v = ToDouble(row.cells[c]); v && std::isfinite(*v)) {
       values.emplace_back(row.line, *v);
     }
@@ -90,7 +90,7 @@ bool LooksLikeKerasCsv(std::string_view head) {
 
 std::vector<Sample> ReadKerasCsv(std::string_view text, const ReaderContext& context) {
   const std::string& source = context.source;
-  const Table table = ParseTable(text, source, kFormat);
+  const CsvTable table = ParseCsvTable(text, source, {kFormat});
   if (table.header_line == 0) return {};
   const int epoch = table.Find("epoch");
   if (epoch < 0) {
@@ -115,7 +115,7 @@ std::vector<Sample> ReadKerasCsv(std::string_view text, const ReaderContext& con
     const std::string& name = table.columns[c];
     MetricColumn candidate{column, name, ClassifyMetric(name), 0};
     if (IsBareDuration(name)) candidate.metric = BareDurationMeaning(table, c, source);
-    for (const TableRow& row : table.rows) {
+    for (const CsvRow& row : table.rows) {
       if (!row.cells[c].empty()) ++candidate.values;
     }
     if (candidate.metric.evaluation) series.evaluation_columns.push_back(column);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "log_lines.h"
 #include "readers.h"
 #include "text.h"
@@ -384,11 +385,7 @@ bool LooksLikeKeras(std::string_view head) {
 }
 
 std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context) {
-  KerasParser parser(context);
-  LineCursor cursor(text);
-  std::string_view raw;
-  while (cursor.Next(raw)) parser.Add(raw, cursor.number());
-  return parser.Finish();
+  return ReadLineByLine<KerasParser>(text, context);
 }
 
 }  // namespace fitspeed::io

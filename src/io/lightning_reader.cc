@@ -27,7 +27,7 @@ namespace {
 constexpr char kFormat[] = "Lightning CSVLogger metrics";
 
 // ThroughputMonitor's cumulative keys beside "<stage>/time" (its elapsed seconds).
-bool IsThroughputMonitorClock(const Table& table, const std::string& name) {
+bool IsThroughputMonitorClock(const CsvTable& table, const std::string& name) {
   const size_t slash = name.rfind('/');
   if (slash == std::string::npos || name.substr(slash + 1) != "time") return false;
   const std::string stage = name.substr(0, slash + 1);
@@ -57,7 +57,7 @@ bool LooksLikeLightning(std::string_view head) {
 
 std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& context) {
   const std::string& source = context.source;
-  const Table table = ParseTable(text, source, kFormat);
+  const CsvTable table = ParseCsvTable(text, source, {kFormat});
   if (table.header_line == 0) return {};
   const int step = table.Find("step");
   if (step < 0) {
@@ -84,7 +84,7 @@ std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& co
     const std::string& name = table.columns[c];
     MetricColumn candidate{column, name, ClassifyMetric(name), 0};
     if (IsThroughputMonitorClock(table, name)) candidate.metric.kind = MetricKind::kClock;
-    for (const TableRow& row : table.rows) {
+    for (const CsvRow& row : table.rows) {
       if (!row.cells[c].empty()) ++candidate.values;
     }
     if (candidate.metric.evaluation) series.evaluation_columns.push_back(column);

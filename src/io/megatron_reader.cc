@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "log_lines.h"
 #include "readers.h"
 #include "text.h"
@@ -538,11 +539,7 @@ bool LooksLikeMegatron(std::string_view head) {
 }
 
 std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context) {
-  MegatronReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<MegatronReader>(text, context);
 }
 
 }  // namespace fitspeed::io

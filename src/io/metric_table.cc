@@ -31,49 +31,6 @@ bool OneOf(std::string_view s, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return s == n; });
 }
 
-std::string_view WithoutBom(std::string_view text) {
-  return StartsWith(text, "\xEF\xBB\xBF") ? text.substr(3) : text;
-}
-
-// Records of a comma-separated text: a record continues over line ends while
-// a quote is open (an odd count of '"' so far; "" keeps the parity).
-class RecordCursor {
- public:
-  explicit RecordCursor(std::string_view text) : cursor_(WithoutBom(text)) {}
-
-  // The next non-blank record and the line it starts on. `open` is set when
-  // the text ends inside a quote.
-  bool Next(std::string& record, int& line, bool& open) {
-    record.clear();
-    open = false;
-    size_t quotes = 0;
-    std::string_view text;
-    while (cursor_.Next(text)) {
-      if (record.empty() && Trim(text).empty()) continue;
-      if (record.empty()) {
-        line = cursor_.number();
-      } else {
-        record += '\n';
-      }
-      record.append(text.data(), text.size());
-      quotes += static_cast<size_t>(std::count(text.begin(), text.end(), '"'));
-      if (quotes % 2 == 0) return true;
-    }
-    if (record.empty()) return false;
-    open = true;
-    return true;
-  }
-
- private:
-  LineCursor cursor_;
-};
-
-std::vector<std::string> Cells(const std::string& record) {
-  std::vector<std::string> cells = Split(record, ',', true);
-  for (std::string& cell : cells) cell = std::string(Trim(cell));
-  return cells;
-}
-
 // --- Metric names ------------------------------------------------------------
 
 // Lower-case words of a name: runs of letters, digits and non-ASCII bytes.
@@ -242,7 +199,7 @@ bool HasValue(const std::string& cell) {
 // What ReadSeries shares between the kinds of observation.
 class SeriesReader {
  public:
-  SeriesReader(const Table& table, const Series& series, const ReaderContext& context,
+  SeriesReader(const CsvTable& table, const Series& series, const ReaderContext& context,
                std::string_view format)
       : table_(table), series_(series), context_(context), format_(format) {
     // evaluation_before_[i]: evaluation rows among rows [0, i).
@@ -634,7 +591,7 @@ class SeriesReader {
     }
   }
 
-  const Table& table_;
+  const CsvTable& table_;
   const Series& series_;
   const ReaderContext& context_;
   const std::string format_;
@@ -645,40 +602,6 @@ class SeriesReader {
 
 // --- The table -----------------------------------------------------------------
 
-int Table::Find(std::string_view name) const {
-  for (size_t i = 0; i < columns.size(); ++i) {
-    if (columns[i] == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-Table ParseTable(std::string_view text, const std::string& source, std::string_view format) {
-  Table table;
-  RecordCursor cursor(text);
-  std::string record;
-  int line = 0;
-  bool open = false;
-  while (cursor.Next(record, line, open)) {
-    if (open) {
-      throw DataError(source, line, "",
-                      fmt::format("{}: a quoted field opened here is not closed", format));
-    }
-    std::vector<std::string> cells = Cells(record);
-    if (table.header_line == 0) {
-      table.header_line = line;
-      table.columns = std::move(cells);
-      continue;
-    }
-    if (cells.size() != table.columns.size()) {
-      throw DataError(source, line, "",
-                      fmt::format("{}: the row has {} fields but the header (line {}) has {}",
-                                  format, cells.size(), table.header_line, table.columns.size()));
-    }
-    table.rows.push_back({line, std::move(cells)});
-  }
-  return table;
-}
-
 std::vector<std::vector<std::string>> HeadRecords(std::string_view head, size_t count) {
   std::vector<std::vector<std::string>> records;
   // A record that reaches the end of a head cut at the sniffers' limit may be cut.
@@ -686,12 +609,13 @@ std::vector<std::vector<std::string>> HeadRecords(std::string_view head, size_t 
   const size_t last_end = head.find_last_of("\r\n");
   const std::string_view whole =
       maybe_cut ? head.substr(0, last_end == std::string_view::npos ? 0 : last_end) : head;
-  RecordCursor cursor(whole);
+  const CsvDialect dialect{};
+  CsvRecordCursor cursor(whole, dialect);
   std::string record;
   int line = 0;
   bool open = false;
   while (records.size() < count && cursor.Next(record, line, open) && !open) {
-    records.push_back(Cells(record));
+    records.push_back(CsvCells(record, dialect.delimiter));
   }
   return records;
 }
@@ -868,7 +792,7 @@ std::optional<ObservationColumn> ChooseObservation(const std::vector<MetricColum
   return o;
 }
 
-std::vector<Sample> ReadSeries(const Table& table, const Series& series,
+std::vector<Sample> ReadSeries(const CsvTable& table, const Series& series,
                                const ReaderContext& context, std::string_view format) {
   return SeriesReader(table, series, context, format).Read();
 }

@@ -12,32 +12,14 @@
 #include <vector>
 
 #include "fitspeed/core/sample.h"
+#include "io/csv_table.h"
 #include "readers.h"
 
 namespace fitspeed::io {
 
 // --- The table -----------------------------------------------------------------
-
-struct TableRow {
-  int line = 0;  // 1-based line where the record starts
-  std::vector<std::string> cells;
-};
-
-struct Table {
-  int header_line = 0;
-  std::vector<std::string> columns;  // as the header writes them, unquoted and trimmed
-  std::vector<TableRow> rows;
-
-  // The index of the column named exactly `name`, or -1.
-  int Find(std::string_view name) const;
-};
-
-// Parses comma-separated text with RFC 4180 quoting (a quoted field may span
-// lines; "" is a quote). Cells are trimmed; blank lines and a UTF-8
-// byte-order mark are skipped. `format` names the writer in messages
-// ("Keras CSVLogger log"). Throws DataError when a quote is left open or a
-// record has another field count than the header.
-Table ParseTable(std::string_view text, const std::string& source, std::string_view format);
+// A metric table is comma-separated with RFC 4180 quoting (a quoted field may
+// span lines): io::ParseCsvTable with CsvDialect{format}.
 
 // The first `count` records of `head` (the start of a file), for the
 // sniffers: never throws, and leaves out a record the end of `head` cuts.
@@ -102,7 +84,7 @@ struct Series {
   std::vector<int> evaluation_columns;  // a value here marks a row as evaluation
   ObservationColumn observation;
   // Names of the series' columns for messages (the metric part in a W&B chart).
-  std::vector<std::string> names;  // indexed like Table::columns
+  std::vector<std::string> names;  // indexed like CsvTable::columns
 };
 
 // A candidate metric column of a series.
@@ -128,7 +110,7 @@ std::optional<ObservationColumn> ChooseObservation(const std::vector<MetricColum
 // The samples of `series` (docs/formats/lightning.md, "Which numbers"). Leaves
 // the batch at 0 when the log lacks it. Throws DataError on a malformed cell
 // and when no sample remains, saying why (warm-up, evaluation, gaps).
-std::vector<Sample> ReadSeries(const Table& table, const Series& series,
+std::vector<Sample> ReadSeries(const CsvTable& table, const Series& series,
                                const ReaderContext& context, std::string_view format);
 
 }  // namespace fitspeed::io

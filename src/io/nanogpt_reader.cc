@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "log_lines.h"
 #include "readers.h"
 #include "text.h"
@@ -678,11 +679,7 @@ bool LooksLikeNanogpt(std::string_view head) {
 }
 
 std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context) {
-  NanogptReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<NanogptReader>(text, context);
 }
 
 }  // namespace fitspeed::io

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "readers.h"
 #include "text.h"
 
@@ -172,11 +173,7 @@ bool LooksLikeTfcnn(std::string_view head) {
 }
 
 std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context) {
-  TfcnnReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<TfcnnReader>(text, context);
 }
 
 }  // namespace fitspeed::io

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "line_reader.h"
 #include "readers.h"
 #include "text.h"
 
@@ -333,11 +334,7 @@ bool LooksLikeTimm(std::string_view head) {
 }
 
 std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context) {
-  TimmReader reader(context);
-  LineCursor cursor(text);
-  std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
-  return reader.Finish();
+  return ReadLineByLine<TimmReader>(text, context);
 }
 
 }  // namespace fitspeed::io

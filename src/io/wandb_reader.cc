@@ -71,9 +71,9 @@ Layout LayoutOf(const std::vector<std::string>& columns) {
   return Layout::kUnknown;
 }
 
-int CountValues(const Table& table, int column) {
+int CountValues(const CsvTable& table, int column) {
   int n = 0;
-  for (const TableRow& row : table.rows) {
+  for (const CsvRow& row : table.rows) {
     if (!row.cells[static_cast<size_t>(column)].empty()) ++n;
   }
   return n;
@@ -81,9 +81,9 @@ int CountValues(const Table& table, int column) {
 
 // An epoch column of whole numbers (Keras' WandbCallback logs one; the
 // Hugging Face Trainer's train/epoch is fractional and is not one).
-bool IsWholeColumn(const Table& table, int column) {
+bool IsWholeColumn(const CsvTable& table, int column) {
   bool any = false;
-  for (const TableRow& row : table.rows) {
+  for (const CsvRow& row : table.rows) {
     const std::string& cell = row.cells[static_cast<size_t>(column)];
     if (cell.empty()) continue;
     const auto v = ToDouble(cell);
@@ -95,8 +95,8 @@ bool IsWholeColumn(const Table& table, int column) {
   return any;
 }
 
-bool HasZero(const Table& table, int column) {
-  return std::any_of(table.rows.begin(), table.rows.end(), [&](const TableRow& row) {
+bool HasZero(const CsvTable& table, int column) {
+  return std::any_of(table.rows.begin(), table.rows.end(), [&](const CsvRow& row) {
     const auto v = ToDouble(row.cells[static_cast<size_t>(column)]);
     return v && *v == 0;
   });
@@ -109,7 +109,7 @@ void WarnLogCallSteps(const ReaderContext& context, int line) {
        "trainer/global_step to make it certain)");
 }
 
-std::vector<Sample> ReadHistory(const Table& table, const ReaderContext& context) {
+std::vector<Sample> ReadHistory(const CsvTable& table, const ReaderContext& context) {
   const std::string& source = context.source;
   Series series;
   series.names = table.columns;
@@ -152,7 +152,7 @@ std::vector<Sample> ReadHistory(const Table& table, const ReaderContext& context
   return ReadSeries(table, series, context, kHistoryFormat);
 }
 
-std::vector<Sample> ReadChart(const Table& table, const ReaderContext& context) {
+std::vector<Sample> ReadChart(const CsvTable& table, const ReaderContext& context) {
   const std::string& source = context.source;
   const std::string& axis = table.columns[0];
   // The runs in the order of their first column, and their metric columns.
@@ -247,7 +247,7 @@ bool LooksLikeWandb(std::string_view head) {
 
 std::vector<Sample> ReadWandb(std::string_view text, const ReaderContext& context) {
   const std::string& source = context.source;
-  const Table table = ParseTable(text, source, "W&B export");
+  const CsvTable table = ParseCsvTable(text, source, {"W&B export"});
   if (table.header_line == 0) return {};
   const Layout layout = LayoutOf(table.columns);
   if (layout == Layout::kUnknown) {

@@ -13,6 +13,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
 #include "io/text.h"
+#include "project/validation_pass.h"
 
 namespace fitspeed {
 
@@ -20,11 +21,6 @@ namespace {
 
 bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
 bool NonNegativeFinite(double x) { return std::isfinite(x) && x >= 0; }
-
-// The variance g' C g of a linear combination of (v0, t).
-double Variance(const Eigen::Vector2d& gradient, const Eigen::Matrix2d& covariance) {
-  return std::max(0.0, gradient.dot(covariance * gradient));
-}
 
 size_t ParamIndex(const GroupFit& fit, const std::string& name) {
   for (size_t i = 0; i < fit.params.size(); ++i) {
@@ -162,14 +158,11 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   bool validation_exact = true;  // the validation time has no uncertainty of its own
   int validation_dof = 0;
   if (val.samples > 0) {
-    const double val_batch = val.batch > 0 ? val.batch : batch;
-    // An evaluation pass covers every validation sample (last batch partial).
-    const double val_steps = StepsPerEpoch(val.samples, val_batch, StepsRule::kKeepPartial);
+    const ValidationPass pass = ValidationPassOf(val, batch, law, 1);
+    m.validation_epoch_s = pass.time_s;
     if (val.law) {
-      m.validation_epoch_s = val.samples / val.law->v0_sps + val_steps * val.law->t_s;
       if (val.law->has_covariance()) {
-        const Eigen::Vector2d g(-val.samples / (val.law->v0_sps * val.law->v0_sps), val_steps);
-        validation_variance = Variance(g, val.law->covariance);
+        validation_variance = pass.variance_s2;
         validation_exact = false;
         validation_dof = val.law->dof;
       }
@@ -177,11 +170,7 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
           "validation pass: its own measured forward-only law, every validation sample, last "
           "batch partial");
     } else {
-      // Forward only: forward_fraction of the per-sample time, fixed_fraction of t.
-      m.validation_epoch_s = val.samples * val.forward_fraction / law.v0_sps +
-                             val_steps * val.fixed_fraction * law.t_s;
-      gradient += Eigen::Vector2d(-val.samples * val.forward_fraction / (law.v0_sps * law.v0_sps),
-                                  val_steps * val.fixed_fraction);
+      gradient += pass.training_gradient;
       m.assumptions.push_back(fmt::format(
           "validation pass derived, not measured (assumption): forward only, time per sample "
           "{} of training's (forward ~ 1/3 of the training FLOPs), fixed time per step {} of t "
@@ -192,7 +181,7 @@ EpochModel EpochModelFromLaw(const SpeedLaw& law, double batch, const Workload& 
   m.epoch_s = m.train_epoch_s + m.validation_epoch_s;
 
   if (law.has_covariance()) {
-    m.epoch_stderr_s = std::sqrt(Variance(gradient, law.covariance) + validation_variance);
+    m.epoch_stderr_s = std::sqrt(LawVariance(gradient, law.covariance) + validation_variance);
     m.dof = validation_exact ? law.dof : std::min(law.dof, validation_dof);
   }
   return m;

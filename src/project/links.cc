@@ -9,6 +9,7 @@
 #include <limits>
 #include <utility>
 
+#include "fit/solver_options.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
@@ -153,15 +154,8 @@ AlphaBetaFit FitAlphaBeta(const std::vector<LinkTiming>& timings, double confide
   problem.SetParameterLowerBound(&y, 0, 0.0);
   if (start.x_at_bound) problem.SetParameterBlockConstant(&x);
   if (start.y_at_bound) problem.SetParameterBlockConstant(&y);
-  ceres::Solver::Options options;
-  options.linear_solver_type = ceres::DENSE_QR;
-  options.max_num_iterations = 200;
-  options.function_tolerance = 1e-15;
-  options.gradient_tolerance = 1e-16;
-  options.parameter_tolerance = 1e-14;
-  options.logging_type = ceres::SILENT;
   ceres::Solver::Summary summary;
-  ceres::Solve(options, &problem, &summary);
+  ceres::Solve(QuietSolverOptions({200, 1e-15, 1e-14, 1e-16}), &problem, &summary);
 
   AlphaBetaFit fit;
   fit.confidence = confidence;

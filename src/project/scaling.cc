@@ -9,8 +9,10 @@
 #include <cmath>
 #include <limits>
 
+#include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "project/validation_pass.h"
 
 namespace fitspeed {
 
@@ -325,11 +327,10 @@ OverlapFit FitOverlapModel(const SpeedLaw& single_device, const std::vector<Mult
     }
     problem.SetParameterLowerBound(&gamma, 0, 1.0);
     problem.SetParameterUpperBound(&gamma, 0, kMaxGamma);
-    ceres::Solver::Options options;
-    options.max_num_iterations = 500;
-    options.function_tolerance = 1e-14;
-    options.parameter_tolerance = 1e-12;
-    options.logging_type = ceres::SILENT;
+    ceres::Solver::Options options = QuietSolverOptions({500, 1e-14, 1e-12});
+    // This fit has always solved with Ceres's default linear solver (sparse
+    // normal Cholesky where Ceres has SuiteSparse); kept for identical numbers.
+    options.linear_solver_type = ceres::Solver::Options().linear_solver_type;
     ceres::Solver::Summary summary;
     ceres::Solve(options, &problem, &summary);
     if (!summary.IsSolutionUsable() || !(summary.final_cost < best_cost)) continue;
@@ -413,23 +414,14 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
   const ValidationSpec& val = workload.validation;
   double validation_variance = 0;
   if (val.samples > 0) {
-    const double val_batch = val.batch > 0 ? val.batch : batch;
-    const double val_steps = StepsPerEpoch(val.samples, val_batch, StepsRule::kKeepPartial);
+    // Forward only on each of n devices, no all-reduce, when derived.
+    const ValidationPass pass = ValidationPassOf(val, batch, law, devices);
+    m.validation_epoch_s = pass.time_s;
     if (val.law) {
-      m.validation_epoch_s = val.samples / val.law->v0_sps + val_steps * val.law->t_s;
-      if (val.law->has_covariance()) {
-        const Eigen::Vector2d gv(-val.samples / (val.law->v0_sps * val.law->v0_sps), val_steps);
-        validation_variance = std::max(0.0, gv.dot(val.law->covariance * gv));
-      }
+      validation_variance = pass.variance_s2;
       m.assumptions.push_back("validation pass: its own measured forward-only law");
     } else {
-      // Forward only on each of n devices, no all-reduce.
-      const double v0_all = law.v0_sps * devices;
-      m.validation_epoch_s =
-          val.samples * val.forward_fraction / v0_all + val_steps * val.fixed_fraction * law.t_s;
-      gradient +=
-          Eigen::Vector2d(-val.samples * val.forward_fraction / (devices * law.v0_sps * law.v0_sps),
-                          val_steps * val.fixed_fraction);
+      gradient += pass.training_gradient;
       m.assumptions.push_back(fmt::format(
           "validation pass derived, not measured (assumption): forward only on every device, "
           "time per sample {} of training's, fixed time per step {} of t, no all-reduce",
@@ -438,8 +430,7 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
   }
   m.epoch_s = m.train_epoch_s + m.validation_epoch_s;
   if (law.has_covariance()) {
-    m.epoch_stderr_s =
-        std::sqrt(std::max(0.0, gradient.dot(law.covariance * gradient)) + validation_variance);
+    m.epoch_stderr_s = std::sqrt(LawVariance(gradient, law.covariance) + validation_variance);
     m.dof = law.dof;
   }
   return m;

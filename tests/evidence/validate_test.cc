@@ -336,7 +336,7 @@ TEST(PublishedCases, BadRowsNameFileLineAndField) {
                  "table,model,framework,num_gpus,batch_size_per_gpu,total_batch_size,hidden_size,"
                  "time_ms_per_batch\nsingle_gpu_image,AlexNet,PaddlePaddle,1,64,64\n"));
   EXPECT_THAT(short_row, HasSubstr("paddle_benchmark_k40m_gpu.csv:2"));
-  EXPECT_THAT(short_row, HasSubstr("has 6 fields, the header has 8"));
+  EXPECT_THAT(short_row, HasSubstr("the row has 6 fields but the header (line 1) has 8"));
 
   const std::string bad_bool = ErrorOf(ScratchDir(
       "bad_bool", "koshian2_tpu_benchmark_main_per_epoch.csv",

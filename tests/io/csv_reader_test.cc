@@ -417,7 +417,7 @@ TEST(CsvReader, NotPositiveOrNotFiniteCells) {
 
 TEST(CsvReader, RaggedRow) {
   EXPECT_THAT(DataErrorMessage("model,batch,throughput\nbert,64,10\nbert,128\n"),
-              HasSubstr("t.csv:3: has 2 fields but the header (line 1) has 3"));
+              HasSubstr("t.csv:3: the row has 2 fields but the header (line 1) has 3"));
   EXPECT_THAT(DataErrorMessage("model,batch,throughput\n\"bert,64,10\n"),
               HasSubstr("t.csv:2: a quoted field is not closed"));
 }
