@@ -117,6 +117,7 @@ class EigenExecutor final : public StepExecutor {
   // Select token and gather tokens: rows of a {T, F} sequence.
   void BuildTakeRows(int l);
   void BuildClassToken(int l);
+  void BuildRouter(int l);
   void BuildUpdates();
   // The builder of each kind: adds its forward ops and sets backward_[l].
   using Builder = void (EigenExecutor::*)(int);
@@ -131,6 +132,7 @@ class EigenExecutor final : public StepExecutor {
   // LRN: the denominator base k + alpha/size * sum x^2 of each element.
   std::vector<Vec> lrn_scale_;
   std::vector<Vec> logp_;           // per loss layer: the log-softmax of its input
+  std::vector<Vec> logit_grad_;     // per router: the gradient of its logits
   std::vector<double> loss_parts_;  // per loss (LabelLayout order): its mean over its rows
 
   std::vector<bool> grad_needed_;
@@ -161,6 +163,7 @@ EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config
   lrn_scale_.resize(n);
   mask_.resize(n);
   logp_.resize(n);
+  logit_grad_.resize(n);
   labels_.assign(static_cast<size_t>(LabelCount(network, config.batch)), 0);
   loss_parts_.assign(LabelLayout(network, config.batch).size(), 0.0);
   param_.resize(params().size());
@@ -253,6 +256,7 @@ const KindTable<typename EigenExecutor<S>::Builder>& EigenExecutor<S>::Builders(
       {LayerKind::kGatherTokens, &E::BuildTakeRows},
       {LayerKind::kClassToken, &E::BuildClassToken},
       {LayerKind::kImageToSequence, &E::BuildTranspose},
+      {LayerKind::kRouter, &E::BuildRouter},
   }};
   static_assert(InKindOrder(kBuilders), "every LayerKind needs an Eigen builder, in order");
   return kBuilders;
@@ -1375,6 +1379,57 @@ void EigenExecutor<S>::BuildClassToken(int l) {
       for (int64_t s = 0; s < n; ++s) {
         for (int64_t j = 0; j < f; ++j) g[static_cast<size_t>(j)] += dy[s * (tokens + 1) * f + j];
       }
+    });
+  };
+}
+
+template <typename S>
+void EigenExecutor<S>::BuildRouter(int l) {
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const Shape& is = network().layer(in).output_shape;
+  const int64_t rows = Rows(is, config().batch), features = is.dims.back(),
+                experts = layer.router.experts;
+  const size_t kernel = static_cast<size_t>(ParamId(l, "kernel"));
+  Allocate(logit_grad_[static_cast<size_t>(l)], rows * experts);
+  // P (rows x experts) = softmax(X W^T) per row; in bf16 the logits are
+  // rounded first (the oneDNN backend stores them).
+  CopyKernelToStorage(l, kernel);
+  Add(Phase::kForward, l, Pass::kForward, [=] {
+    MapMat p(act(l).data(), rows, experts);
+    p.noalias() = ConstMapMat(act(in).data(), rows, features) *
+                  ConstMapMat(Kernel(kernel), experts, features).transpose();
+    RoundToStorage(act(l));
+    for (int64_t r = 0; r < rows; ++r) {
+      const S top = p.row(r).maxCoeff();
+      double z = 0;
+      for (int64_t e = 0; e < experts; ++e) z += std::exp(static_cast<double>(p(r, e) - top));
+      for (int64_t e = 0; e < experts; ++e) {
+        p(r, e) = static_cast<S>(std::exp(static_cast<double>(p(r, e) - top)) / z);
+      }
+    }
+  });
+  backward_[static_cast<size_t>(l)] = [=] {
+    // g = p*(dy - sum(dy*p)) (stored in bf16, as the oneDNN backend does),
+    // then dW = g^T X and dx += g W.
+    Add(Phase::kBackward, l, Pass::kBackwardWeights, [=] {
+      const ConstMapMat p(act(l).data(), rows, experts), dy(diff(l).data(), rows, experts);
+      Vec& gv = logit_grad_[static_cast<size_t>(l)];
+      MapMat g(gv.data(), rows, experts);
+      for (int64_t r = 0; r < rows; ++r) {
+        double dot = 0;
+        for (int64_t e = 0; e < experts; ++e) dot += dy(r, e) * p(r, e);
+        for (int64_t e = 0; e < experts; ++e) g(r, e) = static_cast<S>(p(r, e) * (dy(r, e) - dot));
+      }
+      RoundToStorage(gv);
+      MapMat(grad_[kernel].data(), experts, features).noalias() =
+          g.transpose() * ConstMapMat(act(in).data(), rows, features);
+    });
+    if (!GradNeeded(in)) return;
+    Add(Phase::kBackward, l, Pass::kBackwardData, [=] {
+      MapMat(diff(in).data(), rows, features).noalias() +=
+          ConstMapMat(logit_grad_[static_cast<size_t>(l)].data(), rows, experts) *
+          ConstMapMat(Kernel(kernel), experts, features);
     });
   };
 }

@@ -263,6 +263,7 @@ class OnednnExecutor final : public StepExecutor {
   BackwardBuilder BuildTakeRows(int l);
   BackwardBuilder BuildClassToken(int l);
   BackwardBuilder BuildImageToSequence(int l);
+  BackwardBuilder BuildRouter(int l);
   // The builder of each kind: adds its forward ops and returns what adds its
   // backward ones.
   using Builder = BackwardBuilder (OnednnExecutor::*)(int);
@@ -381,6 +382,7 @@ const KindTable<OnednnExecutor::Builder>& OnednnExecutor::Builders() {
       {LayerKind::kGatherTokens, &E::BuildTakeRows},
       {LayerKind::kClassToken, &E::BuildClassToken},
       {LayerKind::kImageToSequence, &E::BuildImageToSequence},
+      {LayerKind::kRouter, &E::BuildRouter},
   }};
   static_assert(InKindOrder(kBuilders), "every LayerKind needs a oneDNN builder, in order");
   return kBuilders;
@@ -787,6 +789,49 @@ OnednnExecutor::BackwardBuilder OnednnExecutor::BuildDense(int l) {
       AddWeightedBackwardData(l, bwd_d, diff_dst, weighted);
     }
     AddWeightedBackwardWeights(l, bwd_w, diff_dst, weighted);
+  };
+}
+
+OnednnExecutor::BackwardBuilder OnednnExecutor::BuildRouter(int l) {
+  // The logits by an inner product (a dense layer without bias), then a
+  // softmax primitive in place: the layer's output is the probabilities.
+  const Layer& layer = network().layer(l);
+  const int in = layer.input_ids[0];
+  const memory::dims src_dims = Dims(in), dst_dims = Dims(l);
+  const int64_t experts = layer.router.experts, features = src_dims[1];
+  const memory::dims wei_dims{experts, features};
+  const memory::desc src_md = Plain(src_dims, act_dt_), dst_md = Plain(dst_dims, act_dt_);
+  dnnl::inner_product_forward::primitive_desc fwd(
+      dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src_md,
+                                        Any(wei_dims, act_dt_), memory::desc(), dst_md),
+      attr_, engine_);
+  dnnl::inner_product_backward_weights::primitive_desc bwd_w(
+      dnnl::inner_product_backward_weights::desc(src_md, Any(wei_dims, Dt::f32), memory::desc(),
+                                                 dst_md),
+      attr_, engine_, fwd);
+  const Weighted weighted = AddWeightedForward(l, fwd, bwd_w, ParamIndex(l, "kernel"), false,
+                                               Plain(wei_dims, Dt::f32), memory::desc());
+  const memory p = act_[static_cast<size_t>(l)];
+  dnnl::softmax_forward::primitive_desc softmax(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_training, dst_md, 1), attr_, engine_);
+  AddPrimitive(Phase::kForward, l, Pass::kForward, softmax, {{DNNL_ARG_SRC, p}, {DNNL_ARG_DST, p}});
+  return [=](const memory& diff_dst) {
+    // The logits' gradient g = p*(dy - sum(dy*p)) (timed with the kernel's
+    // gradient, as CountCost counts it), then dx = g W and dW = g^T x.
+    dnnl::softmax_backward::primitive_desc softmax_bwd(
+        dnnl::softmax_backward::desc(dst_md, dst_md, 1), attr_, engine_, softmax);
+    const memory dy = Converted(Phase::kBackward, l, Pass::kBackwardWeights, diff_dst,
+                                softmax_bwd.diff_dst_desc());
+    const memory g = NewMemory(softmax_bwd.diff_src_desc());
+    AddPrimitive(Phase::kBackward, l, Pass::kBackwardWeights, softmax_bwd,
+                 {{DNNL_ARG_DST, p}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, g}});
+    if (GradNeeded(in)) {
+      dnnl::inner_product_backward_data::primitive_desc bwd_d(
+          dnnl::inner_product_backward_data::desc(src_md, Any(wei_dims, act_dt_), dst_md), attr_,
+          engine_, fwd);
+      AddWeightedBackwardData(l, bwd_d, g, weighted);
+    }
+    AddWeightedBackwardWeights(l, bwd_w, g, weighted);
   };
 }
 

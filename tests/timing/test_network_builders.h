@@ -148,7 +148,8 @@ inline std::vector<Network> NewKindTestNetworks() { return {SqueezeExciteNet(), 
 // layer and RMS norm, GELU (erf and tanh), tanh, dropout, head split and
 // merge, batched matmuls (transposed, scaled, grouped-query), softmax (plain
 // and causal), rotary, select and gather tokens, class token, image to
-// sequence, a dense layer tied to an embedding and two summed losses.
+// sequence, the router, a dense layer tied to an embedding and two summed
+// losses.
 
 // Multi-head self-attention of x {T, d} with `heads` query heads over
 // `kv_heads` key/value heads, through the output projection.
@@ -300,8 +301,35 @@ inline Network TinyVitNet() {
   return net;
 }
 
+// Mixture-of-experts routing: ids {5} -> embedding (vocab 11, d 8) -> RMS
+// norm -> router (4 experts) -> dense 8 (a direction per expert, mixed by the
+// gates) -> add -> RMS norm -> head -> loss; and the first token {F} ->
+// router (3 experts) -> a second loss on its probabilities.
+inline Network TinyMoeNet() {
+  Network net("test-moe", Shape::Vector(5));
+  auto router = [&](const std::string& input, int64_t experts, const std::string& name) {
+    Layer layer;
+    layer.name = name;
+    layer.kind = LayerKind::kRouter;
+    layer.inputs = {input};
+    layer.router.experts = experts;
+    return net.Append(layer);
+  };
+  EmbeddingAttrs tokens;
+  tokens.vocab = 11;
+  tokens.dim = 8;
+  const std::string x = net.Embedding("input", tokens, "embed");
+  const std::string gates = router(net.RmsNorm(x, {}, "norm1"), 4, "router");
+  const std::string h = net.Add({x, net.Dense(gates, DenseUnits(8, false), "experts")}, "add");
+  net.SoftmaxCrossEntropy(net.Dense(net.RmsNorm(h, {}, "norm2"), DenseUnits(11, false), "lm_head"),
+                          "loss");
+  net.SoftmaxCrossEntropy(router(net.SelectToken(h, 0, "first"), 3, "first.router"), "first.loss");
+  net.Finalize();
+  return net;
+}
+
 inline std::vector<Network> TransformerTestNetworks() {
-  return {TinyBertNet(), TinyGpt2Net(), TinyLlamaNet(), TinyVitNet()};
+  return {TinyBertNet(), TinyGpt2Net(), TinyLlamaNet(), TinyVitNet(), TinyMoeNet()};
 }
 
 // Networks whose step on a batch split over ranks equals the step on the
@@ -323,7 +351,6 @@ inline Network DataParallelConvNet() {
 // TinyGpt2Net without dropout: the head is tied to the token embeddings, so
 // the table's gradient is final only after the embedding's backward pass.
 inline Network DataParallelTiedNet() { return TinyGpt2Net(0.0); }
-
 
 // The step the agreement and gradient tests run: lr 0.05 at `batch`.
 inline timing::StepConfig AgreementConfig(int64_t batch,

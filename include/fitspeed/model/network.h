@@ -174,11 +174,16 @@ enum class LayerKind {
   // {C, H, W} -> {H*W, C}: an image's pixels as a sequence of tokens (ViT's
   // patch embedding: a strided conv2d, then this).
   kImageToSequence,
+  // The router (gate) of a mixture-of-experts layer (Shazeer et al. 2017;
+  // Switch Transformer, Fedus et al. 2021; Mixtral's `gate`): {T, F} -> {T, experts}
+  // (or {F} -> {experts}), p = softmax(x W^T) over the experts, W {experts, F},
+  // no bias. The top-k choice and the dispatch to the experts are its consumers'.
+  kRouter,
 };
 // The number of kinds: LayerKind values are 0 .. kLayerKindCount - 1. Keep it
 // at the last kind; every table of kinds (src/model/kinds/kinds.cc, the host
 // backends' builders) is checked against it.
-inline constexpr int kLayerKindCount = static_cast<int>(LayerKind::kImageToSequence) + 1;
+inline constexpr int kLayerKindCount = static_cast<int>(LayerKind::kRouter) + 1;
 
 // Kind names as used in the JSON format and reports: "input", "conv2d",
 // "dense", "batch_norm", "relu", "avg_pool", "max_pool", "global_avg_pool",
@@ -305,6 +310,11 @@ struct TokensAttrs {
   int64_t count = 1;  // kGatherTokens: rows taken per sample, 1 <= count <= T
 };
 
+// Attributes of kRouter.
+struct RouterAttrs {
+  int64_t experts = 0;  // experts to choose among, >= 2
+};
+
 // Attributes of kLrn. Defaults: AlexNet as Caffe's bvlc_alexnet and Paddle's
 // benchmark configure it (the paper has k = 2).
 struct LrnAttrs {
@@ -326,11 +336,12 @@ struct PoolAttrs {
 struct ParamTensor {
   // "kernel", "bias" (conv2d, dense); "gamma", "beta", "moving_mean",
   // "moving_variance" (batch_norm); "gamma", "beta" (layer_norm, rms_norm);
-  // "table" (embeddings); "token" (class_token).
+  // "table" (embeddings); "token" (class_token); "kernel" (router).
   std::string name;
   // kConv2d kernel: {out_channels, in_channels/groups, kernel_h, kernel_w} (OIHW,
   // as PyTorch and oneDNN). kDense kernel: {units, in_features} (OI, as
-  // torch.nn.Linear). Biases and batch-norm vectors: {channels}.
+  // torch.nn.Linear); kRouter kernel {experts, in_features}. Biases and
+  // batch-norm vectors: {channels}.
   Shape shape;
   // Updated by the optimizer. Batch-norm moving statistics are not (Keras
   // counts them as non-trainable parameters; PyTorch calls them buffers).
@@ -365,6 +376,7 @@ struct Layer {
   SoftmaxAttrs softmax;       // kSoftmax
   RotaryAttrs rotary;         // kRotary
   TokensAttrs tokens;         // kSelectToken, kGatherTokens
+  RouterAttrs router;         // kRouter
 
   // 1-based line of Network::origin where the layer is defined (JSON), 0 when
   // unknown; DataError messages of Finalize() name it.

@@ -1,5 +1,5 @@
 // Kinds with a weight matrix or table: input, dense, embedding,
-// position_embedding, segment_embedding and class_token.
+// position_embedding, segment_embedding, class_token and router.
 #include <fmt/format.h>
 
 #include "kind.h"
@@ -198,6 +198,54 @@ KindRules ClassTokenRules() {
   return r;
 }
 
+KindRules RouterRules() {
+  KindRules r{LayerKind::kRouter, "router"};
+  r.host_ranks = {1, 2};
+  // Its matrix product runs in the low precision under both AMP lists (a
+  // Linear; MatMul is on TensorFlow's allow list) and its traffic is the
+  // product's, not a row normalization's: the softmax over a few experts per
+  // token is small beside reading the token's features.
+  r.device = kNoDeviceTraits;
+  r.shape = [](const ShapeContext& c, Layer& layer) {
+    const Shape& in = c.in();
+    c.check.RequireRank(in, {1, 2}, "features {F} or tokens {T, F}");
+    const int64_t experts = layer.router.experts;
+    c.check.Require(
+        experts >= 2 && ProductInRange({experts, in.dims.back()}),
+        fmt::format("experts {} must be >= 2 (and the kernel at most 2^40 elements)", experts));
+    layer.output_shape = in;
+    layer.output_shape.dims.back() = experts;
+    layer.params.push_back({"kernel", Shape({experts, in.dims.back()}), true});
+  };
+  r.cost = [](const CostContext& c, LayerCost& cost) {
+    // Per token of F features and E experts: the logits x W^T (2*E*F), then
+    // the softmax over E as kSoftmax counts it (5*E); reads x, writes p.
+    const double kernel = ParamElements(c.layer, "kernel");
+    const double macs = c.out * static_cast<double>(c.InShape().dims.back());
+    AddSample(cost.forward, 2 * macs + 5 * c.out, c.in, c.out);
+    AddStep(cost.forward, kernel, 0);
+    // The logits' gradient g = p*(dy - sum(dy*p)) from the output (4*E, reads
+    // dy and p; written for backward-data when it runs) and dW = g^T x (2*E*F).
+    AddSample(cost.backward_weights, 4 * c.out + 2 * macs, c.in + 2 * c.out,
+              c.input_grad ? c.out : 0);
+    AddStep(cost.backward_weights, 0, kernel);
+    if (c.input_grad) {
+      AddSample(cost.backward_data, 2 * macs, c.out, c.in);  // dx = g W
+      AddStep(cost.backward_data, kernel, 0);
+    }
+  };
+  // x for dW, p for the softmax's gradient.
+  r.saved = [](SaveContext& s) {
+    s.KeepInput();
+    s.KeepOutput();
+  };
+  r.read_json = [](ObjectReader& j, Layer& layer) {
+    layer.router.experts = j.RequiredInteger("experts", 2, kMaxElements);
+  };
+  r.write_json = [](const Layer& layer, json& out) { out["experts"] = layer.router.experts; };
+  return r;
+}
+
 }  // namespace
 
 std::vector<KindRules> DenseKinds() {
@@ -208,6 +256,7 @@ std::vector<KindRules> DenseKinds() {
       PositionEmbeddingRules(),
       SegmentEmbeddingRules(),
       ClassTokenRules(),
+      RouterRules(),
   };
 }
 
