@@ -258,7 +258,7 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
         fmt::format("--links {}: no link connects \"devices\" or \"network\"", o.links));
   }
   if (inter_link != nullptr) {
-    m.comm.inter_node = {inter_link->bandwidth_bytes_per_s, inter_link->latency_s};
+    m.comm.inter_node = *inter_link;
   }
   if (!o.intra_latency.empty()) {
     m.comm.intra_node.latency_s = ParseSeconds(o.intra_latency, "--intra-latency");
@@ -282,7 +282,7 @@ DataParallelModel MakeDataParallelModel(const Configuration& config, const Scali
         FormatSig(ring.latency_s, 4), FormatSig(ring.rms_residual_s, 3)));
   } else {
     if (intra_link != nullptr) {
-      m.comm.intra_node = {intra_link->bandwidth_bytes_per_s, intra_link->latency_s};
+      m.comm.intra_node = *intra_link;
     } else if (o.intra_bw.empty()) {
       throw UsageError(
           "scaling to --devices needs --intra-bw, a --links file with a \"devices\" link, or "
