@@ -33,7 +33,8 @@ int main() {
                 fit.PredictThroughput(2048));
     return result.AllUsable() ? 0 : 1;
   } catch (const fitspeed::Error& e) {
+    // Bad input: the message names the file, line and field.
     std::fprintf(stderr, "fit_samples: %s\n", e.what());
-    return static_cast<int>(e.exit_code());
+    return 2;
   }
 }

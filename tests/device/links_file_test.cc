@@ -103,7 +103,7 @@ TEST(LinksFile, WritesWhatItReadsBack) {
 
 TEST(LinksFile, AQuantityWithoutASourceIsWrittenAsNotRecorded) {
   LinksFile f;
-  f.links.push_back({"mpi", "devices", 3e9, 2e-6});
+  f.links.push_back({{3e9, 2e-6}, "mpi", "devices"});
   const LinksFile g = ParseLinksJson(LinksToJson(f), "written");
   ASSERT_EQ(g.links.size(), 1u);
   EXPECT_DOUBLE_EQ(g.links[0].bandwidth_bytes_per_s, 3e9);
@@ -112,11 +112,11 @@ TEST(LinksFile, AQuantityWithoutASourceIsWrittenAsNotRecorded) {
 
 TEST(LinksFile, RefusesToWriteOrApplyWhatItCouldNotReadBack) {
   LinksFile f;
-  f.links.push_back({"mpi", "devices", std::numeric_limits<double>::infinity(), 1e-6});
+  f.links.push_back({{std::numeric_limits<double>::infinity(), 1e-6}, "mpi", "devices"});
   EXPECT_THROW(LinksToJson(f), UsageError);
   Device v100 = LoadDevice("v100-sxm2");
   EXPECT_THROW(ApplyLinks(v100, f), UsageError);
-  f.links[0] = {"mpi", "devices", 1e10, -1e-6};
+  f.links[0] = {{1e10, -1e-6}, "mpi", "devices"};
   try {
     LinksToJson(f);
     FAIL() << "expected UsageError";
@@ -269,7 +269,7 @@ TEST(ApplyLinks, AddsALinkTheDeviceLacks) {
 TEST(ApplyLinks, ALinkWithoutSourceLeavesNoStaleSource) {
   Device v100 = LoadDevice("v100-sxm2");
   LinksFile f;
-  f.links.push_back({"measured", "devices", 2e10, 3e-6});
+  f.links.push_back({{2e10, 3e-6}, "measured", "devices"});
   ApplyLinks(v100, f);
   EXPECT_EQ(v100.sources.count("links[0].latency_s"), 0u);
   EXPECT_THAT(DeviceToJson(v100), HasSubstr("not recorded (written from catalog:v100-sxm2)"));

@@ -12,6 +12,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
+#include "exit_code.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {
