@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/median.h"
@@ -24,12 +25,15 @@ std::vector<ModelError> WithoutSource(const std::vector<ModelError>& errors,
   return kept;
 }
 
-// The interval a table with only `classes` (in the map that `interval` reads)
-// gives a prediction of `error_class`.
-using IntervalOf = PredictionInterval (*)(const ErrorClasses& classes,
-                                          const std::string& error_class, double level);
+// One of IntervalTable's error maps (classes, transfer, framework), and the
+// lookup that reads it (For, ForTransfer, ForFramework).
+using ErrorMap = ErrorClasses IntervalTable::*;
+using Lookup = PredictionInterval (IntervalTable::*)(const std::string&, double) const;
 
-CoverageReport Coverage(const ErrorClasses& classes, double level, IntervalOf interval_of) {
+// Each error of `table.*map` against the interval `lookup` gives its class
+// from a table without the error's source.
+CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup, double level) {
+  const ErrorClasses& classes = table.*map;
   if (!(level > 0 && level < 1)) {
     throw UsageError(fmt::format("interval level must be in (0, 1), got {}", level));
   }
@@ -48,7 +52,9 @@ CoverageReport Coverage(const ErrorClasses& classes, double level, IntervalOf in
       for (const auto& [other, other_errors] : classes) {
         held_out[other] = WithoutSource(other_errors, e.source);
       }
-      const PredictionInterval interval = interval_of(held_out, name, level);
+      IntervalTable held_out_table;
+      held_out_table.*map = std::move(held_out);
+      const PredictionInterval interval = (held_out_table.*lookup)(name, level);
       if (!interval.available) continue;
       ++row.with_interval;
       widths.push_back(interval.high_factor / interval.low_factor);
@@ -124,31 +130,17 @@ void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& repo
 }
 
 CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {
-  return Coverage(table.classes, level,
-                  [](const ErrorClasses& classes, const std::string& error_class, double level) {
-                    IntervalTable held_out;
-                    held_out.classes = classes;
-                    return held_out.For(error_class, level);
-                  });
+  return Coverage(table, &IntervalTable::classes, static_cast<Lookup>(&IntervalTable::For), level);
 }
 
 CoverageReport LeaveOneSourceOutTransferCoverage(const IntervalTable& table, double level) {
   // Transfer errors have no coarser class: each kind stands alone.
-  return Coverage(table.transfer, level,
-                  [](const ErrorClasses& classes, const std::string& kind, double level) {
-                    IntervalTable held_out;
-                    held_out.transfer = classes;
-                    return held_out.ForTransfer(kind, level);
-                  });
+  return Coverage(table, &IntervalTable::transfer, &IntervalTable::ForTransfer, level);
 }
 
 CoverageReport LeaveOneSourceOutFrameworkCoverage(const IntervalTable& table, double level) {
-  return Coverage(table.framework, level,
-                  [](const ErrorClasses& classes, const std::string& error_class, double level) {
-                    IntervalTable held_out;
-                    held_out.framework = classes;
-                    return held_out.ForFramework(error_class, level);
-                  });
+  return Coverage(table, &IntervalTable::framework,
+                  static_cast<Lookup>(&IntervalTable::ForFramework), level);
 }
 
 }  // namespace fitspeed
