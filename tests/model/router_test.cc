@@ -48,8 +48,8 @@ TEST(Router, ShapeAndKernel) {
 
 TEST(Router, CostByHand) {
   const Network net = TokensNet();
-  const LayerCost& c =
-      CountCost(net, Optimizer::kSgdMomentum).layers[static_cast<size_t>(net.LayerId("router"))];
+  const NetworkCost cost = CountCost(net, Optimizer::kSgdMomentum);
+  const LayerCost& c = cost.layers[static_cast<size_t>(net.LayerId("router"))];
   // 4 tokens of 6 features, 3 experts: 4*3 = 12 logits of 6 multiply-adds each
   // (72, 144 FLOPs), the softmax 5 per logit (60): 204. Reads the 24 inputs
   // (and the 18 kernel elements per step), writes the 12 probabilities.
@@ -79,8 +79,8 @@ TEST(Router, OnTheInputComputesNoInputGradient) {
   Network net("router-input", Shape::Vector(6));
   net.SoftmaxCrossEntropy(Router(net, "input", 4, "router"), "loss");
   net.Finalize();
-  const LayerCost& c =
-      CountCost(net, Optimizer::kSgd).layers[static_cast<size_t>(net.LayerId("router"))];
+  const NetworkCost cost = CountCost(net, Optimizer::kSgd);
+  const LayerCost& c = cost.layers[static_cast<size_t>(net.LayerId("router"))];
   // 4 logits of 6 multiply-adds (48) and the softmax (20); backward-weights
   // 4*4 + 48 = 64, reading x, dy and p (6 + 4 + 4) and writing no g.
   EXPECT_DOUBLE_EQ(c.forward.flops.per_sample, 68.0);
