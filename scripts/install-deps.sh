@@ -11,9 +11,10 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libopenmpi-dev openmpi-bin
 )
-# The fuzzers (.ci/run) need clang, its sanitizer runtimes and its OpenMP.
+# The sanitizer and fuzzer build (.ci/run) needs clang, its sanitizer runtimes,
+# its OpenMP and lld.
 if [[ "${FITSPEED_WITH_FUZZ:-0}" == 1 ]]; then
-  packages+=(clang libclang-rt-14-dev libomp-dev)
+  packages+=(clang libclang-rt-14-dev libomp-dev lld)
 fi
 
 missing=()
