@@ -329,65 +329,6 @@ struct ProjectCommandOptions {
   double spe_k = 0;
 };
 
-HostOverheadFit ParseHostOverhead(const std::vector<std::string>& items) {
-  std::vector<FixedTimeAtK> points;
-  for (const std::string& item : items) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      throw UsageError(fmt::format("--spe-t '{}' is not K=SECONDS", item));
-    }
-    double k = 0;
-    try {
-      k = std::stod(item.substr(0, eq));
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--spe-t '{}': K is not a number", item));
-    }
-    points.push_back({k, ParseSeconds(item.substr(eq + 1), "--spe-t")});
-  }
-  return FitHostOverhead(points);
-}
-
-Workload WithValidation(Workload w, const ProjectCommandOptions& o) {
-  w.validation.samples = o.val_samples;
-  w.validation.batch = o.val_batch;
-  w.validation.forward_fraction = o.val_forward_fraction;
-  w.validation.fixed_fraction = o.val_fixed_fraction;
-  if (std::isnan(o.val_v0) != std::isnan(o.val_t)) {
-    throw UsageError("--val-v0 and --val-t go together");
-  }
-  if (!std::isnan(o.val_v0)) {
-    SpeedLaw law;
-    law.v0_sps = o.val_v0;
-    law.t_s = o.val_t;
-    w.validation.law = law;
-  }
-  ValidateWorkload(w);
-  return w;
-}
-
-// One model per configuration and batch, plus the what-ifs of each.
-void AddLawModels(const Configuration& c, const Workload& w, const ProjectCommandOptions& o,
-                  const std::optional<HostOverheadFit>& host, std::vector<EpochModel>& models) {
-  const std::string name = c.Name();
-  for (double b : c.batches) {
-    models.push_back(EpochModelFromLaw(c.law, b, w, name, c.devices));
-    if (o.scale_v0 != 1 || o.scale_t != 1) {
-      models.push_back(
-          EpochModelFromLaw(ScaleSpeedLaw(c.law, o.scale_v0, o.scale_t), b, w,
-                            fmt::format("{} what-if v0x{} tx{}", name, FormatSig(o.scale_v0, 4),
-                                        FormatSig(o.scale_t, 4)),
-                            c.devices));
-      models.back().origin = "what-if";
-    }
-    if (host) {
-      models.push_back(EpochModelFromLaw(WithStepsPerCall(c.law, *host, o.spe_k), b, w,
-                                         fmt::format("{} k={}", name, FormatSig(o.spe_k, 6)),
-                                         c.devices));
-      models.back().origin = "what-if";
-    }
-  }
-}
-
 int RunProject(ProjectCommandOptions o) {
   ProjectOptions options;
   options.epochs = o.epochs;
@@ -415,26 +356,19 @@ int RunProject(ProjectCommandOptions o) {
   } else {
     std::vector<Sample> samples;
     const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
-    const Workload w = WithValidation(MakeWorkload(o.law, samples), o);
-    std::optional<HostOverheadFit> host;
+    Workload w = MakeWorkload(o.law, samples);
+    w.validation = MakeValidationSpec(o.val_samples, o.val_batch, o.val_v0, o.val_t,
+                                      o.val_forward_fraction, o.val_fixed_fraction);
+    ValidateWorkload(w);
+    WhatIfs whatifs{o.scale_v0, o.scale_t, std::nullopt, o.spe_k};
     if (!o.spe_points.empty()) {
       if (!(o.spe_k >= 1)) throw UsageError("--spe-t needs --spe-k K >= 1 to project");
-      host = ParseHostOverhead(o.spe_points);
-      notes.push_back(fmt::format(
-          "steps per call: t(k) = t_device + t_host/k fitted from {} runs: t_device = {} s, "
-          "t_host = {} s; rows 'k={}' use t({}) = {} s",
-          host->points, FormatSig(host->t_device_s, 4), FormatSig(host->t_host_s, 4),
-          FormatSig(o.spe_k, 6), FormatSig(o.spe_k, 6), FormatSig(host->FixedTime(o.spe_k), 4)));
+      whatifs.host = FitHostOverhead(ParseFixedTimesAtK(o.spe_points, "--spe-t"));
     }
-    if (o.scale_v0 != 1 || o.scale_t != 1) {
-      notes.push_back(
-          fmt::format("what-if rows: v0 x{} and t x{} (e.g. mixed precision, a faster "
-                      "all-reduce), same interval method",
-                      FormatSig(o.scale_v0, 4), FormatSig(o.scale_t, 4)));
-    }
+    for (const std::string& note : WhatIfNotes(whatifs)) notes.push_back(note);
     for (const Configuration& c : configs) {
       all_usable = all_usable && c.usable;
-      AddLawModels(c, w, o, host, models);
+      for (EpochModel& m : LawModels(c, w, whatifs)) models.push_back(std::move(m));
     }
     if (!o.scaling.devices.empty()) {
       const bool weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
