@@ -371,46 +371,21 @@ int RunProject(ProjectCommandOptions o) {
       for (EpochModel& m : LawModels(c, w, whatifs)) models.push_back(std::move(m));
     }
     if (!o.scaling.devices.empty()) {
-      const bool weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
-      const bool strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+      ScalingRequest request;
+      request.devices = o.scaling.devices;
+      request.weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
+      request.strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+      request.max_devices = o.max_devices;
+      request.min_efficiency = o.min_efficiency;
       bool any = false;
       for (const Configuration& c : configs) {
         if (c.devices != 1) continue;
         any = true;
         const DataParallelModel m = MakeDataParallelModel(c, o.scaling, configs, notes);
-        for (double b : c.batches) {
-          for (const auto& [on, mode] :
-               {std::pair{weak, ScalingMode::kWeak}, std::pair{strong, ScalingMode::kStrong}}) {
-            if (!on) continue;
-            for (const ScalingRow& row : Scaling(m, mode, b, o.scaling.devices)) {
-              scaling_rows.push_back(row);
-              if (row.per_device_batch < 1) continue;
-              models.push_back(EpochModelFromScaling(
-                  m, row.devices, row.per_device_batch, w,
-                  fmt::format("{} {} n={}", c.Name(), ScalingModeName(mode), row.devices)));
-            }
-          }
-          if (o.max_devices > 0) {
-            const UsefulDevices u = LargestUsefulDevices(m, b, o.max_devices, o.min_efficiency);
-            notes.push_back(
-                fmt::format("{} at global batch {}: throughput peaks at {} devices ({} samples/s, "
-                            "efficiency {:.0f}%); efficiency stays >= {:.0f}% up to {} devices",
-                            c.Name(), FormatSig(b, 8), u.fastest_devices,
-                            FormatSig(u.fastest_throughput_sps, 5), 100 * u.fastest_efficiency,
-                            100 * o.min_efficiency, u.efficient_devices));
-          }
-        }
-        notes.push_back(fmt::format(
-            "{}: {} all-reduce of {} bytes; in-node {} B/s, latency {} s; between nodes {} B/s, "
-            "latency {} s; {} devices per node; overlap g = {}",
-            c.Name(), AllReduceName(m.comm.algorithm), FormatSig(m.gradient_bytes, 8),
-            FormatSig(m.comm.intra_node.bandwidth_bytes_per_s, 4),
-            FormatSig(m.comm.intra_node.latency_s, 3),
-            FormatSig(m.comm.inter_node.bandwidth_bytes_per_s, 4),
-            FormatSig(m.comm.inter_node.latency_s, 3),
-            m.comm.devices_per_node == 0 ? std::string("all")
-                                         : std::to_string(m.comm.devices_per_node),
-            FormatSig(m.overlap_gamma, 4)));
+        ScaledProjection scaled = ProjectScaling(c.Name(), m, c.batches, w, request);
+        scaling_rows.insert(scaling_rows.end(), scaled.rows.begin(), scaled.rows.end());
+        for (EpochModel& model : scaled.models) models.push_back(std::move(model));
+        notes.insert(notes.end(), scaled.notes.begin(), scaled.notes.end());
       }
       if (!any) throw UsageError("--devices scales single-device configurations; none was given");
     }
