@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
+#include <utility>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
@@ -59,23 +59,17 @@ std::vector<MeasuredCase> CasesOf(const std::vector<Device>& devices,
                                   const std::vector<std::string>& written,
                                   const std::vector<std::string>& inputs,
                                   std::vector<MeasuredCase>& skipped) {
+  std::vector<std::string> names = written;
+  for (const Device& d : devices) names.push_back(d.name);
   std::vector<MeasuredCase> used;
   for (const std::string& input : inputs) {
-    for (MeasuredCase& c : ReadCasesCsv(input)) {
-      bool ours = std::find(written.begin(), written.end(), c.device) != written.end();
-      for (const Device& d : devices) ours = ours || c.device == d.name;
-      (ours ? used : skipped).push_back(std::move(c));
-    }
+    CaseSelection selection = SelectCasesOf(ReadCasesCsv(input), names);
+    for (MeasuredCase& c : selection.used) used.push_back(std::move(c));
+    for (MeasuredCase& c : selection.skipped) skipped.push_back(std::move(c));
   }
   if (!skipped.empty()) {
-    std::map<std::string, int> by_device;
-    for (const MeasuredCase& c : skipped) ++by_device[c.device];
-    std::string list;
-    for (const auto& [name, count] : by_device) {
-      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, count);
-    }
     std::cerr << fmt::format("fitspeed: skipped {} case(s) of other devices: {}\n", skipped.size(),
-                             list);
+                             CountByDevice(skipped));
   }
   if (used.empty()) {
     throw DataError(fmt::format("no case of device{} '{}' in {}", written.size() > 1 ? "s" : "",

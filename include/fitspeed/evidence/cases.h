@@ -70,6 +70,18 @@ std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 // src/evidence/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
 
+// Cases split by device (`calibrate`): `used`, those whose device is one of
+// `names` (device names, or names as written for them, a device file's path),
+// and `skipped`, the others; each in input order.
+struct CaseSelection {
+  std::vector<MeasuredCase> used;
+  std::vector<MeasuredCase> skipped;
+};
+CaseSelection SelectCasesOf(std::vector<MeasuredCase> cases, const std::vector<std::string>& names);
+
+// The cases counted per device, in name order: "t4 (19), v100-sxm2 (2)".
+std::string CountByDevice(const std::vector<MeasuredCase>& cases);
+
 // Whether the first line of the file at `path` that is neither blank nor a
 // '#' comment is a cases CSV header: it names network, device and
 // throughput_sps columns (any case, quotes and blanks around names ignored).
