@@ -7,7 +7,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
