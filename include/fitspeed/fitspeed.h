@@ -3,6 +3,7 @@
 #define FITSPEED_FITSPEED_H_
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/precision.h"
 #include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/calibration.h"

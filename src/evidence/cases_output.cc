@@ -66,7 +66,7 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
         {{"key", v.key},
          {"network", c.network},
          {"device", c.device},
-         {"precision", DevicePrecisionName(c.precision)},
+         {"precision", PrecisionName(c.precision)},
          {"layout", ActivationLayoutName(c.layout)},
          {"optimizer", c.optimizer ? json(OptimizerName(*c.optimizer)) : json(nullptr)},
          {"devices", c.devices},
@@ -213,10 +213,10 @@ TextTable CaseTable(const ValidationReport& report) {
     const bool cv = report.cross_validated_run && !v.in_sample;
     const bool xdev = report.cross_device_run && !v.in_sample;
     table.AddRow(
-        {c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
-         ActivationLayoutName(c.layout), std::to_string(c.devices), BatchText(c), c.framework,
-         FormatSig(c.throughput_sps, 4), FormatSig(v.predicted_sps, 4),
-         fmt::format("{:+.1f}", v.error_pct), v.in_sample ? "in" : "out",
+        {c.device, CaseNetworkKey(c), PrecisionName(c.precision), ActivationLayoutName(c.layout),
+         std::to_string(c.devices), BatchText(c), c.framework, FormatSig(c.throughput_sps, 4),
+         FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
+         v.in_sample ? "in" : "out",
          cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
          cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-",
          xdev ? FormatSig(v.xdev_predicted_sps, 4) + (v.xdev_calibrated ? "" : "=") : "-",
@@ -261,7 +261,7 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
       table.AddRow({v.key,
                     c.device,
                     c.network,
-                    DevicePrecisionName(c.precision),
+                    PrecisionName(c.precision),
                     ActivationLayoutName(c.layout),
                     c.optimizer ? OptimizerName(*c.optimizer) : "",
                     std::to_string(c.devices),
@@ -304,7 +304,7 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
     for (const ValidatedCase& v : report.cases) {
       if (v.modeled) continue;
       const MeasuredCase& c = v.measured;
-      table.AddRow({c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
+      table.AddRow({c.device, CaseNetworkKey(c), PrecisionName(c.precision),
                     std::to_string(c.devices), BatchText(c), FormatSig(c.throughput_sps, 4),
                     v.reason});
     }

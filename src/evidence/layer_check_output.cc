@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evidence/output_util.h"
+#include "fitspeed/core/precision.h"
 #include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
@@ -82,7 +83,7 @@ void WriteJson(std::ostream& out, const LayerCheckReport& report) {
   const json j = {{"schema", "fitspeed.validate_layers/1"},
                   {"source", report.source},
                   {"network", report.network},
-                  {"precision", "fp32"},
+                  {"precision", PrecisionName(Precision::kFp32)},
                   {"error", "(modeled - measured) / measured time, %"},
                   {"devices", matches},
                   {"skipped", skipped},

@@ -33,12 +33,12 @@ struct PolluxModel {
   const char* network;
   int64_t seq_len;
   Optimizer optimizer;
-  DevicePrecision precision;
+  Precision precision;
 };
 constexpr PolluxModel kModels[] = {
-    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum, DevicePrecision::kMixed},
-    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum, DevicePrecision::kFp32},
-    {"bert", "bert-base", 384, Optimizer::kAdam, DevicePrecision::kFp32},
+    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum, Precision::kMixed},
+    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum, Precision::kFp32},
+    {"bert", "bert-base", 384, Optimizer::kAdam, Precision::kFp32},
 };
 
 DeviceModelOptions Options(const PolluxModel& m, int gpus, bool overlap) {

@@ -245,7 +245,7 @@ TransferValidation ValidateTransfer(const std::vector<MeasuredCase>& cases,
     device_names.push_back(v.measured.device);
   }
   // Groups: network (with its sequence length), precision, framework, devices.
-  using Group = std::tuple<std::string, DevicePrecision, std::string, int>;
+  using Group = std::tuple<std::string, Precision, std::string, int>;
   auto group_of = [](const MeasuredCase& c) {
     return Group(CaseNetworkKey(c), c.precision, c.framework, c.devices);
   };

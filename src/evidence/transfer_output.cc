@@ -57,13 +57,12 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
                      "error_pct", "catalog_sps", "catalog_error_pct", "log_ratio", "key", "source",
                      "line"});
     for (const TransferredCase& c : report.cases) {
-      table.AddRow({c.pair, c.source_device, c.target_device, c.network,
-                    DevicePrecisionName(c.precision), c.framework, std::to_string(c.devices),
-                    std::to_string(c.batch), std::to_string(c.accumulation),
-                    FormatSig(c.measured_sps, 6), FormatSig(c.predicted_sps, 6),
-                    FormatSig(c.error_pct, 4), FormatSig(c.catalog_sps, 6),
-                    FormatSig(c.catalog_error_pct, 4), FormatSig(c.log_ratio, 6), c.key, c.source,
-                    std::to_string(c.line)});
+      table.AddRow({c.pair, c.source_device, c.target_device, c.network, PrecisionName(c.precision),
+                    c.framework, std::to_string(c.devices), std::to_string(c.batch),
+                    std::to_string(c.accumulation), FormatSig(c.measured_sps, 6),
+                    FormatSig(c.predicted_sps, 6), FormatSig(c.error_pct, 4),
+                    FormatSig(c.catalog_sps, 6), FormatSig(c.catalog_error_pct, 4),
+                    FormatSig(c.log_ratio, 6), c.key, c.source, std::to_string(c.line)});
     }
     out << table.RenderCsv();
     for (const TransferPairSummary& p : report.pairs) {
@@ -85,11 +84,10 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
                    "predicted_sps", "error_%", "catalog_error_%", "log_ratio", "source"});
   for (const TransferredCase& c : report.cases) {
     cases.AddRow(
-        {c.pair, c.network, DevicePrecisionName(c.precision),
-         c.framework.empty() ? "-" : c.framework, std::to_string(c.devices), BatchText(c),
-         FormatSig(c.measured_sps, 4), FormatSig(c.predicted_sps, 4),
-         fmt::format("{:+.1f}", c.error_pct), fmt::format("{:+.1f}", c.catalog_error_pct),
-         fmt::format("{:+.3f}", c.log_ratio),
+        {c.pair, c.network, PrecisionName(c.precision), c.framework.empty() ? "-" : c.framework,
+         std::to_string(c.devices), BatchText(c), FormatSig(c.measured_sps, 4),
+         FormatSig(c.predicted_sps, 4), fmt::format("{:+.1f}", c.error_pct),
+         fmt::format("{:+.1f}", c.catalog_error_pct), fmt::format("{:+.3f}", c.log_ratio),
          fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
   }
   out << cases.Render();
@@ -99,11 +97,10 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
   TextTable folds({"pair", "network", "precision", "framework", "devices", "a_cases", "b_cases",
                    "fitted_on_a", "a_fit_median_%", "median_%", "problem"});
   for (const TransferFold& f : report.folds) {
-    folds.AddRow({f.source_device + "->" + f.target_device, f.network,
-                  DevicePrecisionName(f.precision), f.framework.empty() ? "-" : f.framework,
-                  std::to_string(f.devices), std::to_string(f.source_cases),
-                  std::to_string(f.target_cases), ParametersText(f.fitted),
-                  f.computed ? Pct(100 * f.source_after.median_abs) : "-",
+    folds.AddRow({f.source_device + "->" + f.target_device, f.network, PrecisionName(f.precision),
+                  f.framework.empty() ? "-" : f.framework, std::to_string(f.devices),
+                  std::to_string(f.source_cases), std::to_string(f.target_cases),
+                  ParametersText(f.fitted), f.computed ? Pct(100 * f.source_after.median_abs) : "-",
                   f.computed ? Pct(f.error.median_abs_error_pct) : "-", f.problem});
   }
   out << folds.Render();
@@ -138,7 +135,7 @@ json TransferValidationJson(const TransferValidation& report) {
                      {"source_device", c.source_device},
                      {"target_device", c.target_device},
                      {"network", c.network},
-                     {"precision", DevicePrecisionName(c.precision)},
+                     {"precision", PrecisionName(c.precision)},
                      {"framework", c.framework},
                      {"devices", c.devices},
                      {"batch", c.batch},
@@ -159,7 +156,7 @@ json TransferValidationJson(const TransferValidation& report) {
         {{"source_device", f.source_device},
          {"target_device", f.target_device},
          {"network", f.network},
-         {"precision", DevicePrecisionName(f.precision)},
+         {"precision", PrecisionName(f.precision)},
          {"framework", f.framework},
          {"devices", f.devices},
          {"source_cases", f.source_cases},

@@ -10,9 +10,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "exit_code.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/table.h"
-#include "exit_code.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {
@@ -41,8 +41,8 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
   lines.push_back(fmt::format(
       "transferred from {}: {} measured in {} ({}, {} case{} -> {} measured point{}), {}, {}",
       t.source_device, t.network, run.source.from, run.source_kind, t.cases,
-      t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s",
-      DevicePrecisionName(run.precision), ActivationLayoutName(run.layout)));
+      t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s", PrecisionName(run.precision),
+      ActivationLayoutName(run.layout)));
   lines.push_back(fmt::format("fitted on {} to {} measured point{}: {}", t.source_device, t.points,
                               t.points == 1 ? "" : "s", ParametersText(t.fitted)));
   lines.push_back(fmt::format("applied to {}: {}", t.target_device, ParametersText(t.applied)));
@@ -102,7 +102,7 @@ json TransferJson(const TransferRun& run) {
           {"source_device", t.source_device},
           {"target_device", t.target_device},
           {"network", t.network},
-          {"precision", DevicePrecisionName(run.precision)},
+          {"precision", PrecisionName(run.precision)},
           {"layout", ActivationLayoutName(run.layout)},
           {"cases", t.cases},
           {"points", t.points},

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/precision.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/fit/fit.h"
@@ -32,16 +33,6 @@
 #include "fitspeed/model/network.h"
 
 namespace fitspeed {
-
-// Precision of a modeled step.
-enum class DevicePrecision {
-  kFp32,   // FP32 everywhere (matrix work on CUDA cores, or TPU MXU passes)
-  kTf32,   // FP32 tensors, matrix work on TF32 tensor cores (A100, H100)
-  kMixed,  // FP16/BF16 matrix work on tensor units, 2-byte activations and
-           // weights copies, FP32 master weights and optimizer (Micikevicius et al. 2018)
-};
-const char* DevicePrecisionName(DevicePrecision precision);     // "fp32", "tf32", "mixed"
-DevicePrecision ParseDevicePrecision(const std::string& name);  // throws UsageError
 
 // Memory layout of the framework's activations. Tensor-unit convolution
 // kernels of a GPU work in one layout (Device::tensor_layout, NHWC on NVIDIA
@@ -126,7 +117,7 @@ struct DeviceModelOptions {
   // up to max_batch.
   std::vector<int64_t> batches;
   int64_t max_batch = 4096;  // >= 1
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   // Data-parallel devices sharing each global batch (>= 1); the gradients are
   // all-reduced over the device's "devices" link by the ring formula.
@@ -179,7 +170,7 @@ struct DeviceModelOptions {
   // segment but the last runs its forward again before its backward. Less
   // activation memory, more compute.
   bool recompute = false;
-  // With DevicePrecision::kMixed: the layers AMP keeps in FP32 (AmpOpList).
+  // With Precision::kMixed: the layers AMP keeps in FP32 (AmpOpList).
   // Each such layer reads and writes 4-byte activations, and in its forward
   // and backward-data passes a cast kernel converts its input up (read 2,
   // write 4 bytes per element) and one its output down (read 4, write 2).
@@ -192,12 +183,12 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 
 // Whether `precision`'s matrix work runs on `device`'s tensor units: TF32 and
 // mixed precision, and FP32 on a device with fp32_matrix_on_tensor16 (a TPU).
-bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision);
+bool MatrixOnTensorUnits(const Device& device, Precision precision);
 
 // The dense matrix peak (FLOP/s, all cores) of `device` at `precision`: TF32 or
 // FP16/BF16 tensor units, else FP32 (the MXU's for a TPU). Throws UsageError
 // for a precision the device has no units for.
-double MatrixPeakFlops(const Device& device, DevicePrecision precision);
+double MatrixPeakFlops(const Device& device, Precision precision);
 
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
@@ -296,7 +287,7 @@ struct ModeledStep {
 struct DeviceSweepResult {
   std::string device;   // Device::name
   std::string network;  // Network::name
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   ActivationLayout layout = ActivationLayout::kNchw;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;
