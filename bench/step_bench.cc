@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/zoo.h"
 #include "timing/executor.h"
 

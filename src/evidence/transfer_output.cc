@@ -18,7 +18,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using evidence_output::Number;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 
 json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
@@ -67,11 +67,11 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
     out << table.RenderCsv();
     for (const TransferPairSummary& p : report.pairs) {
       out << fmt::format("# transfer {}: {} cases, median |error| {}%\n", p.pair, p.error.cases,
-                         Pct(p.error.median_abs_error_pct));
+                         PercentCell(p.error.median_abs_error_pct));
     }
     out << fmt::format("# transfer overall: {} cases, median |error| {}%, mean {}%\n",
-                       report.overall.cases, Pct(report.overall.median_abs_error_pct),
-                       Pct(report.overall_mean_abs_error_pct));
+                       report.overall.cases, PercentCell(report.overall.median_abs_error_pct),
+                       PercentCell(report.overall_mean_abs_error_pct));
     return;
   }
   out << "\nTransfer: each case on device B predicted from the same network's cases on device "
@@ -100,28 +100,30 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
     folds.AddRow({f.source_device + "->" + f.target_device, f.network, PrecisionName(f.precision),
                   f.framework.empty() ? "-" : f.framework, std::to_string(f.devices),
                   std::to_string(f.source_cases), std::to_string(f.target_cases),
-                  ParametersText(f.fitted), f.computed ? Pct(100 * f.source_after.median_abs) : "-",
-                  f.computed ? Pct(f.error.median_abs_error_pct) : "-", f.problem});
+                  ParametersText(f.fitted),
+                  f.computed ? PercentCell(100 * f.source_after.median_abs) : "-",
+                  f.computed ? PercentCell(f.error.median_abs_error_pct) : "-", f.problem});
   }
   out << folds.Render();
   out << "\nTransfer: absolute % error per ordered pair (out-of-sample); catalog: the same "
          "cases predicted by B as catalogued\n";
   TextTable pairs({"pair", "cases", "median_%", "mean_%", "max_%", "catalog_median_%"});
   for (const TransferPairSummary& p : report.pairs) {
-    pairs.AddRow({p.pair, std::to_string(p.error.cases), Pct(p.error.median_abs_error_pct),
-                  Pct(p.mean_abs_error_pct), Pct(p.error.max_abs_error_pct),
-                  Pct(p.catalog.median_abs_error_pct)});
+    pairs.AddRow({p.pair, std::to_string(p.error.cases), PercentCell(p.error.median_abs_error_pct),
+                  PercentCell(p.mean_abs_error_pct), PercentCell(p.error.max_abs_error_pct),
+                  PercentCell(p.catalog.median_abs_error_pct)});
   }
   pairs.AddRow({"all", std::to_string(report.overall.cases),
-                Pct(report.overall.median_abs_error_pct), Pct(report.overall_mean_abs_error_pct),
-                Pct(report.overall.max_abs_error_pct),
-                Pct(report.overall_catalog.median_abs_error_pct)});
+                PercentCell(report.overall.median_abs_error_pct),
+                PercentCell(report.overall_mean_abs_error_pct),
+                PercentCell(report.overall.max_abs_error_pct),
+                PercentCell(report.overall_catalog.median_abs_error_pct)});
   out << pairs.Render();
   out << fmt::format(
       "the other rule ({}): median |error| {}%, mean {}% over the same cases (goal: median <= "
       "10%; Habitat, Yu et al. ATC'21: 11.8% mean iteration-time error)\n",
-      RuleText(!report.transfer_host), Pct(report.other_rule.median_abs_error_pct),
-      Pct(report.other_rule_mean_abs_error_pct));
+      RuleText(!report.transfer_host), PercentCell(report.other_rule.median_abs_error_pct),
+      PercentCell(report.other_rule_mean_abs_error_pct));
 }
 
 }  // namespace

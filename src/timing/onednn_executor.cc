@@ -6,7 +6,7 @@
 // layout their producer chose; a consumer that wants another layout gets a
 // reorder, timed with the consumer. Gradients of a layer's output take its
 // activation's layout; k > 1 incoming gradients are summed (one `sum`
-// primitive, timed as the layer's backward-data, as fitspeed/model/cost.h
+// primitive, timed as the layer's backward-data, as fitspeed/model/network_cost.h
 // counts it). Weights and their gradients share one layout, so the optimizer
 // is elementwise over the whole buffer (padding included, which stays zero).
 // All primitives share one user-managed scratchpad.

@@ -644,7 +644,7 @@ TEST(StepModel, NoTransposesInFp32OrWithoutATensorLayout) {
 }
 
 TEST(StepModel, Resnet50AtBatch1024DoesNotFitA16GbV100) {
-  // ResNet-50's tensors saved for the backward pass (tests/model/cost_test.cc,
+  // ResNet-50's tensors saved for the backward pass (tests/model/network_cost_test.cc,
   // MemoryEstimate.Resnet50ByHand, counted by stage): 21,076,968 floats = 84.3
   // MB per sample, plus 3 x 802,816 floats of gradients alive at once = 9.6 MB:
   // ~ 93.9 MB per sample, ~ 96.2 GB at batch 1024 against 16 GiB; parameters,

@@ -32,7 +32,8 @@ std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
   return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ", "));
 }
 
-std::string Pct(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
+// A fraction as a percent with 3 significant digits: 0.0123 -> "1.23%".
+std::string FractionAsPercent(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
 
 // The header lines (without a comment prefix).
 std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given) {
@@ -52,8 +53,8 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
   }
   lines.push_back(fmt::format(
       "{} fit error (in-sample, throughput): median |e| {}, max {} (catalog before: median {}){}",
-      t.source_device, Pct(t.source_after.median_abs), Pct(t.source_after.max_abs),
-      Pct(t.source_before.median_abs),
+      t.source_device, FractionAsPercent(t.source_after.median_abs),
+      FractionAsPercent(t.source_after.max_abs), FractionAsPercent(t.source_before.median_abs),
       t.points <= static_cast<int>(t.fitted.size()) ? "; as many parameters as points: exact"
                                                     : ""));
   if (!t.converged) {

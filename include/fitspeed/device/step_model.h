@@ -29,8 +29,8 @@
 #include "fitspeed/device/device.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 
 namespace fitspeed {
 
@@ -161,11 +161,11 @@ struct DeviceModelOptions {
   // delivers to one device, >= 0; 0: unlimited. It runs ahead of the device,
   // so a step takes the longer of the device's step and per_device_batch / rate.
   double input_samples_per_s = 0;
-  // How attention cores run (fitspeed/model/cost.h): a kernel per layer, or
+  // How attention cores run (fitspeed/model/network_cost.h): a kernel per layer, or
   // one fused (FlashAttention-style) kernel per pass. Networks without
   // attention are not affected.
   AttentionKernel attention = AttentionKernel::kUnfused;
-  // Activation recomputation (CheckpointSegments, fitspeed/model/cost.h): the
+  // Activation recomputation (CheckpointSegments, fitspeed/model/network_cost.h): the
   // forward pass keeps only the tensors at the network's cuts, and every
   // segment but the last runs its forward again before its backward. Less
   // activation memory, more compute.

@@ -27,8 +27,8 @@
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/timing/host.h"
 
 namespace fitspeed {
