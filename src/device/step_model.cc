@@ -7,9 +7,9 @@
 #include <cmath>
 #include <utility>
 
+#include "device/conv_algorithm.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/conv_algorithm.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "model/kinds/kind.h"
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model_error_json.h"
-#include "fitspeed/core/table.h"
-#include "fitspeed/device/conv_algorithm.h"
+#include "core/table.h"
+#include "device/conv_algorithm.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 
@@ -23,7 +23,7 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
 // The algorithm a layer's matrix work runs with: a convolution's (Winograd when
-// its forward pass is, fitspeed/device/conv_algorithm.h; "depthwise" for a grouped one
+// its forward pass is, src/device/conv_algorithm.h; "depthwise" for a grouped one
 // off the matrix units), "gemm" for other matrix layers, "fused-into-bn" for a
 // layer run inside a batch norm's kernel (DeviceModelOptions::fusion), "-" for
 // the rest.

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {

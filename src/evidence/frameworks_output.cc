@@ -7,9 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/median.h"
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/median.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {

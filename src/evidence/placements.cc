@@ -9,10 +9,10 @@
 #include <map>
 #include <tuple>
 
+#include "core/median.h"
 #include "evidence/csv_table.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/evidence/validate.h"
 #include "fitspeed/model/network_cost.h"

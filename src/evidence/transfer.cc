@@ -11,8 +11,8 @@
 #include <tuple>
 #include <utility>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <utility>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/host.h"
 #include "fitspeed/timing/sweep.h"

@@ -9,8 +9,8 @@
 #include <limits>
 #include <thread>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "timing/executor.h"

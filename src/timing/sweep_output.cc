@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed {

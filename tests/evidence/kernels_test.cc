@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "device/conv_algorithm.h"
 #include "evidence/log_logistic.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"

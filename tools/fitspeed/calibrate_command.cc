@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/calibrate.h"
 #include "fitspeed/evidence/cases.h"

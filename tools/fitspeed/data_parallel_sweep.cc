@@ -13,11 +13,11 @@
 #include <sstream>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
+#include "mpi/mpi_communicator.h"
 
 namespace fitspeed::cli {
 
@@ -57,19 +57,23 @@ struct ModeledRow {
 
 std::string ModeledTable(const std::vector<ModeledRow>& rows, int run_ranks) {
   const bool same = rows.front().modeled.ranks == run_ranks;
-  std::vector<std::string> header{"batch_per_rank", "ranks", "batch", "compute_ms",
-                                  "copies_ms", "modeled_comm_ms", "overlapped_ms", "serial_ms"};
+  std::vector<std::string> header{"batch_per_rank", "ranks",     "batch",
+                                  "compute_ms",     "copies_ms", "modeled_comm_ms",
+                                  "overlapped_ms",  "serial_ms"};
   if (same) {
     for (const char* h : {"measured_ms", "overlapped_err_%", "serial_err_%"}) header.push_back(h);
   }
   TextTable table(header);
   for (const ModeledRow& r : rows) {
     const ModeledDataParallelStep& m = r.modeled;
-    std::vector<std::string> row{
-        std::to_string(r.measured->data_parallel->per_rank_batch), std::to_string(m.ranks),
-        std::to_string(m.global_batch), FormatSig(m.compute_s * 1e3, 4),
-        FormatSig(m.copies_s * 1e3, 3), FormatSig(m.timeline.comm_s * 1e3, 3),
-        FormatSig(m.overlapped_step_s * 1e3, 4), FormatSig(m.serial_step_s * 1e3, 4)};
+    std::vector<std::string> row{std::to_string(r.measured->data_parallel->per_rank_batch),
+                                 std::to_string(m.ranks),
+                                 std::to_string(m.global_batch),
+                                 FormatSig(m.compute_s * 1e3, 4),
+                                 FormatSig(m.copies_s * 1e3, 3),
+                                 FormatSig(m.timeline.comm_s * 1e3, 3),
+                                 FormatSig(m.overlapped_step_s * 1e3, 4),
+                                 FormatSig(m.serial_step_s * 1e3, 4)};
     if (same) {
       const double measured = r.measured->step_time_s;
       row.push_back(FormatSig(measured * 1e3, 4));
@@ -213,8 +217,8 @@ int RunDataParallelSweep(const Network& network, const SweepOptions& options,
     progress.reset();
     int code = 0;
     if (root) {
-      code = Report(network, result, dp, fit_options, format, layers, plot_path,
-                    comm->local_size(), comm->nodes());
+      code = Report(network, result, dp, fit_options, format, layers, plot_path, comm->local_size(),
+                    comm->nodes());
       std::fflush(stdout);
     }
     double shared = code;

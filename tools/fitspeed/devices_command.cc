@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/device/device.h"
 
 namespace fitspeed::cli {

@@ -29,15 +29,15 @@
 #include <vector>
 
 #include "command.h"
+#include "core/median.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/link_logs.h"
 #include "fitspeed/project/links.h"
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
 #include "fitspeed/timing/sweep.h"
+#include "mpi/mpi_communicator.h"
 
 namespace fitspeed::cli {
 
@@ -119,8 +119,7 @@ std::vector<SizePoint> Measure(Communicator& comm, const LinkbenchOptions& o) {
     SizePoint p;
     p.bytes = size;
     const int64_t count = static_cast<int64_t>(size / 4);
-    std::vector<double> t =
-        TimeRepeats(comm, o, [&] { comm.Sum(data.data(), count); });
+    std::vector<double> t = TimeRepeats(comm, o, [&] { comm.Sum(data.data(), count); });
     // Sums of ones grow; keep them small so no value overflows.
     std::fill(data.begin(), data.begin() + count, 1.0f);
     p.allreduce_s = Median(t);
@@ -178,9 +177,10 @@ DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
   if (!m.two_level || m.nodes <= 1) {
     d.measured = RingLinkFromAllReduce(fit, m.ranks);
     d.connects = m.nodes > 1 ? "network" : "devices";
-    d.how = fmt::format("the ring-equivalent link (RingAllReduceTime reproduces the fit at {} "
-                        "ranks)",
-                        m.ranks);
+    d.how = fmt::format(
+        "the ring-equivalent link (RingAllReduceTime reproduces the fit at {} "
+        "ranks)",
+        m.ranks);
     return d;
   }
   const int per_node = m.ranks / m.nodes;
@@ -188,17 +188,18 @@ DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
   if (m.in_node) intra = *m.in_node;
   d.measured = InterNodeLinkFromAllReduce(fit, per_node, m.nodes, intra);
   d.connects = "network";
-  d.how = m.in_node
-              ? fmt::format("the network link of a two-level all-reduce over {} nodes of {} "
-                            "ranks (HierarchicalAllReduceTime reproduces the fit with the "
-                            "in-node ring over '{}' from {}: {:.4g} B/s, {:.4g} s)",
-                            m.nodes, per_node, m.in_node->name, m.in_node_source,
-                            intra.bandwidth_bytes_per_s, intra.latency_s)
-              : fmt::format("the network link of a flat ring over the {} nodes: it carries the "
-                            "whole measured time ({} ranks per node, no in-node link given with "
-                            "--links, so the in-node ring counts as free here and the modeled "
-                            "two-level all-reduce adds it again: an upper bound)",
-                            m.nodes, per_node);
+  d.how = m.in_node ? fmt::format(
+                          "the network link of a two-level all-reduce over {} nodes of {} "
+                          "ranks (HierarchicalAllReduceTime reproduces the fit with the "
+                          "in-node ring over '{}' from {}: {:.4g} B/s, {:.4g} s)",
+                          m.nodes, per_node, m.in_node->name, m.in_node_source,
+                          intra.bandwidth_bytes_per_s, intra.latency_s)
+                    : fmt::format(
+                          "the network link of a flat ring over the {} nodes: it carries the "
+                          "whole measured time ({} ranks per node, no in-node link given with "
+                          "--links, so the in-node ring counts as free here and the modeled "
+                          "two-level all-reduce adds it again: an upper bound)",
+                          m.nodes, per_node);
   return d;
 }
 
@@ -216,9 +217,9 @@ std::string WriteLinksFile(const LinkbenchOptions& o, const std::string& name,
   static_cast<Link&>(link) = measured.link;
   file.links.push_back(link);
   const double level = o.confidence * 100;
-  file.sources["links[0].bandwidth_bytes_per_s"] = fmt::format(
-      "{}: {:.4g} B/s, {:.0f}% interval {}", how, measured.link.bandwidth_bytes_per_s, level,
-      Interval(measured.bandwidth_low, measured.bandwidth_high, 1, 4));
+  file.sources["links[0].bandwidth_bytes_per_s"] =
+      fmt::format("{}: {:.4g} B/s, {:.0f}% interval {}", how, measured.link.bandwidth_bytes_per_s,
+                  level, Interval(measured.bandwidth_low, measured.bandwidth_high, 1, 4));
   file.sources["links[0].latency_s"] =
       fmt::format("{}: {:.4g} s per {}, {:.0f}% interval {}", how, measured.link.latency_s,
                   latency_per, level, Interval(measured.latency_low, measured.latency_high, 1, 4));
@@ -243,9 +244,9 @@ int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputForma
     if (m.has_one_way()) one_way.push_back({p.bytes, p.one_way_s});
   }
   if (allreduce.size() < 3) {
-    throw UsageError(fmt::format(
-        "--fit-min-bytes {} .. --fit-max-bytes {} leaves {} size(s); the fit needs 3",
-        o.fit_min_bytes, o.fit_max_bytes, allreduce.size()));
+    throw UsageError(
+        fmt::format("--fit-min-bytes {} .. --fit-max-bytes {} leaves {} size(s); the fit needs 3",
+                    o.fit_min_bytes, o.fit_max_bytes, allreduce.size()));
   }
   const AlphaBetaFit ar = FitAlphaBeta(allreduce, o.confidence);
   std::optional<AlphaBetaFit> p2p;
@@ -292,12 +293,13 @@ int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputForma
                 << "all-reduce: " << ar.BriefReport() << "\n";
       if (two) std::cout << "one-way:    " << p2p->BriefReport() << "\n";
       std::cout << "\n"
-                << fmt::format("{} link: bandwidth {} GB/s {:.0f}% {}, latency {} us per ring "
-                               "step {}\n  ({})\n",
-                               derived.connects, FormatSig(ring.link.bandwidth_bytes_per_s / 1e9, 4),
-                               level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1e-9),
-                               FormatSig(ring.link.latency_s * 1e6, 4),
-                               Interval(ring.latency_low, ring.latency_high, 1e6), derived.how);
+                << fmt::format(
+                       "{} link: bandwidth {} GB/s {:.0f}% {}, latency {} us per ring "
+                       "step {}\n  ({})\n",
+                       derived.connects, FormatSig(ring.link.bandwidth_bytes_per_s / 1e9, 4), level,
+                       Interval(ring.bandwidth_low, ring.bandwidth_high, 1e-9),
+                       FormatSig(ring.link.latency_s * 1e6, 4),
+                       Interval(ring.latency_low, ring.latency_high, 1e6), derived.how);
       if (two) {
         const MeasuredLink direct = LinkFromPointToPoint(*p2p);
         std::cout << fmt::format("point-to-point link: bandwidth {} GB/s {}, latency {} us {}\n",
@@ -307,17 +309,18 @@ int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputForma
                                  Interval(direct.latency_low, direct.latency_high, 1e6));
       }
       if (!o.links_out.empty()) {
-        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
-                                 "with --links)\n",
-                                 o.links_out);
+        std::cout << fmt::format(
+            "links file written: {} (give it to sweep, project or plan "
+            "with --links)\n",
+            o.links_out);
       } else {
         std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
       }
       break;
     }
     case OutputFormat::kCsv: {
-      TextTable table({"bytes", "allreduce_s", "one_way_s", "allreduce_repeats",
-                       "pingpong_repeats"});
+      TextTable table(
+          {"bytes", "allreduce_s", "one_way_s", "allreduce_repeats", "pingpong_repeats"});
       for (const SizePoint& p : m.points) {
         table.AddRow({fmt::format("{:.0f}", p.bytes), fmt::format("{:.6g}", p.allreduce_s),
                       two ? fmt::format("{:.6g}", p.one_way_s) : "",
@@ -370,8 +373,9 @@ void CheckSizes(const LinkbenchOptions& o) {
         o.min_bytes, o.max_bytes, o.factor));
   }
   if (Sizes(o).size() < 3) {
-    throw UsageError("linkbench needs at least 3 message sizes to fit alpha and beta; widen "
-                     "--min-bytes..--max-bytes or lower --factor");
+    throw UsageError(
+        "linkbench needs at least 3 message sizes to fit alpha and beta; widen "
+        "--min-bytes..--max-bytes or lower --factor");
   }
 }
 
@@ -385,39 +389,41 @@ int RunFromLog(const LinkbenchOptions& o) {
   // The log's own counts win; an option that contradicts them is a mistake.
   auto count = [&](int from_log, int given, const char* option, const char* what) {
     if (from_log > 0 && given > 0 && given != from_log) {
-      throw UsageError(fmt::format("{} {}: the log {} names {} {}", option, given, o.from,
-                                   from_log, what));
+      throw UsageError(
+          fmt::format("{} {}: the log {} names {} {}", option, given, o.from, from_log, what));
     }
     if (from_log > 0) return from_log;
     if (given > 0) return given;
-    throw UsageError(fmt::format(
-        "the log {} ({}) does not say how many {} took part: give {} N", o.from,
-        LinkLogFormatName(log.format), what, option));
+    throw UsageError(fmt::format("the log {} ({}) does not say how many {} took part: give {} N",
+                                 o.from, LinkLogFormatName(log.format), what, option));
   };
   m.ranks = count(log.ranks, o.ranks, "--ranks", "ranks");
   m.nodes = count(log.nodes, o.nodes, "--nodes", "nodes");
   if (m.ranks < 2) {
-    throw UsageError(fmt::format("{}: {} rank(s); an all-reduce link needs 2 or more", o.from,
-                                 m.ranks));
+    throw UsageError(
+        fmt::format("{}: {} rank(s); an all-reduce link needs 2 or more", o.from, m.ranks));
   }
   if (m.nodes > m.ranks || m.ranks % m.nodes != 0) {
-    throw UsageError(fmt::format("{} ranks on {} nodes: the two-level all-reduce needs the same "
-                                 "number of ranks on every node",
-                                 m.ranks, m.nodes));
+    throw UsageError(
+        fmt::format("{} ranks on {} nodes: the two-level all-reduce needs the same "
+                    "number of ranks on every node",
+                    m.ranks, m.nodes));
   }
   if (!o.links.empty()) {
     const LinksFile in_node = ReadLinksJsonFile(o.links);
     if (const DeviceLink* l = in_node.FindLink("devices")) m.in_node = *l;
     if (!m.in_node) {
-      throw UsageError(fmt::format("--links {}: no link that connects \"devices\" (the in-node "
-                                   "link the network link is separated from)",
-                                   o.links));
+      throw UsageError(
+          fmt::format("--links {}: no link that connects \"devices\" (the in-node "
+                      "link the network link is separated from)",
+                      o.links));
     }
     m.in_node_source = o.links;
     if (m.nodes == 1) {
-      std::cerr << fmt::format("fitspeed: --links {} not used: the log is one node, so it "
-                               "measures the in-node link itself\n",
-                               o.links);
+      std::cerr << fmt::format(
+          "fitspeed: --links {} not used: the log is one node, so it "
+          "measures the in-node link itself\n",
+          o.links);
     }
   }
   m.describe = fmt::format("{} log {}, {} ranks on {} node{}", log.benchmark, o.from, m.ranks,
@@ -488,8 +494,8 @@ int RunFromRuns(const LinkbenchOptions& o) {
     }
     std::cout << j.dump(2) << "\n";
   } else {
-    TextTable table({"gradient_bytes", "fewer_nodes_step_s", "more_nodes_step_s", "difference_s",
-                     "fit_%"});
+    TextTable table(
+        {"gradient_bytes", "fewer_nodes_step_s", "more_nodes_step_s", "difference_s", "fit_%"});
     for (const NodeCountRun& r : runs) {
       const double d = r.more_nodes_step_s - r.fewer_nodes_step_s;
       table.AddRow({fmt::format("{:.0f}", r.gradient_bytes), FormatSig(r.fewer_nodes_step_s, 4),
@@ -504,13 +510,15 @@ int RunFromRuns(const LinkbenchOptions& o) {
                        runs.size(), o.fewer_nodes, o.more_nodes, o.from_runs)
                 << table.Render() << "\n"
                 << fit.BriefReport() << "\n"
-                << fmt::format("  (the two-level all-reduce's ring over the nodes; three runs fix "
-                               "two numbers with one degree of freedom: read the intervals; "
-                               "docs/devices.md, \"The network link from runs\")\n");
+                << fmt::format(
+                       "  (the two-level all-reduce's ring over the nodes; three runs fix "
+                       "two numbers with one degree of freedom: read the intervals; "
+                       "docs/devices.md, \"The network link from runs\")\n");
       if (!o.links_out.empty()) {
-        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
-                                 "with --links)\n",
-                                 o.links_out);
+        std::cout << fmt::format(
+            "links file written: {} (give it to sweep, project or plan "
+            "with --links)\n",
+            o.links_out);
       } else {
         std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
       }
@@ -578,8 +586,7 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
       "links file for `sweep --device/--data-parallel`, `project` and `plan` (--links FILE)");
   command->add_option("--min-bytes", o->min_bytes, "Smallest message, bytes (>= 4)")
       ->capture_default_str();
-  command->add_option("--max-bytes", o->max_bytes, "Largest message, bytes")
-      ->capture_default_str();
+  command->add_option("--max-bytes", o->max_bytes, "Largest message, bytes")->capture_default_str();
   command->add_option("--factor", o->factor, "Ratio of one message size to the next (> 1)")
       ->capture_default_str();
   command->add_option("--warmup", o->warmup, "Untimed operations per size and kind")
@@ -618,13 +625,15 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
   command->add_option("--from-format", o->from_format, "Format of --from: auto, nccl-tests or osu")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "nccl-tests", "osu"}));
-  command->add_option("--ranks", o->ranks,
-                      "With --from: ranks of the run (required for osu_allreduce, which does not "
-                      "print them; nccl-tests lists its ranks)")
+  command
+      ->add_option("--ranks", o->ranks,
+                   "With --from: ranks of the run (required for osu_allreduce, which does not "
+                   "print them; nccl-tests lists its ranks)")
       ->check(CLI::Range(2, 1 << 24));
-  command->add_option("--nodes", o->nodes,
-                      "With --from: nodes of the run (required for osu_allreduce; nccl-tests "
-                      "names each rank's host)")
+  command
+      ->add_option("--nodes", o->nodes,
+                   "With --from: nodes of the run (required for osu_allreduce; nccl-tests "
+                   "names each rank's host)")
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--links", o->links,
                       "With --from over several nodes: a links file whose \"devices\" link is "
@@ -637,15 +646,16 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
       "job or model at a per-GPU batch small enough that the all-reduce is exposed; 3 or more "
       "rows of 2 or more gradient sizes). The difference of the steps is the two-level "
       "all-reduce's ring over the nodes (docs/devices.md)");
-  command->add_option("--fewer-nodes", o->fewer_nodes, "With --from-runs: the smaller node count K1")
+  command
+      ->add_option("--fewer-nodes", o->fewer_nodes, "With --from-runs: the smaller node count K1")
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--more-nodes", o->more_nodes, "With --from-runs: the larger node count K2")
       ->check(CLI::Range(2, 1 << 24));
   AddOutputOption(*command, o->output);
   command->callback([o, &exit_code] {
     if (o->max_repeats < o->min_repeats) {
-      throw UsageError(fmt::format("--max-repeats {} < --min-repeats {}", o->max_repeats,
-                                   o->min_repeats));
+      throw UsageError(
+          fmt::format("--max-repeats {} < --min-repeats {}", o->max_repeats, o->min_repeats));
     }
     exit_code = Run(*o);
   });

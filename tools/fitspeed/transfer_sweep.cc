@@ -10,9 +10,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/table.h"
 #include "exit_code.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {

@@ -225,7 +225,7 @@ struct PassTime {
   double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s + cast_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   // A convolution pass run with Winograd F(2x2, 3x3) (ConvAlgorithmFor,
-  // fitspeed/device/conv_algorithm.h): compute_s is then algorithm_flops at the
+  // src/device/conv_algorithm.h): compute_s is then algorithm_flops at the
   // device's Winograd curve; `flops` stays the direct count.
   bool winograd = false;
   double algorithm_flops = 0;  // FLOPs the pass's algorithm performs (flops unless winograd)

@@ -9,7 +9,7 @@
 // buckets still in flight, divides by the rank count and updates.
 //
 // The ranks and their collectives come through Communicator: MPI
-// (fitspeed/timing/mpi_communicator.h, library fitspeed_mpi) or this process
+// (mpi/mpi_communicator.h, library fitspeed_mpi) or this process
 // alone (MakeSelfCommunicator).
 //
 //   std::unique_ptr<fitspeed::Communicator> comm = fitspeed::InitMpi(&argc, &argv);
@@ -113,8 +113,8 @@ OverlapTimeline ScheduleBucketedAllReduce(const std::vector<BucketComm>& buckets
 // share of the synthetic global batch (InitialInput at the global batch,
 // rank r taking samples [r*b, (r+1)*b)) with the weights every rank
 // initializes alike. options.threads = 0 gives each rank an equal share of
-// its node's CPUs, at most the CPUs its binding allows. Rank 0's result is the report: its step times (every step
-// ends in the all-reduce, so the ranks keep pace), its per-layer times at the
+// its node's CPUs, at most the CPUs its binding allows. Rank 0's result is the report: its step
+// times (every step ends in the all-reduce, so the ranks keep pace), its per-layer times at the
 // per-rank batch and BatchMeasurement::data_parallel. Rank 0 decides how many
 // steps each loop runs, the memory limit (shared by the ranks of a node) and
 // when an automatic sweep stops, so every rank measures the same batches.
