@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/device/device.h"
 
 namespace fitspeed {

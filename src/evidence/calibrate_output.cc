@@ -7,7 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {

@@ -155,8 +155,10 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     c.device = get("device");
     if (c.network.empty()) throw DataError(path, n, "network", "must not be empty");
     if (c.device.empty()) throw DataError(path, n, "device", "must not be empty");
-    c.precision = ParseNamed(get("precision"), ParseDevicePrecision, path, n, "precision",
-                             "fp32, tf32, mixed");
+    c.precision = ParseNamed(
+        get("precision"),
+        [](const std::string& name) { return ParsePrecision(name, PrecisionContext::kDevice); },
+        path, n, "precision", "fp32, tf32, mixed");
     c.devices = static_cast<int>(ParseCount(get("devices"), kMaxDevices, path, n, "devices"));
     c.batch = static_cast<int64_t>(ParseCount(get("batch"), kMaxBatch, path, n, "batch"));
     if (c.batch < c.devices) {

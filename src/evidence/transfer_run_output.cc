@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -27,7 +27,7 @@ std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
   return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ", "));
 }
 
-std::string Pct(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
+std::string FractionAsPercent(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
 
 // The header lines (without a comment prefix).
 std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given) {
@@ -36,8 +36,8 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
   lines.push_back(fmt::format(
       "transferred from {}: {} measured in {} ({}, {} case{} -> {} measured point{}), {}, {}",
       t.source_device, t.network, run.source.from, run.source_kind, t.cases,
-      t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s",
-      DevicePrecisionName(run.precision), ActivationLayoutName(run.layout)));
+      t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s", PrecisionName(run.precision),
+      ActivationLayoutName(run.layout)));
   lines.push_back(fmt::format("fitted on {} to {} measured point{}: {}", t.source_device, t.points,
                               t.points == 1 ? "" : "s", ParametersText(t.fitted)));
   lines.push_back(fmt::format("applied to {}: {}", t.target_device, ParametersText(t.applied)));
@@ -47,8 +47,8 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
   }
   lines.push_back(fmt::format(
       "{} fit error (in-sample, throughput): median |e| {}, max {} (catalog before: median {}){}",
-      t.source_device, Pct(t.source_after.median_abs), Pct(t.source_after.max_abs),
-      Pct(t.source_before.median_abs),
+      t.source_device, FractionAsPercent(t.source_after.median_abs),
+      FractionAsPercent(t.source_after.max_abs), FractionAsPercent(t.source_before.median_abs),
       t.points <= static_cast<int>(t.fitted.size()) ? "; as many parameters as points: exact"
                                                     : ""));
   if (!t.converged) {
@@ -97,7 +97,7 @@ json TransferJson(const TransferRun& run) {
           {"source_device", t.source_device},
           {"target_device", t.target_device},
           {"network", t.network},
-          {"precision", DevicePrecisionName(run.precision)},
+          {"precision", PrecisionName(run.precision)},
           {"layout", ActivationLayoutName(run.layout)},
           {"cases", t.cases},
           {"points", t.points},

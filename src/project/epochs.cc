@@ -9,9 +9,9 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/table.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "io/text.h"
 #include "project/validation_pass.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 
 namespace fitspeed {
 

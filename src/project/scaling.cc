@@ -10,9 +10,9 @@
 #include <limits>
 #include <utility>
 
+#include "core/table.h"
 #include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "project/validation_pass.h"
 
 namespace fitspeed {

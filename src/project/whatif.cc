@@ -8,8 +8,8 @@
 #include <set>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
-#include "fitspeed/project/units.h"
+#include "core/table.h"
+#include "project/units.h"
 
 namespace fitspeed {
 

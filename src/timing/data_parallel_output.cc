@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/timing/data_parallel.h"
 
 namespace fitspeed {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/calibrate.h"

@@ -11,10 +11,11 @@
 #include <optional>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
+#include "mpi/mpi_communicator.h"
 
 namespace fitspeed::cli {
 

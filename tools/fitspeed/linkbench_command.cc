@@ -27,15 +27,17 @@
 #include <vector>
 
 #include "command.h"
+#include "core/median.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
+#include "core/median.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/link_logs.h"
 #include "fitspeed/project/linkbench.h"
 #include "fitspeed/project/links.h"
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
 #include "fitspeed/timing/sweep.h"
+#include "mpi/mpi_communicator.h"
 
 namespace fitspeed::cli {
 

@@ -12,15 +12,15 @@
 #include <utility>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/model_params.h"
 #include "fitspeed/project/report.h"
 #include "fitspeed/project/scaling.h"
-#include "fitspeed/project/units.h"
 #include "fitspeed/project/whatif.h"
+#include "project/units.h"
 #include "project_options.h"
 
 namespace fitspeed::cli {

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "exit_code.h"
+#include "fitspeed/core/error.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {

@@ -20,6 +20,13 @@
 
 namespace fitspeed {
 
+// The dimensions of the matrix product a kernel runs, for the shape term of
+// the matrix curves (EfficiencyCurve::ShapeFactor, symmetric in the three):
+// rows m, columns n and reduction k.
+struct GemmDims {
+  double m = 1, n = 1, k = 1;
+};
+
 // (size, efficiency) points, interpolated linearly in log(size) and held
 // constant beyond the first and last points (as Calculon's system files do
 // for its matrix and vector efficiency tables).
@@ -39,10 +46,7 @@ struct EfficiencyCurve {
   // unamortised. 0: no shape term (memory curves, older device files).
   double half_dim = 0;
   double ShapeFactor(double m, double n, double k) const;
-  template <typename Dims>
-  double ShapeFactor(const Dims& d) const {
-    return ShapeFactor(d.m, d.n, d.k);
-  }
+  double ShapeFactor(const GemmDims& d) const { return ShapeFactor(d.m, d.n, d.k); }
 };
 
 // A link between cores, devices, the host or nodes: a Link (bandwidth one

@@ -17,7 +17,7 @@ namespace fitspeed {
 struct MeasuredCase {
   std::string network;  // zoo name ("resnet50") or a network JSON path
   std::string device;   // catalog name ("v100-sxm2") or a device JSON path
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   int devices = 1;            // data-parallel devices
   int64_t batch = 0;          // global batch per step (all devices)
   double throughput_sps = 0;  // measured samples/s, all devices together, > 0

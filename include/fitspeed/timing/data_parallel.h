@@ -9,7 +9,7 @@
 // buckets still in flight, divides by the rank count and updates.
 //
 // The ranks and their collectives come through Communicator: MPI
-// (fitspeed/timing/mpi_communicator.h, library fitspeed_mpi) or this process
+// (mpi/mpi_communicator.h, library fitspeed_mpi) or this process
 // alone (MakeSelfCommunicator).
 //
 //   std::unique_ptr<fitspeed::Communicator> comm = fitspeed::InitMpi(&argc, &argv);
