@@ -111,7 +111,7 @@ json Dump(const Network& net, uint64_t seed) {
   results["eigen_double"] = Run(net, seed, &timing::MakeEigenExecutor<double>, Precision::kFp32);
   results["onednn_fp32"] = Run(net, seed, &timing::MakeOnednnExecutor, Precision::kFp32);
   results["onednn_bf16"] = timing::OnednnBf16Supported()
-                               ? Run(net, seed, &timing::MakeOnednnExecutor, Precision::kBf16)
+                               ? Run(net, seed, &timing::MakeOnednnExecutor, Precision::kMixed)
                                : json(nullptr);
   return doc;
 }

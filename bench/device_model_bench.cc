@@ -20,7 +20,7 @@ void Modeled(benchmark::State& state, const std::string& model, int64_t seq_len,
   const fitspeed::Network net = fitspeed::LoadNetwork(model, fitspeed::ZooOptions{seq_len});
   const fitspeed::Device device = fitspeed::LoadDevice("v100-sxm2");
   fitspeed::DeviceModelOptions options;
-  options.precision = fitspeed::DevicePrecision::kMixed;
+  options.precision = fitspeed::Precision::kMixed;
   options.layout = fitspeed::ActivationLayout::kNhwc;
   options.fusion = fusion;
   for (auto _ : state) {

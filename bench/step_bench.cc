@@ -7,14 +7,14 @@
 
 #include <string>
 
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/zoo.h"
 #include "timing/executor.h"
 
 namespace {
 
 void Step(benchmark::State& state, const std::string& model, fitspeed::Precision precision) {
-  if (precision == fitspeed::Precision::kBf16 && !fitspeed::timing::OnednnBf16Supported()) {
+  if (precision == fitspeed::Precision::kMixed && !fitspeed::timing::OnednnBf16Supported()) {
     state.SkipWithError(
         ("no oneDNN BF16 kernels on this CPU (ISA " + fitspeed::timing::OnednnIsa() + ")").c_str());
     return;
@@ -37,7 +37,7 @@ void BM_Resnet18CifarFp32(benchmark::State& s) {
   Step(s, "resnet18-cifar", fitspeed::Precision::kFp32);
 }
 void BM_Resnet18CifarBf16(benchmark::State& s) {
-  Step(s, "resnet18-cifar", fitspeed::Precision::kBf16);
+  Step(s, "resnet18-cifar", fitspeed::Precision::kMixed);
 }
 void BM_CnnCifarSmallFp32(benchmark::State& s) {
   Step(s, "cnn-cifar-small", fitspeed::Precision::kFp32);

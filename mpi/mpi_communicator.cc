@@ -1,4 +1,4 @@
-#include "fitspeed/timing/mpi_communicator.h"
+#include "mpi/mpi_communicator.h"
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -36,9 +36,9 @@ class MpiPending final : public Communicator::Pending {
   std::vector<MPI_Request> requests;
   bool Test() override {
     int done = 0;
-    Check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
-                      MPI_STATUSES_IGNORE),
-          "MPI_Testall");
+    Check(
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+        "MPI_Testall");
     return done != 0;
   }
   void Wait() override {
@@ -49,8 +49,8 @@ class MpiPending final : public Communicator::Pending {
     // A request left in flight (an exception unwinding) must still complete.
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                                MPI_STATUSES_IGNORE);
+    if (!finalized)
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   }
 };
 
@@ -93,8 +93,8 @@ class MpiCommunicator final : public Communicator {
   int local_size() const override { return local_size_; }
   int nodes() const override { return nodes_; }
   std::string Describe() const override {
-    return fmt::format("{}; {} rank{} on {} node{}", library_, size_, size_ == 1 ? "" : "s",
-                       nodes_, nodes_ == 1 ? "" : "s");
+    return fmt::format("{}; {} rank{} on {} node{}", library_, size_, size_ == 1 ? "" : "s", nodes_,
+                       nodes_ == 1 ? "" : "s");
   }
 
   std::unique_ptr<Pending> StartSum(float* data, int64_t count) override {
@@ -111,8 +111,8 @@ class MpiCommunicator final : public Communicator {
   void Barrier() override { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
   void PingPong(int peer, char* buffer, int64_t bytes) override {
     if (peer <= 0 || peer >= size_) {
-      throw UsageError(fmt::format("ping-pong peer {}: expected a rank in [1, {}]", peer,
-                                   size_ - 1));
+      throw UsageError(
+          fmt::format("ping-pong peer {}: expected a rank in [1, {}]", peer, size_ - 1));
     }
     if (rank_ != 0 && rank_ != peer) return;
     for (int64_t at = 0; at < bytes || (bytes == 0 && at == 0); at += kMaxCount) {
@@ -136,9 +136,10 @@ class MpiCommunicator final : public Communicator {
     auto pending = std::make_unique<MpiPending>();
     for (int64_t at = 0; at < count; at += kMaxCount) {
       MPI_Request request;
-      Check(MPI_Iallreduce(MPI_IN_PLACE, data + at, static_cast<int>(std::min(kMaxCount, count - at)),
-                           TypeOf<T>(), MPI_SUM, MPI_COMM_WORLD, &request),
-            "MPI_Iallreduce");
+      Check(
+          MPI_Iallreduce(MPI_IN_PLACE, data + at, static_cast<int>(std::min(kMaxCount, count - at)),
+                         TypeOf<T>(), MPI_SUM, MPI_COMM_WORLD, &request),
+          "MPI_Iallreduce");
       pending->requests.push_back(request);
     }
     return pending;

@@ -1,4 +1,4 @@
-#include "fitspeed/core/median.h"
+#include "core/median.h"
 
 #include <algorithm>
 #include <cstddef>

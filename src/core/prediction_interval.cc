@@ -7,8 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 
 namespace fitspeed {
 

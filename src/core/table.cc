@@ -1,4 +1,4 @@
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 
 #include <fmt/format.h>
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/table.h"
 #include "device/calibration_terms.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 
 namespace fitspeed {
 
@@ -85,8 +85,8 @@ double MaxComputeEfficiency(const Device& d) {
 }  // namespace calibration
 
 using calibration::kInfo;
-using calibration::ParameterInfo;
 using calibration::kParams;
+using calibration::ParameterInfo;
 
 const char* CalibrationParameterName(CalibrationParameter parameter) {
   for (const ParameterInfo& info : kInfo) {

@@ -1,5 +1,5 @@
 // The convolution-algorithm rule of the step model (conv_algorithm.h).
-#include "fitspeed/device/conv_algorithm.h"
+#include "device/conv_algorithm.h"
 
 #include <fmt/format.h>
 

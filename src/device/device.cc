@@ -790,6 +790,36 @@ LinksFile ReadLinksJsonFile(const std::string& path) {
   return ParseLinksJson(ReadText(path, "links"), path);
 }
 
+void WriteLinksJsonFile(const std::string& path, const LinksFile& links) {
+  const std::string text = LinksToJson(links);
+  std::ofstream out(path);
+  out << text;
+  if (!out || !out.flush()) {
+    throw InputError(fmt::format("cannot write the links file '{}'", path));
+  }
+}
+
+CommModel CommModelFromLinks(const LinksFile& links, const std::string& source,
+                             int devices_per_node) {
+  CommModel comm;
+  comm.devices_per_node = devices_per_node;
+  const DeviceLink* intra = links.FindLink("devices");
+  const DeviceLink* inter = links.FindLink("network");
+  if (intra) comm.intra_node = *intra;
+  if (inter) comm.inter_node = *inter;
+  if (!intra && !inter) {
+    throw DataError(source, 0, "links",
+                    "no link with \"connects\": \"devices\" or \"network\" (the ranks' "
+                    "all-reduce link)");
+  }
+  if (!intra) {
+    comm.intra_node = comm.inter_node;
+  } else if (inter) {
+    comm.algorithm = AllReduceAlgorithm::kHierarchical;
+  }
+  return comm;
+}
+
 void ApplyLinks(Device& device, const LinksFile& links) {
   CheckLinks(links, "ApplyLinks");
   // Moves the sources of links.links[from] to device.links[to].

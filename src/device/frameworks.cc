@@ -177,8 +177,8 @@ AmpOpList FrameworkAmpOps(const std::string& framework) {
                                                            : AmpOpList::kPyTorch;
 }
 
-ElementwiseFusion FrameworkFusion(const std::string& framework, DevicePrecision precision) {
-  return framework == "mxnet" && precision == DevicePrecision::kMixed
+ElementwiseFusion FrameworkFusion(const std::string& framework, Precision precision) {
+  return framework == "mxnet" && precision == Precision::kMixed
              ? ElementwiseFusion::kBatchNormReluAdd
              : ElementwiseFusion::kNone;
 }

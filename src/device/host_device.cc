@@ -82,7 +82,7 @@ Device Probe(int threads) {
   // best rate of the same GEMMs in BF16 where that is higher (AMX tiles, which
   // no loop here measures: then a lower bound on the peak).
   if (context.bf16_supported) {
-    const std::vector<EfficiencyCurve::Point> rates = GemmRates(threads, Precision::kBf16);
+    const std::vector<EfficiencyCurve::Point> rates = GemmRates(threads, Precision::kMixed);
     double gemm = 0;
     for (const EfficiencyCurve::Point& r : rates) gemm = std::max(gemm, r.efficiency);
     const double dot = MeasureBf16DotPeakGflops(threads) * 1e9;

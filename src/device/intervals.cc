@@ -90,7 +90,7 @@ std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const json& doc,
 
 }  // namespace
 
-std::string ModelErrorClass(const Device& device, DevicePrecision precision) {
+std::string ModelErrorClass(const Device& device, Precision precision) {
   return device.kind + "/" + (MatrixOnTensorUnits(device, precision) ? "tensor" : "fp32");
 }
 
@@ -102,7 +102,7 @@ PredictionInterval IntervalTable::For(const std::string& error_class, double lev
   return ClassInterval(classes, error_class, level, kModelIntervalMinSources);
 }
 
-PredictionInterval IntervalTable::For(const Device& device, DevicePrecision precision,
+PredictionInterval IntervalTable::For(const Device& device, Precision precision,
                                       double level) const {
   return For(ModelErrorClass(device, precision), level);
 }
@@ -129,7 +129,7 @@ PredictionInterval IntervalTable::ForFramework(const std::string& error_class, d
   return ClassInterval(framework, error_class, level, kModelIntervalMinSources, "framework:");
 }
 
-PredictionInterval IntervalTable::ForFramework(const Device& device, DevicePrecision precision,
+PredictionInterval IntervalTable::ForFramework(const Device& device, Precision precision,
                                                double level) const {
   return ForFramework(ModelErrorClass(device, precision), level);
 }

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <utility>
 
+#include "device/conv_algorithm.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/conv_algorithm.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "model/kinds/kind.h"
 
@@ -113,25 +113,6 @@ std::vector<bool> RecomputedForwards(const Network& network, bool recompute) {
 
 }  // namespace
 
-const char* DevicePrecisionName(DevicePrecision precision) {
-  switch (precision) {
-    case DevicePrecision::kFp32:
-      return "fp32";
-    case DevicePrecision::kTf32:
-      return "tf32";
-    case DevicePrecision::kMixed:
-      return "mixed";
-  }
-  return "unknown";
-}
-
-DevicePrecision ParseDevicePrecision(const std::string& name) {
-  if (name == "fp32") return DevicePrecision::kFp32;
-  if (name == "tf32") return DevicePrecision::kTf32;
-  if (name == "mixed") return DevicePrecision::kMixed;
-  throw UsageError(fmt::format("unknown device precision '{}' (known: fp32, tf32, mixed)", name));
-}
-
 const char* ActivationLayoutName(ActivationLayout layout) {
   return layout == ActivationLayout::kNhwc ? "nhwc" : "nchw";
 }
@@ -218,26 +199,26 @@ namespace {
 
 // Whether AMP's FP32 layers and their casts are modeled: mixed precision on
 // a GPU (a TPU's XLA fuses the conversions).
-bool AmpCastsApply(const Device& device, DevicePrecision precision) {
-  return precision == DevicePrecision::kMixed && device.kind == "gpu";
+bool AmpCastsApply(const Device& device, Precision precision) {
+  return precision == Precision::kMixed && device.kind == "gpu";
 }
 
 }  // namespace
 
-bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision) {
-  return precision != DevicePrecision::kFp32 || device.fp32_matrix_on_tensor16;
+bool MatrixOnTensorUnits(const Device& device, Precision precision) {
+  return precision != Precision::kFp32 || device.fp32_matrix_on_tensor16;
 }
 
-double MatrixPeakFlops(const Device& device, DevicePrecision precision) {
+double MatrixPeakFlops(const Device& device, Precision precision) {
   switch (precision) {
-    case DevicePrecision::kFp32:
+    case Precision::kFp32:
       return device.fp32_matrix_on_tensor16 ? device.tensor16_flops_per_s : device.fp32_flops_per_s;
-    case DevicePrecision::kTf32:
+    case Precision::kTf32:
       if (device.tf32_flops_per_s <= 0) {
         throw UsageError(fmt::format("device {} has no TF32 units (precision tf32)", device.name));
       }
       return device.tf32_flops_per_s;
-    case DevicePrecision::kMixed:
+    case Precision::kMixed:
       if (device.tensor16_flops_per_s <= 0) {
         throw UsageError(
             fmt::format("device {} has no FP16/BF16 units (precision mixed)", device.name));
@@ -320,7 +301,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     throw UsageError(
         fmt::format("batch {} cannot be split over {} devices", batch, options.devices));
   }
-  const DevicePrecision precision = options.precision;
+  const Precision precision = options.precision;
   // The peak of matrix work and the tile its feature dimensions are padded to.
   const double matrix_peak = MatrixPeakFlops(device, precision);
   const int feature_multiple = MatrixOnTensorUnits(device, precision)
@@ -348,7 +329,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // weight copies the layers read are 2 bytes; the optimizer updates FP32
   // master weights and casts them to the 2-byte copy (read 4, write 2 per
   // trainable parameter).
-  const bool mixed = precision == DevicePrecision::kMixed;
+  const bool mixed = precision == Precision::kMixed;
   const double sample_bytes = mixed ? 2 : 4;
   const bool amp_casts = AmpCastsApply(device, precision);
   const double layer_step_bytes = mixed ? 2 : 4;
@@ -680,7 +661,7 @@ std::vector<Sample> DeviceSweepResult::Samples() const {
     s.batch = static_cast<double>(steps[i].batch) * steps[i].accumulation;
     s.devices = steps[i].devices;
     s.label = network;
-    s.precision = DevicePrecisionName(precision);
+    s.precision = PrecisionName(precision);
     s.tags["device"] = device;
     s.tags["optimizer"] = OptimizerName(optimizer);
     if (accumulation > 1) s.tags["accumulation"] = std::to_string(accumulation);

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model_error_json.h"
-#include "fitspeed/core/table.h"
-#include "fitspeed/device/conv_algorithm.h"
+#include "core/table.h"
+#include "device/conv_algorithm.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
 
@@ -23,7 +23,7 @@ std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 const char* Bound(bool memory_bound) { return memory_bound ? "memory" : "compute"; }
 
 // The algorithm a layer's matrix work runs with: a convolution's (Winograd when
-// its forward pass is, fitspeed/device/conv_algorithm.h; "depthwise" for a grouped one
+// its forward pass is, src/device/conv_algorithm.h; "depthwise" for a grouped one
 // off the matrix units), "gemm" for other matrix layers, "fused-into-bn" for a
 // layer run inside a batch norm's kernel (DeviceModelOptions::fusion), "-" for
 // the rest.
@@ -193,10 +193,9 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       out << fmt::format(
           "fitspeed sweep: {} modeled on {} ({}, {}, {} device{}, {} step{} per execution)\n"
           "work: {} GFLOP/sample forward, {} GFLOP/sample forward+backward\n\n",
-          s.network, s.device, DevicePrecisionName(s.precision), OptimizerName(s.optimizer),
-          s.devices, s.devices == 1 ? "" : "s", s.steps_per_execution,
-          s.steps_per_execution == 1 ? "" : "s", FormatSig(s.forward_flops_per_sample / 1e9),
-          FormatSig(s.train_flops_per_sample / 1e9));
+          s.network, s.device, PrecisionName(s.precision), OptimizerName(s.optimizer), s.devices,
+          s.devices == 1 ? "" : "s", s.steps_per_execution, s.steps_per_execution == 1 ? "" : "s",
+          FormatSig(s.forward_flops_per_sample / 1e9), FormatSig(s.train_flops_per_sample / 1e9));
       if (s.recompute) {
         out << fmt::format(
             "recomputation: activations kept at the {} checkpoint segments' boundaries; every "
@@ -239,7 +238,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       out << fmt::format(
           "MFU: model FLOPs (forward + backward, no recomputation) per second over {} x {} "
           "TFLOPS, the {} dense matrix peak\n\n",
-          s.devices, FormatSig(s.matrix_peak_flops / 1e12), DevicePrecisionName(s.precision));
+          s.devices, FormatSig(s.matrix_peak_flops / 1e12), PrecisionName(s.precision));
       if (s.price_per_hour) {
         out << fmt::format(
             "price: {} per device-hour (the device file's): cost_per_1M_samples = devices x "
@@ -352,7 +351,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       auto add = [&](const ModeledStep& m) {
         table.AddRow({s.device,
                       s.network,
-                      DevicePrecisionName(s.precision),
+                      PrecisionName(s.precision),
                       ActivationLayoutName(s.layout),
                       std::to_string(m.batch),
                       std::to_string(m.devices),
@@ -391,7 +390,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       json j = json::parse(FitToJson(fit));
       j["model"] = {{"device", s.device},
                     {"network", s.network},
-                    {"precision", DevicePrecisionName(s.precision)},
+                    {"precision", PrecisionName(s.precision)},
                     {"layout", ActivationLayoutName(s.layout)},
                     {"transposes", s.transposes},
                     {"optimizer", OptimizerName(s.optimizer)},

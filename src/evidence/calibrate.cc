@@ -30,12 +30,12 @@
 #include <set>
 #include <utility>
 
+#include "core/table.h"
 #include "device/calibration_terms.h"
 #include "fit/dense_jacobian.h"
 #include "fit/solver_options.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 

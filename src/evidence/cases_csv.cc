@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -65,6 +66,26 @@ auto ParseNamed(const std::string& text, Parse parse, const std::string& source,
 }
 
 }  // namespace
+
+CaseSelection SelectCasesOf(std::vector<MeasuredCase> cases,
+                            const std::vector<std::string>& names) {
+  CaseSelection selection;
+  for (MeasuredCase& c : cases) {
+    const bool ours = std::find(names.begin(), names.end(), c.device) != names.end();
+    (ours ? selection.used : selection.skipped).push_back(std::move(c));
+  }
+  return selection;
+}
+
+std::string CountByDevice(const std::vector<MeasuredCase>& cases) {
+  std::map<std::string, int> by_device;
+  for (const MeasuredCase& c : cases) ++by_device[c.device];
+  std::string list;
+  for (const auto& [name, count] : by_device) {
+    list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, count);
+  }
+  return list;
+}
 
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -134,8 +155,10 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     c.device = get("device");
     if (c.network.empty()) throw DataError(path, n, "network", "must not be empty");
     if (c.device.empty()) throw DataError(path, n, "device", "must not be empty");
-    c.precision = ParseNamed(get("precision"), ParseDevicePrecision, path, n, "precision",
-                             "fp32, tf32, mixed");
+    c.precision = ParseNamed(
+        get("precision"),
+        [](const std::string& name) { return ParsePrecision(name, PrecisionContext::kDevice); },
+        path, n, "precision", "fp32, tf32, mixed");
     c.devices = static_cast<int>(ParseCount(get("devices"), kMaxDevices, path, n, "devices"));
     c.batch = static_cast<int64_t>(ParseCount(get("batch"), kMaxBatch, path, n, "batch"));
     if (c.batch < c.devices) {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -21,7 +21,7 @@ namespace {
 using json = nlohmann::ordered_json;
 using evidence_output::IntervalCoverageJson;
 using evidence_output::Number;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 using evidence_output::TransferValidationJson;
 
@@ -66,7 +66,7 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
         {{"key", v.key},
          {"network", c.network},
          {"device", c.device},
-         {"precision", DevicePrecisionName(c.precision)},
+         {"precision", PrecisionName(c.precision)},
          {"layout", ActivationLayoutName(c.layout)},
          {"optimizer", c.optimizer ? json(OptimizerName(*c.optimizer)) : json(nullptr)},
          {"devices", c.devices},
@@ -213,10 +213,10 @@ TextTable CaseTable(const ValidationReport& report) {
     const bool cv = report.cross_validated_run && !v.in_sample;
     const bool xdev = report.cross_device_run && !v.in_sample;
     table.AddRow(
-        {c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
-         ActivationLayoutName(c.layout), std::to_string(c.devices), BatchText(c), c.framework,
-         FormatSig(c.throughput_sps, 4), FormatSig(v.predicted_sps, 4),
-         fmt::format("{:+.1f}", v.error_pct), v.in_sample ? "in" : "out",
+        {c.device, CaseNetworkKey(c), PrecisionName(c.precision), ActivationLayoutName(c.layout),
+         std::to_string(c.devices), BatchText(c), c.framework, FormatSig(c.throughput_sps, 4),
+         FormatSig(v.predicted_sps, 4), fmt::format("{:+.1f}", v.error_pct),
+         v.in_sample ? "in" : "out",
          cv ? FormatSig(v.cv_predicted_sps, 4) + (v.cv_calibrated ? "" : "=") : "-",
          cv ? fmt::format("{:+.1f}", v.cv_error_pct) : "-",
          xdev ? FormatSig(v.xdev_predicted_sps, 4) + (v.xdev_calibrated ? "" : "=") : "-",
@@ -261,7 +261,7 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
       table.AddRow({v.key,
                     c.device,
                     c.network,
-                    DevicePrecisionName(c.precision),
+                    PrecisionName(c.precision),
                     ActivationLayoutName(c.layout),
                     c.optimizer ? OptimizerName(*c.optimizer) : "",
                     std::to_string(c.devices),
@@ -304,7 +304,7 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
     for (const ValidatedCase& v : report.cases) {
       if (v.modeled) continue;
       const MeasuredCase& c = v.measured;
-      table.AddRow({c.device, CaseNetworkKey(c), DevicePrecisionName(c.precision),
+      table.AddRow({c.device, CaseNetworkKey(c), PrecisionName(c.precision),
                     std::to_string(c.devices), BatchText(c), FormatSig(c.throughput_sps, 4),
                     v.reason});
     }
@@ -325,12 +325,13 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
                                  int not_modeled) {
     const bool cv_run = report.cross_validated_run;
     const bool xdev_run = report.cross_device_run;
-    summary.AddRow(
-        {name, std::to_string(out.cases), Pct(out.median_abs_error_pct), Pct(out.max_abs_error_pct),
-         cv_run ? held_out_by : "-", cv_run ? Pct(cv.median_abs_error_pct) : "-",
-         cv_run ? Pct(cv.max_abs_error_pct) : "-", xdev_run ? Pct(xdev.median_abs_error_pct) : "-",
-         xdev_run ? Pct(xdev.max_abs_error_pct) : "-", std::to_string(in.cases),
-         Pct(in.median_abs_error_pct), std::to_string(not_modeled)});
+    summary.AddRow({name, std::to_string(out.cases), PercentCell(out.median_abs_error_pct),
+                    PercentCell(out.max_abs_error_pct), cv_run ? held_out_by : "-",
+                    cv_run ? PercentCell(cv.median_abs_error_pct) : "-",
+                    cv_run ? PercentCell(cv.max_abs_error_pct) : "-",
+                    xdev_run ? PercentCell(xdev.median_abs_error_pct) : "-",
+                    xdev_run ? PercentCell(xdev.max_abs_error_pct) : "-", std::to_string(in.cases),
+                    PercentCell(in.median_abs_error_pct), std::to_string(not_modeled)});
   };
   for (const DeviceValidation& d : report.devices) {
     add(d.device, d.out_of_sample, d.held_out_by.empty() ? "none (catalog)" : d.held_out_by,
@@ -345,11 +346,11 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
   TextTable setups({"device", "framework", "cases", "catalog_median_%", "catalog_max_%",
                     "cv_median_%", "xdev_median_%"});
   for (const SetupSummary& s : SummarizeBySetup(report)) {
-    setups.AddRow({s.device, s.framework.empty() ? "-" : s.framework,
-                   std::to_string(s.catalog.cases), Pct(s.catalog.median_abs_error_pct),
-                   Pct(s.catalog.max_abs_error_pct),
-                   report.cross_validated_run ? Pct(s.cross_validated.median_abs_error_pct) : "-",
-                   report.cross_device_run ? Pct(s.cross_device.median_abs_error_pct) : "-"});
+    setups.AddRow(
+        {s.device, s.framework.empty() ? "-" : s.framework, std::to_string(s.catalog.cases),
+         PercentCell(s.catalog.median_abs_error_pct), PercentCell(s.catalog.max_abs_error_pct),
+         report.cross_validated_run ? PercentCell(s.cross_validated.median_abs_error_pct) : "-",
+         report.cross_device_run ? PercentCell(s.cross_device.median_abs_error_pct) : "-"});
   }
   out << setups.Render();
   out << "\nAbsolute % error per network and precision (out-of-sample), over every device "
@@ -359,9 +360,9 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
   for (const WorkloadSummary& s : SummarizeByWorkload(report)) {
     workloads.AddRow(
         {s.network, s.precision, s.kind, std::to_string(s.catalog.cases),
-         Pct(s.catalog.median_abs_error_pct), Pct(s.catalog.max_abs_error_pct),
-         report.cross_validated_run ? Pct(s.cross_validated.median_abs_error_pct) : "-",
-         report.cross_device_run ? Pct(s.cross_device.median_abs_error_pct) : "-"});
+         PercentCell(s.catalog.median_abs_error_pct), PercentCell(s.catalog.max_abs_error_pct),
+         report.cross_validated_run ? PercentCell(s.cross_validated.median_abs_error_pct) : "-",
+         report.cross_device_run ? PercentCell(s.cross_device.median_abs_error_pct) : "-"});
   }
   out << workloads.Render();
   if (report.cross_validated_run) {
@@ -375,8 +376,9 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
       for (const CrossValidationFold& f : d.folds) {
         const auto [compute, tensor, host] = ParameterCells(f.parameters);
         folds.AddRow({d.device, f.group, std::to_string(f.cases), std::to_string(f.training_cases),
-                      compute, tensor, host, f.computed ? Pct(f.error.median_abs_error_pct) : "-",
-                      f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
+                      compute, tensor, host,
+                      f.computed ? PercentCell(f.error.median_abs_error_pct) : "-",
+                      f.computed ? PercentCell(f.error.max_abs_error_pct) : "-", f.problem});
       }
     }
     out << folds.Render();
@@ -393,8 +395,8 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
           {f.device, f.network, std::to_string(f.cases),
            f.training_devices.empty() ? "-" : fmt::format("{}", fmt::join(f.training_devices, " ")),
            std::to_string(f.training_cases), compute, tensor, host,
-           f.computed ? Pct(f.error.median_abs_error_pct) : "-",
-           f.computed ? Pct(f.error.max_abs_error_pct) : "-", f.problem});
+           f.computed ? PercentCell(f.error.median_abs_error_pct) : "-",
+           f.computed ? PercentCell(f.error.max_abs_error_pct) : "-", f.problem});
     }
     out << folds.Render();
   }
@@ -426,8 +428,9 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
                    r.contended ? "yes" : "no"});
     }
     out << rows.Render()
-        << fmt::format("median |error| {}%, max {}%\n", Pct(host->summary.median_abs_error_pct),
-                       Pct(host->summary.max_abs_error_pct));
+        << fmt::format("median |error| {}%, max {}%\n",
+                       PercentCell(host->summary.median_abs_error_pct),
+                       PercentCell(host->summary.max_abs_error_pct));
   }
 }
 

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/median.h"
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/median.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -18,7 +18,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using evidence_output::Number;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 
 // Median |error| in %, NaN for none.
 double MedianAbsPct(const std::vector<double>& errors) {
@@ -97,7 +97,7 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
          f.training_devices.empty() ? "-" : fmt::format("{}", fmt::join(f.training_devices, "+")),
          std::to_string(f.training_cases), Value(f.parameters, "compute_scale"),
          Value(f.parameters, "tensor_scale"), Value(f.parameters, "step_host_s", 1e-3),
-         Pct(MedianAbsPct(f.catalog_errors)), Pct(MedianAbsPct(f.profile_errors)),
+         PercentCell(MedianAbsPct(f.catalog_errors)), PercentCell(MedianAbsPct(f.profile_errors)),
          f.problem.empty() ? "-" : f.problem});
   }
   if (format == OutputFormat::kCsv) {
@@ -110,7 +110,7 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
     profiles.AddRow({p.name, fmt::format("{}", fmt::join(p.devices, "+")), std::to_string(p.cases),
                      fmt::format("{}", fmt::join(p.networks, "+")),
                      Value(p.parameters, "compute_scale"), Value(p.parameters, "tensor_scale"),
-                     Value(p.parameters, "step_host_s", 1e-3), Pct(100 * p.rms_error),
+                     Value(p.parameters, "step_host_s", 1e-3), PercentCell(100 * p.rms_error),
                      p.converged ? "yes" : "no"});
   }
   out << "Framework profiles (`sweep --device D --framework F`): per framework, the "
@@ -131,7 +131,8 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
       << folds.Render();
   out << fmt::format(
       "held-out runs: {}; median |error| catalog {}%, with the framework profile {}%\n",
-      catalog_all.size(), Pct(MedianAbsPct(catalog_all)), Pct(MedianAbsPct(profile_all)));
+      catalog_all.size(), PercentCell(MedianAbsPct(catalog_all)),
+      PercentCell(MedianAbsPct(profile_all)));
 }
 
 }  // namespace fitspeed

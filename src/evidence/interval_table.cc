@@ -7,8 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 
 namespace fitspeed {
 

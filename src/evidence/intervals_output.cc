@@ -7,8 +7,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/output.h"
 

@@ -11,13 +11,14 @@
 #include <limits>
 #include <map>
 
+#include "core/median.h"
+#include "device/conv_algorithm.h"
 #include "evidence/csv_table.h"
 #include "evidence/log_logistic.h"
 #include "fit/dense_jacobian.h"
 #include "fit/solver_options.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 
 namespace fitspeed {
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -19,7 +19,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using evidence_output::Number;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 
 std::string Sig(double value, int digits = 3) {
   return std::isfinite(value) ? FormatSig(value, digits) : "-";
@@ -38,8 +38,8 @@ TextTable FitTable(const KernelFitReport& report) {
     table.AddRow({f.gpu, KernelUnitName(f.unit), std::to_string(f.kernels), Sig(f.e_max),
                   Sig(f.e_max_se, 2), Sig(f.f_half), Sig(f.f_half_se, 2), Sig(f.slope),
                   Sig(f.slope_se, 2), half_dim, half_dim_se, Sig(f.At(1e8)), Sig(f.At(1e9)),
-                  Sig(f.At(1e10)), Sig(f.At(1e11)), Pct(100 * f.median_abs_error),
-                  Pct(100 * f.p90_abs_error), f.converged ? "yes" : "no"});
+                  Sig(f.At(1e10)), Sig(f.At(1e11)), PercentCell(100 * f.median_abs_error),
+                  PercentCell(100 * f.p90_abs_error), f.converged ? "yes" : "no"});
   }
   return table;
 }
@@ -85,7 +85,8 @@ TextTable GroupTable(const KernelFitReport& report) {
   for (const KernelCurveFit& f : report.fits) {
     for (const KernelCurveFit::Group& g : f.groups) {
       table.AddRow({f.gpu, KernelUnitName(f.unit), g.name, std::to_string(g.kernels),
-                    Pct(100 * g.median_abs_error), Pct(100 * g.median_signed_error)});
+                    PercentCell(100 * g.median_abs_error),
+                    PercentCell(100 * g.median_signed_error)});
     }
   }
   return table;
@@ -97,7 +98,7 @@ TextTable AgreementTable(const KernelFitReport& report) {
   for (const AlgorithmAgreement& a : report.agreement) {
     table.AddRow({a.gpu, std::to_string(a.convolutions), std::to_string(a.winograd_by_cudnn),
                   std::to_string(a.winograd_by_rule), std::to_string(a.agree),
-                  Pct(100.0 * a.agree / a.convolutions)});
+                  PercentCell(100.0 * a.agree / a.convolutions)});
   }
   return table;
 }
@@ -167,8 +168,8 @@ TextTable CheckTable(const std::vector<KernelCheck>& checks) {
                    "below_floor", "median_err_%", "median_signed_%", "p90_err_%"});
   for (const KernelCheck& c : checks) {
     table.AddRow({c.table, c.gpu, c.device, c.unit, c.basis, std::to_string(c.kernels),
-                  std::to_string(c.below_floor), Pct(100 * c.median_abs_error),
-                  Pct(100 * c.median_signed_error), Pct(100 * c.p90_abs_error)});
+                  std::to_string(c.below_floor), PercentCell(100 * c.median_abs_error),
+                  PercentCell(100 * c.median_signed_error), PercentCell(100 * c.p90_abs_error)});
   }
   return table;
 }
@@ -180,12 +181,13 @@ TextTable ConvolutionCheckTable(const std::vector<KernelCheck>& checks) {
                    "signed_%_library_other", "fastest_agree_%", "fastest_median_err_%"});
   for (const KernelCheck& c : checks) {
     if (c.convolutions == 0) continue;
-    table.AddRow(
-        {c.table, c.gpu, c.device, std::to_string(c.convolutions),
-         std::to_string(c.winograd_by_library), std::to_string(c.winograd_by_rule),
-         Pct(100.0 * c.agree / c.convolutions), Pct(100 * c.median_signed_error_library_winograd),
-         Pct(100 * c.median_signed_error_library_other),
-         Pct(100.0 * c.agree_fastest / c.convolutions), Pct(100 * c.median_abs_error_fastest)});
+    table.AddRow({c.table, c.gpu, c.device, std::to_string(c.convolutions),
+                  std::to_string(c.winograd_by_library), std::to_string(c.winograd_by_rule),
+                  PercentCell(100.0 * c.agree / c.convolutions),
+                  PercentCell(100 * c.median_signed_error_library_winograd),
+                  PercentCell(100 * c.median_signed_error_library_other),
+                  PercentCell(100.0 * c.agree_fastest / c.convolutions),
+                  PercentCell(100 * c.median_abs_error_fastest)});
   }
   return table;
 }
@@ -224,12 +226,13 @@ TextTable AllReduceTable(const std::vector<AllReduceCheck>& checks) {
                    "problem"});
   for (const AllReduceCheck& c : checks) {
     const bool modeled = c.problem.empty();
-    table.AddRow({c.gpu, c.device, c.link.empty() ? "-" : c.link,
-                  c.link.empty() ? "-" : Sig(c.link_bandwidth_bytes_per_s / 1e9),
-                  std::to_string(c.devices), std::to_string(c.nodes),
-                  std::to_string(c.measurements), modeled ? Pct(100 * c.median_abs_error) : "-",
-                  modeled ? Pct(100 * c.median_signed_error) : "-", Sig(c.largest_bytes / 1e6),
-                  Sig(c.measured_bus_bandwidth / 1e9), modeled ? "" : c.problem});
+    table.AddRow(
+        {c.gpu, c.device, c.link.empty() ? "-" : c.link,
+         c.link.empty() ? "-" : Sig(c.link_bandwidth_bytes_per_s / 1e9), std::to_string(c.devices),
+         std::to_string(c.nodes), std::to_string(c.measurements),
+         modeled ? PercentCell(100 * c.median_abs_error) : "-",
+         modeled ? PercentCell(100 * c.median_signed_error) : "-", Sig(c.largest_bytes / 1e6),
+         Sig(c.measured_bus_bandwidth / 1e9), modeled ? "" : c.problem});
   }
   return table;
 }
@@ -331,7 +334,7 @@ void WriteKernelValidation(std::ostream& out, const KernelValidation& v, OutputF
         Sig(1e3 * d.batch / d.separable_images_per_s), Sig(1e3 * d.pointwise_modeled_s),
         Sig(d.depthwise_flops / 1e9), Sig(1e3 * d.depthwise_s), Sig(d.efficiency),
         Sig(d.conv_images_per_s, 4), Sig(1e3 * d.conv_measured_s), Sig(1e3 * d.conv_modeled_s),
-        Pct(100 * d.conv_error()));
+        PercentCell(100 * d.conv_error()));
   }
 }
 

@@ -220,7 +220,7 @@ LayerCheckGroup CheckGroup(const Group& group, const GpuMatch& match, const Devi
     throw DataError(source, g.nodes.front().line, "seq_len", e.what());
   }
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kFp32;  // NeuSight: FP32, TF32 off for matmul and cuDNN
+  options.precision = Precision::kFp32;  // NeuSight: FP32, TF32 off for matmul and cuDNN
   // The layer times do not depend on whether the step fits in memory
   // (ModeledStep::fits); every batch was measured.
   const ModeledStep step = ModelStep(network, device, group.batch, options);

@@ -8,8 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
+#include "fitspeed/core/precision.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -17,11 +18,12 @@ namespace fitspeed {
 namespace {
 
 using json = nlohmann::ordered_json;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 
 std::string Us(double seconds) { return FormatSig(seconds * 1e6, 4); }
-std::string SignedPct(const PassCheck& p) {
+// A pass's signed error in percent ("+12.3"), "-" when it was not measured.
+std::string PassErrorCell(const PassCheck& p) {
   return p.measured ? fmt::format("{:+.1f}", p.error_pct) : "-";
 }
 
@@ -82,7 +84,7 @@ void WriteJson(std::ostream& out, const LayerCheckReport& report) {
   const json j = {{"schema", "fitspeed.validate_layers/1"},
                   {"source", report.source},
                   {"network", report.network},
-                  {"precision", "fp32"},
+                  {"precision", PrecisionName(Precision::kFp32)},
                   {"error", "(modeled - measured) / measured time, %"},
                   {"devices", matches},
                   {"skipped", skipped},
@@ -134,9 +136,9 @@ void WriteTable(std::ostream& out, const LayerCheckReport& report) {
     auto add = [&kinds, &g](const LayerCheckItem& item) {
       kinds.AddRow({g.device, std::to_string(g.batch), item.name, std::to_string(item.nodes.size()),
                     Us(item.forward.measured_s), Us(item.forward.modeled_s),
-                    SignedPct(item.forward),
+                    PassErrorCell(item.forward),
                     item.backward.measured ? Us(item.backward.measured_s) : "-",
-                    Us(item.backward.modeled_s), SignedPct(item.backward)});
+                    Us(item.backward.modeled_s), PassErrorCell(item.backward)});
     };
     for (const LayerCheckItem& k : g.kinds) add(k);
     add(g.encoder_layer);
@@ -151,18 +153,20 @@ void WriteTable(std::ostream& out, const LayerCheckReport& report) {
                      "layer_fw_error_%", "layer_bw_error_%", "not_modeled_fw_us",
                      "not_modeled_bw_us"});
   for (const LayerCheckGroup& g : report.groups) {
-    summary.AddRow(
-        {g.device, g.gpu, std::to_string(g.batch), Pct(g.forward_kinds.median_abs_error_pct),
-         Pct(g.forward_kinds.max_abs_error_pct), Pct(g.backward_kinds.median_abs_error_pct),
-         Pct(g.backward_kinds.max_abs_error_pct), SignedPct(g.encoder_layer.forward),
-         SignedPct(g.encoder_layer.backward), Us(g.not_modeled_forward_s),
-         Us(g.not_modeled_backward_s)});
+    summary.AddRow({g.device, g.gpu, std::to_string(g.batch),
+                    PercentCell(g.forward_kinds.median_abs_error_pct),
+                    PercentCell(g.forward_kinds.max_abs_error_pct),
+                    PercentCell(g.backward_kinds.median_abs_error_pct),
+                    PercentCell(g.backward_kinds.max_abs_error_pct),
+                    PassErrorCell(g.encoder_layer.forward), PassErrorCell(g.encoder_layer.backward),
+                    Us(g.not_modeled_forward_s), Us(g.not_modeled_backward_s)});
   }
-  summary.AddRow(
-      {"all", "", "", Pct(report.forward_kinds.median_abs_error_pct),
-       Pct(report.forward_kinds.max_abs_error_pct), Pct(report.backward_kinds.median_abs_error_pct),
-       Pct(report.backward_kinds.max_abs_error_pct), Pct(report.forward_layer.median_abs_error_pct),
-       Pct(report.backward_layer.median_abs_error_pct), "", ""});
+  summary.AddRow({"all", "", "", PercentCell(report.forward_kinds.median_abs_error_pct),
+                  PercentCell(report.forward_kinds.max_abs_error_pct),
+                  PercentCell(report.backward_kinds.median_abs_error_pct),
+                  PercentCell(report.backward_kinds.max_abs_error_pct),
+                  PercentCell(report.forward_layer.median_abs_error_pct),
+                  PercentCell(report.backward_layer.median_abs_error_pct), "", ""});
   out << summary.Render();
   out << "\nNodes fitspeed does not model (measured; not in the comparison):\n";
   TextTable absent({"device", "batch", "what", "nodes", "fw_measured_us", "bw_measured_us"});

@@ -15,9 +15,15 @@
 
 namespace fitspeed::evidence_output {
 
-// A percentage with one decimal, "-" for NaN.
-inline std::string Pct(double value) {
-  return std::isnan(value) ? "-" : fmt::format("{:.1f}", value);
+// A table cell of a percentage, with one decimal ("12.3"), "-" for NaN.
+inline std::string PercentCell(double percent) {
+  return std::isnan(percent) ? "-" : fmt::format("{:.1f}", percent);
+}
+
+// A table cell of a signed percentage (an error), with one decimal and its
+// sign ("+12.3", "-4.0"), "-" for NaN.
+inline std::string SignedPercentCell(double percent) {
+  return std::isnan(percent) ? "-" : fmt::format("{:+.1f}", percent);
 }
 
 // A number, null when not finite (JSON has no NaN or infinity).

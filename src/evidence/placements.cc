@@ -9,13 +9,13 @@
 #include <map>
 #include <tuple>
 
+#include "core/median.h"
 #include "evidence/csv_table.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/evidence/validate.h"
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {
@@ -33,12 +33,12 @@ struct PolluxModel {
   const char* network;
   int64_t seq_len;
   Optimizer optimizer;
-  DevicePrecision precision;
+  Precision precision;
 };
 constexpr PolluxModel kModels[] = {
-    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum, DevicePrecision::kMixed},
-    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum, DevicePrecision::kFp32},
-    {"bert", "bert-base", 384, Optimizer::kAdam, DevicePrecision::kFp32},
+    {"imagenet", "resnet50", 0, Optimizer::kSgdMomentum, Precision::kMixed},
+    {"cifar10", "resnet18-cifar", 0, Optimizer::kSgdMomentum, Precision::kFp32},
+    {"bert", "bert-base", 384, Optimizer::kAdam, Precision::kFp32},
 };
 
 DeviceModelOptions Options(const PolluxModel& m, int gpus, bool overlap) {
@@ -50,7 +50,12 @@ DeviceModelOptions Options(const PolluxModel& m, int gpus, bool overlap) {
   return o;
 }
 
-double Pct(double predicted, double measured) { return (predicted / measured - 1) * 100; }
+// The error of a prediction in percent, (predicted / measured - 1) * 100:
+// PercentError (validate.h) rounded another way, kept so that the placements'
+// JSON prints the same digits.
+double PercentErrorFromRatio(double predicted, double measured) {
+  return (predicted / measured - 1) * 100;
+}
 
 // The median and maximum |error| (SummarizeErrorsPct); NaN for both without errors.
 std::pair<double, double> MedianMaxAbs(const std::vector<double>& errors_pct) {
@@ -114,12 +119,12 @@ MultiNodePrediction PredictNodes(const PolluxModel& m, const Network& net, const
   p.serial_step_s = ModelStep(net, nodes, batch, o).step_time_s;
   o.overlap = true;
   p.overlapped_step_s = ModelStep(net, nodes, batch, o).step_time_s;
-  p.serial_error_pct = Pct(p.serial_step_s, c.measured_step_s);
-  p.overlapped_error_pct = Pct(p.overlapped_step_s, c.measured_step_s);
-  p.anchored_serial_error_pct =
-      Pct(c.measured_one_node_s + p.serial_step_s - c.one_node_serial_s, c.measured_step_s);
-  p.anchored_overlapped_error_pct =
-      Pct(c.measured_one_node_s + p.overlapped_step_s - c.one_node_overlapped_s, c.measured_step_s);
+  p.serial_error_pct = PercentErrorFromRatio(p.serial_step_s, c.measured_step_s);
+  p.overlapped_error_pct = PercentErrorFromRatio(p.overlapped_step_s, c.measured_step_s);
+  p.anchored_serial_error_pct = PercentErrorFromRatio(
+      c.measured_one_node_s + p.serial_step_s - c.one_node_serial_s, c.measured_step_s);
+  p.anchored_overlapped_error_pct = PercentErrorFromRatio(
+      c.measured_one_node_s + p.overlapped_step_s - c.one_node_overlapped_s, c.measured_step_s);
   return p;
 }
 
@@ -188,12 +193,12 @@ PlacementCheck CheckPolluxPlacements(const std::string& csv_path, const Device& 
     c.serial_step_s = serial.step_time_s;
     c.serial_comm_s = serial.comm_s;
     c.single_step_s = ModelStep(net, t4, c.per_gpu_batch, Options(*m, 1, true)).step_time_s;
-    c.overlapped_error_pct = Pct(c.overlapped_step_s, c.measured_step_s);
-    c.serial_error_pct = Pct(c.serial_step_s, c.measured_step_s);
-    c.anchored_overlapped_error_pct =
-        Pct(c.measured_single_s + c.overlapped_step_s - c.single_step_s, c.measured_step_s);
-    c.anchored_serial_error_pct =
-        Pct(c.measured_single_s + c.serial_step_s - c.single_step_s, c.measured_step_s);
+    c.overlapped_error_pct = PercentErrorFromRatio(c.overlapped_step_s, c.measured_step_s);
+    c.serial_error_pct = PercentErrorFromRatio(c.serial_step_s, c.measured_step_s);
+    c.anchored_overlapped_error_pct = PercentErrorFromRatio(
+        c.measured_single_s + c.overlapped_step_s - c.single_step_s, c.measured_step_s);
+    c.anchored_serial_error_pct = PercentErrorFromRatio(
+        c.measured_single_s + c.serial_step_s - c.single_step_s, c.measured_step_s);
     if (c.gpus == 4) largest_placement_batches[c.model].push_back(c.per_gpu_batch);
     check.cases.push_back(std::move(c));
   }

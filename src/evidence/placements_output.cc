@@ -9,8 +9,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -19,10 +19,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using evidence_output::Number;
+using evidence_output::PercentCell;
+using evidence_output::SignedPercentCell;
 
 std::string Ms(double s) { return std::isnan(s) ? "-" : FormatSig(s * 1e3, 3); }
-std::string Pct(double p) { return std::isnan(p) ? "-" : fmt::format("{:+.1f}", p); }
-std::string AbsPct(double p) { return std::isnan(p) ? "-" : fmt::format("{:.1f}", p); }
 
 }  // namespace
 
@@ -43,8 +43,9 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
                        "serial_ms", "serial_%", "comm_ms", "exposed_ms", "sync_ms"});
       for (const PlacementCase& c : check.cases) {
         cases.AddRow({c.model, std::to_string(c.gpus), std::to_string(c.per_gpu_batch),
-                      Ms(c.measured_step_s), Ms(c.overlapped_step_s), Pct(c.overlapped_error_pct),
-                      Ms(c.serial_step_s), Pct(c.serial_error_pct), Ms(c.overlapped_comm_s),
+                      Ms(c.measured_step_s), Ms(c.overlapped_step_s),
+                      SignedPercentCell(c.overlapped_error_pct), Ms(c.serial_step_s),
+                      SignedPercentCell(c.serial_error_pct), Ms(c.overlapped_comm_s),
                       Ms(c.overlapped_exposed_s), Ms(c.measured_sync_s)});
       }
       out << cases.Render() << "\n";
@@ -53,12 +54,13 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
                          "anchored_serial_median_%", "anchored_serial_max_%", "extra_measured_ms",
                          "extra_overlap_ms", "extra_serial_ms"});
       for (const PlacementSummary& s : check.summaries) {
-        summary.AddRow({s.model, std::to_string(s.cases), AbsPct(s.overlapped_median_pct),
-                        AbsPct(s.overlapped_max_pct), AbsPct(s.serial_median_pct),
-                        AbsPct(s.serial_max_pct), AbsPct(s.anchored_overlapped_median_pct),
-                        AbsPct(s.anchored_overlapped_max_pct), AbsPct(s.anchored_serial_median_pct),
-                        AbsPct(s.anchored_serial_max_pct), Ms(s.measured_extra_median_s),
-                        Ms(s.overlapped_extra_median_s), Ms(s.serial_extra_median_s)});
+        summary.AddRow(
+            {s.model, std::to_string(s.cases), PercentCell(s.overlapped_median_pct),
+             PercentCell(s.overlapped_max_pct), PercentCell(s.serial_median_pct),
+             PercentCell(s.serial_max_pct), PercentCell(s.anchored_overlapped_median_pct),
+             PercentCell(s.anchored_overlapped_max_pct), PercentCell(s.anchored_serial_median_pct),
+             PercentCell(s.anchored_serial_max_pct), Ms(s.measured_extra_median_s),
+             Ms(s.overlapped_extra_median_s), Ms(s.serial_extra_median_s)});
       }
       out << "absolute errors per model (%); anchored: the one-GPU step measured, the "
              "cost of the other GPUs modeled; extra = step on N GPUs - step on 1 at the "
@@ -88,13 +90,14 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
                              "calibrated_serial_ms", "calibrated_serial_%", "calibrated_overlap_ms",
                              "calibrated_overlap_%"});
       for (const MultiNodeCase& c : multi.cases) {
-        multi_cases.AddRow({c.model, fmt::format("{}x{}", c.nodes, c.gpus_per_node),
-                            std::to_string(c.per_gpu_batch) + (c.calibration_run ? "*" : ""),
-                            Ms(c.measured_step_s), Ms(c.measured_sync_s), Ms(c.measured_one_node_s),
-                            Pct(c.assumed.serial_error_pct), Pct(c.assumed.overlapped_error_pct),
-                            Ms(c.calibrated.serial_step_s), Pct(c.calibrated.serial_error_pct),
-                            Ms(c.calibrated.overlapped_step_s),
-                            Pct(c.calibrated.overlapped_error_pct)});
+        multi_cases.AddRow(
+            {c.model, fmt::format("{}x{}", c.nodes, c.gpus_per_node),
+             std::to_string(c.per_gpu_batch) + (c.calibration_run ? "*" : ""),
+             Ms(c.measured_step_s), Ms(c.measured_sync_s), Ms(c.measured_one_node_s),
+             SignedPercentCell(c.assumed.serial_error_pct),
+             SignedPercentCell(c.assumed.overlapped_error_pct), Ms(c.calibrated.serial_step_s),
+             SignedPercentCell(c.calibrated.serial_error_pct), Ms(c.calibrated.overlapped_step_s),
+             SignedPercentCell(c.calibrated.overlapped_error_pct)});
       }
       out << multi_cases.Render() << "\n";
       TextTable multi_summary({"model", "nodes", "cases", "calibration", "assumed_serial_%",
@@ -102,7 +105,7 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
                                "anchored_assumed_serial_%", "anchored_assumed_overlap_%",
                                "anchored_calibrated_serial_%", "anchored_calibrated_overlap_%"});
       auto pair = [](double median, double max) {
-        return fmt::format("{} / {}", AbsPct(median), AbsPct(max));
+        return fmt::format("{} / {}", PercentCell(median), PercentCell(max));
       };
       for (const MultiNodeSummary& s : multi.summaries) {
         multi_summary.AddRow(

@@ -26,7 +26,7 @@ ZooOptions CaseZooOptions(const MeasuredCase& c) { return ZooOptions{c.seq_len};
 
 std::string CaseKey(const MeasuredCase& c) {
   std::string key = fmt::format("{}/{}/{}/x{}/b{}", CaseNetworkKey(c), c.device,
-                                DevicePrecisionName(c.precision), c.devices, c.batch);
+                                PrecisionName(c.precision), c.devices, c.batch);
   if (c.accumulation > 1) key += fmt::format("/a{}", c.accumulation);
   return key;
 }
@@ -69,9 +69,9 @@ constexpr DleReadme kDleReadmes[] = {
 // benchmark commands (MXNet) or the ConvNets configs.yml (PyTorch) set it.
 // `memory_32gb`: the system's V100s have 32 GB (configs.yml's DGX1V-32G).
 std::optional<int64_t> DleStatedBatch(const std::string& network, const std::string& framework,
-                                      const std::string& device, DevicePrecision precision,
+                                      const std::string& device, Precision precision,
                                       bool memory_32gb) {
-  const bool mixed = precision == DevicePrecision::kMixed;
+  const bool mixed = precision == Precision::kMixed;
   if (network == "efficientnet-b0") {
     // PyTorch/Classification/ConvNets/configs.yml, models.efficientnet-b0:
     // DGXA100 AMP and TF32 batch_size 256; DGX1V-16G AMP 128, FP32 64;
@@ -100,7 +100,7 @@ std::optional<int64_t> DleStatedBatch(const std::string& network, const std::str
 }
 
 // "256" or "128 (FP32) / 256 (AMP)": the per-GPU batch for `precision`.
-int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const CsvTable& table,
+int64_t DleBatchFromRaw(const std::string& raw, Precision precision, const CsvTable& table,
                         const CsvTable::Row& row) {
   const char* field = "batch_size_per_gpu_raw";
   for (const std::string& part : io::Split(raw, '/')) {
@@ -112,13 +112,13 @@ int64_t DleBatchFromRaw(const std::string& raw, DevicePrecision precision, const
     }
     const std::string tag = io::ToLower(io::Trim(rest));
     const bool matches =
-        tag.empty() || (precision == DevicePrecision::kMixed ? tag == "(amp)"
-                                                             : tag == "(fp32)" || tag == "(tf32)");
+        tag.empty() ||
+        (precision == Precision::kMixed ? tag == "(amp)" : tag == "(fp32)" || tag == "(tf32)");
     if (matches) return static_cast<int64_t>(*value);
   }
-  throw DataError(table.source, row.line, field,
-                  fmt::format("no batch for precision {} in '{}'", DevicePrecisionName(precision),
-                              io::Excerpt(raw)));
+  throw DataError(
+      table.source, row.line, field,
+      fmt::format("no batch for precision {} in '{}'", PrecisionName(precision), io::Excerpt(raw)));
 }
 
 // The catalog device of a DLE table's system section, with how it was
@@ -146,11 +146,11 @@ std::optional<DleDevice> DleSystemDevice(const std::string& system) {
 // The precision of a DLE throughput column ("Throughput - mixed precision",
 // "Throughput - TF32", "Throughput - FP32 + XLA"); nullopt for speed-up and
 // scaling columns.
-std::optional<DevicePrecision> DleColumnPrecision(const std::string& column_name) {
+std::optional<Precision> DleColumnPrecision(const std::string& column_name) {
   const std::string column = io::ToLower(column_name);
-  if (io::Contains(column, "mixed") || io::Contains(column, "amp")) return DevicePrecision::kMixed;
-  if (io::Contains(column, "tf32")) return DevicePrecision::kTf32;
-  if (io::Contains(column, "fp32")) return DevicePrecision::kFp32;
+  if (io::Contains(column, "mixed") || io::Contains(column, "amp")) return Precision::kMixed;
+  if (io::Contains(column, "tf32")) return Precision::kTf32;
+  if (io::Contains(column, "fp32")) return Precision::kFp32;
   return std::nullopt;
 }
 
@@ -187,9 +187,9 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     const double node = device == "v100-sxm3-32gb" ? 16 : 8;
     if (gpus != 1 && gpus != node) continue;
     const std::string column = io::ToLower(t.Get(row, "throughput_column"));
-    const std::optional<DevicePrecision> column_precision = DleColumnPrecision(column);
+    const std::optional<Precision> column_precision = DleColumnPrecision(column);
     if (!column_precision) continue;  // speedup and scaling columns
-    const DevicePrecision precision = *column_precision;
+    const Precision precision = *column_precision;
     if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
     MeasuredCase c;
     c.network = readme->network;
@@ -238,13 +238,12 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     // AMP only; the MXNet runner passes --conv-layout NHWC for float16 only;
     // the TensorFlow graph is built NCHW and TensorFlow's layout optimizer
     // moves FP16 convolutions to NHWC, not TF32 ones with FP32 backprop).
-    c.layout =
-        precision == DevicePrecision::kMixed ? ActivationLayout::kNhwc : ActivationLayout::kNchw;
-    c.note += precision == DevicePrecision::kMixed
+    c.layout = precision == Precision::kMixed ? ActivationLayout::kNhwc : ActivationLayout::kNchw;
+    c.note += precision == Precision::kMixed
                   ? "; NHWC activations (AMP runs channels-last)"
                   : "; NCHW activations (the repository's FP32/TF32 layout)";
     if (io::Contains(column, "xla")) c.note += "; TensorFlow with XLA";
-    if (c.framework == "mxnet" && precision == DevicePrecision::kMixed) {
+    if (c.framework == "mxnet" && precision == Precision::kMixed) {
       // The README's runner passes --fuse-bn-relu 1 --fuse-bn-add-relu 1 for
       // float16 (cuDNN's fused batch norm + ReLU and + add + ReLU kernels).
       c.fusion = ElementwiseFusion::kBatchNormReluAdd;
@@ -261,7 +260,7 @@ void AddDleCases(const std::string& path, std::vector<MeasuredCase>& cases) {
 
 // "16 , 8": the README's "mixed precision, FP32" (or TF32) pair, the value for
 // `precision`.
-int64_t DlePairValue(const std::string& text, DevicePrecision precision, const CsvTable& table,
+int64_t DlePairValue(const std::string& text, Precision precision, const CsvTable& table,
                      const CsvTable::Row& row, const std::string& field) {
   const std::vector<std::string> parts = io::Split(text, ',');
   if (parts.size() != 2) {
@@ -269,7 +268,7 @@ int64_t DlePairValue(const std::string& text, DevicePrecision precision, const C
         table.source, row.line, field,
         fmt::format("expected 'mixed, fp32' (two numbers), got '{}'", io::Excerpt(text)));
   }
-  const std::string& part = parts[precision == DevicePrecision::kMixed ? 0 : 1];
+  const std::string& part = parts[precision == Precision::kMixed ? 0 : 1];
   const double value = io::ParsePositive(io::Trim(part), table.source, row.line, field);
   if (value != std::floor(value) || value > 1e9) {
     throw DataError(table.source, row.line, field,
@@ -303,10 +302,10 @@ void AddDleBertCases(const std::string& path, std::vector<MeasuredCase>& cases) 
                                           "gpus_or_nodes");
     const double node = device == "v100-sxm3-32gb" ? 16 : 8;
     if (gpus != 1 && gpus != node) continue;  // one GPU and a whole node, as for the CNNs
-    const std::optional<DevicePrecision> column_precision =
+    const std::optional<Precision> column_precision =
         DleColumnPrecision(t.Get(row, "throughput_column"));
     if (!column_precision) continue;  // speedup and scaling columns
-    const DevicePrecision precision = *column_precision;
+    const Precision precision = *column_precision;
     if (io::Trim(t.Get(row, "throughput_numeric")).empty()) continue;  // N/A as printed
     MeasuredCase c;
     c.network = "bert-large";
@@ -393,7 +392,7 @@ void AddPolluxCases(const std::string& path, std::vector<MeasuredCase>& cases) {
     // wraps the model in apex's amp.initialize (default opt_level O1:
     // convolutions and GEMMs in FP16, the list of FP32 ops autocast took
     // over) with NCHW activations; the CIFAR-10 and SQuAD scripts run FP32.
-    c.precision = c.network == "resnet50" ? DevicePrecision::kMixed : DevicePrecision::kFp32;
+    c.precision = c.network == "resnet50" ? Precision::kMixed : Precision::kFp32;
     c.devices = 1;
     c.batch = t.PositiveInt(row, "local_bsz");
     c.throughput_sps = static_cast<double>(c.batch) / t.Positive(row, "step_time");
@@ -473,7 +472,7 @@ void AddKoshian2Cases(const std::string& path, std::vector<MeasuredCase>& cases)
     MeasuredCase c;
     c.network = "wrn-k7n4-7x7";
     c.device = s.device == "tpu" ? "tpu-v2-8" : "k80";
-    c.precision = DevicePrecision::kFp32;
+    c.precision = Precision::kFp32;
     c.devices = 1;
     c.batch = s.batch;
     c.throughput_sps = kSamplesPerEpoch / (s.sum_s / s.epochs);
@@ -511,7 +510,7 @@ void AddPaddleK40mCases(const std::string& path, std::vector<MeasuredCase>& case
     MeasuredCase c;
     c.network = network->second;
     c.device = "k40m";
-    c.precision = DevicePrecision::kFp32;
+    c.precision = Precision::kFp32;
     c.devices = static_cast<int>(t.PositiveInt(row, "num_gpus"));
     c.batch = t.PositiveInt(row, "total_batch_size");
     c.throughput_sps = static_cast<double>(c.batch) / (t.Positive(row, "time_ms_per_batch") / 1000);
@@ -540,7 +539,7 @@ void AddPaddleXeonCases(const std::string& path, std::vector<MeasuredCase>& case
     MeasuredCase c;
     c.network = network->second;
     c.device = "xeon-6148x2";
-    c.precision = DevicePrecision::kFp32;
+    c.precision = Precision::kFp32;
     c.devices = 1;
     c.batch = t.PositiveInt(row, "batch_size");
     c.throughput_sps = t.Positive(row, "train_images_per_second");

@@ -11,8 +11,8 @@
 #include <tuple>
 #include <utility>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 
@@ -245,7 +245,7 @@ TransferValidation ValidateTransfer(const std::vector<MeasuredCase>& cases,
     device_names.push_back(v.measured.device);
   }
   // Groups: network (with its sequence length), precision, framework, devices.
-  using Group = std::tuple<std::string, DevicePrecision, std::string, int>;
+  using Group = std::tuple<std::string, Precision, std::string, int>;
   auto group_of = [](const MeasuredCase& c) {
     return Group(CaseNetworkKey(c), c.precision, c.framework, c.devices);
   };

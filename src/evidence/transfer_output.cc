@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "evidence/output_util.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
@@ -18,7 +18,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using evidence_output::Number;
-using evidence_output::Pct;
+using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 
 json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
@@ -57,22 +57,21 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
                      "error_pct", "catalog_sps", "catalog_error_pct", "log_ratio", "key", "source",
                      "line"});
     for (const TransferredCase& c : report.cases) {
-      table.AddRow({c.pair, c.source_device, c.target_device, c.network,
-                    DevicePrecisionName(c.precision), c.framework, std::to_string(c.devices),
-                    std::to_string(c.batch), std::to_string(c.accumulation),
-                    FormatSig(c.measured_sps, 6), FormatSig(c.predicted_sps, 6),
-                    FormatSig(c.error_pct, 4), FormatSig(c.catalog_sps, 6),
-                    FormatSig(c.catalog_error_pct, 4), FormatSig(c.log_ratio, 6), c.key, c.source,
-                    std::to_string(c.line)});
+      table.AddRow({c.pair, c.source_device, c.target_device, c.network, PrecisionName(c.precision),
+                    c.framework, std::to_string(c.devices), std::to_string(c.batch),
+                    std::to_string(c.accumulation), FormatSig(c.measured_sps, 6),
+                    FormatSig(c.predicted_sps, 6), FormatSig(c.error_pct, 4),
+                    FormatSig(c.catalog_sps, 6), FormatSig(c.catalog_error_pct, 4),
+                    FormatSig(c.log_ratio, 6), c.key, c.source, std::to_string(c.line)});
     }
     out << table.RenderCsv();
     for (const TransferPairSummary& p : report.pairs) {
       out << fmt::format("# transfer {}: {} cases, median |error| {}%\n", p.pair, p.error.cases,
-                         Pct(p.error.median_abs_error_pct));
+                         PercentCell(p.error.median_abs_error_pct));
     }
     out << fmt::format("# transfer overall: {} cases, median |error| {}%, mean {}%\n",
-                       report.overall.cases, Pct(report.overall.median_abs_error_pct),
-                       Pct(report.overall_mean_abs_error_pct));
+                       report.overall.cases, PercentCell(report.overall.median_abs_error_pct),
+                       PercentCell(report.overall_mean_abs_error_pct));
     return;
   }
   out << "\nTransfer: each case on device B predicted from the same network's cases on device "
@@ -85,11 +84,10 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
                    "predicted_sps", "error_%", "catalog_error_%", "log_ratio", "source"});
   for (const TransferredCase& c : report.cases) {
     cases.AddRow(
-        {c.pair, c.network, DevicePrecisionName(c.precision),
-         c.framework.empty() ? "-" : c.framework, std::to_string(c.devices), BatchText(c),
-         FormatSig(c.measured_sps, 4), FormatSig(c.predicted_sps, 4),
-         fmt::format("{:+.1f}", c.error_pct), fmt::format("{:+.1f}", c.catalog_error_pct),
-         fmt::format("{:+.3f}", c.log_ratio),
+        {c.pair, c.network, PrecisionName(c.precision), c.framework.empty() ? "-" : c.framework,
+         std::to_string(c.devices), BatchText(c), FormatSig(c.measured_sps, 4),
+         FormatSig(c.predicted_sps, 4), fmt::format("{:+.1f}", c.error_pct),
+         fmt::format("{:+.1f}", c.catalog_error_pct), fmt::format("{:+.3f}", c.log_ratio),
          fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
   }
   out << cases.Render();
@@ -99,32 +97,33 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
   TextTable folds({"pair", "network", "precision", "framework", "devices", "a_cases", "b_cases",
                    "fitted_on_a", "a_fit_median_%", "median_%", "problem"});
   for (const TransferFold& f : report.folds) {
-    folds.AddRow({f.source_device + "->" + f.target_device, f.network,
-                  DevicePrecisionName(f.precision), f.framework.empty() ? "-" : f.framework,
-                  std::to_string(f.devices), std::to_string(f.source_cases),
-                  std::to_string(f.target_cases), ParametersText(f.fitted),
-                  f.computed ? Pct(100 * f.source_after.median_abs) : "-",
-                  f.computed ? Pct(f.error.median_abs_error_pct) : "-", f.problem});
+    folds.AddRow({f.source_device + "->" + f.target_device, f.network, PrecisionName(f.precision),
+                  f.framework.empty() ? "-" : f.framework, std::to_string(f.devices),
+                  std::to_string(f.source_cases), std::to_string(f.target_cases),
+                  ParametersText(f.fitted),
+                  f.computed ? PercentCell(100 * f.source_after.median_abs) : "-",
+                  f.computed ? PercentCell(f.error.median_abs_error_pct) : "-", f.problem});
   }
   out << folds.Render();
   out << "\nTransfer: absolute % error per ordered pair (out-of-sample); catalog: the same "
          "cases predicted by B as catalogued\n";
   TextTable pairs({"pair", "cases", "median_%", "mean_%", "max_%", "catalog_median_%"});
   for (const TransferPairSummary& p : report.pairs) {
-    pairs.AddRow({p.pair, std::to_string(p.error.cases), Pct(p.error.median_abs_error_pct),
-                  Pct(p.mean_abs_error_pct), Pct(p.error.max_abs_error_pct),
-                  Pct(p.catalog.median_abs_error_pct)});
+    pairs.AddRow({p.pair, std::to_string(p.error.cases), PercentCell(p.error.median_abs_error_pct),
+                  PercentCell(p.mean_abs_error_pct), PercentCell(p.error.max_abs_error_pct),
+                  PercentCell(p.catalog.median_abs_error_pct)});
   }
   pairs.AddRow({"all", std::to_string(report.overall.cases),
-                Pct(report.overall.median_abs_error_pct), Pct(report.overall_mean_abs_error_pct),
-                Pct(report.overall.max_abs_error_pct),
-                Pct(report.overall_catalog.median_abs_error_pct)});
+                PercentCell(report.overall.median_abs_error_pct),
+                PercentCell(report.overall_mean_abs_error_pct),
+                PercentCell(report.overall.max_abs_error_pct),
+                PercentCell(report.overall_catalog.median_abs_error_pct)});
   out << pairs.Render();
   out << fmt::format(
       "the other rule ({}): median |error| {}%, mean {}% over the same cases (goal: median <= "
       "10%; Habitat, Yu et al. ATC'21: 11.8% mean iteration-time error)\n",
-      RuleText(!report.transfer_host), Pct(report.other_rule.median_abs_error_pct),
-      Pct(report.other_rule_mean_abs_error_pct));
+      RuleText(!report.transfer_host), PercentCell(report.other_rule.median_abs_error_pct),
+      PercentCell(report.other_rule_mean_abs_error_pct));
 }
 
 }  // namespace
@@ -138,7 +137,7 @@ json TransferValidationJson(const TransferValidation& report) {
                      {"source_device", c.source_device},
                      {"target_device", c.target_device},
                      {"network", c.network},
-                     {"precision", DevicePrecisionName(c.precision)},
+                     {"precision", PrecisionName(c.precision)},
                      {"framework", c.framework},
                      {"devices", c.devices},
                      {"batch", c.batch},
@@ -159,7 +158,7 @@ json TransferValidationJson(const TransferValidation& report) {
         {{"source_device", f.source_device},
          {"target_device", f.target_device},
          {"network", f.network},
-         {"precision", DevicePrecisionName(f.precision)},
+         {"precision", PrecisionName(f.precision)},
          {"framework", f.framework},
          {"devices", f.devices},
          {"source_cases", f.source_cases},

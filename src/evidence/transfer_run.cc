@@ -37,18 +37,11 @@ bool SameNetwork(const std::string& named, const std::string& model, const Netwo
   return !n.empty() && (n == Normalized(model) || n == Normalized(network.name));
 }
 
-// A precision as logs and @precision= write it, in any case: ParseDevicePrecision's
-// names, "float32" and "float" for fp32, and for mixed the 16-bit types and
-// AMP as frameworks name them; nullopt for another name.
-std::optional<DevicePrecision> MeasuredPrecision(const std::string& name) {
-  std::string n = io::ToLower(name);
-  if (n == "float32" || n == "float") n = "fp32";
-  if (n == "amp" || n == "fp16" || n == "bf16" || n == "float16" || n == "bfloat16" ||
-      n == "half") {
-    n = "mixed";
-  }
+// A precision as logs and @precision= write it (PrecisionContext::kLog);
+// nullopt for another name.
+std::optional<Precision> MeasuredPrecision(const std::string& name) {
   try {
-    return ParseDevicePrecision(n);
+    return ParsePrecision(name, PrecisionContext::kLog);
   } catch (const UsageError&) {
     return std::nullopt;
   }
@@ -81,7 +74,7 @@ std::string TakeTransferAttributes(const std::string& text, std::optional<Activa
 
 // Whether `precision`'s matrix work runs on tensor units of either device,
 // where the activation layout changes the modeled step.
-bool LayoutMatters(const Device& a, const Device& b, DevicePrecision precision) {
+bool LayoutMatters(const Device& a, const Device& b, Precision precision) {
   return (!a.tensor_layout.empty() && MatrixOnTensorUnits(a, precision)) ||
          (!b.tensor_layout.empty() && MatrixOnTensorUnits(b, precision));
 }
@@ -127,17 +120,16 @@ std::vector<MeasuredCase> CasesFromCsv(const std::string& path, const Network& n
       found = fmt::format("; its {} rows are of {}", a.name, fmt::join(networks_on_a, ", "));
     } else if (other_precision > 0) {
       found = fmt::format("; its {} {} row(s) on {} are of another precision than --precision {}",
-                          other_precision, source.model, a.name,
-                          DevicePrecisionName(options.precision));
+                          other_precision, source.model, a.name, PrecisionName(options.precision));
     }
     throw DataError(path, 0, "network",
                     fmt::format("no case of {} on {} at {}{}", source.model, a.name,
-                                DevicePrecisionName(options.precision), found));
+                                PrecisionName(options.precision), found));
   }
   if (other_precision > 0) {
     notes.push_back(fmt::format("{} case(s) of {} on {} at another precision than {} not used",
                                 other_precision, source.model, a.name,
-                                DevicePrecisionName(options.precision)));
+                                PrecisionName(options.precision)));
   }
   return used;
 }
@@ -148,7 +140,7 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
                                        const std::string& spec_network, const Network& network,
                                        const Device& a, const Device& b,
                                        const DeviceModelOptions& options,
-                                       const TransferSource& source, DevicePrecision& precision,
+                                       const TransferSource& source, Precision& precision,
                                        ActivationLayout& layout) {
   const std::vector<Sample> samples = ReadSamples(spec);
   if (samples.empty()) throw DataError(spec.path, 0, "", "no measurement read");
@@ -182,9 +174,9 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
                       "{}@precision=fp32|tf32|mixed or with --precision",
                       source.from, spec.path));
     }
-    DevicePrecision measured = options.precision;
+    Precision measured = options.precision;
     if (!s.precision.empty()) {
-      const std::optional<DevicePrecision> p = MeasuredPrecision(s.precision);
+      const std::optional<Precision> p = MeasuredPrecision(s.precision);
       if (!p) {
         throw DataError(
             s.source, s.line, "precision",
@@ -196,8 +188,7 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
       const std::string message = fmt::format(
           "the measurement is {} ('{}') but {} is modeled at {} (--precision): "
           "a transfer needs them equal",
-          DevicePrecisionName(measured), s.precision, b.name,
-          DevicePrecisionName(options.precision));
+          PrecisionName(measured), s.precision, b.name, PrecisionName(options.precision));
       if (spec.attributes.precision)
         throw UsageError(fmt::format("--from {}: {}", source.from, message));
       throw DataError(s.source, s.line, "precision", message);
@@ -249,7 +240,7 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
       throw UsageError(fmt::format(
           "--from {}: the measurement's activation layout is not stated; {} matrix work runs "
           "on tensor units, where it changes the step: give {}@layout=nchw|nhwc or --layout",
-          source.from, DevicePrecisionName(precision), spec.path));
+          source.from, PrecisionName(precision), spec.path));
     }
     if (spec_layout && *spec_layout != options.layout) {
       throw UsageError(

@@ -10,8 +10,8 @@
 #include <memory>
 #include <utility>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/host.h"
 #include "fitspeed/timing/sweep.h"
@@ -385,7 +385,7 @@ using WorkloadKey = std::array<std::string, 3>;
 WorkloadKey WorkloadOf(const ValidatedCase& v) {
   // The device kind from the catalog name or file; a device that cannot be
   // loaded was not modeled, so this succeeds for every modeled case.
-  return {v.measured.network, DevicePrecisionName(v.measured.precision),
+  return {v.measured.network, PrecisionName(v.measured.precision),
           LoadDevice(v.measured.device).kind};
 }
 
@@ -511,9 +511,9 @@ std::vector<MixedRatio> MixedPrecisionRatios(const Device& device,
     for (int64_t batch : batches) {
       DeviceModelOptions options;
       options.optimizer = optimizer;
-      options.precision = DevicePrecision::kFp32;
+      options.precision = Precision::kFp32;
       const ModeledStep fp32 = ModelStep(network, device, batch, options);
-      options.precision = DevicePrecision::kMixed;
+      options.precision = Precision::kMixed;
       const ModeledStep mixed = ModelStep(network, device, batch, options);
       options.layout = ActivationLayout::kNhwc;
       const ModeledStep mixed_nhwc = ModelStep(network, device, batch, options);

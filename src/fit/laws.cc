@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "fitspeed/core/median.h"
+#include "core/median.h"
 
 namespace fitspeed {
 

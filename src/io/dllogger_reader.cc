@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/precision.h"
 #include "readers.h"
 #include "text.h"
 
@@ -296,7 +297,7 @@ Sample DlloggerParser::MakeSample(const Rate& rate) const {
   ResolveBatch(s);
   const std::optional<double> amp = Parameter("amp", nullptr);
   const std::optional<double> fp16 = Parameter("fp16", nullptr);
-  if ((amp && *amp == 1) || (fp16 && *fp16 == 1)) s.precision = "mixed";
+  if ((amp && *amp == 1) || (fp16 && *fp16 == 1)) s.precision = PrecisionName(Precision::kMixed);
   return s;
 }
 

@@ -169,6 +169,22 @@ Format ParseFormat(std::string_view name) {
   throw UsageError(fmt::format("unknown input format '{}' (known: {})", name, FormatNames()));
 }
 
+SampleFilter ParseSampleFilter(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    throw UsageError(fmt::format("--where '{}' is not key=value", text));
+  }
+  return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+bool SampleFilter::Matches(const Sample& s) const {
+  if (key == "label") return s.label == value;
+  if (key == "precision") return s.precision == value;
+  if (key == "devices") return std::to_string(s.devices) == value;
+  const auto tag = s.tags.find(key);
+  return tag != s.tags.end() && tag->second == value;
+}
+
 InputSpec ParseInputSpec(std::string_view text) {
   InputSpec spec;
   const size_t at = text.rfind('@');
@@ -217,9 +233,9 @@ void ApplyAttributes(const Attributes& a, Sample& s) {
     // A reader sets tokens only where the log counts them; "samples" is the
     // default and may mean the log did not say.
     if (s.unit == Unit::kTokens) {
-      throw DataError(s.source, s.line, "unit",
-                      fmt::format("the log counts tokens here; @unit={} contradicts it",
-                                  UnitName(*a.unit)));
+      throw DataError(
+          s.source, s.line, "unit",
+          fmt::format("the log counts tokens here; @unit={} contradicts it", UnitName(*a.unit)));
     }
     s.unit = *a.unit;
   }

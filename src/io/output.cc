@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 
 namespace fitspeed {
 
@@ -177,10 +177,10 @@ std::string ScalingTable(const DeviceScaling& scaling) {
 }
 
 void WriteFitCsv(std::ostream& out, const FitResult& result) {
-  TextTable table({"devices", "label",  "precision", "law",      "objective", "param", "value",
-                   "stderr",  "ci_low", "ci_high",   "unit",     "n_points",  "dof",   "converged",
-                   "usable",  "rss",    "r2",        "rel_rmse", "b_half",    "b_90",
-                   "counts", "seq_len"});
+  TextTable table({"devices", "label",     "precision", "law",     "objective", "param",
+                   "value",   "stderr",    "ci_low",    "ci_high", "unit",      "n_points",
+                   "dof",     "converged", "usable",    "rss",     "r2",        "rel_rmse",
+                   "b_half",  "b_90",      "counts",    "seq_len"});
   for (const GroupFit& fit : result.fits) {
     for (const ParamEstimate& p : fit.params) {
       table.AddRow({std::to_string(fit.group.devices),

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/io/output.h"
 
 namespace fitspeed {

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "io/tensorboard_event.pb.h"  // generated from tensorboard_event.proto
 #include "readers.h"
 #include "text.h"
@@ -223,8 +223,8 @@ TagUnit UnitFromName(const std::string& tag) {
                      "iterations/s", "batches/s"})) {
     return TagUnit::kStepsPerS;
   }
-  if (HasWord(name, {"s/step", "s/it", "s/iter", "s/iteration", "s/batch", "time/step",
-                     "time/it", "time/iter", "time/iteration", "time/batch"}) ||
+  if (HasWord(name, {"s/step", "s/it", "s/iter", "s/iteration", "s/batch", "time/step", "time/it",
+                     "time/iter", "time/iteration", "time/batch"}) ||
       name.find("step_tim") != std::string::npos || name.find("steptim") != std::string::npos) {
     return TagUnit::kSPerStep;
   }

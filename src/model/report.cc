@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 
 namespace fitspeed {
 

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/table.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "io/text.h"
 #include "project/validation_pass.h"
 
@@ -81,6 +81,25 @@ SpeedLaw SpeedLawFromFit(const GroupFit& fit) {
                     fit.group.ToString(), law.v0_sps, law.t_s));
   }
   return law;
+}
+
+ValidationSpec MakeValidationSpec(double samples, double batch, double v0_sps, double t_s,
+                                  double forward_fraction, double fixed_fraction) {
+  ValidationSpec spec;
+  spec.samples = samples;
+  spec.batch = batch;
+  spec.forward_fraction = forward_fraction;
+  spec.fixed_fraction = fixed_fraction;
+  if (std::isnan(v0_sps) != std::isnan(t_s)) {
+    throw UsageError("--val-v0 and --val-t go together");
+  }
+  if (!std::isnan(v0_sps)) {
+    SpeedLaw law;
+    law.v0_sps = v0_sps;
+    law.t_s = t_s;
+    spec.law = law;
+  }
+  return spec;
 }
 
 void ValidateWorkload(const Workload& w) {

@@ -9,10 +9,10 @@
 #include <limits>
 #include <utility>
 
+#include "core/table.h"
 #include "fit/solver_options.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 
 namespace fitspeed {
 

@@ -9,8 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 
 namespace fitspeed {
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 
 namespace fitspeed {
 

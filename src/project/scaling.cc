@@ -8,10 +8,11 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
+#include "core/table.h"
 #include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "project/validation_pass.h"
 
 namespace fitspeed {
@@ -434,6 +435,49 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
     m.dof = law.dof;
   }
   return m;
+}
+
+ScaledProjection ProjectScaling(const std::string& name, const DataParallelModel& model,
+                                const std::vector<double>& batches, const Workload& workload,
+                                const ScalingRequest& request) {
+  ScaledProjection p;
+  for (double b : batches) {
+    for (const auto& [on, mode] : {std::pair{request.weak, ScalingMode::kWeak},
+                                   std::pair{request.strong, ScalingMode::kStrong}}) {
+      if (!on) continue;
+      for (const ScalingRow& row : Scaling(model, mode, b, request.devices)) {
+        p.rows.push_back(row);
+        if (row.per_device_batch < 1) continue;
+        p.models.push_back(EpochModelFromScaling(
+            model, row.devices, row.per_device_batch, workload,
+            fmt::format("{} {} n={}", name, ScalingModeName(mode), row.devices)));
+      }
+    }
+    if (request.max_devices > 0) {
+      const UsefulDevices u =
+          LargestUsefulDevices(model, b, request.max_devices, request.min_efficiency);
+      p.notes.push_back(fmt::format(
+          "{} at global batch {}: throughput peaks at {} devices ({} samples/s, "
+          "efficiency {:.0f}%); efficiency stays >= {:.0f}% up to {} devices",
+          name, FormatSig(b, 8), u.fastest_devices, FormatSig(u.fastest_throughput_sps, 5),
+          100 * u.fastest_efficiency, 100 * request.min_efficiency, u.efficient_devices));
+    }
+  }
+  p.notes.push_back(DataParallelModelNote(name, model));
+  return p;
+}
+
+std::string DataParallelModelNote(const std::string& name, const DataParallelModel& m) {
+  return fmt::format(
+      "{}: {} all-reduce of {} bytes; in-node {} B/s, latency {} s; between nodes {} B/s, "
+      "latency {} s; {} devices per node; overlap g = {}",
+      name, AllReduceName(m.comm.algorithm), FormatSig(m.gradient_bytes, 8),
+      FormatSig(m.comm.intra_node.bandwidth_bytes_per_s, 4),
+      FormatSig(m.comm.intra_node.latency_s, 3),
+      FormatSig(m.comm.inter_node.bandwidth_bytes_per_s, 4),
+      FormatSig(m.comm.inter_node.latency_s, 3),
+      m.comm.devices_per_node == 0 ? std::string("all") : std::to_string(m.comm.devices_per_node),
+      FormatSig(m.overlap_gamma, 4));
 }
 
 }  // namespace fitspeed

@@ -1,5 +1,5 @@
 // Bandwidths and durations with units.
-#include "fitspeed/project/units.h"
+#include "project/units.h"
 
 #include <fmt/format.h>
 

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "fitspeed/core/error.h"
+#include "core/table.h"
+#include "project/units.h"
 
 namespace fitspeed {
 
@@ -81,6 +83,70 @@ SpeedLaw WithStepsPerCall(const SpeedLaw& law, const HostOverheadFit& fit, doubl
   }
   if (out.dof == 0) out.covariance.setZero();
   return out;
+}
+
+std::vector<FixedTimeAtK> ParseFixedTimesAtK(const std::vector<std::string>& items,
+                                             const std::string& what) {
+  std::vector<FixedTimeAtK> points;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw UsageError(fmt::format("{} '{}' is not K=SECONDS", what, item));
+    }
+    double k = 0;
+    try {
+      k = std::stod(item.substr(0, eq));
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{} '{}': K is not a number", what, item));
+    }
+    points.push_back({k, ParseSeconds(item.substr(eq + 1), what)});
+  }
+  return points;
+}
+
+std::vector<EpochModel> LawModels(const Configuration& c, const Workload& w,
+                                  const WhatIfs& whatifs) {
+  std::vector<EpochModel> models;
+  const std::string name = c.Name();
+  const bool scaled = whatifs.scale_v0 != 1 || whatifs.scale_t != 1;
+  for (double b : c.batches) {
+    models.push_back(EpochModelFromLaw(c.law, b, w, name, c.devices));
+    if (scaled) {
+      models.push_back(EpochModelFromLaw(
+          ScaleSpeedLaw(c.law, whatifs.scale_v0, whatifs.scale_t), b, w,
+          fmt::format("{} what-if v0x{} tx{}", name, FormatSig(whatifs.scale_v0, 4),
+                      FormatSig(whatifs.scale_t, 4)),
+          c.devices));
+      models.back().origin = "what-if";
+    }
+    if (whatifs.host) {
+      models.push_back(EpochModelFromLaw(
+          WithStepsPerCall(c.law, *whatifs.host, whatifs.steps_per_call), b, w,
+          fmt::format("{} k={}", name, FormatSig(whatifs.steps_per_call, 6)), c.devices));
+      models.back().origin = "what-if";
+    }
+  }
+  return models;
+}
+
+std::vector<std::string> WhatIfNotes(const WhatIfs& whatifs) {
+  std::vector<std::string> notes;
+  if (whatifs.host) {
+    const HostOverheadFit& host = *whatifs.host;
+    const double k = whatifs.steps_per_call;
+    notes.push_back(fmt::format(
+        "steps per call: t(k) = t_device + t_host/k fitted from {} runs: t_device = {} s, "
+        "t_host = {} s; rows 'k={}' use t({}) = {} s",
+        host.points, FormatSig(host.t_device_s, 4), FormatSig(host.t_host_s, 4), FormatSig(k, 6),
+        FormatSig(k, 6), FormatSig(host.FixedTime(k), 4)));
+  }
+  if (whatifs.scale_v0 != 1 || whatifs.scale_t != 1) {
+    notes.push_back(
+        fmt::format("what-if rows: v0 x{} and t x{} (e.g. mixed precision, a faster "
+                    "all-reduce), same interval method",
+                    FormatSig(whatifs.scale_v0, 4), FormatSig(whatifs.scale_t, 4)));
+  }
+  return notes;
 }
 
 SpeedLaw ScaleSpeedLaw(const SpeedLaw& law, double v0_factor, double t_factor) {

@@ -149,7 +149,7 @@ class EigenExecutor final : public StepExecutor {
 template <typename S>
 EigenExecutor<S>::EigenExecutor(const Network& network, const StepConfig& config)
     : StepExecutor(network, config) {
-  bf16_ = config.precision == Precision::kBf16;
+  bf16_ = config.precision == Precision::kMixed;
   token_input_ = InputVocab(network) > 0;
   grad_needed_ = GradientsNeeded(network);
   const size_t n = static_cast<size_t>(network.size());

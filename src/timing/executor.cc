@@ -385,7 +385,7 @@ std::unique_ptr<StepExecutor> MakeExecutor(Backend backend, const Network& netwo
     case Backend::kEigen:
       if (config.precision != Precision::kFp32) {
         throw UsageError(fmt::format("the eigen backend runs fp32 only, not {}",
-                                     PrecisionName(config.precision)));
+                                     PrecisionName(config.precision, PrecisionContext::kHost)));
       }
       return MakeEigenExecutor<float>(network, config);
   }

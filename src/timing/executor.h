@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed::timing {

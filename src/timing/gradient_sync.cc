@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 
 namespace fitspeed::timing {
 

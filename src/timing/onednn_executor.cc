@@ -6,7 +6,7 @@
 // layout their producer chose; a consumer that wants another layout gets a
 // reorder, timed with the consumer. Gradients of a layer's output take its
 // activation's layout; k > 1 incoming gradients are summed (one `sum`
-// primitive, timed as the layer's backward-data, as fitspeed/model/cost.h
+// primitive, timed as the layer's backward-data, as fitspeed/model/network_cost.h
 // counts it). Weights and their gradients share one layout, so the optimizer
 // is elementwise over the whole buffer (padding included, which stays zero).
 // All primitives share one user-managed scratchpad.
@@ -303,7 +303,7 @@ OnednnExecutor::OnednnExecutor(const Network& network, const StepConfig& config)
     : StepExecutor(network, config) {
   const ThreadScope threads(config.threads);
   RequirePrecisionSupported(config.precision);
-  act_dt_ = config.precision == Precision::kBf16 ? Dt::bf16 : Dt::f32;
+  act_dt_ = config.precision == Precision::kMixed ? Dt::bf16 : Dt::f32;
   attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   grad_needed_ = GradientsNeeded(network);
   labels_.assign(static_cast<size_t>(LabelCount(network, config.batch)), 0);
@@ -1851,7 +1851,14 @@ std::string OnednnRuntime() {
 }
 
 void RequirePrecisionSupported(Precision precision) {
-  if (precision == Precision::kFp32) return;
+  switch (precision) {
+    case Precision::kFp32:
+      return;
+    case Precision::kTf32:
+      throw UsageError("precision tf32: the host cannot run it (it runs fp32, bf16)");
+    case Precision::kMixed:
+      break;
+  }
   if (OnednnBf16Supported()) return;
   throw UsageError(fmt::format(
       "precision bf16: oneDNN {} has no BF16 kernels for this CPU (effective ISA {}); they need "

@@ -2,7 +2,7 @@
 // and double: over one tensor, or over all of a network's tensors in one
 // parallel region (as PyTorch's multi-tensor "foreach" optimizers do, one
 // fork/join per step instead of one per tensor). Definitions as in
-// fitspeed/model/cost.h's Optimizer (torch.optim.SGD; Kingma & Ba 2015, Adam,
+// fitspeed/model/network_cost.h's Optimizer (torch.optim.SGD; Kingma & Ba 2015, Adam,
 // Algorithm 1 with the bias corrections folded into the step size, as at the
 // end of their section 2).
 #ifndef FITSPEED_TIMING_OPTIMIZER_H_
@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 
 // Vectorizes the loop that follows where the file is built with OpenMP.
 #ifdef _OPENMP

@@ -9,8 +9,8 @@
 #include <limits>
 #include <thread>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "timing/executor.h"
@@ -63,9 +63,9 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   using Clock = std::chrono::steady_clock;
   const int ranks = dp != nullptr ? dp->comm.size() : 1;
   const int64_t local_batch = batch / ranks;
-  std::unique_ptr<timing::StepExecutor> step = timing::MakeExecutor(
-      options.backend, network,
-      timing::MakeStepConfig(options, local_batch, ResolveThreads(options)));
+  std::unique_ptr<timing::StepExecutor> step =
+      timing::MakeExecutor(options.backend, network,
+                           timing::MakeStepConfig(options, local_batch, ResolveThreads(options)));
   std::unique_ptr<timing::GradientSync> sync;
   if (dp != nullptr) {
     const timing::RankShare share =
@@ -79,8 +79,8 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
 
   const Clock::time_point warm_start = Clock::now();
   while (RankZeroDecides(dp, m.warmup_steps < options.warmup_steps ||
-                           std::chrono::duration<double>(Clock::now() - warm_start).count() <
-                               options.warmup_time_s)) {
+                                 std::chrono::duration<double>(Clock::now() - warm_start).count() <
+                                     options.warmup_time_s)) {
     run_step();
     ++m.warmup_steps;
   }
@@ -88,8 +88,8 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
   const size_t layers = static_cast<size_t>(network.size());
   std::vector<double> step_times;
   std::vector<std::vector<double>> op_times(layers * kPasses);
-  std::vector<double> backward_times, exposed_times, average_times, in_backward_times,
-      pack_times, compute_times;
+  std::vector<double> backward_times, exposed_times, average_times, in_backward_times, pack_times,
+      compute_times;
   std::vector<std::vector<double>> ready_times, allreduce_times;
   if (sync) {
     ready_times.resize(sync->buckets().size());
@@ -187,16 +187,6 @@ BatchMeasurement Measure(const Network& network, int64_t batch, const SweepOptio
 
 }  // namespace
 
-const char* PrecisionName(Precision precision) {
-  return precision == Precision::kBf16 ? "bf16" : "fp32";
-}
-
-Precision ParsePrecision(const std::string& name) {
-  if (name == "fp32" || name == "float32") return Precision::kFp32;
-  if (name == "bf16" || name == "bfloat16") return Precision::kBf16;
-  throw UsageError(fmt::format("precision '{}': expected fp32 or bf16", name));
-}
-
 const char* BackendName(Backend backend) { return backend == Backend::kEigen ? "eigen" : "onednn"; }
 
 Backend ParseBackend(const std::string& name) {
@@ -210,6 +200,14 @@ bool RepeatPolicy::WantsMore(int repeats, double timed_s) const {
 }
 
 void ValidateSweepOptions(const SweepOptions& o) {
+  switch (o.precision) {
+    case Precision::kFp32:
+    case Precision::kMixed:
+      break;
+    case Precision::kTf32:
+      throw UsageError(
+          "SweepOptions.precision = tf32: the host cannot run it (it runs fp32, bf16)");
+  }
   for (int64_t b : o.batches) {
     Require(b >= 1, "batches[]", static_cast<double>(b), "every batch must be >= 1");
   }
@@ -272,7 +270,7 @@ std::vector<Sample> SweepResult::Samples() const {
     s.batch = static_cast<double>(m.batch);
     s.devices = ranks;
     s.label = model;
-    s.precision = PrecisionName(precision);
+    s.precision = PrecisionName(precision, PrecisionContext::kHost);
     s.step_time_s = m.step_time_s;
     // A sequence model's sample is one sequence: the fit reports tokens/s too.
     if (tokens_per_sample > 0) s.seq_len = static_cast<double>(tokens_per_sample);
@@ -359,8 +357,7 @@ SweepResult RunSweep(const Network& network, const SweepOptions& options,
     }
     options.progress(p);
   };
-  auto skip = [&](int64_t batch, double estimate, const std::string& reason, int index,
-                  int total) {
+  auto skip = [&](int64_t batch, double estimate, const std::string& reason, int index, int total) {
     result.skipped.push_back({batch, estimate, reason});
     report(SweepProgress::Stage::kSkipped, batch, index, total,
            fmt::format("batch {} skipped: {}", batch, reason));
@@ -372,8 +369,7 @@ SweepResult RunSweep(const Network& network, const SweepOptions& options,
       return true;  // not a memory limit: an automatic sweep goes on
     }
     // The ranks of a node share its memory.
-    const double estimate =
-        EstimateStepMemoryBytes(network, batch / ranks, options) * local_ranks;
+    const double estimate = EstimateStepMemoryBytes(network, batch / ranks, options) * local_ranks;
     if (estimate > result.memory_limit_bytes) {
       skip(batch, estimate,
            fmt::format("needs about {} of memory{}, over the limit of {}", Gib(estimate),

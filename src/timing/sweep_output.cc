@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed {
@@ -121,8 +121,9 @@ std::string Header(const SweepResult& s) {
       "fitspeed sweep: {} ({}, {}, {} backend)\n"
       "host: {}, {} thread{}, {} ({} {}), FP32 FMA peak {:.1f} GFLOPS (measured)\n"
       "work: {} GFLOP/sample forward, {} GFLOP/sample forward+backward\n",
-      s.model, PrecisionName(s.precision), OptimizerName(s.optimizer), BackendName(s.backend),
-      s.context.cpu_model, s.context.threads, s.context.threads == 1 ? "" : "s", s.context.isa,
+      s.model, PrecisionName(s.precision, PrecisionContext::kHost), OptimizerName(s.optimizer),
+      BackendName(s.backend), s.context.cpu_model, s.context.threads,
+      s.context.threads == 1 ? "" : "s", s.context.isa,
       s.backend == Backend::kOnednn ? "oneDNN" : "Eigen",
       s.backend == Backend::kOnednn ? s.context.onednn_version : "reference",
       s.context.fp32_peak_gflops, FormatSig(s.forward_flops_per_sample / 1e9),
@@ -190,12 +191,11 @@ std::string SweepTable(const SweepResult& s) {
     }
     if (dp && m.data_parallel) {
       const DataParallelTiming& d = *m.data_parallel;
-      for (std::string cell : {std::to_string(d.ranks), FormatSig(d.compute_s * 1e3, 4),
-                               FormatSig((d.pack_s + d.average_s) * 1e3, 3),
-                               FormatSig(d.comm_cost_s * 1e3, 3),
-                               FormatSig(d.exposed_comm_s * 1e3, 3),
-                               FormatSig(d.bare_comm_s * 1e3, 3),
-                               FormatSig(d.hidden_fraction() * 100, 3)}) {
+      for (std::string cell :
+           {std::to_string(d.ranks), FormatSig(d.compute_s * 1e3, 4),
+            FormatSig((d.pack_s + d.average_s) * 1e3, 3), FormatSig(d.comm_cost_s * 1e3, 3),
+            FormatSig(d.exposed_comm_s * 1e3, 3), FormatSig(d.bare_comm_s * 1e3, 3),
+            FormatSig(d.hidden_fraction() * 100, 3)}) {
         row.push_back(std::move(cell));
       }
     }
@@ -211,7 +211,7 @@ std::string SweepTable(const SweepResult& s) {
 std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
   json j = json::parse(FitToJson(fit));
   j["sweep"] = {{"model", s.model},
-                {"precision", PrecisionName(s.precision)},
+                {"precision", PrecisionName(s.precision, PrecisionContext::kHost)},
                 {"optimizer", OptimizerName(s.optimizer)},
                 {"backend", BackendName(s.backend)},
                 {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
@@ -253,9 +253,9 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       if (DataParallel(s) && !s.measurements.empty() && s.measurements.back().data_parallel) {
         const BatchMeasurement& big = s.measurements.back();
         out << fmt::format(
-            "\ngradient buckets at batch {} ({} per rank; medians over {} steps; ready and "
-            "all-reduce from the start of the backward pass, bare: the all-reduce alone):\n",
-            big.batch, big.data_parallel->per_rank_batch, big.repeats)
+                   "\ngradient buckets at batch {} ({} per rank; medians over {} steps; ready and "
+                   "all-reduce from the start of the backward pass, bare: the all-reduce alone):\n",
+                   big.batch, big.data_parallel->per_rank_batch, big.repeats)
             << BucketTable(*big.data_parallel);
       }
       if (layers && !s.measurements.empty()) {
@@ -267,36 +267,59 @@ void WriteSweep(std::ostream& out, const SweepResult& s, const FitResult& fit, O
       break;
     }
     case OutputFormat::kCsv: {
-      std::vector<std::string> header{
-          "model", "precision", "batch", "step_time_s", "cv", "min_time_s", "throughput_sps",
-          "gflops", "peak_fraction", "forward_s", "backward_data_s", "backward_weights_s",
-          "update_s", "memory_estimate_bytes", "repeats", "preemptions_per_step",
-          "preemptions_per_s"};
+      std::vector<std::string> header{"model",
+                                      "precision",
+                                      "batch",
+                                      "step_time_s",
+                                      "cv",
+                                      "min_time_s",
+                                      "throughput_sps",
+                                      "gflops",
+                                      "peak_fraction",
+                                      "forward_s",
+                                      "backward_data_s",
+                                      "backward_weights_s",
+                                      "update_s",
+                                      "memory_estimate_bytes",
+                                      "repeats",
+                                      "preemptions_per_step",
+                                      "preemptions_per_s"};
       // A data-parallel sweep: `devices` (the ranks; what `fitspeed fit` reads
       // to fit per device count) and the communication columns.
       const bool dp = DataParallel(s);
       if (dp) {
-        for (const char* h : {"devices", "per_rank_batch", "compute_s", "in_backward_comm_s",
-                              "pack_s", "exposed_comm_s", "average_s", "comm_cost_s",
-                              "bare_comm_s", "hidden_fraction"}) {
+        for (const char* h :
+             {"devices", "per_rank_batch", "compute_s", "in_backward_comm_s", "pack_s",
+              "exposed_comm_s", "average_s", "comm_cost_s", "bare_comm_s", "hidden_fraction"}) {
           header.push_back(h);
         }
       }
       TextTable table(header);
       auto g = [](double v) { return fmt::format("{:.6g}", v); };
       for (const BatchMeasurement& m : s.measurements) {
-        std::vector<std::string> row{
-            s.model, PrecisionName(s.precision), std::to_string(m.batch), g(m.step_time_s),
-            g(m.cv), g(m.min_time_s), g(m.throughput_sps), g(m.gflops), g(m.peak_fraction),
-            g(m.pass_seconds[0]), g(m.pass_seconds[1]), g(m.pass_seconds[2]),
-            g(m.pass_seconds[3]), g(m.memory_estimate_bytes), std::to_string(m.repeats),
-            g(m.preemptions_per_step), g(m.preemptions_per_s)};
+        std::vector<std::string> row{s.model,
+                                     PrecisionName(s.precision, PrecisionContext::kHost),
+                                     std::to_string(m.batch),
+                                     g(m.step_time_s),
+                                     g(m.cv),
+                                     g(m.min_time_s),
+                                     g(m.throughput_sps),
+                                     g(m.gflops),
+                                     g(m.peak_fraction),
+                                     g(m.pass_seconds[0]),
+                                     g(m.pass_seconds[1]),
+                                     g(m.pass_seconds[2]),
+                                     g(m.pass_seconds[3]),
+                                     g(m.memory_estimate_bytes),
+                                     std::to_string(m.repeats),
+                                     g(m.preemptions_per_step),
+                                     g(m.preemptions_per_s)};
         if (dp && m.data_parallel) {
           const DataParallelTiming& d = *m.data_parallel;
-          for (std::string cell : {std::to_string(d.ranks), std::to_string(d.per_rank_batch),
-                                   g(d.compute_s), g(d.in_backward_comm_s), g(d.pack_s),
-                                   g(d.exposed_comm_s), g(d.average_s), g(d.comm_cost_s),
-                                   g(d.bare_comm_s), g(d.hidden_fraction())}) {
+          for (std::string cell :
+               {std::to_string(d.ranks), std::to_string(d.per_rank_batch), g(d.compute_s),
+                g(d.in_backward_comm_s), g(d.pack_s), g(d.exposed_comm_s), g(d.average_s),
+                g(d.comm_cost_s), g(d.bare_comm_s), g(d.hidden_fraction())}) {
             row.push_back(std::move(cell));
           }
         }

@@ -34,7 +34,7 @@ TEST(IntervalsCli, ModeledThroughputCarriesTheBuiltInInterval) {
   EXPECT_DOUBLE_EQ(mi["level"].get<double>(), 0.8);
   // The same interval as the library builds from the built-in table.
   const fitspeed::PredictionInterval expected = fitspeed::BuiltinIntervalTable().For(
-      fitspeed::LoadDevice("v100-sxm2"), fitspeed::DevicePrecision::kMixed, 0.8);
+      fitspeed::LoadDevice("v100-sxm2"), fitspeed::Precision::kMixed, 0.8);
   EXPECT_NEAR(mi["low_factor"].get<double>(), expected.low_factor, 1e-12);
   EXPECT_EQ(mi["errors"].size(), static_cast<size_t>(expected.cases));
   for (const auto& step : j["steps"]) {
@@ -89,7 +89,7 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   // The interval is the model's at 80% widened by the fit's (tiny here: the
   // model's points lie on the law), so close to total / [high, low] factors.
   const fitspeed::PredictionInterval model = fitspeed::BuiltinIntervalTable().For(
-      fitspeed::LoadDevice("v100-sxm2"), fitspeed::DevicePrecision::kMixed, 0.8);
+      fitspeed::LoadDevice("v100-sxm2"), fitspeed::Precision::kMixed, 0.8);
   const double total = row["total_s"];
   EXPECT_NEAR(row["ci95_s"][0].get<double>(), total / model.high_factor, 0.02 * total);
   EXPECT_NEAR(row["ci95_s"][1].get<double>(), total / model.low_factor, 0.02 * total);

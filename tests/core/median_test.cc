@@ -1,4 +1,4 @@
-#include "fitspeed/core/median.h"
+#include "core/median.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@ TEST(Median, OddCountIsTheMiddleValue) {
 }
 
 TEST(Median, EvenCountIsTheMeanOfTheTwoMiddleValues) {
-  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);         // sorted: 1 2 3 4
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);  // sorted: 1 2 3 4
   EXPECT_EQ(Median({10, 0}), 5);
   EXPECT_EQ(Median({1, 1, 8, 100, 2, 50}), 5);  // sorted: 1 1 2 8 50 100 -> (2 + 8)/2
 }

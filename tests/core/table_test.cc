@@ -1,4 +1,4 @@
-#include "fitspeed/core/table.h"
+#include "core/table.h"
 
 #include <gtest/gtest.h>
 

@@ -19,12 +19,11 @@ TEST(FrameworkAmpOps, TensorFlowAndKerasKeepTensorFlowsOpsInFp32) {
 }
 
 TEST(FrameworkFusion, MxnetFusesBatchNormReluAddInMixedPrecisionOnly) {
-  EXPECT_EQ(FrameworkFusion("mxnet", DevicePrecision::kMixed),
-            ElementwiseFusion::kBatchNormReluAdd);
-  EXPECT_EQ(FrameworkFusion("mxnet", DevicePrecision::kFp32), ElementwiseFusion::kNone);
-  EXPECT_EQ(FrameworkFusion("mxnet", DevicePrecision::kTf32), ElementwiseFusion::kNone);
+  EXPECT_EQ(FrameworkFusion("mxnet", Precision::kMixed), ElementwiseFusion::kBatchNormReluAdd);
+  EXPECT_EQ(FrameworkFusion("mxnet", Precision::kFp32), ElementwiseFusion::kNone);
+  EXPECT_EQ(FrameworkFusion("mxnet", Precision::kTf32), ElementwiseFusion::kNone);
   for (const char* name : {"", "pytorch", "tensorflow", "keras"}) {
-    EXPECT_EQ(FrameworkFusion(name, DevicePrecision::kMixed), ElementwiseFusion::kNone) << name;
+    EXPECT_EQ(FrameworkFusion(name, Precision::kMixed), ElementwiseFusion::kNone) << name;
   }
 }
 

@@ -121,7 +121,7 @@ TEST(StepModel, MemoryBoundReluMatchesHandCalculation) {
 
 TEST(StepModel, MixedPrecisionUsesTensorPeakAndHalfTheBytes) {
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256, options);
   const PassTime& p = Forward(Layer(step, "big"));
   // compute = 5.36870912e8 / (80e12 * 0.5) = 1.34217728e-5 s; bytes with
@@ -153,7 +153,7 @@ Network LayerNormNet() {
 
 TEST(StepModel, AmpKeepsLayerNormInFp32WithCastsAroundItByHand) {
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   const ModeledStep step = ModelStep(LayerNormNet(), TestDevice(), 1024, options);
   const LayerTime& ln = Layer(step, "ln");
   const PassTime& fw = Forward(ln);
@@ -186,7 +186,7 @@ TEST(StepModel, AmpKeepsLayerNormInFp32WithCastsAroundItByHand) {
   EXPECT_GT(Forward(Layer(step, "softmax_cross_entropy_4")).cast_kernels, 0);
 
   // FP32 and TF32 steps have nothing to cast.
-  options.precision = DevicePrecision::kFp32;
+  options.precision = Precision::kFp32;
   const ModeledStep fp32 = ModelStep(LayerNormNet(), TestDevice(), 1024, options);
   EXPECT_DOUBLE_EQ(fp32.cast_s, 0);
   EXPECT_DOUBLE_EQ(Forward(Layer(fp32, "ln")).bytes, 2099200.0);
@@ -369,7 +369,7 @@ TEST(StepModel, AmpOpListsFollowPyTorchAndTensorFlow) {
   // width) casts more than PyTorch's (softmax on {heads, T, T} at 128 tokens).
   const Network bert = LoadNetwork("bert-base", ZooOptions{128});
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   const double pytorch = ModelStep(bert, TestDevice(), 32, options).cast_s;
   options.amp_ops = AmpOpList::kTensorFlow;
   const double tensorflow = ModelStep(bert, TestDevice(), 32, options).cast_s;
@@ -387,22 +387,22 @@ TEST(StepModel, TensorUnitWorkUsesTheTensorCurveInTf32AndMixed) {
   d = ParseDeviceJson(DeviceToJson(d), "with-tensor.json");  // through the JSON field
   ASSERT_EQ(d.tensor_efficiency.points.size(), 1u);
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kTf32;
+  options.precision = Precision::kTf32;
   const PassTime tf32 = Forward(Layer(ModelStep(DenseNet(), d, 256, options), "big"));
   // 5.36870912e8 FLOPs / (40e12 * 0.25) = 5.36870912e-5 s, on tensor units.
   EXPECT_NEAR(tf32.compute_s, 5.36870912e-5, 1e-16);
   EXPECT_TRUE(tf32.tensor_units);
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   const PassTime mixed = Forward(Layer(ModelStep(DenseNet(), d, 256, options), "big"));
   EXPECT_NEAR(mixed.compute_s, 5.36870912e8 / (80e12 * 0.25), 1e-16);
   // FP32 stays on the CUDA cores with the compute curve: 1.073741824e-4 s.
-  options.precision = DevicePrecision::kFp32;
+  options.precision = Precision::kFp32;
   const ModeledStep fp32_step = ModelStep(DenseNet(), d, 256, options);
   const PassTime fp32 = Forward(Layer(fp32_step, "big"));
   EXPECT_NEAR(fp32.compute_s, 1.073741824e-4, 1e-15);
   EXPECT_FALSE(fp32.tensor_units);
   // The ReLU is vector work, never on tensor units.
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   for (const LayerTime& layer : ModelStep(DenseNet(), d, 256, options).layers) {
     if (layer.kind == "relu") {
       EXPECT_FALSE(Forward(layer).tensor_units);
@@ -555,7 +555,7 @@ TEST(StepModel, GpuTensorCoresPadToMultiplesOf8OnlyOffFp32) {
   // FP32 on CUDA cores: no padding.
   EXPECT_DOUBLE_EQ(Layer(ModelStep(net, v100, 12), "big").padding, 1.0);
   DeviceModelOptions mixed;
-  mixed.precision = DevicePrecision::kMixed;
+  mixed.precision = Precision::kMixed;
   const ModeledStep step = ModelStep(net, v100, 12, mixed);
   // 1001 units -> 1008 on tensor cores; the batch is not padded on a GPU.
   EXPECT_DOUBLE_EQ(Layer(step, "big").padding, 1008.0 / 1001.0);
@@ -589,7 +589,7 @@ Network ConvNet() {
 
 TEST(StepModel, NchwConvolutionsOnNhwcTensorUnitsPayTransposesByHand) {
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kMixed;  // layout kNchw by default
+  options.precision = Precision::kMixed;  // layout kNchw by default
   const ModeledStep step = ModelStep(ConvNet(), NhwcTestDevice(), 64, options);
   const PassTime& p = Forward(Layer(step, "c2"));
   ASSERT_TRUE(p.tensor_units);
@@ -627,7 +627,7 @@ TEST(StepModel, NoTransposesInFp32OrWithoutATensorLayout) {
   // FP32 runs on CUDA cores, whose kernels take NCHW as it is.
   EXPECT_FALSE(ModelsTransposes(NhwcTestDevice(), options));
   EXPECT_DOUBLE_EQ(ModelStep(ConvNet(), NhwcTestDevice(), 64, options).layout_s, 0);
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   EXPECT_TRUE(ModelsTransposes(NhwcTestDevice(), options));
   // A device without a tensor_layout (the TPU: XLA lays tensors out) never transposes.
   EXPECT_FALSE(ModelsTransposes(TestDevice(), options));
@@ -644,7 +644,7 @@ TEST(StepModel, NoTransposesInFp32OrWithoutATensorLayout) {
 }
 
 TEST(StepModel, Resnet50AtBatch1024DoesNotFitA16GbV100) {
-  // ResNet-50's tensors saved for the backward pass (tests/model/cost_test.cc,
+  // ResNet-50's tensors saved for the backward pass (tests/model/network_cost_test.cc,
   // MemoryEstimate.Resnet50ByHand, counted by stage): 21,076,968 floats = 84.3
   // MB per sample, plus 3 x 802,816 floats of gradients alive at once = 9.6 MB:
   // ~ 93.9 MB per sample, ~ 96.2 GB at batch 1024 against 16 GiB; parameters,
@@ -661,7 +661,7 @@ TEST(StepModel, Resnet50AtBatch1024DoesNotFitA16GbV100) {
   // ResNet-50 v1.5, PyTorch: batch 112 in FP32, 256 in mixed precision).
   EXPECT_TRUE(ModelStep(net, v100, 112).fits);
   DeviceModelOptions amp;
-  amp.precision = DevicePrecision::kMixed;
+  amp.precision = Precision::kMixed;
   EXPECT_TRUE(ModelStep(net, v100, 256, amp).fits);
 
   DeviceModelOptions options;
@@ -702,14 +702,14 @@ TEST(StepModel, ModeledSamplesFitTheLaw) {
 
 TEST(StepModel, PrecisionTheDeviceLacksIsAUsageError) {
   DeviceModelOptions options;
-  options.precision = DevicePrecision::kTf32;
+  options.precision = Precision::kTf32;
   EXPECT_THROW(ModelStep(DenseNet(), LoadDevice("v100-sxm2"), 64, options), UsageError);
-  options.precision = DevicePrecision::kMixed;
+  options.precision = Precision::kMixed;
   EXPECT_THROW(ModelStep(DenseNet(), LoadDevice("k80"), 64, options), UsageError);
-  options.precision = DevicePrecision::kFp32;
+  options.precision = Precision::kFp32;
   options.devices = 0;
   EXPECT_THROW(ModelStep(DenseNet(), TestDevice(), 64, options), UsageError);
-  EXPECT_THROW(ParseDevicePrecision("fp8"), UsageError);
+  EXPECT_THROW(ParsePrecision("fp8", PrecisionContext::kDevice), UsageError);
 }
 
 }  // namespace

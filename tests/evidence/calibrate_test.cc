@@ -39,7 +39,7 @@ Device TrueDevice(const Device& base, double compute_scale, double memory_scale,
 std::vector<MeasuredCase> SyntheticCases(const Device& truth,
                                          const std::vector<std::string>& networks,
                                          const std::vector<int64_t>& batches,
-                                         DevicePrecision precision = DevicePrecision::kFp32) {
+                                         Precision precision = Precision::kFp32) {
   std::vector<MeasuredCase> cases;
   for (const std::string& name : networks) {
     const Network network = ZooNetwork(name);
@@ -119,7 +119,7 @@ TEST(Calibrate, RecoversSeparateFp32AndTensorCoreScalesSetByHand) {
   for (EfficiencyCurve::Point& p : truth.tensor_efficiency.points) p.efficiency *= 0.6;
   std::vector<MeasuredCase> cases = SyntheticCases(truth, {"resnet50"}, {32, 64, 128});
   for (const MeasuredCase& c :
-       SyntheticCases(truth, {"resnet50"}, {32, 64, 128, 256}, DevicePrecision::kMixed)) {
+       SyntheticCases(truth, {"resnet50"}, {32, 64, 128, 256}, Precision::kMixed)) {
     cases.push_back(c);
   }
   CalibrationOptions options;
@@ -408,7 +408,7 @@ TEST(ReadCasesCsv, ReadsRowsCommentsAndOptionalColumns) {
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(cases[0].network, "resnet50");
   EXPECT_EQ(cases[0].device, "v100-sxm2");
-  EXPECT_EQ(cases[0].precision, DevicePrecision::kMixed);
+  EXPECT_EQ(cases[0].precision, Precision::kMixed);
   EXPECT_EQ(cases[0].devices, 8);
   EXPECT_EQ(cases[0].batch, 2048);
   EXPECT_DOUBLE_EQ(cases[0].throughput_sps, 9000.5);

@@ -55,7 +55,7 @@ TEST(FrameworkProfile, HalvesTheTensorEfficiencyAndSetsTheHostOverheadByHand) {
   const Device flat = FlatDevice();
   const Device profiled = ApplyFrameworkProfile(flat, profile);
   DeviceModelOptions mixed;
-  mixed.precision = DevicePrecision::kMixed;
+  mixed.precision = Precision::kMixed;
   const ModeledStep before = ModelStep(net, flat, 1024, mixed);
   const ModeledStep after = ModelStep(net, profiled, 1024, mixed);
   // The forward GEMM: 2 * 1024 * 4096 * 4096 = 34,359,738,368 FLOPs. Catalog:

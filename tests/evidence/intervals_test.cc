@@ -31,11 +31,11 @@ std::vector<ModelError> Errors(const std::string& source, std::vector<double> lo
 }
 
 TEST(ModelErrorClassTest, KindAndWhereTheMatrixWorkRuns) {
-  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), DevicePrecision::kFp32), "gpu/fp32");
-  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), DevicePrecision::kMixed), "gpu/tensor");
-  EXPECT_EQ(ModelErrorClass(LoadDevice("a100"), DevicePrecision::kTf32), "gpu/tensor");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), Precision::kFp32), "gpu/fp32");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("v100-sxm2"), Precision::kMixed), "gpu/tensor");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("a100"), Precision::kTf32), "gpu/tensor");
   // A TPU runs FP32 matrix work on its MXU (fp32_matrix_on_tensor16).
-  EXPECT_EQ(ModelErrorClass(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32), "tpu/tensor");
+  EXPECT_EQ(ModelErrorClass(LoadDevice("tpu-v2-8"), Precision::kFp32), "tpu/tensor");
   EXPECT_EQ(ModelErrorKindClass("gpu/tensor"), "gpu");
   EXPECT_EQ(ModelErrorSource("/x/y/nvidia_dle.csv", "mxnet"), "nvidia_dle.csv/mxnet");
   EXPECT_EQ(ModelErrorSource("pollux.csv", ""), "pollux.csv");
@@ -154,7 +154,7 @@ TEST(IntervalTableTest, FrameworkProfileErrorsByHand) {
   fp32.source = mixed.source = "/data/nvidia_dle.csv";
   fp32.line = 7;
   mixed.line = 8;
-  mixed.precision = DevicePrecision::kMixed;
+  mixed.precision = Precision::kMixed;
   FrameworkProfileReport report;
   FrameworkFold fold;
   fold.framework = "pytorch";
@@ -248,7 +248,7 @@ TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
 
 TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   const IntervalTable& table = BuiltinIntervalTable();
-  const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), DevicePrecision::kMixed, 0.8);
+  const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), Precision::kMixed, 0.8);
   ASSERT_TRUE(gpu.available) << gpu.reason;
   // gpu/tensor has four sources (NVIDIA's PyTorch, TensorFlow and MXNet
   // tables and Pollux's AMP ResNet-50), kModelIntervalMinSources: its own.
@@ -266,14 +266,14 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   // So have predictions with a framework profile (held-out GPUs): the tensor
   // class has four sources (NVIDIA's three tables and Pollux's AMP runs).
   const PredictionInterval profiled =
-      table.ForFramework(LoadDevice("a100"), DevicePrecision::kMixed, 0.8);
+      table.ForFramework(LoadDevice("a100"), Precision::kMixed, 0.8);
   ASSERT_TRUE(profiled.available) << profiled.reason;
   EXPECT_EQ(profiled.basis, "framework:gpu/tensor");
   EXPECT_GE(profiled.sources, kModelIntervalMinSources);
   EXPECT_LT(profiled.low_factor, 1.0);
   EXPECT_GT(profiled.high_factor, 1.0);
   // The Colab TPU cases all come from one source.
-  const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), DevicePrecision::kFp32, 0.8);
+  const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), Precision::kFp32, 0.8);
   EXPECT_FALSE(tpu.available);
   EXPECT_NE(tpu.reason.find("4 or more sources"), std::string::npos) << tpu.reason;
 }

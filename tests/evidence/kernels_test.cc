@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "device/conv_algorithm.h"
 #include "evidence/log_logistic.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
@@ -129,7 +130,7 @@ TEST(WinogradStep, A3x3Stride1ConvolutionByHand) {
   EXPECT_NEAR(strided.compute_s, 1.15605504e-5, 1e-17);
   // On tensor units (mixed precision) no convolution runs Winograd.
   DeviceModelOptions mixed;
-  mixed.precision = DevicePrecision::kMixed;
+  mixed.precision = Precision::kMixed;
   EXPECT_FALSE(Layer(ModelStep(WinogradNet(), WinogradTestDevice(), 1, mixed), "w")
                    .passes[static_cast<size_t>(Pass::kForward)]
                    .winograd);

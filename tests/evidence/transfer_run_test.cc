@@ -41,7 +41,7 @@ class ScratchFile {
 // ("cifar10"), so network= states the network.
 const char* kLog = "transfer/pollux_t4_resnet18_cifar10_p1.csv";
 
-TransferRun FromLog(const std::string& attributes, DevicePrecision precision) {
+TransferRun FromLog(const std::string& attributes, Precision precision) {
   DeviceModelOptions options;
   options.precision = precision;
   TransferSource source;
@@ -65,26 +65,25 @@ TEST(LooksLikeCasesCsv, ReadsTheFirstLineThatIsNotAComment) {
 }
 
 TEST(CalibrateFromRun, TakesTheLogsPrecisionNamesInAnyCase) {
-  const TransferRun fp32 =
-      FromLog("precision=Float,network=resnet18-cifar", DevicePrecision::kFp32);
+  const TransferRun fp32 = FromLog("precision=Float,network=resnet18-cifar", Precision::kFp32);
   EXPECT_EQ(fp32.source_kind, "log");
-  EXPECT_EQ(fp32.precision, DevicePrecision::kFp32);
+  EXPECT_EQ(fp32.precision, Precision::kFp32);
   EXPECT_EQ(fp32.calibration.cases, 11);
   EXPECT_TRUE(fp32.notes.empty());
   // bfloat16 is mixed precision on a GPU's tensor units, where the layout must be stated.
   const TransferRun mixed =
-      FromLog("precision=BFloat16,layout=nchw,network=resnet18-cifar", DevicePrecision::kMixed);
-  EXPECT_EQ(mixed.precision, DevicePrecision::kMixed);
+      FromLog("precision=BFloat16,layout=nchw,network=resnet18-cifar", Precision::kMixed);
+  EXPECT_EQ(mixed.precision, Precision::kMixed);
   EXPECT_EQ(mixed.layout, ActivationLayout::kNchw);
   // A precision the model does not know names the file, line and field.
   try {
-    FromLog("precision=int8,network=resnet18-cifar", DevicePrecision::kFp32);
+    FromLog("precision=int8,network=resnet18-cifar", Precision::kFp32);
     ADD_FAILURE() << "int8 was taken";
   } catch (const DataError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr(":5: field 'precision': 'int8' is none of"));
   }
   // Stated as an attribute and contradicting --precision: a usage error.
-  EXPECT_THROW(FromLog("precision=half,layout=nchw,network=resnet18-cifar", DevicePrecision::kFp32),
+  EXPECT_THROW(FromLog("precision=half,layout=nchw,network=resnet18-cifar", Precision::kFp32),
                UsageError);
 }
 

@@ -25,7 +25,7 @@ std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../..
 
 // A case of `network` on `device` whose measured throughput is `throughput_sps`.
 MeasuredCase Case(const std::string& network, const std::string& device, int64_t batch,
-                  double throughput_sps, DevicePrecision precision = DevicePrecision::kFp32) {
+                  double throughput_sps, Precision precision = Precision::kFp32) {
   MeasuredCase c;
   c.network = network;
   c.device = device;
@@ -131,9 +131,9 @@ TEST(Transfer, MixedPrecisionAtOneLargeBatchFitsTheTensorScale) {
   const Device a = LoadDevice("v100-sxm2");
   const Device b = LoadDevice("a100");
   DeviceModelOptions mixed;
-  mixed.precision = DevicePrecision::kMixed;
+  mixed.precision = Precision::kMixed;
   const double catalog_sps = ModelStep(LoadNetwork("resnet50"), a, 256, mixed).throughput_sps;
-  MeasuredCase c = Case("resnet50", "v100-sxm2", 256, 0.8 * catalog_sps, DevicePrecision::kMixed);
+  MeasuredCase c = Case("resnet50", "v100-sxm2", 256, 0.8 * catalog_sps, Precision::kMixed);
   const TransferCalibration t = CalibrateTransfer(a, b, {c});
   EXPECT_EQ(Names(t.fitted), std::vector<std::string>{"tensor_scale"});
   EXPECT_EQ(Names(t.applied), std::vector<std::string>{"tensor_scale"});
@@ -158,9 +158,9 @@ TEST(Transfer, Refusals) {
   } catch (const DataError& e) {
     EXPECT_THAT(e.what(), HasSubstr("one network"));
   }
-  EXPECT_THROW(CalibrateTransfer(v100, a100,
-                                 {Case("resnet50", "v100-sxm2", 64, 300, DevicePrecision::kTf32)}),
-               DataError);
+  EXPECT_THROW(
+      CalibrateTransfer(v100, a100, {Case("resnet50", "v100-sxm2", 64, 300, Precision::kTf32)}),
+      DataError);
   EXPECT_THROW(CalibrateTransfer(v100, a100, {Case("no-such-net", "v100-sxm2", 64, 300)}),
                DataError);
   // Devices of different kinds: the scales do not carry over.

@@ -48,7 +48,7 @@ TEST(CaseKey, NamesNetworkDevicePrecisionDevicesAndBatch) {
   MeasuredCase c;
   c.network = "resnet50";
   c.device = "v100-sxm2";
-  c.precision = DevicePrecision::kMixed;
+  c.precision = Precision::kMixed;
   c.devices = 8;
   c.batch = 2048;
   EXPECT_EQ(CaseKey(c), "resnet50/v100-sxm2/mixed/x8/b2048");
@@ -157,7 +157,7 @@ TEST(CaseKey, SequenceLengthAfterTheNetworkAccumulationAtTheEnd) {
   c.network = "bert-large";
   c.seq_len = 128;
   c.device = "v100-sxm2";
-  c.precision = DevicePrecision::kMixed;
+  c.precision = Precision::kMixed;
   c.batch = 16;
   c.accumulation = 4096;
   EXPECT_EQ(CaseKey(c), "bert-large/s128/v100-sxm2/mixed/x1/b16/a4096");
@@ -378,7 +378,7 @@ TEST(SummarizeErrorsPct, MedianAndMaximumOfAbsoluteErrors) {
   EXPECT_TRUE(std::isnan(none.max_abs_error_pct));
 }
 
-MeasuredCase Case(const std::string& network, const std::string& device, DevicePrecision precision,
+MeasuredCase Case(const std::string& network, const std::string& device, Precision precision,
                   int64_t batch, double throughput_sps) {
   MeasuredCase c;
   c.network = network;
@@ -390,9 +390,9 @@ MeasuredCase Case(const std::string& network, const std::string& device, DeviceP
 }
 
 TEST(Validate, MarksCalibratedCasesInSampleAndSummarisesPerDevice) {
-  const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
-  const MeasuredCase b = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 64, 1069.6);
-  const MeasuredCase c = Case("resnet50", "v100-sxm2", DevicePrecision::kFp32, 96, 384);
+  const MeasuredCase a = Case("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
+  const MeasuredCase b = Case("resnet18-cifar", "t4", Precision::kFp32, 64, 1069.6);
+  const MeasuredCase c = Case("resnet50", "v100-sxm2", Precision::kFp32, 96, 384);
   ValidateOptions options;
   Device t4 = LoadDevice("t4");
   t4.calibrated_on = {CaseKey(a)};  // calibrated on `a` only
@@ -434,12 +434,12 @@ TEST(Validate, UnmodelableCasesKeepTheirReason) {
   const ValidationReport report = Validate(
       {
           // The T4 has no TF32 units (NVIDIA T4 datasheet: FP32, FP16, INT8, INT4).
-          Case("resnet50", "t4", DevicePrecision::kTf32, 64, 100),
+          Case("resnet50", "t4", Precision::kTf32, 64, 100),
           // VGG-16 at batch 100,000: its first conv output alone is 64 x 224 x 224
           // x 4 bytes = 12.8 MB per sample, 1.28 TB for the batch, beyond a K80's 12 GiB.
-          Case("vgg16", "k80", DevicePrecision::kFp32, 100000, 10),
-          Case("no-such-network", "t4", DevicePrecision::kFp32, 8, 10),
-          Case("resnet50", "no-such-device", DevicePrecision::kFp32, 8, 10),
+          Case("vgg16", "k80", Precision::kFp32, 100000, 10),
+          Case("no-such-network", "t4", Precision::kFp32, 8, 10),
+          Case("resnet50", "no-such-device", Precision::kFp32, 8, 10),
       },
       options);
   ASSERT_EQ(report.cases.size(), 4u);
@@ -457,8 +457,7 @@ TEST(Validate, MeasuredCasesBeyondTheMemoryModelArePredictedAndFlagged) {
   // The same VGG-16 batch of 100,000 as above: without require_fit it is
   // predicted (a published case ran, so the memory model is what is wrong)
   // and the memory model's verdict is kept.
-  const ValidationReport report =
-      Validate({Case("vgg16", "k80", DevicePrecision::kFp32, 100000, 10)});
+  const ValidationReport report = Validate({Case("vgg16", "k80", Precision::kFp32, 100000, 10)});
   ASSERT_EQ(report.cases.size(), 1u);
   EXPECT_TRUE(report.cases[0].modeled);
   EXPECT_GT(report.cases[0].predicted_sps, 0);
@@ -486,7 +485,7 @@ TEST(Validate, EveryPublishedCaseIsModeledOrSaysWhy) {
 // `name` so that Validate models them on the catalog device of that name.
 std::vector<MeasuredCase> MeasuredOn(const Device& truth, const std::string& name,
                                      const std::string& network, const std::string& framework,
-                                     DevicePrecision precision) {
+                                     Precision precision) {
   std::vector<MeasuredCase> cases;
   DeviceModelOptions options;
   options.precision = precision;
@@ -509,9 +508,9 @@ TEST(Validate, CrossValidationPredictsEachNetworkFromTheOthers) {
   ScaleComputeEfficiency(truth, 0.7);
   truth.step_host_s = 4e-3;
   std::vector<MeasuredCase> cases =
-      MeasuredOn(truth, "t4", "cnn-cifar-small", "pytorch", DevicePrecision::kFp32);
+      MeasuredOn(truth, "t4", "cnn-cifar-small", "pytorch", Precision::kFp32);
   for (const MeasuredCase& c :
-       MeasuredOn(truth, "t4", "resnet18-cifar", "pytorch", DevicePrecision::kFp32)) {
+       MeasuredOn(truth, "t4", "resnet18-cifar", "pytorch", Precision::kFp32)) {
     cases.push_back(c);
   }
   ValidateOptions options;
@@ -547,7 +546,7 @@ TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
   // and mixed cases of the training framework fit compute, host and tensor.
   std::vector<MeasuredCase> cases;
   for (const char* framework : {"mxnet", "pytorch"}) {
-    for (DevicePrecision p : {DevicePrecision::kFp32, DevicePrecision::kMixed}) {
+    for (Precision p : {Precision::kFp32, Precision::kMixed}) {
       for (const MeasuredCase& c : MeasuredOn(truth, "v100-sxm2", "resnet50", framework, p)) {
         cases.push_back(c);
       }
@@ -555,7 +554,7 @@ TEST(Validate, CrossValidationFallsBackToFrameworksThenToTheCatalog) {
   }
   // One network and one framework on the K80: nothing to hold out.
   const std::vector<MeasuredCase> k80 =
-      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "keras", DevicePrecision::kFp32);
+      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "keras", Precision::kFp32);
   cases.insert(cases.end(), k80.begin(), k80.end());
   ValidateOptions options;
   options.cross_validate = true;
@@ -597,12 +596,12 @@ TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
     Device truth = LoadDevice(name);
     ScaleComputeEfficiency(truth, 0.6);
     for (const MeasuredCase& c :
-         MeasuredOn(truth, name, "resnet18-cifar", "pytorch", DevicePrecision::kFp32)) {
+         MeasuredOn(truth, name, "resnet18-cifar", "pytorch", Precision::kFp32)) {
       cases.push_back(c);
     }
   }
   const std::vector<MeasuredCase> alone =
-      MeasuredOn(LoadDevice("t4"), "t4", "cnn-cifar-small", "pytorch", DevicePrecision::kFp32);
+      MeasuredOn(LoadDevice("t4"), "t4", "cnn-cifar-small", "pytorch", Precision::kFp32);
   cases.insert(cases.end(), alone.begin(), alone.end());
   ValidateOptions options;
   options.cross_device = true;
@@ -635,9 +634,9 @@ TEST(Validate, CrossDeviceCarriesScalesBetweenDevicesOfOneKindOnly) {
   // resnet18-cifar on a GPU and on a CPU: cuDNN's efficiency does not say what
   // oneDNN reaches, so neither predicts the other.
   std::vector<MeasuredCase> cases =
-      MeasuredOn(LoadDevice("t4"), "t4", "resnet18-cifar", "pytorch", DevicePrecision::kFp32);
-  const std::vector<MeasuredCase> cpu = MeasuredOn(
-      LoadDevice("xeon-6148x2"), "xeon-6148x2", "resnet18-cifar", "paddle", DevicePrecision::kFp32);
+      MeasuredOn(LoadDevice("t4"), "t4", "resnet18-cifar", "pytorch", Precision::kFp32);
+  const std::vector<MeasuredCase> cpu = MeasuredOn(LoadDevice("xeon-6148x2"), "xeon-6148x2",
+                                                   "resnet18-cifar", "paddle", Precision::kFp32);
   cases.insert(cases.end(), cpu.begin(), cpu.end());
   ValidateOptions options;
   options.cross_device = true;
@@ -653,10 +652,10 @@ TEST(Validate, CrossDeviceCarriesScalesBetweenDevicesOfOneKindOnly) {
 TEST(Validate, CrossDeviceNeedsTheScalesTheTargetUses) {
   // Mixed-precision cases on the V100 fit only the tensor scale; the K80's
   // FP32 cases need the compute scale: not predicted from them.
-  std::vector<MeasuredCase> cases = MeasuredOn(
-      LoadDevice("v100-sxm2"), "v100-sxm2", "resnet18-cifar", "pytorch", DevicePrecision::kMixed);
+  std::vector<MeasuredCase> cases = MeasuredOn(LoadDevice("v100-sxm2"), "v100-sxm2",
+                                               "resnet18-cifar", "pytorch", Precision::kMixed);
   const std::vector<MeasuredCase> k80 =
-      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "pytorch", DevicePrecision::kFp32);
+      MeasuredOn(LoadDevice("k80"), "k80", "resnet18-cifar", "pytorch", Precision::kFp32);
   cases.insert(cases.end(), k80.begin(), k80.end());
   ValidateOptions options;
   options.cross_device = true;
@@ -700,8 +699,8 @@ TEST(SummarizeBySetup, OneRowPerDeviceAndFrameworkOfOutOfSampleCases) {
 
 TEST(SummarizeByWorkload, OneRowPerNetworkPrecisionAndDeviceKind) {
   ValidationReport report;
-  auto add = [&report](const std::string& network, const std::string& device,
-                       DevicePrecision precision, double error, bool in_sample) {
+  auto add = [&report](const std::string& network, const std::string& device, Precision precision,
+                       double error, bool in_sample) {
     ValidatedCase v;
     v.measured.network = network;
     v.measured.device = device;
@@ -711,11 +710,11 @@ TEST(SummarizeByWorkload, OneRowPerNetworkPrecisionAndDeviceKind) {
     v.error_pct = error;
     report.cases.push_back(v);
   };
-  add("resnet50", "v100-sxm2", DevicePrecision::kMixed, 10, false);
-  add("resnet50", "a100", DevicePrecision::kMixed, -30, false);
-  add("resnet50", "v100-sxm2", DevicePrecision::kFp32, 5, false);
-  add("resnet50", "xeon-6148x2", DevicePrecision::kFp32, 100, false);  // a CPU: its own row
-  add("resnet50", "a100", DevicePrecision::kMixed, 1, true);           // in-sample: left out
+  add("resnet50", "v100-sxm2", Precision::kMixed, 10, false);
+  add("resnet50", "a100", Precision::kMixed, -30, false);
+  add("resnet50", "v100-sxm2", Precision::kFp32, 5, false);
+  add("resnet50", "xeon-6148x2", Precision::kFp32, 100, false);  // a CPU: its own row
+  add("resnet50", "a100", Precision::kMixed, 1, true);           // in-sample: left out
   const std::vector<WorkloadSummary> rows = SummarizeByWorkload(report);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].precision, "mixed");
@@ -729,8 +728,8 @@ TEST(SummarizeByWorkload, OneRowPerNetworkPrecisionAndDeviceKind) {
 }
 
 TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
-  const MeasuredCase a = Case("resnet18-cifar", "t4", DevicePrecision::kFp32, 32, 747.86);
-  const MeasuredCase b = Case("resnet50", "t4", DevicePrecision::kFp32, 64, 170);
+  const MeasuredCase a = Case("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
+  const MeasuredCase b = Case("resnet50", "t4", Precision::kFp32, 64, 170);
   ValidateOptions options;
   options.cross_validate = true;
   Device t4 = LoadDevice("t4");
@@ -750,7 +749,7 @@ TEST(MixedPrecisionRatios, RatioOfModeledStepTimesAndBand) {
   for (const MixedRatio& r : ratios) {
     DeviceModelOptions options;
     const double fp32 = ModelStep(ZooNetwork("resnet50"), t4, r.batch, options).step_time_s;
-    options.precision = DevicePrecision::kMixed;
+    options.precision = Precision::kMixed;
     const double mixed = ModelStep(ZooNetwork("resnet50"), t4, r.batch, options).step_time_s;
     EXPECT_DOUBLE_EQ(r.ratio, mixed / fp32);
     EXPECT_LT(r.ratio, 1);  // 65 TFLOPS FP16 against 8.1 FP32 (T4 datasheet)

@@ -267,5 +267,30 @@ TEST(ReadSamples, ReadsAFileWithItsAttributes) {
   EXPECT_EQ(samples[0].source, spec.path);
 }
 
+TEST(SampleFilter, MatchesLabelDevicesPrecisionOrATag) {
+  Sample s;
+  s.label = "tpu";
+  s.devices = 8;
+  s.precision = "bf16";
+  s.tags["optimizer"] = "adam";
+  EXPECT_TRUE(ParseSampleFilter("label=tpu").Matches(s));
+  EXPECT_FALSE(ParseSampleFilter("label=gpu").Matches(s));
+  EXPECT_TRUE(ParseSampleFilter("devices=8").Matches(s));
+  EXPECT_FALSE(ParseSampleFilter("devices=08").Matches(s));  // the count as written: 8
+  EXPECT_TRUE(ParseSampleFilter("precision=bf16").Matches(s));
+  EXPECT_TRUE(ParseSampleFilter("optimizer=adam").Matches(s));
+  EXPECT_FALSE(ParseSampleFilter("optimizer=sgd").Matches(s));
+  EXPECT_FALSE(ParseSampleFilter("lr=0.1").Matches(s));  // no such tag
+  // The value is all after the first '=': "a=b=c" keeps the tag "a" equal to "b=c".
+  s.tags["a"] = "b=c";
+  EXPECT_TRUE(ParseSampleFilter("a=b=c").Matches(s));
+}
+
+TEST(SampleFilter, NeedsKeyEqualsValue) {
+  EXPECT_THROW(ParseSampleFilter("label"), UsageError);
+  EXPECT_THROW(ParseSampleFilter("=tpu"), UsageError);
+  EXPECT_EQ(ParseSampleFilter("label=").value, "");  // an empty value matches an empty field
+}
+
 }  // namespace
 }  // namespace fitspeed

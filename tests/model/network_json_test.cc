@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

@@ -25,7 +25,7 @@ TEST(ModelsReport, JsonListsPublishedParameterCounts) {
   EXPECT_EQ(wrn.at("name"), "wrn-k7n4-7x7");
   EXPECT_EQ(wrn.at("params").get<int64_t>(), 103465028);
   EXPECT_EQ(wrn.at("trainable_params").get<int64_t>(), 103452484);
-  // mlp-mnist forward by hand (cost_test.cc): 1,339,442 FLOPs per sample.
+  // mlp-mnist forward by hand (network_cost_test.cc): 1,339,442 FLOPs per sample.
   EXPECT_DOUBLE_EQ(doc.at("models").at(0).at("forward_flops_per_sample").get<double>(), 1339442.0);
   // A training sample costs more than a forward pass and less than four.
   for (const nlohmann::json& m : doc.at("models")) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/network_json.h"
 #include "model/attrs_util.h"
 #include "model/kinds/kind.h"

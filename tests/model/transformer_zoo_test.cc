@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/network_json.h"
 #include "fitspeed/model/zoo.h"
 #include "model/attrs_util.h"

@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
+#include "mpi/mpi_communicator.h"
 #include "timing/gradient_sync.h"
 #include "timing/test_network_builders.h"
 

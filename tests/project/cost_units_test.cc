@@ -4,7 +4,7 @@
 #include "fitspeed/project/cost.h"
 #include "fitspeed/project/model_params.h"
 #include "fitspeed/project/report.h"
-#include "fitspeed/project/units.h"
+#include "project/units.h"
 
 namespace fitspeed {
 namespace {

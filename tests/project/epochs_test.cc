@@ -77,6 +77,25 @@ TEST(EpochModelFromLaw, UsesAMeasuredValidationLaw) {
   EXPECT_NEAR(m.validation_epoch_s, 2.9, 1e-12);
 }
 
+TEST(MakeValidationSpec, AMeasuredLawNeedsBothNumbers) {
+  // v0 4000 and t 0.01 at batch 250: as UsesAMeasuredValidationLaw, 2.9 s.
+  Workload w = Cifar();
+  w.validation = MakeValidationSpec(10000, 250, 4000, 0.01);
+  ASSERT_TRUE(w.validation.law.has_value());
+  EXPECT_NEAR(EpochModelFromLaw(Law(1000, 0.03), 100, w).validation_epoch_s, 2.9, 1e-12);
+  EXPECT_THROW(MakeValidationSpec(10000, 250, 4000, NAN), UsageError);
+  EXPECT_THROW(MakeValidationSpec(10000, 250, NAN, 0.01), UsageError);
+}
+
+TEST(MakeValidationSpec, WithoutALawTheFractionsDeriveIt) {
+  // Forward 1/2 and fixed 0 of training's: 10000 samples at batch 100 =
+  // 100 steps of 100*0.5/1000 + 0 = 0.05 s, 5 s.
+  Workload w = Cifar();
+  w.validation = MakeValidationSpec(10000, 0, NAN, NAN, 0.5, 0);
+  EXPECT_FALSE(w.validation.law.has_value());
+  EXPECT_NEAR(EpochModelFromLaw(Law(1000, 0.03), 100, w).validation_epoch_s, 5, 1e-12);
+}
+
 TEST(EpochModelFromLaw, AddsStartupAndFirstEpochExtra) {
   // 120 + 30 + 10*89.1 = 1041 s.
   Workload w = Cifar();

@@ -219,5 +219,59 @@ TEST(EpochModelFromScaling, OneDeviceWithoutCommIsTheLaw) {
   EXPECT_NEAR(scaled.epoch_stderr_s, direct.epoch_stderr_s, 1e-9);
 }
 
+// Model(1000, 0.05, 1e8): v0 = 1000, t = 0.05 on one device; 1e8 gradient
+// bytes over a ring at 10 GB/s with no latency: 2(n-1)/n * 1e8/1e10 = 0.01 s
+// on 2 devices.
+DataParallelModel TenMillisecondsOnTwo() { return Model(1000, 0.05, 1e8); }
+
+TEST(ProjectScaling, RowsAndEpochModelsPerModeAndBatch) {
+  Workload w;
+  w.samples_per_epoch = 50000;
+  ScalingRequest request;
+  request.devices = {1, 2, 200};
+  request.weak = true;
+  request.strong = true;
+  const ScaledProjection p = ProjectScaling("gpu", TenMillisecondsOnTwo(), {100}, w, request);
+  // Weak: 3 rows; strong: 3 rows, of which 200 devices get 0.5 samples each
+  // (no epoch model).
+  ASSERT_EQ(p.rows.size(), 6u);
+  ASSERT_EQ(p.models.size(), 5u);
+  EXPECT_EQ(p.models[1].label, "gpu weak n=2");
+  // Weak, 2 devices of 100: global 200, 250 steps of 0.1 + 0.05 + 0.01 = 0.16 s: 40 s.
+  EXPECT_NEAR(p.models[1].epoch_s, 40, 1e-9);
+  EXPECT_EQ(p.models[4].label, "gpu strong n=2");
+  // Strong, 100 over 2: 500 steps of 0.05 + 0.05 + 0.01 = 0.11 s: 55 s.
+  EXPECT_NEAR(p.models[4].epoch_s, 55, 1e-9);
+  EXPECT_EQ(p.rows[5].mode, ScalingMode::kStrong);
+  EXPECT_EQ(p.rows[5].per_device_batch, 0.5);
+  ASSERT_EQ(p.notes.size(), 1u);  // the model's numbers only
+  EXPECT_EQ(p.notes[0], DataParallelModelNote("gpu", TenMillisecondsOnTwo()));
+}
+
+TEST(ProjectScaling, SaysWhereStrongScalingStopsPaying) {
+  // Global batch 100 on n devices: 0.1/n + 0.05 + 0.02(n-1)/n s per step.
+  // n = 1: 0.15 s, 666.7/s; 2: 0.11 s, 909.1/s (efficiency 0.68); 3:
+  // 0.09667 s, 1034.5/s (0.52); 4: 0.09 s, 1111.1/s (0.42). Up to 4: the
+  // peak is at 4, and efficiency >= 50% holds up to 3.
+  Workload w;
+  w.samples_per_epoch = 50000;
+  ScalingRequest request;
+  request.devices = {2};
+  request.max_devices = 4;
+  const ScaledProjection p = ProjectScaling("gpu", TenMillisecondsOnTwo(), {100}, w, request);
+  ASSERT_EQ(p.notes.size(), 2u);
+  EXPECT_EQ(p.notes[0],
+            "gpu at global batch 100: throughput peaks at 4 devices (1111.1 samples/s, "
+            "efficiency 42%); efficiency stays >= 50% up to 3 devices");
+}
+
+TEST(DataParallelModelNote, NamesLinksAndOverlap) {
+  DataParallelModel m = TenMillisecondsOnTwo();
+  m.comm.devices_per_node = 4;
+  EXPECT_EQ(DataParallelModelNote("gpu", m),
+            "gpu: ring all-reduce of 100000000 bytes; in-node 1.000e+10 B/s, latency 0 s; "
+            "between nodes 0 B/s, latency 0 s; 4 devices per node; overlap g = 1");
+}
+
 }  // namespace
 }  // namespace fitspeed

@@ -1,5 +1,6 @@
 #include "fitspeed/project/whatif.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fitspeed/core/error.h"
@@ -68,6 +69,83 @@ TEST(ThroughputCurve, FollowsTheLaw) {
   const std::vector<double> v = ThroughputCurve(law, {64, 576});
   EXPECT_NEAR(v[0], 500, 1e-9);
   EXPECT_NEAR(v[1], 900, 1e-9);
+}
+
+TEST(ParseFixedTimesAtK, ReadsKAndADuration) {
+  // "4=50ms": k = 4 at 0.05 s; "1=0.08": a bare number is seconds.
+  const std::vector<FixedTimeAtK> points = ParseFixedTimesAtK({"1=0.08", "4=50ms"});
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].steps_per_call, 1);
+  EXPECT_DOUBLE_EQ(points[0].t_s, 0.08);
+  EXPECT_EQ(points[1].steps_per_call, 4);
+  EXPECT_DOUBLE_EQ(points[1].t_s, 0.05);
+}
+
+TEST(ParseFixedTimesAtK, RefusesItemsNotKEqualsSeconds) {
+  EXPECT_THROW(ParseFixedTimesAtK({"4"}), UsageError);       // no '='
+  EXPECT_THROW(ParseFixedTimesAtK({"x=1"}), UsageError);     // K not a number
+  EXPECT_THROW(ParseFixedTimesAtK({"4=fast"}), UsageError);  // not a duration
+  try {
+    ParseFixedTimesAtK({"4"}, "--spe-t");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--spe-t '4' is not K=SECONDS");
+  }
+}
+
+// v0 = 1000 samples/s, t = 0.05 s at batch 100 over N = 50000: 500 steps of
+// 100/1000 + 0.05 = 0.15 s, a 75 s epoch.
+Configuration OneConfiguration() {
+  Configuration c;
+  c.label = "gpu";
+  c.law.v0_sps = 1000;
+  c.law.t_s = 0.05;
+  c.batches = {100};
+  return c;
+}
+
+Workload FiftyThousand() {
+  Workload w;
+  w.samples_per_epoch = 50000;
+  return w;
+}
+
+TEST(LawModels, OneModelPerBatchWithoutWhatIfs) {
+  const std::vector<EpochModel> models = LawModels(OneConfiguration(), FiftyThousand());
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].label, "gpu");
+  EXPECT_NEAR(models[0].epoch_s, 75, 1e-9);
+}
+
+TEST(LawModels, ScaledAndStepsPerCallRowsFollowEachBatch) {
+  WhatIfs whatifs;
+  // v0 x2, t x1: 500 x (100/2000 + 0.05) = 50 s.
+  whatifs.scale_v0 = 2;
+  // t(k) = 0.02 + 0.12/k; at k = 8, 0.035 s: 500 x (0.1 + 0.035) = 67.5 s.
+  whatifs.host = FitHostOverhead({{1, 0.14}, {4, 0.05}});
+  whatifs.steps_per_call = 8;
+  const std::vector<EpochModel> models = LawModels(OneConfiguration(), FiftyThousand(), whatifs);
+  ASSERT_EQ(models.size(), 3u);
+  EXPECT_NEAR(models[0].epoch_s, 75, 1e-9);
+  EXPECT_EQ(models[1].label, "gpu what-if v0x2 tx1");
+  EXPECT_EQ(models[1].origin, "what-if");
+  EXPECT_NEAR(models[1].epoch_s, 50, 1e-9);
+  EXPECT_EQ(models[2].label, "gpu k=8");
+  EXPECT_EQ(models[2].origin, "what-if");
+  EXPECT_NEAR(models[2].epoch_s, 67.5, 1e-9);
+}
+
+TEST(WhatIfNotes, NameTheHostFitAndTheFactors) {
+  EXPECT_TRUE(WhatIfNotes({}).empty());
+  WhatIfs whatifs;
+  whatifs.scale_t = 0.5;
+  whatifs.host = FitHostOverhead({{1, 0.14}, {4, 0.05}});  // t_device 0.02, t_host 0.12
+  whatifs.steps_per_call = 8;                              // t(8) = 0.035
+  const std::vector<std::string> notes = WhatIfNotes(whatifs);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("t_device = 0.02 s, t_host = 0.12 s"));
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("rows 'k=8' use t(8) = 0.035 s"));
+  EXPECT_THAT(notes[1], ::testing::HasSubstr("v0 x1 and t x0.5"));
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ inline void ExpectBf16AgreesWithEmulation(const Network& net, const timing::Step
   constexpr double kTwoUlps = 1.0 / 128;
   timing::StepConfig exact_config = config, c = config;
   exact_config.precision = Precision::kFp32;
-  c.precision = Precision::kBf16;
+  c.precision = Precision::kMixed;
   c.reuse_memory = false;  // every layer's output stays readable
   auto exact = timing::MakeEigenExecutor<double>(net, exact_config);
   auto emulated = timing::MakeEigenExecutor<double>(net, c);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 #include "timing/agreement.h"
 #include "timing/executor.h"
 #include "timing/test_networks.h"
@@ -70,7 +70,7 @@ TEST(OnednnExecutor, Bf16AgreesWithEigenOrIsRefused) {
     // oneDNN 2.6 has BF16 kernels on AVX-512 and newer only.
     try {
       MakeOnednnExecutor(fitspeed::testing::ResidualNet(),
-                         Config(2, Optimizer::kSgdMomentum, Precision::kBf16));
+                         Config(2, Optimizer::kSgdMomentum, Precision::kMixed));
       FAIL() << "bf16 accepted on a CPU without BF16 kernels";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
@@ -126,7 +126,7 @@ TEST(OnednnExecutor, ReusingMemoryNeedsLessButNotLessThanTheParameters) {
     c.reuse_memory = false;
     const double separate = MakeOnednnExecutor(net, c)->allocated_bytes();
     EXPECT_LT(shared, separate) << net.name;
-    // Parameters, gradients and Adam's two moments (fitspeed/model/cost.h), and
+    // Parameters, gradients and Adam's two moments (fitspeed/model/network_cost.h), and
     // the input, can share nothing: 4 bytes each.
     const MemoryEstimate minimal = EstimateTrainingMemory(net, 5, Optimizer::kAdam);
     const double input = 5.0 * net.input_shape().elements() * 4;

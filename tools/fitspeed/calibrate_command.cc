@@ -8,25 +8,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/calibrate.h"
 #include "fitspeed/evidence/cases.h"
+#include "fitspeed/evidence/output.h"
 
 namespace fitspeed::cli {
 
 namespace {
-
-using json = nlohmann::ordered_json;
 
 struct CalibrateOptions {
   std::string device;               // catalog name or device JSON file
@@ -39,75 +36,6 @@ struct CalibrateOptions {
   double confidence = 0.95;
   std::string output = "table";
 };
-
-json Number(double x) { return std::isfinite(x) ? json(x) : json(); }
-
-json ErrorJson(const DeviceCalibration::Error& e) {
-  return {{"cases", e.cases}, {"rms", e.rms}, {"median_abs", e.median_abs}, {"max_abs", e.max_abs}};
-}
-
-json ResultJson(const CalibrationResult& r, const std::vector<MeasuredCase>& skipped) {
-  json params = json::array();
-  for (const CalibratedParameter& p : r.parameters) {
-    params.push_back({{"name", p.name},
-                      {"unit", p.unit},
-                      {"initial", p.initial},
-                      {"value", p.value},
-                      {"stderr", Number(p.std_error)},
-                      {"ci", {Number(p.ci_low), Number(p.ci_high)}},
-                      {"bounds", {Number(p.lower), Number(p.upper)}},
-                      {"at_bound", p.at_bound()}});
-  }
-  json cases = json::array();
-  for (const CaseFit& c : r.cases) {
-    const double b = static_cast<double>(c.measured.batch);
-    cases.push_back({{"key", c.key},
-                     {"source", c.measured.source},
-                     {"line", c.measured.line},
-                     {"measured_sps", c.measured.throughput_sps},
-                     {"before_sps", b / c.before_step_s},
-                     {"after_sps", b / c.after_step_s},
-                     {"loo_sps", Number(b / c.loo_step_s)},
-                     {"error_before", c.error_before()},
-                     {"error_after", c.error_after()},
-                     {"error_loo", Number(c.error_loo())},
-                     {"fits_memory", c.fits_memory}});
-  }
-  json folds = json::array();
-  for (const HeldOutNetwork& f : r.held_out) {
-    json values = json::object();
-    for (size_t j = 0; j < f.values.size(); ++j) values[r.parameters[j].name] = f.values[j];
-    folds.push_back({{"network", f.network},
-                     {"cases", f.cases},
-                     {"training_cases", f.training_cases},
-                     {"computed", f.computed},
-                     {"problem", f.problem},
-                     {"parameters", values},
-                     {"error", f.computed ? ErrorJson(f.error) : json()}});
-  }
-  json skipped_json = json::array();
-  for (const MeasuredCase& c : skipped) {
-    skipped_json.push_back({{"key", CaseKey(c)}, {"source", c.source}, {"line", c.line}});
-  }
-  return {{"schema", "fitspeed.calibration/1"},
-          {"device", r.device.name},
-          {"device_before", r.device_before},
-          {"networks", r.networks},
-          {"confidence", r.confidence},
-          {"dof", r.dof},
-          {"rss", r.rss},
-          {"converged", r.converged},
-          {"iterations", r.iterations},
-          {"parameters", params},
-          {"fixed", r.fixed},
-          {"error_before", ErrorJson(r.before)},
-          {"error_after", ErrorJson(r.after)},
-          {"error_loo", r.loo ? ErrorJson(*r.loo) : json()},
-          {"warnings", r.warnings},
-          {"cases", cases},
-          {"held_out", folds},
-          {"skipped", skipped_json}};
-}
 
 // "a,b, c" -> {"a", "b", "c"}; UsageError for an empty item.
 std::vector<std::string> SplitList(const std::string& text) {
@@ -132,23 +60,17 @@ std::vector<MeasuredCase> CasesOf(const std::vector<Device>& devices,
                                   const std::vector<std::string>& written,
                                   const std::vector<std::string>& inputs,
                                   std::vector<MeasuredCase>& skipped) {
+  std::vector<std::string> names = written;
+  for (const Device& d : devices) names.push_back(d.name);
   std::vector<MeasuredCase> used;
   for (const std::string& input : inputs) {
-    for (MeasuredCase& c : ReadCasesCsv(input)) {
-      bool ours = std::find(written.begin(), written.end(), c.device) != written.end();
-      for (const Device& d : devices) ours = ours || c.device == d.name;
-      (ours ? used : skipped).push_back(std::move(c));
-    }
+    CaseSelection selection = SelectCasesOf(ReadCasesCsv(input), names);
+    for (MeasuredCase& c : selection.used) used.push_back(std::move(c));
+    for (MeasuredCase& c : selection.skipped) skipped.push_back(std::move(c));
   }
   if (!skipped.empty()) {
-    std::map<std::string, int> by_device;
-    for (const MeasuredCase& c : skipped) ++by_device[c.device];
-    std::string list;
-    for (const auto& [name, count] : by_device) {
-      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", name, count);
-    }
     std::cerr << fmt::format("fitspeed: skipped {} case(s) of other devices: {}\n", skipped.size(),
-                             list);
+                             CountByDevice(skipped));
   }
   if (used.empty()) {
     throw DataError(fmt::format("no case of device{} '{}' in {}", written.size() > 1 ? "s" : "",
@@ -195,42 +117,8 @@ int RunTransfer(const CalibrateOptions& o, CalibrationOptions options,
   }
   const SharedCalibration r = CalibrateShared(from, used, options);
   const Device calibrated = ApplyCalibration(target, r.parameters);
-  if (o.output == "json") {
-    json params = json::array();
-    for (const CalibratedParameter& p : r.parameters) {
-      params.push_back({{"name", p.name},
-                        {"unit", p.unit},
-                        {"value", p.value},
-                        {"bounds", {Number(p.lower), Number(p.upper)}},
-                        {"at_bound", p.at_bound()}});
-    }
-    std::cout << json{{"schema", "fitspeed.calibration-transfer/1"},
-                      {"device", target.name},
-                      {"from", from_names},
-                      {"cases", used.size()},
-                      {"converged", r.converged},
-                      {"parameters", params},
-                      {"error_after", ErrorJson(r.after)}}
-                     .dump(2)
-              << "\n";
-  } else {
-    std::cout << fmt::format(
-        "efficiency scales fitted to {} case(s) of {} jointly ({} after {} iterations), applied "
-        "to {}; its overheads are its own\n",
-        used.size(), fmt::join(from_names, ", "), r.converged ? "converged" : "DID NOT CONVERGE",
-        r.iterations, target.name);
-    for (const CalibratedParameter& p : r.parameters) {
-      std::cout << fmt::format("  {} = {}{}{}\n", p.name, FormatSig(p.value, 4),
-                               p.unit.empty() ? "" : " " + p.unit,
-                               p.at_bound() ? " (at its bound)" : "");
-    }
-    std::cout << fmt::format(
-        "error on the fitted cases (in-sample): rms {:.1f}%, median |e| {:.1f}%, max |e| "
-        "{:.1f}%\n"
-        "how well this carries to another device: fitspeed validate, cross-device check "
-        "(docs/validation.md)\n",
-        100 * r.after.rms, 100 * r.after.median_abs, 100 * r.after.max_abs);
-  }
+  WriteSharedCalibration(std::cout, r, target.name, from_names, used.size(),
+                         ParseOutputFormat(o.output));
   if (!r.converged) {
     std::cerr << "fitspeed: the calibration did not converge; no device file written\n";
     return static_cast<int>(ExitCode::kFitUnusable);
@@ -255,11 +143,7 @@ int RunCalibrate(const CalibrateOptions& o) {
   std::vector<MeasuredCase> skipped;
   const std::vector<MeasuredCase> used = CasesOf({device}, {o.device}, o.inputs, skipped);
   const CalibrationResult result = CalibrateDevice(device, used, options);
-  if (o.output == "json") {
-    std::cout << ResultJson(result, skipped).dump(2) << "\n";
-  } else {
-    std::cout << result.FullReport();
-  }
+  WriteCalibration(std::cout, result, skipped, ParseOutputFormat(o.output));
   if (!result.usable()) {
     std::cerr << "fitspeed: the calibration did not converge; no device file written\n";
     return static_cast<int>(ExitCode::kFitUnusable);

@@ -22,29 +22,6 @@ constexpr const char* kInputHelp =
     "count), seq_len (tokens per sequence: tokens become sequences)). '-' reads standard input; "
     "write '-- -@key=value' to give it attributes.";
 
-// A filter "key=value": matches a sample whose tag `key` (a CSV series column),
-// or label / devices / precision, equals value.
-struct Filter {
-  std::string key;
-  std::string value;
-};
-
-Filter ParseFilter(const std::string& text) {
-  const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw UsageError(fmt::format("--where '{}' is not key=value", text));
-  }
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-bool Matches(const Sample& s, const Filter& f) {
-  if (f.key == "label") return s.label == f.value;
-  if (f.key == "precision") return s.precision == f.value;
-  if (f.key == "devices") return std::to_string(s.devices) == f.value;
-  const auto tag = s.tags.find(f.key);
-  return tag != s.tags.end() && tag->second == f.value;
-}
-
 }  // namespace
 
 void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required) {
@@ -83,15 +60,15 @@ std::vector<Sample> LoadSamples(const InputOptions& options) {
   read_options.skip_first_epochs = options.skip_epochs;
   read_options.tensorboard_tag = options.tag;
   read_options.tensorboard_unit = options.tag_unit;
-  std::vector<Filter> filters;
-  for (const std::string& text : options.where) filters.push_back(ParseFilter(text));
+  std::vector<SampleFilter> filters;
+  for (const std::string& text : options.where) filters.push_back(ParseSampleFilter(text));
 
   std::vector<Sample> samples;
   for (const std::string& text : options.inputs) {
     const InputSpec spec = ParseInputSpec(text);
     for (Sample& s : ReadSamples(spec, read_options)) {
       const bool keep = std::all_of(filters.begin(), filters.end(),
-                                    [&](const Filter& f) { return Matches(s, f); });
+                                    [&](const SampleFilter& f) { return f.Matches(s); });
       if (keep) samples.push_back(std::move(s));
     }
   }

@@ -65,8 +65,8 @@ Projection ProjectSweep(const SweepResult& sweep, const FitResult& fit) {
       projection.assumptions.begin(),
       fmt::format("law fitted to the sweep above ({} on this CPU, {}, {} threads); "
                   "CIFAR-10: {:.0f} training and {:.0f} test samples per epoch",
-                  sweep.model, PrecisionName(sweep.precision), sweep.context.threads,
-                  kCifarTrainSamples, kCifarTestSamples));
+                  sweep.model, PrecisionName(sweep.precision, PrecisionContext::kHost),
+                  sweep.context.threads, kCifarTrainSamples, kCifarTestSamples));
   return projection;
 }
 

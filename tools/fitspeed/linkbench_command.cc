@@ -20,24 +20,24 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
+#include <utility>
 #include <vector>
 
 #include "command.h"
+#include "core/median.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/median.h"
-#include "fitspeed/core/table.h"
+#include "core/median.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/link_logs.h"
+#include "fitspeed/project/linkbench.h"
 #include "fitspeed/project/links.h"
 #include "fitspeed/timing/data_parallel.h"
-#include "fitspeed/timing/mpi_communicator.h"
 #include "fitspeed/timing/sweep.h"
+#include "mpi/mpi_communicator.h"
 
 namespace fitspeed::cli {
 
@@ -67,15 +67,6 @@ struct LinkbenchOptions {
   std::string from_runs;
   int fewer_nodes = 0;
   int more_nodes = 0;
-};
-
-// One message size measured.
-struct SizePoint {
-  double bytes = 0;
-  double allreduce_s = 0;  // median of blocking all-reduces, each after a barrier
-  int allreduce_repeats = 0;
-  double one_way_s = 0;  // median of ping-pong round trips with rank 1, halved (NaN: not measured)
-  int pingpong_repeats = 0;
 };
 
 std::vector<double> Sizes(const LinkbenchOptions& o) {
@@ -110,17 +101,16 @@ std::vector<double> TimeRepeats(Communicator& comm, const LinkbenchOptions& o, O
   return times;
 }
 
-std::vector<SizePoint> Measure(Communicator& comm, const LinkbenchOptions& o) {
-  std::vector<SizePoint> points;
+std::vector<LinkbenchPoint> Measure(Communicator& comm, const LinkbenchOptions& o) {
+  std::vector<LinkbenchPoint> points;
   const std::vector<double> sizes = Sizes(o);
   std::vector<float> data(static_cast<size_t>(sizes.back() / 4), 1.0f);
   std::vector<char> bytes(static_cast<size_t>(sizes.back()), 1);
   for (double size : sizes) {
-    SizePoint p;
+    LinkbenchPoint p;
     p.bytes = size;
     const int64_t count = static_cast<int64_t>(size / 4);
-    std::vector<double> t =
-        TimeRepeats(comm, o, [&] { comm.Sum(data.data(), count); });
+    std::vector<double> t = TimeRepeats(comm, o, [&] { comm.Sum(data.data(), count); });
     // Sums of ones grow; keep them small so no value overflows.
     std::fill(data.begin(), data.begin() + count, 1.0f);
     p.allreduce_s = Median(t);
@@ -143,224 +133,34 @@ std::string Today() {
   return text;
 }
 
-std::string Interval(double low, double high, double scale, int digits = 3) {
-  return fmt::format("[{}, {}]", FormatSig(low * scale, digits), FormatSig(high * scale, digits));
-}
-
-// All-reduce timings to fit, measured here (MPI) or read from a log (--from).
-struct LinkMeasurement {
-  std::string describe;     // the communicator or the log: library, ranks, nodes
-  std::string method;       // "MPI all-reduce" or the log's benchmark and file
-  std::string timing_note;  // what each time is, for the table's header
-  std::string link_name;    // the links file's "name" of the link
-  int ranks = 0;
-  int nodes = 1;
-  std::vector<SizePoint> points;  // one_way_s NaN when there are no point-to-point times
-  // --from: the link of a run over several nodes is the network link of the
-  // two-level all-reduce (InterNodeLinkFromAllReduce) given this in-node link
-  // (--links), or the flat ring over the nodes without one. MPI: the
-  // ring-equivalent link over all ranks.
-  bool two_level = false;
-  std::optional<DeviceLink> in_node;
-  std::string in_node_source;  // the --links file
-  bool has_one_way() const { return !points.empty() && !std::isnan(points.front().one_way_s); }
-};
-
-// The link a fit calibrates, what it connects and how it was derived.
-struct DerivedLink {
-  MeasuredLink measured;
-  std::string connects;  // "devices" or "network"
-  std::string how;       // one phrase for the sources and the report
-};
-
-DerivedLink DeriveLink(const LinkMeasurement& m, const AlphaBetaFit& fit) {
-  DerivedLink d;
-  if (!m.two_level || m.nodes <= 1) {
-    d.measured = RingLinkFromAllReduce(fit, m.ranks);
-    d.connects = m.nodes > 1 ? "network" : "devices";
-    d.how = fmt::format("the ring-equivalent link (RingAllReduceTime reproduces the fit at {} "
-                        "ranks)",
-                        m.ranks);
-    return d;
-  }
-  const int per_node = m.ranks / m.nodes;
-  Link intra{std::numeric_limits<double>::infinity(), 0};
-  if (m.in_node) intra = *m.in_node;
-  d.measured = InterNodeLinkFromAllReduce(fit, per_node, m.nodes, intra);
-  d.connects = "network";
-  d.how = m.in_node
-              ? fmt::format("the network link of a two-level all-reduce over {} nodes of {} "
-                            "ranks (HierarchicalAllReduceTime reproduces the fit with the "
-                            "in-node ring over '{}' from {}: {:.4g} B/s, {:.4g} s)",
-                            m.nodes, per_node, m.in_node->name, m.in_node_source,
-                            intra.bandwidth_bytes_per_s, intra.latency_s)
-              : fmt::format("the network link of a flat ring over the {} nodes: it carries the "
-                            "whole measured time ({} ranks per node, no in-node link given with "
-                            "--links, so the in-node ring counts as free here and the modeled "
-                            "two-level all-reduce adds it again: an upper bound)",
-                            m.nodes, per_node);
-  return d;
-}
-
-// The links file of one calibrated link: each value's source is `how` (where
-// it came from) with the value and its interval; `latency_per` names what the
-// latency is per ("ring step", "message"). Written to --links-out when given;
-// returns its JSON text.
-std::string WriteLinksFile(const LinkbenchOptions& o, const std::string& name,
-                           const std::string& connects, const MeasuredLink& measured,
-                           const std::string& how, const std::string& latency_per) {
+// The links file of one calibrated link, its sources MeasuredLinkSources:
+// written to --links-out when given; returns its JSON text.
+std::string WriteLinks(const LinkbenchOptions& o, const std::string& name,
+                       const std::string& connects, const MeasuredLink& measured,
+                       const std::string& how, const std::string& latency_per) {
   LinksFile file;
   DeviceLink link;
   link.name = name;
   link.connects = connects;
   static_cast<Link&>(link) = measured.link;
   file.links.push_back(link);
-  const double level = o.confidence * 100;
-  file.sources["links[0].bandwidth_bytes_per_s"] = fmt::format(
-      "{}: {:.4g} B/s, {:.0f}% interval {}", how, measured.link.bandwidth_bytes_per_s, level,
-      Interval(measured.bandwidth_low, measured.bandwidth_high, 1, 4));
-  file.sources["links[0].latency_s"] =
-      fmt::format("{}: {:.4g} s per {}, {:.0f}% interval {}", how, measured.link.latency_s,
-                  latency_per, level, Interval(measured.latency_low, measured.latency_high, 1, 4));
-  const std::string links_json = LinksToJson(file);
-  if (!o.links_out.empty()) {
-    std::ofstream out(o.links_out);
-    out << links_json;
-    if (!out || !out.flush()) {
-      throw InputError(fmt::format("cannot write the links file '{}'", o.links_out));
-    }
-  }
-  return links_json;
+  const LinkSources sources = MeasuredLinkSources(measured, how, latency_per, o.confidence);
+  file.sources["links[0].bandwidth_bytes_per_s"] = sources.bandwidth;
+  file.sources["links[0].latency_s"] = sources.latency;
+  if (!o.links_out.empty()) WriteLinksJsonFile(o.links_out, file);
+  return LinksToJson(file);
 }
 
 // Fits, writes the links file and reports: the part of linkbench that MPI
 // runs and logs share. Returns the exit code.
-int ReportLinks(const LinkbenchOptions& o, const LinkMeasurement& m, OutputFormat format) {
-  std::vector<LinkTiming> allreduce, one_way;
-  for (const SizePoint& p : m.points) {
-    if (p.bytes < o.fit_min_bytes || p.bytes > o.fit_max_bytes) continue;
-    allreduce.push_back({p.bytes, p.allreduce_s});
-    if (m.has_one_way()) one_way.push_back({p.bytes, p.one_way_s});
-  }
-  if (allreduce.size() < 3) {
-    throw UsageError(fmt::format(
-        "--fit-min-bytes {} .. --fit-max-bytes {} leaves {} size(s); the fit needs 3",
-        o.fit_min_bytes, o.fit_max_bytes, allreduce.size()));
-  }
-  const AlphaBetaFit ar = FitAlphaBeta(allreduce, o.confidence);
-  std::optional<AlphaBetaFit> p2p;
-  if (m.has_one_way()) p2p = FitAlphaBeta(one_way, o.confidence);
-  const DerivedLink derived = DeriveLink(m, ar);
-  const MeasuredLink& ring = derived.measured;
-
-  const std::string measured = fmt::format(
-      "{} {} by fitspeed linkbench: {}, {}, t = alpha + beta*S fitted on relative residuals at "
-      "{} sizes {:.0f} B..{:.0f} B; {}",
-      m.two_level ? "fitted" : "measured", Today(), m.method, m.describe, allreduce.size(),
-      allreduce.front().bytes, allreduce.back().bytes, derived.how);
-  const double level = o.confidence * 100;
+int ReportLinks(const LinkbenchOptions& o, LinkbenchRun run, OutputFormat format) {
+  const LinkbenchResult r =
+      FitLinkbench(std::move(run), {o.fit_min_bytes, o.fit_max_bytes, o.confidence, Today()});
   const std::string links_json =
-      WriteLinksFile(o, m.link_name, derived.connects, ring, measured, "ring step");
-
-  const bool two = m.has_one_way();
-  switch (format) {
-    case OutputFormat::kTable: {
-      std::cout << fmt::format("fitspeed linkbench: {}\n{}; fitted sizes {:.0f} B..{:.0f} B\n\n",
-                               m.describe, m.timing_note, allreduce.front().bytes,
-                               allreduce.back().bytes);
-      std::vector<std::string> header = {"bytes", "allreduce_us", "allreduce_fit_%", "algbw_GB/s"};
-      if (two) {
-        for (const char* h : {"one_way_us", "one_way_fit_%", "p2p_GB/s", "repeats"}) {
-          header.push_back(h);
-        }
-      }
-      TextTable table(header);
-      for (const SizePoint& p : m.points) {
-        std::vector<std::string> row = {
-            fmt::format("{:.0f}", p.bytes), FormatSig(p.allreduce_s * 1e6),
-            FormatSig((ar.Predict(p.bytes) / p.allreduce_s - 1) * 100, 2),
-            FormatSig(p.bytes / p.allreduce_s / 1e9, 3)};
-        if (two) {
-          row.push_back(FormatSig(p.one_way_s * 1e6));
-          row.push_back(FormatSig((p2p->Predict(p.bytes) / p.one_way_s - 1) * 100, 2));
-          row.push_back(FormatSig(p.bytes / p.one_way_s / 1e9, 3));
-          row.push_back(fmt::format("{}/{}", p.allreduce_repeats, p.pingpong_repeats));
-        }
-        table.AddRow(row);
-      }
-      std::cout << table.Render() << "\n"
-                << "all-reduce: " << ar.BriefReport() << "\n";
-      if (two) std::cout << "one-way:    " << p2p->BriefReport() << "\n";
-      std::cout << "\n"
-                << fmt::format("{} link: bandwidth {} GB/s {:.0f}% {}, latency {} us per ring "
-                               "step {}\n  ({})\n",
-                               derived.connects, FormatSig(ring.link.bandwidth_bytes_per_s / 1e9, 4),
-                               level, Interval(ring.bandwidth_low, ring.bandwidth_high, 1e-9),
-                               FormatSig(ring.link.latency_s * 1e6, 4),
-                               Interval(ring.latency_low, ring.latency_high, 1e6), derived.how);
-      if (two) {
-        const MeasuredLink direct = LinkFromPointToPoint(*p2p);
-        std::cout << fmt::format("point-to-point link: bandwidth {} GB/s {}, latency {} us {}\n",
-                                 FormatSig(direct.link.bandwidth_bytes_per_s / 1e9, 4),
-                                 Interval(direct.bandwidth_low, direct.bandwidth_high, 1e-9),
-                                 FormatSig(direct.link.latency_s * 1e6, 4),
-                                 Interval(direct.latency_low, direct.latency_high, 1e6));
-      }
-      if (!o.links_out.empty()) {
-        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
-                                 "with --links)\n",
-                                 o.links_out);
-      } else {
-        std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
-      }
-      break;
-    }
-    case OutputFormat::kCsv: {
-      TextTable table({"bytes", "allreduce_s", "one_way_s", "allreduce_repeats",
-                       "pingpong_repeats"});
-      for (const SizePoint& p : m.points) {
-        table.AddRow({fmt::format("{:.0f}", p.bytes), fmt::format("{:.6g}", p.allreduce_s),
-                      two ? fmt::format("{:.6g}", p.one_way_s) : "",
-                      two ? std::to_string(p.allreduce_repeats) : "",
-                      two ? std::to_string(p.pingpong_repeats) : ""});
-      }
-      std::cout << table.RenderCsv();
-      break;
-    }
-    case OutputFormat::kJson: {
-      using json = nlohmann::ordered_json;
-      auto fit_json = [](const AlphaBetaFit& f) {
-        return json{{"alpha_s", f.alpha_s},
-                    {"alpha_ci", {f.alpha_ci_low, f.alpha_ci_high}},
-                    {"beta_s_per_byte", f.beta_s_per_byte},
-                    {"beta_ci", {f.beta_ci_low, f.beta_ci_high}},
-                    {"confidence", f.confidence},
-                    {"points", f.points},
-                    {"rms_relative_residual", f.rms_relative_residual},
-                    {"max_relative_residual", f.max_relative_residual}};
-      };
-      json j = {{"schema", "fitspeed.linkbench/1"},
-                {"communicator", m.describe},
-                {"ranks", m.ranks},
-                {"nodes", m.nodes},
-                {"points", json::array()}};
-      for (const SizePoint& p : m.points) {
-        j["points"].push_back({{"bytes", p.bytes},
-                               {"allreduce_s", p.allreduce_s},
-                               {"one_way_s", two ? json(p.one_way_s) : json(nullptr)},
-                               {"allreduce_repeats", p.allreduce_repeats},
-                               {"pingpong_repeats", p.pingpong_repeats}});
-      }
-      j["allreduce_fit"] = fit_json(ar);
-      j["one_way_fit"] = two ? fit_json(*p2p) : json(nullptr);
-      j["link_derivation"] = derived.how;
-      j["links"] = json::parse(links_json);
-      std::cout << j.dump(2) << "\n";
-      break;
-    }
-  }
+      WriteLinks(o, r.run.link_name, r.link.connects, r.link.measured, r.source, "ring step");
+  WriteLinkbench(std::cout, r, links_json, o.links_out, format);
   std::fflush(stdout);
-  return ar.converged && (!p2p || p2p->converged) ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  return r.converged() ? 0 : static_cast<int>(ExitCode::kFitUnusable);
 }
 
 void CheckSizes(const LinkbenchOptions& o) {
@@ -370,8 +170,9 @@ void CheckSizes(const LinkbenchOptions& o) {
         o.min_bytes, o.max_bytes, o.factor));
   }
   if (Sizes(o).size() < 3) {
-    throw UsageError("linkbench needs at least 3 message sizes to fit alpha and beta; widen "
-                     "--min-bytes..--max-bytes or lower --factor");
+    throw UsageError(
+        "linkbench needs at least 3 message sizes to fit alpha and beta; widen "
+        "--min-bytes..--max-bytes or lower --factor");
   }
 }
 
@@ -379,45 +180,49 @@ void CheckSizes(const LinkbenchOptions& o) {
 int RunFromLog(const LinkbenchOptions& o) {
   const OutputFormat format = ParseOutputFormat(o.output);
   const LinkLog log = ReadLinkLogFile(o.from, ParseLinkLogFormat(o.from_format));
-  LinkMeasurement m;
+  LinkbenchRun m;
   m.two_level = true;
   m.link_name = log.format == LinkLogFormat::kNcclTests ? "nccl" : "mpi";
   // The log's own counts win; an option that contradicts them is a mistake.
   auto count = [&](int from_log, int given, const char* option, const char* what) {
     if (from_log > 0 && given > 0 && given != from_log) {
-      throw UsageError(fmt::format("{} {}: the log {} names {} {}", option, given, o.from,
-                                   from_log, what));
+      throw UsageError(
+          fmt::format("{} {}: the log {} names {} {}", option, given, o.from, from_log, what));
     }
     if (from_log > 0) return from_log;
     if (given > 0) return given;
-    throw UsageError(fmt::format(
-        "the log {} ({}) does not say how many {} took part: give {} N", o.from,
-        LinkLogFormatName(log.format), what, option));
+    throw UsageError(fmt::format("the log {} ({}) does not say how many {} took part: give {} N",
+                                 o.from, LinkLogFormatName(log.format), what, option));
   };
   m.ranks = count(log.ranks, o.ranks, "--ranks", "ranks");
   m.nodes = count(log.nodes, o.nodes, "--nodes", "nodes");
   if (m.ranks < 2) {
-    throw UsageError(fmt::format("{}: {} rank(s); an all-reduce link needs 2 or more", o.from,
-                                 m.ranks));
+    throw UsageError(
+        fmt::format("{}: {} rank(s); an all-reduce link needs 2 or more", o.from, m.ranks));
   }
   if (m.nodes > m.ranks || m.ranks % m.nodes != 0) {
-    throw UsageError(fmt::format("{} ranks on {} nodes: the two-level all-reduce needs the same "
-                                 "number of ranks on every node",
-                                 m.ranks, m.nodes));
+    throw UsageError(
+        fmt::format("{} ranks on {} nodes: the two-level all-reduce needs the same "
+                    "number of ranks on every node",
+                    m.ranks, m.nodes));
   }
   if (!o.links.empty()) {
     const LinksFile in_node = ReadLinksJsonFile(o.links);
-    if (const DeviceLink* l = in_node.FindLink("devices")) m.in_node = *l;
-    if (!m.in_node) {
-      throw UsageError(fmt::format("--links {}: no link that connects \"devices\" (the in-node "
-                                   "link the network link is separated from)",
-                                   o.links));
+    const DeviceLink* l = in_node.FindLink("devices");
+    if (!l) {
+      throw UsageError(
+          fmt::format("--links {}: no link that connects \"devices\" (the in-node "
+                      "link the network link is separated from)",
+                      o.links));
     }
+    m.in_node = *l;
+    m.in_node_name = l->name;
     m.in_node_source = o.links;
     if (m.nodes == 1) {
-      std::cerr << fmt::format("fitspeed: --links {} not used: the log is one node, so it "
-                               "measures the in-node link itself\n",
-                               o.links);
+      std::cerr << fmt::format(
+          "fitspeed: --links {} not used: the log is one node, so it "
+          "measures the in-node link itself\n",
+          o.links);
     }
   }
   m.describe = fmt::format("{} log {}, {} ranks on {} node{}", log.benchmark, o.from, m.ranks,
@@ -431,13 +236,12 @@ int RunFromLog(const LinkbenchOptions& o) {
                       : "all-reduce times read from osu_allreduce: Avg Latency(us), the average "
                         "over its iterations";
   for (const LinkTiming& t : log.timings) {
-    SizePoint p;
+    LinkbenchPoint p;
     p.bytes = t.bytes;
     p.allreduce_s = t.seconds;
-    p.one_way_s = std::numeric_limits<double>::quiet_NaN();
-    m.points.push_back(p);
+    m.points.push_back(p);  // one_way_s NaN: no point-to-point times
   }
-  return ReportLinks(o, m, format);
+  return ReportLinks(o, std::move(m), format);
 }
 
 // `linkbench --from-runs FILE`: the network link from a job's steps on two
@@ -452,72 +256,16 @@ int RunFromRuns(const LinkbenchOptions& o) {
         o.fewer_nodes, o.more_nodes));
   }
   const OutputFormat format = ParseOutputFormat(o.output);
-  const std::vector<NodeCountRun> runs = ReadNodeCountRuns(o.from_runs);
-  const NodeCountLinkFit fit =
-      NetworkLinkFromNodeCounts(runs, o.fewer_nodes, o.more_nodes, o.confidence);
-  const std::string how = fmt::format(
-      "fitted {} by fitspeed linkbench --from-runs {}: {} runs' step on {} nodes minus the step "
-      "on {} at the same per-GPU batch, D = alpha + beta*S fitted on relative residuals over "
-      "their gradient sizes S and inverted for the ring over the nodes of the two-level "
-      "all-reduce (serial: the all-reduce exposed)",
-      Today(), o.from_runs, runs.size(), o.more_nodes, o.fewer_nodes);
+  NodeCountLinkbench r;
+  r.from_runs = o.from_runs;
+  r.runs = ReadNodeCountRuns(o.from_runs);
+  r.fit = NetworkLinkFromNodeCounts(r.runs, o.fewer_nodes, o.more_nodes, o.confidence);
+  r.how = NodeCountLinkSource(Today(), o.from_runs, r.runs.size(), o.fewer_nodes, o.more_nodes);
   const std::string links_json =
-      WriteLinksFile(o, "network", "network", fit.network, how, "message");
-  if (format == OutputFormat::kJson) {
-    using json = nlohmann::ordered_json;
-    json j = {{"schema", "fitspeed.linkbench/1"},
-              {"from_runs", o.from_runs},
-              {"fewer_nodes", o.fewer_nodes},
-              {"more_nodes", o.more_nodes},
-              {"runs", json::array()},
-              {"difference_fit",
-               {{"alpha_s", fit.fit.alpha_s},
-                {"alpha_ci", {fit.fit.alpha_ci_low, fit.fit.alpha_ci_high}},
-                {"beta_s_per_byte", fit.fit.beta_s_per_byte},
-                {"beta_ci", {fit.fit.beta_ci_low, fit.fit.beta_ci_high}},
-                {"confidence", fit.fit.confidence},
-                {"points", fit.fit.points},
-                {"rms_relative_residual", fit.fit.rms_relative_residual},
-                {"max_relative_residual", fit.fit.max_relative_residual}}},
-              {"link_derivation", how},
-              {"links", json::parse(links_json)}};
-    for (const NodeCountRun& r : runs) {
-      j["runs"].push_back({{"gradient_bytes", r.gradient_bytes},
-                           {"fewer_nodes_step_s", r.fewer_nodes_step_s},
-                           {"more_nodes_step_s", r.more_nodes_step_s}});
-    }
-    std::cout << j.dump(2) << "\n";
-  } else {
-    TextTable table({"gradient_bytes", "fewer_nodes_step_s", "more_nodes_step_s", "difference_s",
-                     "fit_%"});
-    for (const NodeCountRun& r : runs) {
-      const double d = r.more_nodes_step_s - r.fewer_nodes_step_s;
-      table.AddRow({fmt::format("{:.0f}", r.gradient_bytes), FormatSig(r.fewer_nodes_step_s, 4),
-                    FormatSig(r.more_nodes_step_s, 4), FormatSig(d, 4),
-                    FormatSig((fit.fit.Predict(r.gradient_bytes) / d - 1) * 100, 2)});
-    }
-    if (format == OutputFormat::kCsv) {
-      std::cout << table.RenderCsv();
-    } else {
-      std::cout << fmt::format(
-                       "fitspeed linkbench: network link from {} runs on {} and {} nodes ({})\n\n",
-                       runs.size(), o.fewer_nodes, o.more_nodes, o.from_runs)
-                << table.Render() << "\n"
-                << fit.BriefReport() << "\n"
-                << fmt::format("  (the two-level all-reduce's ring over the nodes; three runs fix "
-                               "two numbers with one degree of freedom: read the intervals; "
-                               "docs/devices.md, \"The network link from runs\")\n");
-      if (!o.links_out.empty()) {
-        std::cout << fmt::format("links file written: {} (give it to sweep, project or plan "
-                                 "with --links)\n",
-                                 o.links_out);
-      } else {
-        std::cout << "\nlinks file (--links-out FILE writes it):\n" << links_json;
-      }
-    }
-  }
+      WriteLinks(o, "network", "network", r.fit.network, r.how, "message");
+  WriteNodeCountLinkbench(std::cout, r, links_json, o.links_out, format);
   std::fflush(stdout);
-  return fit.fit.converged ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  return r.fit.fit.converged ? 0 : static_cast<int>(ExitCode::kFitUnusable);
 }
 
 int Run(const LinkbenchOptions& o) {
@@ -540,7 +288,7 @@ int Run(const LinkbenchOptions& o) {
   }
   const bool root = comm->rank() == 0;
   try {
-    LinkMeasurement m;
+    LinkbenchRun m;
     m.points = Measure(*comm, o);
     int code = 0;
     if (root) {
@@ -552,7 +300,7 @@ int Run(const LinkbenchOptions& o) {
       m.timing_note =
           "medians of blocking operations, each after a barrier (all-reduce: in-place float "
           "sum; one-way: half a ping-pong round trip between ranks 0 and 1)";
-      code = ReportLinks(o, m, format);
+      code = ReportLinks(o, std::move(m), format);
     }
     double shared = code;
     comm->Broadcast(&shared, 1);
@@ -578,8 +326,7 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
       "links file for `sweep --device/--data-parallel`, `project` and `plan` (--links FILE)");
   command->add_option("--min-bytes", o->min_bytes, "Smallest message, bytes (>= 4)")
       ->capture_default_str();
-  command->add_option("--max-bytes", o->max_bytes, "Largest message, bytes")
-      ->capture_default_str();
+  command->add_option("--max-bytes", o->max_bytes, "Largest message, bytes")->capture_default_str();
   command->add_option("--factor", o->factor, "Ratio of one message size to the next (> 1)")
       ->capture_default_str();
   command->add_option("--warmup", o->warmup, "Untimed operations per size and kind")
@@ -618,13 +365,15 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
   command->add_option("--from-format", o->from_format, "Format of --from: auto, nccl-tests or osu")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "nccl-tests", "osu"}));
-  command->add_option("--ranks", o->ranks,
-                      "With --from: ranks of the run (required for osu_allreduce, which does not "
-                      "print them; nccl-tests lists its ranks)")
+  command
+      ->add_option("--ranks", o->ranks,
+                   "With --from: ranks of the run (required for osu_allreduce, which does not "
+                   "print them; nccl-tests lists its ranks)")
       ->check(CLI::Range(2, 1 << 24));
-  command->add_option("--nodes", o->nodes,
-                      "With --from: nodes of the run (required for osu_allreduce; nccl-tests "
-                      "names each rank's host)")
+  command
+      ->add_option("--nodes", o->nodes,
+                   "With --from: nodes of the run (required for osu_allreduce; nccl-tests "
+                   "names each rank's host)")
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--links", o->links,
                       "With --from over several nodes: a links file whose \"devices\" link is "
@@ -637,15 +386,16 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
       "job or model at a per-GPU batch small enough that the all-reduce is exposed; 3 or more "
       "rows of 2 or more gradient sizes). The difference of the steps is the two-level "
       "all-reduce's ring over the nodes (docs/devices.md)");
-  command->add_option("--fewer-nodes", o->fewer_nodes, "With --from-runs: the smaller node count K1")
+  command
+      ->add_option("--fewer-nodes", o->fewer_nodes, "With --from-runs: the smaller node count K1")
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--more-nodes", o->more_nodes, "With --from-runs: the larger node count K2")
       ->check(CLI::Range(2, 1 << 24));
   AddOutputOption(*command, o->output);
   command->callback([o, &exit_code] {
     if (o->max_repeats < o->min_repeats) {
-      throw UsageError(fmt::format("--max-repeats {} < --min-repeats {}", o->max_repeats,
-                                   o->min_repeats));
+      throw UsageError(
+          fmt::format("--max-repeats {} < --min-repeats {}", o->max_repeats, o->min_repeats));
     }
     exit_code = Run(*o);
   });

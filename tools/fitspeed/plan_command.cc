@@ -9,7 +9,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/project/plan.h"
 #include "fitspeed/project/report.h"
-#include "fitspeed/project/units.h"
+#include "project/units.h"
 #include "project_options.h"
 
 namespace fitspeed::cli {

@@ -7,18 +7,20 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/model_params.h"
 #include "fitspeed/project/report.h"
 #include "fitspeed/project/scaling.h"
-#include "fitspeed/project/units.h"
 #include "fitspeed/project/whatif.h"
+#include "project/units.h"
 #include "project_options.h"
 
 namespace fitspeed::cli {
@@ -329,65 +331,6 @@ struct ProjectCommandOptions {
   double spe_k = 0;
 };
 
-HostOverheadFit ParseHostOverhead(const std::vector<std::string>& items) {
-  std::vector<FixedTimeAtK> points;
-  for (const std::string& item : items) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      throw UsageError(fmt::format("--spe-t '{}' is not K=SECONDS", item));
-    }
-    double k = 0;
-    try {
-      k = std::stod(item.substr(0, eq));
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--spe-t '{}': K is not a number", item));
-    }
-    points.push_back({k, ParseSeconds(item.substr(eq + 1), "--spe-t")});
-  }
-  return FitHostOverhead(points);
-}
-
-Workload WithValidation(Workload w, const ProjectCommandOptions& o) {
-  w.validation.samples = o.val_samples;
-  w.validation.batch = o.val_batch;
-  w.validation.forward_fraction = o.val_forward_fraction;
-  w.validation.fixed_fraction = o.val_fixed_fraction;
-  if (std::isnan(o.val_v0) != std::isnan(o.val_t)) {
-    throw UsageError("--val-v0 and --val-t go together");
-  }
-  if (!std::isnan(o.val_v0)) {
-    SpeedLaw law;
-    law.v0_sps = o.val_v0;
-    law.t_s = o.val_t;
-    w.validation.law = law;
-  }
-  ValidateWorkload(w);
-  return w;
-}
-
-// One model per configuration and batch, plus the what-ifs of each.
-void AddLawModels(const Configuration& c, const Workload& w, const ProjectCommandOptions& o,
-                  const std::optional<HostOverheadFit>& host, std::vector<EpochModel>& models) {
-  const std::string name = c.Name();
-  for (double b : c.batches) {
-    models.push_back(EpochModelFromLaw(c.law, b, w, name, c.devices));
-    if (o.scale_v0 != 1 || o.scale_t != 1) {
-      models.push_back(
-          EpochModelFromLaw(ScaleSpeedLaw(c.law, o.scale_v0, o.scale_t), b, w,
-                            fmt::format("{} what-if v0x{} tx{}", name, FormatSig(o.scale_v0, 4),
-                                        FormatSig(o.scale_t, 4)),
-                            c.devices));
-      models.back().origin = "what-if";
-    }
-    if (host) {
-      models.push_back(EpochModelFromLaw(WithStepsPerCall(c.law, *host, o.spe_k), b, w,
-                                         fmt::format("{} k={}", name, FormatSig(o.spe_k, 6)),
-                                         c.devices));
-      models.back().origin = "what-if";
-    }
-  }
-}
-
 int RunProject(ProjectCommandOptions o) {
   ProjectOptions options;
   options.epochs = o.epochs;
@@ -415,68 +358,36 @@ int RunProject(ProjectCommandOptions o) {
   } else {
     std::vector<Sample> samples;
     const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
-    const Workload w = WithValidation(MakeWorkload(o.law, samples), o);
-    std::optional<HostOverheadFit> host;
+    Workload w = MakeWorkload(o.law, samples);
+    w.validation = MakeValidationSpec(o.val_samples, o.val_batch, o.val_v0, o.val_t,
+                                      o.val_forward_fraction, o.val_fixed_fraction);
+    ValidateWorkload(w);
+    WhatIfs whatifs{o.scale_v0, o.scale_t, std::nullopt, o.spe_k};
     if (!o.spe_points.empty()) {
       if (!(o.spe_k >= 1)) throw UsageError("--spe-t needs --spe-k K >= 1 to project");
-      host = ParseHostOverhead(o.spe_points);
-      notes.push_back(fmt::format(
-          "steps per call: t(k) = t_device + t_host/k fitted from {} runs: t_device = {} s, "
-          "t_host = {} s; rows 'k={}' use t({}) = {} s",
-          host->points, FormatSig(host->t_device_s, 4), FormatSig(host->t_host_s, 4),
-          FormatSig(o.spe_k, 6), FormatSig(o.spe_k, 6), FormatSig(host->FixedTime(o.spe_k), 4)));
+      whatifs.host = FitHostOverhead(ParseFixedTimesAtK(o.spe_points, "--spe-t"));
     }
-    if (o.scale_v0 != 1 || o.scale_t != 1) {
-      notes.push_back(
-          fmt::format("what-if rows: v0 x{} and t x{} (e.g. mixed precision, a faster "
-                      "all-reduce), same interval method",
-                      FormatSig(o.scale_v0, 4), FormatSig(o.scale_t, 4)));
-    }
+    for (const std::string& note : WhatIfNotes(whatifs)) notes.push_back(note);
     for (const Configuration& c : configs) {
       all_usable = all_usable && c.usable;
-      AddLawModels(c, w, o, host, models);
+      for (EpochModel& m : LawModels(c, w, whatifs)) models.push_back(std::move(m));
     }
     if (!o.scaling.devices.empty()) {
-      const bool weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
-      const bool strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+      ScalingRequest request;
+      request.devices = o.scaling.devices;
+      request.weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
+      request.strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+      request.max_devices = o.max_devices;
+      request.min_efficiency = o.min_efficiency;
       bool any = false;
       for (const Configuration& c : configs) {
         if (c.devices != 1) continue;
         any = true;
         const DataParallelModel m = MakeDataParallelModel(c, o.scaling, configs, notes);
-        for (double b : c.batches) {
-          for (const auto& [on, mode] :
-               {std::pair{weak, ScalingMode::kWeak}, std::pair{strong, ScalingMode::kStrong}}) {
-            if (!on) continue;
-            for (const ScalingRow& row : Scaling(m, mode, b, o.scaling.devices)) {
-              scaling_rows.push_back(row);
-              if (row.per_device_batch < 1) continue;
-              models.push_back(EpochModelFromScaling(
-                  m, row.devices, row.per_device_batch, w,
-                  fmt::format("{} {} n={}", c.Name(), ScalingModeName(mode), row.devices)));
-            }
-          }
-          if (o.max_devices > 0) {
-            const UsefulDevices u = LargestUsefulDevices(m, b, o.max_devices, o.min_efficiency);
-            notes.push_back(
-                fmt::format("{} at global batch {}: throughput peaks at {} devices ({} samples/s, "
-                            "efficiency {:.0f}%); efficiency stays >= {:.0f}% up to {} devices",
-                            c.Name(), FormatSig(b, 8), u.fastest_devices,
-                            FormatSig(u.fastest_throughput_sps, 5), 100 * u.fastest_efficiency,
-                            100 * o.min_efficiency, u.efficient_devices));
-          }
-        }
-        notes.push_back(fmt::format(
-            "{}: {} all-reduce of {} bytes; in-node {} B/s, latency {} s; between nodes {} B/s, "
-            "latency {} s; {} devices per node; overlap g = {}",
-            c.Name(), AllReduceName(m.comm.algorithm), FormatSig(m.gradient_bytes, 8),
-            FormatSig(m.comm.intra_node.bandwidth_bytes_per_s, 4),
-            FormatSig(m.comm.intra_node.latency_s, 3),
-            FormatSig(m.comm.inter_node.bandwidth_bytes_per_s, 4),
-            FormatSig(m.comm.inter_node.latency_s, 3),
-            m.comm.devices_per_node == 0 ? std::string("all")
-                                         : std::to_string(m.comm.devices_per_node),
-            FormatSig(m.overlap_gamma, 4)));
+        ScaledProjection scaled = ProjectScaling(c.Name(), m, c.batches, w, request);
+        scaling_rows.insert(scaling_rows.end(), scaled.rows.begin(), scaled.rows.end());
+        for (EpochModel& model : scaled.models) models.push_back(std::move(model));
+        notes.insert(notes.end(), scaled.notes.begin(), scaled.notes.end());
       }
       if (!any) throw UsageError("--devices scales single-device configurations; none was given");
     }

@@ -13,8 +13,8 @@
 #include <optional>
 
 #include "command.h"
+#include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
@@ -111,7 +111,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   DeviceModelOptions options;
   options.batches = ParseBatches(o.batches);
   options.max_batch = o.max_batch;
-  options.precision = ParseDevicePrecision(o.precision);
+  options.precision = ParsePrecision(o.precision, PrecisionContext::kDevice);
   options.layout = ParseActivationLayout(o.layout);
   options.optimizer = ParseOptimizer(o.optimizer);
   options.devices = o.devices;
@@ -197,7 +197,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   if (fittable && !o.plot_path.empty()) {
     WriteFitPlot(o.plot_path, fit,
                  fmt::format("{} modeled on {} ({}, {} device{})", network.name, device.name,
-                             DevicePrecisionName(options.precision), options.devices,
+                             PrecisionName(options.precision), options.devices,
                              options.devices == 1 ? "" : "s"));
   }
   const int code = SweepFitExitCode(result.steps.size(), result.out_of_memory.empty(), fit);
@@ -244,7 +244,7 @@ int RunSweep(const SweepCommandOptions& o) {
   SweepOptions options;
   options.batches = ParseBatches(o.batches);
   options.auto_max_batch = o.max_batch;
-  options.precision = ParsePrecision(o.precision);
+  options.precision = ParsePrecision(o.precision, PrecisionContext::kHost);
   options.optimizer = ParseOptimizer(o.optimizer);
   options.backend = ParseBackend(o.backend);
   options.threads = o.threads;
@@ -273,8 +273,8 @@ int RunSweep(const SweepCommandOptions& o) {
   if (fittable && !o.plot_path.empty()) {
     WriteFitPlot(o.plot_path, fit,
                  fmt::format("{} on {} ({}, {} thread{})", network.name, result.context.cpu_model,
-                             PrecisionName(result.precision), result.context.threads,
-                             result.context.threads == 1 ? "" : "s"));
+                             PrecisionName(result.precision, PrecisionContext::kHost),
+                             result.context.threads, result.context.threads == 1 ? "" : "s"));
   }
   return SweepFitExitCode(result.measurements.size(), result.skipped.empty(), fit);
 }

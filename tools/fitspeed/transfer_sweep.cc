@@ -2,144 +2,18 @@
 // of MODEL on device A (a training log any reader of `fitspeed fit` takes, with
 // PATH@key=value attributes; a cases CSV; a host sweep CSV) calibrates the step
 // model on A (CalibrateFromRun, fitspeed/evidence/transfer_run.h), and B is
-// modeled with what carries over; here its report (docs/devices.md, "Transfer
-// from your own run").
+// modeled with what carries over; its report is WriteTransferSweep
+// (fitspeed/evidence/output.h); here its exit code (docs/devices.md,
+// "Transfer from your own run").
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iostream>
-#include <sstream>
 
-#include "fitspeed/core/error.h"
-#include "fitspeed/core/table.h"
 #include "exit_code.h"
+#include "fitspeed/core/error.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {
-
-namespace {
-
-using json = nlohmann::ordered_json;
-
-std::string ParameterText(const CalibratedParameter& p) {
-  return p.unit == "s" ? fmt::format("{} = {} ms", p.name, FormatSig(p.value * 1e3, 4))
-                       : fmt::format("{} = {}", p.name, FormatSig(p.value, 4));
-}
-
-std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
-  std::vector<std::string> items;
-  for (const CalibratedParameter& p : parameters) items.push_back(ParameterText(p));
-  return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ", "));
-}
-
-std::string Pct(double fraction) { return FormatSig(100 * fraction, 3) + "%"; }
-
-// The header lines (without a comment prefix).
-std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given) {
-  const TransferCalibration& t = run.calibration;
-  std::vector<std::string> lines;
-  lines.push_back(fmt::format(
-      "transferred from {}: {} measured in {} ({}, {} case{} -> {} measured point{}), {}, {}",
-      t.source_device, t.network, run.source.from, run.source_kind, t.cases,
-      t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s",
-      DevicePrecisionName(run.precision), ActivationLayoutName(run.layout)));
-  lines.push_back(fmt::format("fitted on {} to {} measured point{}: {}", t.source_device, t.points,
-                              t.points == 1 ? "" : "s", ParametersText(t.fitted)));
-  lines.push_back(fmt::format("applied to {}: {}", t.target_device, ParametersText(t.applied)));
-  for (const TransferCalibration::Kept& k : t.kept) {
-    lines.push_back(
-        fmt::format("kept at {}'s catalog value: {} ({})", t.target_device, k.name, k.reason));
-  }
-  lines.push_back(fmt::format(
-      "{} fit error (in-sample, throughput): median |e| {}, max {} (catalog before: median {}){}",
-      t.source_device, Pct(t.source_after.median_abs), Pct(t.source_after.max_abs),
-      Pct(t.source_before.median_abs),
-      t.points <= static_cast<int>(t.fitted.size()) ? "; as many parameters as points: exact"
-                                                    : ""));
-  if (!t.converged) {
-    lines.push_back(fmt::format("the calibration on {} did not converge: {}", t.source_device,
-                                t.solver_message));
-  }
-  // The interval itself is printed by WriteDeviceSweep; here only where it
-  // comes from.
-  if (!interval_given) {
-    lines.push_back(
-        "prediction interval: none given; the transfer errors on the published cases: "
-        "`fitspeed validate`, section Transfer");
-  } else {
-    lines.push_back(
-        "prediction interval: from the errors of transferred predictions on the published "
-        "cases (`fitspeed validate`, sections Transfer and Prediction intervals), not the "
-        "catalog's");
-  }
-  return lines;
-}
-
-json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
-  json j = json::array();
-  for (const CalibratedParameter& p : parameters) {
-    j.push_back({{"name", p.name}, {"unit", p.unit}, {"value", p.value}, {"initial", p.initial}});
-  }
-  return j;
-}
-
-json ErrorJson(const DeviceCalibration::Error& e) {
-  auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
-  return {{"cases", e.cases},
-          {"rms", number(e.rms)},
-          {"median_abs", number(e.median_abs)},
-          {"max_abs", number(e.max_abs)}};
-}
-
-json TransferJson(const TransferRun& run) {
-  const TransferCalibration& t = run.calibration;
-  json kept = json::array();
-  for (const TransferCalibration::Kept& k : t.kept) {
-    kept.push_back({{"name", k.name}, {"reason", k.reason}});
-  }
-  return {{"from", run.source.from},
-          {"from_kind", run.source_kind},
-          {"source_device", t.source_device},
-          {"target_device", t.target_device},
-          {"network", t.network},
-          {"precision", DevicePrecisionName(run.precision)},
-          {"layout", ActivationLayoutName(run.layout)},
-          {"cases", t.cases},
-          {"points", t.points},
-          {"fitted", ParametersJson(t.fitted)},
-          {"applied", ParametersJson(t.applied)},
-          {"kept", kept},
-          {"source_error_before", ErrorJson(t.source_before)},
-          {"source_error_after", ErrorJson(t.source_after)},
-          {"converged", t.converged},
-          {"solver_message", t.solver_message}};
-}
-
-}  // namespace
-
-void WriteTransferSweep(std::ostream& out, const TransferRun& run, const DeviceSweepResult& sweep,
-                        const FitResult& fit, OutputFormat format, bool layers,
-                        const PredictionInterval* interval) {
-  switch (format) {
-    case OutputFormat::kTable:
-      for (const std::string& line : HeaderLines(run, interval)) out << line << "\n";
-      out << "\n";
-      WriteDeviceSweep(out, sweep, fit, format, layers, interval);
-      break;
-    case OutputFormat::kCsv:
-      for (const std::string& line : HeaderLines(run, interval)) out << "# " << line << "\n";
-      WriteDeviceSweep(out, sweep, fit, format, layers, interval);
-      break;
-    case OutputFormat::kJson: {
-      std::stringstream text;
-      WriteDeviceSweep(text, sweep, fit, format, layers, interval);
-      json j = json::parse(text.str());
-      j["transfer"] = TransferJson(run);
-      out << j.dump(2) << "\n";
-      break;
-    }
-  }
-}
 
 int TransferExitCode(const TransferRun& run, int code) {
   if (run.calibration.converged) return code;

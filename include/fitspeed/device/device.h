@@ -11,12 +11,21 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "fitspeed/core/comm.h"
+#include "fitspeed/core/output_format.h"
 
 namespace fitspeed {
+
+// The dimensions of the matrix product a kernel runs, for the shape term of
+// the matrix curves (EfficiencyCurve::ShapeFactor, symmetric in the three):
+// rows m, columns n and reduction k.
+struct GemmDims {
+  double m = 1, n = 1, k = 1;
+};
 
 // (size, efficiency) points, interpolated linearly in log(size) and held
 // constant beyond the first and last points (as Calculon's system files do
@@ -37,10 +46,7 @@ struct EfficiencyCurve {
   // unamortised. 0: no shape term (memory curves, older device files).
   double half_dim = 0;
   double ShapeFactor(double m, double n, double k) const;
-  template <typename Dims>
-  double ShapeFactor(const Dims& d) const {
-    return ShapeFactor(d.m, d.n, d.k);
-  }
+  double ShapeFactor(const GemmDims& d) const { return ShapeFactor(d.m, d.n, d.k); }
 };
 
 // A link between cores, devices, the host or nodes: a Link (bandwidth one
@@ -240,11 +246,30 @@ std::string LinksToJson(const LinksFile& links);
 // Reads and parses `path`; InputError when it cannot be read.
 LinksFile ReadLinksJsonFile(const std::string& path);
 
+// Writes LinksToJson(links) to `path`; InputError when it cannot be written.
+void WriteLinksJsonFile(const std::string& path, const LinksFile& links);
+
+// The communication model of a links file read from `source`: its "devices"
+// link within a node and its "network" link between nodes, a hierarchical
+// all-reduce when it has both; with only one of the two, a ring at that
+// link's pace. `devices_per_node` 0: every rank in one node. Throws
+// DataError(source, 0, "links", ...) when it has neither.
+CommModel CommModelFromLinks(const LinksFile& links, const std::string& source,
+                             int devices_per_node);
+
 // Replaces every link of `device` whose `connects` is that of a link in
 // `links` by that link, adds the links whose `connects` the device lacks, and
 // takes their sources along; nothing else of the device changes. UsageError
 // as LinksToJson for a link that breaks the parser's rules.
 void ApplyLinks(Device& device, const LinksFile& links);
+
+// Writes devices (`fitspeed devices`). Table: one row per device (peak
+// FLOPS per precision, memory bandwidth and capacity, links), and with
+// `detail` each device's description, origin, overheads, tiles, efficiency
+// curves, price and tensor layout below; CSV: the rows; JSON schema
+// "fitspeed.devices/1", every device's fields.
+void WriteDevices(std::ostream& out, const std::vector<Device>& devices, OutputFormat format,
+                  bool detail = false);
 
 // Names of the catalog devices compiled into the library, in listing order,
 // followed by "host".

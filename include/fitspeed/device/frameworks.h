@@ -69,10 +69,10 @@ Device ApplyFrameworkProfile(const Device& device, const FrameworkProfile& profi
 // name, the empty one included) ...
 AmpOpList FrameworkAmpOps(const std::string& framework);
 // ... and the element-wise work it fuses into the batch norms' kernels:
-// kBatchNormReluAdd for "mxnet" at DevicePrecision::kMixed (NVIDIA's MXNet
+// kBatchNormReluAdd for "mxnet" at Precision::kMixed (NVIDIA's MXNet
 // examples run float16 with cuDNN's fused batch norm + ReLU (+ add) kernels;
 // the mxnet profile was fitted on such runs), kNone otherwise.
-ElementwiseFusion FrameworkFusion(const std::string& framework, DevicePrecision precision);
+ElementwiseFusion FrameworkFusion(const std::string& framework, Precision precision);
 
 }  // namespace fitspeed
 

@@ -25,7 +25,7 @@
 // contain the stated share of them.
 //
 //   fitspeed::IntervalTable table = fitspeed::BuiltinIntervalTable();
-//   fitspeed::PredictionInterval i = table.For(device, DevicePrecision::kMixed, 0.8);
+//   fitspeed::PredictionInterval i = table.For(device, Precision::kMixed, 0.8);
 //   if (i.available) low_sps = predicted_sps * i.low_factor;
 #ifndef FITSPEED_DEVICE_INTERVALS_H_
 #define FITSPEED_DEVICE_INTERVALS_H_
@@ -54,7 +54,7 @@ inline constexpr int kTransferIntervalMinSources = 2;
 // The class of a prediction: "<kind>/<group>", group "fp32" when the matrix
 // work runs on CUDA cores or a CPU's vector units, "tensor" when it runs on
 // tensor units (TF32, FP16/BF16, a TPU's MXU): the two have different errors.
-std::string ModelErrorClass(const Device& device, DevicePrecision precision);
+std::string ModelErrorClass(const Device& device, Precision precision);
 // The coarser class it falls back to: the kind alone ("gpu").
 std::string ModelErrorKindClass(const std::string& error_class);
 
@@ -75,15 +75,14 @@ struct IntervalTable {
   // give one, else from its kind's (all its errors together), else not
   // available with both reasons.
   PredictionInterval For(const std::string& error_class, double level) const;
-  PredictionInterval For(const Device& device, DevicePrecision precision, double level) const;
+  PredictionInterval For(const Device& device, Precision precision, double level) const;
   // The interval of a transferred prediction on a device of `kind`.
   PredictionInterval ForTransfer(const std::string& kind, double level) const;
   // The interval of a prediction with a framework profile applied: from the
   // profiles' held-out errors of its class, else of its kind (as For()); the
   // basis reads "framework:<class>".
   PredictionInterval ForFramework(const std::string& error_class, double level) const;
-  PredictionInterval ForFramework(const Device& device, DevicePrecision precision,
-                                  double level) const;
+  PredictionInterval ForFramework(const Device& device, Precision precision, double level) const;
 };
 
 // JSON (schema "fitspeed.intervals/1", docs/validation.md) and back. Parsing

@@ -24,24 +24,15 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/precision.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 
 namespace fitspeed {
-
-// Precision of a modeled step.
-enum class DevicePrecision {
-  kFp32,   // FP32 everywhere (matrix work on CUDA cores, or TPU MXU passes)
-  kTf32,   // FP32 tensors, matrix work on TF32 tensor cores (A100, H100)
-  kMixed,  // FP16/BF16 matrix work on tensor units, 2-byte activations and
-           // weights copies, FP32 master weights and optimizer (Micikevicius et al. 2018)
-};
-const char* DevicePrecisionName(DevicePrecision precision);     // "fp32", "tf32", "mixed"
-DevicePrecision ParseDevicePrecision(const std::string& name);  // throws UsageError
 
 // Memory layout of the framework's activations. Tensor-unit convolution
 // kernels of a GPU work in one layout (Device::tensor_layout, NHWC on NVIDIA
@@ -126,7 +117,7 @@ struct DeviceModelOptions {
   // up to max_batch.
   std::vector<int64_t> batches;
   int64_t max_batch = 4096;  // >= 1
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   // Data-parallel devices sharing each global batch (>= 1); the gradients are
   // all-reduced over the device's "devices" link by the ring formula.
@@ -170,16 +161,16 @@ struct DeviceModelOptions {
   // delivers to one device, >= 0; 0: unlimited. It runs ahead of the device,
   // so a step takes the longer of the device's step and per_device_batch / rate.
   double input_samples_per_s = 0;
-  // How attention cores run (fitspeed/model/cost.h): a kernel per layer, or
+  // How attention cores run (fitspeed/model/network_cost.h): a kernel per layer, or
   // one fused (FlashAttention-style) kernel per pass. Networks without
   // attention are not affected.
   AttentionKernel attention = AttentionKernel::kUnfused;
-  // Activation recomputation (CheckpointSegments, fitspeed/model/cost.h): the
+  // Activation recomputation (CheckpointSegments, fitspeed/model/network_cost.h): the
   // forward pass keeps only the tensors at the network's cuts, and every
   // segment but the last runs its forward again before its backward. Less
   // activation memory, more compute.
   bool recompute = false;
-  // With DevicePrecision::kMixed: the layers AMP keeps in FP32 (AmpOpList).
+  // With Precision::kMixed: the layers AMP keeps in FP32 (AmpOpList).
   // Each such layer reads and writes 4-byte activations, and in its forward
   // and backward-data passes a cast kernel converts its input up (read 2,
   // write 4 bytes per element) and one its output down (read 4, write 2).
@@ -192,12 +183,12 @@ void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 
 // Whether `precision`'s matrix work runs on `device`'s tensor units: TF32 and
 // mixed precision, and FP32 on a device with fp32_matrix_on_tensor16 (a TPU).
-bool MatrixOnTensorUnits(const Device& device, DevicePrecision precision);
+bool MatrixOnTensorUnits(const Device& device, Precision precision);
 
 // The dense matrix peak (FLOP/s, all cores) of `device` at `precision`: TF32 or
 // FP16/BF16 tensor units, else FP32 (the MXU's for a TPU). Throws UsageError
 // for a precision the device has no units for.
-double MatrixPeakFlops(const Device& device, DevicePrecision precision);
+double MatrixPeakFlops(const Device& device, Precision precision);
 
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
@@ -234,7 +225,7 @@ struct PassTime {
   double time_s = 0;          // max(compute_s, memory_s) + launch_s + layout_s + cast_s
   bool tensor_units = false;  // matrix work on tensor units (TF32, FP16/BF16, TPU MXU)
   // A convolution pass run with Winograd F(2x2, 3x3) (ConvAlgorithmFor,
-  // fitspeed/device/conv_algorithm.h): compute_s is then algorithm_flops at the
+  // src/device/conv_algorithm.h): compute_s is then algorithm_flops at the
   // device's Winograd curve; `flops` stays the direct count.
   bool winograd = false;
   double algorithm_flops = 0;  // FLOPs the pass's algorithm performs (flops unless winograd)
@@ -296,7 +287,7 @@ struct ModeledStep {
 struct DeviceSweepResult {
   std::string device;   // Device::name
   std::string network;  // Network::name
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   ActivationLayout layout = ActivationLayout::kNchw;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   int devices = 1;

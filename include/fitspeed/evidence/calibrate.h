@@ -20,7 +20,7 @@
 #include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/cases.h"
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 
 namespace fitspeed {
 

@@ -17,7 +17,7 @@ namespace fitspeed {
 struct MeasuredCase {
   std::string network;  // zoo name ("resnet50") or a network JSON path
   std::string device;   // catalog name ("v100-sxm2") or a device JSON path
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   int devices = 1;            // data-parallel devices
   int64_t batch = 0;          // global batch per step (all devices)
   double throughput_sps = 0;  // measured samples/s, all devices together, > 0
@@ -69,6 +69,18 @@ std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 // (docs/devices.md). Throws DataError naming file, line and field.
 // src/evidence/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
+
+// Cases split by device (`calibrate`): `used`, those whose device is one of
+// `names` (device names, or names as written for them, a device file's path),
+// and `skipped`, the others; each in input order.
+struct CaseSelection {
+  std::vector<MeasuredCase> used;
+  std::vector<MeasuredCase> skipped;
+};
+CaseSelection SelectCasesOf(std::vector<MeasuredCase> cases, const std::vector<std::string>& names);
+
+// The cases counted per device, in name order: "t4 (19), v100-sxm2 (2)".
+std::string CountByDevice(const std::vector<MeasuredCase>& cases);
 
 // Whether the first line of the file at `path` that is neither blank nor a
 // '#' comment is a cases CSV header: it names network, device and

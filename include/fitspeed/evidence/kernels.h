@@ -18,7 +18,7 @@
 // rule of CarryCurve.
 //
 // Convolution algorithms: the rule the step model applies is in
-// fitspeed/device/conv_algorithm.h; KernelFitReport says how often it agrees
+// src/device/conv_algorithm.h; KernelFitReport says how often it agrees
 // with cuDNN's choice.
 //
 //   std::vector<KernelMeasurement> k = ReadKernelTable("data/kernels/deepbench_gemm.csv");
@@ -31,7 +31,6 @@
 #include <string>
 #include <vector>
 
-#include "fitspeed/device/conv_algorithm.h"
 #include "fitspeed/device/device.h"
 
 namespace fitspeed {

@@ -96,7 +96,7 @@ struct TransferredCase {
   std::string target_device;  // B
   std::string pair;           // "A->B"
   std::string network;        // CaseNetworkKey
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   std::string framework;
   int devices = 1;
   int64_t batch = 0;
@@ -117,7 +117,7 @@ struct TransferFold {
   std::string source_device;
   std::string target_device;
   std::string network;
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   std::string framework;
   int devices = 1;
   int source_cases = 0;  // A's

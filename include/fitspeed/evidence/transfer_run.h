@@ -36,7 +36,7 @@ struct TransferSource {
 struct TransferRun {
   TransferSource source;
   std::string source_kind;  // "log" or "cases"
-  DevicePrecision precision = DevicePrecision::kFp32;
+  Precision precision = Precision::kFp32;
   ActivationLayout layout = ActivationLayout::kNchw;
   TransferCalibration calibration;  // calibration.target: B with the carried parameters
   // What of the measurement was left out, one sentence each (the CLI says them

@@ -182,7 +182,7 @@ std::vector<SetupSummary> SummarizeBySetup(const ValidationReport& report);
 // and framework that ran it.
 struct WorkloadSummary {
   std::string network;    // MeasuredCase::network
-  std::string precision;  // DevicePrecisionName
+  std::string precision;  // PrecisionName
   std::string kind;       // of the devices: "gpu", "tpu", "cpu" (a network on two kinds: two rows)
   ErrorSummary catalog;
   ErrorSummary cross_validated;

@@ -102,6 +102,17 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
 // InputError when it cannot be read, DataError when its content is bad.
 std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& options = {});
 
+// A filter "key=value" (`--where`): keeps a sample whose label, devices or
+// precision (keys "label", "devices", "precision"), or else whose tag `key`
+// (a CSV series column), equals `value`.
+struct SampleFilter {
+  std::string key;
+  std::string value;
+  bool Matches(const Sample& sample) const;
+};
+// Throws UsageError unless `text` is key=value with a key.
+SampleFilter ParseSampleFilter(std::string_view text);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_IO_INPUT_H_

@@ -1,6 +1,6 @@
 // A neural network as a directed acyclic graph of layers with per-sample
 // shapes: what a training step computes, in enough detail to count its work
-// (fitspeed/model/cost.h) and to execute it (the timing layer).
+// (fitspeed/model/network_cost.h) and to execute it (the timing layer).
 //
 // Conventions:
 //  - Shapes are per sample, outermost dimension first, without the batch:

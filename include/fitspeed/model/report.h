@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fitspeed/core/output_format.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 
 namespace fitspeed {
 

@@ -70,6 +70,14 @@ struct ValidationSpec {
   double fixed_fraction = 1.0 / 3.0;
 };
 
+// A validation pass of `samples` samples at `batch` (0: the training batch);
+// `v0_sps` and `t_s` its measured forward-only law, both NaN to derive it
+// from the training law by the two fractions. Throws UsageError when one of
+// v0 and t is given without the other; ValidateWorkload checks the rest.
+ValidationSpec MakeValidationSpec(double samples, double batch, double v0_sps, double t_s,
+                                  double forward_fraction = 1.0 / 3.0,
+                                  double fixed_fraction = 1.0 / 3.0);
+
 // What one training run does besides the steps: the data and the overheads.
 struct Workload {
   // Training samples per epoch, N; must be > 0.

@@ -157,6 +157,33 @@ EpochModel EpochModelFromScaling(const DataParallelModel& model, int devices,
                                  double per_device_batch, const Workload& workload,
                                  const std::string& label = "");
 
+// What a projection scales a single-device configuration to (`project
+// --devices --scaling --max-devices --min-efficiency`).
+struct ScalingRequest {
+  std::vector<int> devices;  // device counts
+  bool weak = true;          // per-device batch fixed
+  bool strong = false;       // global batch fixed
+  int max_devices = 0;       // > 0: also say where strong scaling stops paying
+  double min_efficiency = 0.5;
+};
+
+// The scaling of one configuration, named `name`, at each of `batches`.
+struct ScaledProjection {
+  std::vector<ScalingRow> rows;    // per batch, per mode (weak, strong): Scaling's rows
+  std::vector<EpochModel> models;  // EpochModelFromScaling of each row of >= 1 sample per
+                                   // device, labelled "NAME MODE n=N"
+  // Per batch with max_devices > 0, LargestUsefulDevices in words; then the
+  // model's numbers (DataParallelModelNote).
+  std::vector<std::string> notes;
+};
+ScaledProjection ProjectScaling(const std::string& name, const DataParallelModel& model,
+                                const std::vector<double>& batches, const Workload& workload,
+                                const ScalingRequest& request);
+
+// The model in words: the all-reduce, its bytes, both links, devices per node
+// and the overlap exponent, for a projection's assumptions.
+std::string DataParallelModelNote(const std::string& name, const DataParallelModel& model);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_PROJECT_SCALING_H_

@@ -9,7 +9,7 @@
 // buckets still in flight, divides by the rank count and updates.
 //
 // The ranks and their collectives come through Communicator: MPI
-// (fitspeed/timing/mpi_communicator.h, library fitspeed_mpi) or this process
+// (mpi/mpi_communicator.h, library fitspeed_mpi) or this process
 // alone (MakeSelfCommunicator).
 //
 //   std::unique_ptr<fitspeed::Communicator> comm = fitspeed::InitMpi(&argc, &argv);
@@ -113,8 +113,8 @@ OverlapTimeline ScheduleBucketedAllReduce(const std::vector<BucketComm>& buckets
 // share of the synthetic global batch (InitialInput at the global batch,
 // rank r taking samples [r*b, (r+1)*b)) with the weights every rank
 // initializes alike. options.threads = 0 gives each rank an equal share of
-// its node's CPUs, at most the CPUs its binding allows. Rank 0's result is the report: its step times (every step
-// ends in the all-reduce, so the ranks keep pace), its per-layer times at the
+// its node's CPUs, at most the CPUs its binding allows. Rank 0's result is the report: its step
+// times (every step ends in the all-reduce, so the ranks keep pace), its per-layer times at the
 // per-rank batch and BatchMeasurement::data_parallel. Rank 0 decides how many
 // steps each loop runs, the memory limit (shared by the ranks of a node) and
 // when an automatic sweep stops, so every rank measures the same batches.
@@ -146,6 +146,27 @@ struct ModeledDataParallelStep {
 };
 ModeledDataParallelStep ModelMeasuredDataParallelStep(const BatchMeasurement& measured,
                                                       const CommModel& comm_model, int ranks);
+
+// The measured steps of a data-parallel sweep with their all-reduces modeled
+// (`sweep --data-parallel --links FILE`).
+struct ModeledCommunication {
+  std::string links;  // where the communication model came from (the links file)
+  int ranks = 1;      // the ranks modeled, at the measured per-rank batches
+  // ModelMeasuredDataParallelStep of each of the sweep's measurements, in order.
+  std::vector<ModeledDataParallelStep> steps;
+};
+ModeledCommunication ModelCommunication(const SweepResult& sweep, const CommModel& comm_model,
+                                        int ranks, const std::string& links);
+
+// A data-parallel sweep as WriteSweep writes it, with its modeled
+// communication (`modeled`, whose steps are those of `sweep`; nullptr or no
+// steps: none). Table: after the sweep, what the model assumes and per step
+// the compute, copies, modeled all-reduces and the overlapped and serial
+// steps, with their errors against the measured step when the ranks modeled
+// are the run's. JSON: the sweep's document with a "modeled_communication"
+// object. CSV: the sweep only.
+void WriteDataParallelSweep(std::ostream& out, const SweepResult& sweep, const FitResult& fit,
+                            OutputFormat format, bool layers, const ModeledCommunication* modeled);
 
 }  // namespace fitspeed
 

@@ -23,23 +23,15 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/precision.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "fitspeed/timing/host.h"
 
 namespace fitspeed {
-
-// Data type of activations and of the matrix work. kBf16 is mixed precision:
-// BF16 activations, weights converted from FP32 master copies every step,
-// FP32 gradients of weights, FP32 optimizer (oneDNN runs it on AMX when the
-// CPU has it, on AVX-512 otherwise; oneDNN 2.6 has no BF16 kernels below
-// AVX-512).
-enum class Precision { kFp32, kBf16 };
-const char* PrecisionName(Precision precision);     // "fp32", "bf16"
-Precision ParsePrecision(const std::string& name);  // throws UsageError
 
 // Who executes the step: oneDNN primitives, or the Eigen reference backend
 // (im2col + GEMM, plain loops), which exists to check oneDNN's results.
@@ -183,7 +175,7 @@ struct DataParallelTiming {
 };
 
 struct BatchMeasurement {
-  int64_t batch = 0;  // global batch (all ranks)
+  int64_t batch = 0;       // global batch (all ranks)
   double step_time_s = 0;  // median over the timed steps
   double cv = 0;           // standard deviation / mean of the timed steps
   double min_time_s = 0;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "fitspeed/model/cost.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/model/network_cost.h"
 #include "json_object.h"
 
 namespace fitspeed::kinds {
@@ -71,7 +71,7 @@ struct ShapeContext {
   const Shape& in(size_t operand = 0) const { return *inputs.at(operand); }
 };
 
-// What a cost rule sees. Counting conventions: fitspeed/model/cost.h.
+// What a cost rule sees. Counting conventions: fitspeed/model/network_cost.h.
 struct CostContext {
   const Network& net;
   const Layer& layer;

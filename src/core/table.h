@@ -1,7 +1,7 @@
 // Formatting at the edges: numbers with significant digits, durations, and a
 // small column-aligned text table that also renders as CSV.
-#ifndef FITSPEED_CORE_TABLE_H_
-#define FITSPEED_CORE_TABLE_H_
+#ifndef FITSPEED_SRC_CORE_TABLE_H_
+#define FITSPEED_SRC_CORE_TABLE_H_
 
 #include <string>
 #include <vector>
@@ -37,4 +37,4 @@ std::string CsvField(const std::string& field);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_CORE_TABLE_H_
+#endif  // FITSPEED_SRC_CORE_TABLE_H_

@@ -20,8 +20,8 @@
 //    parameters. A layer whose output feeds k > 1 layers sums k incoming
 //    gradients: (k-1) FLOPs per output element in its backward-data.
 //  - update is the optimizer step over the layer's trainable parameters.
-#ifndef FITSPEED_MODEL_COST_H_
-#define FITSPEED_MODEL_COST_H_
+#ifndef FITSPEED_MODEL_NETWORK_COST_H_
+#define FITSPEED_MODEL_NETWORK_COST_H_
 
 #include <array>
 #include <cstdint>
@@ -184,7 +184,7 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer = Optimizer::k
 //   avg_pool, global_avg_pool, add, concat, flatten, input: nothing (shapes only)
 // The network input is kept when its consumer needs it (a first convolution
 // does). Only layers whose backward pass runs (a trainable layer at or before
-// them) save anything. The full table is at SavedElements in cost.cc and in
+// them) save anything. The full table is at SavedElements in network_cost.cc and in
 // docs/models.md.
 struct MemoryEstimate {
   double parameter_bytes = 0;        // all parameters (incl. moving statistics)
@@ -239,4 +239,4 @@ MemoryEstimate EstimateTrainingMemory(const Network& network, double batch,
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_MODEL_COST_H_
+#endif  // FITSPEED_MODEL_NETWORK_COST_H_

@@ -1,7 +1,7 @@
 // The median of a set of numbers: what the sweeps, the link benchmark, the
 // TensorBoard reader and the fit's starting values take of repeated values.
-#ifndef FITSPEED_CORE_MEDIAN_H_
-#define FITSPEED_CORE_MEDIAN_H_
+#ifndef FITSPEED_SRC_CORE_MEDIAN_H_
+#define FITSPEED_SRC_CORE_MEDIAN_H_
 
 #include <vector>
 
@@ -13,4 +13,4 @@ double Median(std::vector<double> values);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_CORE_MEDIAN_H_
+#endif  // FITSPEED_SRC_CORE_MEDIAN_H_

@@ -1,4 +1,4 @@
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 
 #include <fmt/format.h>
 
@@ -455,8 +455,7 @@ MemoryEstimate EstimateTrainingMemory(const Network& network, double batch, Opti
       if (!backward) continue;
       const int boundary = k == 0 ? 0 : segments[k - 1].last;
       saved += Elements(network.layer(boundary).output_shape);
-      largest =
-          std::max(largest, SavedElements(network, grads, fused, s.first, s.last, s.first));
+      largest = std::max(largest, SavedElements(network, grads, fused, s.first, s.last, s.first));
     }
     saved += largest;
   }

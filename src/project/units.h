@@ -1,7 +1,7 @@
 // Quantities with units on the command line: bandwidths ("50Gbit/s",
 // "6.25GB/s"), durations ("5us", "90m", "1:30:00").
-#ifndef FITSPEED_PROJECT_UNITS_H_
-#define FITSPEED_PROJECT_UNITS_H_
+#ifndef FITSPEED_SRC_PROJECT_UNITS_H_
+#define FITSPEED_SRC_PROJECT_UNITS_H_
 
 #include <string_view>
 
@@ -21,4 +21,4 @@ double ParseSeconds(std::string_view text, std::string_view what = "duration");
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_PROJECT_UNITS_H_
+#endif  // FITSPEED_SRC_PROJECT_UNITS_H_

@@ -1,4 +1,4 @@
-#include "fitspeed/model/cost.h"
+#include "fitspeed/model/network_cost.h"
 
 #include <gtest/gtest.h>
 

@@ -11,10 +11,12 @@
 // those kernels; ConvAlgorithmFor states the rule;
 // KernelFitReport (fitspeed/evidence/kernels.h) says how often it agrees with
 // cuDNN's choice.
-#ifndef FITSPEED_DEVICE_CONV_ALGORITHM_H_
-#define FITSPEED_DEVICE_CONV_ALGORITHM_H_
+#ifndef FITSPEED_SRC_DEVICE_CONV_ALGORITHM_H_
+#define FITSPEED_SRC_DEVICE_CONV_ALGORITHM_H_
 
 #include <string>
+
+#include "fitspeed/device/device.h"
 
 namespace fitspeed {
 
@@ -38,13 +40,8 @@ ConvAlgorithm ConvAlgorithmFor(int kernel_h, int kernel_w, int stride_h, int str
 // direct for implicit GEMM, direct x 16/36 for Winograd F(2x2, 3x3).
 double AlgorithmFlops(ConvAlgorithm algorithm, double direct_flops);
 
-// The dimensions of the matrix product a kernel runs, for the shape term of
-// the matrix curves (EfficiencyCurve::ShapeFactor, symmetric in the three):
-// rows m, columns n and reduction k.
-struct GemmDims {
-  double m = 1, n = 1, k = 1;
-};
-// A convolution's, per group, for a pass ("fwd", "bwd_data", "bwd_weights"):
+// The dimensions of the matrix product (GemmDims, fitspeed/device/device.h)
+// of a convolution, per group, for a pass ("fwd", "bwd_data", "bwd_weights"):
 // implicit GEMM: forward {N P Q, K, C R S}, backward-data {N H W, C, K R S},
 // backward-weights {K, C R S, N P Q}; Winograd F(2x2, 3x3) runs 16 products
 // over 2x2 tiles, forward {N ceil(P/2) ceil(Q/2), K, C}, backward-data
@@ -55,4 +52,4 @@ GemmDims ConvGemmDims(ConvAlgorithm algorithm, const std::string& pass, double n
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_DEVICE_CONV_ALGORITHM_H_
+#endif  // FITSPEED_SRC_DEVICE_CONV_ALGORITHM_H_

@@ -5,8 +5,8 @@
 //
 //   mpirun -np 2 fitspeed sweep resnet18-cifar --data-parallel
 //   mpirun -H host1,host2 -np 2 fitspeed linkbench
-#ifndef FITSPEED_TIMING_MPI_COMMUNICATOR_H_
-#define FITSPEED_TIMING_MPI_COMMUNICATOR_H_
+#ifndef FITSPEED_MPI_MPI_COMMUNICATOR_H_
+#define FITSPEED_MPI_MPI_COMMUNICATOR_H_
 
 #include <memory>
 
@@ -31,4 +31,4 @@ bool LaunchedByMpi();
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_TIMING_MPI_COMMUNICATOR_H_
+#endif  // FITSPEED_MPI_MPI_COMMUNICATOR_H_

@@ -1,0 +1,172 @@
+// The writer of the device catalog (device.h, WriteDevices): `fitspeed devices`.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/table.h"
+#include "fitspeed/device/device.h"
+
+namespace fitspeed {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json CurveJson(const EfficiencyCurve& curve) {
+  json points = json::array();
+  for (const EfficiencyCurve::Point& p : curve.points) points.push_back({p.size, p.efficiency});
+  return points;
+}
+
+json DeviceJson(const Device& d) {
+  json links = json::array();
+  for (const DeviceLink& l : d.links) {
+    links.push_back({{"name", l.name},
+                     {"connects", l.connects},
+                     {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+                     {"latency_s", l.latency_s}});
+  }
+  auto optional = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+  return {
+      {"name", d.name},
+      {"description", d.description},
+      {"kind", d.kind},
+      {"origin", d.origin},
+      {"cores", d.cores},
+      {"fp32_flops_per_s", d.fp32_flops_per_s},
+      {"tf32_flops_per_s", optional(d.tf32_flops_per_s)},
+      {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
+      {"tensor16_type", d.tensor16_type.empty() ? json(nullptr) : json(d.tensor16_type)},
+      {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
+      {"tensor_layout", d.tensor_layout.empty() ? json(nullptr) : json(d.tensor_layout)},
+      {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
+      {"memory_capacity_bytes", d.memory_capacity_bytes},
+      {"compute_efficiency", CurveJson(d.compute_efficiency)},
+      {"memory_efficiency", CurveJson(d.memory_efficiency)},
+      {"tensor_efficiency",
+       d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
+      {"winograd_efficiency",
+       d.winograd_efficiency.points.empty() ? json(nullptr) : CurveJson(d.winograd_efficiency)},
+      {"depthwise_efficiency",
+       d.depthwise_efficiency.points.empty() ? json(nullptr) : CurveJson(d.depthwise_efficiency)},
+      {"normalization_memory_efficiency", d.normalization_memory_efficiency.points.empty()
+                                              ? json(nullptr)
+                                              : CurveJson(d.normalization_memory_efficiency)},
+      {"bases", d.bases},
+      {"kernel_launch_s", d.kernel_launch_s},
+      {"step_host_s", d.step_host_s},
+      {"batch_multiple", d.batch_multiple},
+      {"feature_multiple_fp32", d.feature_multiple_fp32},
+      {"feature_multiple_tensor", d.feature_multiple_tensor},
+      {"links", links},
+      {"price_per_hour", d.price_per_hour ? json(*d.price_per_hour) : json(nullptr)}};
+}
+
+std::string Tflops(double flops_per_s) {
+  return flops_per_s > 0 ? FormatSig(flops_per_s / 1e12, 4) : "-";
+}
+
+std::string LinkList(const Device& d) {
+  std::string text;
+  for (const DeviceLink& l : d.links) {
+    if (!text.empty()) text += " ";
+    text += fmt::format("{}({}):{}GB/s", l.name, l.connects,
+                        FormatSig(l.bandwidth_bytes_per_s / 1e9, 4));
+  }
+  return text.empty() ? "-" : text;
+}
+
+// The lines of one device in full below its row: description, origin,
+// overheads, tiles, the 16-bit peak's source, the efficiency curves, price
+// and tensor layout.
+void WriteDeviceDetail(std::ostream& out, const Device& d) {
+  out << fmt::format(
+      "{}\norigin: {}\nkernel launch: {} us, host overhead per step: {} ms\n"
+      "tiles: batch per core x{}, features x{} (fp32), x{} (tensor units)\n",
+      d.description, d.origin, FormatSig(d.kernel_launch_s * 1e6), FormatSig(d.step_host_s * 1e3),
+      d.batch_multiple, d.feature_multiple_fp32, d.feature_multiple_tensor);
+  auto curve = [](const EfficiencyCurve& c) {
+    std::string text;
+    for (const EfficiencyCurve::Point& p : c.points) {
+      text += fmt::format(" ({}, {})", FormatSig(p.size, 3), FormatSig(p.efficiency, 3));
+    }
+    return text;
+  };
+  if (const auto peak16 = d.sources.find("peak_flops_per_s.tensor16");
+      d.tensor16_flops_per_s > 0 && peak16 != d.sources.end()) {
+    out << fmt::format("16-bit peak: {} TFLOPS {} ({})\n", Tflops(d.tensor16_flops_per_s),
+                       d.tensor16_type, peak16->second);
+  }
+  // How a curve was obtained (its "basis", docs/devices.md), when the file says.
+  auto basis = [&d](const char* field) {
+    const auto it = d.bases.find(field);
+    return it == d.bases.end() ? std::string() : " [" + it->second + "]";
+  };
+  out << "compute efficiency (FLOPs, fraction)" << basis("efficiency.compute") << ":"
+      << curve(d.compute_efficiency) << "\n";
+  if (!d.winograd_efficiency.points.empty()) {
+    out << "Winograd F(2x2,3x3) convolution efficiency (its FLOPs, fraction)"
+        << basis("efficiency.winograd") << ":" << curve(d.winograd_efficiency) << "\n";
+  }
+  if (!d.tensor_efficiency.points.empty()) {
+    out << "tensor-unit efficiency (FLOPs, fraction)" << basis("efficiency.tensor") << ":"
+        << curve(d.tensor_efficiency) << "\n";
+  }
+  out << "memory efficiency (bytes, fraction)" << basis("efficiency.memory") << ":"
+      << curve(d.memory_efficiency) << "\n";
+  if (!d.normalization_memory_efficiency.points.empty()) {
+    out << "memory efficiency of layer norm, RMS norm, softmax (bytes, fraction)"
+        << basis("efficiency.memory_normalization") << ":"
+        << curve(d.normalization_memory_efficiency) << "\n";
+  }
+  if (d.price_per_hour) {
+    const auto source = d.sources.find("price_per_hour");
+    out << fmt::format("price: {} per device-hour ({})\n", FormatSig(*d.price_per_hour),
+                       source == d.sources.end() ? "no source" : source->second);
+  }
+  if (!d.tensor_layout.empty()) {
+    out << fmt::format(
+        "tensor layout: {} (tf32/mixed convolutions of a framework in the other layout pay "
+        "transposes; sweep --layout)\n",
+        d.tensor_layout);
+  }
+}
+
+TextTable DeviceTable(const std::vector<Device>& devices) {
+  TextTable table({"device", "kind", "cores", "fp32_TFLOPS", "tf32_TFLOPS", "16bit_TFLOPS",
+                   "memory_GB/s", "memory_GiB", "links"});
+  for (const Device& d : devices) {
+    table.AddRow(
+        {d.name, d.kind, std::to_string(d.cores), Tflops(d.fp32_flops_per_s),
+         Tflops(d.tf32_flops_per_s),
+         d.tensor16_flops_per_s > 0 ? Tflops(d.tensor16_flops_per_s) + " " + d.tensor16_type : "-",
+         FormatSig(d.memory_bandwidth_bytes_per_s / 1e9, 4),
+         FormatSig(d.memory_capacity_bytes / (1u << 30), 4), LinkList(d)});
+  }
+  return table;
+}
+
+}  // namespace
+
+void WriteDevices(std::ostream& out, const std::vector<Device>& devices, OutputFormat format,
+                  bool detail) {
+  switch (format) {
+    case OutputFormat::kTable:
+      out << DeviceTable(devices).Render();
+      if (detail) {
+        for (const Device& d : devices) WriteDeviceDetail(out, d);
+      }
+      break;
+    case OutputFormat::kCsv:
+      out << DeviceTable(devices).RenderCsv();
+      break;
+    case OutputFormat::kJson: {
+      json j = {{"schema", "fitspeed.devices/1"}, {"devices", json::array()}};
+      for (const Device& d : devices) j["devices"].push_back(DeviceJson(d));
+      out << j.dump(2) << "\n";
+      break;
+    }
+  }
+}
+
+}  // namespace fitspeed
