@@ -6,14 +6,12 @@
 #include <cmath>
 #include <utility>
 
+#include "core/finite.h"
 #include "fitspeed/core/error.h"
 
 namespace fitspeed {
 
 namespace {
-
-bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-bool NonNegativeFinite(double x) { return std::isfinite(x) && x >= 0; }
 
 void RequireBandwidth(const Link& link, const char* which) {
   if (!(link.bandwidth_bytes_per_s > 0)) {

@@ -10,23 +10,23 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
-json CurveJson(const EfficiencyCurve& curve) {
-  json points = json::array();
+ordered_json CurveJson(const EfficiencyCurve& curve) {
+  ordered_json points = ordered_json::array();
   for (const EfficiencyCurve::Point& p : curve.points) points.push_back({p.size, p.efficiency});
   return points;
 }
 
-json DeviceJson(const Device& d) {
-  json links = json::array();
+ordered_json DeviceJson(const Device& d) {
+  ordered_json links = ordered_json::array();
   for (const DeviceLink& l : d.links) {
     links.push_back({{"name", l.name},
                      {"connects", l.connects},
                      {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
                      {"latency_s", l.latency_s}});
   }
-  auto optional = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+  auto optional = [](double v) { return v > 0 ? ordered_json(v) : ordered_json(nullptr); };
   return {
       {"name", d.name},
       {"description", d.description},
@@ -36,21 +36,25 @@ json DeviceJson(const Device& d) {
       {"fp32_flops_per_s", d.fp32_flops_per_s},
       {"tf32_flops_per_s", optional(d.tf32_flops_per_s)},
       {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
-      {"tensor16_type", d.tensor16_type.empty() ? json(nullptr) : json(d.tensor16_type)},
+      {"tensor16_type",
+       d.tensor16_type.empty() ? ordered_json(nullptr) : ordered_json(d.tensor16_type)},
       {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
-      {"tensor_layout", d.tensor_layout.empty() ? json(nullptr) : json(d.tensor_layout)},
+      {"tensor_layout",
+       d.tensor_layout.empty() ? ordered_json(nullptr) : ordered_json(d.tensor_layout)},
       {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
       {"memory_capacity_bytes", d.memory_capacity_bytes},
       {"compute_efficiency", CurveJson(d.compute_efficiency)},
       {"memory_efficiency", CurveJson(d.memory_efficiency)},
       {"tensor_efficiency",
-       d.tensor_efficiency.points.empty() ? json(nullptr) : CurveJson(d.tensor_efficiency)},
-      {"winograd_efficiency",
-       d.winograd_efficiency.points.empty() ? json(nullptr) : CurveJson(d.winograd_efficiency)},
-      {"depthwise_efficiency",
-       d.depthwise_efficiency.points.empty() ? json(nullptr) : CurveJson(d.depthwise_efficiency)},
+       d.tensor_efficiency.points.empty() ? ordered_json(nullptr) : CurveJson(d.tensor_efficiency)},
+      {"winograd_efficiency", d.winograd_efficiency.points.empty()
+                                  ? ordered_json(nullptr)
+                                  : CurveJson(d.winograd_efficiency)},
+      {"depthwise_efficiency", d.depthwise_efficiency.points.empty()
+                                   ? ordered_json(nullptr)
+                                   : CurveJson(d.depthwise_efficiency)},
       {"normalization_memory_efficiency", d.normalization_memory_efficiency.points.empty()
-                                              ? json(nullptr)
+                                              ? ordered_json(nullptr)
                                               : CurveJson(d.normalization_memory_efficiency)},
       {"bases", d.bases},
       {"kernel_launch_s", d.kernel_launch_s},
@@ -59,7 +63,8 @@ json DeviceJson(const Device& d) {
       {"feature_multiple_fp32", d.feature_multiple_fp32},
       {"feature_multiple_tensor", d.feature_multiple_tensor},
       {"links", links},
-      {"price_per_hour", d.price_per_hour ? json(*d.price_per_hour) : json(nullptr)}};
+      {"price_per_hour",
+       d.price_per_hour ? ordered_json(*d.price_per_hour) : ordered_json(nullptr)}};
 }
 
 std::string Tflops(double flops_per_s) {
@@ -161,7 +166,7 @@ void WriteDevices(std::ostream& out, const std::vector<Device>& devices, OutputF
       out << DeviceTable(devices).RenderCsv();
       break;
     case OutputFormat::kJson: {
-      json j = {{"schema", "fitspeed.devices/1"}, {"devices", json::array()}};
+      ordered_json j = {{"schema", "fitspeed.devices/1"}, {"devices", ordered_json::array()}};
       for (const Device& d : devices) j["devices"].push_back(DeviceJson(d));
       out << j.dump(2) << "\n";
       break;

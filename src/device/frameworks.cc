@@ -17,9 +17,9 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
-constexpr const char* kSchema = "fitspeed.frameworks/1";
+constexpr const char* kSchemaFrameworks = "fitspeed.frameworks/1";
 constexpr const char* kMethod =
     "per framework, the calibration parameters its published GPU runs determine (compute_scale "
     "for FP32 on CUDA cores, tensor_scale for TF32 and mixed precision, and step_host_s), fitted "
@@ -29,47 +29,53 @@ constexpr const char* kMethod =
 // cannot be fitted, and FindFrameworkProfile says so.
 constexpr const char* kWithoutCases[] = {"xla", "jax"};
 
-double NumberOrNaN(const json& v) {
+double NumberOrNaN(const ordered_json& v) {
   return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
-json NumberOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+ordered_json NumberOrNullFrameworks(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
 
 }  // namespace
 
 std::string FrameworkProfilesToJson(const std::vector<FrameworkProfile>& profiles) {
-  json list = json::array();
+  ordered_json list = ordered_json::array();
   for (const FrameworkProfile& p : profiles) {
-    json parameters = json::array();
+    ordered_json parameters = ordered_json::array();
     for (const CalibratedParameter& q : p.parameters) {
       parameters.push_back({{"name", q.name},
                             {"value", q.value},
-                            {"std_error", NumberOrNull(q.std_error)},
-                            {"ci_low", NumberOrNull(q.ci_low)},
-                            {"ci_high", NumberOrNull(q.ci_high)}});
+                            {"std_error", NumberOrNullFrameworks(q.std_error)},
+                            {"ci_low", NumberOrNullFrameworks(q.ci_low)},
+                            {"ci_high", NumberOrNullFrameworks(q.ci_high)}});
     }
     list.push_back({{"name", p.name},
                     {"devices", p.devices},
                     {"networks", p.networks},
                     {"cases", p.cases},
                     {"converged", p.converged},
-                    {"rms_error", NumberOrNull(p.rms_error)},
+                    {"rms_error", NumberOrNullFrameworks(p.rms_error)},
                     {"parameters", parameters}});
   }
-  return json{{"schema", kSchema}, {"method", kMethod}, {"profiles", list}}.dump(2) + "\n";
+  return ordered_json{{"schema", kSchemaFrameworks}, {"method", kMethod}, {"profiles", list}}.dump(
+             2) +
+         "\n";
 }
 
 std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
                                                      const std::string& source) {
   if (io::LooksBinary(text)) throw DataError(source, 0, "", "binary data, not a profiles file");
-  json doc;
+  ordered_json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number overflow
+    doc = ordered_json::parse(text);
+  } catch (
+      const ordered_json::exception& e) {  // parse_error, and out_of_range for a number overflow
     throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
   }
-  if (!doc.is_object() || doc.value("schema", "") != std::string(kSchema)) {
-    throw DataError(source, 0, "schema", fmt::format("expected a \"{}\" document", kSchema));
+  if (!doc.is_object() || doc.value("schema", "") != std::string(kSchemaFrameworks)) {
+    throw DataError(source, 0, "schema",
+                    fmt::format("expected a \"{}\" document", kSchemaFrameworks));
   }
   const auto list = doc.find("profiles");
   if (list == doc.end() || !list->is_array()) {
@@ -77,7 +83,7 @@ std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
   }
   std::vector<FrameworkProfile> profiles;
   for (size_t i = 0; i < list->size(); ++i) {
-    const json& p = (*list)[i];
+    const ordered_json& p = (*list)[i];
     const std::string at = fmt::format("profiles[{}]", i);
     if (!p.is_object() || !p.contains("name") || !p["name"].is_string() ||
         !p.contains("parameters") || !p["parameters"].is_array()) {
@@ -88,14 +94,14 @@ std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
     for (const char* key : {"devices", "networks"}) {
       if (!p.contains(key)) continue;
       if (!p[key].is_array()) throw DataError(source, 0, at + "." + key, "expected an array");
-      for (const json& s : p[key]) {
+      for (const ordered_json& s : p[key]) {
         if (!s.is_string()) throw DataError(source, 0, at + "." + key, "expected names");
         (key == std::string("devices") ? profile.devices : profile.networks)
             .push_back(s.get<std::string>());
       }
     }
-    const json& cases = p.contains("cases") ? p["cases"] : json(0);
-    const json& converged = p.contains("converged") ? p["converged"] : json(false);
+    const ordered_json& cases = p.contains("cases") ? p["cases"] : ordered_json(0);
+    const ordered_json& converged = p.contains("converged") ? p["converged"] : ordered_json(false);
     if (!cases.is_number_integer() || cases.get<int64_t>() < 0 || cases.get<int64_t>() > 1000000) {
       throw DataError(source, 0, at + ".cases", "expected a whole number of cases");
     }
@@ -105,7 +111,7 @@ std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
     profile.converged = converged.get<bool>();
     profile.rms_error = p.contains("rms_error") ? NumberOrNaN(p["rms_error"]) : 0;
     for (size_t j = 0; j < p["parameters"].size(); ++j) {
-      const json& q = p["parameters"][j];
+      const ordered_json& q = p["parameters"][j];
       const std::string where = fmt::format("{}.parameters[{}]", at, j);
       if (!q.is_object() || !q.contains("name") || !q["name"].is_string() || !q.contains("value") ||
           !q["value"].is_number()) {

@@ -20,7 +20,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 // The errors of every class of `kind` ("gpu": "gpu/fp32" and "gpu/tensor").
 std::vector<ModelError> KindErrors(const std::map<std::string, std::vector<ModelError>>& classes,
@@ -58,15 +58,15 @@ void CheckLevel(double level) {
   }
 }
 
-json ErrorsToJson(const std::map<std::string, std::vector<ModelError>>& classes) {
-  json out = json::array();
+Json ErrorsToJson(const std::map<std::string, std::vector<ModelError>>& classes) {
+  Json out = Json::array();
   for (const auto& [name, errors] : classes) {
-    out.push_back({{"class", name}, {"errors", ModelErrorsToJson<json>(errors)}});
+    out.push_back({{"class", name}, {"errors", ModelErrorsToJson<Json>(errors)}});
   }
   return out;
 }
 
-std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const json& doc,
+std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const Json& doc,
                                                               const std::string& field,
                                                               const std::string& source) {
   std::map<std::string, std::vector<ModelError>> classes;
@@ -74,7 +74,7 @@ std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const json& doc,
   if (it == doc.end()) return classes;
   if (!it->is_array()) throw DataError(source, 0, field, "expected an array of classes");
   for (size_t i = 0; i < it->size(); ++i) {
-    const json& c = (*it)[i];
+    const Json& c = (*it)[i];
     const std::string where = fmt::format("{}[{}]", field, i);
     if (!c.is_object() || !c.contains("class") || !c["class"].is_string() ||
         !c.contains("errors")) {
@@ -135,7 +135,7 @@ PredictionInterval IntervalTable::ForFramework(const Device& device, Precision p
 }
 
 std::string IntervalTableToJson(const IntervalTable& table) {
-  json doc = {{"schema", table.schema},
+  Json doc = {{"schema", table.schema},
               {"generated_by", table.generated_by},
               {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
               {"classes", ErrorsToJson(table.classes)},
@@ -146,10 +146,10 @@ std::string IntervalTableToJson(const IntervalTable& table) {
 
 IntervalTable ParseIntervalTable(std::string_view text, const std::string& source) {
   if (io::LooksBinary(text)) throw DataError(source, 0, "", "binary data, not an intervals file");
-  json doc;
+  Json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
+    doc = Json::parse(text);
+  } catch (const Json::exception& e) {
     throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
   }
   if (!doc.is_object() || doc.value("schema", std::string()) != "fitspeed.intervals/1") {

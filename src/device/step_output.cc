@@ -14,9 +14,9 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+ordered_json Number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 
@@ -42,21 +42,24 @@ const PredictionInterval* Usable(const PredictionInterval* interval) {
 }
 
 // "model_interval" of the JSON: the interval and the errors it came from.
-json IntervalJson(const PredictionInterval* interval) {
+ordered_json IntervalJson(const PredictionInterval* interval) {
   if (interval == nullptr) {
     return {{"available", false}, {"reason", "no interval was asked for"}};
   }
-  json j = {
+  ordered_json j = {
       {"available", interval->available},
-      {"reason", interval->available ? json(nullptr) : json(interval->reason)},
+      {"reason", interval->available ? ordered_json(nullptr) : ordered_json(interval->reason)},
       {"basis", interval->basis},
       {"level", interval->level},
       {"cases", interval->cases},
       {"sources", interval->sources},
       {"min_sources", interval->min_sources},
-      {"low_factor", interval->available ? json(interval->low_factor) : json(nullptr)},
-      {"high_factor", interval->available ? json(interval->high_factor) : json(nullptr)},
-      {"median_log_ratio", interval->available ? json(interval->median_log_ratio) : json(nullptr)},
+      {"low_factor",
+       interval->available ? ordered_json(interval->low_factor) : ordered_json(nullptr)},
+      {"high_factor",
+       interval->available ? ordered_json(interval->high_factor) : ordered_json(nullptr)},
+      {"median_log_ratio",
+       interval->available ? ordered_json(interval->median_log_ratio) : ordered_json(nullptr)},
       {"log_ratio", "ln(measured / predicted throughput), out-of-sample"},
       {"errors", ModelErrorsToJson<json>(interval->errors)}};
   return j;
@@ -78,9 +81,9 @@ std::string IntervalNote(const PredictionInterval* interval) {
       interval->basis, interval->sources, FormatSig(std::exp(interval->median_log_ratio), 3));
 }
 
-json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_layers,
-              const PredictionInterval* interval) {
-  json j = {
+ordered_json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_layers,
+                      const PredictionInterval* interval) {
+  ordered_json j = {
       {"batch", s.batch},
       {"devices", s.devices},
       {"per_device_batch", Number(s.per_device_batch)},
@@ -99,13 +102,14 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
       {"device_step_s", Number(s.device_step_s)},
       {"input_s", Number(s.input_s)},
       {"input_bound", s.input_bound},
-      {"cost_per_million_samples",
-       sweep.CostPerMillionSamples(s) ? json(*sweep.CostPerMillionSamples(s)) : json(nullptr)},
+      {"cost_per_million_samples", sweep.CostPerMillionSamples(s)
+                                       ? ordered_json(*sweep.CostPerMillionSamples(s))
+                                       : ordered_json(nullptr)},
       {"step_flops", Number(s.step_flops)},
       {"mfu", Number(s.mfu)},
       {"tokens_per_s", sweep.tokens_per_sample > 0
                            ? Number(s.throughput_sps * static_cast<double>(sweep.tokens_per_sample))
-                           : json(nullptr)},
+                           : ordered_json(nullptr)},
       {"memory_bytes", Number(s.memory_bytes)},
       {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
       {"fits", s.fits}};
@@ -118,10 +122,10 @@ json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool with_la
     j["step_time_interval_s"] = nullptr;
   }
   if (with_layers) {
-    json layers = json::array();
+    ordered_json layers = ordered_json::array();
     for (const LayerTime& t : s.layers) {
       if (t.kind == "input") continue;
-      json passes = json::object();
+      ordered_json passes = ordered_json::object();
       for (Pass p : kAllPasses) {
         const PassTime& pt = t.passes[static_cast<size_t>(p)];
         passes[PassName(p)] = {
@@ -387,40 +391,42 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       break;
     }
     case OutputFormat::kJson: {
-      json j = json::parse(FitToJson(fit));
-      j["model"] = {{"device", s.device},
-                    {"network", s.network},
-                    {"precision", PrecisionName(s.precision)},
-                    {"layout", ActivationLayoutName(s.layout)},
-                    {"transposes", s.transposes},
-                    {"optimizer", OptimizerName(s.optimizer)},
-                    {"devices", s.devices},
-                    {"devices_per_node", s.devices_per_node},
-                    {"overlap", s.overlap},
-                    {"bucket_bytes", Number(s.bucket_bytes)},
-                    {"first_bucket_bytes", Number(s.first_bucket_bytes)},
-                    {"steps_per_execution", s.steps_per_execution},
-                    {"accumulation", s.accumulation},
-                    {"recompute", s.recompute},
-                    {"checkpoint_segments", s.checkpoint_segments},
-                    {"input_samples_per_s", Number(s.input_samples_per_s)},
-                    {"price_per_hour", s.price_per_hour ? json(*s.price_per_hour) : json(nullptr)},
-                    {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
-                    {"train_flops_per_sample", Number(s.train_flops_per_sample)},
-                    {"tokens_per_sample",
-                     s.tokens_per_sample > 0 ? json(s.tokens_per_sample) : json(nullptr)},
-                    {"attention", AttentionKernelName(s.attention)},
-                    {"attention_cores", s.attention_cores},
-                    {"amp_ops", s.amp_casts ? json(AmpOpListName(s.amp_ops)) : json(nullptr)},
-                    {"fusion", ElementwiseFusionName(s.fusion)},
-                    {"fused_layers", s.fused_layers},
-                    {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
+      ordered_json j = ordered_json::parse(FitToJson(fit));
+      j["model"] = {
+          {"device", s.device},
+          {"network", s.network},
+          {"precision", PrecisionName(s.precision)},
+          {"layout", ActivationLayoutName(s.layout)},
+          {"transposes", s.transposes},
+          {"optimizer", OptimizerName(s.optimizer)},
+          {"devices", s.devices},
+          {"devices_per_node", s.devices_per_node},
+          {"overlap", s.overlap},
+          {"bucket_bytes", Number(s.bucket_bytes)},
+          {"first_bucket_bytes", Number(s.first_bucket_bytes)},
+          {"steps_per_execution", s.steps_per_execution},
+          {"accumulation", s.accumulation},
+          {"recompute", s.recompute},
+          {"checkpoint_segments", s.checkpoint_segments},
+          {"input_samples_per_s", Number(s.input_samples_per_s)},
+          {"price_per_hour",
+           s.price_per_hour ? ordered_json(*s.price_per_hour) : ordered_json(nullptr)},
+          {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
+          {"train_flops_per_sample", Number(s.train_flops_per_sample)},
+          {"tokens_per_sample",
+           s.tokens_per_sample > 0 ? ordered_json(s.tokens_per_sample) : ordered_json(nullptr)},
+          {"attention", AttentionKernelName(s.attention)},
+          {"attention_cores", s.attention_cores},
+          {"amp_ops", s.amp_casts ? ordered_json(AmpOpListName(s.amp_ops)) : ordered_json(nullptr)},
+          {"fusion", ElementwiseFusionName(s.fusion)},
+          {"fused_layers", s.fused_layers},
+          {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
       j["model_interval"] = IntervalJson(interval);
-      j["steps"] = json::array();
+      j["steps"] = ordered_json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {
         j["steps"].push_back(StepJson(s, s.steps[i], layers && i + 1 == s.steps.size(), interval));
       }
-      j["out_of_memory"] = json::array();
+      j["out_of_memory"] = ordered_json::array();
       for (const ModeledStep& m : s.out_of_memory)
         j["out_of_memory"].push_back(StepJson(s, m, false, interval));
       out << j.dump(2) << "\n";

@@ -8,22 +8,23 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table.h"
+#include "evidence/output_util.h"
 #include "fitspeed/evidence/output.h"
 
 namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
-json Number(double x) { return std::isfinite(x) ? json(x) : json(); }
+using evidence_output::Number;
 
-json ErrorJson(const DeviceCalibration::Error& e) {
+ordered_json ErrorJson(const DeviceCalibration::Error& e) {
   return {{"cases", e.cases}, {"rms", e.rms}, {"median_abs", e.median_abs}, {"max_abs", e.max_abs}};
 }
 
-json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>& skipped) {
-  json params = json::array();
+ordered_json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>& skipped) {
+  ordered_json params = ordered_json::array();
   for (const CalibratedParameter& p : r.parameters) {
     params.push_back({{"name", p.name},
                       {"unit", p.unit},
@@ -34,7 +35,7 @@ json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>
                       {"bounds", {Number(p.lower), Number(p.upper)}},
                       {"at_bound", p.at_bound()}});
   }
-  json cases = json::array();
+  ordered_json cases = ordered_json::array();
   for (const CaseFit& c : r.cases) {
     const double b = static_cast<double>(c.measured.batch);
     cases.push_back({{"key", c.key},
@@ -49,9 +50,9 @@ json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>
                      {"error_loo", Number(c.error_loo())},
                      {"fits_memory", c.fits_memory}});
   }
-  json folds = json::array();
+  ordered_json folds = ordered_json::array();
   for (const HeldOutNetwork& f : r.held_out) {
-    json values = json::object();
+    ordered_json values = ordered_json::object();
     for (size_t j = 0; j < f.values.size(); ++j) values[r.parameters[j].name] = f.values[j];
     folds.push_back({{"network", f.network},
                      {"cases", f.cases},
@@ -59,9 +60,9 @@ json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>
                      {"computed", f.computed},
                      {"problem", f.problem},
                      {"parameters", values},
-                     {"error", f.computed ? ErrorJson(f.error) : json()}});
+                     {"error", f.computed ? ErrorJson(f.error) : ordered_json()}});
   }
-  json skipped_json = json::array();
+  ordered_json skipped_json = ordered_json::array();
   for (const MeasuredCase& c : skipped) {
     skipped_json.push_back({{"key", CaseKey(c)}, {"source", c.source}, {"line", c.line}});
   }
@@ -78,7 +79,7 @@ json CalibrationJson(const CalibrationResult& r, const std::vector<MeasuredCase>
           {"fixed", r.fixed},
           {"error_before", ErrorJson(r.before)},
           {"error_after", ErrorJson(r.after)},
-          {"error_loo", r.loo ? ErrorJson(*r.loo) : json()},
+          {"error_loo", r.loo ? ErrorJson(*r.loo) : ordered_json()},
           {"warnings", r.warnings},
           {"cases", cases},
           {"held_out", folds},
@@ -148,7 +149,7 @@ void WriteSharedCalibration(std::ostream& out, const SharedCalibration& result,
       break;
     }
     case OutputFormat::kJson: {
-      json params = json::array();
+      ordered_json params = ordered_json::array();
       for (const CalibratedParameter& p : result.parameters) {
         params.push_back({{"name", p.name},
                           {"unit", p.unit},
@@ -156,13 +157,13 @@ void WriteSharedCalibration(std::ostream& out, const SharedCalibration& result,
                           {"bounds", {Number(p.lower), Number(p.upper)}},
                           {"at_bound", p.at_bound()}});
       }
-      out << json{{"schema", "fitspeed.calibration-transfer/1"},
-                  {"device", target},
-                  {"from", from},
-                  {"cases", cases},
-                  {"converged", result.converged},
-                  {"parameters", params},
-                  {"error_after", ErrorJson(result.after)}}
+      out << ordered_json{{"schema", "fitspeed.calibration-transfer/1"},
+                          {"device", target},
+                          {"from", from},
+                          {"cases", cases},
+                          {"converged", result.converged},
+                          {"parameters", params},
+                          {"error_after", ErrorJson(result.after)}}
                  .dump(2)
           << "\n";
       break;

@@ -18,23 +18,23 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::IntervalCoverageJson;
 using evidence_output::Number;
 using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 using evidence_output::TransferValidationJson;
 
-json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
-  json j = json::object();
+ordered_json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
+  ordered_json j = ordered_json::object();
   for (const CalibratedParameter& p : parameters) {
     j[p.name] = {{"value", p.value}, {"std_error", Number(p.std_error)}};
   }
   return j;
 }
 
-json CrossDeviceJson(const ValidationReport& report) {
-  json folds = json::array();
+ordered_json CrossDeviceJson(const ValidationReport& report) {
+  ordered_json folds = ordered_json::array();
   for (const CrossDeviceFold& f : report.cross_device_folds) {
     folds.push_back({{"device", f.device},
                      {"network", f.network},
@@ -42,7 +42,7 @@ json CrossDeviceJson(const ValidationReport& report) {
                      {"cases", f.cases},
                      {"training_cases", f.training_cases},
                      {"computed", f.computed},
-                     {"problem", f.computed ? json(nullptr) : json(f.problem)},
+                     {"problem", f.computed ? ordered_json(nullptr) : ordered_json(f.problem)},
                      {"parameters", ParametersJson(f.parameters)},
                      {"error", SummaryJson(f.error)}});
   }
@@ -59,7 +59,7 @@ std::string BatchText(const MeasuredCase& c) {
 void WriteJson(std::ostream& out, const CaseValidation& v) {
   const ValidationReport& report = v.report;
   const std::optional<HostCheck>& host = v.host;
-  json cases = json::array();
+  ordered_json cases = ordered_json::array();
   for (const ValidatedCase& v : report.cases) {
     const MeasuredCase& c = v.measured;
     cases.push_back(
@@ -68,45 +68,48 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
          {"device", c.device},
          {"precision", PrecisionName(c.precision)},
          {"layout", ActivationLayoutName(c.layout)},
-         {"optimizer", c.optimizer ? json(OptimizerName(*c.optimizer)) : json(nullptr)},
+         {"optimizer",
+          c.optimizer ? ordered_json(OptimizerName(*c.optimizer)) : ordered_json(nullptr)},
          {"devices", c.devices},
          {"batch", c.batch},
-         {"seq_len", c.seq_len > 0 ? json(c.seq_len) : json(nullptr)},
+         {"seq_len", c.seq_len > 0 ? ordered_json(c.seq_len) : ordered_json(nullptr)},
          {"accumulation", c.accumulation},
          {"framework", c.framework},
          {"measured_sps", c.throughput_sps},
          {"modeled", v.modeled},
-         {"predicted_sps", v.modeled ? json(v.predicted_sps) : json(nullptr)},
-         {"error_pct", v.modeled ? json(v.error_pct) : json(nullptr)},
+         {"predicted_sps", v.modeled ? ordered_json(v.predicted_sps) : ordered_json(nullptr)},
+         {"error_pct", v.modeled ? ordered_json(v.error_pct) : ordered_json(nullptr)},
          {"in_sample", v.in_sample},
-         {"reason", v.modeled ? json(nullptr) : json(v.reason)},
-         {"memory_note", v.memory_note.empty() ? json(nullptr) : json(v.memory_note)},
+         {"reason", v.modeled ? ordered_json(nullptr) : ordered_json(v.reason)},
+         {"memory_note",
+          v.memory_note.empty() ? ordered_json(nullptr) : ordered_json(v.memory_note)},
          {"cross_validation",
           report.cross_validated_run && v.modeled && !v.in_sample
-              ? json{{"calibrated", v.cv_calibrated},
-                     {"held_out_group", v.cv_calibrated ? json(v.cv_group) : json(nullptr)},
-                     {"predicted_sps", v.cv_predicted_sps},
-                     {"error_pct", v.cv_error_pct}}
-              : json(nullptr)},
+              ? ordered_json{{"calibrated", v.cv_calibrated},
+                             {"held_out_group",
+                              v.cv_calibrated ? ordered_json(v.cv_group) : ordered_json(nullptr)},
+                             {"predicted_sps", v.cv_predicted_sps},
+                             {"error_pct", v.cv_error_pct}}
+              : ordered_json(nullptr)},
          {"cross_device", report.cross_device_run && v.modeled && !v.in_sample
-                              ? json{{"calibrated", v.xdev_calibrated},
-                                     {"predicted_sps", v.xdev_predicted_sps},
-                                     {"error_pct", v.xdev_error_pct}}
-                              : json(nullptr)},
+                              ? ordered_json{{"calibrated", v.xdev_calibrated},
+                                             {"predicted_sps", v.xdev_predicted_sps},
+                                             {"error_pct", v.xdev_error_pct}}
+                              : ordered_json(nullptr)},
          {"source", c.source},
          {"line", c.line},
          {"note", c.note}});
   }
-  json devices = json::array();
+  ordered_json devices = ordered_json::array();
   for (const DeviceValidation& d : report.devices) {
-    json folds = json::array();
+    ordered_json folds = ordered_json::array();
     for (const CrossValidationFold& f : d.folds) {
-      const json parameters = ParametersJson(f.parameters);
+      const ordered_json parameters = ParametersJson(f.parameters);
       folds.push_back({{"held_out", f.group},
                        {"cases", f.cases},
                        {"training_cases", f.training_cases},
                        {"computed", f.computed},
-                       {"problem", f.computed ? json(nullptr) : json(f.problem)},
+                       {"problem", f.computed ? ordered_json(nullptr) : ordered_json(f.problem)},
                        {"parameters", parameters},
                        {"error", SummaryJson(f.error)}});
     }
@@ -117,13 +120,15 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
          {"not_modeled", d.not_modeled},
          {"cross_validation",
           report.cross_validated_run
-              ? json{{"held_out_by", d.held_out_by.empty() ? json(nullptr) : json(d.held_out_by)},
-                     {"summary", SummaryJson(d.cross_validated)},
-                     {"folds", folds}}
-              : json(nullptr)},
-         {"cross_device", report.cross_device_run ? SummaryJson(d.cross_device) : json(nullptr)}});
+              ? ordered_json{{"held_out_by", d.held_out_by.empty() ? ordered_json(nullptr)
+                                                                   : ordered_json(d.held_out_by)},
+                             {"summary", SummaryJson(d.cross_validated)},
+                             {"folds", folds}}
+              : ordered_json(nullptr)},
+         {"cross_device",
+          report.cross_device_run ? SummaryJson(d.cross_device) : ordered_json(nullptr)}});
   }
-  json ratios = json::array();
+  ordered_json ratios = ordered_json::array();
   for (const MixedRatio& r : v.mixed) {
     ratios.push_back({{"network", r.network},
                       {"batch", r.batch},
@@ -134,9 +139,9 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
                       {"mixed_nhwc_step_s", r.mixed_nhwc_step_s},
                       {"ratio_nhwc", r.ratio_nhwc}});
   }
-  json host_json = nullptr;
+  ordered_json host_json = nullptr;
   if (host) {
-    json rows = json::array();
+    ordered_json rows = ordered_json::array();
     for (const HostCheckRow& r : host->rows) {
       rows.push_back({{"batch", r.batch},
                       {"measured_step_s", r.measured_step_s},
@@ -149,17 +154,18 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
                  {"rows", rows},
                  {"summary", SummaryJson(host->summary)}};
   }
-  json setups = json::array();
+  ordered_json setups = ordered_json::array();
   for (const SetupSummary& s : SummarizeBySetup(report)) {
     setups.push_back(
         {{"device", s.device},
          {"framework", s.framework},
          {"out_of_sample", SummaryJson(s.catalog)},
          {"cross_validated",
-          report.cross_validated_run ? SummaryJson(s.cross_validated) : json(nullptr)},
-         {"cross_device", report.cross_device_run ? SummaryJson(s.cross_device) : json(nullptr)}});
+          report.cross_validated_run ? SummaryJson(s.cross_validated) : ordered_json(nullptr)},
+         {"cross_device",
+          report.cross_device_run ? SummaryJson(s.cross_device) : ordered_json(nullptr)}});
   }
-  json workloads = json::array();
+  ordered_json workloads = ordered_json::array();
   for (const WorkloadSummary& s : SummarizeByWorkload(report)) {
     workloads.push_back(
         {{"network", s.network},
@@ -167,10 +173,11 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
          {"kind", s.kind},
          {"out_of_sample", SummaryJson(s.catalog)},
          {"cross_validated",
-          report.cross_validated_run ? SummaryJson(s.cross_validated) : json(nullptr)},
-         {"cross_device", report.cross_device_run ? SummaryJson(s.cross_device) : json(nullptr)}});
+          report.cross_validated_run ? SummaryJson(s.cross_validated) : ordered_json(nullptr)},
+         {"cross_device",
+          report.cross_device_run ? SummaryJson(s.cross_device) : ordered_json(nullptr)}});
   }
-  const json j = {
+  const ordered_json j = {
       {"schema", "fitspeed.validate/1"},
       {"data_dir", v.data_dir},
       {"cases", cases},
@@ -179,15 +186,15 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
       {"workloads", workloads},
       {"out_of_sample", SummaryJson(report.out_of_sample)},
       {"cross_validated",
-       report.cross_validated_run ? SummaryJson(report.cross_validated) : json(nullptr)},
-      {"cross_device", report.cross_device_run ? CrossDeviceJson(report) : json(nullptr)},
+       report.cross_validated_run ? SummaryJson(report.cross_validated) : ordered_json(nullptr)},
+      {"cross_device", report.cross_device_run ? CrossDeviceJson(report) : ordered_json(nullptr)},
       {"in_sample", SummaryJson(report.in_sample)},
       {"not_modeled", report.not_modeled},
       {"mixed_precision",
        {{"device", "t4"}, {"band", {kMixedRatioLow, kMixedRatioHigh}}, {"ratios", ratios}}},
       {"host_check", host_json},
       {"intervals", IntervalCoverageJson(v.intervals, v.interval_level)},
-      {"transfer", v.transfer ? TransferValidationJson(*v.transfer) : json(nullptr)}};
+      {"transfer", v.transfer ? TransferValidationJson(*v.transfer) : ordered_json(nullptr)}};
   out << j.dump(2) << "\n";
 }
 

@@ -16,7 +16,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::Number;
 using evidence_output::PercentCell;
 
@@ -36,8 +36,8 @@ std::string Value(const std::vector<CalibratedParameter>& parameters, const std:
   return "-";
 }
 
-json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
-  json j = json::object();
+ordered_json ParametersJsonFrameworks(const std::vector<CalibratedParameter>& parameters) {
+  ordered_json j = ordered_json::object();
   for (const CalibratedParameter& p : parameters) j[p.name] = Number(p.value);
   return j;
 }
@@ -55,8 +55,9 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
     profile_all.insert(profile_all.end(), f.profile_errors.begin(), f.profile_errors.end());
   }
   if (format == OutputFormat::kJson) {
-    json profiles = json::parse(FrameworkProfilesToJson(report.profiles))["profiles"];
-    json folds = json::array();
+    ordered_json profiles =
+        ordered_json::parse(FrameworkProfilesToJson(report.profiles))["profiles"];
+    ordered_json folds = ordered_json::array();
     for (const FrameworkFold& f : report.folds) {
       folds.push_back({{"framework", f.framework},
                        {"device", f.device},
@@ -65,25 +66,25 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
                        {"training_cases", f.training_cases},
                        {"computed", f.computed},
                        {"problem", f.problem},
-                       {"parameters", ParametersJson(f.parameters)},
+                       {"parameters", ParametersJsonFrameworks(f.parameters)},
                        {"catalog_median_abs_error_pct", Number(MedianAbsPct(f.catalog_errors))},
                        {"profile_median_abs_error_pct", Number(MedianAbsPct(f.profile_errors))}});
     }
-    json skipped = json::array();
+    ordered_json skipped = ordered_json::array();
     for (const SkippedFramework& s : report.skipped) {
       skipped.push_back({{"framework", s.name}, {"cases", s.cases}, {"reason", s.reason}});
     }
-    json files = json::array();
+    ordered_json files = ordered_json::array();
     for (const std::string& name : v.device_files) files.push_back(name);
-    out << json{{"schema", "fitspeed.validate_frameworks/1"},
-                {"data_dir", v.data_dir},
-                {"device_files", files},
-                {"profiles", profiles},
-                {"skipped", skipped},
-                {"folds", folds},
-                {"held_out_cases", catalog_all.size()},
-                {"catalog_median_abs_error_pct", Number(MedianAbsPct(catalog_all))},
-                {"profile_median_abs_error_pct", Number(MedianAbsPct(profile_all))}}
+    out << ordered_json{{"schema", "fitspeed.validate_frameworks/1"},
+                        {"data_dir", v.data_dir},
+                        {"device_files", files},
+                        {"profiles", profiles},
+                        {"skipped", skipped},
+                        {"folds", folds},
+                        {"held_out_cases", catalog_all.size()},
+                        {"catalog_median_abs_error_pct", Number(MedianAbsPct(catalog_all))},
+                        {"profile_median_abs_error_pct", Number(MedianAbsPct(profile_all))}}
                .dump(2)
         << "\n";
     return;

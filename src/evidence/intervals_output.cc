@@ -16,7 +16,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::Number;
 
 using IntervalOf = std::function<PredictionInterval(const std::string&)>;
@@ -54,18 +54,19 @@ void WriteCoverage(std::ostream& out, const CoverageReport& report, const Interv
   for (const PredictionInterval& i : now) out << "  no interval: " << i.reason << "\n";
 }
 
-json CoverageRowJson(const CoverageRow& row) {
-  return {{"class", row.error_class},
-          {"cases", row.cases},
-          {"with_interval", row.with_interval},
-          {"covered", row.covered},
-          {"below", row.below},
-          {"above", row.above},
-          {"coverage", row.with_interval > 0 ? json(row.coverage()) : json(nullptr)},
-          {"median_width", Number(row.median_width)}};
+ordered_json CoverageRowJson(const CoverageRow& row) {
+  return {
+      {"class", row.error_class},
+      {"cases", row.cases},
+      {"with_interval", row.with_interval},
+      {"covered", row.covered},
+      {"below", row.below},
+      {"above", row.above},
+      {"coverage", row.with_interval > 0 ? ordered_json(row.coverage()) : ordered_json(nullptr)},
+      {"median_width", Number(row.median_width)}};
 }
 
-json IntervalJson(const PredictionInterval& i) {
+ordered_json IntervalJson(const PredictionInterval& i) {
   if (!i.available) return {{"available", false}, {"reason", i.reason}};
   return {{"available", true},
           {"basis", i.basis},
@@ -77,17 +78,17 @@ json IntervalJson(const PredictionInterval& i) {
           {"median_log_ratio", i.median_log_ratio}};
 }
 
-json CoverageJson(const CoverageReport& report, const IntervalOf& shipped) {
-  json classes = json::array();
+ordered_json CoverageJson(const CoverageReport& report, const IntervalOf& shipped) {
+  ordered_json classes = ordered_json::array();
   for (const CoverageRow& row : report.classes) {
-    json j = CoverageRowJson(row);
+    ordered_json j = CoverageRowJson(row);
     j["interval_now"] = IntervalJson(shipped(row.error_class));
     classes.push_back(j);
   }
   return {{"classes", classes}, {"overall", CoverageRowJson(report.overall)}};
 }
 
-void WriteTable(std::ostream& out, const IntervalTable& table, double level) {
+void WriteTableIntervals(std::ostream& out, const IntervalTable& table, double level) {
   out << fmt::format(
       "Prediction intervals ({:.0f}%): leave one source out - each case's error "
       "ln(measured/predicted) against the split conformal interval built from the other sources' "
@@ -158,19 +159,20 @@ void WriteCsv(std::ostream& out, const IntervalTable& table, double level) {
 
 namespace evidence_output {
 
-json IntervalCoverageJson(const IntervalTable& table, double level) {
-  json j = {{"level", level},
-            {"method", "split conformal on ln(measured/predicted), leave one source out"},
-            {"catalog", CoverageJson(LeaveOneSourceOutCoverage(table, level),
-                                     [&](const std::string& c) { return table.For(c, level); })}};
+ordered_json IntervalCoverageJson(const IntervalTable& table, double level) {
+  ordered_json j = {
+      {"level", level},
+      {"method", "split conformal on ln(measured/predicted), leave one source out"},
+      {"catalog", CoverageJson(LeaveOneSourceOutCoverage(table, level),
+                               [&](const std::string& c) { return table.For(c, level); })}};
   j["transfer"] =
       table.transfer.empty()
-          ? json(nullptr)
+          ? ordered_json(nullptr)
           : CoverageJson(LeaveOneSourceOutTransferCoverage(table, level),
                          [&](const std::string& k) { return table.ForTransfer(k, level); });
   j["framework"] =
       table.framework.empty()
-          ? json(nullptr)
+          ? ordered_json(nullptr)
           : CoverageJson(LeaveOneSourceOutFrameworkCoverage(table, level),
                          [&](const std::string& c) { return table.ForFramework(c, level); });
   return j;
@@ -182,7 +184,7 @@ void WriteIntervalCoverage(std::ostream& out, const IntervalTable& table, double
                            OutputFormat format) {
   switch (format) {
     case OutputFormat::kTable:
-      WriteTable(out, table, level);
+      WriteTableIntervals(out, table, level);
       break;
     case OutputFormat::kCsv:
       WriteCsv(out, table, level);

@@ -17,7 +17,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::Number;
 using evidence_output::PercentCell;
 
@@ -58,10 +58,10 @@ TextTable MemoryTable(const KernelFitReport& report) {
   return table;
 }
 
-json MemoryJson(const KernelFitReport& report) {
-  json list = json::array();
+ordered_json MemoryJson(const KernelFitReport& report) {
+  ordered_json list = ordered_json::array();
   for (const MemoryPlateauFit& f : report.memory) {
-    json ops = json::array();
+    ordered_json ops = ordered_json::array();
     for (const MemoryPlateauFit::Op& op : f.ops) {
       ops.push_back({{"op", op.name},
                      {"kernels", op.kernels},
@@ -103,10 +103,10 @@ TextTable AgreementTable(const KernelFitReport& report) {
   return table;
 }
 
-json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
-  json fits = json::array();
+ordered_json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
+  ordered_json fits = ordered_json::array();
   for (const KernelCurveFit& f : report.fits) {
-    json groups = json::array();
+    ordered_json groups = ordered_json::array();
     for (const KernelCurveFit::Group& g : f.groups) {
       groups.push_back({{"kernels_of", g.name},
                         {"kernels", g.kernels},
@@ -130,7 +130,7 @@ json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
                     {"p90_abs_error", Number(f.p90_abs_error)},
                     {"groups", groups}});
   }
-  json agreement = json::array();
+  ordered_json agreement = ordered_json::array();
   for (const AlgorithmAgreement& a : report.agreement) {
     agreement.push_back({{"gpu", a.gpu},
                          {"fp32_fwd_convolutions", a.convolutions},
@@ -138,7 +138,7 @@ json ReportJson(const KernelFitReport& report, const std::string& kernel_dir) {
                          {"winograd_by_rule", a.winograd_by_rule},
                          {"agree", a.agree}});
   }
-  json depthwise = nullptr;
+  ordered_json depthwise = nullptr;
   if (report.depthwise) {
     const DepthwiseDerivation& d = *report.depthwise;
     depthwise = {{"source", d.source},
@@ -192,8 +192,8 @@ TextTable ConvolutionCheckTable(const std::vector<KernelCheck>& checks) {
   return table;
 }
 
-json ChecksJson(const std::vector<KernelCheck>& checks) {
-  json list = json::array();
+ordered_json ChecksJson(const std::vector<KernelCheck>& checks) {
+  ordered_json list = ordered_json::array();
   for (const KernelCheck& c : checks) {
     list.push_back({{"table", c.table},
                     {"gpu", c.gpu},
@@ -237,8 +237,8 @@ TextTable AllReduceTable(const std::vector<AllReduceCheck>& checks) {
   return table;
 }
 
-json AllReduceJson(const std::vector<AllReduceCheck>& checks) {
-  json list = json::array();
+ordered_json AllReduceJson(const std::vector<AllReduceCheck>& checks) {
+  ordered_json list = ordered_json::array();
   for (const AllReduceCheck& c : checks) {
     list.push_back(
         {{"gpu", c.gpu},
@@ -248,8 +248,9 @@ json AllReduceJson(const std::vector<AllReduceCheck>& checks) {
          {"devices", c.devices},
          {"nodes", c.nodes},
          {"buffers", c.measurements},
-         {"median_abs_error", c.problem.empty() ? Number(c.median_abs_error) : json()},
-         {"median_signed_error", c.problem.empty() ? Number(c.median_signed_error) : json()},
+         {"median_abs_error", c.problem.empty() ? Number(c.median_abs_error) : ordered_json()},
+         {"median_signed_error",
+          c.problem.empty() ? Number(c.median_signed_error) : ordered_json()},
          {"largest_bytes", Number(c.largest_bytes)},
          {"measured_bus_bandwidth_bytes_per_s", Number(c.measured_bus_bandwidth)},
          {"problem", c.problem}});
@@ -262,7 +263,7 @@ json AllReduceJson(const std::vector<AllReduceCheck>& checks) {
 void WriteKernelValidation(std::ostream& out, const KernelValidation& v, OutputFormat format) {
   const KernelFitReport& report = v.fits;
   if (format == OutputFormat::kJson) {
-    json j = ReportJson(report, v.kernel_dir);
+    ordered_json j = ReportJson(report, v.kernel_dir);
     j["catalog_checks"] = ChecksJson(v.catalog_checks);
     j["allreduce_checks"] = AllReduceJson(v.allreduce_checks);
     out << j.dump(2) << "\n";

@@ -17,7 +17,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 
@@ -27,14 +27,14 @@ std::string PassErrorCell(const PassCheck& p) {
   return p.measured ? fmt::format("{:+.1f}", p.error_pct) : "-";
 }
 
-json PassJson(const PassCheck& p) {
+ordered_json PassJson(const PassCheck& p) {
   return {{"measured", p.measured},
           {"measured_s", p.measured_s},
           {"modeled_s", p.modeled_s},
-          {"error_pct", p.measured ? json(p.error_pct) : json(nullptr)}};
+          {"error_pct", p.measured ? ordered_json(p.error_pct) : ordered_json(nullptr)}};
 }
 
-json ItemJson(const LayerCheckItem& item) {
+ordered_json ItemJson(const LayerCheckItem& item) {
   return {{"name", item.name},
           {"layers", item.layers},
           {"nodes", item.nodes},
@@ -42,22 +42,22 @@ json ItemJson(const LayerCheckItem& item) {
           {"backward", PassJson(item.backward)}};
 }
 
-void WriteJson(std::ostream& out, const LayerCheckReport& report) {
-  json groups = json::array();
+void WriteJsonLayerCheck(std::ostream& out, const LayerCheckReport& report) {
+  ordered_json groups = ordered_json::array();
   for (const LayerCheckGroup& g : report.groups) {
-    json nodes = json::array();
+    ordered_json nodes = ordered_json::array();
     for (const MeasuredNode& n : g.nodes) {
       nodes.push_back({{"node", n.node},
                        {"fx_op", n.fx_op},
                        {"line", n.line},
-                       {"layer", n.layer.empty() ? json(nullptr) : json(n.layer)},
+                       {"layer", n.layer.empty() ? ordered_json(nullptr) : ordered_json(n.layer)},
                        {"note", n.note},
                        {"forward_s", n.forward_s},
                        {"backward_s", n.backward_s},
                        {"backward_measured", n.backward_measured},
                        {"accumulate_grad_s", n.accumulate_s}});
     }
-    json kinds = json::array(), layers = json::array();
+    ordered_json kinds = ordered_json::array(), layers = ordered_json::array();
     for (const LayerCheckItem& k : g.kinds) kinds.push_back(ItemJson(k));
     for (const LayerCheckItem& l : g.layers) layers.push_back(ItemJson(l));
     groups.push_back(
@@ -74,29 +74,29 @@ void WriteJson(std::ostream& out, const LayerCheckReport& report) {
          {"layers", layers},
          {"nodes", nodes}});
   }
-  json matches = json::array(), skipped = json::array();
+  ordered_json matches = ordered_json::array(), skipped = ordered_json::array();
   for (const GpuMatch& m : report.matches) {
     matches.push_back({{"gpu", m.gpu}, {"device", m.device}, {"note", m.note}});
   }
   for (const SkippedGpu& s : report.skipped) {
     skipped.push_back({{"gpu", s.gpu}, {"reason", s.reason}, {"rows", s.rows}});
   }
-  const json j = {{"schema", "fitspeed.validate_layers/1"},
-                  {"source", report.source},
-                  {"network", report.network},
-                  {"precision", PrecisionName(Precision::kFp32)},
-                  {"error", "(modeled - measured) / measured time, %"},
-                  {"devices", matches},
-                  {"skipped", skipped},
-                  {"forward_kinds", SummaryJson(report.forward_kinds)},
-                  {"backward_kinds", SummaryJson(report.backward_kinds)},
-                  {"forward_layer", SummaryJson(report.forward_layer)},
-                  {"backward_layer", SummaryJson(report.backward_layer)},
-                  {"groups", groups}};
+  const ordered_json j = {{"schema", "fitspeed.validate_layers/1"},
+                          {"source", report.source},
+                          {"network", report.network},
+                          {"precision", PrecisionName(Precision::kFp32)},
+                          {"error", "(modeled - measured) / measured time, %"},
+                          {"devices", matches},
+                          {"skipped", skipped},
+                          {"forward_kinds", SummaryJson(report.forward_kinds)},
+                          {"backward_kinds", SummaryJson(report.backward_kinds)},
+                          {"forward_layer", SummaryJson(report.forward_layer)},
+                          {"backward_layer", SummaryJson(report.backward_layer)},
+                          {"groups", groups}};
   out << j.dump(2) << "\n";
 }
 
-void WriteCsv(std::ostream& out, const LayerCheckReport& report) {
+void WriteCsvLayerCheck(std::ostream& out, const LayerCheckReport& report) {
   TextTable table({"device", "gpu", "batch", "seq_len", "level", "name", "layers", "nodes",
                    "fw_measured_us", "fw_modeled_us", "fw_error_pct", "bw_measured_us",
                    "bw_modeled_us", "bw_error_pct"});
@@ -120,7 +120,7 @@ void WriteCsv(std::ostream& out, const LayerCheckReport& report) {
   out << table.RenderCsv();
 }
 
-void WriteTable(std::ostream& out, const LayerCheckReport& report) {
+void WriteTableLayerCheck(std::ostream& out, const LayerCheckReport& report) {
   out << fmt::format(
       "Per-layer check: {} (seq {}, fp32) modeled per layer against NeuSight's per-node GPU "
       "times of one HF BertLayer (torch.fx nodes timed one at a time in PyTorch eager; {}). "
@@ -205,11 +205,11 @@ void WriteTable(std::ostream& out, const LayerCheckReport& report) {
 
 void WriteLayerCheck(std::ostream& out, const LayerCheckReport& report, OutputFormat format) {
   if (format == OutputFormat::kJson) {
-    WriteJson(out, report);
+    WriteJsonLayerCheck(out, report);
   } else if (format == OutputFormat::kCsv) {
-    WriteCsv(out, report);
+    WriteCsvLayerCheck(out, report);
   } else {
-    WriteTable(out, report);
+    WriteTableLayerCheck(out, report);
   }
 }
 

@@ -22,7 +22,7 @@ namespace fitspeed {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNaNPlacements = std::numeric_limits<double>::quiet_NaN();
 
 // Pollux's trace names and how validate models them (published_cases.cc,
 // AddPolluxCases): ImageNet's ResNet-50 in mixed precision (apex AMP O1,
@@ -86,9 +86,9 @@ PlacementSummary Summarise(const std::string& model, const std::vector<Placement
   std::tie(s.anchored_overlapped_median_pct, s.anchored_overlapped_max_pct) =
       MedianMaxAbs(anchored_over);
   std::tie(s.anchored_serial_median_pct, s.anchored_serial_max_pct) = MedianMaxAbs(anchored_serial);
-  s.measured_extra_median_s = measured.empty() ? kNaN : Median(measured);
-  s.overlapped_extra_median_s = over_extra.empty() ? kNaN : Median(over_extra);
-  s.serial_extra_median_s = serial_extra.empty() ? kNaN : Median(serial_extra);
+  s.measured_extra_median_s = measured.empty() ? kNaNPlacements : Median(measured);
+  s.overlapped_extra_median_s = over_extra.empty() ? kNaNPlacements : Median(over_extra);
+  s.serial_extra_median_s = serial_extra.empty() ? kNaNPlacements : Median(serial_extra);
   return s;
 }
 
@@ -182,7 +182,7 @@ PlacementCheck CheckPolluxPlacements(const std::string& csv_path, const Device& 
     c.measured_step_s = t.Positive(row, "step_time");
     c.measured_sync_s = t.NonNegative(row, "sync_time");
     const auto one = single.find({c.model, c.per_gpu_batch});
-    c.measured_single_s = one != single.end() ? one->second : kNaN;
+    c.measured_single_s = one != single.end() ? one->second : kNaNPlacements;
     const Network& net = networks.at(c.model);
     const int64_t batch = c.per_gpu_batch * c.gpus;
     const ModeledStep over = ModelStep(net, t4, batch, Options(*m, c.gpus, true));
@@ -285,7 +285,7 @@ MultiNodeCheck CheckPolluxMultiNode(const std::string& csv_path,
     c.measured_step_s = t.Positive(row, "step_time");
     c.measured_sync_s = t.NonNegative(row, "sync_time");
     const auto one = one_node.find({c.model, c.gpus_per_node, c.per_gpu_batch});
-    c.measured_one_node_s = one != one_node.end() ? one->second : kNaN;
+    c.measured_one_node_s = one != one_node.end() ? one->second : kNaNPlacements;
     c.calibration = c.nodes == calibration_nodes;
     const Network& net = networks.at(c.model);
     DeviceModelOptions o = Options(*m, c.gpus_per_node, false);

@@ -17,7 +17,7 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::Number;
 using evidence_output::PercentCell;
 using evidence_output::SignedPercentCell;
@@ -159,14 +159,14 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
       break;
     }
     case OutputFormat::kJson: {
-      json j = {{"schema", "fitspeed.placements/1"},
-                {"source", check.source},
-                {"device", check.device},
-                {"network_link", check.network_link},
-                {"network_link_source", network_source},
-                {"cases", json::array()},
-                {"summaries", json::array()},
-                {"predictions", json::array()}};
+      ordered_json j = {{"schema", "fitspeed.placements/1"},
+                        {"source", check.source},
+                        {"device", check.device},
+                        {"network_link", check.network_link},
+                        {"network_link_source", network_source},
+                        {"cases", ordered_json::array()},
+                        {"summaries", ordered_json::array()},
+                        {"predictions", ordered_json::array()}};
       for (const PlacementCase& c : check.cases) {
         j["cases"].push_back(
             {{"model", c.model},
@@ -215,15 +215,16 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
                                     {"serial_step_s", p.serial_step_s}});
       }
       auto prediction = [](const MultiNodePrediction& p) {
-        return json{{"serial_step_s", p.serial_step_s},
-                    {"overlapped_step_s", p.overlapped_step_s},
-                    {"serial_error_pct", p.serial_error_pct},
-                    {"overlapped_error_pct", p.overlapped_error_pct},
-                    {"anchored_serial_error_pct", Number(p.anchored_serial_error_pct)},
-                    {"anchored_overlapped_error_pct", Number(p.anchored_overlapped_error_pct)}};
+        return ordered_json{
+            {"serial_step_s", p.serial_step_s},
+            {"overlapped_step_s", p.overlapped_step_s},
+            {"serial_error_pct", p.serial_error_pct},
+            {"overlapped_error_pct", p.overlapped_error_pct},
+            {"anchored_serial_error_pct", Number(p.anchored_serial_error_pct)},
+            {"anchored_overlapped_error_pct", Number(p.anchored_overlapped_error_pct)}};
       };
       auto errors = [](const MultiNodeErrors& e) {
-        return json{
+        return ordered_json{
             {"serial_median_abs_pct", Number(e.serial_median_pct)},
             {"serial_max_abs_pct", Number(e.serial_max_pct)},
             {"overlapped_median_abs_pct", Number(e.overlapped_median_pct)},
@@ -234,21 +235,21 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& v,
             {"anchored_overlapped_max_abs_pct", Number(e.anchored_overlapped_max_pct)}};
       };
       const MeasuredLink& cal = multi.calibration.network;
-      json m = {{"source", multi.source},
-                {"single_node_source", multi.single_node_source},
-                {"assumed_link", network_source},
-                {"calibration_nodes", multi.calibration_nodes},
-                {"calibrated_link",
-                 {{"bandwidth_bytes_per_s", cal.link.bandwidth_bytes_per_s},
-                  {"bandwidth_low", Number(cal.bandwidth_low)},
-                  {"bandwidth_high", Number(cal.bandwidth_high)},
-                  {"latency_s", cal.link.latency_s},
-                  {"latency_low", Number(cal.latency_low)},
-                  {"latency_high", Number(cal.latency_high)},
-                  {"runs", multi.calibration.fit.points},
-                  {"rms_relative_residual", multi.calibration.fit.rms_relative_residual}}},
-                {"cases", json::array()},
-                {"summaries", json::array()}};
+      ordered_json m = {{"source", multi.source},
+                        {"single_node_source", multi.single_node_source},
+                        {"assumed_link", network_source},
+                        {"calibration_nodes", multi.calibration_nodes},
+                        {"calibrated_link",
+                         {{"bandwidth_bytes_per_s", cal.link.bandwidth_bytes_per_s},
+                          {"bandwidth_low", Number(cal.bandwidth_low)},
+                          {"bandwidth_high", Number(cal.bandwidth_high)},
+                          {"latency_s", cal.link.latency_s},
+                          {"latency_low", Number(cal.latency_low)},
+                          {"latency_high", Number(cal.latency_high)},
+                          {"runs", multi.calibration.fit.points},
+                          {"rms_relative_residual", multi.calibration.fit.rms_relative_residual}}},
+                        {"cases", ordered_json::array()},
+                        {"summaries", ordered_json::array()}};
       for (const MultiNodeCase& c : multi.cases) {
         m["cases"].push_back({{"model", c.model},
                               {"network", c.network},

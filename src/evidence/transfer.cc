@@ -20,7 +20,7 @@ namespace fitspeed {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNaNTransfer = std::numeric_limits<double>::quiet_NaN();
 // The efficiency scales are lowered by this factor to measure how much a
 // measured point's modeled step time depends on them.
 constexpr double kProbeScale = 0.95;
@@ -93,7 +93,7 @@ std::vector<CalibratedParameter> Carried(const std::vector<CalibratedParameter>&
 }
 
 double MeanAbs(const std::vector<double>& values) {
-  if (values.empty()) return kNaN;
+  if (values.empty()) return kNaNTransfer;
   double sum = 0;
   for (double v : values) sum += std::fabs(v);
   return sum / static_cast<double>(values.size());

@@ -16,13 +16,13 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using evidence_output::Number;
 using evidence_output::PercentCell;
 using evidence_output::SummaryJson;
 
-json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
-  json j = json::object();
+ordered_json ParametersJsonTransfer(const std::vector<CalibratedParameter>& parameters) {
+  ordered_json j = ordered_json::object();
   for (const CalibratedParameter& p : parameters) j[p.name] = p.value;
   return j;
 }
@@ -37,7 +37,7 @@ std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
   return items.empty() ? "-" : fmt::format("{}", fmt::join(items, ", "));
 }
 
-std::string BatchText(const TransferredCase& c) {
+std::string BatchTextTransfer(const TransferredCase& c) {
   return c.accumulation > 1 ? fmt::format("{}x{}", c.batch, c.accumulation)
                             : std::to_string(c.batch);
 }
@@ -85,7 +85,7 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
   for (const TransferredCase& c : report.cases) {
     cases.AddRow(
         {c.pair, c.network, PrecisionName(c.precision), c.framework.empty() ? "-" : c.framework,
-         std::to_string(c.devices), BatchText(c), FormatSig(c.measured_sps, 4),
+         std::to_string(c.devices), BatchTextTransfer(c), FormatSig(c.measured_sps, 4),
          FormatSig(c.predicted_sps, 4), fmt::format("{:+.1f}", c.error_pct),
          fmt::format("{:+.1f}", c.catalog_error_pct), fmt::format("{:+.3f}", c.log_ratio),
          fmt::format("{}:{}", std::filesystem::path(c.source).filename().string(), c.line)});
@@ -130,8 +130,8 @@ void WriteSection(std::ostream& out, const TransferValidation& report, bool csv)
 
 namespace evidence_output {
 
-json TransferValidationJson(const TransferValidation& report) {
-  json cases = json::array();
+ordered_json TransferValidationJson(const TransferValidation& report) {
+  ordered_json cases = ordered_json::array();
   for (const TransferredCase& c : report.cases) {
     cases.push_back({{"pair", c.pair},
                      {"source_device", c.source_device},
@@ -152,25 +152,25 @@ json TransferValidationJson(const TransferValidation& report) {
                      {"source", c.source},
                      {"line", c.line}});
   }
-  json folds = json::array();
+  ordered_json folds = ordered_json::array();
   for (const TransferFold& f : report.folds) {
-    folds.push_back(
-        {{"source_device", f.source_device},
-         {"target_device", f.target_device},
-         {"network", f.network},
-         {"precision", PrecisionName(f.precision)},
-         {"framework", f.framework},
-         {"devices", f.devices},
-         {"source_cases", f.source_cases},
-         {"target_cases", f.target_cases},
-         {"computed", f.computed},
-         {"problem", f.computed ? json(nullptr) : json(f.problem)},
-         {"fitted", ParametersJson(f.fitted)},
-         {"applied", ParametersJson(f.applied)},
-         {"source_fit_median_abs", f.computed ? Number(f.source_after.median_abs) : json(nullptr)},
-         {"error", SummaryJson(f.error)}});
+    folds.push_back({{"source_device", f.source_device},
+                     {"target_device", f.target_device},
+                     {"network", f.network},
+                     {"precision", PrecisionName(f.precision)},
+                     {"framework", f.framework},
+                     {"devices", f.devices},
+                     {"source_cases", f.source_cases},
+                     {"target_cases", f.target_cases},
+                     {"computed", f.computed},
+                     {"problem", f.computed ? ordered_json(nullptr) : ordered_json(f.problem)},
+                     {"fitted", ParametersJsonTransfer(f.fitted)},
+                     {"applied", ParametersJsonTransfer(f.applied)},
+                     {"source_fit_median_abs",
+                      f.computed ? Number(f.source_after.median_abs) : ordered_json(nullptr)},
+                     {"error", SummaryJson(f.error)}});
   }
-  json pairs = json::array();
+  ordered_json pairs = ordered_json::array();
   for (const TransferPairSummary& p : report.pairs) {
     pairs.push_back({{"pair", p.pair},
                      {"source_device", p.source_device},

@@ -14,14 +14,14 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 std::string ParameterText(const CalibratedParameter& p) {
   return p.unit == "s" ? fmt::format("{} = {} ms", p.name, FormatSig(p.value * 1e3, 4))
                        : fmt::format("{} = {}", p.name, FormatSig(p.value, 4));
 }
 
-std::string ParametersText(const std::vector<CalibratedParameter>& parameters) {
+std::string ParametersTextTransferRun(const std::vector<CalibratedParameter>& parameters) {
   std::vector<std::string> items;
   for (const CalibratedParameter& p : parameters) items.push_back(ParameterText(p));
   return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ", "));
@@ -39,8 +39,9 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
       t.cases == 1 ? "" : "s", t.points, t.points == 1 ? "" : "s", PrecisionName(run.precision),
       ActivationLayoutName(run.layout)));
   lines.push_back(fmt::format("fitted on {} to {} measured point{}: {}", t.source_device, t.points,
-                              t.points == 1 ? "" : "s", ParametersText(t.fitted)));
-  lines.push_back(fmt::format("applied to {}: {}", t.target_device, ParametersText(t.applied)));
+                              t.points == 1 ? "" : "s", ParametersTextTransferRun(t.fitted)));
+  lines.push_back(
+      fmt::format("applied to {}: {}", t.target_device, ParametersTextTransferRun(t.applied)));
   for (const TransferCalibration::Kept& k : t.kept) {
     lines.push_back(
         fmt::format("kept at {}'s catalog value: {} ({})", t.target_device, k.name, k.reason));
@@ -70,25 +71,25 @@ std::vector<std::string> HeaderLines(const TransferRun& run, bool interval_given
   return lines;
 }
 
-json ParametersJson(const std::vector<CalibratedParameter>& parameters) {
-  json j = json::array();
+ordered_json ParametersJsonTransferRun(const std::vector<CalibratedParameter>& parameters) {
+  ordered_json j = ordered_json::array();
   for (const CalibratedParameter& p : parameters) {
     j.push_back({{"name", p.name}, {"unit", p.unit}, {"value", p.value}, {"initial", p.initial}});
   }
   return j;
 }
 
-json ErrorJson(const DeviceCalibration::Error& e) {
-  auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+ordered_json ErrorJsonTransferRun(const DeviceCalibration::Error& e) {
+  auto number = [](double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(nullptr); };
   return {{"cases", e.cases},
           {"rms", number(e.rms)},
           {"median_abs", number(e.median_abs)},
           {"max_abs", number(e.max_abs)}};
 }
 
-json TransferJson(const TransferRun& run) {
+ordered_json TransferJson(const TransferRun& run) {
   const TransferCalibration& t = run.calibration;
-  json kept = json::array();
+  ordered_json kept = ordered_json::array();
   for (const TransferCalibration::Kept& k : t.kept) {
     kept.push_back({{"name", k.name}, {"reason", k.reason}});
   }
@@ -101,11 +102,11 @@ json TransferJson(const TransferRun& run) {
           {"layout", ActivationLayoutName(run.layout)},
           {"cases", t.cases},
           {"points", t.points},
-          {"fitted", ParametersJson(t.fitted)},
-          {"applied", ParametersJson(t.applied)},
+          {"fitted", ParametersJsonTransferRun(t.fitted)},
+          {"applied", ParametersJsonTransferRun(t.applied)},
           {"kept", kept},
-          {"source_error_before", ErrorJson(t.source_before)},
-          {"source_error_after", ErrorJson(t.source_after)},
+          {"source_error_before", ErrorJsonTransferRun(t.source_before)},
+          {"source_error_after", ErrorJsonTransferRun(t.source_after)},
           {"converged", t.converged},
           {"solver_message", t.solver_message}};
 }
@@ -128,7 +129,7 @@ void WriteTransferSweep(std::ostream& out, const TransferRun& run, const DeviceS
     case OutputFormat::kJson: {
       std::stringstream text;
       WriteDeviceSweep(text, sweep, fit, format, layers, interval);
-      json j = json::parse(text.str());
+      ordered_json j = ordered_json::parse(text.str());
       j["transfer"] = TransferJson(run);
       out << j.dump(2) << "\n";
       break;

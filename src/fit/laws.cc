@@ -5,15 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/finite.h"
 #include "core/median.h"
 
 namespace fitspeed {
 
-namespace {
-
-bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-
-}  // namespace
+namespace {}  // namespace
 
 std::array<double, 2> HyperbolicLaw::Start(const std::vector<StepObservation>& data,
                                            Objective objective) {

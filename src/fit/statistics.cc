@@ -11,7 +11,7 @@ namespace fitspeed {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNaNStatistics = std::numeric_limits<double>::quiet_NaN();
 
 // GSL calls abort() on a domain error unless its handler is turned off; do it
 // once before the first GSL call. GSL then returns NaN, which is checked.
@@ -33,23 +33,23 @@ std::vector<double> LogFactorials(int max) {
 }  // namespace
 
 double StudentTQuantile(double p, double dof) {
-  if (!(dof >= 1) || !(p > 0 && p < 1)) return kNaN;
+  if (!(dof >= 1) || !(p > 0 && p < 1)) return kNaNStatistics;
   // gsl_cdf_tdist_Pinv iterates; fits of one data set ask for the same quantile.
-  thread_local double last_p = kNaN, last_dof = kNaN, last_q = kNaN;
+  thread_local double last_p = kNaNStatistics, last_dof = kNaNStatistics, last_q = kNaNStatistics;
   if (p == last_p && dof == last_dof) return last_q;
   TurnGslAbortOff();
   const double q = gsl_cdf_tdist_Pinv(p, dof);
   last_p = p;
   last_dof = dof;
-  last_q = std::isfinite(q) ? q : kNaN;
+  last_q = std::isfinite(q) ? q : kNaNStatistics;
   return last_q;
 }
 
 double FUpperTail(double f, double d1, double d2) {
-  if (!(d1 > 0 && d2 > 0) || !(f >= 0) || !std::isfinite(f)) return kNaN;
+  if (!(d1 > 0 && d2 > 0) || !(f >= 0) || !std::isfinite(f)) return kNaNStatistics;
   TurnGslAbortOff();
   const double p = gsl_cdf_fdist_Q(f, d1, d2);
-  return std::isfinite(p) ? p : kNaN;
+  return std::isfinite(p) ? p : kNaNStatistics;
 }
 
 RunsTest WaldWolfowitzRuns(const std::vector<bool>& positive) {
@@ -84,7 +84,7 @@ RunsTest WaldWolfowitzRuns(const std::vector<bool>& positive) {
 }
 
 double ConstantModelRss(Objective objective, const std::vector<double>& observed) {
-  if (observed.empty()) return kNaN;
+  if (observed.empty()) return kNaNStatistics;
   double rss = 0;
   if (objective == Objective::kRelativeTime) {
     // Residual c/y - 1 is linear in c: c = sum(1/y) / sum(1/y^2).

@@ -19,7 +19,7 @@ namespace fitspeed::io {
 namespace {
 
 // Largest epoch number accepted (keeps the conversion to int defined).
-constexpr double kMaxEpoch = 1e9;
+constexpr double kMaxEpochEpochs = 1e9;
 
 // The fields of a line without its comment: numbers separated by blanks or commas.
 std::vector<std::string_view> Fields(std::string_view line) {
@@ -92,7 +92,7 @@ std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& conte
     entry.line = number;
     if (columns == 2) {
       const double epoch = ParseNumber(fields[0], source, number, "epoch");
-      if (!(epoch >= 0 && epoch <= kMaxEpoch) || epoch != std::floor(epoch)) {
+      if (!(epoch >= 0 && epoch <= kMaxEpochEpochs) || epoch != std::floor(epoch)) {
         throw DataError(source, number, "epoch",
                         fmt::format("must be a whole number >= 0, got '{}'", Excerpt(fields[0])));
       }

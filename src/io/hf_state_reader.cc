@@ -63,27 +63,27 @@ struct Scalar {
   bool is_null() const { return !number && text == "null"; }
 };
 
-using Fields = std::map<std::string, Scalar, std::less<>>;
+using FieldsHfState = std::map<std::string, Scalar, std::less<>>;
 
-const Scalar* Find(const Fields& fields, std::string_view key) {
+const Scalar* Find(const FieldsHfState& fields, std::string_view key) {
   const auto it = fields.find(key);
   return it == fields.end() || it->second.is_null() ? nullptr : &it->second;
 }
 
 // One dict of log_history.
-struct Entry {
+struct EntryHfState {
   int line = 0;  // of its '{'
-  Fields fields;
+  FieldsHfState fields;
 };
 
 // What the reader keeps of a trainer_state.json.
 struct State {
   bool top_is_object = false;
-  Fields top;            // scalars of the top-level object
+  FieldsHfState top;     // scalars of the top-level object
   int history_line = 0;  // line of the "log_history" key; 0 when absent
   bool history_is_list = false;
   int bad_entry_line = 0;  // first element of log_history that is not a dict
-  std::vector<Entry> history;
+  std::vector<EntryHfState> history;
 };
 
 // How far the parser has read: the line ends passed and the last character.
@@ -156,7 +156,7 @@ class StateBuilder {
     if (stack_.empty()) {
       state_.top_is_object = true;
     } else if (InHistoryList()) {
-      state_.history.push_back(Entry{line(), {}});
+      state_.history.push_back(EntryHfState{line(), {}});
     } else {
       Container();
     }
@@ -277,7 +277,7 @@ double CountValue(const Scalar& s, const std::string& source, std::string_view f
   return value;
 }
 
-std::optional<double> OptionalCount(const Fields& fields, std::string_view key,
+std::optional<double> OptionalCount(const FieldsHfState& fields, std::string_view key,
                                     const std::string& source, bool zero_allowed = false) {
   const Scalar* s = Find(fields, key);
   if (!s) return std::nullopt;
@@ -323,7 +323,7 @@ class HfStateReader {
     // The end-of-training summaries (one per train() call the state saw).
     std::vector<size_t> summaries;
     for (size_t i = 0; i < state_.history.size(); ++i) {
-      const Fields& fields = state_.history[i].fields;
+      const FieldsHfState& fields = state_.history[i].fields;
       if (Find(fields, "train_runtime") || Find(fields, "train_samples_per_second")) {
         summaries.push_back(i);
       }
@@ -371,7 +371,7 @@ class HfStateReader {
     return e;
   }
 
-  Sample FromSummary(const Entry& entry, bool last, const Evaluations& evaluations) const {
+  Sample FromSummary(const EntryHfState& entry, bool last, const Evaluations& evaluations) const {
     const Scalar* runtime_field = Find(entry.fields, "train_runtime");
     if (!runtime_field) {
       throw DataError(source_, entry.line, "train_runtime",

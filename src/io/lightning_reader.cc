@@ -24,7 +24,7 @@ namespace fitspeed::io {
 
 namespace {
 
-constexpr char kFormat[] = "Lightning CSVLogger metrics";
+constexpr char kFormatLightning[] = "Lightning CSVLogger metrics";
 
 // ThroughputMonitor's cumulative keys beside "<stage>/time" (its elapsed seconds).
 bool IsThroughputMonitorClock(const CsvTable& table, const std::string& name) {
@@ -57,18 +57,18 @@ bool LooksLikeLightning(std::string_view head) {
 
 std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& context) {
   const std::string& source = context.source;
-  const CsvTable table = ParseCsvTable(text, source, {kFormat});
+  const CsvTable table = ParseCsvTable(text, source, {kFormatLightning});
   if (table.header_line == 0) return {};
   const int step = table.Find("step");
   if (step < 0) {
     throw DataError(source, table.header_line, "step",
                     fmt::format("{}: no 'step' column (columns: {}); CSVLogger writes one in "
                                 "every metrics.csv",
-                                kFormat, ColumnList(table.columns)));
+                                kFormatLightning, ColumnList(table.columns)));
   }
   if (table.rows.empty()) {
     throw DataError(source, table.header_line, "",
-                    fmt::format("{}: the header is not followed by any row", kFormat));
+                    fmt::format("{}: the header is not followed by any row", kFormatLightning));
   }
   const int epoch = table.Find("epoch");
 
@@ -98,10 +98,10 @@ std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& co
                                 "epoch times; log them (self.log(\"step_time\", ...), "
                                 "\"epoch_time\", or Lightning's ThroughputMonitor callback) "
                                 "or give the measurements another way",
-                                kFormat, ColumnList(table.columns)));
+                                kFormatLightning, ColumnList(table.columns)));
   }
   series.observation = *observation;
-  return ReadSeries(table, series, context, kFormat);
+  return ReadSeries(table, series, context, kFormatLightning);
 }
 
 }  // namespace fitspeed::io

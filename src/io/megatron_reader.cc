@@ -73,14 +73,14 @@ std::string NormalKey(std::string_view name) {
   return key;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigitMegatron(char c) { return c >= '0' && c <= '9'; }
 
 // Reads "<blanks><digits>" at s[i]; nullopt when there are no digits.
 std::optional<long long> WholeAt(std::string_view s, size_t& i) {
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   const size_t first = i;
-  while (i < s.size() && IsDigit(s[i]) && i - first < 15) ++i;
-  if (i == first || (i < s.size() && IsDigit(s[i]))) return std::nullopt;
+  while (i < s.size() && IsDigitMegatron(s[i]) && i - first < 15) ++i;
+  if (i == first || (i < s.size() && IsDigitMegatron(s[i]))) return std::nullopt;
   return static_cast<long long>(*ToDouble(s.substr(first, i - first)));
 }
 
@@ -301,7 +301,7 @@ class MegatronReader {
       const std::string key = NormalKey(std::string_view(part).substr(0, colon));
       std::string_view value = Trim(std::string_view(part).substr(colon + 1));
       value = value.substr(0, value.find(' '));
-      if (value.empty() || !(IsDigit(value[0]) || value[0] == '-')) continue;  // "None"
+      if (value.empty() || !(IsDigitMegatron(value[0]) || value[0] == '-')) continue;  // "None"
       if (key == "world size") {
         args_.world_size = WholeCount(value, source, line, "world size");
       } else if (key == "data-parallel-size" || key == "data-parallel size") {

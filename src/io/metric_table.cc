@@ -23,11 +23,11 @@ namespace {
 constexpr size_t kSnifferHeadSize = 64 * 1024;  // what DetectFormat passes at most
 // Bounds that keep conversions to int exact and defined.
 constexpr double kMaxStep = 9007199254740992.0;  // 2^53
-constexpr double kMaxEpoch = 1e9;
+constexpr double kMaxEpochMetricTable = 1e9;
 // A clock difference whose rounding exceeds this share of it is reported.
 constexpr double kMaxClockRounding = 0.05;
 
-bool OneOf(std::string_view s, std::initializer_list<const char*> names) {
+bool OneOfMetricTable(std::string_view s, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return s == n; });
 }
 
@@ -50,38 +50,38 @@ std::vector<std::string> WordsOf(std::string_view name) {
   return words;
 }
 
-std::string Join(const std::vector<std::string>& words) {
+std::string JoinMetricTable(const std::vector<std::string>& words) {
   std::string joined;
   for (const std::string& w : words) joined += (joined.empty() ? "" : "_") + w;
   return joined;
 }
 
-std::optional<double> TimeUnitSeconds(std::string_view w) {
-  if (OneOf(w, {"s", "sec", "secs", "second", "seconds"})) return 1.0;
-  if (OneOf(w, {"ms", "msec", "msecs", "millisecond", "milliseconds"})) return 1e-3;
-  if (OneOf(w, {"us", "usec", "usecs", "microsecond", "microseconds"})) return 1e-6;
-  if (OneOf(w, {"ns", "nanosecond", "nanoseconds"})) return 1e-9;
-  if (OneOf(w, {"min", "mins", "minute", "minutes"})) return 60.0;
-  if (OneOf(w, {"h", "hr", "hrs", "hour", "hours"})) return 3600.0;
+std::optional<double> TimeUnitSecondsMetricTable(std::string_view w) {
+  if (OneOfMetricTable(w, {"s", "sec", "secs", "second", "seconds"})) return 1.0;
+  if (OneOfMetricTable(w, {"ms", "msec", "msecs", "millisecond", "milliseconds"})) return 1e-3;
+  if (OneOfMetricTable(w, {"us", "usec", "usecs", "microsecond", "microseconds"})) return 1e-6;
+  if (OneOfMetricTable(w, {"ns", "nanosecond", "nanoseconds"})) return 1e-9;
+  if (OneOfMetricTable(w, {"min", "mins", "minute", "minutes"})) return 60.0;
+  if (OneOfMetricTable(w, {"h", "hr", "hrs", "hour", "hours"})) return 3600.0;
   return std::nullopt;
 }
 
-bool IsSampleWord(std::string_view w) {
-  return OneOf(w, {"samples", "sample", "images", "image", "img", "imgs", "examples", "example",
-                   "sequences", "sequence", "seq", "seqs"});
+bool IsSampleWordMetricTable(std::string_view w) {
+  return OneOfMetricTable(w, {"samples", "sample", "images", "image", "img", "imgs", "examples",
+                              "example", "sequences", "sequence", "seq", "seqs"});
 }
 
 // Tokens, and ThroughputMonitor's items (whatever its length_fn counts).
 bool IsTokenWord(std::string_view w) {
-  return OneOf(w, {"tokens", "token", "tok", "toks", "items", "item"});
+  return OneOfMetricTable(w, {"tokens", "token", "tok", "toks", "items", "item"});
 }
 
 bool IsEvaluationWord(std::string_view w) {
-  return OneOf(w, {"val", "valid", "validation", "eval", "evaluation", "test"});
+  return OneOfMetricTable(w, {"val", "valid", "validation", "eval", "evaluation", "test"});
 }
 
 bool IsQualifier(std::string_view w) {
-  return OneOf(w, {"train", "training", "mean", "avg", "average", "global"});
+  return OneOfMetricTable(w, {"train", "training", "mean", "avg", "average", "global"});
 }
 
 // Kind and scale of a name's words (without path segments), or nullopt.
@@ -93,7 +93,7 @@ std::optional<MetricName> MatchWords(const std::vector<std::string>& original) {
     int units = 0;
     std::vector<std::string> stem;
     for (const std::string& w : original) {
-      if (const auto s = TimeUnitSeconds(w)) {
+      if (const auto s = TimeUnitSecondsMetricTable(w)) {
         seconds = *s;
         ++units;
       } else {
@@ -101,8 +101,9 @@ std::optional<MetricName> MatchWords(const std::vector<std::string>& original) {
       }
     }
     if (units <= 1 &&
-        OneOf(Join(stem), {"runtime", "elapsed", "elapsed_time", "time_elapsed", "timestamp",
-                           "time_stamp", "wall_time", "walltime", "wall_clock", "wallclock"})) {
+        OneOfMetricTable(JoinMetricTable(stem),
+                         {"runtime", "elapsed", "elapsed_time", "time_elapsed", "timestamp",
+                          "time_stamp", "wall_time", "walltime", "wall_clock", "wallclock"})) {
       MetricName m;
       m.kind = MetricKind::kClock;
       m.scale = seconds;
@@ -118,8 +119,8 @@ std::optional<MetricName> MatchWords(const std::vector<std::string>& original) {
     MetricName m;
     m.kind = MetricKind::kRate;
     if (r.size() == 1 && r[0] == "sps") return m;
-    if (r.size() == 3 && r[1] == "per" && (IsSampleWord(r[0]) || IsTokenWord(r[0]))) {
-      if (const auto seconds = TimeUnitSeconds(r[2])) {
+    if (r.size() == 3 && r[1] == "per" && (IsSampleWordMetricTable(r[0]) || IsTokenWord(r[0]))) {
+      if (const auto seconds = TimeUnitSecondsMetricTable(r[2])) {
         m.scale = 1.0 / *seconds;
         m.tokens = IsTokenWord(r[0]);
         return m;
@@ -131,7 +132,7 @@ std::optional<MetricName> MatchWords(const std::vector<std::string>& original) {
   int units = 0;
   std::vector<std::string> stem;
   for (const std::string& word : w) {
-    if (const auto s = TimeUnitSeconds(word)) {
+    if (const auto s = TimeUnitSecondsMetricTable(word)) {
       seconds = *s;
       ++units;
     } else {
@@ -139,16 +140,18 @@ std::optional<MetricName> MatchWords(const std::vector<std::string>& original) {
     }
   }
   if (units > 1) return std::nullopt;
-  const std::string joined = Join(stem);
+  const std::string joined = JoinMetricTable(stem);
   MetricName m;
   m.scale = seconds;
-  if (OneOf(joined, {"step_time", "time_per_step", "step_duration", "batch_time", "time_per_batch",
-                     "iteration_time", "iter_time", "time_per_iteration", "time_per_iter"}) ||
-      (units == 1 && OneOf(joined, {"per_step", "per_batch", "per_iteration", "per_iter"}))) {
+  if (OneOfMetricTable(
+          joined, {"step_time", "time_per_step", "step_duration", "batch_time", "time_per_batch",
+                   "iteration_time", "iter_time", "time_per_iteration", "time_per_iter"}) ||
+      (units == 1 &&
+       OneOfMetricTable(joined, {"per_step", "per_batch", "per_iteration", "per_iter"}))) {
     m.kind = MetricKind::kStepTime;
     return m;
   }
-  if (OneOf(joined, {"epoch_time", "time_per_epoch", "epoch_duration"}) ||
+  if (OneOfMetricTable(joined, {"epoch_time", "time_per_epoch", "epoch_duration"}) ||
       (units == 1 && joined == "per_epoch")) {
     m.kind = MetricKind::kEpochTime;
     return m;
@@ -255,8 +258,8 @@ class SeriesReader {
 
   std::optional<int> Epoch(size_t row) const {
     if (series_.epoch_column < 0) return std::nullopt;
-    const auto value = WholeCell(Cell(row, series_.epoch_column), kMaxEpoch, source(), Line(row),
-                                 Name(series_.epoch_column));
+    const auto value = WholeCell(Cell(row, series_.epoch_column), kMaxEpochMetricTable, source(),
+                                 Line(row), Name(series_.epoch_column));
     if (!value) return std::nullopt;
     return static_cast<int>(*value) + (series_.zero_based_epochs ? 1 : 0);
   }
@@ -630,33 +633,33 @@ std::string ColumnList(const std::vector<std::string>& names, size_t max) {
 }
 
 bool IsFitspeedBatchColumn(std::string_view name) {
-  return OneOf(Join(WordsOf(name)), {"batch",
-                                     "batch_size",
-                                     "batchsize",
-                                     "bs",
-                                     "bsz",
-                                     "global_batch",
-                                     "global_batch_size",
-                                     "global_bs",
-                                     "global_bsz",
-                                     "total_batch",
-                                     "total_batch_size",
-                                     "effective_batch_size",
-                                     "local_bsz",
-                                     "local_bs",
-                                     "local_batch",
-                                     "local_batch_size",
-                                     "batch_size_per_gpu",
-                                     "batch_per_gpu",
-                                     "per_gpu_batch_size",
-                                     "batch_size_per_device",
-                                     "batch_per_device",
-                                     "per_device_batch_size",
-                                     "per_device_train_batch_size",
-                                     "batch_size_per_replica",
-                                     "per_replica_batch_size",
-                                     "batch_size_per_core",
-                                     "per_core_batch_size"});
+  return OneOfMetricTable(JoinMetricTable(WordsOf(name)), {"batch",
+                                                           "batch_size",
+                                                           "batchsize",
+                                                           "bs",
+                                                           "bsz",
+                                                           "global_batch",
+                                                           "global_batch_size",
+                                                           "global_bs",
+                                                           "global_bsz",
+                                                           "total_batch",
+                                                           "total_batch_size",
+                                                           "effective_batch_size",
+                                                           "local_bsz",
+                                                           "local_bs",
+                                                           "local_batch",
+                                                           "local_batch_size",
+                                                           "batch_size_per_gpu",
+                                                           "batch_per_gpu",
+                                                           "per_gpu_batch_size",
+                                                           "batch_size_per_device",
+                                                           "batch_per_device",
+                                                           "per_device_batch_size",
+                                                           "per_device_train_batch_size",
+                                                           "batch_size_per_replica",
+                                                           "per_replica_batch_size",
+                                                           "batch_size_per_core",
+                                                           "per_core_batch_size"});
 }
 
 // --- Metric names ----------------------------------------------------------------
@@ -676,7 +679,7 @@ MetricName ClassifyMetric(std::string_view name) {
   // "img/s": a time unit as the last segment is the denominator of a rate.
   std::vector<std::string> words;
   size_t prefix = segments.size() - 1;
-  if (segments.size() >= 2 && TimeUnitSeconds(ToLower(segments.back()))) {
+  if (segments.size() >= 2 && TimeUnitSecondsMetricTable(ToLower(segments.back()))) {
     words = WordsOf(segments[segments.size() - 2]);
     words.push_back("per");
     words.push_back(ToLower(segments.back()));

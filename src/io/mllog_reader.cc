@@ -27,7 +27,7 @@ namespace fitspeed::io {
 
 namespace {
 
-constexpr std::string_view kTag = ":::MLLOG";
+constexpr std::string_view kTagMllog = ":::MLLOG";
 
 // An epoch number above this is taken as corrupt rather than cast to an integer
 // (token counts of LLM benchmarks reach 1e12; 2^53 is exact in a double).
@@ -438,17 +438,17 @@ class MllogParser {
   // `cut` marks a last line without a line end: a file cut short or still
   // being written, whose unparsable tail is ignored.
   void Line(std::string_view line, int number, bool cut) {
-    const size_t tag = line.find(kTag);
+    const size_t tag = line.find(kTagMllog);
     if (tag == std::string_view::npos) {
       TrainerIteration(line, number);
       return;
     }
-    const std::string_view payload = line.substr(tag + kTag.size());
+    const std::string_view payload = line.substr(tag + kTagMllog.size());
     Event event;
     if (!parser_.Parse(payload, event)) {
       if (cut) return;
       throw DataError(context_.source, number, "",
-                      fmt::format("malformed JSON after {}: {}", kTag, parser_.error()));
+                      fmt::format("malformed JSON after {}: {}", kTagMllog, parser_.error()));
     }
     if (!event.key) return;  // not an event fitspeed knows
     Use(event, number);
@@ -921,11 +921,11 @@ std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& contex
 }
 
 bool LooksLikeMllog(std::string_view head) {
-  size_t at = head.find(kTag);
+  size_t at = head.find(kTagMllog);
   while (at != std::string_view::npos) {
-    const std::string_view rest = Trim(head.substr(at + kTag.size(), 8));
+    const std::string_view rest = Trim(head.substr(at + kTagMllog.size(), 8));
     if (StartsWith(rest, "{")) return true;
-    at = head.find(kTag, at + 1);
+    at = head.find(kTagMllog, at + 1);
   }
   return false;
 }

@@ -40,28 +40,28 @@ namespace fitspeed::io {
 
 namespace {
 
-enum class Kind { kNanogpt, kModded, kTorchtitan };
+enum class KindNanogpt { kNanogpt, kModded, kTorchtitan };
 
-const char* KindName(Kind kind) {
+const char* KindName(KindNanogpt kind) {
   switch (kind) {
-    case Kind::kNanogpt:
+    case KindNanogpt::kNanogpt:
       return "nanoGPT";
-    case Kind::kModded:
+    case KindNanogpt::kModded:
       return "modded-nanogpt";
-    case Kind::kTorchtitan:
+    case KindNanogpt::kTorchtitan:
       return "torchtitan";
   }
   return "";
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigitNanogpt(char c) { return c >= '0' && c <= '9'; }
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Reads "<digits>" at s[i] (at most 15); nullopt when there are none.
-std::optional<long long> WholeAt(std::string_view s, size_t& i) {
+std::optional<long long> WholeAtNanogpt(std::string_view s, size_t& i) {
   const size_t first = i;
-  while (i < s.size() && IsDigit(s[i]) && i - first < 15) ++i;
-  if (i == first || (i < s.size() && IsDigit(s[i]))) return std::nullopt;
+  while (i < s.size() && IsDigitNanogpt(s[i]) && i - first < 15) ++i;
+  if (i == first || (i < s.size() && IsDigitNanogpt(s[i]))) return std::nullopt;
   return static_cast<long long>(*ToDouble(s.substr(first, i - first)));
 }
 
@@ -131,7 +131,7 @@ std::optional<NanogptIter> ParseNanogptIter(std::string_view text) {
   const std::string_view t = Trim(text);
   if (!StartsWith(t, "iter ")) return std::nullopt;
   size_t i = 5;
-  const auto iteration = WholeAt(t, i);
+  const auto iteration = WholeAtNanogpt(t, i);
   if (!iteration || i >= t.size() || t[i] != ':') return std::nullopt;
   std::string_view rest = Trim(t.substr(i + 1));
   if (!StartsWith(rest, "loss ")) return std::nullopt;
@@ -158,7 +158,7 @@ std::optional<long long> ParseNanogptEval(std::string_view text) {
   const std::string_view t = Trim(text);
   if (!StartsWith(t, "step ")) return std::nullopt;
   size_t i = 5;
-  const auto step = WholeAt(t, i);
+  const auto step = WholeAtNanogpt(t, i);
   if (!step || !StartsWith(t.substr(i), ": train loss")) return std::nullopt;
   return step;
 }
@@ -173,10 +173,10 @@ std::optional<ModdedStep> ParseModdedStep(std::string_view text) {
   const std::string_view t = Trim(text);
   if (!StartsWith(t, "step:")) return std::nullopt;
   size_t i = 5;
-  const auto step = WholeAt(t, i);
+  const auto step = WholeAtNanogpt(t, i);
   if (!step || i >= t.size() || t[i] != '/') return std::nullopt;
   ++i;
-  if (!WholeAt(t, i) || (i < t.size() && t[i] != ' ')) return std::nullopt;
+  if (!WholeAtNanogpt(t, i) || (i < t.size() && t[i] != ' ')) return std::nullopt;
   const std::string_view rest = t.substr(i);
   ModdedStep s;
   s.step = *step;
@@ -199,7 +199,7 @@ std::optional<TitanStep> ParseTitanStep(std::string_view text) {
     if (at > 0 && IsWordChar(text[at - 1])) continue;
     size_t i = at + kKey.size();
     SkipBlanks(text, i);
-    const auto step = WholeAt(text, i);
+    const auto step = WholeAtNanogpt(text, i);
     if (!step) continue;
     const std::string_view rest = text.substr(i);
     if (!StartsWith(Trim(rest), "loss:")) continue;
@@ -221,7 +221,8 @@ std::optional<std::string_view> WordAfter(std::string_view text, std::string_vie
 }
 
 // A whole number >= 1 or a DataError naming `field`.
-int WholeCount(std::string_view text, const std::string& source, int line, std::string_view field) {
+int WholeCountNanogpt(std::string_view text, const std::string& source, int line,
+                      std::string_view field) {
   const double v = ParsePositive(text, source, line, field);
   if (v != std::floor(v) || v > 1e9) {
     throw DataError(source, line, std::string(field),
@@ -237,7 +238,7 @@ std::optional<double> IntegerProduct(std::string_view expr) {
     const std::string_view f = Trim(factor);
     if (f.empty() || f.size() > 9) return std::nullopt;
     for (const char c : f) {
-      if (!IsDigit(c)) return std::nullopt;
+      if (!IsDigitNanogpt(c)) return std::nullopt;
     }
     product *= *ToDouble(f);
   }
@@ -303,7 +304,7 @@ class NanogptReader {
     if (evaluated_.count > 0) {
       Warn(context_, evaluated_.first_line,
            fmt::format("{} step(s) left out whose time spans an evaluation ({})", evaluated_.count,
-                       kind_ == Kind::kNanogpt
+                       kind_ == KindNanogpt::kNanogpt
                            ? "nanoGPT times it with the iteration that follows it"
                            : "modded-nanogpt synchronizes the GPU for it and not at other "
                              "steps"));
@@ -316,7 +317,7 @@ class NanogptReader {
     }
     if (!samples_.empty() && unknown_devices_line_ > 0 && !context_.attributes.devices) {
       Warn(context_, unknown_devices_line_,
-           kind_ == Kind::kTorchtitan
+           kind_ == KindNanogpt::kTorchtitan
                ? "tps is per GPU and the log lacks torchtitan's 'Building device mesh' line: "
                  "1 GPU assumed; give PATH@devices=N (the data-parallel size)"
                : fmt::format("the {} log does not state the number of GPUs: devices = 1 "
@@ -368,7 +369,7 @@ class NanogptReader {
     }
   }
 
-  void SetKind(Kind kind, int line) {
+  void SetKind(KindNanogpt kind, int line) {
     if (kind_set_ && kind != kind_) {
       throw DataError(context_.source, line, "",
                       fmt::format("a {} step line in a {} log: fitspeed reads one kind per file",
@@ -409,7 +410,7 @@ class NanogptReader {
 
   void AddNanogpt(const NanogptIter& it, int line) {
     const std::string& source = context_.source;
-    SetKind(Kind::kNanogpt, line);
+    SetKind(KindNanogpt::kNanogpt, line);
     if (!it.time) {
       throw DataError(source, line, "time", "an iteration line without it (cut short?)");
     }
@@ -486,7 +487,7 @@ class NanogptReader {
 
   void AddModded(const ModdedStep& step, int line) {
     const std::string& source = context_.source;
-    SetKind(Kind::kModded, line);
+    SetKind(KindNanogpt::kModded, line);
     if (!step.train_time || !step.step_avg) {
       throw DataError(source, line, step.train_time ? "step_avg" : "train_time",
                       "a step line without it (cut short?)");
@@ -544,7 +545,7 @@ class NanogptReader {
                   : key == "cp"           ? &mesh_->cp
                   : key == "tp"           ? &mesh_->tp
                                           : nullptr;
-      if (slot) *slot = WholeCount(value, source, line, key);
+      if (slot) *slot = WholeCountNanogpt(value, source, line, key);
     }
     mesh_line_ = line;
     previous_.reset();
@@ -555,16 +556,16 @@ class NanogptReader {
     Trainer t;
     t.line = line;
     if (const auto v = WordAfter(text, "local batch size")) {
-      t.local = WholeCount(*v, source, line, "local batch size");
+      t.local = WholeCountNanogpt(*v, source, line, "local batch size");
     }
     if (const auto v = WordAfter(text, "global batch size")) {
-      t.global = WholeCount(*v, source, line, "global batch size");
+      t.global = WholeCountNanogpt(*v, source, line, "global batch size");
     }
     if (const auto v = WordAfter(text, "gradient accumulation steps")) {
-      t.accumulation = WholeCount(*v, source, line, "gradient accumulation steps");
+      t.accumulation = WholeCountNanogpt(*v, source, line, "gradient accumulation steps");
     }
     if (const auto v = WordAfter(text, "sequence length")) {
-      t.seq_len = WholeCount(*v, source, line, "sequence length");
+      t.seq_len = WholeCountNanogpt(*v, source, line, "sequence length");
     }
     trainer_ = t;
     previous_.reset();
@@ -572,7 +573,7 @@ class NanogptReader {
 
   void AddTitan(const TitanStep& step, int line) {
     const std::string& source = context_.source;
-    SetKind(Kind::kTorchtitan, line);
+    SetKind(KindNanogpt::kTorchtitan, line);
     if (!step.tps || !step.complete) {
       throw DataError(source, line, step.tps ? "mfu" : "tps",
                       "a torchtitan step line that ends before it (cut short?)");
@@ -635,7 +636,7 @@ class NanogptReader {
 
   const ReaderContext& context_;
   std::string buffer_;
-  Kind kind_ = Kind::kNanogpt;
+  KindNanogpt kind_ = KindNanogpt::kNanogpt;
   bool kind_set_ = false;
   // nanoGPT
   std::optional<long long> last_iteration_, evaluated_iteration_;

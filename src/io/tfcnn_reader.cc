@@ -45,7 +45,7 @@ bool IsStepLine(std::string_view text) {
 }
 
 // What one benchmark run printed before its total.
-struct Run {
+struct RunTfcnn {
   std::optional<double> global_batch;
   std::optional<double> per_device_batch;
   std::optional<int> num_gpus;        // "Num GPUs:" (some versions and forks)
@@ -135,7 +135,7 @@ class TfcnnReader {
     int line = 0;
     double sum = 0;
     int count = 0;
-    Run run;
+    RunTfcnn run;
   };
 
   void AddTotal(double value, int line) {
@@ -151,11 +151,11 @@ class TfcnnReader {
   void NextRun() {
     if (!group_open_) return;
     group_open_ = false;
-    run_ = Run{};
+    run_ = RunTfcnn{};
   }
 
   const ReaderContext& context_;
-  Run run_;
+  RunTfcnn run_;
   int batch_line_ = -1;
   bool group_open_ = false;
   std::vector<Group> groups_;

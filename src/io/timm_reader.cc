@@ -151,27 +151,27 @@ std::optional<int> ParseWorldSize(std::string_view text) {
 }
 
 // An interval [low, high] of a quantity known from rounded printouts.
-struct Interval {
+struct IntervalTimm {
   double low = 0;
   double high = 0;
-  bool Overlaps(const Interval& o) const { return low <= o.high && o.low <= high; }
-  Interval Intersect(const Interval& o) const {
+  bool Overlaps(const IntervalTimm& o) const { return low <= o.high && o.low <= high; }
+  IntervalTimm Intersect(const IntervalTimm& o) const {
     return {std::max(low, o.low), std::min(high, o.high)};
   }
 };
 
 // The samples of the line's update, rate x time, with the bounds that the
 // rounding of both printouts allows.
-Interval UpdateSamples(const Printed& rate, const Printed& time_s) {
+IntervalTimm UpdateSamples(const Printed& rate, const Printed& time_s) {
   return {
       std::max(0.0, rate.value - rate.half_unit) * std::max(0.0, time_s.value - time_s.half_unit),
       (rate.value + rate.half_unit) * (time_s.value + time_s.half_unit)};
 }
 
-Interval UpdateSamples(const TimmLine& t) {
-  Interval samples = UpdateSamples(t.rate, t.time_s);
+IntervalTimm UpdateSamples(const TimmLine& t) {
+  IntervalTimm samples = UpdateSamples(t.rate, t.time_s);
   if (t.mean_rate && t.mean_time_s) {
-    const Interval from_mean = UpdateSamples(*t.mean_rate, *t.mean_time_s);
+    const IntervalTimm from_mean = UpdateSamples(*t.mean_rate, *t.mean_time_s);
     if (samples.Overlaps(from_mean)) samples = samples.Intersect(from_mean);
   }
   return samples;
@@ -234,10 +234,10 @@ class TimmReader {
     const TimmLine& a = lines.front();
     // The lines whose update had as many samples as the first one's (a
     // partial last batch has fewer); their intersection bounds the batch.
-    Interval batch = UpdateSamples(a);
+    IntervalTimm batch = UpdateSamples(a);
     std::vector<const TimmLine*> consistent = {&a};
     for (size_t j = 1; j < lines.size(); ++j) {
-      const Interval samples = UpdateSamples(lines[j]);
+      const IntervalTimm samples = UpdateSamples(lines[j]);
       if (samples.Overlaps(batch) && lines[j].index > consistent.back()->index) {
         batch = batch.Intersect(samples);
         consistent.push_back(&lines[j]);
@@ -293,9 +293,9 @@ class TimmReader {
 
   // The global batch: PATH@batch=N when given (checked against the log), else
   // the one whole number that rate x time allows, else 0 (ask the user).
-  double BatchOf(const Interval& samples, int line) const {
+  double BatchOf(const IntervalTimm& samples, int line) const {
     // Slack for the rounding of the products themselves.
-    const Interval slack{samples.low * (1 - 1e-9), samples.high * (1 + 1e-9)};
+    const IntervalTimm slack{samples.low * (1 - 1e-9), samples.high * (1 + 1e-9)};
     if (const auto& given = context_.attributes.batch) {
       if (*given < slack.low || *given > slack.high) {
         throw DataError(context_.source, line, "batch",

@@ -11,12 +11,12 @@ namespace fitspeed {
 namespace {
 
 // Insertion-ordered, so that "schema" comes first and fields read in a sensible order.
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
-constexpr const char* kSchema = "fitspeed.models/1";
+constexpr const char* kSchemaReport = "fitspeed.models/1";
 
-json SummaryJson(const ModelSummary& m) {
-  json j;
+ordered_json SummaryJson(const ModelSummary& m) {
+  ordered_json j;
   j["name"] = m.name;
   j["params"] = m.params;
   j["trainable_params"] = m.trainable_params;
@@ -73,9 +73,9 @@ ModelSummary Summarize(const Network& network, Optimizer optimizer) {
 
 void WriteModels(std::ostream& out, const std::vector<ModelSummary>& models, OutputFormat format) {
   if (format == OutputFormat::kJson) {
-    json doc;
-    doc["schema"] = kSchema;
-    doc["models"] = json::array();
+    ordered_json doc;
+    doc["schema"] = kSchemaReport;
+    doc["models"] = ordered_json::array();
     for (const ModelSummary& m : models) doc["models"].push_back(SummaryJson(m));
     out << doc.dump(2) << "\n";
     return;
@@ -101,12 +101,12 @@ void WriteModelLayers(std::ostream& out, const Network& network, OutputFormat fo
   const NetworkCost cost = CountCost(network, optimizer);
   const ModelSummary summary = Summarize(network, optimizer);
   if (format == OutputFormat::kJson) {
-    json entry = SummaryJson(summary);
-    json layers = json::array();
+    ordered_json entry = SummaryJson(summary);
+    ordered_json layers = ordered_json::array();
     for (int id = 1; id < network.size(); ++id) {
       const Layer& layer = network.layer(id);
       const LayerCost& c = cost.layers[static_cast<size_t>(id)];
-      json l;
+      ordered_json l;
       l["name"] = layer.name;
       l["kind"] = LayerKindName(layer.kind);
       l["inputs"] = layer.inputs;
@@ -121,9 +121,9 @@ void WriteModelLayers(std::ostream& out, const Network& network, OutputFormat fo
       layers.push_back(std::move(l));
     }
     entry["layers"] = std::move(layers);
-    json doc;
-    doc["schema"] = kSchema;
-    doc["models"] = json::array({std::move(entry)});
+    ordered_json doc;
+    doc["schema"] = kSchemaReport;
+    doc["models"] = ordered_json::array({std::move(entry)});
     out << doc.dump(2) << "\n";
     return;
   }

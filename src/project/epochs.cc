@@ -9,6 +9,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fit/statistics.h"
 #include "fitspeed/core/error.h"
@@ -18,9 +19,6 @@
 namespace fitspeed {
 
 namespace {
-
-bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-bool NonNegativeFinite(double x) { return std::isfinite(x) && x >= 0; }
 
 size_t ParamIndex(const GroupFit& fit, const std::string& name) {
   for (size_t i = 0; i < fit.params.size(); ++i) {

@@ -8,28 +8,28 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "fitspeed/core/error.h"
 #include "core/table.h"
+#include "fitspeed/core/error.h"
 
 namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 std::string Interval(double low, double high, double scale, int digits = 3) {
   return fmt::format("[{}, {}]", FormatSig(low * scale, digits), FormatSig(high * scale, digits));
 }
 
-json FitJson(const AlphaBetaFit& f) {
-  return json{{"alpha_s", f.alpha_s},
-              {"alpha_ci", {f.alpha_ci_low, f.alpha_ci_high}},
-              {"beta_s_per_byte", f.beta_s_per_byte},
-              {"beta_ci", {f.beta_ci_low, f.beta_ci_high}},
-              {"confidence", f.confidence},
-              {"points", f.points},
-              {"rms_relative_residual", f.rms_relative_residual},
-              {"max_relative_residual", f.max_relative_residual}};
+ordered_json FitJson(const AlphaBetaFit& f) {
+  return ordered_json{{"alpha_s", f.alpha_s},
+                      {"alpha_ci", {f.alpha_ci_low, f.alpha_ci_high}},
+                      {"beta_s_per_byte", f.beta_s_per_byte},
+                      {"beta_ci", {f.beta_ci_low, f.beta_ci_high}},
+                      {"confidence", f.confidence},
+                      {"points", f.points},
+                      {"rms_relative_residual", f.rms_relative_residual},
+                      {"max_relative_residual", f.max_relative_residual}};
 }
 
 // The table's closing lines: where the links file went, or the file itself.
@@ -187,22 +187,23 @@ void WriteLinkbench(std::ostream& out, const LinkbenchResult& r, const std::stri
       break;
     }
     case OutputFormat::kJson: {
-      json j = {{"schema", "fitspeed.linkbench/1"},
-                {"communicator", m.describe},
-                {"ranks", m.ranks},
-                {"nodes", m.nodes},
-                {"points", json::array()}};
+      ordered_json j = {{"schema", "fitspeed.linkbench/1"},
+                        {"communicator", m.describe},
+                        {"ranks", m.ranks},
+                        {"nodes", m.nodes},
+                        {"points", ordered_json::array()}};
       for (const LinkbenchPoint& p : m.points) {
-        j["points"].push_back({{"bytes", p.bytes},
-                               {"allreduce_s", p.allreduce_s},
-                               {"one_way_s", two ? json(p.one_way_s) : json(nullptr)},
-                               {"allreduce_repeats", p.allreduce_repeats},
-                               {"pingpong_repeats", p.pingpong_repeats}});
+        j["points"].push_back(
+            {{"bytes", p.bytes},
+             {"allreduce_s", p.allreduce_s},
+             {"one_way_s", two ? ordered_json(p.one_way_s) : ordered_json(nullptr)},
+             {"allreduce_repeats", p.allreduce_repeats},
+             {"pingpong_repeats", p.pingpong_repeats}});
       }
       j["allreduce_fit"] = FitJson(r.allreduce);
-      j["one_way_fit"] = two ? FitJson(*r.one_way) : json(nullptr);
+      j["one_way_fit"] = two ? FitJson(*r.one_way) : ordered_json(nullptr);
       j["link_derivation"] = r.link.how;
-      j["links"] = json::parse(links_json);
+      j["links"] = ordered_json::parse(links_json);
       out << j.dump(2) << "\n";
       break;
     }
@@ -224,14 +225,11 @@ void WriteNodeCountLinkbench(std::ostream& out, const NodeCountLinkbench& r,
                              OutputFormat format) {
   const AlphaBetaFit& fit = r.fit.fit;
   if (format == OutputFormat::kJson) {
-    json j = {{"schema", "fitspeed.linkbench/1"},
-              {"from_runs", r.from_runs},
-              {"fewer_nodes", r.fit.fewer_nodes},
-              {"more_nodes", r.fit.more_nodes},
-              {"runs", json::array()},
-              {"difference_fit", FitJson(fit)},
-              {"link_derivation", r.how},
-              {"links", json::parse(links_json)}};
+    ordered_json j = {
+        {"schema", "fitspeed.linkbench/1"}, {"from_runs", r.from_runs},
+        {"fewer_nodes", r.fit.fewer_nodes}, {"more_nodes", r.fit.more_nodes},
+        {"runs", ordered_json::array()},    {"difference_fit", FitJson(fit)},
+        {"link_derivation", r.how},         {"links", ordered_json::parse(links_json)}};
     for (const NodeCountRun& run : r.runs) {
       j["runs"].push_back({{"gradient_bytes", run.gradient_bytes},
                            {"fewer_nodes_step_s", run.fewer_nodes_step_s},

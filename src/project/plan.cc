@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 
@@ -17,9 +18,6 @@ namespace fitspeed {
 namespace {
 
 constexpr double kNoCost = std::numeric_limits<double>::infinity();  // sorts last
-
-bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-bool NonNegativeFinite(double x) { return std::isfinite(x) && x >= 0; }
 
 void AddOnce(std::vector<std::string>& list, const std::string& text) {
   if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);

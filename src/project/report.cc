@@ -16,14 +16,16 @@ using nlohmann::json;
 
 namespace {
 
-json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-json Optional(const std::optional<double>& value) { return value ? Number(*value) : json(nullptr); }
+json NumberReport(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json Optional(const std::optional<double>& value) {
+  return value ? NumberReport(*value) : json(nullptr);
+}
 std::string Money(const std::optional<double>& value) {
   return value ? fmt::format("{:.2f}", *value) : "";
 }
 std::string Count(double value) { return std::isfinite(value) ? FormatSig(value, 10) : ""; }
 
-void AddOnce(std::vector<std::string>& list, const std::string& text) {
+void AddOnceReport(std::vector<std::string>& list, const std::string& text) {
   if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
 }
 
@@ -52,11 +54,11 @@ json ScalingJson(const ScalingRow& r) {
           {"devices", r.devices},
           {"per_device_batch", r.per_device_batch},
           {"global_batch", r.global_batch},
-          {"comm_s", Number(r.comm_s)},
-          {"step_time_s", Number(r.step_time_s)},
-          {"throughput_sps", Number(r.throughput_sps)},
-          {"speedup", Number(r.speedup)},
-          {"efficiency", Number(r.efficiency)}};
+          {"comm_s", NumberReport(r.comm_s)},
+          {"step_time_s", NumberReport(r.step_time_s)},
+          {"throughput_sps", NumberReport(r.throughput_sps)},
+          {"speedup", NumberReport(r.speedup)},
+          {"efficiency", NumberReport(r.efficiency)}};
 }
 
 json ModelJson(const EpochModel& m) {
@@ -64,16 +66,16 @@ json ModelJson(const EpochModel& m) {
           {"devices", m.devices},
           {"batch", m.batch},
           {"origin", m.origin},
-          {"steps_per_epoch", Number(m.steps_per_epoch)},
-          {"samples_used", Number(m.samples_used)},
-          {"train_epoch_s", Number(m.train_epoch_s)},
-          {"validation_epoch_s", Number(m.validation_epoch_s)},
-          {"epoch_s", Number(m.epoch_s)},
-          {"epoch_stderr_s", m.dof > 0 ? Number(m.epoch_stderr_s) : json(nullptr)},
-          {"epoch_sd_s", m.dof > 0 ? Number(m.epoch_sd_s) : json(nullptr)},
+          {"steps_per_epoch", NumberReport(m.steps_per_epoch)},
+          {"samples_used", NumberReport(m.samples_used)},
+          {"train_epoch_s", NumberReport(m.train_epoch_s)},
+          {"validation_epoch_s", NumberReport(m.validation_epoch_s)},
+          {"epoch_s", NumberReport(m.epoch_s)},
+          {"epoch_stderr_s", m.dof > 0 ? NumberReport(m.epoch_stderr_s) : json(nullptr)},
+          {"epoch_sd_s", m.dof > 0 ? NumberReport(m.epoch_sd_s) : json(nullptr)},
           {"dof", m.dof},
-          {"startup_s", Number(m.startup_s)},
-          {"first_epoch_extra_s", Number(m.first_epoch_extra_s)}};
+          {"startup_s", NumberReport(m.startup_s)},
+          {"first_epoch_extra_s", NumberReport(m.first_epoch_extra_s)}};
 }
 
 }  // namespace
@@ -93,13 +95,13 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
   p.confidence = options.confidence;
   bool any_law_interval = false, any_measured_interval = false;
   for (const EpochModel& m : models) {
-    for (const std::string& a : m.assumptions) AddOnce(p.assumptions, a);
+    for (const std::string& a : m.assumptions) AddOnceReport(p.assumptions, a);
     if (m.dof > 0 && m.epoch_sd_s > 0) any_measured_interval = true;
     if (m.dof > 0 && m.epoch_sd_s == 0) any_law_interval = true;
   }
   const std::string level = Percent(options.confidence);
   if (any_law_interval) {
-    AddOnce(
+    AddOnceReport(
         p.assumptions,
         fmt::format("{} interval (fits): the fit covariance of (v0, t) propagated by the delta "
                     "method (Var(1/v0) = Var(v0)/v0^4; the epoch time is linear in 1/v0 and t), "
@@ -108,40 +110,43 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
                     level));
   }
   if (any_measured_interval) {
-    AddOnce(p.assumptions,
-            fmt::format("{} interval (measured): steady epochs independent around their mean, "
-                        "total +- q*sqrt(E^2*sd^2/n + E*sd^2), n steady epochs, q the Student t "
-                        "quantile at n-1 dof",
-                        level));
+    AddOnceReport(
+        p.assumptions,
+        fmt::format("{} interval (measured): steady epochs independent around their mean, "
+                    "total +- q*sqrt(E^2*sd^2/n + E*sd^2), n steady epochs, q the Student t "
+                    "quantile at n-1 dof",
+                    level));
   }
   for (const EpochModel& m : models) {
     if (m.model_errors.empty()) continue;
     const PredictionInterval model = m.model_errors.At(options.confidence);
     if (!model.available) {
-      AddOnce(p.assumptions,
-              fmt::format("{} interval (model): none from the model's errors ({}); the interval "
-                          "shown, if any, is the fit's alone and does not cover the model's error",
-                          level, model.reason));
+      AddOnceReport(
+          p.assumptions,
+          fmt::format("{} interval (model): none from the model's errors ({}); the interval "
+                      "shown, if any, is the fit's alone and does not cover the model's error",
+                      level, model.reason));
       continue;
     }
-    AddOnce(p.assumptions,
-            fmt::format("{} interval (model): the law was fitted to a device model's predictions; "
-                        "the model's split conformal interval on throughput, x[{}, {}] from {} "
-                        "out-of-sample published cases of class {} ({} sources; median case at "
-                        "{}x the modeled speed), combined with the fit's relative half-width in "
-                        "quadrature on each side around that median (CombinedTimeFactors); "
-                        "startup and first-epoch extra are not scaled",
-                        level, FormatSig(model.low_factor, 3), FormatSig(model.high_factor, 3),
-                        model.cases, model.basis, model.sources,
-                        FormatSig(std::exp(model.median_log_ratio), 3)));
+    AddOnceReport(
+        p.assumptions,
+        fmt::format("{} interval (model): the law was fitted to a device model's predictions; "
+                    "the model's split conformal interval on throughput, x[{}, {}] from {} "
+                    "out-of-sample published cases of class {} ({} sources; median case at "
+                    "{}x the modeled speed), combined with the fit's relative half-width in "
+                    "quadrature on each side around that median (CombinedTimeFactors); "
+                    "startup and first-epoch extra are not scaled",
+                    level, FormatSig(model.low_factor, 3), FormatSig(model.high_factor, 3),
+                    model.cases, model.basis, model.sources,
+                    FormatSig(std::exp(model.median_log_ratio), 3)));
     if (m.origin == "scaling") {
-      AddOnce(p.assumptions,
-              "scaled rows: the model interval covers the modeled single-configuration step, "
-              "not the error of the all-reduce model added to it");
+      AddOnceReport(p.assumptions,
+                    "scaled rows: the model interval covers the modeled single-configuration step, "
+                    "not the error of the all-reduce model added to it");
     }
   }
   if (!options.prices.empty()) {
-    AddOnce(p.assumptions, "cost = devices x hours x price per device-hour");
+    AddOnceReport(p.assumptions, "cost = devices x hours x price per device-hour");
   }
   p.models = std::move(models);
   return p;
@@ -151,20 +156,20 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
   if (format == OutputFormat::kJson) {
     json rows = json::array();
     for (const ProjectionRow& r : p.rows) {
-      rows.push_back(
-          {{"label", r.label},
-           {"devices", r.devices},
-           {"batch", r.batch},
-           {"epochs", r.epochs},
-           {"steps_per_epoch", Number(r.steps_per_epoch)},
-           {"epoch_s", Number(r.epoch_s)},
-           {"total_s", Number(r.total_s)},
-           {"total_hms", FormatHms(r.total_s)},
-           {"ci95_s",
-            r.ci_low_s ? json::array({Number(*r.ci_low_s), Number(*r.ci_high_s)}) : json(nullptr)},
-           {"interval_basis", r.ci_low_s ? json(r.interval_basis) : json(nullptr)},
-           {"price_per_device_hour", Optional(r.price_per_device_hour)},
-           {"cost", Optional(r.cost)}});
+      rows.push_back({{"label", r.label},
+                      {"devices", r.devices},
+                      {"batch", r.batch},
+                      {"epochs", r.epochs},
+                      {"steps_per_epoch", NumberReport(r.steps_per_epoch)},
+                      {"epoch_s", NumberReport(r.epoch_s)},
+                      {"total_s", NumberReport(r.total_s)},
+                      {"total_hms", FormatHms(r.total_s)},
+                      {"ci95_s", r.ci_low_s ? json::array({NumberReport(*r.ci_low_s),
+                                                           NumberReport(*r.ci_high_s)})
+                                            : json(nullptr)},
+                      {"interval_basis", r.ci_low_s ? json(r.interval_basis) : json(nullptr)},
+                      {"price_per_device_hour", Optional(r.price_per_device_hour)},
+                      {"cost", Optional(r.cost)}});
     }
     json models = json::array();
     for (const EpochModel& m : p.models) models.push_back(ModelJson(m));
@@ -257,24 +262,25 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     json rows = json::array();
     for (const PlanRow& r : plan.rows) {
-      rows.push_back({{"device", r.device},
-                      {"devices", r.devices},
-                      {"batch", r.batch},
-                      {"optimal_batch", r.optimal_batch},
-                      {"epochs", Number(r.epochs)},
-                      {"steps_per_epoch", Number(r.steps_per_epoch)},
-                      {"epoch_s", Number(r.epoch_s)},
-                      {"total_s", Number(r.total_s)},
-                      {"cost", Optional(r.cost)},
-                      {"meets_deadline", r.meets_deadline},
-                      {"meets_budget", r.meets_budget},
-                      {"feasible", r.feasible()},
-                      {"pareto", r.pareto},
-                      {"total_interval_s", r.total_low_s ? json::array({Number(*r.total_low_s),
-                                                                        Number(*r.total_high_s)})
-                                                         : json(nullptr)},
-                      {"interval_basis", r.total_low_s ? json(r.interval_basis) : json(nullptr)},
-                      {"deadline_at_risk", r.deadline_at_risk}});
+      rows.push_back(
+          {{"device", r.device},
+           {"devices", r.devices},
+           {"batch", r.batch},
+           {"optimal_batch", r.optimal_batch},
+           {"epochs", NumberReport(r.epochs)},
+           {"steps_per_epoch", NumberReport(r.steps_per_epoch)},
+           {"epoch_s", NumberReport(r.epoch_s)},
+           {"total_s", NumberReport(r.total_s)},
+           {"cost", Optional(r.cost)},
+           {"meets_deadline", r.meets_deadline},
+           {"meets_budget", r.meets_budget},
+           {"feasible", r.feasible()},
+           {"pareto", r.pareto},
+           {"total_interval_s", r.total_low_s ? json::array({NumberReport(*r.total_low_s),
+                                                             NumberReport(*r.total_high_s)})
+                                              : json(nullptr)},
+           {"interval_basis", r.total_low_s ? json(r.interval_basis) : json(nullptr)},
+           {"deadline_at_risk", r.deadline_at_risk}});
     }
     const json doc = {{"schema", "fitspeed.plan/1"},
                       {"rows", rows},

@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fit/solver_options.h"
 #include "fitspeed/core/error.h"
@@ -18,9 +19,6 @@
 namespace fitspeed {
 
 namespace {
-
-bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
-bool NonNegativeFinite(double x) { return std::isfinite(x) && x >= 0; }
 
 // The value of a scalar or of a ceres::Jet, for branching.
 double ValueOf(double x) { return x; }

@@ -5,15 +5,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/core/error.h"
 #include "core/table.h"
+#include "fitspeed/core/error.h"
 #include "fitspeed/timing/data_parallel.h"
 
 namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 std::string ModeledTable(const SweepResult& sweep, const ModeledCommunication& modeled) {
   const bool same = modeled.ranks == sweep.ranks;
@@ -45,20 +45,20 @@ std::string ModeledTable(const SweepResult& sweep, const ModeledCommunication& m
   return table.Render();
 }
 
-json ModeledJson(const SweepResult& sweep, const ModeledCommunication& modeled) {
-  json j = {{"links", modeled.links}, {"steps", json::array()}};
+ordered_json ModeledJson(const SweepResult& sweep, const ModeledCommunication& modeled) {
+  ordered_json j = {{"links", modeled.links}, {"steps", ordered_json::array()}};
   for (size_t i = 0; i < modeled.steps.size(); ++i) {
     const BatchMeasurement& measured = sweep.measurements[i];
     const ModeledDataParallelStep& m = modeled.steps[i];
-    json row = {{"per_rank_batch", measured.data_parallel->per_rank_batch},
-                {"ranks", m.ranks},
-                {"batch", m.global_batch},
-                {"compute_s", m.compute_s},
-                {"copies_s", m.copies_s},
-                {"modeled_comm_s", m.timeline.comm_s},
-                {"modeled_exposed_s", m.timeline.exposed_s},
-                {"overlapped_step_s", m.overlapped_step_s},
-                {"serial_step_s", m.serial_step_s}};
+    ordered_json row = {{"per_rank_batch", measured.data_parallel->per_rank_batch},
+                        {"ranks", m.ranks},
+                        {"batch", m.global_batch},
+                        {"compute_s", m.compute_s},
+                        {"copies_s", m.copies_s},
+                        {"modeled_comm_s", m.timeline.comm_s},
+                        {"modeled_exposed_s", m.timeline.exposed_s},
+                        {"overlapped_step_s", m.overlapped_step_s},
+                        {"serial_step_s", m.serial_step_s}};
     if (m.ranks == sweep.ranks) {
       row["measured_step_s"] = measured.step_time_s;
       row["overlapped_relative_error"] = m.overlapped_step_s / measured.step_time_s - 1;
@@ -94,7 +94,7 @@ void WriteDataParallelSweep(std::ostream& out, const SweepResult& sweep, const F
     case OutputFormat::kJson: {
       std::ostringstream text;
       WriteSweep(text, sweep, fit, format, layers);
-      json j = json::parse(text.str());
+      ordered_json j = ordered_json::parse(text.str());
       j["modeled_communication"] = ModeledJson(sweep, *modeled);
       out << j.dump(2) << "\n";
       break;

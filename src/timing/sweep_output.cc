@@ -12,12 +12,12 @@ namespace fitspeed {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 // A JSON number, or null where it is not finite.
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+ordered_json Number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
-json ContextJson(const HostContext& c) {
+ordered_json ContextJson(const HostContext& c) {
   return {{"cpu", c.cpu_model},
           {"logical_cpus", c.logical_cpus},
           {"threads", c.threads},
@@ -33,18 +33,18 @@ json ContextJson(const HostContext& c) {
           {"memory_available_bytes", Number(c.memory_available_bytes)}};
 }
 
-json PassesJson(const std::array<double, 4>& values) {
-  json j = json::object();
+ordered_json PassesJson(const std::array<double, 4>& values) {
+  ordered_json j = ordered_json::object();
   for (Pass p : kAllPasses) j[PassName(p)] = Number(values[static_cast<size_t>(p)]);
   return j;
 }
 
 std::string Mib(double bytes) { return FormatSig(bytes / (1u << 20), 4); }
 
-json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
-  json layers = json::array();
+ordered_json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
+  ordered_json layers = ordered_json::array();
   for (const LayerTiming& t : m.layers) {
-    json impl = json::object();
+    ordered_json impl = ordered_json::object();
     for (Pass p : kAllPasses) {
       const std::string& name = t.implementation[static_cast<size_t>(p)];
       if (!name.empty()) impl[PassName(p)] = name;
@@ -55,30 +55,30 @@ json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sample) {
                       {"flops", PassesJson(t.flops)},
                       {"implementation", impl}});
   }
-  json j = {{"batch", m.batch},
-            {"step_time_s", Number(m.step_time_s)},
-            {"cv", Number(m.cv)},
-            {"min_time_s", Number(m.min_time_s)},
-            {"mean_time_s", Number(m.mean_time_s)},
-            {"repeats", m.repeats},
-            {"warmup_steps", m.warmup_steps},
-            {"throughput_sps", Number(m.throughput_sps)},
-            {"step_flops", Number(m.step_flops)},
-            {"gflops", Number(m.gflops)},
-            {"peak_fraction", Number(m.peak_fraction)},
-            {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
-            {"loss", Number(m.loss)},
-            {"preemptions_per_step", Number(m.preemptions_per_step)},
-            {"preemptions_per_s", Number(m.preemptions_per_s)},
-            {"pass_seconds", PassesJson(m.pass_seconds)},
-            {"layers", layers}};
+  ordered_json j = {{"batch", m.batch},
+                    {"step_time_s", Number(m.step_time_s)},
+                    {"cv", Number(m.cv)},
+                    {"min_time_s", Number(m.min_time_s)},
+                    {"mean_time_s", Number(m.mean_time_s)},
+                    {"repeats", m.repeats},
+                    {"warmup_steps", m.warmup_steps},
+                    {"throughput_sps", Number(m.throughput_sps)},
+                    {"step_flops", Number(m.step_flops)},
+                    {"gflops", Number(m.gflops)},
+                    {"peak_fraction", Number(m.peak_fraction)},
+                    {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
+                    {"loss", Number(m.loss)},
+                    {"preemptions_per_step", Number(m.preemptions_per_step)},
+                    {"preemptions_per_s", Number(m.preemptions_per_s)},
+                    {"pass_seconds", PassesJson(m.pass_seconds)},
+                    {"layers", layers}};
   if (tokens_per_sample > 0) {
     j["throughput_tokens_per_s"] =
         Number(m.throughput_sps * static_cast<double>(tokens_per_sample));
   }
   if (m.data_parallel) {
     const DataParallelTiming& d = *m.data_parallel;
-    json buckets = json::array();
+    ordered_json buckets = ordered_json::array();
     for (const BucketTiming& b : d.buckets) {
       buckets.push_back({{"parameters", b.parameters},
                          {"bytes", Number(b.bytes)},
@@ -209,7 +209,7 @@ std::string SweepTable(const SweepResult& s) {
 }
 
 std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
-  json j = json::parse(FitToJson(fit));
+  ordered_json j = ordered_json::parse(FitToJson(fit));
   j["sweep"] = {{"model", s.model},
                 {"precision", PrecisionName(s.precision, PrecisionContext::kHost)},
                 {"optimizer", OptimizerName(s.optimizer)},
@@ -221,17 +221,17 @@ std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
                 {"memory_limit_bytes", Number(s.memory_limit_bytes)},
                 {"ranks", s.ranks},
                 {"stop_reason", s.stop_reason},
-                {"warnings", json::array()}};
+                {"warnings", ordered_json::array()}};
   if (DataParallel(s)) {
     j["sweep"]["communicator"] = s.communicator;
     j["sweep"]["bucket_bytes"] = Number(s.bucket_bytes);
     j["sweep"]["first_bucket_bytes"] = Number(s.first_bucket_bytes);
   }
   if (const std::string w = s.ContentionWarning(); !w.empty()) j["sweep"]["warnings"].push_back(w);
-  j["measurements"] = json::array();
+  j["measurements"] = ordered_json::array();
   for (const BatchMeasurement& m : s.measurements)
     j["measurements"].push_back(MeasurementJson(m, s.tokens_per_sample));
-  j["skipped"] = json::array();
+  j["skipped"] = ordered_json::array();
   for (const SkippedBatch& k : s.skipped) {
     j["skipped"].push_back({{"batch", k.batch},
                             {"memory_estimate_bytes", Number(k.memory_estimate_bytes)},

@@ -19,7 +19,7 @@ using ::fitspeed::test::CliRun;
 using ::fitspeed::test::RunCli;
 using ::testing::HasSubstr;
 
-std::string Scratch(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string ScratchIntervals(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 TEST(IntervalsCli, ModeledThroughputCarriesTheBuiltInInterval) {
   const CliRun run =
@@ -73,7 +73,7 @@ TEST(IntervalsCli, SaysWhyWhenTheDataIsTooThin) {
 }
 
 TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
-  const std::string sweep_json = Scratch("intervals_cli_sweep.json");
+  const std::string sweep_json = ScratchIntervals("intervals_cli_sweep.json");
   const CliRun sweep = RunCli(
       "sweep resnet50 --device v100-sxm2 --precision mixed --batches "
       "64,128,256 -o json");
@@ -105,7 +105,7 @@ TEST(IntervalsCli, ProjectKeepsTheSweepsSourceRule) {
   // The CPU class has 36 published cases, enough for 80% (9), from 3 sources,
   // fewer than the rule's 4: project, rebuilding the interval at its own
   // level from the sweep's errors, must refuse it as the sweep did.
-  const std::string sweep_json = Scratch("intervals_cli_cpu_sweep.json");
+  const std::string sweep_json = ScratchIntervals("intervals_cli_cpu_sweep.json");
   const CliRun sweep = RunCli("sweep resnet50 --device xeon-6148x2 --batches 64,128,256 -o json");
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_EQ(nlohmann::json::parse(sweep.out)["model_interval"]["available"], false);
@@ -120,7 +120,7 @@ TEST(IntervalsCli, ProjectKeepsTheSweepsSourceRule) {
 TEST(IntervalsCli, ProjectSaysWhenTheModelsErrorsAreTooFewForItsLevel) {
   // A GPU sweep's errors cut to 20 of 4 sources: enough for 80% (9), too few
   // for 95% (39).
-  const std::string sweep_json = Scratch("intervals_cli_thin_sweep.json");
+  const std::string sweep_json = ScratchIntervals("intervals_cli_thin_sweep.json");
   const CliRun sweep = RunCli("sweep resnet50 --device v100-sxm2 --batches 32,64,128 -o json");
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   auto doc = nlohmann::json::parse(sweep.out);
@@ -144,7 +144,7 @@ TEST(IntervalsCli, ProjectSaysWhenTheModelsErrorsAreTooFewForItsLevel) {
 }
 
 TEST(IntervalsCli, ValidateReportsCoverageAndWritesTheTable) {
-  const std::string out = Scratch("intervals_cli_table.json");
+  const std::string out = ScratchIntervals("intervals_cli_table.json");
   const CliRun run =
       RunCli("validate --no-cross-validation --no-cross-device --intervals-out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -21,7 +21,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // Pollux's log names the task ("cifar10"); network= states the network.
-std::string Log(const std::string& attributes) {
+std::string LogTransfer(const std::string& attributes) {
   return Data("transfer/pollux_t4_resnet18_cifar10_p1.csv") + "@" + attributes;
 }
 
@@ -29,7 +29,7 @@ TEST(TransferCli, LogOnT4PredictsV100WithTheFittedParameters) {
   const CliRun run = RunCli(
       "sweep resnet18-cifar --device v100-sxm2 --batches 32,64,128,256 --no-loo "
       "--from " +
-      Log("precision=fp32,network=resnet18-cifar") + " --from-device t4 --output json");
+      LogTransfer("precision=fp32,network=resnet18-cifar") + " --from-device t4 --output json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   const auto& t = j.at("transfer");
@@ -65,7 +65,7 @@ TEST(TransferCli, TableAndCsvCarryTheHeader) {
   const std::string args =
       "sweep resnet18-cifar --device v100-sxm2 --batches 32,64,128,256 --no-loo "
       "--precision fp32 --from " +
-      Log("network=resnet18-cifar") + " --from-device t4";
+      LogTransfer("network=resnet18-cifar") + " --from-device t4";
   const CliRun table = RunCli(args);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, StartsWith("transferred from t4: resnet18-cifar"));
@@ -96,33 +96,34 @@ TEST(TransferCli, CasesFileOfTheNetworkOnA) {
 TEST(TransferCli, MissingOrContradictingAttributesAreUsageErrors) {
   const std::string sweep = "sweep resnet18-cifar --device v100-sxm2 --batches 64 --from ";
   // No precision stated: neither @precision nor --precision.
-  CliRun run = RunCli(sweep + Log("network=resnet18-cifar") + " --from-device t4");
+  CliRun run = RunCli(sweep + LogTransfer("network=resnet18-cifar") + " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("precision is not stated"));
   // Measured mixed, modeled fp32.
-  run = RunCli(sweep + Log("precision=mixed,layout=nchw,network=resnet18-cifar") +
+  run = RunCli(sweep + LogTransfer("precision=mixed,layout=nchw,network=resnet18-cifar") +
                " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("a transfer needs them equal"));
   // Mixed precision runs on tensor cores, where the layout matters: it must be stated.
   run = RunCli("sweep resnet18-cifar --device v100-sxm2 --batches 64 --precision mixed --from " +
-               Log("precision=mixed,network=resnet18-cifar") + " --from-device t4");
+               LogTransfer("precision=mixed,network=resnet18-cifar") + " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("layout is not stated"));
   // --from and --from-device go together, and with --device.
-  run = RunCli(sweep + Log("precision=fp32,network=resnet18-cifar"));
+  run = RunCli(sweep + LogTransfer("precision=fp32,network=resnet18-cifar"));
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("--from-device"));
   run = RunCli("sweep resnet18-cifar --device v100-sxm2 --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
-  run = RunCli("sweep resnet18-cifar --from " + Log("precision=fp32") + " --from-device t4");
+  run =
+      RunCli("sweep resnet18-cifar --from " + LogTransfer("precision=fp32") + " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   // A cases file states its own attributes.
   run = RunCli(sweep + Data("cases/pollux_t4.csv") + "@precision=fp32 --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   // Devices of different kinds.
   run = RunCli("sweep resnet18-cifar --device tpu-v3-8 --batches 64 --from " +
-               Log("precision=fp32,network=resnet18-cifar") + " --from-device t4");
+               LogTransfer("precision=fp32,network=resnet18-cifar") + " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_THAT(run.err, HasSubstr("one kind"));
 }
@@ -138,7 +139,7 @@ TEST(TransferCli, AnotherNetworksMeasurementIsBadData) {
   EXPECT_THAT(run.err, HasSubstr("pollux_t4_resnet18_cifar10_p1.csv:5"));
   EXPECT_THAT(run.err, HasSubstr("is of 'cifar10'"));
   run = RunCli("sweep resnet50 --device v100-sxm2 --batches 64 --precision fp32 --from " +
-               Log("network=resnet18-cifar") + " --from-device t4");
+               LogTransfer("network=resnet18-cifar") + " --from-device t4");
   EXPECT_EQ(run.exit_code, 64);
   // A cases file without the network on A.
   run = RunCli("sweep vgg16 --device v100-sxm2 --batches 64 --from " + Data("cases/pollux_t4.csv") +

@@ -39,13 +39,13 @@ constexpr const char* kLinks = R"({
 )";
 
 // 1-based line of the first occurrence of `what` in `text`.
-int LineOf(const std::string& text, const std::string& what) {
+int LineOfLinksFile(const std::string& text, const std::string& what) {
   const size_t at = text.find(what);
   EXPECT_NE(at, std::string::npos) << what;
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
 }
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
+std::string ReplaceLinksFile(std::string text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
@@ -150,57 +150,61 @@ TEST(LinksFile, TakesTheLinksOfADeviceFile) {
 }
 
 TEST(LinksFile, MissingFieldNamesFileLineAndField) {
-  const std::string broken = Replace(
+  const std::string broken = ReplaceLinksFile(
       kLinks,
       ",\n      \"latency_s\": {\"value\": 1e-6, \"source\": \"fitspeed linkbench: alpha/2\"}", "");
   const std::string message = Broken(broken);
   EXPECT_THAT(message, HasSubstr("field 'links[0].latency_s'"));
   EXPECT_THAT(message, HasSubstr("missing"));
   // The line of the link that lacks it.
-  EXPECT_THAT(message,
-              HasSubstr(fmt::format("links.json:{}:", LineOf(broken, "{\n      \"name\""))));
+  EXPECT_THAT(message, HasSubstr(fmt::format("links.json:{}:",
+                                             LineOfLinksFile(broken, "{\n      \"name\""))));
 }
 
 TEST(LinksFile, NegativeBandwidthNamesFileLineAndField) {
-  const std::string broken = Replace(kLinks, "\"value\": 1.25e9", "\"value\": -1.25e9");
+  const std::string broken = ReplaceLinksFile(kLinks, "\"value\": 1.25e9", "\"value\": -1.25e9");
   const std::string message = Broken(broken);
   EXPECT_THAT(message, HasSubstr("field 'links[1].bandwidth_bytes_per_s.value'"));
   EXPECT_THAT(message, HasSubstr("must be > 0"));
-  EXPECT_THAT(message, HasSubstr(fmt::format("links.json:{}:", LineOf(broken, "-1.25e9"))));
+  EXPECT_THAT(message,
+              HasSubstr(fmt::format("links.json:{}:", LineOfLinksFile(broken, "-1.25e9"))));
 }
 
 TEST(LinksFile, WrongSchemaNamesFileLineAndField) {
-  const std::string broken = Replace(kLinks, "fitspeed.links/1", "fitspeed.links/2");
+  const std::string broken = ReplaceLinksFile(kLinks, "fitspeed.links/1", "fitspeed.links/2");
   const std::string message = Broken(broken);
   EXPECT_THAT(message, HasSubstr("links.json:2: field 'schema'"));
   EXPECT_THAT(message, HasSubstr("expected \"fitspeed.links/1\""));
-  EXPECT_THAT(Broken(Replace(kLinks, "  \"schema\": \"fitspeed.links/1\",\n", "")),
+  EXPECT_THAT(Broken(ReplaceLinksFile(kLinks, "  \"schema\": \"fitspeed.links/1\",\n", "")),
               HasSubstr("field 'schema': missing"));
 }
 
 TEST(LinksFile, OtherBrokenRulesNameTheirField) {
-  EXPECT_THAT(Broken(Replace(kLinks, "\"connects\": \"network\"", "\"connects\": \"devices\"")),
-              HasSubstr(fmt::format("links.json:{}: field 'links[1].connects': links[0] already "
-                                    "connects devices",
-                                    LineOf(kLinks, "\"connects\": \"network\""))));
-  EXPECT_THAT(Broken(Replace(kLinks, "\"connects\": \"network\"", "\"connects\": \"nodes\"")),
-              HasSubstr("field 'links[1].connects': expected cores, devices, host or network"));
+  EXPECT_THAT(
+      Broken(ReplaceLinksFile(kLinks, "\"connects\": \"network\"", "\"connects\": \"devices\"")),
+      HasSubstr(fmt::format("links.json:{}: field 'links[1].connects': links[0] already "
+                            "connects devices",
+                            LineOfLinksFile(kLinks, "\"connects\": \"network\""))));
+  EXPECT_THAT(
+      Broken(ReplaceLinksFile(kLinks, "\"connects\": \"network\"", "\"connects\": \"nodes\"")),
+      HasSubstr("field 'links[1].connects': expected cores, devices, host or network"));
   EXPECT_THAT(Broken("{\"schema\": \"fitspeed.links/1\", \"links\": []}"),
               HasSubstr("links.json:1: field 'links': expected a non-empty list of links"));
-  EXPECT_THAT(Broken(Replace(kLinks, "\"links\": [", "\"linkz\": [")),
+  EXPECT_THAT(Broken(ReplaceLinksFile(kLinks, "\"links\": [", "\"linkz\": [")),
               HasSubstr(fmt::format("links.json:{}: field 'linkz': unknown key",
-                                    LineOf(kLinks, "\"links\": ["))));
-  EXPECT_THAT(Broken(Replace(kLinks, "\"value\": 5e-5", "\"value\": \"50us\"")),
+                                    LineOfLinksFile(kLinks, "\"links\": ["))));
+  EXPECT_THAT(Broken(ReplaceLinksFile(kLinks, "\"value\": 5e-5", "\"value\": \"50us\"")),
               HasSubstr("field 'links[1].latency_s.value': expected a number"));
 }
 
 TEST(LinksFile, NotJsonNamesFileAndLine) {
   // The comma after the first link's name removed: the parser stops at "connects".
-  const std::string broken = Replace(kLinks, "\"name\": \"mpi\",", "\"name\": \"mpi\"");
+  const std::string broken = ReplaceLinksFile(kLinks, "\"name\": \"mpi\",", "\"name\": \"mpi\"");
   const std::string message = Broken(broken);
   EXPECT_THAT(message, HasSubstr("malformed JSON"));
-  EXPECT_THAT(message, HasSubstr(fmt::format("links.json:{}:",
-                                             LineOf(broken, "\"connects\": \"devices\""))));
+  EXPECT_THAT(message,
+              HasSubstr(fmt::format("links.json:{}:",
+                                    LineOfLinksFile(broken, "\"connects\": \"devices\""))));
   EXPECT_THAT(Broken("links: mpi 12 GB/s\n"), HasSubstr("links.json:1: malformed JSON"));
   EXPECT_THAT(Broken("[1, 2]"), HasSubstr("links.json:1: expected an object, got [1,2]"));
 }

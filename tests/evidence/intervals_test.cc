@@ -20,7 +20,9 @@
 namespace fitspeed {
 namespace {
 
-std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured"; }
+std::string MeasuredDirIntervals() {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured";
+}
 
 std::vector<ModelError> Errors(const std::string& source, std::vector<double> log_ratios) {
   std::vector<ModelError> errors;
@@ -219,7 +221,7 @@ TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
   // data/intervals.json must be regenerated (`fitspeed validate --intervals-out
   // data/intervals.json`) whenever the model, the catalog or the cases change:
   // an interval built from stale errors would not describe the model printed.
-  const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
+  const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDirIntervals());
   IntervalTable now = IntervalTableFromValidation(Validate(cases));
   AddTransferErrors(now, ValidateTransfer(cases));
   AddFrameworkErrors(now, FitFrameworkProfiles(cases));

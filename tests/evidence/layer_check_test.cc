@@ -55,7 +55,7 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
-std::string WriteFile(const std::string& name, const std::vector<std::string>& lines) {
+std::string WriteFileLayerCheck(const std::string& name, const std::vector<std::string>& lines) {
   const std::string path = ::testing::TempDir() + "/" + name;
   std::ofstream file(path);
   for (const std::string& line : lines) file << line << "\n";
@@ -124,7 +124,7 @@ TEST(LayerCheck, MapsEveryEncoderLayerNodeOfTheFile) {
 TEST(LayerCheck, EveryLayerOfTheEncoderLayerIsMeasured) {
   const Network bert = LoadNetwork("bert-large", ZooOptions{512});
   std::set<std::string> layer0, mapped;
-  for (const Layer& layer : bert.layers()) {
+  for (const fitspeed::Layer& layer : bert.layers()) {
     if (layer.name.rfind("layer0.", 0) == 0) layer0.insert(layer.name);
   }
   for (const LayerNodeMapping& m : BertLayerNodeMap()) {
@@ -244,7 +244,7 @@ TEST(LayerCheck, MissingColumnIsADataErrorOnTheHeader) {
   const size_t at = lines[0].find(",bw_us");
   ASSERT_NE(at, std::string::npos);
   lines[0].replace(at, 6, ",bw_usec");
-  const std::string message = DataErrorOf(WriteFile("layers_no_bw_us.csv", lines));
+  const std::string message = DataErrorOf(WriteFileLayerCheck("layers_no_bw_us.csv", lines));
   EXPECT_THAT(message, HasSubstr("layers_no_bw_us.csv:1: field 'bw_us'"));
   EXPECT_THAT(message, HasSubstr("missing"));
 }
@@ -257,7 +257,7 @@ TEST(LayerCheck, NonNumericTimeIsADataErrorWithItsLine) {
   const size_t at = line.find(",345.907,");
   ASSERT_NE(at, std::string::npos);
   line.replace(at, 9, ",fast,");
-  const std::string message = DataErrorOf(WriteFile("layers_bad_fw.csv", lines));
+  const std::string message = DataErrorOf(WriteFileLayerCheck("layers_bad_fw.csv", lines));
   EXPECT_THAT(message, HasSubstr("layers_bad_fw.csv:599: field 'fw_us'"));
   EXPECT_THAT(message, HasSubstr("'fast'"));
 }
@@ -265,10 +265,10 @@ TEST(LayerCheck, NonNumericTimeIsADataErrorWithItsLine) {
 TEST(LayerCheck, UnknownOrMissingNodeIsADataError) {
   std::vector<std::string> lines = ReadLines(LayersFile());
   lines[598].replace(lines[598].find(",softmax,"), 9, ",softmax_2,");
-  EXPECT_THAT(DataErrorOf(WriteFile("layers_unknown_node.csv", lines)),
+  EXPECT_THAT(DataErrorOf(WriteFileLayerCheck("layers_unknown_node.csv", lines)),
               HasSubstr("layers_unknown_node.csv:599: field 'node': 'softmax_2'"));
   lines.erase(lines.begin() + 598);
-  EXPECT_THAT(DataErrorOf(WriteFile("layers_missing_node.csv", lines)),
+  EXPECT_THAT(DataErrorOf(WriteFileLayerCheck("layers_missing_node.csv", lines)),
               HasSubstr("node 'softmax' is missing"));
 }
 

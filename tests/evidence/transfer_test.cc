@@ -21,7 +21,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured"; }
+std::string MeasuredDirTransfer() {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured";
+}
 
 // A case of `network` on `device` whose measured throughput is `throughput_sps`.
 MeasuredCase Case(const std::string& network, const std::string& device, int64_t batch,
@@ -174,7 +176,7 @@ TEST(Transfer, Refusals) {
 }
 
 TEST(ValidateTransfer, PublishedPairsAreOutOfSampleAndConsistent) {
-  const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
+  const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDirTransfer());
   const TransferValidation v = ValidateTransfer(cases);
   ASSERT_FALSE(v.cases.empty());
   ASSERT_FALSE(v.pairs.empty());

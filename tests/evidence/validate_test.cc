@@ -21,10 +21,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string MeasuredDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured"; }
+std::string MeasuredDirValidate() {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured";
+}
 
 const std::vector<MeasuredCase>& Published() {
-  static const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDir());
+  static const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDirValidate());
   return cases;
 }
 
@@ -307,7 +309,7 @@ std::string ScratchDir(const std::string& name, const std::string& file, const s
        {"nvidia_dle_training_perf_tables.csv", "pollux_t4_single_node.csv",
         "koshian2_tpu_benchmark_main_per_epoch.csv", "paddle_benchmark_k40m_gpu.csv",
         "paddle_intel_xeon6148_cpu_train.csv"}) {
-    std::filesystem::copy_file(std::filesystem::path(MeasuredDir()) / table, dir / table,
+    std::filesystem::copy_file(std::filesystem::path(MeasuredDirValidate()) / table, dir / table,
                                std::filesystem::copy_options::overwrite_existing);
   }
   std::ofstream(dir / file) << text;
@@ -378,8 +380,8 @@ TEST(SummarizeErrorsPct, MedianAndMaximumOfAbsoluteErrors) {
   EXPECT_TRUE(std::isnan(none.max_abs_error_pct));
 }
 
-MeasuredCase Case(const std::string& network, const std::string& device, Precision precision,
-                  int64_t batch, double throughput_sps) {
+MeasuredCase CaseValidate(const std::string& network, const std::string& device,
+                          Precision precision, int64_t batch, double throughput_sps) {
   MeasuredCase c;
   c.network = network;
   c.device = device;
@@ -390,9 +392,9 @@ MeasuredCase Case(const std::string& network, const std::string& device, Precisi
 }
 
 TEST(Validate, MarksCalibratedCasesInSampleAndSummarisesPerDevice) {
-  const MeasuredCase a = Case("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
-  const MeasuredCase b = Case("resnet18-cifar", "t4", Precision::kFp32, 64, 1069.6);
-  const MeasuredCase c = Case("resnet50", "v100-sxm2", Precision::kFp32, 96, 384);
+  const MeasuredCase a = CaseValidate("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
+  const MeasuredCase b = CaseValidate("resnet18-cifar", "t4", Precision::kFp32, 64, 1069.6);
+  const MeasuredCase c = CaseValidate("resnet50", "v100-sxm2", Precision::kFp32, 96, 384);
   ValidateOptions options;
   Device t4 = LoadDevice("t4");
   t4.calibrated_on = {CaseKey(a)};  // calibrated on `a` only
@@ -434,12 +436,12 @@ TEST(Validate, UnmodelableCasesKeepTheirReason) {
   const ValidationReport report = Validate(
       {
           // The T4 has no TF32 units (NVIDIA T4 datasheet: FP32, FP16, INT8, INT4).
-          Case("resnet50", "t4", Precision::kTf32, 64, 100),
+          CaseValidate("resnet50", "t4", Precision::kTf32, 64, 100),
           // VGG-16 at batch 100,000: its first conv output alone is 64 x 224 x 224
           // x 4 bytes = 12.8 MB per sample, 1.28 TB for the batch, beyond a K80's 12 GiB.
-          Case("vgg16", "k80", Precision::kFp32, 100000, 10),
-          Case("no-such-network", "t4", Precision::kFp32, 8, 10),
-          Case("resnet50", "no-such-device", Precision::kFp32, 8, 10),
+          CaseValidate("vgg16", "k80", Precision::kFp32, 100000, 10),
+          CaseValidate("no-such-network", "t4", Precision::kFp32, 8, 10),
+          CaseValidate("resnet50", "no-such-device", Precision::kFp32, 8, 10),
       },
       options);
   ASSERT_EQ(report.cases.size(), 4u);
@@ -457,7 +459,8 @@ TEST(Validate, MeasuredCasesBeyondTheMemoryModelArePredictedAndFlagged) {
   // The same VGG-16 batch of 100,000 as above: without require_fit it is
   // predicted (a published case ran, so the memory model is what is wrong)
   // and the memory model's verdict is kept.
-  const ValidationReport report = Validate({Case("vgg16", "k80", Precision::kFp32, 100000, 10)});
+  const ValidationReport report =
+      Validate({CaseValidate("vgg16", "k80", Precision::kFp32, 100000, 10)});
   ASSERT_EQ(report.cases.size(), 1u);
   EXPECT_TRUE(report.cases[0].modeled);
   EXPECT_GT(report.cases[0].predicted_sps, 0);
@@ -490,8 +493,9 @@ std::vector<MeasuredCase> MeasuredOn(const Device& truth, const std::string& nam
   DeviceModelOptions options;
   options.precision = precision;
   for (int64_t batch : {16, 64, 256}) {
-    MeasuredCase c = Case(network, name, precision, batch,
-                          ModelStep(ZooNetwork(network), truth, batch, options).throughput_sps);
+    MeasuredCase c =
+        CaseValidate(network, name, precision, batch,
+                     ModelStep(ZooNetwork(network), truth, batch, options).throughput_sps);
     c.framework = framework;
     cases.push_back(c);
   }
@@ -728,8 +732,8 @@ TEST(SummarizeByWorkload, OneRowPerNetworkPrecisionAndDeviceKind) {
 }
 
 TEST(Validate, CrossValidationLeavesInSampleCasesOut) {
-  const MeasuredCase a = Case("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
-  const MeasuredCase b = Case("resnet50", "t4", Precision::kFp32, 64, 170);
+  const MeasuredCase a = CaseValidate("resnet18-cifar", "t4", Precision::kFp32, 32, 747.86);
+  const MeasuredCase b = CaseValidate("resnet50", "t4", Precision::kFp32, 64, 170);
   ValidateOptions options;
   options.cross_validate = true;
   Device t4 = LoadDevice("t4");

@@ -26,7 +26,7 @@ struct LawCases<ExponentialLaw> {
   static constexpr std::array<std::array<double, 2>, 3> kParams{
       {{1500, 400}, {238.9, 1817.6}, {80, 3}}};
 };
-constexpr double kBatches[] = {1, 32, 256, 777.7, 4096, 65536};
+constexpr double kBatchesLaws[] = {1, 32, 256, 777.7, 4096, 65536};
 
 template <class Law>
 class LawTest : public ::testing::Test {};
@@ -39,7 +39,7 @@ TYPED_TEST(LawTest, JetDerivativeMatchesCentralDifference) {
   // Differentiate with respect to every parameter and the batch.
   using Jet = ceres::Jet<double, kP + 1>;
   for (const auto& params : LawCases<Law>::kParams) {
-    for (double batch : kBatches) {
+    for (double batch : kBatchesLaws) {
       std::array<Jet, kP> jet_params;
       for (int j = 0; j < kP; ++j) jet_params[j] = Jet(params[j], j);
       const Jet v = Law::Throughput(jet_params.data(), Jet(batch, kP));

@@ -15,19 +15,19 @@ namespace {
 
 constexpr double kV0 = 1500;  // samples/s
 constexpr double kT = 0.8;    // s
-const std::vector<double> kBatches = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+const std::vector<double> kBatchesProperties = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 
 // Step time of the law: T(b) = b/v0 + t.
 double StepTime(double batch, double v0 = kV0, double t = kT) { return batch / v0 + t; }
 
 std::vector<Sample> ThroughputSamples(double v0, double t, const std::vector<double>& noise = {}) {
   std::vector<Sample> samples;
-  for (size_t i = 0; i < kBatches.size(); ++i) {
+  for (size_t i = 0; i < kBatchesProperties.size(); ++i) {
     Sample s;
     s.source = "synthetic";
     s.line = static_cast<int>(i) + 1;
-    s.batch = kBatches[i];
-    s.throughput_sps = kBatches[i] / StepTime(kBatches[i], v0, t);
+    s.batch = kBatchesProperties[i];
+    s.throughput_sps = kBatchesProperties[i] / StepTime(kBatchesProperties[i], v0, t);
     if (!noise.empty()) *s.throughput_sps *= 1 + noise[i];
     samples.push_back(s);
   }
@@ -35,8 +35,8 @@ std::vector<Sample> ThroughputSamples(double v0, double t, const std::vector<dou
 }
 
 // Fixed multiplicative noise of a few per cent, so that the fits have residuals.
-const std::vector<double> kNoise = {0.013,  -0.021, 0.008,  0.017, -0.012,
-                                    -0.004, 0.022,  -0.015, 0.006, -0.009};
+const std::vector<double> kNoiseProperties = {0.013,  -0.021, 0.008,  0.017, -0.012,
+                                              -0.004, 0.022,  -0.015, 0.006, -0.009};
 
 void ExpectRelNear(double value, double expected, double rel, const char* what) {
   EXPECT_NEAR(value, expected, rel * std::fabs(expected)) << what;
@@ -55,7 +55,7 @@ TEST(FitProperties, RecoversExactThroughputData) {
 
 TEST(FitProperties, RecoversExactStepTimeDataWithEveryObjective) {
   std::vector<Sample> samples;
-  for (double b : kBatches) {
+  for (double b : kBatchesProperties) {
     Sample s;
     s.batch = b;
     s.step_time_s = StepTime(b);
@@ -82,7 +82,7 @@ TEST(FitProperties, ExactDataRecoveredFromAFarStart) {
 }
 
 TEST(FitProperties, ShufflingRowsLeavesTheFitUnchanged) {
-  const std::vector<Sample> samples = ThroughputSamples(kV0, kT, kNoise);
+  const std::vector<Sample> samples = ThroughputSamples(kV0, kT, kNoiseProperties);
   const GroupFit reference = FitGroup(samples);
   std::mt19937 random(12345);
   for (int round = 0; round < 3; ++round) {
@@ -106,7 +106,7 @@ TEST(FitProperties, ScalingThroughputScalesV0AndInverselyT) {
        {Objective::kRelativeTime, Objective::kAbsoluteTime, Objective::kAbsoluteThroughput}) {
     FitOptions options;
     options.objective = objective;
-    std::vector<Sample> scaled = ThroughputSamples(kV0, kT, kNoise);
+    std::vector<Sample> scaled = ThroughputSamples(kV0, kT, kNoiseProperties);
     const GroupFit base = FitGroup(scaled, options);
     for (Sample& s : scaled) *s.throughput_sps *= c;
     const GroupFit fit = FitGroup(scaled, options);

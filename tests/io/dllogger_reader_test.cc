@@ -43,14 +43,14 @@ std::vector<Sample> Parse(std::string_view text, int skip_first_epochs = 1,
   return ParseSamples(text, "test.json", attributes, options);
 }
 
-std::vector<Sample> ReadRaw(std::string_view text, const Attributes& attributes = {}) {
+std::vector<Sample> ReadRawDllogger(std::string_view text, const Attributes& attributes = {}) {
   const std::string source = "raw.json";
   const ReadOptions options;
   return io::ReadDllogger(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string DataErrorMessage(std::string_view text, const Attributes& attributes = {}) {
-  return testing::DataErrorOf([&] { ReadRaw(text, attributes); });
+std::string DataErrorMessageDllogger(std::string_view text, const Attributes& attributes = {}) {
+  return testing::DataErrorOf([&] { ReadRawDllogger(text, attributes); });
 }
 
 // A LOG line as JSONStreamBackend writes it.
@@ -164,7 +164,7 @@ TEST(DlloggerReader, IterationsAreGroupedByEpoch) {
 TEST(DlloggerReader, PerDeviceBatchNeedsTheDeviceCount) {
   const std::string text =
       Log("\"PARAMETER\"", "\"batch_size\": 256") + Log("[]", "\"train.total_ips\": 20000.0");
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageDllogger(text);
   EXPECT_NE(message.find("raw.json:1"), std::string::npos) << message;
   EXPECT_NE(message.find("PATH@devices=N"), std::string::npos) << message;
   Attributes eight;
@@ -207,7 +207,7 @@ TEST(DlloggerReader, GradientAccumulationLeavesTheBatchToTheUser) {
       Log("\"PARAMETER\"",
           "\"train_batch_size\": 64, \"n_gpu\": 8, \"gradient_accumulation_steps\": 4") +
       Log("[]", "\"training_sequences_per_second\": 1500.0, \"e2e_train_time\": 100.0");
-  const std::vector<Sample> raw = ReadRaw(text);
+  const std::vector<Sample> raw = ReadRawDllogger(text);
   ASSERT_EQ(raw.size(), 1u);
   EXPECT_EQ(raw[0].batch, 0);
   EXPECT_EQ(raw[0].devices, 8);
@@ -218,12 +218,12 @@ TEST(DlloggerReader, GradientAccumulationLeavesTheBatchToTheUser) {
 TEST(DlloggerReader, MalformedJsonNamesTheLine) {
   const std::string text = Log("\"PARAMETER\"", "\"global_batch_size\": 8") +
                            "DLLL {\"type\": \"LOG\", \"step\": [], \"data\": {\"ips\": }\n";
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageDllogger(text);
   EXPECT_NE(message.find("raw.json:2"), std::string::npos) << message;
   EXPECT_NE(message.find("malformed JSON"), std::string::npos) << message;
   // A last line cut without a line end (a log still being written) is ignored.
   const std::string cut = Log("[]", "\"train.total_ips\": 10.0") + "DLLL {\"type\": \"LO";
-  EXPECT_EQ(ReadRaw(cut).size(), 1u);
+  EXPECT_EQ(ReadRawDllogger(cut).size(), 1u);
 }
 
 TEST(DlloggerReader, ReadsPythonNanAndInfinity) {
@@ -236,14 +236,15 @@ TEST(DlloggerReader, ReadsPythonNanAndInfinity) {
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 4000.5);
   EXPECT_EQ(samples[0].batch, 512);
   // A NaN throughput is an error.
-  EXPECT_NE(DataErrorMessage(Log("[]", "\"train.total_ips\": NaN")).find("data.train.total_ips"),
-            std::string::npos);
+  EXPECT_NE(
+      DataErrorMessageDllogger(Log("[]", "\"train.total_ips\": NaN")).find("data.train.total_ips"),
+      std::string::npos);
 }
 
 TEST(DlloggerReader, ABadThroughputIsNamed) {
-  const std::string message = DataErrorMessage(Log("[]", "\"train.total_ips\": \"fast\""));
+  const std::string message = DataErrorMessageDllogger(Log("[]", "\"train.total_ips\": \"fast\""));
   EXPECT_NE(message.find("data.train.total_ips"), std::string::npos) << message;
-  EXPECT_NE(DataErrorMessage(Log("[0]", "\"throughput_train\": -5")).find("positive"),
+  EXPECT_NE(DataErrorMessageDllogger(Log("[0]", "\"throughput_train\": -5")).find("positive"),
             std::string::npos);
 }
 
@@ -251,7 +252,7 @@ TEST(DlloggerReader, NoTrainingThroughputGivesNoSamples) {
   // An inference run: only validation keys.
   const std::string text = Log("\"PARAMETER\"", "\"global_batch_size\": 8") +
                            Log("[]", "\"val.total_ips\": 1800.0, \"eval_throughput\": 1700");
-  EXPECT_TRUE(ReadRaw(text).empty());
+  EXPECT_TRUE(ReadRawDllogger(text).empty());
   EXPECT_THROW(Parse(text), DataError);
 }
 

@@ -19,16 +19,16 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const char kSource[] = "hf.log";
+const char kSourceHf[] = "hf.log";
 
-std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {}) {
-  const std::string source = kSource;
+std::vector<Sample> ReadHf(std::string_view text, const Attributes& attributes = {}) {
+  const std::string source = kSourceHf;
   const ReadOptions options;
   return io::ReadHf(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string ErrorOf(std::string_view text) {
-  return testing::DataErrorOf([&] { Read(text); });
+std::string ErrorOfHf(std::string_view text) {
+  return testing::DataErrorOf([&] { ReadHf(text); });
 }
 
 // The end of a QLoRA fine-tuning run of llama-7b (a write-up by guodong.li,
@@ -51,7 +51,7 @@ const char kQlora[] =
     "  train_steps_per_second   =      0.163\n";
 
 TEST(HfReader, DictAndMetricsBlockOfOneRunGiveOneSample) {
-  const std::vector<Sample> samples = Read(kQlora);
+  const std::vector<Sample> samples = ReadHf(kQlora);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 4);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.609);
@@ -75,7 +75,7 @@ const char kHeader[] =
 
 TEST(HfReader, HeaderGivesTheGlobalBatchAndTheDevices) {
   // Assembled: kHeader, then kQlora's metrics.
-  const std::vector<Sample> samples = Read(std::string(kHeader) + kQlora);
+  const std::vector<Sample> samples = ReadHf(std::string(kHeader) + kQlora);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 8 + 4);
   // Total train batch size 16 = 1 per device x 8 accumulation steps x 2 devices.
@@ -84,14 +84,14 @@ TEST(HfReader, HeaderGivesTheGlobalBatchAndTheDevices) {
   // ParseSamples keeps the batch the log states over an attribute.
   Attributes a;
   a.batch = 64;
-  const std::vector<Sample> parsed = ParseSamples(std::string(kHeader) + kQlora, kSource, a);
+  const std::vector<Sample> parsed = ParseSamples(std::string(kHeader) + kQlora, kSourceHf, a);
   EXPECT_EQ(parsed[0].batch, 16);
 }
 
 TEST(HfReader, EachRunHeaderStartsANewRun) {
   // Assembled: two runs with the same speed are two samples, each with its header.
   const std::string run = std::string(kHeader) + kQlora;
-  const std::vector<Sample> samples = Read(run + run);
+  const std::vector<Sample> samples = ReadHf(run + run);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].line, 12);
   EXPECT_EQ(samples[1].line, 20 + 12);
@@ -106,7 +106,7 @@ TEST(HfReader, HeaderCountsWithThousandsSeparators) {
       "  Total train batch size (w. parallel, distributed & accumulation) = 1,024\n"
       "  Gradient Accumulation steps = 1\n"
       "{'train_runtime': 6132.3668, 'train_samples_per_second': 2.609, 'epoch': 0.34}\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadHf(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].batch, 1024);
   EXPECT_EQ(samples[0].devices, 8);  // 1024 / (128 x 1)
@@ -121,7 +121,7 @@ TEST(HfReader, QuotedNumbersOfNewerVersions) {
       "{'train_runtime': '2279', 'train_samples_per_second': '2.996', 'train_steps_per_second': "
       "'1.498', 'train_loss': '1.229', 'epoch': '3'}\n"
       "100%|██████████████████████████████| 3414/3414 [37:59<00:00,  1.50it/s]\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadHf(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 2);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.996);
@@ -141,7 +141,7 @@ TEST(HfReader, PrefixedMetricsBlock) {
       "[2022-08-31 16:24:54,987] [    INFO] -   Num examples = 1749\n"
       "[2022-08-31 16:24:54,987] [    INFO] -   Total Batch size = 32\n"
       "[2022-08-31 16:25:10,125] [    INFO] -   test_runtime            = 0:00:15.13\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadHf(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 5);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 891.178);
@@ -159,27 +159,27 @@ TEST(HfReader, SavedMetricsJson) {
       "    \"train_samples_per_second\": 2.609,\n"
       "    \"train_steps_per_second\": 0.163\n"
       "}\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadHf(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 5);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 2.609);
 }
 
 TEST(HfReader, BadValuesAreDataErrors) {
-  EXPECT_THAT(ErrorOf("  train_samples_per_second =      abc\n"),
+  EXPECT_THAT(ErrorOfHf("  train_samples_per_second =      abc\n"),
               HasSubstr("hf.log:1: field 'train_samples_per_second': expected a number, got "
                         "'abc'"));
-  EXPECT_THAT(ErrorOf("\n{'train_runtime': '2279', 'train_samples_per_second': 'fast'}\n"),
+  EXPECT_THAT(ErrorOfHf("\n{'train_runtime': '2279', 'train_samples_per_second': 'fast'}\n"),
               HasSubstr("hf.log:2: field 'train_samples_per_second': expected a number, got "
                         "'fast'"));
-  EXPECT_THAT(ErrorOf("{'train_runtime': 0.1, 'train_samples_per_second': 0.0}\n"),
+  EXPECT_THAT(ErrorOfHf("{'train_runtime': 0.1, 'train_samples_per_second': 0.0}\n"),
               HasSubstr("hf.log:1: field 'train_samples_per_second': must be > 0, got 0"));
   EXPECT_THAT(
-      ErrorOf("  Total train batch size (w. parallel, distributed & accumulation) = lots\n"),
+      ErrorOfHf("  Total train batch size (w. parallel, distributed & accumulation) = lots\n"),
       HasSubstr("hf.log:1: field 'Total train batch size': expected a number, got "
                 "'lots'"));
   // A dict cut after the key.
-  EXPECT_THAT(ErrorOf("{'train_runtime': 6132.3668, 'train_samples_per_second': \n"),
+  EXPECT_THAT(ErrorOfHf("{'train_runtime': 6132.3668, 'train_samples_per_second': \n"),
               HasSubstr("hf.log:1: field 'train_samples_per_second': expected a number, got ''"));
 }
 
@@ -263,12 +263,12 @@ TEST(HfReader, EzpzBatchTheLogContradicts) {
   // 8192 steps of 24 tokens, more than the header's 100.
   Attributes a;
   a.batch = 24;
-  EXPECT_THAT(testing::DataErrorOf([&] { Read(testing::ReadData(kEzpzIndex), a); }),
+  EXPECT_THAT(testing::DataErrorOf([&] { ReadHf(testing::ReadData(kEzpzIndex), a); }),
               HasSubstr(":1260: field 'num_input_tokens_seen': 196608 tokens seen are 8192 "
                         "optimizer steps of 24 tokens (@batch=24), more than the 100"));
   // 8192 x 25 does not divide 196608: not a whole number of steps.
   a.batch = 204800;
-  EXPECT_THAT(testing::DataErrorOf([&] { Read(testing::ReadData(kEzpzIndex), a); }),
+  EXPECT_THAT(testing::DataErrorOf([&] { ReadHf(testing::ReadData(kEzpzIndex), a); }),
               HasSubstr(":1260: field 'num_input_tokens_seen': 196608 tokens seen is not a whole "
                         "number of optimizer steps"));
 }
@@ -311,15 +311,15 @@ const char kSteps[] =
 
 TEST(HfReader, StepRatesWithoutTheStepSizeAskForIt) {
   EXPECT_TRUE(io::LooksLikeHf(kSteps));
-  const testing::ReadResult r = testing::ReadWith(io::ReadHf, kSteps, kSource);
+  const testing::ReadResult r = testing::ReadWith(io::ReadHf, kSteps, kSourceHf);
   ASSERT_EQ(r.samples.size(), 2u);
   EXPECT_EQ(r.samples[0].batch, 0);
   EXPECT_THAT(r.warnings, ElementsAre(HasSubstr("hf.log:1: the log does not say how many tokens")));
-  EXPECT_THAT(testing::DataErrorOf([] { testing::ParseWith(kSteps, kSource); }),
+  EXPECT_THAT(testing::DataErrorOf([] { testing::ParseWith(kSteps, kSourceHf); }),
               HasSubstr("give it as PATH@batch=N"));
   Attributes a;
   a.batch = 196608;
-  const std::vector<Sample> samples = ParseSamples(kSteps, kSource, a);
+  const std::vector<Sample> samples = ParseSamples(kSteps, kSourceHf, a);
   // (589824 - 393216) / (34.3821 - 30.8283) = 196608 / 3.5538.
   EXPECT_NEAR(*samples[1].throughput_sps, 55323.32, 0.01);
   EXPECT_EQ(samples[1].unit, Unit::kTokens);
@@ -329,7 +329,7 @@ TEST(HfReader, RestartedStepDictsAreANewRun) {
   // Assembled: kSteps twice; the tokens seen fall back, so the second copy is
   // a second run (2 + 2 rates), not a negative rate.
   const testing::ReadResult r =
-      testing::ReadWith(io::ReadHf, std::string(kSteps) + kSteps, kSource);
+      testing::ReadWith(io::ReadHf, std::string(kSteps) + kSteps, kSourceHf);
   ASSERT_EQ(r.samples.size(), 4u);
   EXPECT_EQ(r.samples[2].line, 5);
   for (const Sample& s : r.samples) EXPECT_GT(*s.throughput_sps, 55000);
@@ -337,15 +337,15 @@ TEST(HfReader, RestartedStepDictsAreANewRun) {
 
 TEST(HfReader, BadStepDictsAreDataErrors) {
   // A dict cut after the key.
-  EXPECT_THAT(ErrorOf("{'loss': 2.5, 'num_input_tokens_seen': 196608, 'train_runtime': \n"),
+  EXPECT_THAT(ErrorOfHf("{'loss': 2.5, 'num_input_tokens_seen': 196608, 'train_runtime': \n"),
               HasSubstr("hf.log:1: field 'train_runtime': expected a number, got ''"));
-  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': 196608, 'train_runtime': nan}\n"),
+  EXPECT_THAT(ErrorOfHf("{'num_input_tokens_seen': 196608, 'train_runtime': nan}\n"),
               HasSubstr("hf.log:1: field 'train_runtime': is NaN"));
-  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': -196608, 'train_runtime': 27.3}\n"),
+  EXPECT_THAT(ErrorOfHf("{'num_input_tokens_seen': -196608, 'train_runtime': 27.3}\n"),
               HasSubstr("hf.log:1: field 'num_input_tokens_seen': must be > 0"));
   // The dict's own rate must be tokens / runtime (196608 / 27.3002 = 7201.711).
-  EXPECT_THAT(ErrorOf("{'num_input_tokens_seen': 196608, 'train_runtime': 27.3002, "
-                      "'train_tokens_per_second': 300.078}\n"),
+  EXPECT_THAT(ErrorOfHf("{'num_input_tokens_seen': 196608, 'train_runtime': 27.3002, "
+                        "'train_tokens_per_second': 300.078}\n"),
               HasSubstr("hf.log:1: field 'train_tokens_per_second': 300.078 is not"));
 }
 

@@ -31,14 +31,14 @@ std::string ReadWild(const std::string& name) {
 }
 
 // Reads through ParseSamples (detection, attributes, validation) and keeps the warnings.
-using Read = fitspeed::testing::ReadResult;
+using ReadHfState = fitspeed::testing::ReadResult;
 
-Read ReadState(const std::string& text, const std::string& source = "trainer_state.json",
-               const Attributes& attributes = {}) {
+ReadHfState ReadState(const std::string& text, const std::string& source = "trainer_state.json",
+                      const Attributes& attributes = {}) {
   return testing::ParseWith(text, source, attributes);
 }
 
-std::string ErrorOf(const std::string& text, const Attributes& attributes = {}) {
+std::string ErrorOfHfState(const std::string& text, const Attributes& attributes = {}) {
   return testing::DataErrorOf([&] { ReadState(text, "trainer_state.json", attributes); });
 }
 
@@ -89,7 +89,7 @@ TEST(HfStateReader, WhisperFinalStateGivesOneWholeRunSample) {
   // 1710.8673 = 8585.4949 s, 8585.4949 / 77350.9963 = 11.1% of the run; without
   // them 50 x 5000 / (77350.9963 - 8585.4949) = 250000 / 68765.5014 = 3.636 samples/s.
   // 77350.9963 s = 21 h 29 min 11 s.
-  const Read read = ReadState(ReadWild(kWhisper), kWhisper);
+  const ReadHfState read = ReadState(ReadWild(kWhisper), kWhisper);
   ASSERT_EQ(read.samples.size(), 1u);
   const Sample& s = read.samples[0];
   EXPECT_EQ(s.line, 1261);
@@ -113,12 +113,12 @@ TEST(HfStateReader, AGivenBatchMustAgreeWithTheFile) {
   Attributes a;
   a.batch = 50;
   a.devices = 4;
-  const Read read = ReadState(ReadWild(kWhisper), kWhisper, a);
+  const ReadHfState read = ReadState(ReadWild(kWhisper), kWhisper, a);
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(read.samples[0].batch, 50);
   EXPECT_EQ(read.samples[0].devices, 4);
   a.batch = 64;
-  EXPECT_THAT(ErrorOf(ReadWild(kWhisper), a),
+  EXPECT_THAT(ErrorOfHfState(ReadWild(kWhisper), a),
               AllOf(HasSubstr("trainer_state.json:1261: field 'batch': PATH@batch=64 "
                               "contradicts the file"),
                     HasSubstr("= 49.9997 (+/- 0.0077 from the rounding) samples per optimizer "
@@ -131,14 +131,14 @@ TEST(HfStateReader, CheckpointStatesHaveNoTimes) {
   // log_history holds 186 per-step dicts (loss, grad_norm, num_tokens, no time)
   // and 14 evaluations, no train_runtime: a checkpoint's state.
   EXPECT_THAT(
-      ErrorOf(ReadWild(kTinyLlama)),
+      ErrorOfHfState(ReadWild(kTinyLlama)),
       AllOf(HasSubstr("trainer_state.json:11: field 'train_runtime': log_history has "
                       "no end-of-training summary"),
             HasSubstr("global_step 2800 of max_steps 2808"), HasSubstr("trainer.save_state()")));
   // ShashankBommana/DNABERT-2: line 5 "global_step": 2200, line 9
   // "log_history": [, line 286 "max_steps": 2315; 22 per-step dicts and 11
   // evaluations, no train_runtime.
-  EXPECT_THAT(ErrorOf(ReadWild(kDnabert)),
+  EXPECT_THAT(ErrorOfHfState(ReadWild(kDnabert)),
               AllOf(HasSubstr("trainer_state.json:9: field 'train_runtime'"),
                     HasSubstr("global_step 2200 of max_steps 2315")));
 }
@@ -146,7 +146,7 @@ TEST(HfStateReader, CheckpointStatesHaveNoTimes) {
 TEST(HfStateReader, AssembledStateReadsLikeTheFile) {
   // kWhisperSummary alone: the same sample, at the line of train_samples_per_second
   // (8), with no evaluation in the warning.
-  const Read read = ReadState(State(kWhisperSummary));
+  const ReadHfState read = ReadState(State(kWhisperSummary));
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(read.samples[0].line, 8);
   EXPECT_EQ(read.samples[0].batch, 50);
@@ -159,7 +159,8 @@ TEST(HfStateReader, AssembledStateReadsLikeTheFile) {
 TEST(HfStateReader, TrainBatchSizeCrossCheck) {
   // train_batch_size is one process's dataloader batch. 50 = 5 x 10: five
   // processes or accumulation steps, which the file does not separate.
-  Read read = ReadState(State(kWhisperSummary, "5000", "5000", {"\"train_batch_size\": 10"}));
+  ReadHfState read =
+      ReadState(State(kWhisperSummary, "5000", "5000", {"\"train_batch_size\": 10"}));
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(read.samples[0].batch, 50);
   EXPECT_EQ(read.samples[0].devices, 1);
@@ -172,7 +173,7 @@ TEST(HfStateReader, TrainBatchSizeCrossCheck) {
   EXPECT_EQ(read.warnings.size(), 1u);
   // 50 is not a multiple of 16: the file contradicts itself; the batch must be given.
   const std::string text = State(kWhisperSummary, "5000", "5000", {"\"train_batch_size\": 16"});
-  EXPECT_THAT(ErrorOf(text),
+  EXPECT_THAT(ErrorOfHfState(text),
               AllOf(HasSubstr("trainer_state.json:8: field 'batch': "
                               "train_samples_per_second x train_runtime / max_steps = 3.232 x "
                               "77350.9963 / 5000 = 49.9997"),
@@ -194,7 +195,7 @@ TEST(HfStateReader, FractionalSamplesPerStepNeedTheBatch) {
   std::vector<std::string> summary = kWhisperSummary;
   summary[3] = "\"train_samples_per_second\": 3.1";
   EXPECT_THAT(
-      ErrorOf(State(summary)),
+      ErrorOfHfState(State(summary)),
       AllOf(HasSubstr("= 47.9576"), HasSubstr("not a whole number"), HasSubstr("PATH@batch=N")));
 }
 
@@ -209,13 +210,13 @@ TEST(HfStateReader, StatesWithoutAStepRateNeedTheBatch) {
       State({"\"epoch\": 3.0", "\"step\": 2193", "\"train_runtime\": 3680.7884",
              "\"train_samples_per_second\": 0.596"},
             "2193", "2193");
-  EXPECT_THAT(ErrorOf(text),
+  EXPECT_THAT(ErrorOfHfState(text),
               AllOf(HasSubstr("trainer_state.json:8: field 'batch'"), HasSubstr("= 1.00034"),
                     HasSubstr("there is no train_steps_per_second"), HasSubstr("PATH@batch=N")));
   // With the batch given: step time 3680.7884 / 2193 = 1.678426 s.
   Attributes a;
   a.batch = 4;
-  const Read read = ReadState(text, "trainer_state.json", a);
+  const ReadHfState read = ReadState(text, "trainer_state.json", a);
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(read.samples[0].batch, 4);
   EXPECT_NEAR(*read.samples[0].step_time_s, 3680.7884 / 2193, 1e-12);
@@ -228,7 +229,7 @@ TEST(HfStateReader, EarlyStopIsTakenOverTheStepsDone) {
   // sample is 3.232 x 4000 / 5000 = 2.5856 samples/s.
   std::vector<std::string> summary = kWhisperSummary;
   summary[1] = "\"step\": 4000";
-  const Read read = ReadState(State(summary, "4000"));
+  const ReadHfState read = ReadState(State(summary, "4000"));
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(read.samples[0].batch, 50);
   EXPECT_NEAR(*read.samples[0].throughput_sps, 2.5856, 1e-12);
@@ -236,7 +237,7 @@ TEST(HfStateReader, EarlyStopIsTakenOverTheStepsDone) {
   EXPECT_THAT(read.warnings[1], HasSubstr("stopped at step 4000 of max_steps 5000"));
   // A step past max_steps is a contradiction.
   summary[1] = "\"step\": 5001";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:6: field 'step': 5001 exceeds max_steps 5000"));
 }
 
@@ -244,7 +245,7 @@ TEST(HfStateReader, StepRateMustMatchMaxSteps) {
   // 5000 / 77350.9963 = 0.0646, printed 0.065; 0.1 belongs to another run.
   std::vector<std::string> summary = kWhisperSummary;
   summary[4] = "\"train_steps_per_second\": 0.1";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:9: field 'train_steps_per_second': is 0.1, but "
                         "max_steps / train_runtime = 5000 / 77350.9963 = 0.064640"));
 }
@@ -252,29 +253,29 @@ TEST(HfStateReader, StepRateMustMatchMaxSteps) {
 TEST(HfStateReader, BadValuesAreDataErrors) {
   std::vector<std::string> summary = kWhisperSummary;
   summary[3] = "\"train_samples_per_second\": NaN";  // Python's json writes NaN bare
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:8: field 'train_samples_per_second': is NaN"));
   summary = kWhisperSummary;
   summary[2] = "\"train_runtime\": -5.0";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:7: field 'train_runtime': must be > 0, got -5"));
   summary = kWhisperSummary;
   summary[2] = "\"train_runtime\": Infinity";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:7: field 'train_runtime': is infinite"));
   summary = kWhisperSummary;
   summary[3] = "\"train_samples_per_second\": 0.0";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:8: field 'train_samples_per_second': must be > 0, "
                         "got 0"));
   summary = kWhisperSummary;
   summary[3] = "\"train_samples_per_second\": \"fast\"";
-  EXPECT_THAT(ErrorOf(State(summary)),
+  EXPECT_THAT(ErrorOfHfState(State(summary)),
               HasSubstr("trainer_state.json:8: field 'train_samples_per_second': expected a "
                         "number, got 'fast'"));
-  EXPECT_THAT(ErrorOf(State(kWhisperSummary, "5000", "2.5")),
+  EXPECT_THAT(ErrorOfHfState(State(kWhisperSummary, "5000", "2.5")),
               HasSubstr("trainer_state.json:12: field 'max_steps': must be a whole number"));
-  EXPECT_THAT(ErrorOf(State(kWhisperSummary, "5000", "0")),
+  EXPECT_THAT(ErrorOfHfState(State(kWhisperSummary, "5000", "0")),
               HasSubstr("trainer_state.json:12: field 'max_steps': must be > 0, got 0"));
   // A NaN where the reader does not look (a diverged loss) is no error.
   std::vector<std::string> with_nan_loss = kWhisperSummary;
@@ -288,9 +289,9 @@ TEST(HfStateReader, MalformedStructureIsADataError) {
   size_t cut = 0;
   for (int line = 0; line < 600; ++line) cut = whisper.find('\n', cut) + 1;
   EXPECT_THAT(
-      ErrorOf(whisper.substr(0, cut) + "      \"loss\": 0."),
+      ErrorOfHfState(whisper.substr(0, cut) + "      \"loss\": 0."),
       AllOf(HasSubstr("trainer_state.json:601: not valid JSON"), Not(HasSubstr("json.exception"))));
-  EXPECT_THAT(ErrorOf(whisper.substr(0, whisper.size() / 2)), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ErrorOfHfState(whisper.substr(0, whisper.size() / 2)), HasSubstr("not valid JSON"));
   EXPECT_THAT(ReaderErrorOf("{\n  \"global_step\": 5,\n  \"max_steps\": 5\n}\n"),
               HasSubstr("trainer_state.json: field 'log_history': missing"));
   EXPECT_THAT(ReaderErrorOf("{\n  \"log_history\": {}\n}\n"),
@@ -312,7 +313,7 @@ TEST(HfStateReader, MalformedStructureIsADataError) {
 
 TEST(HfStateReader, BinaryJunkIsADataError) {
   const std::string junk("\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\xff\xfe", 12);
-  EXPECT_THAT(ErrorOf(junk), HasSubstr("looks binary"));
+  EXPECT_THAT(ErrorOfHfState(junk), HasSubstr("looks binary"));
   EXPECT_THAT(ReaderErrorOf(junk), HasSubstr("not valid JSON"));
   // The format's signature, then junk: ill-formed UTF-8 in a key, a cut string.
   EXPECT_THAT(ReaderErrorOf("{\"log_history\": [{\"\xff\xfe\": 1}]}"),

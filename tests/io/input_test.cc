@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 using fitspeed::testing::ReadData;
 
 template <typename E, typename F>
-std::string ErrorOf(F&& f) {
+std::string ErrorOfInput(F&& f) {
   try {
     f();
   } catch (const E& e) {
@@ -65,21 +65,22 @@ TEST(ParseInputSpec, PathsMayContainAt) {
 }
 
 TEST(ParseInputSpec, BadAttributes) {
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@speed=3"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@speed=3"); }),
               HasSubstr("unknown attribute 'speed'"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=0"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@batch=0"); }),
               HasSubstr("batch=0 must be a positive number"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=-64"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@batch=-64"); }),
               HasSubstr("must be a positive number"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=lots"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@batch=lots"); }),
               HasSubstr("batch=lots"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@devices=1.5"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@devices=1.5"); }),
               HasSubstr("devices=1.5 must be a positive integer"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@batch=64,samples"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@batch=64,samples"); }),
               HasSubstr("'samples' is not key=value"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("r.csv@drop_remainder=maybe"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("r.csv@drop_remainder=maybe"); }),
               HasSubstr("drop_remainder=maybe must be true or false"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("@batch=64"); }), HasSubstr("has no path"));
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("@batch=64"); }),
+              HasSubstr("has no path"));
   EXPECT_THROW(ParseInputSpec(""), UsageError);
 }
 
@@ -99,7 +100,7 @@ TEST(ParseFormat, NamesRoundTrip) {
 }
 
 TEST(ParseFormat, UnknownName) {
-  const std::string message = ErrorOf<UsageError>([] { ParseFormat("xlsx"); });
+  const std::string message = ErrorOfInput<UsageError>([] { ParseFormat("xlsx"); });
   EXPECT_THAT(message, HasSubstr("unknown input format 'xlsx'"));
   EXPECT_THAT(message, HasSubstr("csv"));  // the known names are listed
 }
@@ -128,15 +129,15 @@ TEST(DetectFormat, FindsMllogTagsPastTheHead) {
 
 TEST(ReadSamples, DirectoryIsAnInputError) {
   const InputSpec spec = ParseInputSpec(std::string(FITSPEED_TEST_DATA_DIR));
-  EXPECT_THAT(ErrorOf<InputError>([&] { ReadSamples(spec); }), HasSubstr("is a directory"));
+  EXPECT_THAT(ErrorOfInput<InputError>([&] { ReadSamples(spec); }), HasSubstr("is a directory"));
 }
 
 // --- ParseSamples errors ---------------------------------------------------------------
 
 TEST(ParseSamples, EmptyInput) {
-  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("", "e.csv"); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([] { ParseSamples("", "e.csv"); }),
               HasSubstr("e.csv: the input is empty"));
-  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples(" \n\r\n\t\n", "e.csv"); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([] { ParseSamples(" \n\r\n\t\n", "e.csv"); }),
               HasSubstr("the input is empty"));
 }
 
@@ -145,23 +146,24 @@ TEST(ParseSamples, BinaryJunk) {
       "\x7f"
       "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
       20);
-  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples(junk, "a.out"); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([&] { ParseSamples(junk, "a.out"); }),
               HasSubstr("a.out: the input looks binary"));
   // The check comes before the reader, whatever format is named.
   ReadOptions options;
   options.format = Format::kEpochs;
-  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples(junk, "a.out", {}, options); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([&] { ParseSamples(junk, "a.out", {}, options); }),
               HasSubstr("looks binary"));
 }
 
 TEST(ParseSamples, UnknownFormat) {
-  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("hello there\nthis is not a log\n", "x.log"); }),
-              HasSubstr("x.log: cannot tell the log format"));
+  EXPECT_THAT(
+      ErrorOfInput<DataError>([] { ParseSamples("hello there\nthis is not a log\n", "x.log"); }),
+      HasSubstr("x.log: cannot tell the log format"));
 }
 
 TEST(ParseSamples, MissingBatch) {
   // An epoch list states no batch: ParseSamples names the first sample's line.
-  EXPECT_THAT(ErrorOf<DataError>([] { ParseSamples("144.3\n50.2\n", "e.txt"); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([] { ParseSamples("144.3\n50.2\n", "e.txt"); }),
               HasSubstr("e.txt:2: field 'batch': the log does not state the batch size; give it "
                         "as PATH@batch=N"));
   Attributes attributes;
@@ -173,8 +175,9 @@ TEST(ParseSamples, MissingBatch) {
 TEST(ParseSamples, NoSamplesAfterReading) {
   ReadOptions options;
   options.format = Format::kEpochs;
-  EXPECT_THAT(ErrorOf<DataError>([&] { ParseSamples("# only comments\n", "e.txt", {}, options); }),
-              HasSubstr("no samples found (read as format 'epochs')"));
+  EXPECT_THAT(
+      ErrorOfInput<DataError>([&] { ParseSamples("# only comments\n", "e.txt", {}, options); }),
+      HasSubstr("no samples found (read as format 'epochs')"));
 }
 
 TEST(ParseSamples, AttributesAreApplied) {
@@ -192,9 +195,9 @@ TEST(ParseInputSpec, UnitAndSeqLen) {
   EXPECT_EQ(spec.attributes.unit, Unit::kTokens);
   EXPECT_EQ(spec.attributes.seq_len, 2048);
   EXPECT_EQ(ParseInputSpec("g.csv@unit=sequences").attributes.unit, Unit::kSamples);
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("g.csv@unit=images"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("g.csv@unit=images"); }),
               HasSubstr("unknown unit 'images'"));
-  EXPECT_THAT(ErrorOf<UsageError>([] { ParseInputSpec("g.csv@seq_len=12.5"); }),
+  EXPECT_THAT(ErrorOfInput<UsageError>([] { ParseInputSpec("g.csv@seq_len=12.5"); }),
               HasSubstr("seq_len=12.5 must be a positive integer"));
 }
 
@@ -227,11 +230,11 @@ TEST(ApplyAttributes, UnitAndSeqLenNeverOverrideWhatTheLogStates) {
   s.seq_len = 2048;
   Attributes samples_unit;
   samples_unit.unit = Unit::kSamples;
-  EXPECT_THAT(ErrorOf<DataError>([&] { io::ApplyAttributes(samples_unit, s); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([&] { io::ApplyAttributes(samples_unit, s); }),
               AllOf(HasSubstr("gpt.log:7"), HasSubstr("the log counts tokens here")));
   Attributes other_length;
   other_length.seq_len = 1024;
-  EXPECT_THAT(ErrorOf<DataError>([&] { io::ApplyAttributes(other_length, s); }),
+  EXPECT_THAT(ErrorOfInput<DataError>([&] { io::ApplyAttributes(other_length, s); }),
               HasSubstr("sequences of 2048 tokens; @seq_len=1024 contradicts it"));
   Attributes same;
   same.unit = Unit::kTokens;
@@ -252,7 +255,7 @@ TEST(ParseSamples, EmptyInputIsADataError) { EXPECT_THROW(ParseSamples("", "e.cs
 
 TEST(ReadSamples, MissingFileIsAnInputError) {
   const InputSpec spec = ParseInputSpec("/nonexistent/fitspeed/run.csv@batch=64");
-  EXPECT_THAT(ErrorOf<InputError>([&] { ReadSamples(spec); }),
+  EXPECT_THAT(ErrorOfInput<InputError>([&] { ReadSamples(spec); }),
               HasSubstr("cannot open '/nonexistent/fitspeed/run.csv'"));
 }
 

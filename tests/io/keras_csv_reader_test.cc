@@ -25,16 +25,16 @@ const char kEmotion[] =
 const char kIrfanet[] = "logs-wild/keras-csvlogger/AhmedImtiazPrio-irfanet-10_training.log";
 
 using fitspeed::testing::ReadData;
-using Read = fitspeed::testing::ReadResult;
+using ReadKerasCsv = fitspeed::testing::ReadResult;
 
-Read ReadRaw(std::string_view text, int skip_first_epochs = 1) {
+ReadKerasCsv ReadRawKerasCsv(std::string_view text, int skip_first_epochs = 1) {
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
   return testing::ReadWith(io::ReadKerasCsv, text, "training.log", {}, options);
 }
 
 std::string DataErrorOf(std::string_view text) {
-  return testing::DataErrorOf([&] { ReadRaw(text); });
+  return testing::DataErrorOf([&] { ReadRawKerasCsv(text); });
 }
 
 // --- The real logs: no time, refused with what is missing ---------------------------
@@ -70,7 +70,7 @@ TEST(KerasCsvReader, EpochTimeColumn) {
       "1,10.25,0.9,1.0\n"                 // 3
       "2,10.5,0.8,0.9\n"                  // 4
       "3,10.0,0.7,0.8\n";                 // 5
-  const Read read = ReadRaw(text);
+  const ReadKerasCsv read = ReadRawKerasCsv(text);
   ASSERT_EQ(read.samples.size(), 3u);
   const double times[] = {10.25, 10.5, 10.0};
   for (size_t i = 0; i < 3; ++i) {
@@ -111,7 +111,7 @@ TEST(KerasCsvReader, ElapsedColumnGivesDifferences) {
       "1,25.5,0.9\n"   // 3: 25.5 - 15.0 = 10.5 s
       "2,36.0,0.8\n"   // 4: 36.0 - 25.5 = 10.5 s
       "3,47.0,0.7\n";  // 5: 47.0 - 36.0 = 11.0 s
-  const Read read = ReadRaw(text);
+  const ReadKerasCsv read = ReadRawKerasCsv(text);
   ASSERT_EQ(read.samples.size(), 3u);
   EXPECT_EQ(read.samples[0].line, 3);
   EXPECT_EQ(read.samples[0].epoch, 2);
@@ -123,12 +123,13 @@ TEST(KerasCsvReader, ElapsedColumnGivesDifferences) {
 
 TEST(KerasCsvReader, BareTimeColumn) {
   // Durations that do not grow: each epoch's time.
-  Read read = ReadRaw("epoch,loss,time\n0,1.0,14.2\n1,0.9,11.0\n2,0.8,11.4\n");
+  ReadKerasCsv read = ReadRawKerasCsv("epoch,loss,time\n0,1.0,14.2\n1,0.9,11.0\n2,0.8,11.4\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_DOUBLE_EQ(*read.samples[0].epoch_time_s, 11.0);
   EXPECT_DOUBLE_EQ(*read.samples[1].epoch_time_s, 11.4);
   // Unix timestamps: differences, 1700000021.5 - 1700000011.0 = 10.5 s.
-  read = ReadRaw("epoch,loss,time\n0,1.0,1700000000.5\n1,0.9,1700000011.0\n2,0.8,1700000021.5\n");
+  read = ReadRawKerasCsv(
+      "epoch,loss,time\n0,1.0,1700000000.5\n1,0.9,1700000011.0\n2,0.8,1700000021.5\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_NEAR(*read.samples[0].epoch_time_s, 10.5, 1e-6);
   EXPECT_NEAR(*read.samples[1].epoch_time_s, 10.5, 1e-6);
@@ -142,25 +143,27 @@ TEST(KerasCsvReader, BareTimeColumn) {
 
 TEST(KerasCsvReader, RateAndStepTimeColumns) {
   // A rate: one sample per epoch after the first.
-  Read read = ReadRaw("epoch,loss,samples_per_sec\n0,1.0,900\n1,0.9,1000\n2,0.8,1010\n");
+  ReadKerasCsv read =
+      ReadRawKerasCsv("epoch,loss,samples_per_sec\n0,1.0,900\n1,0.9,1000\n2,0.8,1010\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_EQ(read.samples[0].line, 3);
   EXPECT_DOUBLE_EQ(*read.samples[0].throughput_sps, 1000);
   EXPECT_DOUBLE_EQ(*read.samples[1].throughput_sps, 1010);
   // A step time in ms, preferred over the epoch time beside it.
-  read = ReadRaw("epoch,epoch_time,loss,ms_per_step\n0,30,1.0,31\n1,25,0.9,24.5\n");
+  read = ReadRawKerasCsv("epoch,epoch_time,loss,ms_per_step\n0,30,1.0,31\n1,25,0.9,24.5\n");
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*read.samples[0].step_time_s, 0.0245);
   EXPECT_EQ(read.samples[0].epoch, 2);
   // Kept from epoch 1 on request.
-  read = ReadRaw("epoch,loss,samples_per_sec\n0,1.0,900\n1,0.9,1000\n", 0);
+  read = ReadRawKerasCsv("epoch,loss,samples_per_sec\n0,1.0,900\n1,0.9,1000\n", 0);
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_DOUBLE_EQ(*read.samples[0].throughput_sps, 900);
 }
 
 TEST(KerasCsvReader, AppendedRunsRestartTheEpochs) {
   // CSVLogger(append=True) over two fit() calls: the epochs start again at 0.
-  const Read read = ReadRaw("epoch,epoch_time,loss\n0,12,1\n1,10,0.9\n0,13,1\n1,11,0.9\n");
+  const ReadKerasCsv read =
+      ReadRawKerasCsv("epoch,epoch_time,loss\n0,12,1\n1,10,0.9\n0,13,1\n1,11,0.9\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_EQ(read.samples[0].line, 3);
   EXPECT_DOUBLE_EQ(*read.samples[0].epoch_time_s, 10);

@@ -23,22 +23,22 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char kSource[] = "fit.log";
+const char kSourceKeras[] = "fit.log";
 
-std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {},
-                         int skip_first_epochs = 1) {
-  const std::string source = kSource;
+std::vector<Sample> ReadKeras(std::string_view text, const Attributes& attributes = {},
+                              int skip_first_epochs = 1) {
+  const std::string source = kSourceKeras;
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
   return io::ReadKeras(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string ErrorOf(std::string_view text, const Attributes& attributes = {},
-                    int skip_first_epochs = 1) {
-  return testing::DataErrorOf([&] { Read(text, attributes, skip_first_epochs); });
+std::string ErrorOfKeras(std::string_view text, const Attributes& attributes = {},
+                         int skip_first_epochs = 1) {
+  return testing::DataErrorOf([&] { ReadKeras(text, attributes, skip_first_epochs); });
 }
 
-Attributes Batch(double batch) {
+Attributes BatchKeras(double batch) {
   Attributes a;
   a.batch = batch;
   return a;
@@ -57,7 +57,7 @@ const char kFitGenerator[] =
     "mean_squared_error: 0.0037 - acc: 0.6445\n";
 
 TEST(KerasReader, Keras2VerboseOneUsesTheMorePreciseTime) {
-  const std::vector<Sample> samples = Read(kFitGenerator, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(kFitGenerator, BatchKeras(32));
   // Epoch 1 (compilation) is dropped by skip_first_epochs = 1.
   ASSERT_EQ(samples.size(), 2u);
   // "186s 439ms/step": 186 +- 0.5 s is 0.27% uncertain, 439 +- 0.5 ms 0.11%, so
@@ -76,12 +76,12 @@ TEST(KerasReader, Keras2VerboseOneUsesTheMorePreciseTime) {
 }
 
 TEST(KerasReader, SkipFirstEpochsDecidesWhichEpochsStay) {
-  const std::vector<Sample> all = Read(kFitGenerator, Batch(32), 0);
+  const std::vector<Sample> all = ReadKeras(kFitGenerator, BatchKeras(32), 0);
   ASSERT_EQ(all.size(), 3u);
   // Epoch 1, "192s 454ms/step": 0.454 x 423 = 192.042 s.
   EXPECT_EQ(all[0].epoch, 1);
   EXPECT_NEAR(*all[0].epoch_time_s, 192.042, 1e-9);
-  EXPECT_EQ(Read(kFitGenerator, Batch(32), 2).size(), 1u);
+  EXPECT_EQ(ReadKeras(kFitGenerator, BatchKeras(32), 2).size(), 1u);
 }
 
 TEST(KerasReader, AllWarmUpEpochsAreReadWithAWarning) {
@@ -90,7 +90,7 @@ TEST(KerasReader, AllWarmUpEpochsAreReadWithAWarning) {
   ReadOptions options;
   options.skip_first_epochs = 3;
   const testing::ReadResult read =
-      testing::ReadWith(io::ReadKeras, kFitGenerator, kSource, Batch(32), options);
+      testing::ReadWith(io::ReadKeras, kFitGenerator, kSourceKeras, BatchKeras(32), options);
   ASSERT_EQ(read.samples.size(), 3u);
   EXPECT_EQ(read.samples[0].epoch, 1);
   EXPECT_NEAR(*read.samples[0].epoch_time_s, 192.042, 1e-9);  // 0.454 s x 423
@@ -100,8 +100,8 @@ TEST(KerasReader, AllWarmUpEpochsAreReadWithAWarning) {
                         "they are read anyway"));
   // A one-epoch log, as a one-epoch benchmark writes it.
   const testing::ReadResult one = testing::ReadWith(
-      io::ReadKeras, "Epoch 1/1\n423/423 [======] - 192s 454ms/step - loss: 1.8\n", kSource,
-      Batch(32));
+      io::ReadKeras, "Epoch 1/1\n423/423 [======] - 192s 454ms/step - loss: 1.8\n", kSourceKeras,
+      BatchKeras(32));
   ASSERT_EQ(one.samples.size(), 1u);
   EXPECT_EQ(one.warnings.size(), 1u);
 }
@@ -122,7 +122,7 @@ TEST(KerasReader, RedrawsOnOneLineKeepTheLastCompleteBar) {
       "Epoch 3/100\n"
       "  1/423 [..............................] - ETA: 3:01 - loss: 1.4120" +
       erase + "\r" + "423/423 [==============================] - 184s 436ms/step - loss: 1.3863\n";
-  const std::vector<Sample> samples = Read(text, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(32));
   ASSERT_EQ(samples.size(), 2u);
   // Line numbers count '\n' only: the redraws of epoch 2 are all on line 4.
   EXPECT_EQ(samples[0].line, 4);
@@ -136,7 +136,7 @@ TEST(KerasReader, AnEpochThatNeverFinishesGivesNoSample) {
   const std::string text = std::string(kFitGenerator) +
                            "Epoch 4/100\n"
                            "212/423 [==============>...............] - ETA: 1:32 - loss: 1.2\n";
-  EXPECT_EQ(Read(text, Batch(32)).size(), 2u);
+  EXPECT_EQ(ReadKeras(text, BatchKeras(32)).size(), 2u);
 }
 
 // Keras 3 lines from keras-team/keras-io, examples/keras_rs/md/basic_ranking.md
@@ -165,7 +165,7 @@ TEST(KerasReader, Keras3BarsWithAnsiCodes) {
       bar +
       " \x1b[1m0s\x1b[0m 2ms/step - loss: 0.0745 - "
       "root_mean_squared_error: 0.2730\n";
-  const std::vector<Sample> samples = Read(text, Batch(64));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(64));
   ASSERT_EQ(samples.size(), 2u);
   // Epoch 2, final bar "1s 3ms/step": 1 +- 0.5 s (50%) against 3 +- 0.5 ms (17%),
   // so 0.003 s x 80 = 0.24 s (the unfinished "2ms/step" bar would give 0.16 s).
@@ -195,7 +195,7 @@ TEST(KerasReader, EvaluateBarsAroundFitAreNotEpochs) {
       "val_accuracy: 0.9758 - val_loss: 0.0775\n"
       "313/313 ━━━━━━━━━━━━━━━━━━━━ 0s 308us/step - accuracy: 0.9706 - loss: 0.0943\n"
       "Final cost: 0.08249370753765106, Final accuracy: 0.9742000102996826\n";
-  const std::vector<Sample> samples = Read(text, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(32));
   ASSERT_EQ(samples.size(), 2u);
   // 812 us x 1688 = 1.370656 s; 809 us x 1688 = 1.365592 s (the evaluate bar
   // after it, 308 us x 313, is not epoch 3).
@@ -223,7 +223,7 @@ const char kVerbose2[] =
     "1079/1079 - 11s - loss: 0.2038 - 11s/epoch - 10ms/step\n";
 
 TEST(KerasReader, TfKerasVerboseTwo) {
-  const std::vector<Sample> samples = Read(kVerbose2, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(kVerbose2, BatchKeras(32));
   ASSERT_EQ(samples.size(), 4u);
   // "10s ... 10ms/step": both 5% uncertain; a tie keeps the epoch time, 10 s.
   EXPECT_EQ(samples[0].epoch, 2);
@@ -245,7 +245,7 @@ TEST(KerasReader, EpochTimeInMillisecondsBeatsARoundedElapsedTime) {
       "128/128 - 5s - loss: 3.1494 - accuracy: 0.1463 - 5s/epoch - 43ms/step\n"
       "Epoch 2/100\n"
       "128/128 - 0s - loss: 2.9102 - accuracy: 0.1586 - 358ms/epoch - 3ms/step\n";
-  const std::vector<Sample> samples = Read(text, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(32));
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 0.358);
 }
@@ -258,7 +258,7 @@ TEST(KerasReader, Keras3VerboseTwo) {
       "1079/1079 - 21s - 19ms/step - loss: 0.2431\n"
       "Epoch 2/2\n"
       "1079/1079 - 10s - 9ms/step - loss: 0.2135\n";
-  const std::vector<Sample> samples = Read(text, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(32));
   ASSERT_EQ(samples.size(), 1u);
   // 10 +- 0.5 s (5%) against 9 +- 0.5 ms (5.6%): the epoch time, 10 s.
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 10);
@@ -279,7 +279,7 @@ TEST(KerasReader, PerSampleBarsCountSamples) {
       "37800/37800 [==============================] - 32s 856us/sample - loss: 0.0338 - "
       "accuracy: 0.9887\n";
   // No batch needed: the samples per epoch are the count itself.
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadKeras(text);
   ASSERT_EQ(samples.size(), 2u);
   // 920 us x 37800 samples = 34.776 s; 856 us x 37800 = 32.3568 s.
   EXPECT_NEAR(*samples[0].epoch_time_s, 34.776, 1e-9);
@@ -298,7 +298,7 @@ TEST(KerasReader, TrainOnHeaderMakesStepUnitsPerSample) {
       "Epoch 2/1000\n"
       "576/576 [==============================] - 173s 301ms/step - loss: 4.0745 - acc: 0.0208 - "
       "val_loss: 4.3584 - val_acc: 0.0000e+00\n";
-  const std::vector<Sample> samples = Read(text, Batch(32));
+  const std::vector<Sample> samples = ReadKeras(text, BatchKeras(32));
   ASSERT_EQ(samples.size(), 1u);
   // 0.301 s per sample x 576 samples = 173.376 s, over 576 samples (not 576 x 32).
   EXPECT_NEAR(*samples[0].epoch_time_s, 173.376, 1e-9);
@@ -319,7 +319,7 @@ TEST(KerasReader, Keras2VerboseTwoWithoutCounter) {
       " - 233s - loss: 0.0737 - acc: 0.9781 - val_loss: 0.0465 - val_acc: 0.9842\n"
       "Epoch 3/10\n"
       " - 231s - loss: 0.0532 - acc: 0.9839 - val_loss: 0.0427 - val_acc: 0.9859\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadKeras(text);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].line, 6);
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 233);
@@ -329,34 +329,34 @@ TEST(KerasReader, Keras2VerboseTwoWithoutCounter) {
 }
 
 TEST(KerasReader, SamplesAttributeDecidesTheStepsRule) {
-  Attributes a = Batch(32);
+  Attributes a = BatchKeras(32);
   // 13530 samples at batch 32: ceil(422.81) = 423 steps, as logged: last batch partial.
   a.samples_per_epoch = 13530;
-  std::vector<Sample> samples = Read(kFitGenerator, a);
+  std::vector<Sample> samples = ReadKeras(kFitGenerator, a);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].steps_rule, StepsRule::kKeepPartial);
   EXPECT_FALSE(samples[0].samples_per_epoch.has_value());  // ParseSamples fills 13530
   // 13550 at batch 32: 423.44, so ceil = 424 and floor = 423: the remainder was dropped.
   a.samples_per_epoch = 13550;
-  samples = Read(kFitGenerator, a);
+  samples = ReadKeras(kFitGenerator, a);
   EXPECT_EQ(samples[0].steps_rule, StepsRule::kDropRemainder);
   // 20000 at batch 32 makes 625 steps either way, not 423.
   a.samples_per_epoch = 20000;
-  EXPECT_THAT(ErrorOf(kFitGenerator, a),
+  EXPECT_THAT(ErrorOfKeras(kFitGenerator, a),
               HasSubstr("fit.log:2: field 'samples': the log shows 423 steps per epoch, but "
                         "samples=20000 at batch=32 makes 625 steps"));
 }
 
 TEST(KerasReader, ParseSamplesCompletesTheSamples) {
-  Attributes a = Batch(32);
+  Attributes a = BatchKeras(32);
   a.samples_per_epoch = 13530;
-  const std::vector<Sample> samples = ParseSamples(kFitGenerator, kSource, a);
+  const std::vector<Sample> samples = ParseSamples(kFitGenerator, kSourceKeras, a);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].batch, 32);
   EXPECT_EQ(samples[0].samples_per_epoch, 13530);
   // Without the batch the log cannot say how many samples 423 steps are.
   try {
-    ParseSamples(kFitGenerator, kSource);
+    ParseSamples(kFitGenerator, kSourceKeras);
     ADD_FAILURE() << "expected a DataError";
   } catch (const DataError& e) {
     EXPECT_THAT(e.what(), HasSubstr("fit.log:4: field 'batch'"));
@@ -369,7 +369,7 @@ TEST(KerasReader, GarbageTimeInTheFinalBarIsADataError) {
       "423/423 [==============================] - 192s 454ms/step - loss: 1.8386\n"
       "Epoch 2/2\n"
       "423/423 [==============================] - 1x6s 439ms/step - loss: 1.8087\n";
-  EXPECT_THAT(ErrorOf(text, Batch(32)),
+  EXPECT_THAT(ErrorOfKeras(text, BatchKeras(32)),
               HasSubstr("fit.log:4: field 'time': expected a time such as '45s' or "
                         "'29ms/step' in the progress bar that ends epoch 2, got '1x6s'"));
 }
@@ -379,15 +379,16 @@ TEST(KerasReader, TruncatedFinalBarIsADataError) {
   const std::string text = std::string(kFitGenerator) +
                            "Epoch 4/100\n"
                            "423/423 [==============================] - \n";
-  EXPECT_THAT(ErrorOf(text, Batch(32)),
+  EXPECT_THAT(ErrorOfKeras(text, BatchKeras(32)),
               HasSubstr("fit.log:8: field 'epoch_time': the progress bar that ends epoch 4 "
                         "(header on line 7) shows no time above 0 s"));
 }
 
 TEST(KerasReader, NoEpochsGiveNoSamples) {
   // An evaluate() bar alone, and plain text.
-  EXPECT_TRUE(Read("313/313 [==============================] - 1s 2ms/step - loss: 0.3\n").empty());
-  EXPECT_TRUE(Read("Epoch 00003: val_loss improved from 0.2 to 0.1\n").empty());
+  EXPECT_TRUE(
+      ReadKeras("313/313 [==============================] - 1s 2ms/step - loss: 0.3\n").empty());
+  EXPECT_TRUE(ReadKeras("Epoch 00003: val_loss improved from 0.2 to 0.1\n").empty());
 }
 
 TEST(KerasReader, Detection) {

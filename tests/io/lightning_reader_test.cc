@@ -28,16 +28,17 @@ const char kOpal[] =
 using fitspeed::testing::ReadData;
 
 // The reader alone, with its warnings collected.
-using Read = fitspeed::testing::ReadResult;
+using ReadLightning = fitspeed::testing::ReadResult;
 
-Read ReadRaw(std::string_view text, const Attributes& attributes = {}, int skip_first_epochs = 1) {
+ReadLightning ReadRawLightning(std::string_view text, const Attributes& attributes = {},
+                               int skip_first_epochs = 1) {
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
   return testing::ReadWith(io::ReadLightning, text, "metrics.csv", attributes, options);
 }
 
-std::string DataErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  return testing::DataErrorOf([&] { ReadRaw(text, attributes); });
+std::string DataErrorOfLightning(std::string_view text, const Attributes& attributes = {}) {
+  return testing::DataErrorOf([&] { ReadRawLightning(text, attributes); });
 }
 
 // --- 0Xero7/slm_training: an epoch_time logged in on_train_epoch_end ---------------
@@ -55,7 +56,7 @@ std::string DataErrorOf(std::string_view text, const Attributes& attributes = {}
 TEST(LightningReader, SlmEpochTimesAfterTheFirstEpoch) {
   Attributes attributes;
   attributes.batch = 128;
-  const Read read = ReadRaw(ReadData(kSlm), attributes);
+  const ReadLightning read = ReadRawLightning(ReadData(kSlm), attributes);
   ASSERT_EQ(read.samples.size(), 6u);
   const int lines[] = {567, 851, 1134, 1418, 1701, 1985};
   const double times[] = {2414.659423828125, 2415.34765625, 2417.922607421875,
@@ -83,7 +84,7 @@ TEST(LightningReader, SlmEpochTimesAfterTheFirstEpoch) {
 TEST(LightningReader, SlmFirstEpochKeptOnRequestHasNoStepCount) {
   Attributes attributes;
   attributes.batch = 128;
-  const Read read = ReadRaw(ReadData(kSlm), attributes, /*skip_first_epochs=*/0);
+  const ReadLightning read = ReadRawLightning(ReadData(kSlm), attributes, /*skip_first_epochs=*/0);
   ASSERT_EQ(read.samples.size(), 7u);
   EXPECT_EQ(read.samples[0].line, 284);
   EXPECT_DOUBLE_EQ(*read.samples[0].epoch_time_s, 2517.10107421875);
@@ -97,13 +98,13 @@ TEST(LightningReader, SlmSamplesAttributeMustMatchTheSteps) {
   attributes.batch = 128;
   // ceil(1801400/128) = ceil(14073.4) = 14074: the last batch partial.
   attributes.samples_per_epoch = 1801400;
-  const Read read = ReadRaw(ReadData(kSlm), attributes);
+  const ReadLightning read = ReadRawLightning(ReadData(kSlm), attributes);
   ASSERT_EQ(read.samples.size(), 6u);
   EXPECT_EQ(read.samples[0].steps_rule, StepsRule::kKeepPartial);
   EXPECT_FALSE(read.samples[0].samples_per_epoch.has_value());  // the attribute fills it
   // 1800000/128 = 14062.5: 14063 or 14062 steps, not the 14074 the log shows.
   attributes.samples_per_epoch = 1800000;
-  const std::string message = DataErrorOf(ReadData(kSlm), attributes);
+  const std::string message = DataErrorOfLightning(ReadData(kSlm), attributes);
   EXPECT_THAT(message, HasSubstr("metrics.csv:567: field 'step'"));
   EXPECT_THAT(message, HasSubstr("14074 steps"));
   EXPECT_THAT(message, HasSubstr("14063"));
@@ -135,7 +136,7 @@ TEST(LightningReader, SlmThroughParseSamples) {
 // Header (line 1): epoch,lr-Adam,step,train/nll_loss,val/rmse_loss
 
 TEST(LightningReader, OpalHasNoTimeAndSaysSo) {
-  const std::string message = DataErrorOf(ReadData(kOpal));
+  const std::string message = DataErrorOfLightning(ReadData(kOpal));
   EXPECT_THAT(message, HasSubstr("metrics.csv:1: Lightning CSVLogger metrics: no time column"));
   EXPECT_THAT(message, HasSubstr("(columns: epoch, lr-Adam, step, train/nll_loss, val/rmse_loss)"));
   EXPECT_THAT(message, HasSubstr("fitspeed needs step or epoch times"));
@@ -159,7 +160,7 @@ const char kClockLog[] =
     "1,449,450,53.6,1.8,\n";                                          // 10
 
 TEST(LightningReader, StepTimesFromThroughputMonitorClock) {
-  const Read read = ReadRaw(kClockLog);
+  const ReadLightning read = ReadRawLightning(kClockLog);
   // By hand, intervals between the rows with a train/time (period 50 steps):
   //   49->99 (line 3): the first, dropped as warm-up;
   //   99->149 (line 4): (20.5 - 15.0)/50 = 0.11 s;
@@ -193,7 +194,7 @@ TEST(LightningReader, ThroughputMonitorPerDeviceRateOnOneDevice) {
       "0,99,100,9.5,304.0,3200,10.5\n"
       "0,199,200,10.0,320.0,6400,20.5\n"
       "0,299,300,10.0,321.5,9600,30.5\n";
-  const Read read = ReadRaw(text);
+  const ReadLightning read = ReadRawLightning(text);
   // The rate wins over the clock; the first row (line 2) is warm-up.
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_EQ(read.samples[0].line, 3);
@@ -209,7 +210,7 @@ TEST(LightningReader, GlobalRateBeforePerDeviceRate) {
       "0,99,300,1200\n"
       "0,199,320,1280\n"
       "0,299,330,1320\n";
-  const Read read = ReadRaw(text);
+  const ReadLightning read = ReadRawLightning(text);
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_DOUBLE_EQ(*read.samples[0].throughput_sps, 1280);
   EXPECT_DOUBLE_EQ(*read.samples[1].throughput_sps, 1320);
@@ -224,7 +225,7 @@ TEST(LightningReader, StepTimeLoggedOnStepAndEpoch) {
       "0,99,,200,1.9\n"
       "0,99,205,,\n"
       "1,149,,190,1.8\n";
-  const Read read = ReadRaw(text);
+  const ReadLightning read = ReadRawLightning(text);
   // The per-step values: 200 ms (line 3) and 190 ms (line 5); 210 ms is warm-up.
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_EQ(read.samples[0].line, 3);
@@ -235,7 +236,7 @@ TEST(LightningReader, StepTimeLoggedOnStepAndEpoch) {
 
 TEST(LightningReader, AnOnlyEpochIsWarmUp) {
   const char text[] = "epoch,step,epoch_time\n0,99,30.5\n";
-  const std::string message = DataErrorOf(text);
+  const std::string message = DataErrorOfLightning(text);
   EXPECT_THAT(message, HasSubstr("metrics.csv:2: field 'epoch'"));
   EXPECT_THAT(message, HasSubstr("skip_first_epochs = 1"));
 }
@@ -244,28 +245,29 @@ TEST(LightningReader, AnOnlyEpochIsWarmUp) {
 
 TEST(LightningReader, BadCellsNameLineAndField) {
   const std::string head = "epoch,epoch_time,step\n0,30.0,99\n";
-  EXPECT_THAT(DataErrorOf(head + "1,nan,199\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1,nan,199\n"),
               HasSubstr("metrics.csv:3: field 'epoch_time': is NaN"));
-  EXPECT_THAT(DataErrorOf(head + "1,-4,199\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1,-4,199\n"),
               HasSubstr("metrics.csv:3: field 'epoch_time': must be > 0, got -4"));
-  EXPECT_THAT(DataErrorOf(head + "1,0,199\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1,0,199\n"),
               HasSubstr("metrics.csv:3: field 'epoch_time': must be > 0, got 0"));
-  EXPECT_THAT(DataErrorOf(head + "1,fast,199\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1,fast,199\n"),
               HasSubstr("metrics.csv:3: field 'epoch_time': expected a number, got 'fast'"));
-  EXPECT_THAT(DataErrorOf(head + "1.5,30,199\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1.5,30,199\n"),
               HasSubstr("metrics.csv:3: field 'epoch': must be a whole number"));
-  EXPECT_THAT(DataErrorOf(head + "1,30\n"),
+  EXPECT_THAT(DataErrorOfLightning(head + "1,30\n"),
               HasSubstr("metrics.csv:3: Lightning CSVLogger metrics: the row has 2 fields but "
                         "the header (line 1) has 3"));
-  EXPECT_THAT(DataErrorOf(head + "1,\"30,199\n"), HasSubstr("metrics.csv:3:"));
-  EXPECT_THAT(DataErrorOf(head + "1,\"30,199\n"), HasSubstr("not closed"));
+  EXPECT_THAT(DataErrorOfLightning(head + "1,\"30,199\n"), HasSubstr("metrics.csv:3:"));
+  EXPECT_THAT(DataErrorOfLightning(head + "1,\"30,199\n"), HasSubstr("not closed"));
   const std::string clock = "epoch,step,train/batches,train/time\n0,49,50,1.0\n";
-  EXPECT_THAT(DataErrorOf(clock + "0,99.5,100,2.0\n0,149,150,3.0\n"),
+  EXPECT_THAT(DataErrorOfLightning(clock + "0,99.5,100,2.0\n0,149,150,3.0\n"),
               HasSubstr("metrics.csv:3: field 'step': must be a whole number"));
-  EXPECT_THAT(DataErrorOf(clock + "0,99,100,-2.0\n0,149,150,3.0\n"),
+  EXPECT_THAT(DataErrorOfLightning(clock + "0,99,100,-2.0\n0,149,150,3.0\n"),
               HasSubstr("metrics.csv:3: field 'train/time': a clock must be >= 0"));
-  EXPECT_THAT(DataErrorOf("epoch,loss\n0,1.0\n"), HasSubstr("no 'step' column"));
-  EXPECT_THAT(DataErrorOf("epoch,step,epoch_time\n"), HasSubstr("not followed by any row"));
+  EXPECT_THAT(DataErrorOfLightning("epoch,loss\n0,1.0\n"), HasSubstr("no 'step' column"));
+  EXPECT_THAT(DataErrorOfLightning("epoch,step,epoch_time\n"),
+              HasSubstr("not followed by any row"));
 }
 
 TEST(LightningReader, JunkIsADataErrorNeverACrash) {

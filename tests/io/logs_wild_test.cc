@@ -27,7 +27,7 @@ using fitspeed::testing::ReadResult;
 using ::testing::HasSubstr;
 
 // `name` under tests/data/logs-wild, read with `attributes`.
-ReadResult Read(const std::string& name, const Attributes& attributes = {}) {
+ReadResult ReadLogsWild(const std::string& name, const Attributes& attributes = {}) {
   const std::string path = "logs-wild/" + name;
   return ParseWith(ReadData(path), path, attributes);
 }
@@ -39,7 +39,7 @@ std::string Refusal(const std::string& name) {
   return DataErrorOf([&] { ParseWith(text, path); });
 }
 
-Attributes Batch(double batch) {
+Attributes BatchLogsWild(double batch) {
   Attributes a;
   a.batch = batch;
   return a;
@@ -80,7 +80,7 @@ TEST(LogsWild, KerasMnistConvnet) {
   // the epoch takes 422 x 0.031 s and trains 422 x 128 samples: 128/0.031
   // samples/s. ms/step of epochs 2-11: 31 33 33 35 40 41 39 39 38 37, median
   // of the rates between 37 and 38 ms: (128/0.037 + 128/0.038) / 2 = 3413.94.
-  const ReadResult read = Read(name, Batch(128));
+  const ReadResult read = ReadLogsWild(name, BatchLogsWild(128));
   ExpectReading(read.samples, 10, 128, 1, (128 / 0.037 + 128 / 0.038) / 2);
   EXPECT_EQ(read.samples.front().line, 18);
   EXPECT_EQ(read.samples.front().samples_per_epoch, 422 * 128);
@@ -95,7 +95,7 @@ TEST(LogsWild, KerasTextClassificationKeras3) {
   // the evaluate() bar "782/782" after the run is not an epoch. 3 ms (17%
   // uncertain) beats 2 s (25%): 32/0.003 = 10666.7 samples/s at the example's
   // batch of 32 (625 x 32 = 20000 IMDB training reviews).
-  ExpectReading(Read(name, Batch(32)).samples, 2, 32, 1, 32 / 0.003);
+  ExpectReading(ReadLogsWild(name, BatchLogsWild(32)).samples, 2, 32, 1, 32 / 0.003);
 }
 
 TEST(LogsWild, KerasNotebookWithCallbackLines) {
@@ -106,13 +106,13 @@ TEST(LogsWild, KerasNotebookWithCallbackLines) {
   // epochs. ms/step of epochs 2-16: 902 906 906 914 936 929 921 913 940 932 945
   // 916 914 924 902; epoch 17 "482s 1s/step" is 482 s (449 x 64 / 482 = 59.6).
   // Sixteen rates, the middle two at 916 and 921 ms: (64/0.916 + 64/0.921) / 2.
-  const ReadResult read = Read(name, Batch(64));
+  const ReadResult read = ReadLogsWild(name, BatchLogsWild(64));
   ExpectReading(read.samples, 16, 64, 1, (64 / 0.916 + 64 / 0.921) / 2);
   EXPECT_NEAR(*AtLine(read.samples, 69)->epoch_time_s, 482, 1e-9);
   // With the dataset size too, 449 = ceil(28709 / 64): the last batch is partial.
-  Attributes a = Batch(64);
+  Attributes a = BatchLogsWild(64);
   a.samples_per_epoch = 28709;
-  const ReadResult exact = Read(name, a);
+  const ReadResult exact = ReadLogsWild(name, a);
   ASSERT_EQ(exact.samples.size(), 16u);
   EXPECT_EQ(exact.samples[0].steps_rule, StepsRule::kKeepPartial);
 }
@@ -130,7 +130,7 @@ TEST(LogsWild, KerasFiveRunsInOneFile) {
   // each from the most precise of the elapsed, per-epoch and per-step times
   // (an awk script over the file): 7724.14 = 7 x 32 / 0.029, the
   // "7/7 - 0s - ... - 29ms/epoch" epochs of runs 2-4.
-  const ReadResult read = Read(name, Batch(32));
+  const ReadResult read = ReadLogsWild(name, BatchLogsWild(32));
   ExpectReading(read.samples, 1695, 32, 1, 7 * 32 / 0.029);
   EXPECT_NEAR(ThroughputOf(*AtLine(read.samples, 20)), 128 * 32 / 0.358, 1e-6);
   // Run 4, line 2473: "7/7 - 1s - ... - 899ms/epoch - 128ms/step": 0.899 s.
@@ -155,7 +155,7 @@ TEST(LogsWild, TimmMlp) {
   // ... (14.435s, 8.87/s)", line 1195 "[10008/10009] ... (1.329s, 96.34/s)")
   // and epoch 8 (line 1956 "(15.781s, 8.11/s)", line 2000 "[2200/10009] ...
   // 96.66/s").
-  const ReadResult read = Read("timm/fabfish-Monarch-README_utils_mlp.log");
+  const ReadResult read = ReadLogsWild("timm/fabfish-Monarch-README_utils_mlp.log");
   ExpectReading(read.samples, 8, 128, 1,
                 (TimmRate(0, 8.87, 10008, 96.34) + TimmRate(0, 8.11, 2200, 96.66)) / 2);
 }
@@ -164,7 +164,7 @@ TEST(LogsWild, TimmVitaeWithoutStartUpLine) {
   // No start-up line: devices default to 1; the rates are all devices' anyway.
   // Epochs 2-10; the median of the nine is timm epoch 4 (lines 887 "(12.461s,
   // 10.27/s)" and 1088 "[10008/10009] ... (1.208s, 105.93/s)"): 106.03.
-  const ReadResult read = Read("timm/fabfish-Monarch-README_utils_vitae-monarch.txt");
+  const ReadResult read = ReadLogsWild("timm/fabfish-Monarch-README_utils_vitae-monarch.txt");
   ExpectReading(read.samples, 9, 128, 1, TimmRate(0, 10.27, 10008, 105.93));
 }
 
@@ -175,22 +175,23 @@ TEST(LogsWild, TfCnnBenchmarksLambda) {
   // images/sec: 875.20". Cross-check with the Unix times that end the step
   // lines: steps 1-100 from 1604275111 to 1604275116, 99 x 48 in 5 +- 1 s.
   ExpectReading(
-      Read("tf-cnn-benchmarks/lambda-tensorflow-benchmark_3960X-RTX3080-XLA_syn-fp16-1gpu_"
-           "resnet50-48.log")
+      ReadLogsWild("tf-cnn-benchmarks/lambda-tensorflow-benchmark_3960X-RTX3080-XLA_syn-fp16-1gpu_"
+                   "resnet50-48.log")
           .samples,
       1, 48, 1, 875.20);
   // "192 global", "96 per device": 2 devices; line 105 "total images/sec:
   // 440.00"; steps 1-100 took 1597424123 - 1597424080 = 43 s: 99 x 192 / 43 = 442.
   ExpectReading(
-      Read("tf-cnn-benchmarks/lambda-tensorflow-benchmark_3970X-RadeonVIIPro-PCIeGen4_syn-"
-           "fp32-2gpu_resnet50-96.log")
+      ReadLogsWild("tf-cnn-benchmarks/lambda-tensorflow-benchmark_3970X-RadeonVIIPro-PCIeGen4_syn-"
+                   "fp32-2gpu_resnet50-96.log")
           .samples,
       1, 192, 2, 440.00);
   // "3584 global", "448 per device": 8 devices; line 267 "total images/sec:
   // 14356.33"; steps 1-100 in 1599429529 - 1599429504 = 25 s: 99 x 3584 / 25 = 14193.
   ExpectReading(
-      Read("tf-cnn-benchmarks/lambda-tensorflow-benchmark_7742-A100-SXM4-40GB-TF2.3-XLA_real-"
-           "fp16-8gpu_resnet50-448.log")
+      ReadLogsWild(
+          "tf-cnn-benchmarks/lambda-tensorflow-benchmark_7742-A100-SXM4-40GB-TF2.3-XLA_real-"
+          "fp16-8gpu_resnet50-448.log")
           .samples,
       1, 3584, 8, 14356.33);
 }
@@ -206,9 +207,9 @@ void ExpectFairseq(const std::string& file, double batch, double epoch2_ms, doub
   const std::string name = "fairseq/" + file;
   EXPECT_THAT(Refusal(name), HasSubstr("field 'batch': the log does not state the batch size; "
                                        "give it as PATH@batch=N"));
-  Attributes a = Batch(batch);
+  Attributes a = BatchLogsWild(batch);
   a.drop_remainder = false;
-  const ReadResult read = Read(name, a);
+  const ReadResult read = ReadLogsWild(name, a);
   EXPECT_THAT(read.warnings.at(0), HasSubstr("counts tokens while train_samples counts sentence "
                                              "pairs"));
   ExpectReading(read.samples, 2, batch, 1,
@@ -261,7 +262,7 @@ TEST(LogsWild, MaskRcnnTrainSamplesContradictedByTheTrainer) {
   // from 16:36:52.988 to 16:46:24.098: 1820 x 64 / 571.110 s = 203.95 img/s.
   Attributes a;
   a.samples_per_epoch = 117266;
-  const ReadResult read = Read(name, a);
+  const ReadResult read = ReadLogsWild(name, a);
   ASSERT_EQ(read.warnings.size(), 1u);
   EXPECT_THAT(read.warnings[0],
               HasSubstr(":764: train_samples 40000 is contradicted by the trainer's lines: line "
@@ -281,7 +282,7 @@ TEST(LogsWild, DlloggerBertSummaryNeedsTheGlobalBatch) {
   // raw_train_time 125567.504 s; DLE computes it as 10 x 512 x GPUs x steps /
   // time, and 10 x 512 x 2 x 1573 / 125567.504 = 128.2778 (1573 from the
   // final_loss record, line 1595): 2 GPUs, global batch 10240 sequences.
-  ExpectReading(Read(name, Batch(10240)).samples, 1, 10240, 1,
+  ExpectReading(ReadLogsWild(name, BatchLogsWild(10240)).samples, 1, 10240, 1,
                 10 * 512 * 2 * 1573 / 125567.50402712822, 1e-9);
 }
 

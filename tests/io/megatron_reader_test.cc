@@ -22,7 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const char kSource[] = "megatron.log";
+const char kSourceMegatron[] = "megatron.log";
 
 // tests/data/logs-wild/megatron-nemo/README.md: lines 165-373 (the arguments
 // dump) and 2736-2830 (iterations 10-220) of a Megatron-DeepSpeed GPT-3 125M run
@@ -36,16 +36,16 @@ using fitspeed::testing::AtLine;
 using fitspeed::testing::ReadData;
 using Result = fitspeed::testing::ReadResult;
 
-Result Read(std::string_view text, const Attributes& attributes = {}) {
-  return testing::ReadWith(io::ReadMegatron, text, kSource, attributes);
+Result ReadMegatron(std::string_view text, const Attributes& attributes = {}) {
+  return testing::ReadWith(io::ReadMegatron, text, kSourceMegatron, attributes);
 }
 
-std::string ErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  return testing::DataErrorOf([&] { Read(text, attributes); });
+std::string ErrorOfMegatron(std::string_view text, const Attributes& attributes = {}) {
+  return testing::DataErrorOf([&] { ReadMegatron(text, attributes); });
 }
 
 TEST(MegatronReader, RealMegatronDeepSpeedExcerpt) {
-  const Result r = Read(ReadData(kExcerpt));
+  const Result r = ReadMegatron(ReadData(kExcerpt));
   // 22 iteration lines (iterations 10, 20, ..., 220). Left out: iteration 10
   // (line 214, the first interval: 1001.5 ms against ~485), and iterations 110
   // and 210 (lines 257 and 300), whose intervals hold the evaluations printed
@@ -98,7 +98,7 @@ TEST(MegatronReader, RealExcerptIsDetectedAndReadThroughParseSamples) {
   EXPECT_TRUE(io::LooksLikeMegatron(text.substr(0, text.find(" iteration "))));
   ReadOptions options;
   options.warn = [](const std::string&) {};
-  const std::vector<Sample> samples = ParseSamples(text, kSource, {}, options);
+  const std::vector<Sample> samples = ParseSamples(text, kSourceMegatron, {}, options);
   EXPECT_EQ(samples.size(), 19u);
   EXPECT_EQ(FormatName(Format::kMegatron), "megatron");
   EXPECT_EQ(ParseFormat("megatron"), Format::kMegatron);
@@ -125,7 +125,7 @@ const char kEpfl[] =
     "iterations:   0 |\n";
 
 TEST(MegatronReader, MegatronLmLinesWithoutArguments) {
-  const Result r = Read(kEpfl);
+  const Result r = ReadMegatron(kEpfl);
   // Line 1 is the warm-up; lines 2-4: 87871.6, 89474.8, 89075.2 ms. Consumed
   // samples grow by 125952 - 124928 = 1024 per iteration = the global batch.
   ASSERT_EQ(r.samples.size(), 3u);
@@ -145,9 +145,9 @@ TEST(MegatronReader, MegatronLmLinesWithoutArguments) {
   // Given devices silence the warning; a batch other than the log's is refused.
   Attributes a;
   a.devices = 64;
-  EXPECT_THAT(Read(kEpfl, a).warnings, IsEmpty());
+  EXPECT_THAT(ReadMegatron(kEpfl, a).warnings, IsEmpty());
   a.batch = 512;
-  EXPECT_THAT(ErrorOf(kEpfl, a),
+  EXPECT_THAT(ErrorOfMegatron(kEpfl, a),
               HasSubstr("megatron.log:2: field 'batch': batch=512 contradicts the log's global "
                         "batch size 1024"));
 }
@@ -173,7 +173,7 @@ TEST(MegatronReader, SamplesPerSecondAgreesWithinRounding) {
   // 2048 / 105.22 s = 19.4640, printed 19.463: elapsed 105.22 +/- 0.005 s gives
   // 2048/105.225 = 19.46306 to 2048/105.215 = 19.46491 samples/s, and 19.463
   // +/- 0.0005 reaches 19.46306. The line agrees.
-  const Result r = Read(BloomPair(kBloomLine));
+  const Result r = ReadMegatron(BloomPair(kBloomLine));
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(r.samples[0].line, 2);
   EXPECT_DOUBLE_EQ(*r.samples[0].step_time_s, 105.22);
@@ -188,7 +188,7 @@ TEST(MegatronReader, SamplesPerSecondThatDisagreesIsNotRead) {
   bad.replace(bad.find("19.463"), 6, "9.732");
   bad.replace(bad.find("12695"), 5, "12696");
   bad.replace(bad.find("9841584"), 7, "9843632");
-  Result r = Read(BloomPair(kBloomLine) + bad);
+  Result r = ReadMegatron(BloomPair(kBloomLine) + bad);
   ASSERT_EQ(r.samples.size(), 1u);  // line 2 only
   EXPECT_EQ(r.samples[0].line, 2);
   ASSERT_EQ(r.warnings.size(), 2u);  // the disagreement, then the devices
@@ -198,7 +198,7 @@ TEST(MegatronReader, SamplesPerSecondThatDisagreesIsNotRead) {
   // When no line agrees, nothing is read and the reader says why.
   bad.replace(bad.find("12696"), 5, "12695");
   bad.replace(bad.find("9843632"), 7, "9841584");
-  EXPECT_THAT(ErrorOf(BloomPair(bad)),
+  EXPECT_THAT(ErrorOfMegatron(BloomPair(bad)),
               HasSubstr("megatron.log:2: field 'samples per second': no line's samples per "
                         "second agrees"));
 }
@@ -225,7 +225,7 @@ const char kNemo[] =
     "val_loss: 4.106\n";
 
 TEST(MegatronReader, NemoStepTimings) {
-  const Result r = Read(kNemo);
+  const Result r = ReadMegatron(kNemo);
   // Line 1 (iteration 120) is the warm-up; lines 2-6 give one step each:
   // 0.03163, 0.03215, 0.03157, 0.0317, 0.03147 s at global batch 1.
   ASSERT_EQ(r.samples.size(), 5u);
@@ -247,8 +247,9 @@ TEST(MegatronReader, NemoLinesWithoutTimingSayWhy) {
       "Training epoch 0, iteration 120/149 | lr: 3e-05 | global_batch_size: 1 | global_step: 120\n"
       "Training epoch 0, iteration 121/149 | lr: 3e-05 | global_batch_size: 1 | global_step: 121\n"
       "Training epoch 0, iteration 122/149 | lr: 3e-05 | global_batch_size: 1 | global_step: 122\n";
-  EXPECT_THAT(ErrorOf(text), HasSubstr("megatron.log:2: field 'train_step_timing in s': NeMo "
-                                       "iteration lines without"));
+  EXPECT_THAT(ErrorOfMegatron(text),
+              HasSubstr("megatron.log:2: field 'train_step_timing in s': NeMo "
+                        "iteration lines without"));
 }
 
 // A real line of the excerpt (original line 2744), with its numbers as printed.
@@ -276,15 +277,15 @@ TEST(MegatronReader, ModelParallelSizesGoToTheLabel) {
       "using world size: 16, data-parallel-size: 4, tensor-model-parallel size: 2, "
       "pipeline-model-parallel size: 2 \n" +
       Line(10, 2560) + Line(20, 5120);
-  const Result r = Read(text);
+  const Result r = ReadMegatron(text);
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(r.samples[0].devices, 4);
   EXPECT_EQ(r.samples[0].label, "ltd=256,tp=2,pp=2");
   EXPECT_THAT(r.warnings, IsEmpty());
   Attributes a;
   a.devices = 16;
-  EXPECT_THAT(ErrorOf(text, a), HasSubstr("megatron.log:3: field 'devices': devices=16 "
-                                          "contradicts the log's data-parallel size 4"));
+  EXPECT_THAT(ErrorOfMegatron(text, a), HasSubstr("megatron.log:3: field 'devices': devices=16 "
+                                                  "contradicts the log's data-parallel size 4"));
 }
 
 TEST(MegatronReader, StartUpLineOf2020) {
@@ -293,7 +294,7 @@ TEST(MegatronReader, StartUpLineOf2020) {
   // devices stay 1, with the warning.
   const std::string text =
       "using world size: 2 and model-parallel size: 2 \n" + Line(10, 2560) + Line(20, 5120);
-  const Result r = Read(text);
+  const Result r = ReadMegatron(text);
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(r.samples[0].devices, 1);
   ASSERT_EQ(r.warnings.size(), 1u);
@@ -307,7 +308,7 @@ TEST(MegatronReader, IntervalsThatCannotBeTrustedAreLeftOut) {
   // the batch changed inside the interval), 40 (fine).
   const std::string text =
       Line(10, 2560) + Line(20, 5120, "470.1", "2") + Line(30, 7040) + Line(40, 9600);
-  const Result r = Read(text);
+  const Result r = ReadMegatron(text);
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(r.samples[0].line, 4);
   ASSERT_EQ(r.warnings.size(), 3u);
@@ -324,7 +325,7 @@ TEST(MegatronReader, RestartsAndRepeats) {
   // warm-up, so lines 2, 4 and 6 remain.
   const std::string text = Line(10, 2560) + Line(20, 5120) + Line(20, 5120) + Line(30, 7680) +
                            Line(10, 2560, "990.0") + Line(20, 5120, "485.5");
-  const Result r = Read(text);
+  const Result r = ReadMegatron(text);
   ASSERT_EQ(r.samples.size(), 3u);
   EXPECT_EQ(r.samples[0].line, 2);
   EXPECT_EQ(r.samples[1].line, 4);
@@ -340,7 +341,7 @@ TEST(MegatronReader, ColouredAndPrefixedLines) {
   second.pop_back();
   const std::string text =
       "[default0]: \x1b[32m" + first + "\x1b[0m\n" + "[default0]: \x1b[32m" + second + "\x1b[0m\n";
-  const Result r = Read(text);
+  const Result r = ReadMegatron(text);
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(r.samples[0].line, 2);
   EXPECT_DOUBLE_EQ(*r.samples[0].step_time_s, 0.4816);
@@ -360,7 +361,7 @@ TEST(MegatronReader, OldLinesWithoutBatchNeedTheAttribute) {
   ReadOptions options;
   options.warn = [](const std::string&) {};
   try {
-    ParseSamples(text, kSource, {}, options);
+    ParseSamples(text, kSourceMegatron, {}, options);
     ADD_FAILURE() << "no DataError";
   } catch (const DataError& e) {
     EXPECT_THAT(e.what(), HasSubstr("megatron.log:2: field 'batch': the log does not state the "
@@ -368,7 +369,7 @@ TEST(MegatronReader, OldLinesWithoutBatchNeedTheAttribute) {
   }
   Attributes a;
   a.batch = 512;
-  const std::vector<Sample> samples = ParseSamples(text, kSource, a, options);
+  const std::vector<Sample> samples = ParseSamples(text, kSourceMegatron, a, options);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].batch, 512);
   EXPECT_DOUBLE_EQ(*samples[0].step_time_s, 0.5319);
@@ -376,32 +377,32 @@ TEST(MegatronReader, OldLinesWithoutBatchNeedTheAttribute) {
 
 TEST(MegatronReader, BadNumbersAreDataErrors) {
   const std::string first = Line(10, 2560);
-  EXPECT_THAT(ErrorOf(first + Line(20, 5120, "nan")),
+  EXPECT_THAT(ErrorOfMegatron(first + Line(20, 5120, "nan")),
               HasSubstr("megatron.log:2: field 'elapsed time per iteration (ms)': is NaN"));
-  EXPECT_THAT(ErrorOf(first + Line(20, 5120, "-484.7")),
+  EXPECT_THAT(ErrorOfMegatron(first + Line(20, 5120, "-484.7")),
               HasSubstr("megatron.log:2: field 'elapsed time per iteration (ms)': must be > 0"));
-  EXPECT_THAT(ErrorOf(first + Line(20, 5120, "0.0")),
+  EXPECT_THAT(ErrorOfMegatron(first + Line(20, 5120, "0.0")),
               HasSubstr("megatron.log:2: field 'elapsed time per iteration (ms)': must be > 0"));
-  EXPECT_THAT(ErrorOf(first + Line(20, 5120, "fast!")),
+  EXPECT_THAT(ErrorOfMegatron(first + Line(20, 5120, "fast!")),
               HasSubstr("megatron.log:2: field 'elapsed time per iteration (ms)': expected a "
                         "number, got 'fast!'"));
   // The warm-up line is checked as well.
-  EXPECT_THAT(ErrorOf(Line(10, 2560, "inf")),
+  EXPECT_THAT(ErrorOfMegatron(Line(10, 2560, "inf")),
               HasSubstr("megatron.log:1: field 'elapsed time per iteration (ms)': is infinite"));
   std::string batch = Line(20, 5120);
   batch.replace(batch.find("size:   256"), 11, "size:  -256");
-  EXPECT_THAT(ErrorOf(first + batch),
+  EXPECT_THAT(ErrorOfMegatron(first + batch),
               HasSubstr("megatron.log:2: field 'global batch size': must be > 0"));
   std::string consumed = Line(20, 5120);
   consumed.replace(consumed.find("        5120"), 12, "       -5120");
-  EXPECT_THAT(ErrorOf(first + consumed),
+  EXPECT_THAT(ErrorOfMegatron(first + consumed),
               HasSubstr("megatron.log:2: field 'consumed samples': must be >= 0"));
-  EXPECT_THAT(ErrorOf("------------------------ arguments ------------------------\n"
-                      "  data_parallel_size .............................. eight\n"),
+  EXPECT_THAT(ErrorOfMegatron("------------------------ arguments ------------------------\n"
+                              "  data_parallel_size .............................. eight\n"),
               HasSubstr("megatron.log:2: field 'data_parallel_size': expected a number, got "
                         "'eight'"));
-  EXPECT_THAT(ErrorOf("using world size: 8, data-parallel-size: 2.5, tensor-model-parallel "
-                      "size: 1, pipeline-model-parallel size: 1\n"),
+  EXPECT_THAT(ErrorOfMegatron("using world size: 8, data-parallel-size: 2.5, tensor-model-parallel "
+                              "size: 1, pipeline-model-parallel size: 1\n"),
               HasSubstr("megatron.log:1: field 'data-parallel size': must be a whole number"));
 }
 
@@ -411,15 +412,15 @@ TEST(MegatronReader, TruncatedLinesAreDataErrors) {
   // Cut inside the elapsed time: "(ms): 48" would be a wrong number, so the
   // unfinished last field is not read at all.
   const std::string cut_time = full.substr(0, full.find("484.7") + 2) + "\n";
-  EXPECT_THAT(ErrorOf(first + cut_time),
+  EXPECT_THAT(ErrorOfMegatron(first + cut_time),
               HasSubstr("megatron.log:2: field 'elapsed time per iteration (ms)': the line ends "
                         "before it (cut short?)"));
   const std::string cut_batch = full.substr(0, full.find("global batch") + 8) + "\n";
-  EXPECT_THAT(ErrorOf(first + cut_batch),
+  EXPECT_THAT(ErrorOfMegatron(first + cut_batch),
               HasSubstr("megatron.log:2: field 'global batch size': the line ends before it"));
   // Cut after the batch: what the line states is whole, and it is read.
   const std::string cut_late = full.substr(0, full.find("lm loss") + 4) + "\n";
-  EXPECT_EQ(Read(first + cut_late).samples.size(), 1u);
+  EXPECT_EQ(ReadMegatron(first + cut_late).samples.size(), 1u);
 }
 
 TEST(MegatronReader, JunkIsNeverACrash) {
@@ -430,11 +431,11 @@ TEST(MegatronReader, JunkIsNeverACrash) {
       "\x7f"
       "ELF\x02\x01\x01\0\0\0 iteration 10/ 20 |",
       29);
-  EXPECT_THROW(ParseSamples(binary, kSource, {}, options), DataError);
+  EXPECT_THROW(ParseSamples(binary, kSourceMegatron, {}, options), DataError);
   EXPECT_THROW(ParseSamples("iteration iteration 1/ | | : : |\n| iteration 99999999999999999/1 |",
-                            kSource, {}, options),
+                            kSourceMegatron, {}, options),
                DataError);
-  EXPECT_THROW(ParseSamples("no megatron here\n", kSource, {}, options), DataError);
+  EXPECT_THROW(ParseSamples("no megatron here\n", kSourceMegatron, {}, options), DataError);
 }
 
 TEST(MegatronReader, DetectionLeavesOtherFormatsAlone) {

@@ -20,11 +20,11 @@ namespace {
 constexpr double kImageNetTrainSamples = 1281167;  // train_samples in every log
 
 // A log of tests/data/mllog.
-std::string ReadData(const std::string& name) { return testing::ReadData("mllog/" + name); }
+std::string ReadMllogData(const std::string& name) { return testing::ReadData("mllog/" + name); }
 
 // Through the public entry point: attributes applied, samples validated.
-std::vector<Sample> Parse(std::string_view text, int skip_first_epochs = 1,
-                          const Attributes& attributes = {}) {
+std::vector<Sample> ParseMllog(std::string_view text, int skip_first_epochs = 1,
+                               const Attributes& attributes = {}) {
   ReadOptions options;
   options.format = Format::kMllog;
   options.skip_first_epochs = skip_first_epochs;
@@ -32,7 +32,7 @@ std::vector<Sample> Parse(std::string_view text, int skip_first_epochs = 1,
 }
 
 // The reader alone: what the log states, before attributes and validation.
-std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1) {
+std::vector<Sample> ReadRawMllog(std::string_view text, int skip_first_epochs = 1) {
   const std::string source = "raw.log";
   const Attributes attributes;
   ReadOptions options;
@@ -41,7 +41,9 @@ std::vector<Sample> ReadRaw(std::string_view text, int skip_first_epochs = 1) {
 }
 
 // A real log of ../shared/data/logs-wild/mllog, copied to tests/data/logs-wild/mllog.
-std::string ReadWild(const std::string& name) { return ReadData("../logs-wild/mllog/" + name); }
+std::string ReadWildMllog(const std::string& name) {
+  return ReadMllogData("../logs-wild/mllog/" + name);
+}
 
 // Samples and the warnings the reader gave.
 std::vector<Sample> ParseWarned(std::string_view text, std::vector<std::string>& warnings) {
@@ -51,8 +53,8 @@ std::vector<Sample> ParseWarned(std::string_view text, std::vector<std::string>&
   return ParseSamples(text, "test.log", {}, options);
 }
 
-std::string DataErrorMessage(std::string_view text) {
-  return testing::DataErrorOf([&] { ReadRaw(text); });
+std::string DataErrorMessageMllog(std::string_view text) {
+  return testing::DataErrorOf([&] { ReadRawMllog(text); });
 }
 
 // One event line in the style of the NVIDIA logs (mlperf-logging 0.7 output).
@@ -66,7 +68,7 @@ std::string Event(const std::string& prefix, long long time_ms, const std::strin
 
 TEST(MllogReader, NvidiaEpochTimeIsTheDifferenceOfItsTimestamps) {
   const std::vector<Sample> samples =
-      Parse(ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"));
+      ParseMllog(ReadMllogData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"));
   // 41 epoch intervals (epoch_num 1..41); epoch 1 is dropped as warm-up.
   ASSERT_EQ(samples.size(), 40u);
   const Sample& s = samples.front();
@@ -86,7 +88,7 @@ TEST(MllogReader, NvidiaEpochTimeIsTheDifferenceOfItsTimestamps) {
 
 TEST(MllogReader, SkipZeroKeepsTheWarmUpEpoch) {
   const std::vector<Sample> samples =
-      Parse(ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"), 0);
+      ParseMllog(ReadMllogData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt"), 0);
   ASSERT_EQ(samples.size(), 41u);
   // Lines 116 and 141: epoch 1 runs from 1592669215245 to 1592669278705 = 63460 ms.
   EXPECT_DOUBLE_EQ(*samples.front().epoch_time_s, 63.460);
@@ -97,7 +99,7 @@ TEST(MllogReader, IntelEpochAgreesWithMxnetTimeCost) {
   // The first :::MLLOG line is 182 kB into this file, past the 64 KiB that
   // auto-detection looks at, so the format is named.
   const std::vector<Sample> samples =
-      Parse(ReadData("Intel_1-node-8s-cpx-2-mxnet_resnet_result_0.txt"));
+      ParseMllog(ReadMllogData("Intel_1-node-8s-cpx-2-mxnet_resnet_result_0.txt"));
   ASSERT_EQ(samples.size(), 39u);  // epochs 2..40
   // Lines 2990 and 2997: epoch 2 from 1592879947831.559326 to 1592881577123.110352 ms,
   // 1629291.551026 ms. MXNet's own line 2999 says "Epoch[1] Time cost=1629.292".
@@ -110,7 +112,7 @@ TEST(MllogReader, IntelEpochAgreesWithMxnetTimeCost) {
 TEST(MllogReader, BlocksSubtractTheEvaluationInside) {
   // Google's V100 log has blocks only, the evaluation between block_start and block_stop.
   const std::vector<Sample> samples =
-      Parse(ReadData("Google_gpu-v100-8-TF2.0_resnet_result_0.txt"));
+      ParseMllog(ReadMllogData("Google_gpu-v100-8-TF2.0_resnet_result_0.txt"));
   // 10 blocks (first epochs 1, 4, 8, ..., 36); the block starting at epoch 1 is dropped.
   ASSERT_EQ(samples.size(), 9u);
   const Sample& s = samples.front();
@@ -126,7 +128,8 @@ TEST(MllogReader, BlocksSubtractTheEvaluationInside) {
 
 TEST(MllogReader, ZeroBasedEpochNumbersStartAtOne) {
   // TPU v3-32 counts from 0: the first block is first_epoch_num 0, epoch_count 3.
-  const std::vector<Sample> samples = Parse(ReadData("Google_tpu-v3-32-TF2.0_resnet_result_0.txt"));
+  const std::vector<Sample> samples =
+      ParseMllog(ReadMllogData("Google_tpu-v3-32-TF2.0_resnet_result_0.txt"));
   ASSERT_EQ(samples.size(), 9u);
   const Sample& s = samples.front();
   // Lines 28-32: block first_epoch_num 3 from 1595499516492 to 1595499676392 with an
@@ -138,7 +141,8 @@ TEST(MllogReader, ZeroBasedEpochNumbersStartAtOne) {
 TEST(MllogReader, BlocksWithoutEvalIntervalsKeepTheirWholeSpan) {
   // TPU v4-16 logs eval_accuracy but no eval_start/eval_stop, and epoch numbers as
   // floats ("first_epoch_num": 3.0).
-  const std::vector<Sample> samples = Parse(ReadData("Google_tpu-v4-16-TF_resnet_result_0.txt"));
+  const std::vector<Sample> samples =
+      ParseMllog(ReadMllogData("Google_tpu-v4-16-TF_resnet_result_0.txt"));
   ASSERT_EQ(samples.size(), 9u);
   // Lines 26 and 28: 1592969541186 - 1592969356979 = 184207 ms over 4 epochs.
   EXPECT_DOUBLE_EQ(*samples.front().epoch_time_s, 46.05175);
@@ -160,7 +164,7 @@ TEST(MllogReader, EveryLogGivesValidSamples) {
       {"NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt", 40, 3264},
   };
   for (const auto& log : logs) {
-    const std::vector<Sample> samples = Parse(ReadData(log.file));
+    const std::vector<Sample> samples = ParseMllog(ReadMllogData(log.file));
     ASSERT_EQ(samples.size(), log.samples) << log.file;
     for (const Sample& s : samples) {
       EXPECT_EQ(s.batch, log.batch) << log.file;
@@ -171,8 +175,8 @@ TEST(MllogReader, EveryLogGivesValidSamples) {
 }
 
 TEST(MllogReader, DetectsTheFormatFromTheStartOfALog) {
-  EXPECT_TRUE(io::LooksLikeMllog(ReadData("Google_tpu-v4-16-TF_resnet_result_0.txt")));
-  const std::string nvidia = ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
+  EXPECT_TRUE(io::LooksLikeMllog(ReadMllogData("Google_tpu-v4-16-TF_resnet_result_0.txt")));
+  const std::string nvidia = ReadMllogData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
   EXPECT_TRUE(io::LooksLikeMllog(nvidia.substr(0, 64 * 1024)));
   EXPECT_EQ(DetectFormat(nvidia), Format::kMllog);
   EXPECT_FALSE(io::LooksLikeMllog("batch,throughput\n64,100\n"));
@@ -186,7 +190,7 @@ TEST(MllogReader, RankPrefixesBeforeTheTagAreIgnored) {
                            Event("[1,0]<stdout>:", 9000, "epoch_stop", "\"epoch_num\": 1") +
                            Event("0: ", 9000, "epoch_start", "\"epoch_num\": 2") +
                            Event("[1,0]<stdout>:", 14500, "epoch_stop", "\"epoch_num\": 2");
-  const std::vector<Sample> samples = Parse(text);
+  const std::vector<Sample> samples = ParseMllog(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 5.5);  // 14500 - 9000 ms
   EXPECT_EQ(samples[0].batch, 256);
@@ -208,7 +212,7 @@ TEST(MllogReader, EventsRepeatedByRanksCountOnce) {
     text += Event("1: ", t0 + 4, "epoch_start", meta);
     text += Event("1: ", t0 + 9012, "epoch_stop", meta);
   }
-  const std::vector<Sample> samples = Parse(text);
+  const std::vector<Sample> samples = ParseMllog(text);
   ASSERT_EQ(samples.size(), 2u);  // epochs 2 and 3, each once
   // Epoch 2: first start 20000 (rank 0), last stop 29012 (rank 1): 9012 ms.
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 9.012);
@@ -230,7 +234,7 @@ TEST(MllogReader, RepeatedEvaluationsAreSubtractedOnce) {
       Event("0: ", 3000, "eval_stop", "\"epoch_num\": 3") +
       Event("1: ", 3500, "eval_stop", "\"epoch_num\": 3") +
       Event("", 5000, "block_stop", "\"first_epoch_num\": 2");
-  const std::vector<Sample> samples = Parse(text);
+  const std::vector<Sample> samples = ParseMllog(text);
   ASSERT_EQ(samples.size(), 1u);
   // (5000 - 1000 - 1500) ms / 2 epochs = 1250 ms.
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 1.25);
@@ -241,19 +245,20 @@ TEST(MllogReader, MalformedJsonNamesTheLine) {
   const std::string text = Event("", 1, "global_batch_size", "", "256") +
                            ":::MLLOG {\"time_ms\": 2, \"key\": \"epoch_start\", \n" +
                            Event("", 3, "train_samples", "", "100");
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageMllog(text);
   EXPECT_NE(message.find("raw.log:2"), std::string::npos) << message;
   EXPECT_NE(message.find("malformed JSON"), std::string::npos) << message;
-  EXPECT_NE(DataErrorMessage(":::MLLOG [1, 2]\n").find("expected a JSON object"),
+  EXPECT_NE(DataErrorMessageMllog(":::MLLOG [1, 2]\n").find("expected a JSON object"),
             std::string::npos);
-  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\" \"x\"}\n").find("expected ':' at column 9"),
+  EXPECT_NE(DataErrorMessageMllog(":::MLLOG {\"key\" \"x\"}\n").find("expected ':' at column 9"),
             std::string::npos);
-  EXPECT_NE(DataErrorMessage(":::MLLOG {\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-                             "[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
-                             "]]]]]]]]]]]]]]]]]]]}\n")
-                .find("nested too deeply"),
-            std::string::npos);
-  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\": \"x\"} trailing\n").find("raw.log:1"),
+  EXPECT_NE(
+      DataErrorMessageMllog(":::MLLOG {\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                            "[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+                            "]]]]]]]]]]]]]]]]]]]}\n")
+          .find("nested too deeply"),
+      std::string::npos);
+  EXPECT_NE(DataErrorMessageMllog(":::MLLOG {\"key\": \"x\"} trailing\n").find("raw.log:1"),
             std::string::npos);
 }
 
@@ -267,7 +272,7 @@ TEST(MllogReader, ReadsJsonEscapesAndPythonLiterals) {
       Event("", 5, "train_loss", "\"values\": [-Infinity, Infinity, 1e-3, -0.5E+2]", "{}") +
       Event("", 1000, "epoch_st\\u0061rt", "\"epoch_num\": 1") +
       Event("", 3000, "epoch_stop", "\"epoch_num\": 1");
-  const std::vector<Sample> samples = Parse(text);
+  const std::vector<Sample> samples = ParseMllog(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 2.0);  // 3000 - 1000 ms
   // U+00E9 is C3 A9 in UTF-8, U+1F680 (the pair D83D DE80) is F0 9F 9A 80.
@@ -275,20 +280,20 @@ TEST(MllogReader, ReadsJsonEscapesAndPythonLiterals) {
 }
 
 TEST(MllogReader, BadFieldsAreNamed) {
-  EXPECT_NE(DataErrorMessage(Event("", 5, "epoch_start", "\"epoch_num\": 1.5"))
+  EXPECT_NE(DataErrorMessageMllog(Event("", 5, "epoch_start", "\"epoch_num\": 1.5"))
                 .find("metadata.epoch_num"),
             std::string::npos);
-  EXPECT_NE(DataErrorMessage(Event("", 5, "epoch_start", "")).find("metadata.epoch_num"),
+  EXPECT_NE(DataErrorMessageMllog(Event("", 5, "epoch_start", "")).find("metadata.epoch_num"),
             std::string::npos);
-  EXPECT_NE(DataErrorMessage(Event("", 5, "global_batch_size", "", "\"big\"")).find("value"),
+  EXPECT_NE(DataErrorMessageMllog(Event("", 5, "global_batch_size", "", "\"big\"")).find("value"),
             std::string::npos);
-  EXPECT_NE(DataErrorMessage(":::MLLOG {\"key\": \"epoch_start\", \"metadata\": "
-                             "{\"epoch_num\": 1}}\n")
+  EXPECT_NE(DataErrorMessageMllog(":::MLLOG {\"key\": \"epoch_start\", \"metadata\": "
+                                  "{\"epoch_num\": 1}}\n")
                 .find("time_ms"),
             std::string::npos);
   // Two different global batches in one file are two runs.
-  EXPECT_NE(DataErrorMessage(Event("", 1, "global_batch_size", "", "256") +
-                             Event("", 2, "global_batch_size", "", "512"))
+  EXPECT_NE(DataErrorMessageMllog(Event("", 1, "global_batch_size", "", "256") +
+                                  Event("", 2, "global_batch_size", "", "512"))
                 .find("raw.log:2"),
             std::string::npos);
 }
@@ -296,27 +301,27 @@ TEST(MllogReader, BadFieldsAreNamed) {
 TEST(MllogReader, NoEpochOrBlockIntervalsGivesNoSamples) {
   const std::string text = Event("", 1, "global_batch_size", "", "256") +
                            Event("", 2, "run_start", "") + Event("", 9, "run_stop", "");
-  EXPECT_TRUE(ReadRaw(text).empty());
+  EXPECT_TRUE(ReadRawMllog(text).empty());
   // The caller reports it.
-  EXPECT_THROW(Parse(text), DataError);
+  EXPECT_THROW(ParseMllog(text), DataError);
 }
 
 TEST(MllogReader, MissingGlobalBatchSizeLeavesTheBatchToTheUser) {
   const std::string text = Event("", 1, "train_samples", "", "1000") +
                            Event("", 10, "epoch_start", "\"epoch_num\": 1") +
                            Event("", 20, "epoch_stop", "\"epoch_num\": 1");
-  const std::vector<Sample> raw = ReadRaw(text);
+  const std::vector<Sample> raw = ReadRawMllog(text);
   ASSERT_EQ(raw.size(), 1u);  // the only epoch is kept although it is epoch 1
   EXPECT_EQ(raw[0].batch, 0);
   try {
-    Parse(text);
+    ParseMllog(text);
     ADD_FAILURE() << "no DataError";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("PATH@batch=N"), std::string::npos) << e.what();
   }
   Attributes attributes;
   attributes.batch = 100;
-  const std::vector<Sample> given = Parse(text, 1, attributes);
+  const std::vector<Sample> given = ParseMllog(text, 1, attributes);
   ASSERT_EQ(given.size(), 1u);
   EXPECT_EQ(given[0].batch, 100);
   EXPECT_DOUBLE_EQ(*given[0].epoch_time_s, 0.010);  // 20 - 10 ms
@@ -327,30 +332,30 @@ TEST(MllogReader, AStopWithoutItsStartIsAnError) {
                            Event("", 10, "epoch_start", "\"epoch_num\": 1") +
                            Event("", 20, "epoch_stop", "\"epoch_num\": 1") +
                            Event("", 30, "epoch_stop", "\"epoch_num\": 2");
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageMllog(text);
   EXPECT_NE(message.find("raw.log:4"), std::string::npos) << message;
   EXPECT_NE(message.find("epoch_stop for epoch 2 has no epoch_start"), std::string::npos)
       << message;
   // A stop before its start is an error too.
-  EXPECT_NE(DataErrorMessage(Event("", 50, "epoch_start", "\"epoch_num\": 1") +
-                             Event("", 40, "epoch_stop", "\"epoch_num\": 1"))
+  EXPECT_NE(DataErrorMessageMllog(Event("", 50, "epoch_start", "\"epoch_num\": 1") +
+                                  Event("", 40, "epoch_stop", "\"epoch_num\": 1"))
                 .find("before its epoch_start"),
             std::string::npos);
 }
 
 TEST(MllogReader, ATruncatedLogKeepsItsCompleteEpochs) {
-  const std::string full = ReadData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
+  const std::string full = ReadMllogData("NVIDIA_dgxa100_ngc20.06_mxnet_resnet_result_0.txt");
   // Cut in the middle of line 212, the epoch_stop of epoch 3: epochs 1 and 2
   // are complete, epoch 3 started on line 191 and never stops.
   size_t at = 0;
   for (int line = 1; line < 212; ++line) at = full.find('\n', at) + 1;
   const std::string cut = full.substr(0, at + 60);
-  const std::vector<Sample> samples = Parse(cut);
+  const std::vector<Sample> samples = ParseMllog(cut);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(*samples[0].epoch, 2);
   EXPECT_DOUBLE_EQ(*samples[0].epoch_time_s, 56.658);
   // The same broken line followed by a line end is malformed, not cut.
-  EXPECT_THROW(Parse(cut + "\n"), DataError);
+  EXPECT_THROW(ParseMllog(cut + "\n"), DataError);
 }
 
 // MLPerf v1.0 Graphcore BERT: blocks numbered 0, 1, ... (epoch_count 1), and
@@ -360,7 +365,7 @@ TEST(MllogReader, ATruncatedLogKeepsItsCompleteEpochs) {
 TEST(MllogReader, GraphcoreBertCountsSamplesNotEpochs) {
   std::vector<std::string> warnings;
   const std::vector<Sample> samples = ParseWarned(
-      ReadWild("mlperf-v1.0_Graphcore_ipu-pod16-POPART-closed_bert_result_0.txt"), warnings);
+      ReadWildMllog("mlperf-v1.0_Graphcore_ipu-pod16-POPART-closed_bert_result_0.txt"), warnings);
   // 16 counted intervals (each of the 16 blocks is followed by an
   // eval_accuracy); the first is dropped as warm-up.
   ASSERT_EQ(samples.size(), 15u);
@@ -386,7 +391,7 @@ TEST(MllogReader, GraphcoreBertCountsSamplesNotEpochs) {
 TEST(MllogReader, NvidiaGpt3CountsTokensInSequences) {
   std::vector<std::string> warnings;
   const std::vector<Sample> samples =
-      ParseWarned(ReadWild("mlperf-v3.0_NVIDIA_dgxh100_n64_nemo_gpt3_result_0.txt"), warnings);
+      ParseWarned(ReadWildMllog("mlperf-v3.0_NVIDIA_dgxh100_n64_nemo_gpt3_result_0.txt"), warnings);
   ASSERT_GT(samples.size(), 200u);
   const Sample& s = samples.front();
   // Line 603: tracked_stats step 4194304 at 1684040096650; line 604: step
@@ -417,7 +422,7 @@ TEST(MllogReader, NvidiaGpt3CountsTokensInSequences) {
 // and epoch_count count tokens; the first block_start lies before the log.
 TEST(MllogReader, GoogleGpt3BlocksCountTokens) {
   const std::vector<Sample> samples =
-      Parse(ReadWild("mlperf-v4.0_Google_cloud-tpu-v5p-1024-maxtext_gpt3_result_0.txt"));
+      ParseMllog(ReadWildMllog("mlperf-v4.0_Google_cloud-tpu-v5p-1024-maxtext_gpt3_result_0.txt"));
   ASSERT_FALSE(samples.empty());
   // The first counted interval: block_start first_epoch_num 50331648 at
   // 1709184112964 to block_stop at 1709184398702 with eval_accuracy epoch_num
@@ -431,7 +436,7 @@ TEST(MllogReader, GoogleGpt3BlocksCountTokens) {
 TEST(MllogReader, ComposerEpochStopsPairWithThePreviousStart) {
   std::vector<std::string> warnings;
   const std::vector<Sample> samples = ParseWarned(
-      ReadWild("mlperf-v2.0_MosaicML_8xA100_80GB-baseline_resnet_result_0.txt"), warnings);
+      ReadWildMllog("mlperf-v2.0_MosaicML_8xA100_80GB-baseline_resnet_result_0.txt"), warnings);
   ASSERT_FALSE(samples.empty());
   // Line 18: epoch_start epoch_num 1 at 1653030764404; line 20: epoch_stop
   // epoch_num 2 at 1653030840900: 76.496 s, epoch 2 (epoch_num 0 is epoch 1).
@@ -452,7 +457,7 @@ TEST(MllogReader, CountsWithoutAKnownUnitAreRefused) {
       Event("", 2, "global_batch_size", "", "8") +
       Event("", 10, "block_start", "\"first_epoch_num\": 0, \"epoch_count\": 1000000") +
       Event("", 20, "eval_accuracy", "\"epoch_num\": 1000000", "0.5");
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageMllog(text);
   EXPECT_NE(message.find("raw.log:4"), std::string::npos) << message;
   EXPECT_NE(message.find("not for benchmark 'llm_new'"), std::string::npos) << message;
 }
@@ -463,10 +468,10 @@ TEST(MllogReader, TokensNeedTheSequenceLength) {
       Event("", 2, "global_batch_size", "", "8") +
       Event("", 10, "block_start", "\"first_epoch_num\": 0, \"epoch_count\": 1000000") +
       Event("", 20, "eval_accuracy", "\"epoch_num\": 1000000", "0.5");
-  EXPECT_NE(DataErrorMessage(text).find("states no max_sequence_length"), std::string::npos);
+  EXPECT_NE(DataErrorMessageMllog(text).find("states no max_sequence_length"), std::string::npos);
   // With it: 1e6 tokens / 1000 = 1000 sequences in 10 ms = 100,000 sequences/s.
   const std::vector<Sample> samples =
-      ReadRaw(Event("", 0, "max_sequence_length", "", "1000") + text);
+      ReadRawMllog(Event("", 0, "max_sequence_length", "", "1000") + text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 1000 / 0.010);
 }
@@ -475,7 +480,7 @@ TEST(MllogReader, ACountThatGoesBackIsAnError) {
   const std::string text = Event("", 1, "submission_benchmark", "", "\"bert\"") +
                            Event("", 10, "eval_accuracy", "\"epoch_num\": 500", "0.5") +
                            Event("", 20, "eval_accuracy", "\"epoch_num\": 400", "0.5");
-  const std::string message = DataErrorMessage(text);
+  const std::string message = DataErrorMessageMllog(text);
   EXPECT_NE(message.find("raw.log:3"), std::string::npos) << message;
   EXPECT_NE(message.find("fewer than the 500 of line 2"), std::string::npos) << message;
 }

@@ -34,25 +34,25 @@ const char kSub3Min[] = "modded-nanogpt_track_1_short_2025-01-16_Sub3Min_1d3bd93
 const char kTitan214[] = "torchtitan_autoresearch-may19-qwen3-14b_run214_run.log";
 const char kTitan217[] = "torchtitan_autoresearch-may19-qwen3-14b_run217_run.log";
 const char kTitan379[] = "torchtitan_autoresearch-may19-qwen3-14b_run379_run.log";
-const char kSource[] = "train.log";
+const char kSourceNanogpt[] = "train.log";
 
 std::string Data(const char* name) { return ReadData(std::string(kDir) + name); }
 
-Result Read(std::string_view text, const Attributes& attributes = {}) {
-  return testing::ReadWith(io::ReadNanogpt, text, kSource, attributes);
+Result ReadNanogpt(std::string_view text, const Attributes& attributes = {}) {
+  return testing::ReadWith(io::ReadNanogpt, text, kSourceNanogpt, attributes);
 }
 
-Result Parse(std::string_view text, const Attributes& attributes = {}) {
-  return testing::ParseWith(text, kSource, attributes);
+Result ParseNanogpt(std::string_view text, const Attributes& attributes = {}) {
+  return testing::ParseWith(text, kSourceNanogpt, attributes);
 }
 
-std::string ErrorOf(std::string_view text, const Attributes& attributes = {}) {
-  return testing::DataErrorOf([&] { Parse(text, attributes); });
+std::string ErrorOfNanogpt(std::string_view text, const Attributes& attributes = {}) {
+  return testing::DataErrorOf([&] { ParseNanogpt(text, attributes); });
 }
 
 // The median of the samples' throughputs (batch / step time where a step time is
 // the observation), in the samples' own unit per second.
-double MedianThroughput(const std::vector<Sample>& samples) {
+double MedianThroughputNanogpt(const std::vector<Sample>& samples) {
   std::vector<double> v;
   for (const Sample& s : samples) {
     v.push_back(s.throughput_sps ? *s.throughput_sps : s.batch / *s.step_time_s);
@@ -69,20 +69,20 @@ TEST(NanogptReader, RealNanogptLogWithoutBatchIsRefusedSayingWhatToGive) {
   // start-up line "tokens per iteration will be: N" is not in it.
   const std::string text = Data(kNanogpt);
   EXPECT_EQ(DetectFormat(text), Format::kNanogpt);
-  const std::string error = ErrorOf(text);
+  const std::string error = ErrorOfNanogpt(text);
   EXPECT_THAT(error, HasSubstr("train.log:7: field 'batch'"));
   EXPECT_THAT(error, HasSubstr("give it as PATH@batch=N"));
   Result r;
   ReadOptions options;
   options.warn = [&r](const std::string& w) { r.warnings.push_back(w); };
-  EXPECT_THROW(ParseSamples(text, kSource, {}, options), DataError);
+  EXPECT_THROW(ParseSamples(text, kSourceNanogpt, {}, options), DataError);
   EXPECT_THAT(r.warnings, Contains(HasSubstr("tokens per iteration will be")));
 }
 
 TEST(NanogptReader, RealNanogptLogWithBatchAttribute) {
   Attributes a;
   a.batch = 64;  // what the user states; the log does not
-  const Result r = Parse(Data(kNanogpt), a);
+  const Result r = ParseNanogpt(Data(kNanogpt), a);
   // Lines 2-201, 204-403, 406-420 are "iter N" lines for N = 0..414: 415 lines.
   // Left out: iter 0 (line 2, 23218.37 ms: compilation and the step-0
   // evaluation), iters 1-4 (lines 3-6, "mfu -100.00%"), iter 200 (line 204,
@@ -100,7 +100,7 @@ TEST(NanogptReader, RealNanogptLogWithBatchAttribute) {
   EXPECT_EQ(s->devices, 1);
   // The 408 times sorted: the 204th and 205th are 227.41 and 227.42 ms, so the
   // median throughput is the mean of 64 / 0.22741 s and 64 / 0.22742 s (281.42).
-  EXPECT_NEAR(MedianThroughput(r.samples), (64 / 0.22741 + 64 / 0.22742) / 2, 1e-9);
+  EXPECT_NEAR(MedianThroughputNanogpt(r.samples), (64 / 0.22741 + 64 / 0.22742) / 2, 1e-9);
   EXPECT_THAT(r.warnings, Contains(HasSubstr("train.log:2: 5 warm-up line(s) left out")));
   EXPECT_THAT(r.warnings,
               Contains(HasSubstr("train.log:204: 2 step(s) left out whose time spans an "
@@ -118,7 +118,7 @@ TEST(NanogptReader, StartUpLineGivesTheBatchInTokens) {
       "iter 10: loss 9.1, time 5100.50ms, mfu -100.00%\n"
       "iter 20: loss 8.2, time 5000.00ms, mfu 42.10%\n"
       "iter 30: loss 7.9, time 5200.00ms, mfu 42.00%\n";
-  const Result r = Parse(text);
+  const Result r = ParseNanogpt(text);
   // Lines 4 and 5: 491,520 tokens per 5.0 s and 5.2 s.
   ASSERT_EQ(r.samples.size(), 2u);
   EXPECT_EQ(r.samples[0].line, 4);
@@ -128,11 +128,11 @@ TEST(NanogptReader, StartUpLineGivesTheBatchInTokens) {
   // @seq_len turns them into sequences: 491520 / 1024 = 480.
   Attributes a;
   a.seq_len = 1024;
-  EXPECT_EQ(Parse(text, a).samples[0].batch, 480);
+  EXPECT_EQ(ParseNanogpt(text, a).samples[0].batch, 480);
   // A batch the log states cannot be overridden.
   a = {};
   a.batch = 480;
-  EXPECT_THAT(ErrorOf(text, a),
+  EXPECT_THAT(ErrorOfNanogpt(text, a),
               HasSubstr("train.log:4: field 'batch': batch=480 contradicts the log's batch of "
                         "491520 tokens"));
 }
@@ -142,7 +142,7 @@ TEST(NanogptReader, StartUpLineGivesTheBatchInTokens) {
 TEST(NanogptReader, RealModdedNanogptMuonRecord) {
   const std::string text = Data(kMuon);
   EXPECT_EQ(DetectFormat(text), Format::kNanogpt);
-  const Result raw = Read(text);
+  const Result raw = ReadNanogpt(text);
   // Train step lines: steps 1-200 at lines 587-711 and 713-787 (line 712 is the
   // step-125 evaluation). Steps 1-12 print step_avg:nanms (modded-nanogpt's own
   // untimed steps; the clock restarts at step 10: step 11 reads 214 ms after
@@ -173,14 +173,14 @@ TEST(NanogptReader, RealModdedNanogptMuonRecord) {
   // The 187 differences: 211 ms 2 times, 212 ms 15, 213 ms 52 (69 below 214),
   // 214 ms 73, ... (two outliers of 461 and 463 ms); the 94th smallest is 214 ms,
   // so the median is 512 / 0.214 sequences/s.
-  const Result r = Parse(text);
-  EXPECT_NEAR(MedianThroughput(r.samples), 512 / 0.214, 1e-9);
+  const Result r = ParseNanogpt(text);
+  EXPECT_NEAR(MedianThroughputNanogpt(r.samples), 512 / 0.214, 1e-9);
 }
 
 TEST(NanogptReader, RealModdedNanogptRecordCountsTokens) {
   const std::string text = Data(kSub3Min);
   EXPECT_EQ(DetectFormat(text), Format::kNanogpt);
-  const Result raw = Read(text);
+  const Result raw = ReadNanogpt(text);
   // Steps 13-200 at lines 686-798 and 800-874 (line 799: the step-125
   // evaluation, train_time 14281 ms against step 125's 14159 ms: the GPU had
   // not caught up when step 125 was printed), less step 126 (line 800: 18 ms
@@ -200,10 +200,10 @@ TEST(NanogptReader, RealModdedNanogptRecordCountsTokens) {
   // 121 ms once, 122 ms 44 times (45 below 123), 123 ms 74, ...; the 94th
   // smallest is 123 ms, so the median
   // is 8 / 0.123 sequences/s (524288 / 0.123 = 4.26 M tokens/s).
-  const Result r = Parse(text);
+  const Result r = ParseNanogpt(text);
   ASSERT_EQ(r.samples.size(), 187u);
   EXPECT_EQ(r.samples[0].batch, 8);
-  EXPECT_NEAR(MedianThroughput(r.samples), 8 / 0.123, 1e-9);
+  EXPECT_NEAR(MedianThroughputNanogpt(r.samples), 8 / 0.123, 1e-9);
 }
 
 TEST(NanogptReader, ModdedBatchThatCannotBeReadIsAskedFor) {
@@ -213,21 +213,21 @@ TEST(NanogptReader, ModdedBatchThatCannotBeReadIsAskedFor) {
       "step:11/100 train_time:214ms step_avg:nanms\n"
       "step:12/100 train_time:428ms step_avg:nanms\n"
       "step:13/100 train_time:641ms step_avg:213.66ms\n";
-  EXPECT_THAT(ErrorOf(steps), HasSubstr("train.log:3: field 'batch': the log does not state "
-                                        "the batch size; give it as PATH@batch=N"));
+  EXPECT_THAT(ErrorOfNanogpt(steps), HasSubstr("train.log:3: field 'batch': the log does not state "
+                                               "the batch size; give it as PATH@batch=N"));
   const std::string code =
       "@dataclass\n"
       "class Hyperparameters:\n"
       "    batch_size : int = 8*64 # the batch\n"
       "args = Hyperparameters()\n";
-  const Result raw = Read(code + steps);
+  const Result raw = ReadNanogpt(code + steps);
   ASSERT_EQ(raw.samples.size(), 1u);
   EXPECT_EQ(raw.samples[0].batch, 0);
   EXPECT_THAT(raw.warnings, Contains(HasSubstr("train.log:3: batch_size = 8*64 in the printed "
                                                "Hyperparameters is not read")));
   Attributes a;
   a.batch = 512;
-  EXPECT_EQ(Parse(code + steps, a).samples[0].batch, 512);
+  EXPECT_EQ(ParseNanogpt(code + steps, a).samples[0].batch, 512);
 }
 
 // --- torchtitan ----------------------------------------------------------------------
@@ -240,7 +240,7 @@ void CheckTitan(const char* name, int step1_line, double global_batch, double me
   SCOPED_TRACE(name);
   const std::string text = Data(name);
   EXPECT_EQ(DetectFormat(text), Format::kNanogpt);
-  const Result raw = Read(text);
+  const Result raw = ReadNanogpt(text);
   ASSERT_EQ(raw.samples.size(), 9u);
   EXPECT_EQ(AtLine(raw.samples, step1_line), nullptr);
   const Sample& s = raw.samples.front();
@@ -251,9 +251,9 @@ void CheckTitan(const char* name, int step1_line, double global_batch, double me
   EXPECT_EQ(raw.warnings.size(), 1u);  // the warm-up line only: devices and batch are stated
   // tps is per GPU: global tokens/s = tps x 8; in sequences of 128 tokens,
   // tps x 8 / 128.
-  const Result r = Parse(text);
+  const Result r = ParseNanogpt(text);
   EXPECT_EQ(r.samples.front().batch, global_batch);
-  EXPECT_NEAR(MedianThroughput(r.samples), median_tps * 8 / 128, 1e-9);
+  EXPECT_NEAR(MedianThroughputNanogpt(r.samples), median_tps * 8 / 128, 1e-9);
 }
 
 TEST(NanogptReader, RealTorchtitanRuns) {
@@ -272,7 +272,7 @@ TEST(NanogptReader, RealTorchtitanRuns) {
   CheckTitan(kTitan379, 329, 1024, 11234);
 
   // Line 49 of run214 (step 6), before ParseSamples: 10290 x 8 = 82320 tokens/s.
-  const Result run214 = Read(Data(kTitan214));  // kept: AtLine points into it
+  const Result run214 = ReadNanogpt(Data(kTitan214));  // kept: AtLine points into it
   const Sample* s = AtLine(run214.samples, 49);
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(*s->throughput_sps, 82320);
@@ -282,7 +282,7 @@ TEST(NanogptReader, RealTorchtitanRuns) {
 TEST(NanogptReader, TorchtitanAttributesThatContradictTheLog) {
   Attributes a;
   a.devices = 4;
-  EXPECT_THAT(ErrorOf(Data(kTitan217), a),
+  EXPECT_THAT(ErrorOfNanogpt(Data(kTitan217), a),
               HasSubstr("train.log:45: field 'devices': devices=4 contradicts the log's "
                         "data-parallel size 8"));
 }
@@ -294,12 +294,12 @@ TEST(NanogptReader, TorchtitanWithoutStartUpLines) {
       "grad_norm: 49.2500  memory: 169.10GiB(94.81%)  tps: 9,891  tflops: 833.38  mfu: 37.04%\n"
       "[rank0]:[titan] 2026-05-20 02:23:00,282 - root - INFO - step:  3  loss: 15.82324  "
       "grad_norm: 26.2500  memory: 169.10GiB(94.81%)  tps: 9,893  tflops: 833.58  mfu: 37.05%\n";
-  EXPECT_THAT(ErrorOf(text), HasSubstr("give it as PATH@batch=N"));
+  EXPECT_THAT(ErrorOfNanogpt(text), HasSubstr("give it as PATH@batch=N"));
   Attributes a;
   a.batch = 163840;
   a.unit = Unit::kTokens;
   a.devices = 8;
-  const Result r = Parse(text, a);
+  const Result r = ParseNanogpt(text, a);
   // Line 2 (line 1 is the first step seen): 9893 tokens/s per GPU x 8 = 79144.
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*r.samples[0].throughput_sps, 79144);
@@ -311,37 +311,37 @@ TEST(NanogptReader, TorchtitanWithoutStartUpLines) {
 
 TEST(NanogptReader, BadAndTruncatedLinesAreDataErrors) {
   const std::string first = "iter 0: loss 4.4512, time 23218.37ms, mfu -100.00%\n";
-  EXPECT_THAT(ErrorOf(first + "iter 1: loss 4.4586, time 19\n"),
+  EXPECT_THAT(ErrorOfNanogpt(first + "iter 1: loss 4.4586, time 19\n"),
               HasSubstr("train.log:2: field 'time': expected a number followed by 'ms', got "
                         "'19' (line cut short?)"));
-  EXPECT_THAT(ErrorOf(first + "iter 1: loss 4.4586, ti\n"),
+  EXPECT_THAT(ErrorOfNanogpt(first + "iter 1: loss 4.4586, ti\n"),
               HasSubstr("train.log:2: field 'time': an iteration line without it (cut short?)"));
-  EXPECT_THAT(ErrorOf(first + "iter 1: loss nan, time nanms, mfu 1.00%\n"),
+  EXPECT_THAT(ErrorOfNanogpt(first + "iter 1: loss nan, time nanms, mfu 1.00%\n"),
               HasSubstr("train.log:2: field 'time': is NaN"));
-  EXPECT_THAT(ErrorOf(first + "iter 1: loss 4.4, time -193.77ms, mfu 1.00%\n"),
+  EXPECT_THAT(ErrorOfNanogpt(first + "iter 1: loss 4.4, time -193.77ms, mfu 1.00%\n"),
               HasSubstr("train.log:2: field 'time': must be > 0"));
   // The warm-up line is checked as well.
-  EXPECT_THAT(ErrorOf("iter 0: loss 4.4, time infms, mfu 1.00%\n"),
+  EXPECT_THAT(ErrorOfNanogpt("iter 0: loss 4.4, time infms, mfu 1.00%\n"),
               HasSubstr("train.log:1: field 'time': is infinite"));
 
-  EXPECT_THAT(ErrorOf("step:13/100 train_time:641ms step_avg:213.66ms\nstep:14/100 "
-                      "train_time:85\n"),
+  EXPECT_THAT(ErrorOfNanogpt("step:13/100 train_time:641ms step_avg:213.66ms\nstep:14/100 "
+                             "train_time:85\n"),
               HasSubstr("train.log:2: field 'step_avg': a step line without it (cut short?)"));
-  EXPECT_THAT(ErrorOf("step:13/100 train_time:641ms step_avg:213.66ms\nstep:14/100 "
-                      "train_time:-854ms step_avg:213.44ms\n"),
+  EXPECT_THAT(ErrorOfNanogpt("step:13/100 train_time:641ms step_avg:213.66ms\nstep:14/100 "
+                             "train_time:-854ms step_avg:213.44ms\n"),
               HasSubstr("train.log:2: field 'train_time': must be > 0"));
 
   const std::string titan =
       "step:  2  loss: 10.6  memory: 169.10GiB(94.81%)  tps: 9,891  tflops: 833.38  mfu: 37.04%\n";
-  EXPECT_THAT(ErrorOf(titan + "step:  3  loss: 15.8  memory: 169.10GiB(94.81%)  tps: 9,8\n"),
+  EXPECT_THAT(ErrorOfNanogpt(titan + "step:  3  loss: 15.8  memory: 169.10GiB(94.81%)  tps: 9,8\n"),
               HasSubstr("train.log:2: field 'mfu': a torchtitan step line that ends before it"));
-  EXPECT_THAT(ErrorOf(titan + "step:  3  loss: 15.8  tps: 9,8  tflops: 1  mfu: 3%\n"),
+  EXPECT_THAT(ErrorOfNanogpt(titan + "step:  3  loss: 15.8  tps: 9,8  tflops: 1  mfu: 3%\n"),
               HasSubstr("train.log:2: field 'tps': expected a number, got '9,8'"));
-  EXPECT_THAT(ErrorOf(titan + "step:  3  loss: 15.8  tps: nan  tflops: 1  mfu: 3%\n"),
+  EXPECT_THAT(ErrorOfNanogpt(titan + "step:  3  loss: 15.8  tps: nan  tflops: 1  mfu: 3%\n"),
               HasSubstr("train.log:2: field 'tps': is NaN"));
-  EXPECT_THAT(ErrorOf("Building device mesh with parallelism: pp=1, dp_replicate=1, "
-                      "dp_shard=-1, cp=1, tp=1, ep=1\n" +
-                      titan),
+  EXPECT_THAT(ErrorOfNanogpt("Building device mesh with parallelism: pp=1, dp_replicate=1, "
+                             "dp_shard=-1, cp=1, tp=1, ep=1\n" +
+                             titan),
               HasSubstr("train.log:1: field 'dp_shard': must be > 0"));
 }
 
@@ -353,14 +353,14 @@ TEST(NanogptReader, JunkIsNeverACrash) {
       "\x7f"
       "ELF\x02\x01\x01\0\0\0iter 1: loss 1, time 5ms\n",
       34);
-  EXPECT_THROW(ParseSamples(binary, kSource, {}, options), DataError);
+  EXPECT_THROW(ParseSamples(binary, kSourceNanogpt, {}, options), DataError);
   EXPECT_THROW(ParseSamples("iter 99999999999999999: loss , time ms\nstep:/ step: loss: tps:\n",
-                            kSource, {}, options),
+                            kSourceNanogpt, {}, options),
                DataError);
   Attributes a;
   a.batch = 64;
   testing::ParseCutAndMutated({Data(kNanogpt).substr(0, 4000), Data(kTitan214), Data(kMuon)},
-                              "0123456789:.,-% \n\x1b[mnasi", 200, 12, kSource, a, options);
+                              "0123456789:.,-% \n\x1b[mnasi", 200, 12, kSourceNanogpt, a, options);
 }
 
 TEST(NanogptReader, DetectionLeavesOtherFormatsAlone) {

@@ -20,15 +20,15 @@ using ::testing::HasSubstr;
 
 using fitspeed::testing::ReadData;
 
-std::vector<Sample> ReadRaw(std::string_view text) {
+std::vector<Sample> ReadRawNist(std::string_view text) {
   const std::string source = "t.dat";
   const Attributes attributes;
   const ReadOptions options;
   return io::ReadNist(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string DataErrorMessage(std::string_view text) {
-  return testing::DataErrorOf([&] { ReadRaw(text); });
+std::string DataErrorMessageNist(std::string_view text) {
+  return testing::DataErrorOf([&] { ReadRawNist(text); });
 }
 
 // The head of a NIST file cut down: the range entry, the column line, data.
@@ -38,7 +38,7 @@ std::string MiniNist(const std::string& range, const std::string& columns,
 }
 
 TEST(NistReader, ReadsMisra1d) {
-  const std::vector<Sample> samples = ReadRaw(ReadData("nist/Misra1d.dat"));
+  const std::vector<Sample> samples = ReadRawNist(ReadData("nist/Misra1d.dat"));
   // Header: "Data (lines 61 to 74)" and "14 Observations".
   ASSERT_EQ(samples.size(), 14u);
   // Line 61: "      10.07E0      77.6E0" (y x): throughput 10.07 at batch 77.6.
@@ -66,7 +66,7 @@ TEST(NistReader, ThroughParseSamples) {
 }
 
 TEST(NistReader, WithoutARangeReadsAfterTheColumnLine) {
-  const auto samples = ReadRaw("NIST/ITL StRD\n\nData:   y   x\n  2.0  10\n\n  3.0  20\n");
+  const auto samples = ReadRawNist("NIST/ITL StRD\n\nData:   y   x\n  2.0  10\n\n  3.0  20\n");
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].line, 4);
   EXPECT_EQ(samples[1].line, 6);
@@ -76,7 +76,7 @@ TEST(NistReader, WithoutARangeReadsAfterTheColumnLine) {
 
 TEST(NistReader, FollowsTheStatedRange) {
   // Lines: 1 signature, 2 name, 3 range, 4 columns, 5-6 data, 7 a trailer.
-  const auto samples = ReadRaw(
+  const auto samples = ReadRawNist(
       MiniNist("   Data   (lines 5 to 6)", "Data:  y  x", "  1.5  8\n  2.5  16\nEnd of data\n"));
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].line, 5);
@@ -85,29 +85,30 @@ TEST(NistReader, FollowsTheStatedRange) {
 }
 
 TEST(NistReader, FileEndsBeforeTheRange) {
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 9)", "Data: y x", "1 2\n3 4\n")),
+  EXPECT_THAT(DataErrorMessageNist(MiniNist("Data (lines 5 to 9)", "Data: y x", "1 2\n3 4\n")),
               HasSubstr("runs to line 9, but the file ends at line 6"));
 }
 
 TEST(NistReader, BadCellsNameLineAndVariable) {
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\nabc 4\n")),
+  EXPECT_THAT(DataErrorMessageNist(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\nabc 4\n")),
               HasSubstr("t.dat:6: field 'y': expected a number, got 'abc'"));
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n3 -4\n")),
+  EXPECT_THAT(DataErrorMessageNist(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n3 -4\n")),
               HasSubstr("t.dat:6: field 'x': must be > 0, got -4"));
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n3\n")),
+  EXPECT_THAT(DataErrorMessageNist(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n3\n")),
               HasSubstr("t.dat:6: expected two numbers"));
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n\n")),
+  EXPECT_THAT(DataErrorMessageNist(MiniNist("Data (lines 5 to 6)", "Data: y x", "1 2\n\n")),
               HasSubstr("t.dat:6: blank line inside the data range"));
 }
 
 TEST(NistReader, RejectsSeveralPredictors) {
   // Nelson.dat's column line: "Data:   y              x1            x2".
-  EXPECT_THAT(DataErrorMessage(MiniNist("Data (lines 5 to 5)", "Data:   y   x1   x2", "1 2 3\n")),
-              HasSubstr("t.dat:4: the data has 3 columns"));
+  EXPECT_THAT(
+      DataErrorMessageNist(MiniNist("Data (lines 5 to 5)", "Data:   y   x1   x2", "1 2 3\n")),
+      HasSubstr("t.dat:4: the data has 3 columns"));
 }
 
 TEST(NistReader, NotANistFile) {
-  EXPECT_THAT(DataErrorMessage("NIST/ITL StRD\nnothing else\n"), HasSubstr("not a NIST StRD"));
+  EXPECT_THAT(DataErrorMessageNist("NIST/ITL StRD\nnothing else\n"), HasSubstr("not a NIST StRD"));
 }
 
 TEST(LooksLikeNist, Signature) {

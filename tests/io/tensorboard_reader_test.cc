@@ -95,7 +95,7 @@ std::string DoubleBytes(double d) {
 }
 
 // tensorflow.Event: wall_time 1 (double), step 2, file_version 3, summary 5.
-std::string Event(double wall_time, int64_t step, const std::string& what) {
+std::string EventTensorboard(double wall_time, int64_t step, const std::string& what) {
   return Record(Varint(1 << 3 | 1) + DoubleBytes(wall_time) + VarintField(2, step) + what);
 }
 std::string FileVersion() { return Record(BytesField(3, "brain.Event:2")); }
@@ -136,15 +136,17 @@ std::string SimpleValueFile(double speed_factor = 1) {
   for (int k = 0; k < 5; ++k) {
     const int64_t step = 100 * (k + 1);
     wall += 100 * step_times[k];
-    file += Event(wall, step, SimpleValue("loss", 2.5f - 0.1f * k));
-    file += Event(wall, step, SimpleValue("examples/sec", static_cast<float>(64 / step_times[k])));
-    file += Event(wall, step,
-                  SimpleValue("global_step/sec", static_cast<float>(speed_factor / step_times[k])));
+    file += EventTensorboard(wall, step, SimpleValue("loss", 2.5f - 0.1f * k));
+    file += EventTensorboard(wall, step,
+                             SimpleValue("examples/sec", static_cast<float>(64 / step_times[k])));
+    file += EventTensorboard(
+        wall, step,
+        SimpleValue("global_step/sec", static_cast<float>(speed_factor / step_times[k])));
   }
   return file;
 }
 
-Attributes Batch(double batch) {
+Attributes BatchTensorboard(double batch) {
   Attributes a;
   a.batch = batch;
   return a;
@@ -178,16 +180,19 @@ TEST(TensorboardReader, IsDetectedByContentAndByName) {
 TEST(TensorboardReader, RealTrainFileWithoutATagInAKnownUnitListsItsScalarTags) {
   // Detected by content: the source name does not say tfevents.
   const std::string message =
-      DataErrorOf([&] { ParseSamples(ReadData(kTrain), "train.bin", Batch(768)); });
+      DataErrorOf([&] { ParseSamples(ReadData(kTrain), "train.bin", BatchTensorboard(768)); });
   EXPECT_THAT(message, HasSubstr("'aaa' (1), 'zzz' (1), 'loss' (1991), 'throughput' (1991), "
                                  "'took' (1991), 'lrate' (1991)"));
   EXPECT_THAT(message, HasSubstr("--tag"));
   EXPECT_THAT(message, Not(HasSubstr("binary")));
   // 'throughput' says neither samples nor steps nor per what.
-  EXPECT_THAT(
-      DataErrorOf([&] { ParseSamples(ReadData(kTrain), kTrain, Batch(768), Tag("throughput")); }),
-      HasSubstr("does not say what its values count"));
-  EXPECT_THAT(DataErrorOf([&] { ParseSamples(ReadData(kTrain), kTrain, Batch(768), Tag("wer")); }),
+  EXPECT_THAT(DataErrorOf([&] {
+                ParseSamples(ReadData(kTrain), kTrain, BatchTensorboard(768), Tag("throughput"));
+              }),
+              HasSubstr("does not say what its values count"));
+  EXPECT_THAT(DataErrorOf([&] {
+                ParseSamples(ReadData(kTrain), kTrain, BatchTensorboard(768), Tag("wer"));
+              }),
               HasSubstr("no scalar tag 'wer'"));
 }
 
@@ -195,8 +200,9 @@ TEST(TensorboardReader, RealTrainThroughputIsOneStepsBatchOverTheTimeOfTen) {
   // throughput 152.72 at step 10 = 768 / 5.0288 s; the events are 10 steps and
   // a median 5.30 s apart, so as samples/s at batch 768 it implies steps ten
   // times longer than the wall times give: refused, not read 10x too slow.
-  const std::string message = DataErrorOf(
-      [&] { ParseSamples(ReadData(kTrain), kTrain, Batch(768), Tag("throughput", "samples/s")); });
+  const std::string message = DataErrorOf([&] {
+    ParseSamples(ReadData(kTrain), kTrain, BatchTensorboard(768), Tag("throughput", "samples/s"));
+  });
   EXPECT_THAT(message, HasSubstr("means 9.99"));
   EXPECT_THAT(message, HasSubstr("(10 steps every 5.30"));
   EXPECT_THAT(message, HasSubstr("s/interval"));
@@ -204,7 +210,7 @@ TEST(TensorboardReader, RealTrainThroughputIsOneStepsBatchOverTheTimeOfTen) {
 
 TEST(TensorboardReader, RealTrainTookAsIntervalTimeAgreesWithTheDlloggerEpochs) {
   const auto [samples, warnings] =
-      ParseWith(ReadData(kTrain), kTrain, Batch(768), Tag("took", "s/interval"));
+      ParseWith(ReadData(kTrain), kTrain, BatchTensorboard(768), Tag("took", "s/interval"));
   // 1991 values; the first (step 10, record 6) has no interval; 44 of the
   // other 1990 are left out: RNN-T restarts its timer each epoch (362
   // iterations), so the first 'took' of an epoch covers fewer steps than the
@@ -233,12 +239,13 @@ TEST(TensorboardReader, RealTrainTookAsIntervalTimeAgreesWithTheDlloggerEpochs) 
 }
 
 TEST(TensorboardReader, RealDevEmaFileListsItsScalarTags) {
-  EXPECT_THAT(DataErrorOf([&] { ParseSamples(ReadData(kDevEma), kDevEma, Batch(768)); }),
+  EXPECT_THAT(DataErrorOf([&] { ParseSamples(ReadData(kDevEma), kDevEma, BatchTensorboard(768)); }),
               HasSubstr("'aaa' (1), 'zzz' (1), 'wer' (55), 'took' (55)"));
   // 'took' here times one evaluation (1.0 s), not the 362 training steps
   // between its values (190 s): refused by the wall-clock check.
   EXPECT_THAT(DataErrorOf([&] {
-                ParseSamples(ReadData(kDevEma), kDevEma, Batch(768), Tag("took", "s/interval"));
+                ParseSamples(ReadData(kDevEma), kDevEma, BatchTensorboard(768),
+                             Tag("took", "s/interval"));
               }),
               HasSubstr("is not what was assumed"));
 }
@@ -247,7 +254,7 @@ TEST(TensorboardReader, RealDevEmaFileListsItsScalarTags) {
 
 TEST(TensorboardReader, SimpleValuesInSamplesPerSecondAreChosenByName) {
   // examples/sec (samples/s) is preferred to global_step/sec (steps/s).
-  const auto [samples, warnings] = ParseWith(SimpleValueFile(), "events", Batch(64));
+  const auto [samples, warnings] = ParseWith(SimpleValueFile(), "events", BatchTensorboard(64));
   EXPECT_THAT(warnings, ::testing::IsEmpty());
   ASSERT_EQ(samples.size(), 4u);  // the first value (step 100) is warm-up
   const int lines[] = {6, 9, 12, 15};
@@ -261,14 +268,14 @@ TEST(TensorboardReader, SimpleValuesInSamplesPerSecondAreChosenByName) {
   // --skip-epochs 0 keeps the warm-up value: 64 / 0.3.
   ReadOptions keep;
   keep.skip_first_epochs = 0;
-  const auto all = ParseWith(SimpleValueFile(), "events", Batch(64), keep).samples;
+  const auto all = ParseWith(SimpleValueFile(), "events", BatchTensorboard(64), keep).samples;
   ASSERT_EQ(all.size(), 5u);
   EXPECT_FLOAT_EQ(*all[0].throughput_sps, static_cast<float>(64 / 0.3));
 }
 
 TEST(TensorboardReader, StepsPerSecondBecomeStepTimes) {
   const auto samples =
-      ParseWith(SimpleValueFile(), "events", Batch(64), Tag("global_step/sec")).samples;
+      ParseWith(SimpleValueFile(), "events", BatchTensorboard(64), Tag("global_step/sec")).samples;
   ASSERT_EQ(samples.size(), 4u);
   EXPECT_FLOAT_EQ(*samples[2].step_time_s, 1 / 5.0f);  // step 400: 0.2 s
   EXPECT_EQ(samples[2].line, 13);
@@ -277,7 +284,8 @@ TEST(TensorboardReader, StepsPerSecondBecomeStepTimes) {
 TEST(TensorboardReader, AStepRateOffTheWallTimesIsRefused) {
   // global_step/sec ten times too high for the events' wall times.
   EXPECT_THAT(DataErrorOf([&] {
-                ParseSamples(SimpleValueFile(10), "events", Batch(64), Tag("global_step/sec"));
+                ParseSamples(SimpleValueFile(10), "events", BatchTensorboard(64),
+                             Tag("global_step/sec"));
               }),
               HasSubstr("means 0.1 times the step time"));
 }
@@ -288,13 +296,15 @@ TEST(TensorboardReader, Tf2TensorScalarsAreRead) {
   // histogram-like [3] tensor and an image's string tensor are not scalars.
   // Step times 0.6 (warm-up), 0.5, 0.45, 0.55 s; 10 steps between values.
   std::string file = FileVersion();
-  file += Event(100, 10, TensorValue("train/step_time", FloatValTensor(0.6f), "scalars"));
-  file += Event(100, 10, TensorValue("weights", ThreeFloatsTensor(), "histograms"));
-  file += Event(105, 20, TensorValue("train/step_time", FloatContentTensor(0.5f)));
-  file += Event(105, 20, TensorValue("sample", VarintField(1, 7) + BytesField(8, "png"), "images"));
-  file += Event(109.5, 30, TensorValue("train/step_time", FloatContentTensor(0.45f)));
-  file += Event(115, 40, TensorValue("train/step_time", DoubleValTensor(0.55)));
-  const auto [samples, warnings] = ParseWith(file, "tf2-events", Batch(32));
+  file +=
+      EventTensorboard(100, 10, TensorValue("train/step_time", FloatValTensor(0.6f), "scalars"));
+  file += EventTensorboard(100, 10, TensorValue("weights", ThreeFloatsTensor(), "histograms"));
+  file += EventTensorboard(105, 20, TensorValue("train/step_time", FloatContentTensor(0.5f)));
+  file += EventTensorboard(
+      105, 20, TensorValue("sample", VarintField(1, 7) + BytesField(8, "png"), "images"));
+  file += EventTensorboard(109.5, 30, TensorValue("train/step_time", FloatContentTensor(0.45f)));
+  file += EventTensorboard(115, 40, TensorValue("train/step_time", DoubleValTensor(0.55)));
+  const auto [samples, warnings] = ParseWith(file, "tf2-events", BatchTensorboard(32));
   EXPECT_THAT(warnings, ::testing::IsEmpty());
   ASSERT_EQ(samples.size(), 3u);
   EXPECT_FLOAT_EQ(*samples[0].step_time_s, 0.5f);
@@ -302,41 +312,47 @@ TEST(TensorboardReader, Tf2TensorScalarsAreRead) {
   EXPECT_DOUBLE_EQ(*samples[2].step_time_s, 0.55);
   EXPECT_EQ(samples[2].line, 7);
   const std::string message =
-      DataErrorOf([&] { ParseSamples(file, "tf2-events", Batch(32), Tag("loss")); });
+      DataErrorOf([&] { ParseSamples(file, "tf2-events", BatchTensorboard(32), Tag("loss")); });
   EXPECT_THAT(message, HasSubstr("the scalar tags are 'train/step_time' (4)"));
 }
 
 TEST(TensorboardReader, TagNamesGiveTheUnitOrTheyAreAskedFor) {
   // Values 1000 per second at 0.5 s per step: batch 500 in either unit.
   auto file_with = [](const std::string& tag) {
-    return FileVersion() + Event(10, 1, SimpleValue(tag, 1000)) +
-           Event(15, 11, SimpleValue(tag, 1000)) + Event(20, 21, SimpleValue(tag, 1000));
+    return FileVersion() + EventTensorboard(10, 1, SimpleValue(tag, 1000)) +
+           EventTensorboard(15, 11, SimpleValue(tag, 1000)) +
+           EventTensorboard(20, 21, SimpleValue(tag, 1000));
   };
-  const auto tokens = ParseWith(file_with("perf/tokens_per_sec"), "e", Batch(500)).samples;
+  const auto tokens =
+      ParseWith(file_with("perf/tokens_per_sec"), "e", BatchTensorboard(500)).samples;
   ASSERT_EQ(tokens.size(), 2u);
   EXPECT_EQ(tokens[0].unit, Unit::kTokens);
-  EXPECT_EQ(ParseWith(file_with("train/samples_per_second"), "e", Batch(500)).samples[0].unit,
-            Unit::kSamples);
+  EXPECT_EQ(
+      ParseWith(file_with("train/samples_per_second"), "e", BatchTensorboard(500)).samples[0].unit,
+      Unit::kSamples);
   // Milliseconds and bare "throughput" are not guessed.
-  EXPECT_THAT(DataErrorOf([&] { ParseSamples(file_with("step_time_ms"), "e", Batch(500)); }),
-              HasSubstr("'step_time_ms' (3)"));
-  EXPECT_THAT(DataErrorOf([&] { ParseSamples(file_with("throughput"), "e", Batch(500)); }),
-              HasSubstr("no scalar tag names a throughput"));
+  EXPECT_THAT(
+      DataErrorOf([&] { ParseSamples(file_with("step_time_ms"), "e", BatchTensorboard(500)); }),
+      HasSubstr("'step_time_ms' (3)"));
+  EXPECT_THAT(
+      DataErrorOf([&] { ParseSamples(file_with("throughput"), "e", BatchTensorboard(500)); }),
+      HasSubstr("no scalar tag names a throughput"));
   const auto given =
-      ParseWith(file_with("throughput"), "e", Batch(500), Tag("throughput", "samples/s")).samples;
+      ParseWith(file_with("throughput"), "e", BatchTensorboard(500), Tag("throughput", "samples/s"))
+          .samples;
   ASSERT_EQ(given.size(), 2u);
   EXPECT_DOUBLE_EQ(*given[0].throughput_sps, 1000);
   // Two tags of the same unit: neither is picked.
-  const std::string two = FileVersion() + Event(1, 1, SimpleValue("a/examples/sec", 1)) +
-                          Event(1, 1, SimpleValue("b/examples/sec", 1));
-  EXPECT_THAT(DataErrorOf([&] { ParseSamples(two, "e", Batch(1)); }),
+  const std::string two = FileVersion() + EventTensorboard(1, 1, SimpleValue("a/examples/sec", 1)) +
+                          EventTensorboard(1, 1, SimpleValue("b/examples/sec", 1));
+  EXPECT_THAT(DataErrorOf([&] { ParseSamples(two, "e", BatchTensorboard(1)); }),
               HasSubstr("several tags count samples/s: 'a/examples/sec', 'b/examples/sec'"));
 }
 
 TEST(TensorboardReader, BadUnitOptionsAreUsageErrors) {
   const std::string file = SimpleValueFile();
-  EXPECT_THROW(ParseSamples(file, "e", Batch(64), Tag("loss", "furlongs")), UsageError);
-  EXPECT_THROW(ParseSamples(file, "e", Batch(64), Tag("", "s/step")), UsageError);
+  EXPECT_THROW(ParseSamples(file, "e", BatchTensorboard(64), Tag("loss", "furlongs")), UsageError);
+  EXPECT_THROW(ParseSamples(file, "e", BatchTensorboard(64), Tag("", "s/step")), UsageError);
 }
 
 // --- Malformed files ---------------------------------------------------------
@@ -381,8 +397,9 @@ TEST(TensorboardReader, BinaryJunkIsRefusedAndMutatedFilesNeverCrash) {
   std::string alphabet;
   for (int c = 0; c < 256; ++c) alphabet += static_cast<char>(c);
   testing::ParseCutAndMutated({SimpleValueFile(), ReadData(kDevEma)}, alphabet, 300, 5,
-                              "events.out.tfevents.m", Batch(64), Tag("took", "s/interval"));
-  testing::ParseCutAndMutated({SimpleValueFile()}, alphabet, 300, 6, "e", Batch(64), {});
+                              "events.out.tfevents.m", BatchTensorboard(64),
+                              Tag("took", "s/interval"));
+  testing::ParseCutAndMutated({SimpleValueFile()}, alphabet, 300, 6, "e", BatchTensorboard(64), {});
 }
 
 }  // namespace

@@ -19,17 +19,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char kSource[] = "tfcnn.log";
+const char kSourceTfcnn[] = "tfcnn.log";
 
-std::vector<Sample> Read(std::string_view text) {
-  const std::string source = kSource;
+std::vector<Sample> ReadTfcnn(std::string_view text) {
+  const std::string source = kSourceTfcnn;
   const Attributes attributes;
   const ReadOptions options;
   return io::ReadTfcnn(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string ErrorOf(std::string_view text) {
-  return testing::DataErrorOf([&] { Read(text); });
+std::string ErrorOfTfcnn(std::string_view text) {
+  return testing::DataErrorOf([&] { ReadTfcnn(text); });
 }
 
 // A complete single-GPU run, resnet50 on synthetic ImageNet (a public
@@ -70,7 +70,7 @@ const char kFullRun[] =
     "----------------------------------------------------------------\n";
 
 TEST(TfcnnReader, TotalOfARunWithItsHeader) {
-  const std::vector<Sample> samples = Read(kFullRun);
+  const std::vector<Sample> samples = ReadTfcnn(kFullRun);
   ASSERT_EQ(samples.size(), 1u);
   // The total, not a step line's running figure (180.4 at step 100).
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 180.26);
@@ -100,14 +100,14 @@ const char kStepsOnly[] =
     "----------------------------------------------------------------\n";
 
 TEST(TfcnnReader, RunWithoutHeaderNeedsTheBatchAttribute) {
-  const std::vector<Sample> samples = Read(kStepsOnly);
+  const std::vector<Sample> samples = ReadTfcnn(kStepsOnly);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 14);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 138.95);
   EXPECT_EQ(samples[0].batch, 0);
   Attributes a;
   a.batch = 64;
-  const std::vector<Sample> parsed = ParseSamples(kStepsOnly, kSource, a);
+  const std::vector<Sample> parsed = ParseSamples(kStepsOnly, kSourceTfcnn, a);
   EXPECT_EQ(parsed[0].batch, 64);
 }
 
@@ -128,7 +128,7 @@ TEST(TfcnnReader, ConcatenatedRunsGiveOneSampleEach) {
       "----------------------------------------------------------------\n"
       "total images/sec: 5.26\n"
       "----------------------------------------------------------------\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTfcnn(text);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].line, 6);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 238.68);
@@ -160,7 +160,7 @@ TEST(TfcnnReader, RanksOfOneJobGiveOneSample) {
                            "1\timages/sec: 125.4 +/- 0.0 (jitter = 0.0)\t7.990\n"
                            "total images/sec: 250.00\n"
                            "total images/sec: 251.00\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTfcnn(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 250.5);
   EXPECT_EQ(samples[0].line, 24 + 9);
@@ -187,7 +187,7 @@ TEST(TfcnnReader, ModesDecideWhatIsTrainingSpeed) {
       "             32 per device\n"
       "Accuracy @ 1 = 0.7767 Accuracy @ 5 = 0.9382 [50016 examples]\n"
       "total images/sec: 120.55\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTfcnn(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 8);
   EXPECT_EQ(samples[0].label, "forward-only");
@@ -204,7 +204,7 @@ TEST(TfcnnReader, PrefixedLines) {
       "INFO|2024-12-07T13:55:32|/opt/launcher.py|27| "
       "----------------------------------------------------------------\n"
       "INFO|2024-12-07T13:55:32|/opt/launcher.py|27| total images/sec: 82.40\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTfcnn(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].line, 4);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 82.40);
@@ -212,13 +212,13 @@ TEST(TfcnnReader, PrefixedLines) {
 }
 
 TEST(TfcnnReader, BadNumbersAreDataErrors) {
-  EXPECT_THAT(ErrorOf("Step\tImg/sec\tloss\ntotal images/sec: 1x8.95\n"),
+  EXPECT_THAT(ErrorOfTfcnn("Step\tImg/sec\tloss\ntotal images/sec: 1x8.95\n"),
               HasSubstr("tfcnn.log:2: field 'total images/sec': expected a number, got '1x8.95'"));
-  EXPECT_THAT(ErrorOf("total images/sec:\n"),
+  EXPECT_THAT(ErrorOfTfcnn("total images/sec:\n"),
               HasSubstr("tfcnn.log:1: field 'total images/sec': expected a number, got ''"));
-  EXPECT_THAT(ErrorOf("Model:       resnet50\nBatch size:  lots global\n"),
+  EXPECT_THAT(ErrorOfTfcnn("Model:       resnet50\nBatch size:  lots global\n"),
               HasSubstr("tfcnn.log:2: field 'batch size': expected a number, got 'lots'"));
-  EXPECT_THAT(ErrorOf("Batch size:  64 global\n             sixty-four per device\n"),
+  EXPECT_THAT(ErrorOfTfcnn("Batch size:  64 global\n             sixty-four per device\n"),
               HasSubstr("tfcnn.log:2: field 'batch per device': expected a number"));
 }
 

@@ -17,19 +17,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char kSource[] = "timm.log";
+const char kSourceTimm[] = "timm.log";
 
-std::vector<Sample> Read(std::string_view text, const Attributes& attributes = {},
-                         int skip_first_epochs = 1) {
-  const std::string source = kSource;
+std::vector<Sample> ReadTimm(std::string_view text, const Attributes& attributes = {},
+                             int skip_first_epochs = 1) {
+  const std::string source = kSourceTimm;
   ReadOptions options;
   options.skip_first_epochs = skip_first_epochs;
   return io::ReadTimm(text, io::ReaderContext{source, attributes, options});
 }
 
-std::string ErrorOf(std::string_view text, const Attributes& attributes = {},
-                    int skip_first_epochs = 1) {
-  return testing::DataErrorOf([&] { Read(text, attributes, skip_first_epochs); });
+std::string ErrorOfTimm(std::string_view text, const Attributes& attributes = {},
+                        int skip_first_epochs = 1) {
+  return testing::DataErrorOf([&] { ReadTimm(text, attributes, skip_first_epochs); });
 }
 
 // huggingface/optimum-habana, examples/pytorch-image-models/README.md: timm
@@ -54,7 +54,7 @@ const char kHabana[] =
     "LR: 1.001e-02  Data: 0.053 (0.051)\n";
 
 TEST(TimmReader, ThroughputAfterTheFirstUpdateOfEachEpoch) {
-  const std::vector<Sample> samples = Read(kHabana, {}, 0);
+  const std::vector<Sample> samples = ReadTimm(kHabana, {}, 0);
   ASSERT_EQ(samples.size(), 2u);
   // The running mean over updates 0..k is c/r(k) s for c samples per update:
   // updates 1..50 took c (51/272.39 - 1/13.37) = c (0.18723154 - 0.07479432) s
@@ -77,7 +77,7 @@ TEST(TimmReader, ThroughputAfterTheFirstUpdateOfEachEpoch) {
 
 TEST(TimmReader, SkipFirstEpochsDropsTheWarmUpEpoch) {
   // Lazy mode compiles in timm's epoch 0: 445 against 946 samples/s above.
-  const std::vector<Sample> samples = Read(kHabana);
+  const std::vector<Sample> samples = ReadTimm(kHabana);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].epoch, 2);
   // When that would drop every epoch (a one-epoch benchmarking run), they are
@@ -118,7 +118,7 @@ TEST(TimmReader, PartialLastBatchGivesTheMeanUpdateTime) {
   // Line 7: 0.089 s x 90.32/s = 8.04 samples, not the 0.645 x 24.82 = 16.0 of
   // line 6, so the rates cannot be compared; the mean times can: updates
   // 1..32 took 33 x 0.166 - 1 x 0.645 = 4.833 s, 0.15103125 s each.
-  const std::vector<Sample> samples = Read(kPartialBatch, {}, 0);
+  const std::vector<Sample> samples = ReadTimm(kPartialBatch, {}, 0);
   ASSERT_EQ(samples.size(), 2u);
   // Epoch 0: (33 x 0.218 - 1.663) / 32 = 5.531 / 32 = 0.17284375 s.
   EXPECT_EQ(samples[0].line, 3);
@@ -134,7 +134,7 @@ TEST(TimmReader, PartialLastBatchGivesTheMeanUpdateTime) {
 TEST(TimmReader, ConcatenatedRunsGiveOneSampleEachPerEpoch) {
   // Two runs in one file: the epoch number going back starts the second.
   const std::string text = std::string(kPartialBatch) + kHabana;
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTimm(text);
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].batch, 16);
   EXPECT_EQ(samples[0].line, 7);
@@ -152,28 +152,28 @@ TEST(TimmReader, WorldSizeFromTheStartUpLines) {
       "[rank=1] || Training in distributed mode with multiple processes, 1 GPU per process. "
       "Process 1, total 2.\n" +
       std::string(kHabana);
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTimm(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].devices, 2);
   EXPECT_EQ(samples[0].line, 11);
   // train.py's current wording.
-  const std::vector<Sample> current = Read(
+  const std::vector<Sample> current = ReadTimm(
       "Training in distributed mode with multiple processes, 1 device per process.Process 0, "
       "total 8, device cuda:0.\n" +
       std::string(kHabana));
   EXPECT_EQ(current[0].devices, 8);
   const std::vector<Sample> single =
-      Read("Training with a single process on 1 device (hpu).\n" + std::string(kHabana));
+      ReadTimm("Training with a single process on 1 device (hpu).\n" + std::string(kHabana));
   EXPECT_EQ(single[0].devices, 1);
 }
 
 TEST(TimmReader, BatchAttributeMustBeTheGlobalBatch) {
   Attributes a;
   a.batch = 128;
-  EXPECT_EQ(Read(kHabana, a)[0].batch, 128);
+  EXPECT_EQ(ReadTimm(kHabana, a)[0].batch, 128);
   // A per-device batch (say 64 of 2 devices) contradicts rate x time = 128.
   a.batch = 64;
-  EXPECT_THAT(ErrorOf(kHabana, a),
+  EXPECT_THAT(ErrorOfTimm(kHabana, a),
               HasSubstr("timm.log:1: field 'batch': batch=64 contradicts the log: rate x time "
                         "gives 128 to 128.1 samples per update"));
 }
@@ -185,7 +185,7 @@ TEST(TimmReader, LinesWithoutRunningMeans) {
   const char text[] =
       "Train: 1 [   0/73 (  1%)]  Loss: 6.69 (6.69)  Time: 0.796s,  160.74/s  LR: 1.001e-02\n"
       "Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.85/s  LR: 1.001e-02\n";
-  const std::vector<Sample> samples = Read(text);
+  const std::vector<Sample> samples = ReadTimm(text);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 798.85);
 }
@@ -194,22 +194,23 @@ TEST(TimmReader, AnEpochWithOneLineGivesNoSample) {
   const char text[] =
       "Train: 1 [   0/73 (  1%)]  Loss: 6.69 (6.69)  Time: 0.796s,  160.74/s  (0.796s,  160.74/s)  "
       "LR: 1.001e-02  Data: 0.685 (0.685)\n";
-  EXPECT_TRUE(Read(text).empty());
+  EXPECT_TRUE(ReadTimm(text).empty());
 }
 
 TEST(TimmReader, BadNumbersAreDataErrors) {
-  EXPECT_THAT(ErrorOf("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.1x0s,  798.85/s  "
-                      "(0.148s,  863.22/s)\n"),
+  EXPECT_THAT(ErrorOfTimm("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.1x0s,  798.85/s  "
+                          "(0.148s,  863.22/s)\n"),
               HasSubstr("timm.log:1: field 'Time': expected a number followed by 's,', got "
                         "'0.1x0s,'"));
-  EXPECT_THAT(ErrorOf("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.8a/s  "
-                      "(0.148s,  863.22/s)\n"),
+  EXPECT_THAT(ErrorOfTimm("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.8a/s  "
+                          "(0.148s,  863.22/s)\n"),
               HasSubstr("timm.log:1: field 'rate': expected a number followed by '/s'"));
-  EXPECT_THAT(ErrorOf("\nTrain: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.85/s  "
-                      "(0.148s,  0.00/s)\n"),
-              HasSubstr("timm.log:2: field 'rate (mean)': must be > 0, got 0"));
+  EXPECT_THAT(
+      ErrorOfTimm("\nTrain: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,  798.85/s  "
+                  "(0.148s,  0.00/s)\n"),
+      HasSubstr("timm.log:2: field 'rate (mean)': must be > 0, got 0"));
   // A line cut after "Time:".
-  EXPECT_THAT(ErrorOf("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,\n"),
+  EXPECT_THAT(ErrorOfTimm("Train: 1 [  50/73 ( 70%)]  Loss: 3.23 (3.76)  Time: 0.160s,\n"),
               HasSubstr("timm.log:1: field 'Time': expected 'Time: <s>s, <rate>/s', got "
                         "'Time: 0.160s,'"));
 }
@@ -220,7 +221,7 @@ TEST(TimmReader, OtherTrainLinesAreSkipped) {
       "2023-01-05 16:34:37,748   INFO  Train:    1/3 ( 33%) [   0/323 (  0%)]  Loss: 516.7 (517.)  "
       "LR: 1.000e-04  Time cost: 00:04/21:46 [00:04/1:05:18]  Acc_iter 1           Data time: "
       "0.87(0.87)  Forward time: 3.18(3.18)  Batch time: 4.04(4.04)\n";
-  EXPECT_TRUE(Read(text).empty());
+  EXPECT_TRUE(ReadTimm(text).empty());
   EXPECT_FALSE(io::LooksLikeTimm(text));
 }
 

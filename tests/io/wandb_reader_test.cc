@@ -27,12 +27,14 @@ const char kRunsTable[] =
 const char kLossChart[] = "logs-wild/wandb-csv/druidowm-nanoGPT_wandb_export.csv";
 
 using fitspeed::testing::ReadData;
-using Read = fitspeed::testing::ReadResult;
+using ReadWandb = fitspeed::testing::ReadResult;
 
-Read ReadRaw(std::string_view text) { return testing::ReadWith(io::ReadWandb, text, "export.csv"); }
+ReadWandb ReadRawWandb(std::string_view text) {
+  return testing::ReadWith(io::ReadWandb, text, "export.csv");
+}
 
-std::string DataErrorOf(std::string_view text) {
-  return testing::DataErrorOf([&] { ReadRaw(text); });
+std::string DataErrorOfWandb(std::string_view text) {
+  return testing::DataErrorOf([&] { ReadRawWandb(text); });
 }
 
 // --- The real exports: refused with what is missing -----------------------------------
@@ -42,7 +44,7 @@ TEST(WandbReader, RunsTableIsRefused) {
   // "activation_type","batch_size",...,"eval_interval","eval_iters",...; line 2
   // (G1_ternary_weights): Runtime "732" for max_iters 5000 with eval_interval 250
   // and eval_iters 200, so evaluation is inside the run's time.
-  const std::string message = DataErrorOf(ReadData(kRunsTable));
+  const std::string message = DataErrorOfWandb(ReadData(kRunsTable));
   EXPECT_THAT(message, HasSubstr("export.csv:1: field 'Runtime': W&B runs table (one row per "
                                  "run): 'Runtime' is a run's whole wall time"));
   EXPECT_THAT(message, HasSubstr("export a run's history (_step, _runtime)"));
@@ -50,7 +52,7 @@ TEST(WandbReader, RunsTableIsRefused) {
 
 TEST(WandbReader, LossChartHasNoTimeAndSaysSo) {
   // Line 1: "Step" then, for 8 runs, "<run> - train/loss" and its __MIN, __MAX.
-  const std::string message = DataErrorOf(ReadData(kLossChart));
+  const std::string message = DataErrorOfWandb(ReadData(kLossChart));
   EXPECT_THAT(message, HasSubstr("export.csv:1: W&B chart export: no time column: the chart "
                                  "plots train/loss against 'Step' for 8 run(s)"));
   EXPECT_THAT(message, HasSubstr("fitspeed needs step times"));
@@ -70,7 +72,7 @@ const char kHistory[] =
     "5,29.0,5,1700000029.0,,50,1.5\n";                                     // 7
 
 TEST(WandbReader, HistoryStepTimesFromRuntime) {
-  const Read read = ReadRaw(kHistory);
+  const ReadWandb read = ReadRawWandb(kHistory);
   // By hand, _runtime against train/global_step (period 10 steps):
   //   10->20 (line 3): the first interval, warm-up;
   //   20->30 (line 4): (14.5 - 12.0)/10 = 0.25 s;
@@ -90,7 +92,8 @@ TEST(WandbReader, HistoryStepTimesFromRuntime) {
 
 TEST(WandbReader, HistoryWithLogCallsOnlyWarns) {
   // No step counter but W&B's own: one wandb.log call per row.
-  const Read read = ReadRaw("_runtime,_step,loss\n1.0,0,2.0\n1.5,1,1.9\n2.0,2,1.8\n2.6,3,1.7\n");
+  const ReadWandb read =
+      ReadRawWandb("_runtime,_step,loss\n1.0,0,2.0\n1.5,1,1.9\n2.0,2,1.8\n2.6,3,1.7\n");
   // 0->1 warm-up; 1->2 (line 4): 0.5 s; 2->3 (line 5): 0.6 s.
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_NEAR(*read.samples[0].step_time_s, 0.5, 1e-12);
@@ -107,7 +110,7 @@ TEST(WandbReader, HistoryEvaluatedOnEveryRowIsRefused) {
       "60.1,1,250,0.0006,2.1,2.2\n"
       "89.9,2,500,0.0006,1.6,1.8\n"
       "119.6,3,750,0.0006,1.4,1.7\n";
-  const std::string message = DataErrorOf(text);
+  const std::string message = DataErrorOfWandb(text);
   EXPECT_THAT(message, HasSubstr("W&B history export: no step time from '_runtime' and 'iter'"));
   EXPECT_THAT(message, HasSubstr("includes evaluation ('val/loss' has a value on line 4)"));
 }
@@ -121,7 +124,7 @@ TEST(WandbReader, HistoryRateColumn) {
       "20,1,1000,\n"
       "30,2,1020,\n"
       "31,3,,950\n";
-  const Read read = ReadRaw(text);
+  const ReadWandb read = ReadRawWandb(text);
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_DOUBLE_EQ(*read.samples[0].throughput_sps, 1000);
   EXPECT_DOUBLE_EQ(*read.samples[1].throughput_sps, 1020);
@@ -129,8 +132,8 @@ TEST(WandbReader, HistoryRateColumn) {
 
 TEST(WandbReader, HistoryGapsAreNotConsecutive) {
   // A sampled export: step 30 missing, so 20->40 is not one logging period.
-  const Read read =
-      ReadRaw("_runtime,_step,global_step\n1,0,0\n2,1,10\n3,2,20\n5.5,3,40\n6.75,4,50\n8,5,60\n");
+  const ReadWandb read = ReadRawWandb(
+      "_runtime,_step,global_step\n1,0,0\n2,1,10\n3,2,20\n5.5,3,40\n6.75,4,50\n8,5,60\n");
   // 0->10 warm-up; 10->20: 0.1 s; 20->40 skipped; 40->50: 0.125 s; 50->60: 0.125 s.
   ASSERT_EQ(read.samples.size(), 3u);
   EXPECT_NEAR(*read.samples[0].step_time_s, 0.1, 1e-12);
@@ -143,7 +146,8 @@ TEST(WandbReader, HistoryGapsAreNotConsecutive) {
 
 TEST(WandbReader, CoarseRuntimeWarns) {
   // Whole seconds only (older wandb) over 2-3 s intervals: +-1 s at worst.
-  const Read read = ReadRaw("_runtime,_step,global_step\n1,0,10\n3,1,20\n6,2,30\n8,3,40\n");
+  const ReadWandb read =
+      ReadRawWandb("_runtime,_step,global_step\n1,0,10\n3,1,20\n6,2,30\n8,3,40\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_NEAR(*read.samples[0].step_time_s, 0.3, 1e-12);
   ASSERT_EQ(read.warnings.size(), 1u);
@@ -160,7 +164,7 @@ TEST(WandbReader, ChartOfRuntimeAgainstStepPerRun) {
       "\"200\",\"30\",\"30\",\"30\",\"60.5\",\"60.5\",\"60.5\"\n"                // 3
       "\"300\",\"40.5\",\"40.5\",\"40.5\",\"80.5\",\"80.5\",\"80.5\"\n"          // 4
       "\"400\",\"51\",\"51\",\"51\",\"\",\"\",\"\"\n";                           // 5
-  const Read read = ReadRaw(text);
+  const ReadWandb read = ReadRawWandb(text);
   // runA: 100->200 warm-up; (40.5-30)/100 = 0.105 (line 4); (51-40.5)/100 = 0.105 (line 5).
   // runB: 100->200 warm-up; (80.5-60.5)/100 = 0.2 (line 4). In line order.
   ASSERT_EQ(read.samples.size(), 3u);
@@ -178,14 +182,14 @@ TEST(WandbReader, ChartOfRuntimeAgainstStepPerRun) {
 
 TEST(WandbReader, ChartAgainstRelativeTime) {
   // A rate against time: one sample per row after the first.
-  Read read = ReadRaw(
+  ReadWandb read = ReadRawWandb(
       "\"Relative Time (Process)\",\"run1 - train/samples_per_sec\"\n"
       "\"10.5\",\"800\"\n\"20.7\",\"1000\"\n\"31.0\",\"1010\"\n");
   ASSERT_EQ(read.samples.size(), 2u);
   EXPECT_EQ(read.samples[0].label, "run1");
   EXPECT_DOUBLE_EQ(*read.samples[0].throughput_sps, 1000);
   // The trainer's step against time: dtime/dstep, (31-20)/100 = 0.11 s.
-  read = ReadRaw(
+  read = ReadRawWandb(
       "\"Relative Time (Process)\",\"r - trainer/global_step\"\n"
       "\"10\",\"100\"\n\"20\",\"200\"\n\"31\",\"300\"\n\"42\",\"400\"\n");
   ASSERT_EQ(read.samples.size(), 2u);
@@ -198,19 +202,19 @@ TEST(WandbReader, ChartAgainstRelativeTime) {
 
 TEST(WandbReader, BadCellsNameLineAndField) {
   const std::string head = "_runtime,_step,global_step\n1,0,10\n";
-  EXPECT_THAT(DataErrorOf(head + "nan,1,20\n2,2,30\n"),
+  EXPECT_THAT(DataErrorOfWandb(head + "nan,1,20\n2,2,30\n"),
               HasSubstr("export.csv:3: field '_runtime': is NaN"));
-  EXPECT_THAT(DataErrorOf(head + "-2,1,20\n2,2,30\n"),
+  EXPECT_THAT(DataErrorOfWandb(head + "-2,1,20\n2,2,30\n"),
               HasSubstr("export.csv:3: field '_runtime': a clock must be >= 0"));
-  EXPECT_THAT(DataErrorOf(head + "2,1,2.5\n3,2,30\n"),
+  EXPECT_THAT(DataErrorOfWandb(head + "2,1,2.5\n3,2,30\n"),
               HasSubstr("export.csv:3: field 'global_step': must be a whole number"));
-  EXPECT_THAT(DataErrorOf(head + "2,1\n"),
+  EXPECT_THAT(DataErrorOfWandb(head + "2,1\n"),
               HasSubstr("export.csv:3: W&B export: the row has 2 fields but the header"));
-  EXPECT_THAT(DataErrorOf("_runtime,_step,samples_per_sec\n1,0,10\n2,1,0\n"),
+  EXPECT_THAT(DataErrorOfWandb("_runtime,_step,samples_per_sec\n1,0,10\n2,1,0\n"),
               HasSubstr("export.csv:3: field 'samples_per_sec': must be > 0, got 0"));
-  EXPECT_THAT(DataErrorOf("_runtime,_step,global_step\n1,0,10\n"),
+  EXPECT_THAT(DataErrorOfWandb("_runtime,_step,global_step\n1,0,10\n"),
               HasSubstr("fewer than two rows have both 'global_step' and '_runtime'"));
-  EXPECT_THAT(DataErrorOf("a,b\n1,2\n"), HasSubstr("not a W&B export"));
+  EXPECT_THAT(DataErrorOfWandb("a,b\n1,2\n"), HasSubstr("not a W&B export"));
 }
 
 TEST(WandbReader, JunkIsADataErrorNeverACrash) {

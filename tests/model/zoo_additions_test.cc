@@ -22,7 +22,7 @@ using test::Units;
 
 // Multiply-adds of the convolutions and dense layers (biases excluded), as
 // published MAC figures count them.
-double MatmulMacs(const Network& net) {
+double MatmulMacsZooAdditions(const Network& net) {
   const NetworkCost cost = CountCost(net);
   double macs = 0;
   for (int id = 0; id < net.size(); ++id) {
@@ -39,7 +39,7 @@ const LayerCost& CostOf(const NetworkCost& cost, const Network& net, const std::
   return cost.layers.at(static_cast<size_t>(net.LayerId(name)));
 }
 
-std::string FinalizeError(Network& net) {
+std::string FinalizeErrorZooAdditions(Network& net) {
   try {
     net.Finalize();
   } catch (const DataError& e) {
@@ -90,7 +90,7 @@ TEST(ZooAdditions, EfficientNetB0MatchesKerasParameterCount) {
 TEST(ZooAdditions, EfficientNetB0MatchesThePaperMultiplyAdds) {
   // Tan & Le 2019, table 2: EfficientNet-B0 0.39B FLOPs (multiply-adds).
   const Network net = ZooNetwork("efficientnet-b0");
-  EXPECT_NEAR(MatmulMacs(net) / 1e9, 0.39, 0.02 * 0.39);
+  EXPECT_NEAR(MatmulMacsZooAdditions(net) / 1e9, 0.39, 0.02 * 0.39);
   // The stem by hand: 3x3x3 -> 32 on a 112x112 output: 27*32*12,544 = 10,838,016 MACs.
   const NetworkCost cost = CountCost(net);
   EXPECT_DOUBLE_EQ(CostOf(cost, net, "stem_conv").forward.flops.per_sample, 2.0 * 10838016);
@@ -125,7 +125,7 @@ TEST(ZooAdditions, AlexNetMatchesPaddleConfigByHand) {
   //   conv3 169*2,304*384 = 149,520,384; conv4 169*3,456*384 = 224,280,576;
   //   conv5 169*3,456*256 = 149,520,384; fc 37,748,736 + 16,777,216 + 4,096,000
   //   = 1,135,256,096.
-  EXPECT_DOUBLE_EQ(MatmulMacs(net), 1135256096.0);
+  EXPECT_DOUBLE_EQ(MatmulMacsZooAdditions(net), 1135256096.0);
   // LRN norm1 on 96x55x55 = 290,400 elements, size 5: (5 + 4) FLOPs each forward.
   const NetworkCost cost = CountCost(net);
   EXPECT_DOUBLE_EQ(CostOf(cost, net, "norm1").forward.flops.per_sample, 9.0 * 290400);
@@ -176,7 +176,7 @@ TEST(ZooAdditions, GoogLeNetMatchesPaddleConfigByHand) {
   EXPECT_EQ(net.layer(net.LayerId("ince4e")).output_shape, Shape::Chw(832, 14, 14));
   EXPECT_EQ(net.layer(net.LayerId("ince5b")).output_shape, Shape::Chw(1024, 7, 7));
   // About 1.5 G multiply-adds (Szegedy et al. 2015: "1.5 billion multiply-adds").
-  EXPECT_NEAR(MatmulMacs(net) / 1e9, 1.5, 0.1 * 1.5);
+  EXPECT_NEAR(MatmulMacsZooAdditions(net) / 1e9, 1.5, 0.1 * 1.5);
 }
 
 // torchvision's BasicConv2d: conv (no bias) -> batch-norm (eps 1e-3) -> ReLU.
@@ -295,7 +295,7 @@ TEST(ZooAdditions, NewKindsRejectBadOperands) {
     const std::string g = net.GlobalAvgPool("input", "g");
     const std::string d = net.Dense(g, Units(3), "d");  // 3 scales for 4 channels
     net.SoftmaxCrossEntropy(net.Dense(net.Flatten(net.Mul("input", d, "m")), Units(2)));
-    const std::string error = FinalizeError(net);
+    const std::string error = FinalizeErrorZooAdditions(net);
     EXPECT_NE(error.find("\"m\""), std::string::npos) << error;
     EXPECT_NE(error.find("shape mismatch"), std::string::npos) << error;
   }
@@ -304,7 +304,7 @@ TEST(ZooAdditions, NewKindsRejectBadOperands) {
     const std::string p = net.MaxPool("input", Pool(MakeWindow(2, 2)), "p");  // 4x2x2
     net.SoftmaxCrossEntropy(
         net.Dense(net.GlobalAvgPool(net.Concat({"input", p}, "cat")), Units(2)));
-    const std::string error = FinalizeError(net);
+    const std::string error = FinalizeErrorZooAdditions(net);
     EXPECT_NE(error.find("\"cat\""), std::string::npos) << error;
     EXPECT_NE(error.find("only the first (channel) dimension may differ"), std::string::npos)
         << error;
@@ -312,19 +312,20 @@ TEST(ZooAdditions, NewKindsRejectBadOperands) {
   {
     Network net("one-concat", Shape::Chw(4, 4, 4));
     net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(net.Concat({"input"}, "cat")), Units(2)));
-    EXPECT_NE(FinalizeError(net).find("concat needs two or more inputs, has 1"), std::string::npos);
+    EXPECT_NE(FinalizeErrorZooAdditions(net).find("concat needs two or more inputs, has 1"),
+              std::string::npos);
   }
   {
     Network net("even-lrn", Shape::Chw(4, 4, 4));
     LrnAttrs lrn;
     lrn.size = 4;
     net.SoftmaxCrossEntropy(net.Dense(net.GlobalAvgPool(net.Lrn("input", lrn, "n")), Units(2)));
-    EXPECT_NE(FinalizeError(net).find("size 4 must be odd"), std::string::npos);
+    EXPECT_NE(FinalizeErrorZooAdditions(net).find("size 4 must be odd"), std::string::npos);
   }
   {
     Network net("lrn-vector", Shape::Vector(4));
     net.SoftmaxCrossEntropy(net.Dense(net.Lrn("input", {}, "n"), Units(2)));
-    EXPECT_NE(FinalizeError(net).find("is not an image"), std::string::npos);
+    EXPECT_NE(FinalizeErrorZooAdditions(net).find("is not an image"), std::string::npos);
   }
 }
 

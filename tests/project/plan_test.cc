@@ -9,7 +9,7 @@
 namespace fitspeed {
 namespace {
 
-SpeedLaw Law(double v0, double t) {
+SpeedLaw LawPlan(double v0, double t) {
   SpeedLaw law;
   law.v0_sps = v0;
   law.t_s = t;
@@ -18,7 +18,7 @@ SpeedLaw Law(double v0, double t) {
 
 TEST(OptimalBatch, MinimisesTimeToTarget) {
   // B* = sqrt(B_noise * v0 * t) = sqrt(1000 * 400 * 0.1) = sqrt(40000) = 200.
-  const SpeedLaw law = Law(400, 0.1);
+  const SpeedLaw law = LawPlan(400, 0.1);
   EXPECT_NEAR(OptimalBatch(1000, law), 200, 1e-12);
   // Time to target E_min(1 + B/B_noise) * N/B * (B/v0 + t) is larger on either side.
   const EpochsVsBatch e{10, 1000};
@@ -36,9 +36,9 @@ TEST(OptimalBatch, MinimisesTimeToTarget) {
 //   C: 2 devices, v0 = 150, t = 0.2: 100*(0.666667 + 0.2) = 86.6667 s/epoch, 866.667 s,
 //      cost 2*866.667/3600 = 0.481481 (slower and dearer than B: not on the Pareto set)
 std::vector<PlanCandidate> ThreeCandidates() {
-  return {CandidateFromLaw("a", 1, Law(100, 0.1), {100}),
-          CandidateFromLaw("b", 4, Law(380, 0.15), {100}),
-          CandidateFromLaw("c", 2, Law(150, 0.2), {100})};
+  return {CandidateFromLaw("a", 1, LawPlan(100, 0.1), {100}),
+          CandidateFromLaw("b", 4, LawPlan(380, 0.15), {100}),
+          CandidateFromLaw("c", 2, LawPlan(150, 0.2), {100})};
 }
 
 PlanRequest TenEpochs() {
@@ -99,7 +99,7 @@ TEST(Plan, AddsTheOptimalBatchWithEpochsVsBatch) {
   PlanRequest r;
   r.samples_per_epoch = 50000;
   r.epochs_vs_batch = EpochsVsBatch{10, 1000};
-  const PlanResult plan = Plan({CandidateFromLaw("x", 1, Law(400, 0.1), {64, 1024})}, r);
+  const PlanResult plan = Plan({CandidateFromLaw("x", 1, LawPlan(400, 0.1), {64, 1024})}, r);
   ASSERT_EQ(plan.rows.size(), 3u);
   EXPECT_TRUE(plan.rows[0].optimal_batch);
   EXPECT_EQ(plan.rows[0].batch, 200);
@@ -113,7 +113,7 @@ TEST(Plan, ScalingCandidatesPayTheAllReduce) {
   // Batch 100 (50 per device): 0.5 + 0.1 + 0.1 = 0.7 s/step; N = 1000, 10 steps,
   // 1 epoch: 7 s.
   DataParallelModel m;
-  m.single_device = Law(100, 0.1);
+  m.single_device = LawPlan(100, 0.1);
   m.gradient_bytes = 1e9;
   m.comm.intra_node = Link{1e10, 0};
   PlanRequest r;

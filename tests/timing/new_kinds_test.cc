@@ -20,7 +20,7 @@ using fitspeed::testing::DenseUnits;
 using fitspeed::testing::NewKindTestNetworks;
 using fitspeed::testing::RelativeError;
 
-StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) {
+StepConfig ConfigNewKinds(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) {
   return fitspeed::testing::AgreementConfig(batch, optimizer);
 }
 
@@ -69,12 +69,12 @@ void ExpectHandValues(StepExecutor& step) {
 }
 
 TEST(NewKinds, EigenComputesHandValues) {
-  auto step = MakeEigenExecutor<double>(HandNet(), Config(1));
+  auto step = MakeEigenExecutor<double>(HandNet(), ConfigNewKinds(1));
   ExpectHandValues(*step);
 }
 
 TEST(NewKinds, OnednnComputesHandValues) {
-  StepConfig c = Config(1);
+  StepConfig c = ConfigNewKinds(1);
   c.reuse_memory = false;  // every output readable after the forward pass
   auto step = MakeOnednnExecutor(HandNet(), c);
   ExpectHandValues(*step);
@@ -83,7 +83,7 @@ TEST(NewKinds, OnednnComputesHandValues) {
 TEST(NewKinds, EigenGradientsMatchFiniteDifferences) {
   // Double precision: h = 1e-5 gives truncation ~1e-10 and rounding ~1e-11.
   for (const Network& net : NewKindTestNetworks()) {
-    auto step = MakeEigenExecutor<double>(net, Config(3));
+    auto step = MakeEigenExecutor<double>(net, ConfigNewKinds(3));
     fitspeed::testing::ExpectGradientsMatchFiniteDifferences(*step, 1e-5, 1e-7, 1e-5, 12);
   }
 }
@@ -91,7 +91,7 @@ TEST(NewKinds, EigenGradientsMatchFiniteDifferences) {
 TEST(NewKinds, OnednnGradientsMatchFiniteDifferences) {
   // FP32 loss of order 1: h = 1e-3 (as the other oneDNN gradient test).
   for (const Network& net : NewKindTestNetworks()) {
-    StepConfig c = Config(3);
+    StepConfig c = ConfigNewKinds(3);
     c.threads = 1;
     auto step = MakeOnednnExecutor(net, c);
     fitspeed::testing::ExpectGradientsMatchFiniteDifferences(*step, 1e-3, 1e-3, 2e-2, 12);
@@ -102,7 +102,7 @@ TEST(NewKinds, OnednnAgreesWithEigenReference) {
   // FP32 against the double reference: a few float roundings per value.
   for (const Network& net : NewKindTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kRmsprop}) {
-      fitspeed::testing::ExpectFp32AgreesWithReference(net, Config(4, optimizer), 2e-4);
+      fitspeed::testing::ExpectFp32AgreesWithReference(net, ConfigNewKinds(4, optimizer), 2e-4);
     }
   }
 }
@@ -112,7 +112,7 @@ TEST(NewKinds, OnednnBf16AgreesWithEigenReference) {
   // Tolerances: the error analysis in agreement.h.
   for (const Network& net : NewKindTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kRmsprop}) {
-      fitspeed::testing::ExpectBf16AgreesWithEmulation(net, Config(4, optimizer));
+      fitspeed::testing::ExpectBf16AgreesWithEmulation(net, ConfigNewKinds(4, optimizer));
     }
   }
 }
@@ -122,7 +122,7 @@ TEST(NewKinds, OnednnDryRunPlansExactlyWhatARealStepAllocates) {
   // like every other buffer: planning and allocating agree, with and without reuse.
   for (const Network& net : NewKindTestNetworks()) {
     for (bool reuse : {true, false}) {
-      StepConfig c = Config(5, Optimizer::kAdam);
+      StepConfig c = ConfigNewKinds(5, Optimizer::kAdam);
       c.reuse_memory = reuse;
       const double real = MakeOnednnExecutor(net, c)->allocated_bytes();
       c.dry_run = true;
@@ -137,7 +137,7 @@ TEST(NewKinds, ZooNetworksBuildTheirStepOnBothBackends) {
   // accepted at batch 2.
   for (const char* name : {"efficientnet-b0", "alexnet", "googlenet"}) {
     const Network net = ZooNetwork(name);
-    StepConfig c = Config(2);
+    StepConfig c = ConfigNewKinds(2);
     c.dry_run = true;
     EXPECT_GT(MakeOnednnExecutor(net, c)->allocated_bytes(), 0.0) << name;
     EXPECT_GT(MakeEigenExecutor<float>(net, c)->allocated_bytes(), 0.0) << name;

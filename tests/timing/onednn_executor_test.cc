@@ -17,8 +17,8 @@ namespace {
 using fitspeed::testing::AllTestNetworks;
 using fitspeed::testing::RelativeError;
 
-StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum,
-                  Precision precision = Precision::kFp32) {
+StepConfig ConfigOnednnExecutor(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum,
+                                Precision precision = Precision::kFp32) {
   StepConfig c = fitspeed::testing::AgreementConfig(batch, optimizer);
   c.precision = precision;
   return c;
@@ -32,7 +32,7 @@ TEST(OnednnExecutor, ConvolutionOfOnesCountsTheWindowInsideTheImage) {
   net.SoftmaxCrossEntropy(net.Dense(net.Flatten(c, "f"), fitspeed::testing::DenseUnits(2), "d"),
                           "loss");
   net.Finalize();
-  auto step = MakeOnednnExecutor(net, Config(1));
+  auto step = MakeOnednnExecutor(net, ConfigOnednnExecutor(1));
   step->SetParam(0, std::vector<double>(9, 1.0));
   step->SetParam(1, {0.5});
   step->SetInput(std::vector<double>(9, 1.0), {1});
@@ -49,7 +49,8 @@ TEST(OnednnExecutor, AgreesWithEigenReferenceInFp32) {
   // amplified by the batch-norms' cancellation (batch 4): below 2e-4.
   for (const Network& net : AllTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgd, Optimizer::kSgdMomentum, Optimizer::kAdam}) {
-      fitspeed::testing::ExpectFp32AgreesWithReference(net, Config(4, optimizer), 2e-4);
+      fitspeed::testing::ExpectFp32AgreesWithReference(net, ConfigOnednnExecutor(4, optimizer),
+                                                       2e-4);
     }
   }
 }
@@ -58,7 +59,7 @@ TEST(OnednnExecutor, GradientsMatchFiniteDifferences) {
   // FP32 loss of order 1: h = 1e-3 gives rounding errors of ~1e-7/h = 1e-4
   // and truncation errors of ~h^2, against gradients of order 1e-2..1.
   for (const Network& net : AllTestNetworks()) {
-    StepConfig c = Config(3);
+    StepConfig c = ConfigOnednnExecutor(3);
     c.threads = 1;  // hundreds of tiny forward passes: no thread hand-offs
     auto step = MakeOnednnExecutor(net, c);
     fitspeed::testing::ExpectGradientsMatchFiniteDifferences(*step, 1e-3, 1e-3, 2e-2, 12);
@@ -70,7 +71,7 @@ TEST(OnednnExecutor, Bf16AgreesWithEigenOrIsRefused) {
     // oneDNN 2.6 has BF16 kernels on AVX-512 and newer only.
     try {
       MakeOnednnExecutor(fitspeed::testing::ResidualNet(),
-                         Config(2, Optimizer::kSgdMomentum, Precision::kMixed));
+                         ConfigOnednnExecutor(2, Optimizer::kSgdMomentum, Precision::kMixed));
       FAIL() << "bf16 accepted on a CPU without BF16 kernels";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
@@ -79,7 +80,8 @@ TEST(OnednnExecutor, Bf16AgreesWithEigenOrIsRefused) {
   }
   // Tolerances: the error analysis in agreement.h.
   for (const Network& net : AllTestNetworks()) {
-    fitspeed::testing::ExpectBf16AgreesWithEmulation(net, Config(4, Optimizer::kSgdMomentum));
+    fitspeed::testing::ExpectBf16AgreesWithEmulation(
+        net, ConfigOnednnExecutor(4, Optimizer::kSgdMomentum));
   }
 }
 
@@ -87,7 +89,7 @@ TEST(OnednnExecutor, OperationTimesAddUpToAtMostTheStep) {
   // Every op is timed between two clock reads inside Step(), so their sum
   // cannot exceed the time around the whole step.
   const Network net = fitspeed::testing::ResidualNet();
-  auto step = MakeOnednnExecutor(net, Config(4));
+  auto step = MakeOnednnExecutor(net, ConfigOnednnExecutor(4));
   step->ResetTimes();
   const auto start = std::chrono::steady_clock::now();
   step->Step();
@@ -109,7 +111,7 @@ TEST(OnednnExecutor, OperationTimesAddUpToAtMostTheStep) {
 TEST(OnednnExecutor, DryRunPlansExactlyWhatARealStepAllocates) {
   for (const Network& net : AllTestNetworks()) {
     for (bool reuse : {true, false}) {
-      StepConfig c = Config(5, Optimizer::kAdam);
+      StepConfig c = ConfigOnednnExecutor(5, Optimizer::kAdam);
       c.reuse_memory = reuse;
       const double real = MakeOnednnExecutor(net, c)->allocated_bytes();
       c.dry_run = true;
@@ -120,7 +122,7 @@ TEST(OnednnExecutor, DryRunPlansExactlyWhatARealStepAllocates) {
 
 TEST(OnednnExecutor, ReusingMemoryNeedsLessButNotLessThanTheParameters) {
   for (const Network& net : AllTestNetworks()) {
-    StepConfig c = Config(5, Optimizer::kAdam);
+    StepConfig c = ConfigOnednnExecutor(5, Optimizer::kAdam);
     c.dry_run = true;
     const double shared = MakeOnednnExecutor(net, c)->allocated_bytes();
     c.reuse_memory = false;

@@ -23,7 +23,7 @@ namespace {
 using fitspeed::testing::RelativeError;
 using fitspeed::testing::TransformerTestNetworks;
 
-StepConfig Config(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) {
+StepConfig ConfigTransformerKinds(int64_t batch, Optimizer optimizer = Optimizer::kSgdMomentum) {
   return fitspeed::testing::AgreementConfig(batch, optimizer);
 }
 
@@ -57,7 +57,7 @@ TEST(TransformerKinds, LossIsTheSumOfTheLossesMeans) {
   // All-zero parameters but gamma: every logit is 0, so each loss is the log
   // of its class count (Forward sums the means): ln 11 + ln 2.
   const Network bert = fitspeed::testing::TinyBertNet();
-  auto step = MakeEigenExecutor<double>(bert, Config(2));
+  auto step = MakeEigenExecutor<double>(bert, ConfigTransformerKinds(2));
   for (size_t i = 0; i < step->params().size(); ++i) {
     std::vector<double> values = step->Param(i);
     if (bert.layer(step->params()[i].layer).params[step->params()[i].index].name != "gamma") {
@@ -91,7 +91,7 @@ TEST(TransformerKinds, EigenComputesHandValues) {
   // Rotary at position 0 is the identity and rotates row t by t*theta_i;
   // causal softmax rows put zero weight on later positions and sum to 1.
   const Network llama = fitspeed::testing::TinyLlamaNet();
-  auto step = MakeEigenExecutor<double>(llama, Config(1));
+  auto step = MakeEigenExecutor<double>(llama, ConfigTransformerKinds(1));
   step->Forward();
   const std::vector<double> q = step->Output(llama.LayerId("attn.qh"));
   const std::vector<double> r = step->Output(llama.LayerId("attn.q_rotary"));
@@ -131,7 +131,7 @@ TEST(TransformerKinds, EigenGradientsMatchFiniteDifferences) {
   // gradient's own size (1e-3 and more). Dropout masks stay fixed between
   // updates (MakeDropoutMask), and no kink (ReLU, max) is in these networks.
   for (const Network& net : TransformerTestNetworks()) {
-    auto step = MakeEigenExecutor<double>(net, Config(2));
+    auto step = MakeEigenExecutor<double>(net, ConfigTransformerKinds(2));
     const double worst =
         fitspeed::testing::ExpectGradientsMatchFiniteDifferences(*step, 1e-6, 1e-7, 1e-5, 12);
     RecordProperty(net.name + "_worst_fd_error_over_tolerance", std::to_string(worst));
@@ -142,8 +142,8 @@ TEST(TransformerKinds, EigenFloatAgreesWithDouble) {
   // Float against double: rounding of 2^-24 per operation, amplified by the
   // norms of small embeddings (rstd ~ 30): below 1e-4 relative after a step.
   for (const Network& net : TransformerTestNetworks()) {
-    auto d = MakeEigenExecutor<double>(net, Config(2));
-    auto f = MakeEigenExecutor<float>(net, Config(2));
+    auto d = MakeEigenExecutor<double>(net, ConfigTransformerKinds(2));
+    auto f = MakeEigenExecutor<float>(net, ConfigTransformerKinds(2));
     const double loss = d->Step();
     EXPECT_NEAR(f->Step(), loss, 1e-5 * std::abs(loss)) << net.name;
     for (size_t i = 0; i < d->params().size(); ++i) {
@@ -160,7 +160,8 @@ TEST(TransformerKinds, OnednnAgreesWithEigenReference) {
   // embeddings (rstd ~ 30, a factor ~30 on 1e-7): 2e-4 keeps a margin of ~10.
   for (const Network& net : TransformerTestNetworks()) {
     for (Optimizer optimizer : {Optimizer::kSgdMomentum, Optimizer::kAdam}) {
-      fitspeed::testing::ExpectFp32AgreesWithReference(net, Config(3, optimizer), 2e-4);
+      fitspeed::testing::ExpectFp32AgreesWithReference(net, ConfigTransformerKinds(3, optimizer),
+                                                       2e-4);
     }
   }
 }
@@ -169,14 +170,15 @@ TEST(TransformerKinds, OnednnBf16AgreesWithEmulationOrIsRefused) {
   if (!OnednnBf16Supported()) GTEST_SKIP() << "no BF16 kernels on this CPU (" << OnednnIsa() << ")";
   // Tolerances: the error analysis in agreement.h.
   for (const Network& net : TransformerTestNetworks()) {
-    fitspeed::testing::ExpectBf16AgreesWithEmulation(net, Config(3, Optimizer::kSgdMomentum));
+    fitspeed::testing::ExpectBf16AgreesWithEmulation(
+        net, ConfigTransformerKinds(3, Optimizer::kSgdMomentum));
   }
 }
 
 TEST(TransformerKinds, OnednnDryRunPlansExactlyWhatARealStepAllocates) {
   for (const Network& net : TransformerTestNetworks()) {
     for (bool reuse : {true, false}) {
-      StepConfig c = Config(3, Optimizer::kAdam);
+      StepConfig c = ConfigTransformerKinds(3, Optimizer::kAdam);
       c.reuse_memory = reuse;
       const double real = MakeOnednnExecutor(net, c)->allocated_bytes();
       c.dry_run = true;
@@ -193,7 +195,7 @@ TEST(TransformerKinds, ZooTransformersBuildTheirStepOnBothBackends) {
   options.seq_len = 16;
   for (const char* name : {"bert-base", "gpt2", "vit-b16", "tinyllama-1.1b"}) {
     const Network net = ZooNetwork(name, std::string(name) == "vit-b16" ? ZooOptions{} : options);
-    StepConfig c = Config(2);
+    StepConfig c = ConfigTransformerKinds(2);
     c.dry_run = true;
     EXPECT_GT(MakeOnednnExecutor(net, c)->allocated_bytes(), 0.0) << name;
     EXPECT_GT(MakeEigenExecutor<float>(net, c)->allocated_bytes(), 0.0) << name;
@@ -212,7 +214,7 @@ TEST(TransformerKinds, TokenIdsReadByAnythingButAnEmbeddingAreRefused) {
               "add"),
       "loss");
   net.Finalize();
-  EXPECT_THROW(CheckExecutable(net, Config(1)), UsageError);
+  EXPECT_THROW(CheckExecutable(net, ConfigTransformerKinds(1)), UsageError);
 }
 
 }  // namespace
