@@ -31,7 +31,8 @@ constexpr double kBatchesLaws[] = {1, 32, 256, 777.7, 4096, 65536};
 template <class Law>
 class LawTest : public ::testing::Test {};
 using AllLaws = ::testing::Types<HyperbolicLaw, ExponentialLaw>;
-TYPED_TEST_SUITE(LawTest, AllLaws);
+// The name generator is given: without it clang -Wpedantic refuses the empty variadic argument.
+TYPED_TEST_SUITE(LawTest, AllLaws, ::testing::internal::DefaultNameGenerator);
 
 TYPED_TEST(LawTest, JetDerivativeMatchesCentralDifference) {
   using Law = TypeParam;
