@@ -8,6 +8,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
 #include "model/attrs_util.h"
+#include "model/matmul_macs.h"
 
 namespace fitspeed {
 namespace {
@@ -100,26 +101,11 @@ TEST(LayerCost, DenseByHand) {
                    100 * cost.TrainFlopsPerSample() + cost.UpdateFlopsPerStep());
 }
 
-// Forward multiply-adds of the convolutions and dense layers only (without
-// bias adds): what published MAC counts measure.
-double MatmulMacs(const Network& net) {
-  const NetworkCost cost = CountCost(net);
-  double macs = 0;
-  for (int id = 0; id < net.size(); ++id) {
-    const Layer& layer = net.layer(id);
-    if (layer.kind != LayerKind::kConv2d && layer.kind != LayerKind::kDense) continue;
-    const bool bias = layer.kind == LayerKind::kConv2d ? layer.conv.bias : layer.dense.bias;
-    const double bias_adds = bias ? static_cast<double>(layer.output_shape.elements()) : 0;
-    macs += (cost.layers[static_cast<size_t>(id)].forward.flops.per_sample - bias_adds) / 2;
-  }
-  return macs;
-}
-
 TEST(NetworkCost, ResNet50ForwardMatchesPublishedMacs) {
   // torchvision's ResNet50_Weights table: 4.09 GFLOPS (counted as multiply-adds)
   // for its v1.5 (stride on the 3x3 conv) at 224x224; ~4.1 GMAC as usually quoted.
   const Network net = ZooNetwork("resnet50");
-  EXPECT_NEAR(MatmulMacs(net) / 1e9, 4.09, 0.01 * 4.09);
+  EXPECT_NEAR(test::MatmulMacs(net) / 1e9, 4.09, 0.01 * 4.09);
   // With bias, batch-norm, ReLU, pooling and loss work still within 3% of 4.1.
   const NetworkCost cost = CountCost(net);
   EXPECT_NEAR(cost.ForwardFlopsPerSample() / 2 / 1e9, 4.1, 0.03 * 4.1);
@@ -133,11 +119,11 @@ TEST(NetworkCost, ResNet50ForwardMatchesPublishedMacs) {
 
 TEST(NetworkCost, MobileNetAndVggForwardMatchPublishedMacs) {
   // Howard et al. 2017, table 8: 1.0 MobileNet-224 has 569 million mult-adds.
-  EXPECT_NEAR(MatmulMacs(ZooNetwork("mobilenet-v1")) / 1e6, 569, 0.01 * 569);
+  EXPECT_NEAR(test::MatmulMacs(ZooNetwork("mobilenet-v1")) / 1e6, 569, 0.01 * 569);
   // VGG-16: 15.47 GMACs (torchvision's VGG16_Weights table: 15.47 GFLOPS, as MACs).
-  EXPECT_NEAR(MatmulMacs(ZooNetwork("vgg16")) / 1e9, 15.47, 0.01 * 15.47);
+  EXPECT_NEAR(test::MatmulMacs(ZooNetwork("vgg16")) / 1e9, 15.47, 0.01 * 15.47);
   // VGG-19: 19.63 GMACs (torchvision's VGG19_Weights table: 19.63 GFLOPS, as MACs).
-  EXPECT_NEAR(MatmulMacs(ZooNetwork("vgg19")) / 1e9, 19.63, 0.01 * 19.63);
+  EXPECT_NEAR(test::MatmulMacs(ZooNetwork("vgg19")) / 1e9, 19.63, 0.01 * 19.63);
 }
 
 TEST(NetworkCost, ResidualForkSumsGradients) {
@@ -172,7 +158,7 @@ TEST(NetworkCost, TotalsAreSumsOfLayers) {
   EXPECT_EQ(params, net.ParamCount());
   ASSERT_EQ(cost.layers.size(), net.layers().size());
   // kuangliu's ResNet-18 for CIFAR is commonly quoted at 0.56 GMACs forward.
-  EXPECT_NEAR(MatmulMacs(net) / 1e9, 0.56, 0.02 * 0.56);
+  EXPECT_NEAR(test::MatmulMacs(net) / 1e9, 0.56, 0.02 * 0.56);
 }
 
 TEST(MemoryEstimate, MlpByHand) {

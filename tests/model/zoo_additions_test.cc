@@ -12,6 +12,7 @@
 #include "fitspeed/model/network_json.h"
 #include "fitspeed/model/zoo.h"
 #include "model/attrs_util.h"
+#include "model/matmul_macs.h"
 
 namespace fitspeed {
 namespace {
@@ -19,21 +20,6 @@ namespace {
 using test::Conv;
 using test::Pool;
 using test::Units;
-
-// Multiply-adds of the convolutions and dense layers (biases excluded), as
-// published MAC figures count them.
-double MatmulMacsZooAdditions(const Network& net) {
-  const NetworkCost cost = CountCost(net);
-  double macs = 0;
-  for (int id = 0; id < net.size(); ++id) {
-    const Layer& layer = net.layer(id);
-    if (layer.kind != LayerKind::kConv2d && layer.kind != LayerKind::kDense) continue;
-    const bool bias = layer.kind == LayerKind::kConv2d ? layer.conv.bias : layer.dense.bias;
-    const double bias_adds = bias ? static_cast<double>(layer.output_shape.elements()) : 0;
-    macs += (cost.layers[static_cast<size_t>(id)].forward.flops.per_sample - bias_adds) / 2;
-  }
-  return macs;
-}
 
 const LayerCost& CostOf(const NetworkCost& cost, const Network& net, const std::string& name) {
   return cost.layers.at(static_cast<size_t>(net.LayerId(name)));
@@ -90,7 +76,7 @@ TEST(ZooAdditions, EfficientNetB0MatchesKerasParameterCount) {
 TEST(ZooAdditions, EfficientNetB0MatchesThePaperMultiplyAdds) {
   // Tan & Le 2019, table 2: EfficientNet-B0 0.39B FLOPs (multiply-adds).
   const Network net = ZooNetwork("efficientnet-b0");
-  EXPECT_NEAR(MatmulMacsZooAdditions(net) / 1e9, 0.39, 0.02 * 0.39);
+  EXPECT_NEAR(test::MatmulMacs(net) / 1e9, 0.39, 0.02 * 0.39);
   // The stem by hand: 3x3x3 -> 32 on a 112x112 output: 27*32*12,544 = 10,838,016 MACs.
   const NetworkCost cost = CountCost(net);
   EXPECT_DOUBLE_EQ(CostOf(cost, net, "stem_conv").forward.flops.per_sample, 2.0 * 10838016);
@@ -125,7 +111,7 @@ TEST(ZooAdditions, AlexNetMatchesPaddleConfigByHand) {
   //   conv3 169*2,304*384 = 149,520,384; conv4 169*3,456*384 = 224,280,576;
   //   conv5 169*3,456*256 = 149,520,384; fc 37,748,736 + 16,777,216 + 4,096,000
   //   = 1,135,256,096.
-  EXPECT_DOUBLE_EQ(MatmulMacsZooAdditions(net), 1135256096.0);
+  EXPECT_DOUBLE_EQ(test::MatmulMacs(net), 1135256096.0);
   // LRN norm1 on 96x55x55 = 290,400 elements, size 5: (5 + 4) FLOPs each forward.
   const NetworkCost cost = CountCost(net);
   EXPECT_DOUBLE_EQ(CostOf(cost, net, "norm1").forward.flops.per_sample, 9.0 * 290400);
@@ -176,7 +162,7 @@ TEST(ZooAdditions, GoogLeNetMatchesPaddleConfigByHand) {
   EXPECT_EQ(net.layer(net.LayerId("ince4e")).output_shape, Shape::Chw(832, 14, 14));
   EXPECT_EQ(net.layer(net.LayerId("ince5b")).output_shape, Shape::Chw(1024, 7, 7));
   // About 1.5 G multiply-adds (Szegedy et al. 2015: "1.5 billion multiply-adds").
-  EXPECT_NEAR(MatmulMacsZooAdditions(net) / 1e9, 1.5, 0.1 * 1.5);
+  EXPECT_NEAR(test::MatmulMacs(net) / 1e9, 1.5, 0.1 * 1.5);
 }
 
 // torchvision's BasicConv2d: conv (no bias) -> batch-norm (eps 1e-3) -> ReLU.
