@@ -446,7 +446,7 @@ const std::vector<ZooNet>& Zoo() {
         "keras.applications.MobileNet; Howard et al. 2017"},
        Fixed<MobilenetV1>},
       {{"wrn-k7n4-7x7", "WideResNet k=7 N=4 with 7x7 convs, 3x32x32, 100 classes (CIFAR-100)",
-        "Colab TPU vs GPU WideResNet benchmark (fitspeed issue 3, DESIGN.md)"},
+        "Colab TPU vs GPU WideResNet benchmark (fitspeed issue 3; docs/design.md, \"The law\")"},
        Fixed<WrnK7n4>},
       {{"efficientnet-b0",
         "EfficientNet-B0, swish, squeeze-excite, 3x224x224, 1000 classes (ImageNet)",
