@@ -1,0 +1,87 @@
+// The planner: every split of a cluster for a model and a global batch,
+// modeled (fitspeed/llm/split.h) and ranked by time per token, the splits
+// that do not fit reported with their shortfall (docs/llm.md, "The planner").
+//
+//   fitspeed::LlmPlanOptions o;  o.global_batch = 1024;  o.training.seq_len = 8192;
+//   fitspeed::LlmPlan plan = fitspeed::PlanLlm(model, cluster, o);
+//   plan.ranked[0]  // the fastest split that fits
+#ifndef FITSPEED_LLM_PLANNER_H_
+#define FITSPEED_LLM_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/output_format.h"
+#include "fitspeed/core/prediction_interval.h"
+#include "fitspeed/llm/split.h"
+
+namespace fitspeed {
+
+// What the search may choose. A fixed value (> 0, or set) is the only one
+// tried; otherwise:
+//   tp: divisors of the devices that divide the heads, within one scale-up domain;
+//   cp: powers of two with 2 x cp dividing the sequence, within the devices left;
+//   pp: divisors of the layers that divide the devices left;
+//   vp: 1, and with pp > 1 every divisor of layers / pp up to max_vp;
+//   ep: divisors of the experts that divide dp x cp (MoE only);
+//   dp: what is left; micro-batch: divisors of global_batch / dp up to max_micro_batch;
+//   recompute: none, selective, full; sequence parallel: off, and on when tp > 1;
+//   zero: 0 and 1, and 2 and 3 when pp = 1 (DeepSpeed does not combine them with pipelines).
+struct LlmPlanOptions {
+  int64_t global_batch = 0;  // sequences per step, > 0
+  LlmTraining training;      // seq_len, format, LoRA, attention kernels, memory allowances
+  int tp = 0, pp = 0, vp = 0, cp = 0, ep = 0, dp = 0;  // 0: searched
+  int64_t micro_batch = 0;                             // 0: searched
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequence_parallel;
+  std::optional<int> zero;
+  bool overlap_grad_reduce = true;
+  int64_t max_micro_batch = 64;
+  int max_vp = 8;
+  int top = 10;  // splits listed (fitting, and best not fitting), >= 1
+};
+
+struct LlmPlan {
+  std::vector<LlmStep> ranked;       // fitting splits, fastest first, at most `top`
+  std::vector<LlmStep> not_fitting;  // the fastest splits that do not fit, at most `top`
+  int64_t evaluated = 0;             // splits modeled
+  int64_t fitting = 0;               // of which fit in memory
+  double search_s = 0;               // wall time of the search
+};
+
+// UsageError for options that allow no split (a fixed size that does not
+// divide, global_batch < 1, top < 1), naming what to change.
+LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster, const LlmPlanOptions& options,
+                const LlmCalibration& calibration = {});
+
+// What a run of `tokens` tokens takes at `step`: days, and with a price per
+// device-hour the cost; the interval's factors widen both.
+struct LlmRunTotals {
+  double tokens = 0;
+  double seconds = 0, days = 0;
+  double device_hours = 0;
+  std::optional<double> cost;
+  double days_low = 0, days_high = 0;  // from the interval (equal to days when none)
+};
+LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& cluster, double tokens, std::optional<double> price_per_device_hour,
+                       const PredictionInterval& interval);
+
+// `fitspeed sweep MODEL --tp ...`: one split, its parts, memory and interval.
+// Table: a summary and the parts; CSV: one row; JSON: schema "fitspeed.llm-step/1".
+void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
+                  const LlmTraining& training, const LlmStep& step, const PredictionInterval& interval,
+                  const LlmCalibration& calibration, OutputFormat format);
+
+// `fitspeed plan MODEL --device ...`: the ranked splits with memory, MFU and,
+// with a token budget, days and cost. JSON: schema "fitspeed.llm-plan/1".
+void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
+                  const LlmPlanOptions& options, const LlmPlan& plan, const PredictionInterval& interval,
+                  const LlmCalibration& calibration, std::optional<double> tokens,
+                  std::optional<double> price_per_device_hour, OutputFormat format);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_LLM_PLANNER_H_

@@ -1,0 +1,201 @@
+// One training step of a transformer split over tensor, pipeline, context,
+// expert and data parallel groups of catalogued accelerators: its time by
+// part, its memory per GPU and whether it fits (docs/llm.md, "The split
+// model").
+//
+// The step is built from the kernels of one layer (matrix products timed on
+// the device's tensor-unit efficiency curve with its shape term, the
+// memory-bound element-wise and normalization passes on its memory curves,
+// each kernel no shorter than the host's dispatch of it), the collectives of
+// each group on a two-level topology (the scale-up domain's links inside it,
+// the network between), the pipeline schedule (1F1B, or interleaved with v
+// virtual stages: T = m x max_i c_i + (p-1)/v x mean_i c_i), the exposed
+// gradient reduction and the optimizer update. Memory follows Korthikanti et
+// al. 2022 ("Reducing Activation Recomputation in Large Transformer Models")
+// for the activations, generalized to grouped-query attention, gated
+// feed-forward blocks and models without dropout, and the ZeRO paper
+// (Rajbhandari et al. 2020) for weights, gradients and optimizer state.
+//
+//   fitspeed::TransformerConfig model = fitspeed::LoadTransformer("llama-3-70b");
+//   fitspeed::LlmCluster cluster = fitspeed::MakeCluster(fitspeed::LoadDevice("h100"), 1024);
+//   fitspeed::LlmSplit split;  split.tp = 8; split.pp = 4; split.dp = 32; ...
+//   fitspeed::LlmStep step = fitspeed::ModelLlmStep(model, cluster, {.seq_len = 8192}, split);
+#ifndef FITSPEED_LLM_SPLIT_H_
+#define FITSPEED_LLM_SPLIT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/comm.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/llm/transformer.h"
+
+namespace fitspeed {
+
+// Activation recomputation (Korthikanti et al. 2022): none; selective, the
+// attention core (scores, softmax, dropout, values) recomputed in the
+// backward pass; full, each layer's forward pass run again from its input.
+enum class Recompute { kNone, kSelective, kFull };
+std::string RecomputeName(Recompute r);  // "none", "selective", "full"
+Recompute ParseRecompute(const std::string& name);  // UsageError naming the choices
+
+// The number format of the matrix products. k16: FP16 or BF16 (the device's
+// 16-bit tensor type); kFp8: matrix products in FP8 with the rest in BF16, as
+// NVIDIA's Transformer Engine runs them; kInt8: matrix products in INT8 (a
+// TPU's AQT); kFp4: Blackwell's FP4. Weights, gradients and activations are
+// kept in 16 bits in every case.
+enum class MatrixFormat { k16, kFp8, kInt8, kFp4 };
+std::string MatrixFormatName(MatrixFormat f);  // "16-bit", "fp8", "int8", "fp4"
+// "mixed", "bf16", "fp16" -> k16; "fp8", "int8", "fp4". UsageError otherwise.
+MatrixFormat ParseMatrixFormat(const std::string& name);
+
+// How one step is split. Every group size >= 1; devices = tp x pp x cp x dp
+// (expert parallelism is carved out of dp x cp, as Megatron-Core does: ep
+// divides dp x cp and the number of experts).
+struct LlmSplit {
+  int tp = 1;  // tensor parallel (Megatron's column/row split)
+  int pp = 1;  // pipeline stages
+  int vp = 1;  // virtual stages per pipeline stage (interleaved 1F1B); 1: plain 1F1B
+  int cp = 1;  // context parallel (ring attention over the sequence)
+  int ep = 1;  // expert parallel (MoE models only)
+  int dp = 1;  // data parallel
+  int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
+  int64_t global_batch = 1;  // sequences per optimizer step; a multiple of micro_batch x dp
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;  // Megatron's: norms and dropout split over tp, RS + AG for AR
+  int zero = 0;  // 0: DDP; 1: optimizer state sharded over dp; 2: + gradients; 3: + weights (FSDP)
+  // The gradient reduction overlapped with the backward pass (DDP's buckets,
+  // Megatron's --overlap-grad-reduce); false: it runs after the last
+  // micro-batch, exposed (vTrain's runs).
+  bool overlap_grad_reduce = true;
+
+  int64_t Accumulation() const;  // global_batch / (micro_batch x dp)
+  int Devices() const { return tp * pp * cp * dp; }
+};
+
+// What is trained and how.
+struct LlmTraining {
+  int64_t seq_len = 0;  // tokens per sequence; CheckSequenceLength applies
+  MatrixFormat format = MatrixFormat::k16;
+  // LoRA fine-tuning: adapters of this rank on every attention and
+  // feed-forward matrix of a frozen base (0: full training). The base's
+  // weight-gradient products, gradients, optimizer state and gradient
+  // reduction vanish; the activation gradients remain.
+  int64_t lora_rank = 0;
+  // Attention kernels: true, flash attention (the causal half of the score
+  // and value products, no sequence-squared tensors in memory); false, the
+  // products and a fused softmax over the whole score matrix (Megatron's
+  // kernels before flash attention).
+  bool flash_attention = true;
+  // MoE: the tokens each expert is sized for, relative to a balanced share
+  // (Switch Transformer's capacity factor); tokens above it are dropped.
+  double capacity_factor = 1.0;
+  // Bytes per parameter of the gradients reduced and accumulated: 2 (16-bit,
+  // DeepSpeed's and PyTorch DDP's default) or 4 (Megatron's FP32 main_grad).
+  double gradient_bytes = 2;
+  // A fixed per-GPU allowance for the CUDA context, the communication
+  // library's buffers and the matrix library's workspace, and a share of the
+  // total for allocator fragmentation (docs/llm.md says where both come from).
+  double workspace_bytes = 2.0e9;
+  double fragmentation = 0.10;
+};
+
+// The devices and how they are joined: the scale-up domain (NVLink, a TPU
+// slice's ICI) and the network between domains.
+struct LlmCluster {
+  Device device;
+  int devices = 1;
+  int domain = 8;   // devices per scale-up domain (node)
+  Link intra;       // one direction, per device, inside the domain
+  Link inter;       // one direction, per device, between domains
+  std::string intra_source, inter_source;  // where each link came from
+};
+
+// The cluster of `devices` devices: the domain is the device's
+// scale_up_domain (8 when it does not say), the links its "devices" and
+// "network" links; without a network link, 50 GB/s (400 Gb/s InfiniBand per
+// GPU) and 5 us are assumed and the source says so. UsageError for devices < 1.
+LlmCluster MakeCluster(const Device& device, int devices, int domain = 0);
+
+// Constants the step model takes from calibration (docs/llm.md): the factor
+// on the device's matrix efficiency, the factor on its memory efficiency, the
+// host's dispatch time per kernel (a kernel shorter than it leaves the device
+// waiting) and a fixed time per step (the optimizer's host work, logging).
+struct LlmCalibration {
+  double matrix_scale = 1.0;
+  double memory_scale = 1.0;
+  double dispatch_s = 10e-6;
+  double step_overhead_s = 0.0;
+  std::string source = "uncalibrated: the catalog's curves, 10 us host dispatch per kernel (assumed)";
+};
+
+// Time of one step by part, seconds, on the critical path of the slowest
+// pipeline stage. compute + recompute + the exposed communication + bubble +
+// optimizer + overhead = step_s.
+struct LlmStepParts {
+  double compute_s = 0;         // forward and backward of every micro-batch, no recompute
+  double recompute_s = 0;       // the extra forward work recomputation adds
+  double tensor_comm_s = 0;     // tensor (and sequence) parallel collectives, exposed
+  double context_comm_s = 0;    // ring attention's exchanges not hidden by attention
+  double expert_comm_s = 0;     // expert all-to-all
+  double pipeline_comm_s = 0;   // point-to-point activations and gradients
+  double bubble_s = 0;          // pipeline fill and drain
+  double data_comm_s = 0;       // gradient reduction (and ZeRO-3 gathers) exposed
+  double optimizer_s = 0;       // the update
+  double overhead_s = 0;        // per-step fixed time
+};
+
+struct LlmMemory {
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, logits = 0;
+  double workspace = 0, fragmentation = 0;
+  double total = 0;     // bytes on the most loaded GPU (the first pipeline stage)
+  double capacity = 0;  // the device's
+  bool fits = false;
+  double shortfall = 0;  // total - capacity when it does not fit, else 0
+};
+
+struct LlmStep {
+  LlmSplit split;
+  double step_s = 0;
+  double sequences_per_s = 0;
+  double tokens_per_s = 0;
+  // Model FLOPs utilization: 3 x ForwardFlopsPerToken x tokens/s over the
+  // devices' dense peak in the format used (recomputation not counted).
+  double mfu = 0;
+  LlmStepParts parts;
+  LlmMemory memory;
+  int64_t accumulation = 0;  // micro-batches per step
+  std::vector<std::string> notes;  // assumptions this step rests on
+};
+
+// Throws UsageError when the split does not divide the model or the cluster:
+// group sizes < 1, tp x pp x cp x dp != devices, heads or KV heads not
+// divisible by tp, layers not divisible by pp x vp, vp > 1 without pp > 1,
+// the sequence not divisible by 2 x cp, ep not dividing the experts or dp x
+// cp, ep > 1 on a dense model, the global batch not a multiple of micro_batch
+// x dp, zero outside 0..3, a format the device lacks.
+void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
+                   const LlmTraining& training, const LlmSplit& split);
+
+// The step of `split` (ValidateSplit first).
+LlmStep ModelLlmStep(const TransformerConfig& model, const LlmCluster& cluster,
+                     const LlmTraining& training, const LlmSplit& split,
+                     const LlmCalibration& calibration = {});
+
+// Memory per GPU alone (what ModelLlmStep puts in LlmStep::memory).
+LlmMemory LlmMemoryPerGpu(const TransformerConfig& model, const LlmCluster& cluster,
+                          const LlmTraining& training, const LlmSplit& split);
+
+// Activation bytes of one layer for one micro-batch on one GPU, held for the
+// backward pass (Korthikanti et al. 2022, Table 2 generalized; see the file
+// comment): for a GPT layer (kv heads = heads, plain feed-forward 4h, dropout)
+// without recomputation, tensor or sequence parallelism this is
+// s*b*h*(34 + 5*a*s/h).
+double LayerActivationBytes(const TransformerConfig& model, int64_t seq_len,
+                            int64_t micro_batch, int tp, bool sequence_parallel,
+                            Recompute recompute, bool flash_attention, int cp = 1);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_LLM_SPLIT_H_

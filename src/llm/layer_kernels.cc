@@ -1,0 +1,260 @@
+// The kernels of one transformer layer (layer_kernels.h).
+#include "llm/layer_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fitspeed {
+
+LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t micro_batch, int tp,
+                          int cp, int ep) {
+  LayerShape s;
+  s.hidden = static_cast<double>(m.hidden);
+  s.head_dim = static_cast<double>(m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.heads));
+  s.heads = static_cast<double>(m.heads) / tp;
+  s.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / tp);
+  s.q_width = s.heads * s.head_dim;
+  s.kv_width = s.kv_heads * s.head_dim;
+  s.ffn = static_cast<double>(m.ffn_hidden) / tp;
+  s.micro_batch = static_cast<double>(micro_batch);
+  s.seq = static_cast<double>(seq_len);
+  s.seq_local = s.seq / cp;
+  s.tokens = s.micro_batch * s.seq_local;
+  s.tp = tp;
+  s.cp = cp;
+  s.ep = ep;
+  s.gated = m.feed_forward == FeedForwardKind::kGated;
+  s.dropout = m.feed_forward == FeedForwardKind::kPlain && m.norm == NormKind::kLayerNorm;
+  s.causal = m.causal;
+  s.experts = m.experts > 1 ? static_cast<double>(m.experts) : 0.0;
+  s.top_k = static_cast<double>(m.top_k);
+  return s;
+}
+
+double KernelTimer::Gemm(double m, double n, double k, double batch) const {
+  const double flops = 2.0 * m * n * k * batch;
+  if (flops <= 0) return 0;
+  double eff = matrix->At(flops * curve_size) * matrix_scale;
+  if (matrix->half_dim > 0) eff *= matrix->ShapeFactor(m, n, k);
+  eff = std::min(eff, 1.0);
+  double t = flops / (peak * eff);
+  if (fp8_casts) t += MemoryTime(3.0 * m * k * batch);  // read 16-bit, write 8-bit
+  return t;
+}
+
+double KernelTimer::MemoryTime(double bytes) const {
+  if (bytes <= 0) return 0;
+  const double eff = std::min(1.0, memory->At(bytes) * memory_scale);
+  return bytes / (bandwidth * eff);
+}
+
+double KernelTimer::NormalizationTime(double bytes) const {
+  if (bytes <= 0) return 0;
+  const double eff = std::min(1.0, normalization->At(bytes) * memory_scale);
+  return bytes / (bandwidth * eff);
+}
+
+KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalibration& cal) {
+  KernelTimer t;
+  const bool tensor16 = d.tensor16_flops_per_s > 0;
+  t.matrix = tensor16 ? &d.TensorEfficiency() : &d.compute_efficiency;
+  const double peak16 = tensor16 ? d.tensor16_flops_per_s : d.fp32_flops_per_s;
+  switch (format) {
+    case MatrixFormat::k16: t.peak = peak16; break;
+    case MatrixFormat::kFp8: t.peak = d.fp8_flops_per_s; break;
+    case MatrixFormat::kInt8: t.peak = d.int8_flops_per_s; break;
+    case MatrixFormat::kFp4: t.peak = d.fp4_flops_per_s; break;
+  }
+  // The 16-bit curve carried to the faster format at the same F/peak, the
+  // rule the catalog carries curves between devices by (docs/devices.md).
+  t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
+  t.fp8_casts = format != MatrixFormat::k16;
+  t.matrix_scale = cal.matrix_scale;
+  t.memory = &d.memory_efficiency;
+  t.normalization = &d.NormalizationMemoryEfficiency();
+  t.bandwidth = d.memory_bandwidth_bytes_per_s;
+  t.memory_scale = cal.memory_scale;
+  t.dispatch_s = cal.dispatch_s;
+  return t;
+}
+
+
+// One pass's kernels: the device's time for them and how many the host issues.
+struct PassLayerKernels {
+  double gpu = 0;
+  double kernels = 0;
+  void Add(double t, double n = 1) {
+    gpu += t;
+    kernels += n;
+  }
+};
+
+LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTraining& tr, bool sp) {
+  LayerTimes out;
+  const double T = s.tokens;
+  const double Tn = sp ? T / s.tp : T;  // tokens the norms and dropouts see
+  const double h = s.hidden;
+  const bool frozen = tr.lora_rank > 0;
+  const double r = static_cast<double>(tr.lora_rank);
+  const double per_gemm = t.fp8_casts ? 2.0 : 1.0;  // FP8: the cast, then the product
+  PassLayerKernels f, b, af, ab;
+  auto linear = [&](double m, double n, double k, bool frozen_weight, double batch = 1) {
+    f.Add(t.Gemm(m, n, k, batch), per_gemm);
+    b.Add(t.Gemm(m, k, n, batch), per_gemm);
+    if (!frozen_weight) b.Add(t.Gemm(k, n, m, batch), per_gemm);
+  };
+  // LoRA: x A (k -> r) then (x A) B (r -> n), added to the frozen product.
+  auto lora = [&](double m, double n, double k) {
+    if (!frozen) return;
+    linear(m, r, k, false);
+    linear(m, n, r, false);
+    f.Add(t.MemoryTime(3.0 * 2.0 * m * n));
+    b.Add(t.MemoryTime(2.0 * 2.0 * m * n));
+  };
+  // Pre-attention norm: read and write the 16-bit hidden states.
+  f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+  b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  // Fused QKV projection.
+  const double qkv = s.q_width + 2.0 * s.kv_width;
+  linear(T, qkv, h, frozen);
+  lora(T, qkv, h);
+  // Attention core.
+  const double bh = s.micro_batch * s.heads;
+  if (tr.flash_attention) {
+    // Flash attention: the score and value products of the unmasked half
+    // (causal) in one kernel; backward recomputes the scores: 2.5x the FLOPs.
+    const double rows = s.causal ? 0.5 * s.seq_local : s.seq_local;
+    af.Add(t.Gemm(rows, s.seq, s.head_dim, 2.0 * bh));
+    ab.Add(t.Gemm(rows, s.seq, s.head_dim, 5.0 * bh));
+  } else {
+    // Megatron's unfused path: Q, K, V rearranged, scores as one batched
+    // product, fused scale-mask-softmax, dropout, values, output rearranged.
+    const double scores = bh * s.seq * s.seq;  // elements
+    af.Add(t.MemoryTime(2.0 * 2.0 * T * qkv), 3);
+    af.Add(t.Gemm(s.seq, s.seq, s.head_dim, bh));
+    af.Add(t.NormalizationTime(2.0 * 2.0 * scores));
+    if (s.dropout) af.Add(t.MemoryTime(5.0 * scores));
+    af.Add(t.Gemm(s.seq, s.head_dim, s.seq, bh));
+    af.Add(t.MemoryTime(2.0 * 2.0 * T * s.q_width));
+    ab.Add(t.MemoryTime(2.0 * 2.0 * T * s.q_width));
+    ab.Add(2.0 * t.Gemm(s.seq, s.head_dim, s.seq, bh), 2);  // grads of the probabilities and of V
+    if (s.dropout) ab.Add(t.MemoryTime(5.0 * scores));
+    ab.Add(t.NormalizationTime(3.0 * 2.0 * scores));
+    ab.Add(2.0 * t.Gemm(s.seq, s.head_dim, s.seq, bh), 2);  // grads of Q and K
+    ab.Add(t.MemoryTime(2.0 * 2.0 * T * qkv), 3);
+  }
+  f.Add(af.gpu, af.kernels);
+  b.Add(ab.gpu, ab.kernels);
+  // Output projection, then bias, dropout and the residual add.
+  linear(T, h, s.q_width, frozen);
+  lora(T, h, s.q_width);
+  const double residual = 2.0 * 3.0 * Tn * h + (s.dropout ? Tn * h : 0.0);
+  f.Add(t.MemoryTime(residual));
+  b.Add(t.MemoryTime(1.5 * residual));
+  // Pre-MLP norm.
+  f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+  b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  const double up = s.gated ? 2.0 * s.ffn : s.ffn;
+  const double act_bytes = 2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
+  if (s.experts > 0) {
+    // Router, top-k, permutation to the experts and back; the local experts'
+    // products as one grouped kernel of their balanced share of the tokens.
+    linear(T, s.experts, h, frozen);
+    f.Add(t.MemoryTime(2.0 * 4.0 * T * s.experts), 2);
+    b.Add(t.MemoryTime(3.0 * 4.0 * T * s.experts), 2);
+    const double routed = T * s.top_k * s.capacity_factor;
+    const double local_experts = s.experts / s.ep;
+    const double per_expert = routed * s.ep / s.experts;
+    f.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
+    b.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
+    linear(per_expert, up, h, frozen, local_experts);
+    f.Add(t.MemoryTime(act_bytes * routed * s.ffn));
+    b.Add(t.MemoryTime(1.5 * act_bytes * routed * s.ffn));
+    linear(per_expert, h, s.ffn, frozen, local_experts);
+  } else {
+    linear(T, up, h, frozen);
+    f.Add(t.MemoryTime(act_bytes * T * s.ffn));
+    b.Add(t.MemoryTime(1.5 * act_bytes * T * s.ffn));
+    linear(T, h, s.ffn, frozen);
+  }
+  f.Add(t.MemoryTime(residual));
+  b.Add(t.MemoryTime(1.5 * residual));
+  out.forward_gpu_s = f.gpu;
+  out.forward_kernels = f.kernels;
+  out.backward_gpu_s = b.gpu;
+  out.backward_kernels = b.kernels;
+  out.attention_fwd_gpu_s = af.gpu;
+  out.attention_fwd_kernels = af.kernels;
+  out.attention_bwd_gpu_s = ab.gpu;
+  out.selective_recompute = !tr.flash_attention;
+  return out;
+}
+
+HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool sp, bool lora) {
+  HeadTimes out;
+  const double T = s.tokens;
+  const double Tn = sp ? T / s.tp : T;
+  const double h = s.hidden;
+  const double v = vocab / s.tp;
+  const double d = t.dispatch_s;
+  // Embedding lookup (read rows, write the hidden states) and its gradient's scatter-add.
+  PassLayerKernels e;
+  e.Add(t.MemoryTime(2.0 * 2.0 * T * h));
+  if (!lora) e.Add(t.MemoryTime(3.0 * 2.0 * T * h));
+  out.embedding_s = std::max(e.gpu, e.kernels * d);
+  // Final norm, output projection, softmax cross-entropy over the vocabulary
+  // shard (logits read, FP32 probabilities written, read back for the gradient).
+  PassLayerKernels o;
+  o.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+  o.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  o.Add(t.Gemm(T, v, h));
+  o.Add(t.Gemm(T, h, v));
+  if (!lora) o.Add(t.Gemm(h, v, T));
+  o.Add(t.NormalizationTime((2.0 + 4.0) * T * v), 3);
+  o.Add(t.NormalizationTime((4.0 + 2.0) * T * v), 3);
+  out.output_s = std::max(o.gpu, o.kernels * d);
+  return out;
+}
+
+double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute, bool flash) {
+  // Korthikanti et al. 2022, sec. 4.1, per layer in 16-bit elements (2 bytes)
+  // and 1-byte dropout masks, with b x s -> T tokens on this GPU:
+  //   attention: QKV input 2Th | Q, K 2T(q + kv) | V 2T kv | output
+  //     projection input 2T q | dropout mask Th | scores: softmax output
+  //     2 a s T, its dropout mask a s T and output 2 a s T (a: heads here)
+  //   MLP: input 2Th | up output 2T f (x2 gated) | activation output 2T f |
+  //     dropout mask Th
+  //   norms: two inputs, 4Th
+  // For GPT (q = kv = h, f = 4h, dropout) this is T h (34 + 5 a s / h) before
+  // tensor parallelism. Split by tp: Q, K, V, the projection input, the
+  // scores, the MLP's inner tensors; by sequence parallelism the rest.
+  const double T = s.tokens;
+  const double h = s.hidden;
+  const double mask = s.dropout ? 1.0 : 0.0;
+  const double rest = 2.0 * T * h + mask * T * h + 2.0 * T * h + mask * T * h + 4.0 * T * h;
+  const double rest_here = sp ? rest / s.tp : rest;
+  if (recompute == Recompute::kFull) return (sp ? 2.0 * T * h / s.tp : 2.0 * T * h);
+  double attention = 2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * s.kv_width + 2.0 * T * s.q_width;
+  double scores = 0;
+  if (flash) {
+    attention += 4.0 * T * s.heads;  // the softmax statistics (FP32 log-sum-exp per row)
+  } else {
+    scores = (2.0 + mask + 2.0 * mask) * s.heads * s.seq * T;
+  }
+  double mlp = 0;
+  const double routed = s.experts > 0 ? s.top_k * s.capacity_factor : 1.0;
+  mlp = routed * (2.0 * T * s.ffn * (s.gated ? 2.0 : 1.0) + 2.0 * T * s.ffn);
+  if (s.experts > 0) mlp += routed * 2.0 * T * h;  // the permuted expert inputs
+  if (recompute == Recompute::kSelective) scores = 0;
+  return rest_here + attention + scores + mlp;
+}
+
+double LoraParametersPerLayer(const LayerShape& s, int64_t rank) {
+  const double r = static_cast<double>(rank);
+  const double qkv = s.q_width + 2.0 * s.kv_width;
+  // A: d_in x r (replicated), B: r x d_out (split by tp), for QKV and the
+  // output projection (row-parallel: A split by tp, B replicated).
+  return r * (s.hidden + qkv) + r * (s.q_width + s.hidden);
+}
+
+}  // namespace fitspeed

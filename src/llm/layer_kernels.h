@@ -1,0 +1,123 @@
+// The kernels of one transformer layer on one GPU of a split, timed on a
+// device: private to the llm layer (split.cc, planner.cc), tested through
+// tests/llm. docs/llm.md, "The split model", lists every kernel.
+#ifndef FITSPEED_SRC_LLM_LAYER_KERNELS_H_
+#define FITSPEED_SRC_LLM_LAYER_KERNELS_H_
+
+#include <cstdint>
+
+#include "fitspeed/device/device.h"
+#include "fitspeed/llm/split.h"
+#include "fitspeed/llm/transformer.h"
+
+namespace fitspeed {
+
+// One layer's dimensions on one GPU: the micro-batch's tokens on this GPU
+// (b x s / cp), widths split by tp.
+struct LayerShape {
+  double hidden = 0;
+  double head_dim = 0;
+  double heads = 0;       // query heads on this GPU (heads / tp)
+  double kv_heads = 0;    // key/value heads on this GPU (at least 1: Megatron replicates)
+  double q_width = 0;     // heads x head_dim
+  double kv_width = 0;    // kv_heads x head_dim
+  double ffn = 0;         // feed-forward inner size on this GPU (ffn / tp)
+  double micro_batch = 0;
+  double seq = 0;         // the whole sequence
+  double seq_local = 0;   // this GPU's part of it (seq / cp)
+  double tokens = 0;      // micro_batch x seq_local
+  int tp = 1, cp = 1, ep = 1;
+  bool gated = false;
+  bool dropout = false;   // GPT/BERT-style (LayerNorm, plain feed-forward): dropout after attention and MLP
+  bool causal = true;
+  double experts = 0;     // 0: dense
+  double top_k = 0;
+  double capacity_factor = 1;
+};
+
+LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
+                          int tp, int cp, int ep = 1);
+
+// Times kernels on one device in one matrix format.
+struct KernelTimer {
+  const EfficiencyCurve* matrix = nullptr;  // the curve the matrix products run on
+  double peak = 0;         // their peak, FLOP/s
+  double curve_size = 1;   // the curve is looked up at F x curve_size (the same F/peak as its own format)
+  double matrix_scale = 1;
+  const EfficiencyCurve* memory = nullptr;
+  const EfficiencyCurve* normalization = nullptr;
+  double bandwidth = 0;
+  double memory_scale = 1;
+  double dispatch_s = 0;
+  bool fp8_casts = false;  // FP8 products cast their 16-bit input first
+
+  // `batch` products of m x n (reduction k) in one kernel.
+  double Gemm(double m, double n, double k, double batch = 1) const;
+  double MemoryTime(double bytes) const;         // element-wise
+  double NormalizationTime(double bytes) const;  // row reductions: norms, softmax
+};
+
+KernelTimer MakeKernelTimer(const Device& device, MatrixFormat format, const LlmCalibration& cal);
+
+// One layer's kernels per micro-batch (no communication): the device's time
+// for each pass and the kernels the host issues for it. A pass takes the
+// longer of the two: the host's queue runs ahead of the device until it
+// starves it (docs/llm.md, "Host dispatch").
+struct LayerTimes {
+  double forward_gpu_s = 0, forward_kernels = 0;
+  double backward_gpu_s = 0, backward_kernels = 0;
+  // The attention core (scores, softmax, dropout, values): what selective
+  // recomputation runs again and what hides ring attention's exchanges.
+  double attention_fwd_gpu_s = 0, attention_fwd_kernels = 0;
+  double attention_bwd_gpu_s = 0;
+  bool selective_recompute = false;  // the core holds recomputable score tensors (no flash)
+};
+
+LayerTimes TimeLayer(const LayerShape& shape, const KernelTimer& timer, const LlmTraining& training,
+                     bool sequence_parallel);
+
+// The first stage's embedding and the last stage's final norm, output
+// projection and loss, forward and backward, per micro-batch.
+struct HeadTimes {
+  double embedding_s = 0;
+  double output_s = 0;
+};
+
+HeadTimes TimeHead(const LayerShape& shape, double padded_vocab, const KernelTimer& timer,
+                   bool sequence_parallel, bool lora = false);
+
+// Activation bytes one layer holds for the backward pass (split.h,
+// LayerActivationBytes).
+double LayerActivationBytesOf(const LayerShape& shape, bool sequence_parallel, Recompute recompute,
+                              bool flash_attention);
+
+// LoRA adapter parameters of one layer on one GPU: rank x (inputs + outputs)
+// of the fused QKV and the output projection, split by tp.
+double LoraParametersPerLayer(const LayerShape& shape, int64_t rank);
+
+// Megatron's vocabulary padding: a multiple of 128 x tp.
+double PaddedVocab(const TransformerConfig& model, int tp);
+
+// What every split of one model, cluster and training shares: computed once
+// by the planner.
+struct LlmStepContext {
+  TransformerParameters params;
+  double flops_per_token = 0;  // model FLOPs per token trained (3x forward; LoRA 2x)
+  KernelTimer timer;
+};
+LlmStepContext MakeStepContext(const TransformerConfig& model, const LlmCluster& cluster,
+                               const LlmTraining& training, const LlmCalibration& calibration);
+
+// ModelLlmStep's body, from a layer's times computed once per (tp, cp, ep,
+// micro-batch, sequence parallel); no validation.
+LlmStep ModelLlmStepWith(const TransformerConfig& model, const LlmCluster& cluster,
+                         const LlmTraining& training, const LlmSplit& split,
+                         const LlmCalibration& calibration, const LlmStepContext& context,
+                         const LayerShape& shape, const LayerTimes& layer, const HeadTimes& head);
+LlmMemory MemoryPerGpuWith(const TransformerConfig& model, const TransformerParameters& params,
+                           const LlmCluster& cluster, const LlmTraining& training, const LlmSplit& split,
+                           const LayerShape& shape);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_SRC_LLM_LAYER_KERNELS_H_

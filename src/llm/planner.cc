@@ -1,0 +1,221 @@
+// The planner (fitspeed/llm/planner.h).
+#include "fitspeed/llm/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "llm/layer_kernels.h"
+
+namespace fitspeed {
+
+namespace {
+
+std::vector<int64_t> DivisorsPlanner(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d == 0) {
+      out.push_back(d);
+      if (d != n / d) out.push_back(n / d);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The candidates of one size: the fixed value alone, else those of `all`
+// that pass `ok`.
+template <typename Ok>
+std::vector<int64_t> ChoicesPlanner(int64_t fixed, const std::vector<int64_t>& all, Ok ok) {
+  std::vector<int64_t> out;
+  if (fixed > 0) {
+    out.push_back(fixed);
+    return out;
+  }
+  for (int64_t v : all)
+    if (ok(v)) out.push_back(v);
+  return out;
+}
+
+// Fastest first; among equals, the one needing less memory.
+bool FasterPlanner(const LlmStep& a, const LlmStep& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  return a.memory.total < b.memory.total;
+}
+
+void KeepBestPlanner(std::vector<LlmStep>& kept, LlmStep step, size_t top) {
+  if (kept.size() == top && !FasterPlanner(step, kept.back())) return;
+  auto at = std::upper_bound(kept.begin(), kept.end(), step, FasterPlanner);
+  kept.insert(at, std::move(step));
+  if (kept.size() > top) kept.pop_back();
+}
+
+}  // namespace
+
+LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOptions& o,
+                const LlmCalibration& cal) {
+  const auto start = std::chrono::steady_clock::now();
+  if (o.global_batch < 1) throw UsageError("global batch must be >= 1 sequence");
+  if (o.top < 1) throw UsageError("--top must be >= 1");
+  if (o.max_micro_batch < 1 || o.max_vp < 1) throw UsageError("max micro-batch and max vp must be >= 1");
+  ValidateTransformer(m);
+  CheckSequenceLength(m, o.training.seq_len);
+  {
+    // The format, LoRA and allowances once (the split itself is enumerated valid).
+    LlmSplit one;
+    one.dp = c.devices;
+    one.micro_batch = 1;
+    one.global_batch = c.devices;
+    LlmCluster probe = c;
+    try {
+      ValidateSplit(m, probe, o.training, one);
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      if (what.find("matrix units") != std::string::npos || what.find("LoRA") != std::string::npos ||
+          what.find("capacity") != std::string::npos || what.find("gradient bytes") != std::string::npos)
+        throw;
+    }
+  }
+  const LlmStepContext ctx = MakeStepContext(m, c, o.training, cal);
+  const int64_t n = c.devices;
+  const std::vector<int64_t> device_divisors = DivisorsPlanner(n);
+  const bool moe = m.experts > 1;
+  const bool lora = o.training.lora_rank > 0;
+
+  const auto tps = ChoicesPlanner(o.tp, device_divisors, [&](int64_t t) {
+    return m.heads % t == 0 && (m.kv_heads % t == 0 || t % m.kv_heads == 0) && t <= c.domain;
+  });
+  std::vector<int64_t> cp_all;
+  for (int64_t v = 1; v <= n; v *= 2) cp_all.push_back(v);
+  std::map<std::tuple<int, int, int, int64_t, bool>, std::pair<LayerTimes, HeadTimes>> cache;
+  std::map<std::tuple<int, int, int, int64_t>, LayerShape> shapes;
+
+  LlmPlan plan;
+  const size_t top = static_cast<size_t>(o.top);
+  for (int64_t tp : tps) {
+    if (n % tp != 0) continue;
+    const auto cps = ChoicesPlanner(o.cp, cp_all, [&](int64_t v) {
+      return (n / tp) % v == 0 && (v == 1 || (o.training.flash_attention && o.training.seq_len % (2 * v) == 0));
+    });
+    for (int64_t cp : cps) {
+      if ((n / tp) % cp != 0) continue;
+      const int64_t rest = n / (tp * cp);
+      const auto pps = ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return m.layers % p == 0; });
+      for (int64_t pp : pps) {
+        if (rest % pp != 0 || m.layers % pp != 0) continue;
+        const int64_t dp = rest / pp;
+        if (o.dp > 0 && o.dp != dp) continue;
+        if (o.global_batch % dp != 0) continue;
+        std::vector<int64_t> vps;
+        if (o.vp > 0) {
+          vps.push_back(o.vp);
+        } else {
+          vps.push_back(1);
+          if (pp > 1)
+            for (int64_t v : DivisorsPlanner(m.layers / pp))
+              if (v > 1 && v <= o.max_vp) vps.push_back(v);
+        }
+        std::vector<int64_t> eps{1};
+        if (moe) {
+          eps = ChoicesPlanner(o.ep, DivisorsPlanner(m.experts), [&](int64_t e) { return (dp * cp) % e == 0; });
+        } else if (o.ep > 1) {
+          continue;
+        }
+        const auto mbs = ChoicesPlanner(o.micro_batch, DivisorsPlanner(o.global_batch / dp),
+                                        [&](int64_t b) { return b <= o.max_micro_batch; });
+        for (int64_t ep : eps) {
+          if ((dp * cp) % ep != 0 || (moe && m.experts % ep != 0)) continue;
+          for (int64_t mb : mbs) {
+            if ((o.global_batch / dp) % mb != 0) continue;
+            for (int spi = 0; spi < 2; ++spi) {
+              const bool sp = spi == 1;
+              if (sp && tp == 1) continue;
+              if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
+              auto key = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb, sp);
+              auto it = cache.find(key);
+              auto skey = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb);
+              auto sit = shapes.find(skey);
+              if (sit == shapes.end()) {
+                LayerShape shape = MakeLayerShape(m, o.training.seq_len, mb, static_cast<int>(tp),
+                                                  static_cast<int>(cp), static_cast<int>(ep));
+                shape.capacity_factor = o.training.capacity_factor;
+                sit = shapes.emplace(skey, shape).first;
+              }
+              if (it == cache.end()) {
+                const LayerTimes lt = TimeLayer(sit->second, ctx.timer, o.training, sp);
+                const HeadTimes ht = TimeHead(sit->second, PaddedVocab(m, static_cast<int>(tp)), ctx.timer, sp, lora);
+                it = cache.emplace(key, std::make_pair(lt, ht)).first;
+              }
+              for (int64_t vp : vps) {
+                if (m.layers % (pp * vp) != 0) continue;
+                for (int ri = 0; ri < 3; ++ri) {
+                  const Recompute rc = static_cast<Recompute>(ri);
+                  if (o.recompute && *o.recompute != rc) continue;
+                  for (int z = 0; z <= 3; ++z) {
+                    if (o.zero) {
+                      if (*o.zero != z) continue;
+                    } else if (z >= 2 && pp > 1) {
+                      continue;
+                    }
+                    if (z == 3 && lora) continue;
+                    if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
+                    LlmSplit s;
+                    s.tp = static_cast<int>(tp);
+                    s.pp = static_cast<int>(pp);
+                    s.vp = static_cast<int>(vp);
+                    s.cp = static_cast<int>(cp);
+                    s.ep = static_cast<int>(ep);
+                    s.dp = static_cast<int>(dp);
+                    s.micro_batch = mb;
+                    s.global_batch = o.global_batch;
+                    s.recompute = rc;
+                    s.sequence_parallel = sp;
+                    s.zero = z;
+                    s.overlap_grad_reduce = o.overlap_grad_reduce;
+                    LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, sit->second,
+                                                    it->second.first, it->second.second);
+                    ++plan.evaluated;
+                    if (step.memory.fits) {
+                      ++plan.fitting;
+                      KeepBestPlanner(plan.ranked, std::move(step), top);
+                    } else {
+                      KeepBestPlanner(plan.not_fitting, std::move(step), top);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (plan.evaluated == 0)
+    throw UsageError("no split of " + std::to_string(n) +
+                     " devices satisfies the fixed sizes and the global batch (each of tp x pp x cp x dp must "
+                     "divide the devices, tp the heads, pp the layers, dp x micro-batch the global batch)");
+  plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& c, double tokens,
+                       std::optional<double> price, const PredictionInterval& interval) {
+  if (!(tokens > 0) || !std::isfinite(tokens)) throw UsageError("token budget must be > 0");
+  LlmRunTotals t;
+  t.tokens = tokens;
+  t.seconds = tokens / step.tokens_per_s;
+  t.days = t.seconds / 86400.0;
+  t.device_hours = t.seconds / 3600.0 * c.devices;
+  if (price) t.cost = *price * t.device_hours;
+  // Throughput lies in predicted x [low, high], so time in days / [high, low].
+  t.days_low = interval.available ? t.days / interval.high_factor : t.days;
+  t.days_high = interval.available ? t.days / interval.low_factor : t.days;
+  return t;
+}
+
+}  // namespace fitspeed

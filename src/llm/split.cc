@@ -1,0 +1,448 @@
+// The split model (fitspeed/llm/split.h; docs/llm.md, "The split model").
+#include "fitspeed/llm/split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/error.h"
+#include "llm/layer_kernels.h"
+
+namespace fitspeed {
+
+std::string RecomputeName(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "none";
+}
+
+Recompute ParseRecompute(const std::string& name) {
+  if (name == "none") return Recompute::kNone;
+  if (name == "selective") return Recompute::kSelective;
+  if (name == "full") return Recompute::kFull;
+  throw UsageError("recompute '" + name + "': expected none, selective or full");
+}
+
+std::string MatrixFormatName(MatrixFormat f) {
+  switch (f) {
+    case MatrixFormat::k16: return "16-bit";
+    case MatrixFormat::kFp8: return "fp8";
+    case MatrixFormat::kInt8: return "int8";
+    case MatrixFormat::kFp4: return "fp4";
+  }
+  return "16-bit";
+}
+
+MatrixFormat ParseMatrixFormat(const std::string& name) {
+  if (name == "mixed" || name == "bf16" || name == "fp16" || name == "16-bit") return MatrixFormat::k16;
+  if (name == "fp8") return MatrixFormat::kFp8;
+  if (name == "int8") return MatrixFormat::kInt8;
+  if (name == "fp4") return MatrixFormat::kFp4;
+  throw UsageError("precision '" + name + "': expected mixed, bf16, fp16, fp8, int8 or fp4");
+}
+
+int64_t LlmSplit::Accumulation() const {
+  const int64_t per_step = micro_batch * dp;
+  return per_step > 0 ? global_batch / per_step : 0;
+}
+
+LlmCluster MakeCluster(const Device& device, int devices, int domain) {
+  if (devices < 1) throw UsageError("devices " + std::to_string(devices) + ": must be >= 1");
+  if (domain < 0) throw UsageError("devices per node " + std::to_string(domain) + ": must be >= 1");
+  LlmCluster c;
+  c.device = device;
+  c.devices = devices;
+  c.domain = domain > 0 ? domain : (device.scale_up_domain > 0 ? device.scale_up_domain : 8);
+  auto source_of = [&](int index, const char* what) {
+    const std::string key = "links[" + std::to_string(index) + "]." + what;
+    auto it = device.sources.find(key);
+    return it == device.sources.end() ? std::string("the device's links") : it->second;
+  };
+  bool have_intra = false, have_inter = false;
+  for (size_t i = 0; i < device.links.size(); ++i) {
+    const DeviceLink& l = device.links[i];
+    if (l.connects == "devices" && !have_intra) {
+      c.intra = l;
+      c.intra_source = l.name + ": " + source_of(static_cast<int>(i), "bandwidth_bytes_per_s");
+      have_intra = true;
+    } else if (l.connects == "network" && !have_inter) {
+      c.inter = l;
+      c.inter_source = l.name + ": " + source_of(static_cast<int>(i), "bandwidth_bytes_per_s");
+      have_inter = true;
+    }
+  }
+  if (!have_intra) {
+    // A device without a scale-up link (a PCIe card): its host link, else PCIe Gen4.
+    const DeviceLink* host = device.FindLink("host");
+    c.intra = host ? Link{host->bandwidth_bytes_per_s, host->latency_s} : Link{32e9, 10e-6};
+    c.intra_source = host ? "no device-to-device link: the host link (" + host->name + ")"
+                          : "assumed: PCIe Gen4, 32 GB/s, 10 us (the device names no link)";
+  }
+  if (!have_inter) {
+    c.inter = Link{50e9, 5e-6};
+    c.inter_source =
+        "assumed: 400 Gb/s InfiniBand per device (50 GB/s, 5 us), as in DGX H100 (the device "
+        "names no network link)";
+  }
+  return c;
+}
+
+namespace {
+
+bool Divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
+                   const LlmTraining& training, const LlmSplit& s) {
+  auto fail = [](const std::string& m) { throw UsageError(m); };
+  ValidateTransformer(model);
+  CheckSequenceLength(model, training.seq_len);
+  if (s.tp < 1 || s.pp < 1 || s.vp < 1 || s.cp < 1 || s.ep < 1 || s.dp < 1)
+    fail("every parallel size (tp, pp, vp, cp, ep, dp) must be >= 1");
+  if (s.micro_batch < 1) fail("micro-batch " + Str(s.micro_batch) + ": must be >= 1");
+  if (static_cast<int64_t>(s.tp) * s.pp * s.cp * s.dp != cluster.devices)
+    fail("tp x pp x cp x dp = " + Str(int64_t{s.tp} * s.pp * s.cp * s.dp) + " but there are " +
+         Str(cluster.devices) + " devices");
+  if (!Divides(s.tp, model.heads))
+    fail("tp " + Str(s.tp) + " does not divide the " + Str(model.heads) + " attention heads");
+  // Megatron replicates KV heads when tp exceeds them, so either direction divides.
+  if (!Divides(s.tp, model.kv_heads) && !Divides(model.kv_heads, s.tp))
+    fail("tp " + Str(s.tp) + " and the " + Str(model.kv_heads) + " key/value heads: one must divide the other");
+  if (s.vp > 1 && s.pp < 2) fail("virtual stages (vp " + Str(s.vp) + ") need pipeline parallelism (pp > 1)");
+  if (!Divides(int64_t{s.pp} * s.vp, model.layers))
+    fail("pp x vp = " + Str(int64_t{s.pp} * s.vp) + " does not divide the " + Str(model.layers) + " layers");
+  if (s.cp > 1 && training.seq_len % (2 * s.cp) != 0)
+    fail("cp " + Str(s.cp) + ": the sequence (" + Str(training.seq_len) +
+         ") must split into 2 x cp chunks (the load-balanced causal ring)");
+  if (s.cp > 1 && !training.flash_attention)
+    fail("context parallelism needs flash attention (ring attention is built on it)");
+  if (s.ep > 1 && model.experts < 2) fail("ep " + Str(s.ep) + " on a dense model: expert parallelism needs experts");
+  if (s.ep > 1 && (!Divides(s.ep, model.experts) || !Divides(s.ep, int64_t{s.dp} * s.cp)))
+    fail("ep " + Str(s.ep) + " must divide the " + Str(model.experts) + " experts and dp x cp = " +
+         Str(int64_t{s.dp} * s.cp));
+  if (s.global_batch < 1 || s.global_batch % (s.micro_batch * s.dp) != 0)
+    fail("global batch " + Str(s.global_batch) + " is not a multiple of micro-batch x dp = " +
+         Str(s.micro_batch * s.dp));
+  if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
+  if (s.zero > 0 && training.lora_rank > 0 && s.zero == 3)
+    fail("zero 3 with LoRA: the frozen base is sharded by the tensor and pipeline split instead");
+  const Device& d = cluster.device;
+  const bool has = training.format == MatrixFormat::k16  ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
+                   : training.format == MatrixFormat::kFp8 ? d.fp8_flops_per_s > 0
+                   : training.format == MatrixFormat::kInt8 ? d.int8_flops_per_s > 0
+                                                            : d.fp4_flops_per_s > 0;
+  if (!has) fail(d.name + " has no " + MatrixFormatName(training.format) + " matrix units in its catalog entry");
+  if (training.lora_rank < 0) fail("LoRA rank must be >= 0");
+  if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
+    fail("capacity factor must be > 0");
+  if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
+    fail("gradient bytes must be 2 or 4");
+}
+
+namespace {
+
+// Time of a collective on a group of `n` ranks whose members sit `stride`
+// ranks apart (Megatron's order: tp fastest, then cp, dp, pp), on domains of
+// `domain` devices.
+struct GroupPlacementSplit {
+  int n = 1;
+  int per_domain = 1;  // members in one scale-up domain
+};
+
+GroupPlacementSplit PlaceGroupSplit(int n, int64_t stride, int domain) {
+  GroupPlacementSplit g;
+  g.n = n;
+  if (n <= 1) return g;
+  if (stride >= domain) {
+    g.per_domain = 1;
+  } else {
+    g.per_domain = static_cast<int>(std::min<int64_t>(n, std::max<int64_t>(1, domain / stride)));
+  }
+  return g;
+}
+
+double AllReduceSplit(double bytes, const GroupPlacementSplit& g, const LlmCluster& c) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  if (g.per_domain >= g.n) return RingAllReduceTime(bytes, g.n, c.intra);
+  if (g.per_domain <= 1) return RingAllReduceTime(bytes, g.n, c.inter);
+  return HierarchicalAllReduceTime(bytes, g.per_domain, g.n / g.per_domain, c.intra, c.inter);
+}
+
+// Reduce-scatter or all-gather: half a ring all-reduce's bandwidth and latency terms.
+double GatherSplit(double bytes, const GroupPlacementSplit& g, const LlmCluster& c) {
+  return 0.5 * AllReduceSplit(bytes, g, c);
+}
+
+// All-to-all of `bytes` per rank: each rank keeps 1/n and sends the rest, at
+// the pace of the slowest link the group crosses.
+double AllToAllSplit(double bytes, const GroupPlacementSplit& g, const LlmCluster& c) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  const Link& l = g.per_domain >= g.n ? c.intra : c.inter;
+  const double n = g.n;
+  return (n - 1) / n * bytes / l.bandwidth_bytes_per_s + (n - 1) * l.latency_s;
+}
+
+double PointToPointSplit(double bytes, const Link& l) {
+  return bytes / l.bandwidth_bytes_per_s + l.latency_s;
+}
+
+}  // namespace
+
+double PaddedVocab(const TransformerConfig& m, int tp) {
+  // Megatron pads the vocabulary to a multiple of 128 x tp.
+  const int64_t unit = 128 * int64_t{tp};
+  return static_cast<double>((m.vocab + unit - 1) / unit * unit);
+}
+
+double LayerActivationBytes(const TransformerConfig& m, int64_t seq_len, int64_t micro_batch,
+                            int tp, bool sp, Recompute recompute, bool flash, int cp) {
+  const LayerShape shape = MakeLayerShape(m, seq_len, micro_batch, tp, cp);
+  return LayerActivationBytesOf(shape, sp, recompute, flash);
+}
+
+LlmMemory LlmMemoryPerGpu(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
+                          const LlmSplit& s) {
+  LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
+  shape.capacity_factor = tr.capacity_factor;
+  return MemoryPerGpuWith(m, CountParameters(m), c, tr, s, shape);
+}
+
+LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParameters& p, const LlmCluster& c,
+                           const LlmTraining& tr, const LlmSplit& s, const LayerShape& shape) {
+  LlmMemory mem;
+  const double vocab = PaddedVocab(m, s.tp);
+  // Parameters on the first stage's GPU: its layers split over tp (the
+  // experts over ep too), plus the embedding (and with one stage, the untied
+  // output projection).
+  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
+  const double expert_params =
+      m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
+  const double dense_layer = static_cast<double>(p.per_layer) - expert_params;
+  const double layer_params = dense_layer / s.tp + expert_params / (double{1} * s.tp * s.ep);
+  double params = layers_per_stage * layer_params + vocab * m.hidden / s.tp;
+  if (s.pp == 1 && !m.tied_embeddings) params += vocab * m.hidden / s.tp;
+  const bool lora = tr.lora_rank > 0;
+  // LoRA adapters: A (d_in x r) and B (r x d_out) on every attention and
+  // feed-forward matrix.
+  double adapters = 0;
+  if (lora) adapters = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
+  const double shard = s.dp * s.cp;  // ZeRO shards over every rank holding a replica
+  const double trained = lora ? adapters : params;
+  mem.weights = 2.0 * params + (lora ? 2.0 * adapters : 0.0);
+  if (tr.format == MatrixFormat::kFp8) mem.weights += params;  // Transformer Engine's FP8 weight copies
+  mem.gradients = tr.gradient_bytes * trained;
+  mem.optimizer = 12.0 * trained;  // FP32 master weights, Adam's m and v
+  if (s.zero >= 1) mem.optimizer /= shard;
+  if (s.zero >= 2) mem.gradients /= shard;
+  if (s.zero >= 3) mem.weights = 2.0 * params / shard + 2.0 * layer_params;  // one layer gathered
+  // Activations: the first stage holds p micro-batches of its layers in 1F1B
+  // (every layer's worth at once), times (1 + (p-1)/(p v)) when interleaved
+  // (Korthikanti et al. 2022, sec. 4.2.3); no more micro-batches than the step has.
+  const double in_flight = std::min<double>(s.pp, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
+  const double interleave = s.vp > 1 ? 1.0 + (s.pp - 1.0) / (s.pp * s.vp) : 1.0;
+  const double per_layer =
+      LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention);
+  const double tokens = static_cast<double>(s.micro_batch) * tr.seq_len / s.cp;
+  mem.activations = per_layer * layers_per_stage * in_flight * interleave;
+  if (s.recompute == Recompute::kFull) {
+    // During the backward pass one layer's forward is rebuilt in full.
+    mem.activations +=
+        LayerActivationBytesOf(shape, s.sequence_parallel, Recompute::kNone, tr.flash_attention);
+  }
+  // Embedding output of each in-flight micro-batch (2 bytes per element), and
+  // on the last stage (the first when pp = 1) the logits in FP32 for the loss.
+  mem.activations += 2.0 * tokens * m.hidden * in_flight / (s.sequence_parallel ? s.tp : 1);
+  if (s.pp == 1) mem.logits = 4.0 * tokens * vocab / s.tp;
+  mem.workspace = tr.workspace_bytes;
+  const double subtotal =
+      mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.workspace;
+  mem.fragmentation = tr.fragmentation * subtotal;
+  mem.total = subtotal + mem.fragmentation;
+  mem.capacity = c.device.memory_capacity_bytes;
+  mem.fits = mem.total <= mem.capacity;
+  mem.shortfall = mem.fits ? 0.0 : mem.total - mem.capacity;
+  return mem;
+}
+
+LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
+                               const LlmCalibration& cal) {
+  LlmStepContext ctx;
+  ctx.params = CountParameters(m);
+  ctx.flops_per_token = (tr.lora_rank > 0 ? 2.0 : 3.0) * ForwardFlopsPerToken(m, tr.seq_len);
+  ctx.timer = MakeKernelTimer(c.device, tr.format, cal);
+  return ctx;
+}
+
+LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
+                     const LlmSplit& s, const LlmCalibration& cal) {
+  ValidateSplit(m, c, tr, s);
+  const LlmStepContext ctx = MakeStepContext(m, c, tr, cal);
+  LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
+  shape.capacity_factor = tr.capacity_factor;
+  const LayerTimes lt = TimeLayer(shape, ctx.timer, tr, s.sequence_parallel);
+  const HeadTimes head = TimeHead(shape, PaddedVocab(m, s.tp), ctx.timer, s.sequence_parallel, tr.lora_rank > 0);
+  return ModelLlmStepWith(m, c, tr, s, cal, ctx, shape, lt, head);
+}
+
+LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
+                         const LlmSplit& s, const LlmCalibration& cal, const LlmStepContext& ctx,
+                         const LayerShape& shape, const LayerTimes& lt, const HeadTimes& head) {
+  LlmStep step;
+  step.split = s;
+  step.accumulation = s.Accumulation();
+  const double mb = static_cast<double>(step.accumulation);
+  const KernelTimer& timer = ctx.timer;
+  const double vocab = PaddedVocab(m, s.tp);
+  // Collectives per micro-batch of one layer.
+  const GroupPlacementSplit tp_group = PlaceGroupSplit(s.tp, 1, c.domain);
+  const GroupPlacementSplit cp_group = PlaceGroupSplit(s.cp, s.tp, c.domain);
+  const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
+  const GroupPlacementSplit ep_group = PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
+  const double act_bytes = 2.0 * shape.tokens * m.hidden;  // one micro-batch's hidden states, 16-bit
+  // Tensor parallel: two all-reduces forward and two backward per layer
+  // (sequence parallel: a reduce-scatter and an all-gather for each, the same volume).
+  const double tp_one = s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, tp_group, c)
+                                            : AllReduceSplit(act_bytes, tp_group, c);
+  const double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
+  // Ring attention: cp - 1 exchanges of the K and V chunks forward, twice
+  // that backward (K, V and their gradients), each hidden behind the
+  // attention of the chunk in hand when shorter.
+  double cp_fwd = 0, cp_bwd = 0;
+  if (s.cp > 1) {
+    const double kv_bytes = 2.0 * 2.0 * shape.tokens * shape.kv_width;
+    const double hop = PointToPointSplit(kv_bytes, cp_group.per_domain >= cp_group.n ? c.intra : c.inter);
+    const double steps = s.cp - 1;
+    cp_fwd = steps * std::max(0.0, hop - lt.attention_fwd_gpu_s / s.cp);
+    cp_bwd = steps * std::max(0.0, 2.0 * hop - lt.attention_bwd_gpu_s / s.cp);
+  }
+  // Expert parallel: dispatch and combine all-to-alls forward and backward.
+  double ep_fwd = 0, ep_bwd = 0;
+  if (m.experts > 1) {
+    const double routed = act_bytes * m.top_k * tr.capacity_factor;
+    const double a2a = AllToAllSplit(routed, ep_group, c);
+    ep_fwd = 2.0 * a2a;
+    ep_bwd = 2.0 * a2a;
+  }
+  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
+  const bool full = s.recompute == Recompute::kFull;
+  const bool selective = s.recompute == Recompute::kSelective;
+  // Per micro-batch on a middle stage: each pass takes the longer of the
+  // device's time (kernels, then the collectives it waits for) and the host's
+  // (dispatch_s per kernel and per collective it issues).
+  const double d = cal.dispatch_s;
+  const double tp_calls = s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0;
+  const double ep_calls = m.experts > 1 ? 2.0 : 0.0;
+  const double cp_calls = s.cp > 1 ? 2.0 * (s.cp - 1) : 0.0;
+  const double comm_f = tp_fwd + cp_fwd + ep_fwd;
+  const double comm_b = tp_bwd + cp_bwd + ep_bwd;
+  const double f_layer = std::max(lt.forward_gpu_s + comm_f, (lt.forward_kernels + tp_calls + ep_calls + cp_calls) * d);
+  const double b_layer = std::max(lt.backward_gpu_s + comm_b, (lt.backward_kernels + tp_calls + ep_calls + 2 * cp_calls) * d);
+  double r_layer = 0;
+  if (full) r_layer = f_layer;
+  if (selective && lt.selective_recompute)
+    r_layer = std::max(lt.attention_fwd_gpu_s, lt.attention_fwd_kernels * d);
+  const double comm_layer_tp = tp_fwd + tp_bwd + (full ? tp_fwd : 0.0);
+  const double comm_layer_cp = cp_fwd + cp_bwd + (full ? cp_fwd : 0.0);
+  const double comm_layer_ep = ep_fwd + ep_bwd + (full ? ep_fwd : 0.0);
+  const double mid = layers_per_stage * (f_layer + b_layer + r_layer);
+  // The first stage adds the embedding, the last the output projection and the loss.
+  const double first = mid + head.embedding_s;
+  const double last = mid + head.output_s;
+  double c_max = 0, c_mean = 0;
+  if (s.pp == 1) {
+    c_max = c_mean = mid + head.embedding_s + head.output_s;
+  } else {
+    c_max = std::max(first, last);
+    c_mean = (first + last + (s.pp - 2) * mid) / s.pp;
+  }
+  // Point-to-point: a stage sends its output forward and receives its
+  // gradient back for every micro-batch at each of its v chunk boundaries.
+  double p2p = 0;
+  if (s.pp > 1) {
+    const int64_t stride = int64_t{s.tp} * s.cp * s.dp;
+    const bool intra = stride * s.pp <= c.domain;
+    const double bytes = act_bytes / (s.sequence_parallel ? s.tp : 1);
+    p2p = PointToPointSplit(bytes, intra ? c.intra : c.inter);
+  }
+  const double p2p_total = s.pp > 1 ? 2.0 * p2p * (s.vp * mb + (s.pp - 1)) : 0.0;
+  const double bubble = (s.pp - 1.0) / s.vp * c_mean;
+
+  // Gradient reduction over the data (and context) parallel ranks.
+  const TransformerParameters& p = ctx.params;
+  const double expert_params = m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
+  const double dense_layer = static_cast<double>(p.per_layer) - expert_params;
+  double stage_params = layers_per_stage * (dense_layer / s.tp) + vocab * m.hidden / s.tp;
+  double stage_expert_params = layers_per_stage * expert_params / (double{1} * s.tp * s.ep);
+  if (s.pp == 1 && !m.tied_embeddings) stage_params += vocab * m.hidden / s.tp;
+  const bool lora = tr.lora_rank > 0;
+  if (lora) {
+    stage_params = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
+    stage_expert_params = 0;
+  }
+  const double grad_bytes = tr.gradient_bytes * stage_params;
+  const GroupPlacementSplit expert_dp = PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
+  double dp_comm = AllReduceSplit(grad_bytes, dp_group, c) +
+                   AllReduceSplit(tr.gradient_bytes * stage_expert_params, expert_dp, c);
+  if (s.zero >= 3) {
+    // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every micro-batch.
+    dp_comm += mb * 2.0 * GatherSplit(2.0 * (stage_params + stage_expert_params), dp_group, c);
+  }
+  double dp_exposed = dp_comm;
+  if (s.overlap_grad_reduce && dp_comm > 0) {
+    // Buckets of 40 MB reduced as the last micro-batch's backward frees
+    // them: at least the last bucket is exposed.
+    const double bucket = AllReduceSplit(std::min(grad_bytes, 40e6), dp_group, c);
+    // ZeRO-3's gathers hide behind every micro-batch's layers, the gradient
+    // buckets behind the last micro-batch's backward pass.
+    const double window = s.zero >= 3 ? mb * layers_per_stage * (f_layer + b_layer)
+                                      : layers_per_stage * b_layer;
+    dp_exposed = std::max(bucket, dp_comm - window);
+  }
+
+  // The update: Adam over the FP32 master weights this GPU owns.
+  double owned = stage_params + stage_expert_params;
+  if (s.zero >= 1) owned /= (s.dp * s.cp);
+  // Per parameter: the FP32 master weight, m and v read and written (24
+  // bytes), the gradient read, the 16-bit weight written (2); 34 with the
+  // gradient's conversion to FP32 read and written once more (8).
+  const double optimizer = timer.MemoryTime(owned * (34.0 + tr.gradient_bytes));
+
+  LlmStepParts& parts = step.parts;
+  // The parts: communication as the device waits for it, recomputation as
+  // its pass takes, compute the rest of the slowest stage's passes.
+  const double per_mb_compute_max =
+      c_max - layers_per_stage * (r_layer + comm_layer_tp + comm_layer_cp + comm_layer_ep -
+                                  (full ? comm_f : 0.0));
+  parts.compute_s = mb * per_mb_compute_max;
+  parts.recompute_s = mb * layers_per_stage * (r_layer - (full ? comm_f : 0.0));
+  parts.tensor_comm_s = mb * layers_per_stage * (comm_layer_tp);
+  parts.context_comm_s = mb * layers_per_stage * comm_layer_cp;
+  parts.expert_comm_s = mb * layers_per_stage * comm_layer_ep;
+  parts.pipeline_comm_s = p2p_total;
+  parts.bubble_s = bubble;
+  parts.data_comm_s = dp_exposed;
+  parts.optimizer_s = optimizer;
+  parts.overhead_s = cal.step_overhead_s;
+  step.step_s = parts.compute_s + parts.recompute_s + parts.tensor_comm_s + parts.context_comm_s +
+                parts.expert_comm_s + parts.pipeline_comm_s + parts.bubble_s + parts.data_comm_s +
+                parts.optimizer_s + parts.overhead_s;
+  step.sequences_per_s = static_cast<double>(s.global_batch) / step.step_s;
+  step.tokens_per_s = step.sequences_per_s * static_cast<double>(tr.seq_len);
+  step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
+  step.memory = MemoryPerGpuWith(m, ctx.params, c, tr, s, shape);
+  if (m.feed_forward == FeedForwardKind::kPlain && m.norm == NormKind::kLayerNorm)
+    step.notes.push_back("dropout assumed on (GPT/BERT-style model): masks held, dropout kernels timed");
+  if (vocab != static_cast<double>(m.vocab))
+    step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) + " (a multiple of 128 x tp, as Megatron pads)");
+  if (!tr.flash_attention) step.notes.push_back("attention without flash: full score matrices computed and held");
+  return step;
+}
+
+}  // namespace fitspeed
