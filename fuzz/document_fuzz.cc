@@ -3,7 +3,8 @@
 // --from), interval tables (sweep --intervals), links files (--links) and fit
 // JSON with a model's errors (project --fit), and kernel and all-reduce tables
 // (validate --kernels; read from a file, so the input is written to one) and framework
-// profiles (data/frameworks.json). Any input may be rejected with a
+// profiles (data/frameworks.json), and Hugging Face config.json files
+// (fitspeed models CONFIG.json; the parsed shape is then counted). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/kernels.h"
+#include "fitspeed/llm/transformer.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/link_logs.h"
 
@@ -29,6 +31,7 @@
 #define FITSPEED_FUZZ_FITJSON 4
 #define FITSPEED_FUZZ_KERNELTABLE 5
 #define FITSPEED_FUZZ_FRAMEWORKS 6
+#define FITSPEED_FUZZ_HFCONFIG 7
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -59,6 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)fitspeed::CheckCatalogOnKernels(kernels, "fuzz-input", 0);
 #elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_FRAMEWORKS
     (void)fitspeed::ParseFrameworkProfiles(text, "fuzz-input");
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_HFCONFIG
+    // A parsed shape passed ValidateTransformer: counting and FLOPs must not
+    // throw (nor overflow, which UBSan reports).
+    const fitspeed::TransformerConfig model = fitspeed::ParseHfConfig(text, "fuzz-input");
+    (void)fitspeed::CountParameters(model);
+    (void)fitspeed::ForwardFlopsPerToken(model, model.max_positions);
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

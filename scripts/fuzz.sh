@@ -17,7 +17,7 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     -DFITSPEED_BUILD_BENCH=OFF -DFITSPEED_BUILD_EXAMPLES=OFF >/dev/null
 fi
 targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt lightning kerascsv wandb epochs tensorboard
-         linklog intervals links fitjson kerneltable frameworks)
+         linklog intervals links fitjson kerneltable frameworks hfconfig)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 seeds="$build_dir/fuzz-seeds"
@@ -29,6 +29,10 @@ done
 # And the head of every kernel table (the kerneltable target's own formats).
 for f in data/kernels/*.csv; do
   head -n 40 "$f" > "$seeds/$(echo "$f" | tr '/' '_')"
+done
+# And the built-in transformer configurations (the hfconfig target's format).
+for f in data/llm-models/*.json; do
+  cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"
 done
 # One target: its summary line, or on a finding the end of its log.
 fuzz_one() {

@@ -17,6 +17,7 @@
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
+#include "fitspeed/llm/transformer.h"
 #include "fitspeed/model/network.h"
 #include "fitspeed/model/network_cost.h"
 #include "fitspeed/model/network_json.h"

@@ -43,17 +43,20 @@ struct TransformerConfig {
   int64_t vocab = 0;       // as the config gives it (unpadded)
 
   PositionEncoding positions = PositionEncoding::kLearned;
-  int64_t max_positions = 0;  // rows of the learned table; for RoPE/ALiBi the trained context (informative)
+  int64_t max_positions =
+      0;  // rows of the learned table; for RoPE/ALiBi the trained context (informative)
   NormKind norm = NormKind::kLayerNorm;
   FeedForwardKind feed_forward = FeedForwardKind::kPlain;
-  bool attention_bias = false;      // bias on Q, K, V and the output projection (GPT-2, BERT)
-  bool qkv_bias_only = false;       // bias on Q, K, V but not the output projection (Qwen2)
-  bool feed_forward_bias = false;   // bias on the feed-forward matrices (GPT-2, BERT)
-  bool tied_embeddings = true;      // the output projection shares the input embedding
-  bool causal = true;               // decoder (causal mask); false: encoder (BERT)
+  bool attention_bias = false;     // bias on Q, K, V and the output projection (GPT-2, BERT)
+  bool qkv_bias_only = false;      // bias on Q, K, V but not the output projection (Qwen2)
+  bool feed_forward_bias = false;  // bias on the feed-forward matrices (GPT-2, BERT)
+  bool tied_embeddings = true;     // the output projection shares the input embedding
+  bool causal = true;              // decoder (causal mask); false: encoder (BERT)
+  bool final_norm = true;          // a norm after the last layer (pre-norm decoders); BERT has none
   // BERT only: token-type embeddings (type_vocab rows), the embedding
-  // LayerNorm, the pooler (hidden x hidden + bias) and the masked-LM head's
-  // transform (dense hidden x hidden + bias, LayerNorm) and output bias.
+  // LayerNorm, and BertForPreTraining's heads: the pooler (hidden x hidden +
+  // bias), the masked-LM head's transform (dense hidden x hidden + bias,
+  // LayerNorm) and output bias (vocab), the next-sentence head (hidden x 2 + 2).
   int64_t type_vocab = 0;
   bool bert_heads = false;
 
@@ -66,15 +69,18 @@ struct TransformerConfig {
 
 // Parameter counts (elements), exact for the shape.
 struct TransformerParameters {
-  int64_t embedding = 0;         // token (+ position, + token type) tables
-  int64_t per_layer = 0;         // one transformer layer, all experts
+  int64_t embedding = 0;  // token (+ position, + token type) tables (+ BERT's embedding LayerNorm)
+  int64_t per_layer = 0;  // one transformer layer, all experts
   int64_t attention_per_layer = 0;
   int64_t feed_forward_per_layer = 0;  // all experts and the router
   int64_t norms_per_layer = 0;
   int64_t final_norm = 0;
-  int64_t output = 0;            // untied output projection (0 when tied), BERT's heads
-  int64_t total = 0;             // what the reference implementation counts
-  int64_t active_per_token = 0;  // MoE: parameters one token's forward pass uses; == total when dense
+  int64_t output = 0;  // untied output projection (0 when tied), BERT's heads
+  int64_t total = 0;   // what the reference implementation counts (num_parameters())
+  // MoE: total less the (experts - top_k) experts a token skips in each layer
+  // (embedding and output included, as "12.9B active" for Mixtral counts
+  // them); == total when dense.
+  int64_t active_per_token = 0;
 };
 
 TransformerParameters CountParameters(const TransformerConfig& model);
@@ -105,10 +111,11 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
 std::vector<std::string> BuiltinTransformerNames();
 
 // A built-in name ("llama-3-70b"), a short form
-// ("transformer:layers=24,hidden=1024,heads=16,ffn=4096,vocab=50257[,kv_heads=..,
-// experts=..,top_k=..,positions=rope|learned|alibi,max_positions=..,gated=0|1,norm=rms|layer]"),
-// or a path to a config.json. UsageError for an unknown name or bad short
-// form, InputError when the file cannot be read, DataError as ParseHfConfig.
+// ("transformer:layers=24,hidden=1024,heads=16,vocab=50257[,ffn=..,kv_heads=..,head_dim=..,
+// experts=..,top_k=..,positions=rope|learned|alibi,max_positions=..,gated=0|1,norm=rms|layer,
+// bias=0|1,tied=0|1]", docs/llm.md), or a path to a config.json (or to a
+// folder holding one). UsageError for an unknown name or bad short form,
+// InputError when the file cannot be read, DataError as ParseHfConfig.
 TransformerConfig LoadTransformer(const std::string& name_spec_or_path);
 
 }  // namespace fitspeed

@@ -1,0 +1,566 @@
+// Transformer shapes from Hugging Face config.json files, the short form and
+// the built-in list; their exact parameter counts and FLOPs per token
+// (docs/llm.md, "Models").
+#include "fitspeed/llm/transformer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "fitspeed/core/error.h"
+#include "llm/embedded_llm_models.h"
+
+namespace fitspeed {
+
+namespace {
+
+using nlohmann::json;
+
+// Upper bounds past which a shape is refused as absurd (each far above any
+// published model: Llama 3.1 405B has 126 layers, hidden 16384, vocabulary
+// 128256, context 131072).
+constexpr int64_t kMaxLayersTf = 16384;
+constexpr int64_t kMaxWidthTf = int64_t{1} << 20;      // hidden, head_dim
+constexpr int64_t kMaxHeadsTf = int64_t{1} << 16;      // heads, kv_heads
+constexpr int64_t kMaxFfnTf = int64_t{1} << 24;        // feed-forward inner size
+constexpr int64_t kMaxVocabTf = int64_t{1} << 26;      // vocabulary, token types
+constexpr int64_t kMaxPositionsTf = int64_t{1} << 30;  // max_positions
+constexpr int64_t kMaxExpertsTf = int64_t{1} << 14;
+constexpr double kMaxParametersTf = 1e15;  // keeps every count far inside int64_t
+
+constexpr const char* kSupportedTypesTf = "gpt2, llama, mistral, qwen2, mixtral, bert";
+constexpr const char* kShortPrefixTf = "transformer:";
+
+// The first rule `model` breaks: the TransformerConfig field and the problem.
+struct ShapeProblemTf {
+  std::string field;
+  std::string problem;
+};
+
+std::optional<ShapeProblemTf> InRangeTf(const char* field, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return std::nullopt;
+  return ShapeProblemTf{field, fmt::format("{} is outside [{}, {}]", value, lo, hi)};
+}
+
+int64_t HeadDimTf(const TransformerConfig& m) {
+  return m.head_dim > 0 ? m.head_dim : m.hidden / m.heads;
+}
+
+// Every count below in double, for the size check before the exact integer
+// counts (which the bounds keep far from overflow).
+double ApproxParametersTf(const TransformerConfig& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double hd = static_cast<double>(HeadDimTf(m));
+  const double attention =
+      h * hd * static_cast<double>(2 * m.heads + 2 * m.kv_heads) + 4 * h + 4 * hd * m.heads;
+  const double experts = static_cast<double>(std::max<int64_t>(1, m.experts));
+  const double ffn = experts * (3 * h * static_cast<double>(m.ffn_hidden) + 3 * m.ffn_hidden) +
+                     h * static_cast<double>(m.experts);
+  const double embedding =
+      h * static_cast<double>(m.vocab + m.max_positions + m.type_vocab) * 2 + 4 * h * h;
+  return static_cast<double>(m.layers) * (attention + ffn + 4 * h) + embedding;
+}
+
+std::optional<ShapeProblemTf> FindShapeProblemTf(const TransformerConfig& m) {
+  for (const auto& problem :
+       {InRangeTf("layers", m.layers, 1, kMaxLayersTf),
+        InRangeTf("hidden", m.hidden, 1, kMaxWidthTf), InRangeTf("heads", m.heads, 1, kMaxHeadsTf),
+        InRangeTf("kv_heads", m.kv_heads, 1, kMaxHeadsTf),
+        InRangeTf("head_dim", m.head_dim, 0, kMaxWidthTf),
+        InRangeTf("ffn_hidden", m.ffn_hidden, 1, kMaxFfnTf),
+        InRangeTf("vocab", m.vocab, 1, kMaxVocabTf),
+        InRangeTf("max_positions", m.max_positions,
+                  m.positions == PositionEncoding::kLearned ? 1 : 0, kMaxPositionsTf),
+        InRangeTf("type_vocab", m.type_vocab, 0, kMaxVocabTf),
+        InRangeTf("experts", m.experts, 0, kMaxExpertsTf)}) {
+    if (problem) return problem;
+  }
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    return ShapeProblemTf{"heads", fmt::format("{} heads do not divide hidden {} (give head_dim)",
+                                               m.heads, m.hidden)};
+  }
+  if (m.heads % m.kv_heads != 0) {
+    return ShapeProblemTf{
+        "kv_heads", fmt::format("{} key/value heads do not divide {} heads", m.kv_heads, m.heads)};
+  }
+  if (m.experts == 0 && m.top_k != 0) {
+    return ShapeProblemTf{"top_k", fmt::format("top_k {} without experts", m.top_k)};
+  }
+  if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
+    return ShapeProblemTf{"top_k",
+                          fmt::format("{} is outside [1, experts {}]", m.top_k, m.experts)};
+  }
+  if (m.attention_bias && m.qkv_bias_only) {
+    return ShapeProblemTf{"qkv_bias_only", "and attention_bias are exclusive"};
+  }
+  const double approx = ApproxParametersTf(m);
+  if (approx > kMaxParametersTf) {
+    return ShapeProblemTf{"layers", fmt::format("the shape has about {:.3g} parameters, over the "
+                                                "{:.0e} fitspeed accepts",
+                                                approx, kMaxParametersTf)};
+  }
+  return std::nullopt;
+}
+
+int64_t NormParametersTf(const TransformerConfig& m) {
+  return m.norm == NormKind::kLayerNorm ? 2 * m.hidden : m.hidden;
+}
+
+// Matrix parameters of one layer that one token multiplies by: Q, K, V, O,
+// top_k experts' feed-forward and the router.
+int64_t MatrixParametersPerTokenPerLayerTf(const TransformerConfig& m) {
+  const int64_t hd = HeadDimTf(m);
+  const int64_t attention = 2 * m.hidden * m.heads * hd + 2 * m.hidden * m.kv_heads * hd;
+  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
+  const int64_t used_experts = m.experts > 0 ? m.top_k : 1;
+  return attention + used_experts * matrices * m.hidden * m.ffn_hidden + m.hidden * m.experts;
+}
+
+// --- config.json ---------------------------------------------------------
+
+int LineAtTf(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(),
+                                         text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+// The line of top-level key `key` of the (valid) JSON object in `text`, or of
+// the object's '{' when the key is absent: nlohmann::json keeps no positions.
+int KeyLineTf(const std::string& text, const std::string& key) {
+  const size_t open = text.find('{');
+  if (open == std::string::npos) return 1;
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '"') {
+      const size_t start = i;
+      std::string s;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        if (i < text.size()) s += text[i];
+      }
+      size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+      if (depth == 1 && s == key && next < text.size() && text[next] == ':') {
+        return LineAtTf(text, start);
+      }
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (--depth == 0) break;
+    }
+  }
+  return LineAtTf(text, open);
+}
+
+std::string ExcerptTf(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// Reads the top-level fields of one config.json, naming source, line and key
+// in every error.
+class HfFieldsTf {
+ public:
+  HfFieldsTf(const std::string& text, const json& doc, std::string source)
+      : text_(text), doc_(doc), source_(std::move(source)) {}
+
+  [[noreturn]] void Fail(const std::string& key, const std::string& problem) const {
+    throw DataError(source_, KeyLineTf(text_, key), key, problem);
+  }
+
+  // Present and not null.
+  bool Has(const std::string& key) const { return doc_.contains(key) && !doc_[key].is_null(); }
+
+  std::string String(const std::string& key) const {
+    if (!doc_.contains(key)) Fail(key, "missing");
+    const json& v = doc_[key];
+    if (!v.is_string()) Fail(key, fmt::format("expected a string, got {}", ExcerptTf(v)));
+    return v.get<std::string>();
+  }
+
+  // A positive integer within [1, hi].
+  int64_t Count(const std::string& key, int64_t hi) const {
+    if (!doc_.contains(key)) Fail(key, "missing");
+    const json& v = doc_[key];
+    if (!v.is_number_integer()) {
+      Fail(key, fmt::format("expected an integer, got {}", ExcerptTf(v)));
+    }
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
+      Fail(key, fmt::format("{} is over the limit {}", ExcerptTf(v), hi));
+    }
+    const int64_t value = v.get<int64_t>();
+    if (value < 1) Fail(key, fmt::format("must be >= 1, got {}", value));
+    if (value > hi) Fail(key, fmt::format("{} is over the limit {}", value, hi));
+    return value;
+  }
+  int64_t Count(const std::string& key, int64_t hi, int64_t absent) const {
+    return Has(key) ? Count(key, hi) : absent;
+  }
+
+  bool Bool(const std::string& key, bool absent) const {
+    if (!doc_.contains(key)) return absent;
+    const json& v = doc_[key];
+    if (!v.is_boolean()) Fail(key, fmt::format("expected true or false, got {}", ExcerptTf(v)));
+    return v.get<bool>();
+  }
+
+ private:
+  const std::string& text_;
+  const json& doc_;
+  std::string source_;
+};
+
+// config.json keys of the TransformerConfig fields, per model_type, for the
+// line and name of a shape rule's error.
+std::string HfKeyOfTf(const std::string& model_type, const std::string& field) {
+  static const std::map<std::string, std::string> gpt2 = {
+      {"layers", "n_layer"},           {"hidden", "n_embd"},      {"heads", "n_head"},
+      {"kv_heads", "n_head"},          {"ffn_hidden", "n_inner"}, {"vocab", "vocab_size"},
+      {"max_positions", "n_positions"}};
+  static const std::map<std::string, std::string> hf = {
+      {"layers", "num_hidden_layers"},   {"hidden", "hidden_size"},
+      {"heads", "num_attention_heads"},  {"kv_heads", "num_key_value_heads"},
+      {"head_dim", "head_dim"},          {"ffn_hidden", "intermediate_size"},
+      {"vocab", "vocab_size"},           {"max_positions", "max_position_embeddings"},
+      {"type_vocab", "type_vocab_size"}, {"experts", "num_local_experts"},
+      {"top_k", "num_experts_per_tok"}};
+  const auto& keys = model_type == "gpt2" ? gpt2 : hf;
+  const auto it = keys.find(field);
+  return it == keys.end() ? field : it->second;
+}
+
+std::string NameFromSourceTf(const std::string& source) {
+  const std::filesystem::path path(source);
+  std::string stem = path.stem().string();
+  if (stem == "config" && path.has_parent_path()) {
+    const std::string parent = path.parent_path().filename().string();
+    if (!parent.empty() && parent != "." && parent != "..") stem = parent;
+  }
+  return stem.empty() ? "custom" : stem;
+}
+
+// --- short form ----------------------------------------------------------
+
+int64_t ShortIntegerTf(const std::string& key, const std::string& value, int64_t lo, int64_t hi) {
+  int64_t result = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, result);
+  if (value.empty() || ec != std::errc() || ptr != end) {
+    throw UsageError(fmt::format("transformer short form: {}={} is not an integer", key, value));
+  }
+  if (result < lo || result > hi) {
+    throw UsageError(
+        fmt::format("transformer short form: {}={} is outside [{}, {}]", key, value, lo, hi));
+  }
+  return result;
+}
+
+bool ShortFlagTf(const std::string& key, const std::string& value) {
+  if (value == "0") return false;
+  if (value == "1") return true;
+  throw UsageError(fmt::format("transformer short form: {}={} must be 0 or 1", key, value));
+}
+
+TransformerConfig ParseShortFormTf(const std::string& spec) {
+  static const std::vector<std::string> kKeys = {
+      "layers",        "hidden", "heads", "kv_heads", "head_dim", "ffn",  "vocab", "positions",
+      "max_positions", "gated",  "norm",  "experts",  "top_k",    "bias", "tied"};
+  std::map<std::string, std::string> values;
+  std::stringstream items(spec.substr(std::string(kShortPrefixTf).size()));
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw UsageError(fmt::format("transformer short form: '{}' is not key=value", item));
+    }
+    const std::string key = item.substr(0, eq);
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      throw UsageError(fmt::format("transformer short form: unknown key '{}' (keys: {})", key,
+                                   fmt::join(kKeys, ", ")));
+    }
+    if (!values.emplace(key, item.substr(eq + 1)).second) {
+      throw UsageError(fmt::format("transformer short form: key '{}' given twice", key));
+    }
+  }
+  for (const char* key : {"layers", "hidden", "heads", "vocab"}) {
+    if (values.count(key) == 0) {
+      throw UsageError(
+          fmt::format("transformer short form '{}' lacks {}= (needs layers, hidden, "
+                      "heads and vocab)",
+                      spec, key));
+    }
+  }
+  const auto integer = [&values](const char* key, int64_t lo, int64_t hi, int64_t absent) {
+    const auto it = values.find(key);
+    return it == values.end() ? absent : ShortIntegerTf(key, it->second, lo, hi);
+  };
+  const auto flag = [&values](const char* key, bool absent) {
+    const auto it = values.find(key);
+    return it == values.end() ? absent : ShortFlagTf(key, it->second);
+  };
+  TransformerConfig m;
+  m.name = "custom";
+  m.architecture = "transformer";
+  m.source = spec;
+  m.layers = integer("layers", 1, kMaxLayersTf, 0);
+  m.hidden = integer("hidden", 1, kMaxWidthTf, 0);
+  m.heads = integer("heads", 1, kMaxHeadsTf, 0);
+  m.kv_heads = integer("kv_heads", 1, kMaxHeadsTf, m.heads);
+  m.head_dim = integer("head_dim", 1, kMaxWidthTf, 0);
+  m.ffn_hidden = integer("ffn", 1, kMaxFfnTf, 4 * m.hidden);
+  m.vocab = integer("vocab", 1, kMaxVocabTf, 0);
+  const std::string positions = values.count("positions") ? values["positions"] : "rope";
+  if (positions == "learned") {
+    m.positions = PositionEncoding::kLearned;
+    if (values.count("max_positions") == 0) {
+      throw UsageError(
+          "transformer short form: positions=learned needs max_positions= (the table's rows)");
+    }
+  } else if (positions == "rope") {
+    m.positions = PositionEncoding::kRope;
+  } else if (positions == "alibi") {
+    m.positions = PositionEncoding::kAlibi;
+  } else {
+    throw UsageError(fmt::format(
+        "transformer short form: positions={} is not learned, rope or alibi", positions));
+  }
+  m.max_positions = integer("max_positions", 1, kMaxPositionsTf, 2048);
+  m.feed_forward = flag("gated", false) ? FeedForwardKind::kGated : FeedForwardKind::kPlain;
+  const std::string norm = values.count("norm") ? values["norm"] : "layer";
+  if (norm == "layer") {
+    m.norm = NormKind::kLayerNorm;
+  } else if (norm == "rms") {
+    m.norm = NormKind::kRmsNorm;
+  } else {
+    throw UsageError(fmt::format("transformer short form: norm={} is not layer or rms", norm));
+  }
+  m.experts = integer("experts", 1, kMaxExpertsTf, 0);
+  m.top_k = integer("top_k", 1, kMaxExpertsTf, 0);
+  if (m.experts > 0 && m.top_k == 0) {
+    throw UsageError("transformer short form: experts= needs top_k= (experts per token)");
+  }
+  const bool bias = flag("bias", false);
+  m.attention_bias = bias;
+  m.feed_forward_bias = bias;
+  m.tied_embeddings = flag("tied", true);
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0) {
+      throw UsageError(
+          fmt::format("transformer short form: heads={} does not divide hidden={} (give head_dim=)",
+                      m.heads, m.hidden));
+    }
+    m.head_dim = m.hidden / m.heads;
+  }
+  if (auto problem = FindShapeProblemTf(m)) {
+    throw UsageError(fmt::format("transformer short form: {}: {}",
+                                 problem->field == "ffn_hidden" ? "ffn" : problem->field,
+                                 problem->problem));
+  }
+  return m;
+}
+
+std::string ReadFileTf(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("cannot open '{}'", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw InputError(fmt::format("cannot read '{}'", path));
+  return text.str();
+}
+
+}  // namespace
+
+void ValidateTransformer(const TransformerConfig& model) {
+  if (auto problem = FindShapeProblemTf(model)) {
+    throw UsageError(
+        fmt::format("transformer '{}': {}: {}", model.name, problem->field, problem->problem));
+  }
+}
+
+void CheckSequenceLength(const TransformerConfig& model, int64_t seq_len) {
+  if (seq_len < 1) {
+    throw UsageError(fmt::format("sequence length must be >= 1, got {}", seq_len));
+  }
+  if (model.positions == PositionEncoding::kLearned && seq_len > model.max_positions) {
+    throw UsageError(fmt::format(
+        "{} has learned positions for {} tokens; sequence {} needs a model with RoPE or "
+        "ALiBi positions",
+        model.name, model.max_positions, seq_len));
+  }
+}
+
+// Hugging Face transformers' modules, counted as num_parameters() counts
+// them (shared tensors once): GPT2Model/LlamaModel/MistralModel/Qwen2Model/
+// MixtralModel/BertModel plus the LM or pre-training heads (docs/llm.md).
+TransformerParameters CountParameters(const TransformerConfig& m) {
+  ValidateTransformer(m);
+  const int64_t hd = HeadDimTf(m);
+  const int64_t q = m.heads * hd;
+  const int64_t kv = m.kv_heads * hd;
+  TransformerParameters p;
+  p.embedding = m.vocab * m.hidden;
+  if (m.positions == PositionEncoding::kLearned) p.embedding += m.max_positions * m.hidden;
+  p.embedding += m.type_vocab * m.hidden;
+  if (m.bert_heads) p.embedding += NormParametersTf(m);  // BertEmbeddings.LayerNorm
+
+  p.attention_per_layer = 2 * m.hidden * q + 2 * m.hidden * kv;
+  if (m.attention_bias) p.attention_per_layer += q + 2 * kv + m.hidden;
+  if (m.qkv_bias_only) p.attention_per_layer += q + 2 * kv;
+
+  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
+  int64_t expert = matrices * m.hidden * m.ffn_hidden;
+  if (m.feed_forward_bias) expert += (matrices - 1) * m.ffn_hidden + m.hidden;
+  const int64_t experts = std::max<int64_t>(1, m.experts);
+  const int64_t router = m.hidden * m.experts;
+  p.feed_forward_per_layer = experts * expert + router;
+  p.norms_per_layer = 2 * NormParametersTf(m);
+  p.per_layer = p.attention_per_layer + p.feed_forward_per_layer + p.norms_per_layer;
+
+  p.final_norm = m.final_norm ? NormParametersTf(m) : 0;
+  if (!m.tied_embeddings) p.output += m.vocab * m.hidden;
+  if (m.bert_heads) {
+    p.output += m.hidden * m.hidden + m.hidden;                                  // pooler
+    p.output += m.hidden * m.hidden + m.hidden + NormParametersTf(m) + m.vocab;  // MLM head
+    p.output += 2 * m.hidden + 2;  // next-sentence head
+  }
+  p.total = p.embedding + m.layers * p.per_layer + p.final_norm + p.output;
+  p.active_per_token = p.total;
+  if (m.experts > 0) p.active_per_token -= m.layers * (m.experts - m.top_k) * expert;
+  return p;
+}
+
+double ForwardFlopsPerToken(const TransformerConfig& model, int64_t seq_len) {
+  ValidateTransformer(model);
+  CheckSequenceLength(model, seq_len);
+  const double per_layer =
+      2.0 * static_cast<double>(MatrixParametersPerTokenPerLayerTf(model)) +
+      4.0 * static_cast<double>(seq_len) * static_cast<double>(model.heads * HeadDimTf(model));
+  // The logits (vocab x hidden, tied or not) and BERT's masked-LM transform;
+  // BERT's pooler and next-sentence head act once per sequence, not per token.
+  double output = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
+  if (model.bert_heads) output += static_cast<double>(model.hidden) * model.hidden;
+  return static_cast<double>(model.layers) * per_layer + 2.0 * output;
+}
+
+TransformerConfig ParseHfConfig(const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw DataError(source, LineAtTf(text, e.byte > 0 ? e.byte - 1 : 0), "",
+                    fmt::format("malformed JSON: {}", e.what()));
+  } catch (const json::exception& e) {
+    throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
+  }
+  if (!doc.is_object()) {
+    throw DataError(source, 1, "",
+                    fmt::format("expected a config.json object, got {}", ExcerptTf(doc)));
+  }
+  const HfFieldsTf f(text, doc, source);
+  TransformerConfig m;
+  m.name = NameFromSourceTf(source);
+  m.source = source;
+  m.architecture = f.String("model_type");
+  const std::string& type = m.architecture;
+  if (type == "gpt2") {
+    // transformers GPT2Config: n_inner None means 4 * n_embd.
+    m.layers = f.Count("n_layer", kMaxLayersTf);
+    m.hidden = f.Count("n_embd", kMaxWidthTf);
+    m.heads = f.Count("n_head", kMaxHeadsTf);
+    m.kv_heads = m.heads;
+    m.ffn_hidden = f.Count("n_inner", kMaxFfnTf, 4 * m.hidden);
+    m.vocab = f.Count("vocab_size", kMaxVocabTf);
+    m.max_positions = f.Count("n_positions", kMaxPositionsTf);
+    m.positions = PositionEncoding::kLearned;
+    m.norm = NormKind::kLayerNorm;
+    m.feed_forward = FeedForwardKind::kPlain;
+    m.attention_bias = true;
+    m.feed_forward_bias = true;
+    m.tied_embeddings = f.Bool("tie_word_embeddings", true);
+  } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "mixtral" ||
+             type == "bert") {
+    m.layers = f.Count("num_hidden_layers", kMaxLayersTf);
+    m.hidden = f.Count("hidden_size", kMaxWidthTf);
+    m.heads = f.Count("num_attention_heads", kMaxHeadsTf);
+    m.ffn_hidden = f.Count("intermediate_size", kMaxFfnTf);
+    m.vocab = f.Count("vocab_size", kMaxVocabTf);
+    m.max_positions = f.Count("max_position_embeddings", kMaxPositionsTf);
+    if (type == "bert") {
+      m.kv_heads = m.heads;
+      m.type_vocab = f.Count("type_vocab_size", kMaxVocabTf);
+      m.positions = PositionEncoding::kLearned;
+      m.norm = NormKind::kLayerNorm;
+      m.feed_forward = FeedForwardKind::kPlain;
+      m.attention_bias = true;
+      m.feed_forward_bias = true;
+      m.tied_embeddings = f.Bool("tie_word_embeddings", true);
+      m.causal = false;
+      m.final_norm = false;
+      m.bert_heads = true;
+    } else {
+      m.kv_heads = f.Count("num_key_value_heads", kMaxHeadsTf, m.heads);
+      m.head_dim = f.Count("head_dim", kMaxWidthTf, 0);
+      m.positions = PositionEncoding::kRope;
+      m.norm = NormKind::kRmsNorm;
+      m.feed_forward = FeedForwardKind::kGated;
+      m.tied_embeddings = f.Bool("tie_word_embeddings", false);
+      if (type == "llama") {
+        m.attention_bias = f.Bool("attention_bias", false);
+        m.feed_forward_bias = f.Bool("mlp_bias", false);
+      }
+      m.qkv_bias_only = type == "qwen2";
+      if (type == "mixtral") {
+        m.experts = f.Count("num_local_experts", kMaxExpertsTf);
+        m.top_k = f.Count("num_experts_per_tok", kMaxExpertsTf);
+      }
+    }
+  } else {
+    f.Fail("model_type",
+           fmt::format("\"{}\" is not supported (supported: {})", type, kSupportedTypesTf));
+  }
+  if (auto problem = FindShapeProblemTf(m))
+    f.Fail(HfKeyOfTf(type, problem->field), problem->problem);
+  if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
+  return m;
+}
+
+std::vector<std::string> BuiltinTransformerNames() {
+  std::vector<std::string> names;
+  for (const EmbeddedLlmModel& model : EmbeddedLlmModels()) names.push_back(model.name);
+  return names;
+}
+
+TransformerConfig LoadTransformer(const std::string& spec) {
+  if (spec.rfind(kShortPrefixTf, 0) == 0) return ParseShortFormTf(spec);
+  for (const EmbeddedLlmModel& model : EmbeddedLlmModels()) {
+    if (model.name != spec) continue;
+    TransformerConfig m = ParseHfConfig(model.json, "data/llm-models/" + spec + ".json");
+    m.name = spec;
+    m.source = spec;
+    return m;
+  }
+  std::error_code error;
+  std::string path = spec;
+  if (std::filesystem::is_directory(path, error))
+    path = (std::filesystem::path(path) / "config.json").string();
+  const bool looks_like_path = spec.find('/') != std::string::npos ||
+                               (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0);
+  if (looks_like_path || std::filesystem::exists(path, error)) {
+    return ParseHfConfig(ReadFileTf(path), path);
+  }
+  throw UsageError(fmt::format(
+      "'{}' is neither a built-in transformer ({}), a transformer:key=value,... short form nor "
+      "a config.json path",
+      spec, fmt::join(BuiltinTransformerNames(), ", ")));
+}
+
+}  // namespace fitspeed

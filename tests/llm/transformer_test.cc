@@ -1,0 +1,491 @@
+// Transformer shapes: parameter counts against Hugging Face transformers,
+// FLOPs per token against hand calculations and Narayanan et al. 2021, and
+// every way a config.json or short form is refused.
+#include "fitspeed/llm/transformer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "fitspeed/core/error.h"
+
+namespace fitspeed {
+namespace {
+
+int64_t TotalOf(const std::string& name) { return CountParameters(LoadTransformer(name)).total; }
+
+// The parameter counts are Hugging Face transformers' model.num_parameters()
+// (shared tensors counted once) of LlamaForCausalLM, MistralForCausalLM,
+// MixtralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel and
+// BertForPreTraining built from the config.json files in data/llm-models,
+// transformers 4.40 (the modules' parameters have not changed from 4.31 to
+// 4.46). Each is also derived by hand in its comment.
+
+// Llama-3-8B: embedding 128256*4096 = 525,336,576; per layer q 4096*4096 +
+// k,v 2*4096*1024 + o 4096*4096 = 41,943,040, MLP 3*4096*14336 =
+// 176,160,768, 2 RMS norms 8192: 218,112,000, x32 = 6,979,584,000; final norm
+// 4096; untied head 525,336,576. Sum 8,030,261,248.
+TEST(TransformerParameters, Llama3_8bMatchesHuggingFace) {
+  const TransformerParameters p = CountParameters(LoadTransformer("llama-3-8b"));
+  EXPECT_EQ(p.embedding, 525336576);
+  EXPECT_EQ(p.attention_per_layer, 41943040);
+  EXPECT_EQ(p.feed_forward_per_layer, 176160768);
+  EXPECT_EQ(p.norms_per_layer, 8192);
+  EXPECT_EQ(p.per_layer, 218112000);
+  EXPECT_EQ(p.final_norm, 4096);
+  EXPECT_EQ(p.output, 525336576);
+  EXPECT_EQ(p.total, 8030261248);
+  EXPECT_EQ(p.active_per_token, p.total);
+}
+
+// Llama-3-70B: embedding and head 2*128256*8192 = 2,101,346,304; per layer
+// q,o 2*8192^2 = 134,217,728 + k,v 2*8192*1024 = 16,777,216, MLP
+// 3*8192*28672 = 704,643,072, norms 16384: 855,654,400, x80 =
+// 68,452,352,000; final norm 8192. Sum 70,553,706,496.
+TEST(TransformerParameters, Llama3_70bMatchesHuggingFace) {
+  EXPECT_EQ(TotalOf("llama-3-70b"), 70553706496);
+}
+
+// Llama-2-7B: embedding and head 2*32000*4096 = 262,144,000; per layer
+// 4*4096^2 = 67,108,864 + 3*4096*11008 = 135,266,304 + 8192 = 202,383,360,
+// x32 = 6,476,267,520; final norm 4096. Sum 6,738,415,616.
+TEST(TransformerParameters, Llama2_7bMatchesHuggingFace) {
+  EXPECT_EQ(TotalOf("llama-2-7b"), 6738415616);
+}
+
+// Llama-2-70B: as Llama-3-70B with vocabulary 32000: 2*32000*8192 =
+// 524,288,000 + 68,452,352,000 + 8192 = 68,976,648,192.
+TEST(TransformerParameters, Llama2_70bMatchesHuggingFace) {
+  EXPECT_EQ(TotalOf("llama-2-70b"), 68976648192);
+}
+
+// Llama-3.1-405B (no reference value given; by hand): per layer q,o
+// 2*16384^2 = 536,870,912 + k,v 2*16384*1024 = 33,554,432, MLP
+// 3*16384*53248 = 2,617,245,696, norms 32768: 3,187,703,808, x126 =
+// 401,650,679,808; embedding and head 2*128256*16384 = 4,202,692,608; final
+// norm 16384. Sum 405,853,388,800.
+TEST(TransformerParameters, Llama31_405bByHand) {
+  EXPECT_EQ(TotalOf("llama-3.1-405b"), 405853388800);
+}
+
+// Mistral-7B v0.1: per layer as Llama-3-8B (218,112,000) x32 =
+// 6,979,584,000; embedding and head 2*32000*4096 = 262,144,000; final 4096.
+// Sum 7,241,732,096.
+TEST(TransformerParameters, Mistral7bMatchesHuggingFace) {
+  EXPECT_EQ(TotalOf("mistral-7b"), 7241732096);
+}
+
+// Mixtral-8x7B: per layer attention 41,943,040 + 8 experts x 176,160,768 =
+// 1,409,286,144 + router 4096*8 = 32,768 (no bias) + norms 8192 =
+// 1,451,270,144, x32 = 46,440,644,608; + 262,144,000 + 4096 =
+// 46,702,792,704. Active: 6 of 8 experts skipped per layer: 46,702,792,704 -
+// 32*6*176,160,768 = 12,879,925,248 (Mistral AI's "12.9B active").
+TEST(TransformerParameters, Mixtral8x7bMatchesHuggingFaceAndActive) {
+  const TransformerParameters p = CountParameters(LoadTransformer("mixtral-8x7b"));
+  EXPECT_EQ(p.feed_forward_per_layer, 1409318912);
+  EXPECT_EQ(p.total, 46702792704);
+  EXPECT_EQ(p.active_per_token, 12879925248);
+}
+
+// Qwen2-7B (by hand): per layer q 3584^2 + bias 3584, k,v 2*3584*512 + bias
+// 1024, o 3584^2 (no bias): 29,364,736; MLP 3*3584*18944 = 203,685,888;
+// norms 7168: 233,057,792, x28 = 6,525,618,176; embedding and head
+// 2*152064*3584 = 1,089,994,752; final 3584. Sum 7,615,616,512.
+TEST(TransformerParameters, Qwen2_7bByHandWithQkvBias) {
+  const TransformerParameters p = CountParameters(LoadTransformer("qwen2-7b"));
+  EXPECT_EQ(p.attention_per_layer, 29364736);
+  EXPECT_EQ(p.total, 7615616512);
+}
+
+// GPT-2: wte 50257*768 = 38,597,376, wpe 1024*768 = 786,432; per layer
+// c_attn 768*2304 + 2304, c_proj 768^2 + 768, c_fc 768*3072 + 3072, mlp
+// c_proj 3072*768 + 768, 2 LayerNorms 4*768: 7,087,872, x12 = 85,054,464;
+// ln_f 1536; tied head. Sum 124,439,808.
+TEST(TransformerParameters, Gpt2MatchesHuggingFace) {
+  const TransformerParameters p = CountParameters(LoadTransformer("gpt2"));
+  EXPECT_EQ(p.embedding, 38597376 + 786432);
+  EXPECT_EQ(p.per_layer, 7087872);
+  EXPECT_EQ(p.final_norm, 1536);
+  EXPECT_EQ(p.output, 0);
+  EXPECT_EQ(p.total, 124439808);
+}
+
+// GPT-2 medium: 50257*1024 + 1024*1024 + 24*(12*1024^2 + 13*1024) + 2*1024 =
+// 51,463,168 + 1,048,576 + 302,309,376 + 2048 = 354,823,168.
+TEST(TransformerParameters, Gpt2MediumMatchesHuggingFace) {
+  EXPECT_EQ(TotalOf("gpt2-medium"), 354823168);
+}
+
+// GPT-2 XL (by hand): 50257*1600 + 1024*1600 + 48*(12*1600^2 + 13*1600) +
+// 3200 = 80,411,200 + 1,638,400 + 1,475,558,400 + 3200 = 1,557,611,200.
+TEST(TransformerParameters, Gpt2XlByHand) { EXPECT_EQ(TotalOf("gpt2-xl"), 1557611200); }
+
+// GPT-3 175B as a GPT-2 (biases, learned positions of 2048 rows, tied head;
+// by hand): wte 50257*12288 = 617,558,016, wpe 2048*12288 = 25,165,824; per
+// layer 12*12288^2 + 13*12288 = 1,812,099,072, x96 = 173,961,510,912; ln_f
+// 24,576. Sum 174,604,259,328 (Brown et al. 2020 round it to 175.0B).
+TEST(TransformerParameters, Gpt3_175bByHand) { EXPECT_EQ(TotalOf("gpt3-175b"), 174604259328); }
+
+// BERT-large uncased, BertForPreTraining (by hand): embeddings 30522*1024 +
+// 512*1024 + 2*1024 + LayerNorm 2048 = 31,782,912; per layer Q,K,V,O with
+// biases 4*(1024^2 + 1024) = 4,198,400, FFN 1024*4096 + 4096 + 4096*1024 +
+// 1024 = 8,393,728, 2 LayerNorms 4096: 12,596,224, x24 = 302,309,376; pooler
+// 1,049,600 (BertModel so far: 335,141,888); MLM transform 1,049,600 +
+// LayerNorm 2048 + output bias 30522 (decoder tied), NSP 1024*2 + 2.
+// Sum 336,226,108.
+TEST(TransformerParameters, BertLargeForPreTrainingByHand) {
+  const TransformerParameters p = CountParameters(LoadTransformer("bert-large-uncased"));
+  EXPECT_EQ(p.embedding, 31782912);
+  EXPECT_EQ(p.final_norm, 0);
+  EXPECT_EQ(p.total - p.output + 1049600, 335141888);  // BertModel: with the pooler only
+  EXPECT_EQ(p.total, 336226108);
+}
+
+TEST(TransformerParameters, UntyingAddsTheOutputProjection) {
+  TransformerConfig m = LoadTransformer("gpt2");
+  const int64_t tied = CountParameters(m).total;
+  m.tied_embeddings = false;
+  EXPECT_EQ(CountParameters(m).total - tied, 50257 * 768);
+}
+
+// Forward FLOPs per token of GPT-3 175B at s = 2048: Narayanan et al. 2021
+// (Sec. 5.1, "Megatron-LM") count a forward pass as 24*B*s*l*h^2 *
+// (1 + s/(6h) + V/(12*l*h)) (their 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h)) is
+// 4 passes of the layers, with activation recomputation, and 3 of the
+// logits). Per token: 24*96*12288^2 + 4*96*2048*12288 + 2*50257*12288 =
+// 347,892,350,976 + 9,663,676,416 + 1,235,116,032 = 358,791,143,424. Both
+// omit the same things: biases, LayerNorms, GELU, softmax and the position
+// embedding's addition (elementwise, O(h) per token).
+TEST(TransformerFlops, Gpt3MatchesNarayanan) {
+  const TransformerConfig m = LoadTransformer("gpt3-175b");
+  const double l = 96, h = 12288, s = 2048, v = 50257;
+  const double narayanan = 24 * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h)) / s;
+  EXPECT_NEAR(ForwardFlopsPerToken(m, 2048), narayanan, 1e-9 * narayanan);
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 2048), 358791143424.0);
+  // Training, 3 forward passes: Narayanan's 96 form less one recomputed
+  // forward of the layers (24*B*s*l*h^2*(1 + s/(6h))).
+  const double with_recompute = 96 * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h)) / s;
+  EXPECT_NEAR(3 * ForwardFlopsPerToken(m, 2048),
+              with_recompute - 24 * l * h * h * (1 + s / (6 * h)), 1e-9 * with_recompute);
+}
+
+// Llama-3-8B at s = 8192, by hand: matrices per layer 41,943,040 + 176,160,768
+// = 218,103,808, x2 x32 = 13,958,643,712; attention 4*8192*32*128 = 134,217,728
+// x32 = 4,294,967,296; logits 2*128256*4096 = 1,050,673,152. Sum
+// 19,304,284,160.
+TEST(TransformerFlops, Llama3_8bByHand) {
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(LoadTransformer("llama-3-8b"), 8192), 19304284160.0);
+}
+
+// Mixtral at s = 4096: per layer 2*(41,943,040 + 2*176,160,768 + 32,768) =
+// 788,594,688 + attention 4*4096*4096 = 67,108,864: 855,703,552, x32 =
+// 27,382,513,664; logits 2*32000*4096 = 262,144,000. Sum 27,644,657,664.
+TEST(TransformerFlops, MixtralCountsTopKExpertsAndRouter) {
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(LoadTransformer("mixtral-8x7b"), 4096), 27644657664.0);
+}
+
+TEST(TransformerFlops, AttentionTermIsLinearInSequence) {
+  const TransformerConfig m = LoadTransformer("llama-2-7b");
+  // 4 * heads * head_dim * layers = 4*4096*32 FLOPs more per token per extra token.
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 2001) - ForwardFlopsPerToken(m, 2000), 4.0 * 4096 * 32);
+}
+
+TEST(TransformerFlops, RefusesSequenceOutOfRange) {
+  EXPECT_THROW(ForwardFlopsPerToken(LoadTransformer("gpt2"), 2048), UsageError);
+  EXPECT_THROW(ForwardFlopsPerToken(LoadTransformer("llama-3-8b"), 0), UsageError);
+}
+
+TEST(TransformerSequence, LearnedPositionsBoundTheSequence) {
+  const TransformerConfig m = LoadTransformer("gpt2");
+  EXPECT_NO_THROW(CheckSequenceLength(m, 1024));
+  try {
+    CheckSequenceLength(m, 2048);
+    FAIL() << "sequence 2048 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "gpt2 has learned positions for 1024 tokens; sequence 2048 needs a model with "
+                 "RoPE or ALiBi positions");
+  }
+}
+
+TEST(TransformerSequence, RopeAndAlibiTakeAnyLength) {
+  EXPECT_NO_THROW(CheckSequenceLength(LoadTransformer("llama-3-8b"), 1000000));
+  EXPECT_NO_THROW(CheckSequenceLength(
+      LoadTransformer("transformer:layers=2,hidden=64,heads=4,vocab=100,positions=alibi"),
+      1 << 20));
+  EXPECT_THROW(CheckSequenceLength(LoadTransformer("llama-3-8b"), 0), UsageError);
+}
+
+// --- config.json -----------------------------------------------------------
+
+std::string DataErrorOf(const std::string& text) {
+  try {
+    ParseHfConfig(text, "cfg.json");
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+const char* kLlamaTf =
+    "{\n"
+    "  \"model_type\": \"llama\",\n"          // line 2
+    "  \"hidden_size\": 256,\n"               // line 3
+    "  \"intermediate_size\": 688,\n"         // line 4
+    "  \"num_attention_heads\": 8,\n"         // line 5
+    "  \"num_hidden_layers\": 2,\n"           // line 6
+    "  \"num_key_value_heads\": 2,\n"         // line 7
+    "  \"max_position_embeddings\": 4096,\n"  // line 8
+    "  \"vocab_size\": 1000\n"                // line 9
+    "}\n";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(ParseHfConfig, ReadsALlamaConfigWithDefaults) {
+  const TransformerConfig m = ParseHfConfig(kLlamaTf, "/models/tiny/config.json");
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.architecture, "llama");
+  EXPECT_EQ(m.layers, 2);
+  EXPECT_EQ(m.head_dim, 32);
+  EXPECT_EQ(m.kv_heads, 2);
+  EXPECT_FALSE(m.tied_embeddings);  // LlamaConfig's default
+  EXPECT_EQ(m.positions, PositionEncoding::kRope);
+  // 2*1000*256 + 2*(2*256*256 + 2*256*64 + 3*256*688 + 512) + 256 by hand.
+  EXPECT_EQ(CountParameters(m).total, 512000 + 2 * (131072 + 32768 + 528384 + 512) + 256);
+}
+
+TEST(ParseHfConfig, KvHeadsDefaultToHeadsAndHeadDimIsRead) {
+  std::string text = Replace(kLlamaTf, "  \"num_key_value_heads\": 2,\n", "  \"head_dim\": 64,\n");
+  const TransformerConfig m = ParseHfConfig(text, "cfg.json");
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 64);
+}
+
+TEST(ParseHfConfig, MalformedJsonNamesTheLine) {
+  const std::string message =
+      DataErrorOf("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": ,\n}");
+  EXPECT_NE(message.find("cfg.json:3"), std::string::npos) << message;
+  EXPECT_NE(message.find("malformed JSON"), std::string::npos) << message;
+}
+
+TEST(ParseHfConfig, MissingFieldIsNamed) {
+  const std::string message = DataErrorOf(Replace(kLlamaTf, "  \"intermediate_size\": 688,\n", ""));
+  EXPECT_NE(message.find("field 'intermediate_size': missing"), std::string::npos) << message;
+}
+
+TEST(ParseHfConfig, WrongTypeNamesFieldAndLine) {
+  const std::string message =
+      DataErrorOf(Replace(kLlamaTf, "\"hidden_size\": 256", "\"hidden_size\": \"256\""));
+  EXPECT_NE(message.find("cfg.json:3: field 'hidden_size': expected an integer"), std::string::npos)
+      << message;
+  const std::string fraction =
+      DataErrorOf(Replace(kLlamaTf, "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 2.5"));
+  EXPECT_NE(fraction.find("cfg.json:6: field 'num_hidden_layers'"), std::string::npos) << fraction;
+  const std::string tie = DataErrorOf(Replace(kLlamaTf, "\"vocab_size\": 1000",
+                                              "\"vocab_size\": 1000, \"tie_word_embeddings\": 1"));
+  EXPECT_NE(tie.find("field 'tie_word_embeddings': expected true or false"), std::string::npos)
+      << tie;
+}
+
+TEST(ParseHfConfig, NonPositiveAndAbsurdValuesAreRefused) {
+  const std::string negative =
+      DataErrorOf(Replace(kLlamaTf, "\"num_hidden_layers\": 2", "\"num_hidden_layers\": -3"));
+  EXPECT_NE(negative.find("cfg.json:6: field 'num_hidden_layers': must be >= 1"), std::string::npos)
+      << negative;
+  const std::string zero =
+      DataErrorOf(Replace(kLlamaTf, "\"vocab_size\": 1000", "\"vocab_size\": 0"));
+  EXPECT_NE(zero.find("cfg.json:9: field 'vocab_size'"), std::string::npos) << zero;
+  const std::string huge = DataErrorOf(
+      Replace(kLlamaTf, "\"hidden_size\": 256", "\"hidden_size\": 99999999999999999999"));
+  EXPECT_NE(huge.find("field 'hidden_size'"), std::string::npos) << huge;
+  // Every field within its bound, the whole over 1e15 parameters.
+  std::string big = Replace(kLlamaTf, "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 16000");
+  big = Replace(big, "\"hidden_size\": 256", "\"hidden_size\": 1048576");
+  big = Replace(big, "\"intermediate_size\": 688", "\"intermediate_size\": 4000000");
+  EXPECT_NE(DataErrorOf(big).find("parameters"), std::string::npos) << DataErrorOf(big);
+}
+
+TEST(ParseHfConfig, UnknownModelTypeNamesTheSupportedOnes) {
+  const std::string message =
+      DataErrorOf(Replace(kLlamaTf, "\"model_type\": \"llama\"", "\"model_type\": \"t5\""));
+  EXPECT_NE(message.find("cfg.json:2: field 'model_type': \"t5\" is not supported (supported: "
+                         "gpt2, llama, mistral, qwen2, mixtral, bert)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(DataErrorOf("{\"hidden_size\": 3}").find("field 'model_type': missing"),
+            std::string::npos);
+}
+
+TEST(ParseHfConfig, HeadsMustDivideHidden) {
+  const std::string message =
+      DataErrorOf(Replace(kLlamaTf, "\"num_attention_heads\": 8", "\"num_attention_heads\": 6"));
+  EXPECT_NE(
+      message.find("cfg.json:5: field 'num_attention_heads': 6 heads do not divide hidden 256"),
+      std::string::npos)
+      << message;
+  // With head_dim given, hidden need not be heads x head_dim (Gemma-style).
+  std::string text = Replace(kLlamaTf, "\"num_attention_heads\": 8", "\"num_attention_heads\": 6");
+  text =
+      Replace(text, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 2, \"head_dim\": 48");
+  EXPECT_EQ(ParseHfConfig(text, "cfg.json").head_dim, 48);
+}
+
+TEST(ParseHfConfig, KvHeadsMustDivideHeads) {
+  const std::string message =
+      DataErrorOf(Replace(kLlamaTf, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3"));
+  EXPECT_NE(message.find("cfg.json:7: field 'num_key_value_heads': 3 key/value heads do not "
+                         "divide 8 heads"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ParseHfConfig, TopKMustNotExceedExperts) {
+  std::string text = Replace(kLlamaTf, "\"llama\"", "\"mixtral\"");
+  text =
+      Replace(text, "\"vocab_size\": 1000",
+              "\"vocab_size\": 1000,\n  \"num_local_experts\": 4,\n  \"num_experts_per_tok\": 5");
+  const std::string message = DataErrorOf(text);
+  EXPECT_NE(message.find("cfg.json:11: field 'num_experts_per_tok': 5 is outside [1, experts 4]"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(DataErrorOf(Replace(kLlamaTf, "\"llama\"", "\"mixtral\"")).find("num_local_experts"),
+            std::string::npos);
+}
+
+TEST(ParseHfConfig, NonObjectsAndBinaryJunkAreDataErrors) {
+  for (const std::string& text :
+       {std::string("[1, 2]"), std::string("42"), std::string(""), std::string("\x00\xff\xfe{", 4),
+        std::string("{\"model_type\": \"gpt2\", \"n_layer\": {\"a\": 1}}")}) {
+    EXPECT_THROW(ParseHfConfig(text, "junk"), DataError) << text;
+  }
+}
+
+TEST(ParseHfConfig, Gpt2NInnerNullIsFourTimesHidden) {
+  const std::string text =
+      "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, \"n_inner\": null,"
+      " \"vocab_size\": 100, \"n_positions\": 128}";
+  const TransformerConfig m = ParseHfConfig(text, "cfg.json");
+  EXPECT_EQ(m.ffn_hidden, 256);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.positions, PositionEncoding::kLearned);
+  const TransformerConfig inner =
+      ParseHfConfig(Replace(text, "\"n_inner\": null", "\"n_inner\": 100"), "cfg.json");
+  EXPECT_EQ(inner.ffn_hidden, 100);
+}
+
+// --- short form and loading ---------------------------------------------------
+
+TEST(LoadTransformer, ShortFormDefaults) {
+  const TransformerConfig m =
+      LoadTransformer("transformer:layers=24,hidden=1024,heads=16,vocab=50257");
+  EXPECT_EQ(m.kv_heads, 16);
+  EXPECT_EQ(m.head_dim, 64);
+  EXPECT_EQ(m.ffn_hidden, 4096);
+  EXPECT_EQ(m.positions, PositionEncoding::kRope);
+  EXPECT_EQ(m.feed_forward, FeedForwardKind::kPlain);
+  EXPECT_EQ(m.norm, NormKind::kLayerNorm);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_FALSE(m.attention_bias);
+  EXPECT_EQ(m.experts, 0);
+}
+
+// The short form of GPT-2 medium counts as its config.json does.
+TEST(LoadTransformer, ShortFormOfGpt2MediumCountsAsHuggingFace) {
+  const TransformerConfig m = LoadTransformer(
+      "transformer:layers=24,hidden=1024,heads=16,ffn=4096,vocab=50257,positions=learned,"
+      "max_positions=1024,bias=1,tied=1,norm=layer");
+  EXPECT_EQ(CountParameters(m).total, 354823168);
+}
+
+// The short form of Mixtral counts 46,702,792,704 as its config.json.
+TEST(LoadTransformer, ShortFormOfMixtral) {
+  const TransformerConfig m = LoadTransformer(
+      "transformer:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,gated=1,"
+      "norm=rms,tied=0,experts=8,top_k=2,max_positions=32768");
+  EXPECT_EQ(CountParameters(m).total, 46702792704);
+  EXPECT_EQ(CountParameters(m).active_per_token, 12879925248);
+}
+
+std::string UsageErrorOf(const std::string& spec) {
+  try {
+    LoadTransformer(spec);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(LoadTransformer, ShortFormErrorsNameKeyAndValue) {
+  const std::string base = "transformer:layers=2,hidden=64,heads=4,vocab=100";
+  EXPECT_NE(UsageErrorOf(base + ",depth=3").find("unknown key 'depth'"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",ffn=abc").find("ffn=abc is not an integer"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",ffn=-5").find("ffn=-5 is outside"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",gated=2").find("gated=2 must be 0 or 1"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",norm=batch").find("norm=batch"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",positions=sinus").find("positions=sinus"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",positions=learned").find("max_positions"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",layers=3").find("'layers' given twice"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",kv_heads=3").find("kv_heads"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",experts=4").find("top_k"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",experts=4,top_k=5").find("top_k"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",top_k=2").find("top_k"), std::string::npos);
+  EXPECT_NE(UsageErrorOf(base + ",heads").find("not key=value"), std::string::npos);
+  EXPECT_NE(UsageErrorOf("transformer:layers=2,hidden=64,heads=5,vocab=100").find("heads=5"),
+            std::string::npos);
+  EXPECT_NE(UsageErrorOf("transformer:layers=2,hidden=64,heads=4").find("vocab"),
+            std::string::npos);
+}
+
+TEST(LoadTransformer, UnknownNameListsTheBuiltIns) {
+  const std::string message = UsageErrorOf("llama-9");
+  EXPECT_NE(message.find("llama-3-8b"), std::string::npos) << message;
+  EXPECT_NE(message.find("short form"), std::string::npos) << message;
+}
+
+TEST(LoadTransformer, ReadsAConfigFileAndRefusesAMissingOne) {
+  const std::string dir = ::testing::TempDir() + "/fitspeed_llm_cfg_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << kLlamaTf;
+  const TransformerConfig from_file = LoadTransformer(dir + "/config.json");
+  EXPECT_EQ(from_file.hidden, 256);
+  EXPECT_EQ(LoadTransformer(dir).layers, 2);  // the folder holding config.json
+  EXPECT_THROW(LoadTransformer(dir + "/absent.json"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LoadTransformer, EveryBuiltInLoadsAndValidates) {
+  const std::vector<std::string> names = BuiltinTransformerNames();
+  EXPECT_EQ(names.size(), 13u);
+  for (const std::string& name : names) {
+    const TransformerConfig m = LoadTransformer(name);
+    EXPECT_EQ(m.name, name);
+    EXPECT_NO_THROW(ValidateTransformer(m)) << name;
+    EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;  // true of all 13
+  }
+}
+
+TEST(ValidateTransformer, NamesTheFieldOfAHandBuiltShape) {
+  TransformerConfig m = LoadTransformer("llama-3-8b");
+  m.kv_heads = 5;
+  try {
+    ValidateTransformer(m);
+    FAIL() << "kv_heads 5 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("kv_heads"), std::string::npos) << e.what();
+  }
+  m.kv_heads = 8;
+  m.layers = 0;
+  EXPECT_THROW(CountParameters(m), UsageError);
+}
+
+}  // namespace
+}  // namespace fitspeed
