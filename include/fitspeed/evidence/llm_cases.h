@@ -19,7 +19,9 @@ struct LlmCase {
   std::string source;  // the table's file
   int line = 0;        // the row's 1-based line in `source`
   std::string round;   // MLPerf round ("v4.0"); "" for vTrain
-  std::string system;  // MLPerf's system ("dgxh100_n64_nemo"); vTrain: "1 node, 8 A100, NVLink"
+  // MLPerf's system ("dgxh100_n64_nemo"); vTrain: "1 node of 8 A100 (NVLink)",
+  // of which a row uses 2, 4 or 8.
+  std::string system;
   // "gpt3", "llama2_70b_lora" (MLPerf) or "vtrain-gpt".
   std::string benchmark;
   std::string accelerator;  // as the table names it ("NVIDIA H100-SXM5-80GB"; vTrain "A100")
