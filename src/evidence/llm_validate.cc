@@ -259,4 +259,130 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
   out << "calibration compiled in (all rows): " << v.table.calibration.source << "\n";
 }
 
+LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
+  LlmMlperfValidation v;
+  std::map<std::string, Device> devices;
+  for (const LlmCase& c : cases) {
+    if (c.duplicate || !c.split_known) continue;
+    LlmMlperfValidation::Row row;
+    row.c = c;
+    try {
+      auto it = devices.find(c.device);
+      if (it == devices.end()) it = devices.emplace(c.device, LoadDevice(c.device)).first;
+      const Device& device = it->second;
+      const bool lora = c.benchmark == "llama2_70b_lora";
+      const TransformerConfig model = LoadTransformer(lora ? "llama-2-70b" : "gpt3-175b");
+      const LlmCluster cluster = MakeCluster(device, c.accelerators);
+      LlmTraining tr;
+      tr.seq_len = c.seq_len;
+      tr.format = ParseMatrixFormat(c.precision);
+      tr.lora_rank = lora ? 16 : 0;
+      tr.flash_attention = true;
+      tr.gradient_bytes = 4;
+      LlmSplit s;
+      s.tp = c.tp;
+      s.pp = c.pp;
+      s.vp = c.vp > 0 ? c.vp : 1;
+      s.cp = c.cp > 0 ? c.cp : 1;
+      s.dp = c.dp;
+      s.micro_batch = c.micro_batch;
+      s.global_batch = c.global_batch;
+      s.sequence_parallel = c.tp > 1;
+      s.recompute = Recompute::kSelective;
+      const bool tpu = device.kind == "tpu";
+      s.zero = lora ? 1 : (tpu ? 3 : 1);
+      if (s.dp * s.cp == 1) s.zero = 0;
+      const LlmStep step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
+      row.modeled = true;
+      row.predicted_tokens_per_s = step.tokens_per_s;
+      row.error = step.tokens_per_s / c.tokens_per_s - 1.0;
+      row.memory_fraction = step.memory.total / step.memory.capacity;
+    } catch (const Error& e) {
+      row.reason = e.what();
+    }
+    v.rows.push_back(row);
+  }
+  std::map<std::string, std::vector<double>> abs_by, signed_by, abs_by_no_eval;
+  std::vector<double> all;
+  for (const auto& r : v.rows) {
+    if (!r.modeled) continue;
+    abs_by[r.c.publisher].push_back(std::fabs(r.error));
+    signed_by[r.c.publisher].push_back(r.error);
+    if (!r.c.includes_eval) abs_by_no_eval[r.c.publisher].push_back(std::fabs(r.error));
+    all.push_back(std::fabs(r.error));
+  }
+  std::vector<double> per_publisher, per_publisher_no_eval;
+  for (const auto& [name, errs] : abs_by) {
+    LlmMlperfValidation::Publisher p;
+    p.name = name;
+    p.runs = static_cast<int>(errs.size());
+    p.median_abs_error = MedianLlmValidate(errs);
+    p.median_error = MedianLlmValidate(signed_by[name]);
+    per_publisher.push_back(p.median_abs_error);
+    v.publishers.push_back(p);
+  }
+  for (const auto& [name, errs] : abs_by_no_eval) per_publisher_no_eval.push_back(MedianLlmValidate(errs));
+  v.publisher_median = MedianLlmValidate(per_publisher);
+  v.publisher_median_no_eval = MedianLlmValidate(per_publisher_no_eval);
+  v.run_median = MedianLlmValidate(all);
+  return v;
+}
+
+void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["schema"] = "fitspeed.llm-mlperf-validation/1";
+    j["publisher_median_abs_error"] = v.publisher_median;
+    j["publisher_median_abs_error_without_eval"] = v.publisher_median_no_eval;
+    j["run_median_abs_error"] = v.run_median;
+    for (const auto& p : v.publishers)
+      j["publishers"].push_back({{"publisher", p.name}, {"runs", p.runs}, {"median_abs_error", p.median_abs_error},
+                                 {"median_error", p.median_error}});
+    for (const auto& r : v.rows) {
+      nlohmann::ordered_json row = {{"round", r.c.round}, {"publisher", r.c.publisher}, {"system", r.c.system},
+                                    {"benchmark", r.c.benchmark}, {"device", r.c.device},
+                                    {"accelerators", r.c.accelerators}, {"measured_tokens_per_s", r.c.tokens_per_s},
+                                    {"includes_eval", r.c.includes_eval}, {"modeled", r.modeled}};
+      if (r.modeled) {
+        row["predicted_tokens_per_s"] = r.predicted_tokens_per_s;
+        row["error"] = r.error;
+        row["memory_fraction"] = r.memory_fraction;
+      } else {
+        row["reason"] = r.reason;
+      }
+      j["rows"].push_back(row);
+    }
+    out << j.dump(2) << "\n";
+    return;
+  }
+  TextTable t({"round", "publisher", "system", "benchmark", "device", "n", "tp.pp.vp.cp.dp mb", "precision",
+               "measured tok/s", "predicted", "error", "memory/cap"});
+  for (const auto& r : v.rows) {
+    const LlmCase& c = r.c;
+    t.AddRow({c.round, c.publisher, c.system, c.benchmark, c.device, std::to_string(c.accelerators),
+              fmt::format("{}.{}.{}.{}.{} {}", c.tp, c.pp, c.vp, c.cp, c.dp, c.micro_batch), c.precision,
+              fmt::format("{:.4g}{}", c.tokens_per_s, c.includes_eval ? " (eval)" : ""),
+              r.modeled ? fmt::format("{:.4g}", r.predicted_tokens_per_s) : std::string("-"),
+              r.modeled ? fmt::format("{:+.1f}%", 100 * r.error) : "not modeled: " + r.reason,
+              r.modeled ? fmt::format("{:.2f}", r.memory_fraction) : std::string("-")});
+  }
+  if (format == OutputFormat::kCsv) {
+    out << t.RenderCsv();
+    return;
+  }
+  out << "MLPerf Training LLM (test data: no choice looked at it), distinct runs with a known split, "
+         "modeled with vTrain's A100 calibration carried:\n";
+  out << t.Render();
+  TextTable p({"publisher", "runs", "median |err|", "median err"});
+  for (const auto& x : v.publishers)
+    p.AddRow({x.name, std::to_string(x.runs), fmt::format("{:.1f}%", 100 * x.median_abs_error),
+              fmt::format("{:+.1f}%", 100 * x.median_error)});
+  out << p.Render();
+  out << fmt::format(
+      "median over {} publishers of their median |error|: {:.1f}% ({:.1f}% leaving out the runs measured "
+      "with evaluation in the time); over every modeled run: {:.1f}%\n",
+      v.publishers.size(), 100 * v.publisher_median, 100 * v.publisher_median_no_eval, 100 * v.run_median);
+}
+
 }  // namespace fitspeed
+

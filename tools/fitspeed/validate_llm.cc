@@ -32,6 +32,12 @@ int RunValidateLlm(const ValidateLlmOptions& options) {
       ReadVtrainCases(options.data_dir + "/llm/vtrain_megatron_deepspeed_single_node_a100.csv");
   const LlmValidation v = ValidateLlmOnVtrain(cases, LoadDevice("a100"), "fitspeed validate llm --llm-calibration-out");
   WriteLlmValidation(std::cout, v, format);
+  if (format != OutputFormat::kJson) {
+    std::cout << "\n";
+    WriteLlmMlperfValidation(
+        std::cout, ValidateLlmOnMlperf(ReadMlperfLlmCases(options.data_dir + "/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv")),
+        format);
+  }
   if (!options.calibration_out.empty()) {
     std::ofstream out(options.calibration_out);
     if (!out) throw InputError("cannot write " + options.calibration_out);

@@ -53,6 +53,41 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
 // pattern, by micro-batch, by GPU count, the ranking and the calibrations.
 void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat format);
 
+// The MLPerf Training LLM rows (GPT-3 175B pre-training, Llama-2-70B LoRA;
+// docs/validation.md, "LLM training cases"), the split model's test data:
+// no rule, profile or constant was chosen by looking at them. Each distinct
+// run (duplicates left out) with a known split is modeled on the catalog
+// device it ran on with the compiled-in calibration carried there (vTrain's
+// A100 constants), as NeMo / MaxText / Habana run them by their configs:
+// flash attention, sequence parallelism where tp > 1, selective
+// recomputation, the gradient reduction overlapped, the distributed
+// optimizer (ZeRO-1) on GPUs and FSDP (ZeRO-3) on TPUs, FP32 gradients with
+// BF16 and FP8 (Megatron-Core's main_grad), LoRA rank 16 on the attention.
+struct LlmMlperfValidation {
+  struct Row {
+    LlmCase c;
+    bool modeled = false;
+    std::string reason;       // why not, when !modeled
+    double predicted_tokens_per_s = 0;
+    double error = 0;         // predicted / measured - 1
+    double memory_fraction = 0;  // modeled memory per GPU / capacity
+  };
+  std::vector<Row> rows;  // every distinct run with a known split
+  struct Publisher {
+    std::string name;
+    int runs = 0;
+    double median_abs_error = 0, median_error = 0;
+  };
+  std::vector<Publisher> publishers;  // by name, modeled runs only
+  // The median over publishers of their median |error| (each publisher once),
+  // and over every modeled run; with and without the runs whose throughput
+  // includes evaluation (they read low).
+  double publisher_median = 0, run_median = 0, publisher_median_no_eval = 0;
+};
+
+LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases);
+void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, OutputFormat format);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_EVIDENCE_LLM_VALIDATE_H_
