@@ -35,3 +35,5 @@ endfunction()
 fitspeed_embed_json(data/intervals.json EmbeddedIntervalsJson "--intervals-out")
 # The framework profiles (src/device/embedded_frameworks.h).
 fitspeed_embed_json(data/frameworks.json EmbeddedFrameworksJson "--frameworks-out")
+# The LLM split model's calibration (src/llm/calibration.cc).
+fitspeed_embed_json(data/llm-calibration.json EmbeddedLlmCalibrationJson "--llm-calibration-out")

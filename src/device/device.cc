@@ -520,6 +520,11 @@ std::string DeviceToJson(const Device& d) {
                                                  {"type", d.tensor16_type},
                                                  {"source", source("peak_flops_per_s.tensor16")}});
   }
+  for (const auto& [key, value] :
+       {std::pair{"fp8", d.fp8_flops_per_s}, std::pair{"int8", d.int8_flops_per_s},
+        std::pair{"fp4", d.fp4_flops_per_s}}) {
+    if (value > 0) peaks[key] = quantity(fmt::format("peak_flops_per_s.{}", key), value);
+  }
   doc["peak_flops_per_s"] = peaks;
   if (d.fp32_matrix_on_tensor16) {
     doc["fp32_matrix_on_tensor16"] = quantity("fp32_matrix_on_tensor16", true);
@@ -550,6 +555,8 @@ std::string DeviceToJson(const Device& d) {
       {"feature_multiple_fp32", quantity("tiles.feature_multiple_fp32", d.feature_multiple_fp32)},
       {"feature_multiple_tensor",
        quantity("tiles.feature_multiple_tensor", d.feature_multiple_tensor)}};
+  if (d.scale_up_domain > 0)
+    doc["scale_up_domain"] = quantity("scale_up_domain", d.scale_up_domain);
   if (!d.links.empty()) doc["links"] = LinksJson(d.links, d.sources, d.origin, &d.bases);
   if (d.price_per_hour) doc["price_per_hour"] = quantity("price_per_hour", *d.price_per_hour);
   if (!d.calibrated_on.empty()) {
@@ -627,7 +634,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   r.Object(doc, root,
            {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
             "fp32_matrix_on_tensor16", "tensor_layout", "memory", "efficiency", "overheads",
-            "tiles", "links", "price_per_hour", "calibration", "comment"});
+            "tiles", "scale_up_domain", "links", "price_per_hour", "calibration", "comment"});
   const std::string schema = r.String(doc, root, "schema");
   if (schema != kSchema) {
     r.Fail(Reader::Sub(root, "schema"),
@@ -645,9 +652,12 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 
   const Path peaks_path = Reader::Sub(root, "peak_flops_per_s");
   const json& peaks = r.Required(doc, root, "peak_flops_per_s");
-  r.Object(peaks, peaks_path, {"fp32", "tf32", "tensor16"});
+  r.Object(peaks, peaks_path, {"fp32", "tf32", "tensor16", "fp8", "int8", "fp4"});
   d.fp32_flops_per_s = r.Positive(peaks, peaks_path, "fp32");
   if (peaks.contains("tf32")) d.tf32_flops_per_s = r.Positive(peaks, peaks_path, "tf32");
+  if (peaks.contains("fp8")) d.fp8_flops_per_s = r.Positive(peaks, peaks_path, "fp8");
+  if (peaks.contains("int8")) d.int8_flops_per_s = r.Positive(peaks, peaks_path, "int8");
+  if (peaks.contains("fp4")) d.fp4_flops_per_s = r.Positive(peaks, peaks_path, "fp4");
   if (peaks.contains("tensor16")) {
     d.tensor16_flops_per_s = r.Positive(peaks, peaks_path, "tensor16");
     const Path t = Reader::Sub(peaks_path, "tensor16");
@@ -723,6 +733,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   d.feature_multiple_fp32 = r.Count(tiles, tiles_path, "feature_multiple_fp32");
   d.feature_multiple_tensor = r.Count(tiles, tiles_path, "feature_multiple_tensor");
 
+  if (doc.contains("scale_up_domain")) d.scale_up_domain = r.Count(doc, root, "scale_up_domain");
   if (doc.contains("links")) d.links = ReadLinks(r, doc.at("links"), Reader::Sub(root, "links"));
   if (doc.contains("price_per_hour")) d.price_per_hour = r.Positive(doc, root, "price_per_hour");
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {

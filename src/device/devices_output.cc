@@ -1,7 +1,9 @@
 // The writer of the device catalog (device.h, WriteDevices): `fitspeed devices`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/table.h"
 #include "fitspeed/device/device.h"
@@ -38,6 +40,9 @@ ordered_json DeviceJson(const Device& d) {
       {"tensor16_flops_per_s", optional(d.tensor16_flops_per_s)},
       {"tensor16_type",
        d.tensor16_type.empty() ? ordered_json(nullptr) : ordered_json(d.tensor16_type)},
+      {"fp8_flops_per_s", optional(d.fp8_flops_per_s)},
+      {"int8_flops_per_s", optional(d.int8_flops_per_s)},
+      {"fp4_flops_per_s", optional(d.fp4_flops_per_s)},
       {"fp32_matrix_on_tensor16", d.fp32_matrix_on_tensor16},
       {"tensor_layout",
        d.tensor_layout.empty() ? ordered_json(nullptr) : ordered_json(d.tensor_layout)},
@@ -62,6 +67,8 @@ ordered_json DeviceJson(const Device& d) {
       {"batch_multiple", d.batch_multiple},
       {"feature_multiple_fp32", d.feature_multiple_fp32},
       {"feature_multiple_tensor", d.feature_multiple_tensor},
+      {"scale_up_domain",
+       d.scale_up_domain > 0 ? ordered_json(d.scale_up_domain) : ordered_json(nullptr)},
       {"links", links},
       {"price_per_hour",
        d.price_per_hour ? ordered_json(*d.price_per_hour) : ordered_json(nullptr)}};
@@ -82,8 +89,8 @@ std::string LinkList(const Device& d) {
 }
 
 // The lines of one device in full below its row: description, origin,
-// overheads, tiles, the 16-bit peak's source, the efficiency curves, price
-// and tensor layout.
+// overheads, tiles, the 16-bit and low-precision peaks' sources, the scale-up domain, the
+// efficiency curves, price and tensor layout.
 void WriteDeviceDetail(std::ostream& out, const Device& d) {
   out << fmt::format(
       "{}\norigin: {}\nkernel launch: {} us, host overhead per step: {} ms\n"
@@ -101,6 +108,20 @@ void WriteDeviceDetail(std::ostream& out, const Device& d) {
       d.tensor16_flops_per_s > 0 && peak16 != d.sources.end()) {
     out << fmt::format("16-bit peak: {} TFLOPS {} ({})\n", Tflops(d.tensor16_flops_per_s),
                        d.tensor16_type, peak16->second);
+  }
+  for (const auto& [label, unit, key, value] :
+       {std::tuple{"FP8", "TFLOPS", "fp8", d.fp8_flops_per_s},
+        std::tuple{"INT8", "TOPS", "int8", d.int8_flops_per_s},
+        std::tuple{"FP4", "TFLOPS", "fp4", d.fp4_flops_per_s}}) {
+    const auto source = d.sources.find(fmt::format("peak_flops_per_s.{}", key));
+    if (value > 0 && source != d.sources.end()) {
+      out << fmt::format("{} peak: {} {} ({})\n", label, Tflops(value), unit, source->second);
+    }
+  }
+  if (const auto source = d.sources.find("scale_up_domain");
+      d.scale_up_domain > 0 && source != d.sources.end()) {
+    out << fmt::format("scale-up domain: {} devices on the \"devices\" link ({})\n",
+                       d.scale_up_domain, source->second);
   }
   // How a curve was obtained (its "basis", docs/devices.md), when the file says.
   auto basis = [&d](const char* field) {
@@ -138,15 +159,38 @@ void WriteDeviceDetail(std::ostream& out, const Device& d) {
 }
 
 TextTable DeviceTable(const std::vector<Device>& devices) {
-  TextTable table({"device", "kind", "cores", "fp32_TFLOPS", "tf32_TFLOPS", "16bit_TFLOPS",
-                   "memory_GB/s", "memory_GiB", "links"});
+  // The low-precision peaks and the scale-up domain get columns only where a
+  // device of the list has them (the older catalog has none).
+  auto any = [&devices](auto has) { return std::any_of(devices.begin(), devices.end(), has); };
+  const bool fp8 = any([](const Device& d) { return d.fp8_flops_per_s > 0; });
+  const bool int8 = any([](const Device& d) { return d.int8_flops_per_s > 0; });
+  const bool fp4 = any([](const Device& d) { return d.fp4_flops_per_s > 0; });
+  const bool domain = any([](const Device& d) { return d.scale_up_domain > 0; });
+  std::vector<std::string> header = {"device",      "kind",        "cores",
+                                     "fp32_TFLOPS", "tf32_TFLOPS", "16bit_TFLOPS"};
+  if (fp8) header.push_back("fp8_TFLOPS");
+  if (int8) header.push_back("int8_TOPS");
+  if (fp4) header.push_back("fp4_TFLOPS");
+  for (const char* column : {"memory_GB/s", "memory_GiB"}) header.push_back(column);
+  if (domain) header.push_back("scale_up");
+  header.push_back("links");
+  TextTable table(header);
   for (const Device& d : devices) {
-    table.AddRow(
-        {d.name, d.kind, std::to_string(d.cores), Tflops(d.fp32_flops_per_s),
-         Tflops(d.tf32_flops_per_s),
-         d.tensor16_flops_per_s > 0 ? Tflops(d.tensor16_flops_per_s) + " " + d.tensor16_type : "-",
-         FormatSig(d.memory_bandwidth_bytes_per_s / 1e9, 4),
-         FormatSig(d.memory_capacity_bytes / (1u << 30), 4), LinkList(d)});
+    std::vector<std::string> row = {
+        d.name,
+        d.kind,
+        std::to_string(d.cores),
+        Tflops(d.fp32_flops_per_s),
+        Tflops(d.tf32_flops_per_s),
+        d.tensor16_flops_per_s > 0 ? Tflops(d.tensor16_flops_per_s) + " " + d.tensor16_type : "-"};
+    if (fp8) row.push_back(Tflops(d.fp8_flops_per_s));
+    if (int8) row.push_back(Tflops(d.int8_flops_per_s));
+    if (fp4) row.push_back(Tflops(d.fp4_flops_per_s));
+    row.push_back(FormatSig(d.memory_bandwidth_bytes_per_s / 1e9, 4));
+    row.push_back(FormatSig(d.memory_capacity_bytes / (1u << 30), 4));
+    if (domain) row.push_back(d.scale_up_domain > 0 ? std::to_string(d.scale_up_domain) : "-");
+    row.push_back(LinkList(d));
+    table.AddRow(row);
   }
   return table;
 }

@@ -493,7 +493,11 @@ std::vector<KernelGpu> KernelGpus() {
              9e11,
              5e-6,
              {"v100-sxm2"},
-             {"v100-sxm3-32gb", "v100-pcie", "a100", "a100-80gb", "h100"}};
+             // Issue 30's devices: nothing of theirs was measured here, the V100's
+             // fits are the catalog's nearest (AMD and Gaudi: another vendor's
+             // kernels, carried by the same F/peak rule; docs/devices.md).
+             {"v100-sxm3-32gb", "v100-pcie", "a100", "a100-80gb", "h100", "h200", "b200", "b300",
+              "gb200", "gb300", "l40s", "l4", "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3"}};
   gpus[1] = {"P100",
              "Tesla P100 (DeepBench sheet; CUDA 8, cuDNN 6): read as the SXM2 board, 10.6 TFLOPS "
              "FP32 and 732 GB/s (datasheet); its largest SGEMMs reach 9.1 TFLOPS, 98% of the PCIe "
@@ -903,7 +907,8 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        "A100 80 GB PCIe: 1935 GB/s HBM2e (datasheet); test split only",
        1.935e12,
        {},
-       {"a100-80gb", "h100"}},
+       {"a100-80gb", "h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x",
+        "gaudi2", "gaudi3"}},
       {"Tesla T4", "Tesla T4: 320 GB/s GDDR6 (datasheet)", 3.2e11, {"t4"}, {}},
       {"Tesla P100-PCIE-16GB",
        "Tesla P100 PCIe 16 GB: 732 GB/s HBM2 (datasheet)",
@@ -911,7 +916,7 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        {"p100"},
        {}},
       {"Tesla P4", "Tesla P4: 192 GB/s GDDR5 (datasheet)", 1.92e11, {}, {}},
-      {"NVIDIA L4", "L4: 300 GB/s GDDR6 (datasheet); test split only", 3e11, {}, {}},
+      {"NVIDIA L4", "L4: 300 GB/s GDDR6 (datasheet); test split only", 3e11, {"l4"}, {"l40s"}},
   };
 }
 

@@ -2,8 +2,9 @@
 // ":::MLLOG" (format of the mlperf-logging package, github.com/mlcommons/logging,
 // mllog/mllog.py). Epoch intervals (epoch_start/epoch_stop) or, when a log has
 // none, block intervals (block_start/block_stop) become epoch-time samples;
-// in logs whose "epoch" numbers count samples (BERT) or tokens (GPT-3), the
-// training time between two known counts becomes a throughput sample.
+// in logs whose "epoch" numbers count samples (BERT) or tokens (GPT-3), or
+// whose events carry metadata.samples_count (Llama-2-70B LoRA), the training
+// time between two known counts becomes a throughput sample.
 // The rules are described in docs/formats/mllog.md.
 #include <fmt/format.h>
 
@@ -47,6 +48,7 @@ struct Event {
   std::optional<double> first_epoch_num;  // metadata.first_epoch_num
   std::optional<double> epoch_count;      // metadata.epoch_count
   std::optional<double> step;             // metadata.step (tracked_stats)
+  std::optional<double> samples_count;    // metadata.samples_count (Llama-2-70B LoRA)
 };
 
 // A validating JSON parser for one event (RFC 8259 grammar, plus the NaN,
@@ -85,7 +87,8 @@ class EventParser {
     kEpochNum,
     kFirstEpochNum,
     kEpochCount,
-    kStep
+    kStep,
+    kSamplesCount
   };
   // Which object is being read.
   enum class Place { kOther, kRoot, kMetadata };
@@ -123,6 +126,8 @@ class EventParser {
         return &event_->epoch_count;
       case Slot::kStep:
         return &event_->step;
+      case Slot::kSamplesCount:
+        return &event_->samples_count;
       default:
         return nullptr;
     }
@@ -314,6 +319,7 @@ class EventParser {
       if (key == "first_epoch_num") return Slot::kFirstEpochNum;
       if (key == "epoch_count") return Slot::kEpochCount;
       if (key == "step") return Slot::kStep;
+      if (key == "samples_count") return Slot::kSamplesCount;
     }
     return Slot::kDrop;
   }
@@ -423,9 +429,13 @@ struct LogState {
   std::vector<std::pair<Mark, double>> counts;
   double largest_number = 0;  // largest epoch, block or step number seen
   int largest_line = 0;
-  IntervalMap epochs;  // by metadata.epoch_num
-  IntervalMap blocks;  // by metadata.first_epoch_num
-  IntervalMap evals;   // by metadata.epoch_num
+  // Where metadata.samples_count was first read (Llama-2-70B LoRA's counts of
+  // sequences trained: its block and eval events carry no epoch numbers).
+  std::optional<int> samples_count_line;
+  std::optional<Mark> run_start;  // the first run_start: 0 trained
+  IntervalMap epochs;             // by metadata.epoch_num
+  IntervalMap blocks;             // by metadata.first_epoch_num
+  IntervalMap evals;              // by metadata.epoch_num
   // Evaluations without an epoch number: open starts, paired first in first out.
   std::deque<Mark> open_unnumbered_evals;
   std::vector<std::pair<Mark, Mark>> unnumbered_evals;
@@ -485,6 +495,11 @@ class MllogParser {
   }
   Mark TimeOf(const Event& e, int line) const;
   std::int64_t EpochOf(const std::optional<double>& value, int line, const char* field) const;
+  // metadata.samples_count of `e`, noting that the log counts so.
+  std::int64_t SamplesCountOf(const Event& e, int line) {
+    if (!log_.samples_count_line) log_.samples_count_line = line;
+    return EpochOf(e.samples_count, line, "metadata.samples_count");
+  }
   double PositiveValue(const Event& e, int line) const;
   void SetOnce(const Event& e, int line, std::optional<int>& first_line, double& value);
   void CheckIntervals(const IntervalMap& intervals, const char* start_key,
@@ -573,6 +588,15 @@ void MllogParser::Use(const Event& e, int line) {
     key == "epoch_start" ? log_.epochs[epoch].Start(mark) : log_.epochs[epoch].Stop(mark);
     if (key == "epoch_stop") iterations_at_stops_.emplace_back(line, last_iteration_);
     Count(mark, epoch);
+  } else if (key == "run_start") {
+    if (!log_.run_start && e.time_ms) log_.run_start = TimeOf(e, line);
+  } else if ((key == "block_start" || key == "block_stop") && !e.first_epoch_num &&
+             e.samples_count) {
+    // A block counted in samples (LoRA): its stop is a count. A start is one only at 0:
+    // Habana's LoRA logs number later block_starts with the samples of a step (192)
+    // after 1536 were trained.
+    const std::int64_t count = SamplesCountOf(e, line);
+    if (key == "block_stop" || count == 0) Count(TimeOf(e, line), count);
   } else if (key == "block_start" || key == "block_stop") {
     const std::int64_t first = EpochOf(e.first_epoch_num, line, "metadata.first_epoch_num");
     Interval& block = log_.blocks[first];
@@ -592,11 +616,17 @@ void MllogParser::Use(const Event& e, int line) {
       block.count_line = line;
     }
   } else if (key == "eval_accuracy") {
-    if (e.epoch_num && e.time_ms)
+    if (e.epoch_num && e.time_ms) {
       Count(TimeOf(e, line), EpochOf(e.epoch_num, line, "metadata.epoch_num"));
+    } else if (e.samples_count && e.time_ms) {
+      Count(TimeOf(e, line), SamplesCountOf(e, line));
+    }
   } else if (key == "eval_start" || key == "eval_stop") {
     const Mark mark = TimeOf(e, line);
     const bool start = key == "eval_start";
+    // LoRA's evaluations carry the samples trained, not an epoch number: a
+    // count, and an evaluation paired first in, first out below.
+    if (!e.epoch_num && e.samples_count) Count(mark, SamplesCountOf(e, line));
     if (e.epoch_num) {
       const std::int64_t epoch = EpochOf(e.epoch_num, line, "metadata.epoch_num");
       Interval& eval = log_.evals[epoch];
@@ -749,6 +779,8 @@ std::string MllogParser::CountedUnit() const {
   // MLPerf's rules: BERT counts training samples, GPT-3 tokens, as "epochs".
   if (log_.benchmark == "bert") return "samples";
   if (log_.benchmark == "gpt3") return "tokens";
+  // Llama-2-70B LoRA: sequences of 8192 tokens, packed.
+  if (log_.samples_count_line) return "samples";
   if (log_.largest_number > kMaxRealEpochs) {
     throw DataError(
         source(), log_.largest_line, "epoch number",
@@ -798,6 +830,8 @@ std::vector<Sample> MllogParser::FinishCounted(const std::string& unit) {
     per_sample = log_.max_sequence_length;
   }
   std::vector<std::pair<Mark, double>> counts = log_.counts;
+  // samples_count logs start counting at run_start (Habana's LoRA logs have no block_start 0).
+  if (log_.samples_count_line && log_.run_start) counts.emplace_back(*log_.run_start, 0.0);
   std::stable_sort(counts.begin(), counts.end(),
                    [](const auto& x, const auto& y) { return x.first.time_ms < y.first.time_ms; });
   std::vector<Sample> all;
@@ -829,14 +863,19 @@ std::vector<Sample> MllogParser::FinishCounted(const std::string& unit) {
     s.epoch = static_cast<int>(all.size()) + 1;
     all.push_back(std::move(s));
   }
-  Warn(context_, 0,
-       fmt::format("MLPerf {} counts {} as its epoch numbers: {} throughput samples, each the {} "
-                   "trained between two logged counts over the training time between them{}",
-                   log_.benchmark, unit, all.size(), unit,
-                   unit == "tokens"
-                       ? fmt::format(", in sequences of max_sequence_length {} tokens (line {})",
-                                     log_.max_sequence_length, *log_.seq_len_line)
-                       : ""));
+  Warn(
+      context_, 0,
+      fmt::format("MLPerf {} counts {} {}: {} throughput samples, each the {} "
+                  "trained between two logged counts over the training time between them{}",
+                  log_.benchmark, unit,
+                  log_.samples_count_line && unit == "samples"
+                      ? fmt::format("in metadata.samples_count (line {})", *log_.samples_count_line)
+                      : "as its epoch numbers",
+                  all.size(), unit,
+                  unit == "tokens"
+                      ? fmt::format(", in sequences of max_sequence_length {} tokens (line {})",
+                                    log_.max_sequence_length, *log_.seq_len_line)
+                      : ""));
   return DropWarmup(std::move(all));
 }
 

@@ -226,7 +226,11 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
       m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
   const double dense_layer = static_cast<double>(p.per_layer) - expert_params;
   const double layer_params = dense_layer / s.tp + expert_params / (double{1} * s.tp * s.ep);
+  // The first stage's embedding (its vocabulary shard and, with learned
+  // positions, the whole position table), and with one stage the final norm.
   double params = layers_per_stage * layer_params + vocab * m.hidden / s.tp;
+  if (m.positions == PositionEncoding::kLearned) params += static_cast<double>(m.max_positions) * m.hidden;
+  if (s.pp == 1) params += static_cast<double>(p.final_norm);
   if (s.pp == 1 && !m.tied_embeddings) params += vocab * m.hidden / s.tp;
   const bool lora = tr.lora_rank > 0;
   // LoRA adapters: A (d_in x r) and B (r x d_out) on every attention and

@@ -1,4 +1,5 @@
 // Golden tests of `fitspeed devices` and `fitspeed sweep --device`.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@ using ::fitspeed::CatalogDeviceJson;
 using ::fitspeed::test::CliRun;
 using ::fitspeed::test::RunCli;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<std::string> Split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -37,7 +39,9 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.devices/1");
-  ASSERT_EQ(json["devices"].size(), 13u);  // k40m ... tpu-v3-8, xeon-6148x2; host on request
+  // The thirteen files of the catalog before issue 30 (k40m ... tpu-v3-8, xeon-6148x2) and
+  // its fifteen (h200 ... tpu-v6e); host on request.
+  ASSERT_EQ(json["devices"].size(), 28u);
   bool found = false;
   for (const auto& d : json["devices"]) {
     if (d["name"] != "v100-sxm2") continue;
@@ -48,8 +52,74 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
     EXPECT_DOUBLE_EQ(d["memory_bandwidth_bytes_per_s"].get<double>(), 900e9);
     EXPECT_TRUE(d["tf32_flops_per_s"].is_null());  // Volta has no TF32
     EXPECT_EQ(d["tensor_layout"], "nhwc");         // tensor-core convolutions work in NHWC
+    EXPECT_TRUE(d["fp8_flops_per_s"].is_null());   // nor FP8
+    EXPECT_EQ(d["scale_up_domain"], 8);            // DGX-1: 8 GPUs
   }
   EXPECT_TRUE(found);
+  for (const auto& d : json["devices"]) {
+    if (d["name"] == "h100") {
+      // NVIDIA H100 datasheet (SXM): 3,958 TFLOPS FP8 with sparsity, 1,979 dense.
+      EXPECT_DOUBLE_EQ(d["fp8_flops_per_s"].get<double>(), 1979e12);
+      EXPECT_TRUE(d["fp4_flops_per_s"].is_null());
+    } else if (d["name"] == "gb200") {
+      // NVIDIA GB200 NVL72 datasheet: FP4 1,440 PFLOPS with sparsity over 72 GPUs: 10 dense.
+      EXPECT_DOUBLE_EQ(d["fp4_flops_per_s"].get<double>(), 10e15);
+      EXPECT_EQ(d["scale_up_domain"], 72);
+    } else if (d["name"] == "tpu-v6e") {
+      // Cloud TPU v6e docs: 1,836 TOPS Int8 per chip.
+      EXPECT_DOUBLE_EQ(d["int8_flops_per_s"].get<double>(), 1836e12);
+    }
+  }
+}
+
+TEST(DeviceCli, DevicesTableHasLowPrecisionAndScaleUpColumns) {
+  const CliRun run = RunCli("devices");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = Lines(run.out);
+  ASSERT_FALSE(lines.empty());
+  for (const char* column : {"fp8_TFLOPS", "int8_TOPS", "fp4_TFLOPS", "scale_up"}) {
+    EXPECT_THAT(lines[0], HasSubstr(column));
+  }
+  // GB300 NVL72: 72 GPUs in its NVLink domain.
+  const auto row = std::find_if(lines.begin(), lines.end(),
+                                [](const std::string& l) { return l.rfind("gb300 ", 0) == 0; });
+  ASSERT_NE(row, lines.end());
+  EXPECT_THAT(*row, HasSubstr("72"));
+  // The older devices alone have none of them: no such columns.
+  const CliRun old = RunCli("devices v100-pcie");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_THAT(old.out, Not(HasSubstr("fp8_TFLOPS")));
+  EXPECT_THAT(old.out, Not(HasSubstr("scale_up")));
+  // One device in full names each low-precision peak's source and the domain's.
+  const CliRun detail = RunCli("devices tpu-v5e");
+  ASSERT_EQ(detail.exit_code, 0) << detail.err;
+  EXPECT_THAT(detail.out, HasSubstr("INT8 peak: 393 TOPS (Cloud TPU docs"));
+  EXPECT_THAT(detail.out, HasSubstr("scale-up domain: 256 devices"));
+}
+
+TEST(DeviceCli, MixedPrecisionSweepRunsOnEveryIssue30Device) {
+  for (const char* device : {"h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x",
+                             "gaudi2", "gaudi3", "tpu-v5e", "tpu-v5p", "tpu-v6e", "l40s", "l4"}) {
+    SCOPED_TRACE(device);
+    const CliRun run = RunCli(fmt::format(
+        "sweep gpt2 --device {} --precision mixed --seq-len 256 --batches 8,16,32 --output json",
+        device));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto json = nlohmann::json::parse(run.out);
+    ASSERT_EQ(json["steps"].size(), 3u);
+    for (const auto& step : json["steps"]) {
+      EXPECT_GT(step["throughput_sps"].get<double>(), 0);
+    }
+    // Nothing was measured on these devices: a GPU's interval is its class's widened, and
+    // says so; a TPU has none (one published TPU source).
+    const auto& interval = json["model_interval"];
+    if (std::string(device).rfind("tpu", 0) == 0) {
+      EXPECT_FALSE(interval["available"].get<bool>());
+    } else {
+      ASSERT_TRUE(interval["available"].get<bool>());
+      EXPECT_THAT(interval["basis"].get<std::string>(), HasSubstr("uncalibrated"));
+    }
+  }
 }
 
 TEST(DeviceCli, DevicesTableNamesOneDevice) {

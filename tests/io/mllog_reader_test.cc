@@ -450,6 +450,53 @@ TEST(MllogReader, ComposerEpochStopsPairWithThePreviousStart) {
       << warnings[0];
 }
 
+// MLPerf Llama-2-70B LoRA (v4.0 on): block and eval events carry
+// metadata.samples_count, the sequences trained so far, and no epoch numbers.
+// Before it was read, every such log was refused ("metadata.first_epoch_num:
+// missing"). The real logs are checked in tests/evidence/llm_cases_test.cc.
+TEST(MllogReader, LoraSamplesCountIsACount) {
+  const std::string text =
+      Event("", 1, "submission_benchmark", "", "\"llama2_70b_lora\"") +
+      Event("", 2, "global_batch_size", "", "8") + Event("", 1000, "run_start", "") +
+      // Warm-up: 0 to 1536 samples in 100 s.
+      Event("", 1000, "block_start", "\"samples_count\": 0") +
+      Event("", 101000, "block_stop", "\"samples_count\": 1536") +
+      Event("", 101000, "eval_start", "\"samples_count\": 1536") +
+      Event("", 109000, "eval_stop", "\"samples_count\": 1536") +
+      // A block_start numbered with a step's samples (as Habana's logs do) is no count.
+      Event("", 109000, "block_start", "\"samples_count\": 192") +
+      // 384 samples in 30 s of training after the evaluation: 12.8/s.
+      Event("", 139000, "block_stop", "\"samples_count\": 1920") +
+      Event("", 139000, "eval_start", "\"samples_count\": 1920") +
+      Event("", 147000, "eval_accuracy", "\"samples_count\": 1920", "0.93") +
+      Event("", 147000, "eval_stop", "\"samples_count\": 1920") +
+      // 384 samples in 50 s, 10 s of it an evaluation without counts: 9.6/s.
+      Event("", 187000, "eval_start", "") + Event("", 197000, "eval_stop", "") +
+      Event("", 197000, "block_stop", "\"samples_count\": 2304");
+  std::vector<std::string> warnings;
+  const std::vector<Sample> samples = ParseWarned(text, warnings);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].line, 9);
+  EXPECT_DOUBLE_EQ(*samples[0].throughput_sps, 384 / 30.0);
+  EXPECT_EQ(samples[1].line, 15);
+  EXPECT_DOUBLE_EQ(*samples[1].throughput_sps, 384 / 40.0);
+  EXPECT_EQ(samples[0].batch, 8);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("counts samples in metadata.samples_count (line 4)"),
+            std::string::npos)
+      << warnings[0];
+  // Without block_start 0 the count starts at run_start.
+  const std::vector<Sample> from_run_start =
+      ReadRawMllog(Event("", 1, "submission_benchmark", "", "\"llama2_70b_lora\"") +
+                       Event("", 1000, "run_start", "") +
+                       Event("", 11000, "eval_accuracy", "\"samples_count\": 100", "0.9") +
+                       Event("", 31000, "eval_accuracy", "\"samples_count\": 300", "0.9"),
+                   0);
+  ASSERT_EQ(from_run_start.size(), 2u);
+  EXPECT_DOUBLE_EQ(*from_run_start[0].throughput_sps, 100 / 10.0);
+  EXPECT_DOUBLE_EQ(*from_run_start[1].throughput_sps, 200 / 20.0);
+}
+
 TEST(MllogReader, CountsWithoutAKnownUnitAreRefused) {
   // Epoch numbers that cannot be epochs, from a benchmark whose unit fitspeed does not know.
   const std::string text =

@@ -58,6 +58,8 @@ struct ValidateLayersOptions {
   std::string output = "table";
 };
 int RunValidateLayers(const ValidateLayersOptions& options);
+// `validate llm` (validate_llm.cc).
+void SetupValidateLlmCommand(CLI::App& validate, int& exit_code);
 void SetupValidateLayersCommand(CLI::App& validate, int& exit_code);
 
 struct ValidatePlacementsOptions {

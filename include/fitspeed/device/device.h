@@ -103,10 +103,12 @@ struct Device {
   double tf32_flops_per_s = 0;      // TF32 tensor-core peak, dense; 0: none
   double tensor16_flops_per_s = 0;  // FP16/BF16 matrix peak, dense; 0: none
   std::string tensor16_type;        // "fp16" or "bf16" ("" when none)
-  double fp8_flops_per_s = 0;   // FP8 matrix peak, dense (E4M3/E5M2 GEMMs as Transformer Engine runs them); 0: none
+  // Low-precision matrix peaks, dense; the CNN step model's precisions do not use
+  // them (fp32, tf32, mixed); the LLM split model does (fitspeed/llm/split.h, MatrixFormat).
+  // FP8 matrix peak, dense (E4M3/E5M2 GEMMs as Transformer Engine runs them); 0: none
+  double fp8_flops_per_s = 0;
   double int8_flops_per_s = 0;  // INT8 matrix peak, dense (TPU AQT); 0: none
   double fp4_flops_per_s = 0;   // FP4 matrix peak, dense (Blackwell NVFP4/MXFP4); 0: none
-  int scale_up_domain = 0;      // devices joined all-to-all by the "devices" link: 8 on an HGX/DGX board, 72 in a GB200/GB300 NVL72 rack, the chips of a TPU pod slice's ICI; 0: not stated
   // Matrix work in FP32 mode runs on the 16-bit matrix units (TPU: XLA's
   // default precision multiplies FP32 tensors in one bfloat16 pass).
   bool fp32_matrix_on_tensor16 = false;
@@ -168,6 +170,10 @@ struct Device {
   int feature_multiple_tensor = 1;
 
   std::vector<DeviceLink> links;
+  // Devices joined all-to-all by the "devices" link: 8 on an HGX/DGX board, 72
+  // in a GB200/GB300 NVL72 rack, the chips of a TPU pod slice's ICI; 0: not
+  // stated. JSON: "scale_up_domain": {"value": 8, "source": ..., "basis": ...}.
+  int scale_up_domain = 0;
 
   // Price of one device for an hour, in the user's currency; the catalog ships
   // none (prices change and differ by region and contract): users write it into

@@ -75,6 +75,13 @@ struct IntervalTable {
   // give one, else from its kind's (all its errors together), else not
   // available with both reasons.
   PredictionInterval For(const std::string& error_class, double level) const;
+  // For a device: its class's interval when some published case of the table
+  // ran on it (or it was calibrated, or it is one of the catalog devices the
+  // class's interval was reported for before issue 30: h100, p100, v100-pcie,
+  // tpu-v3-8); for a device without one (the catalog's H200, B200, MI300X, ...,
+  // a user's file), wider: each error of the class is shifted by each measured
+  // device's bias (its cases' median log ratio less the median over devices),
+  // and the basis says "widened: <device> has no published case (uncalibrated)".
   PredictionInterval For(const Device& device, Precision precision, double level) const;
   // The interval of a transferred prediction on a device of `kind`.
   PredictionInterval ForTransfer(const std::string& kind, double level) const;
@@ -84,6 +91,10 @@ struct IntervalTable {
   PredictionInterval ForFramework(const std::string& error_class, double level) const;
   PredictionInterval ForFramework(const Device& device, Precision precision, double level) const;
 };
+
+// Whether a published case of `table` ran on `device` (by the device part of
+// its case key), or the device was calibrated (Device::calibrated_on).
+bool HasPublishedCases(const IntervalTable& table, const Device& device);
 
 // JSON (schema "fitspeed.intervals/1", docs/validation.md) and back. Parsing
 // throws DataError naming `source` and the field.

@@ -1,0 +1,58 @@
+// The LLM split model against measured iterations (docs/validation.md, "LLM
+// training"): vTrain's 1,440 Megatron-DeepSpeed steps on 2-8 A100s, predicted
+// by calibrations fitted without the rows' GPU count (three folds, so every
+// row is predicted out of sample), and the ranking of each group's splits.
+#ifndef FITSPEED_EVIDENCE_LLM_VALIDATE_H_
+#define FITSPEED_EVIDENCE_LLM_VALIDATE_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/core/output_format.h"
+#include "fitspeed/evidence/llm_cases.h"
+#include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/split.h"
+
+namespace fitspeed {
+
+// The model, cluster, training and split a case ran (vTrain's records:
+// GPT shape with learned positions, FP16, full recomputation, Megatron's
+// unfused attention, no gradient bucketing, 16-bit gradients, 1F1B).
+struct LlmCaseSetup {
+  TransformerConfig model;
+  LlmCluster cluster;
+  LlmTraining training;
+  LlmSplit split;
+};
+LlmCaseSetup SetupForVtrainCase(const LlmCase& c, const Device& device);
+
+// The calibration that minimizes the squared log errors of the step times of
+// `cases` (matrix_scale, dispatch_s and step_overhead_s; memory_scale 1), by
+// a deterministic coordinate search in log space.
+LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups,
+                                 const std::vector<double>& measured_step_s);
+
+struct LlmValidation {
+  struct Row {
+    LlmCase c;
+    double predicted_s = 0;  // by the fold that left its GPU count out
+    double error = 0;        // predicted / measured - 1
+  };
+  std::vector<Row> rows;
+  std::vector<std::pair<int, LlmCalibration>> folds;  // GPU count left out, its calibration
+  LlmCalibrationTable table;  // fitted on every row, with the held-out errors
+  int groups = 0, top1 = 0, top3 = 0;  // measured fastest split ranked first / in the top 3
+  double median_abs_error = 0, mean_abs_error = 0, max_abs_error = 0;
+};
+
+LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Device& a100,
+                                  const std::string& generated_by);
+
+// The tables of docs/validation.md, "LLM training": overall, by split
+// pattern, by micro-batch, by GPU count, the ranking and the calibrations.
+void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat format);
+
+}  // namespace fitspeed
+
+#endif  // FITSPEED_EVIDENCE_LLM_VALIDATE_H_

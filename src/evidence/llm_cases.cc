@@ -1,0 +1,289 @@
+// The published LLM training tables of data/measured/llm (README there) read
+// into LlmCases: vTrain's single-node A100 iterations and MLPerf Training's
+// GPT-3 and Llama-2-70B LoRA throughputs.
+#include "fitspeed/evidence/llm_cases.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "evidence/csv_table.h"
+#include "fitspeed/core/error.h"
+#include "io/text.h"
+
+namespace fitspeed {
+
+namespace {
+
+// A whole number >= 1 that fits an int.
+int PositiveIntLlmCases(const CsvTable& table, const CsvTable::Row& row, const char* name) {
+  const int64_t value = table.PositiveInt(row, name);
+  if (value > 1'000'000'000) {
+    throw DataError(table.source, row.line, name, fmt::format("{} is out of range", value));
+  }
+  return static_cast<int>(value);
+}
+
+// ---- vTrain -----------------------------------------------------------------
+
+constexpr const char* kVtrainGpus = "# GPUs";
+constexpr const char* kVtrainGlobal = "global batch";
+constexpr const char* kVtrainMicro = "micro batch";
+constexpr const char* kVtrainHidden = "hidden size";
+constexpr const char* kVtrainHeads = "attention heads";
+constexpr const char* kVtrainLayers = "# layers";
+constexpr const char* kVtrainSeq = "sequence length";
+constexpr const char* kVtrainTp = "tensor parallelism";
+constexpr const char* kVtrainDp = "data parallelism";
+constexpr const char* kVtrainPp = "pipeline parallelism";
+constexpr const char* kVtrainTime = "iteration time (ms)";
+
+LlmCase ParseVtrainRowLlmCases(const CsvTable& table, const CsvTable::Row& row) {
+  LlmCase c;
+  c.publisher = "VIA-Research (vTrain)";
+  c.source = table.source;
+  c.line = row.line;
+  // vTrain's config/validation/single/*.json: gpu_name A100, node_size 8, NVLink.
+  c.system = "1 node of 8 A100 (NVLink)";
+  c.benchmark = "vtrain-gpt";
+  c.accelerator = "A100";
+  // The memory size is not stated; the catalog's a100 is the 40 GB SXM4
+  // (README: capacity does not bind for these <= 1.3B models).
+  c.device = "a100";
+  c.framework = "Megatron-DeepSpeed";
+  c.precision = "fp16";  // Megatron-DeepSpeed's mixed precision, FP16 with loss scaling
+  c.accelerators = PositiveIntLlmCases(table, row, kVtrainGpus);
+  c.nodes = 1;
+  c.global_batch = table.PositiveInt(row, kVtrainGlobal);
+  c.micro_batch = PositiveIntLlmCases(table, row, kVtrainMicro);
+  c.hidden = PositiveIntLlmCases(table, row, kVtrainHidden);
+  c.heads = PositiveIntLlmCases(table, row, kVtrainHeads);
+  c.kv_heads = c.heads;
+  c.layers = PositiveIntLlmCases(table, row, kVtrainLayers);
+  c.seq_len = PositiveIntLlmCases(table, row, kVtrainSeq);
+  c.tp = PositiveIntLlmCases(table, row, kVtrainTp);
+  c.dp = PositiveIntLlmCases(table, row, kVtrainDp);
+  c.pp = PositiveIntLlmCases(table, row, kVtrainPp);
+  c.cp = 1;
+  c.iteration_time_s = table.Positive(row, kVtrainTime) / 1000.0;
+  if (static_cast<int64_t>(c.tp) * c.pp * c.dp != c.accelerators) {
+    throw DataError(
+        table.source, row.line, kVtrainGpus,
+        fmt::format("tensor x pipeline x data parallelism = {} x {} x {} = {}, not "
+                    "the {} GPUs",
+                    c.tp, c.pp, c.dp, static_cast<int64_t>(c.tp) * c.pp * c.dp, c.accelerators));
+  }
+  if (c.global_batch % (static_cast<int64_t>(c.micro_batch) * c.dp) != 0) {
+    throw DataError(table.source, row.line, kVtrainGlobal,
+                    fmt::format("{} is not a multiple of micro batch x data parallelism = "
+                                "{} x {}: no whole gradient accumulation",
+                                c.global_batch, c.micro_batch, c.dp));
+  }
+  return c;
+}
+
+// ---- MLPerf Training LLM ----------------------------------------------------
+
+// The table's accelerator names and the catalog devices they are.
+constexpr std::pair<const char*, const char*> kMlperfDevicesLlmCases[] = {
+    {"NVIDIA H100-SXM5-80GB", "h100"},
+    {"NVIDIA H100-SXM-80GB", "h100"},
+    {"NVIDIA H200-SXM5-141GB", "h200"},
+    {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200"},
+    {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
+    {"NVIDIA L40S", "l40s"},
+    {"Habana Gaudi2", "gaudi2"},
+    {"Intel Gaudi2", "gaudi2"},
+    {"Intel(R) Gaudi(R) 2 AI Accelerator", "gaudi2"},
+    {"TPU-v5e", "tpu-v5e"},
+    {"TPU-v5p", "tpu-v5p"},
+    {"TPU-trillium", "tpu-v6e"},
+};
+
+// The model each benchmark trains: GPT-3 175B (Brown et al. 2020, table 2.1)
+// and Llama-2-70B (Touvron et al. 2023; its config.json: 80 layers, hidden
+// 8192, 64 heads, 8 key-value heads).
+struct MlperfModelLlmCases {
+  const char* benchmark;
+  int layers, hidden, heads, kv_heads, seq_len;
+  bool lora;
+};
+constexpr MlperfModelLlmCases kMlperfModelsLlmCases[] = {
+    {"gpt3", 96, 12288, 96, 96, 2048, false},
+    {"llama2_70b_lora", 80, 8192, 64, 8, 8192, true},
+};
+
+const std::vector<std::string>& MlperfColumnsLlmCases() {
+  static const std::vector<std::string> columns = {
+      "round",        "submitter", "system",    "benchmark", "accelerator",  "n_accelerators",
+      "n_nodes",      "framework", "precision", "seq_len",   "global_batch", "micro_batch",
+      "tp",           "pp",        "vp",        "cp",        "dp",           "samples_per_s",
+      "tokens_per_s", "method",    "n_logs"};
+  return columns;
+}
+
+std::string PrecisionOfLlmCases(const CsvTable& table, const CsvTable::Row& row) {
+  const std::string text = io::ToLower(table.Get(row, "precision"));
+  if (text.empty()) return "";
+  // "FP8", "FP8 (--fp8) + BF16", "INT8 AQT matmuls (bf16 fprop)": the first
+  // word names the matrix products' precision.
+  for (const char* name : {"fp8", "bf16", "fp16", "int8"}) {
+    if (io::StartsWith(text, name)) return name;
+  }
+  throw DataError(table.source, row.line, "precision",
+                  fmt::format("'{}' is none of FP8, BF16, FP16, INT8",
+                              io::Excerpt(table.Get(row, "precision"))));
+}
+
+LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) {
+  LlmCase c;
+  c.source = table.source;
+  c.line = row.line;
+  c.round = table.Get(row, "round");
+  c.publisher = table.Get(row, "submitter");
+  c.system = table.Get(row, "system");
+  c.framework = table.Get(row, "framework");
+  for (const char* name : {"round", "submitter", "system"}) {
+    if (table.Get(row, name).empty()) throw DataError(table.source, row.line, name, "is blank");
+  }
+
+  c.benchmark = table.Get(row, "benchmark");
+  const MlperfModelLlmCases* model = nullptr;
+  for (const MlperfModelLlmCases& m : kMlperfModelsLlmCases) {
+    if (c.benchmark == m.benchmark) model = &m;
+  }
+  if (!model) {
+    throw DataError(
+        table.source, row.line, "benchmark",
+        fmt::format("'{}' is neither gpt3 nor llama2_70b_lora", io::Excerpt(c.benchmark)));
+  }
+  c.layers = model->layers;
+  c.hidden = model->hidden;
+  c.heads = model->heads;
+  c.kv_heads = model->kv_heads;
+  c.lora = model->lora;
+
+  c.accelerator = table.Get(row, "accelerator");
+  for (const auto& [name, device] : kMlperfDevicesLlmCases) {
+    if (c.accelerator == name) c.device = device;
+  }
+  if (c.device.empty()) {
+    throw DataError(table.source, row.line, "accelerator",
+                    fmt::format("'{}' maps to no catalog device", io::Excerpt(c.accelerator)));
+  }
+
+  c.accelerators = PositiveIntLlmCases(table, row, "n_accelerators");
+  c.nodes = PositiveIntLlmCases(table, row, "n_nodes");
+  c.seq_len = PositiveIntLlmCases(table, row, "seq_len");
+  if (c.seq_len != model->seq_len) {
+    throw DataError(table.source, row.line, "seq_len",
+                    fmt::format("{} for {}, whose sequences have {} tokens", c.seq_len, c.benchmark,
+                                model->seq_len));
+  }
+  c.global_batch = table.PositiveInt(row, "global_batch");
+  c.logs = PositiveIntLlmCases(table, row, "n_logs");
+
+  // The split: all given, or all of tp, pp, cp, dp and micro_batch blank.
+  const char* const split[] = {"micro_batch", "tp", "pp", "cp", "dp"};
+  int blank = 0;
+  for (const char* name : split) blank += table.Get(row, name).empty() ? 1 : 0;
+  c.split_known = blank == 0;
+  if (blank != 0 && blank != 5) {
+    for (const char* name : split) {
+      if (table.Get(row, name).empty()) {
+        throw DataError(table.source, row.line, name,
+                        "blank while other parallel settings are given: give all of "
+                        "micro_batch, tp, pp, cp, dp or none");
+      }
+    }
+  }
+  if (c.split_known) {
+    c.micro_batch = PositiveIntLlmCases(table, row, "micro_batch");
+    c.tp = PositiveIntLlmCases(table, row, "tp");
+    c.pp = PositiveIntLlmCases(table, row, "pp");
+    c.cp = PositiveIntLlmCases(table, row, "cp");
+    c.dp = PositiveIntLlmCases(table, row, "dp");
+    c.vp = table.Get(row, "vp").empty() ? 0 : PositiveIntLlmCases(table, row, "vp");
+    const int64_t product = static_cast<int64_t>(c.dp) * c.tp * c.pp * c.cp;
+    if (product != c.accelerators) {
+      throw DataError(table.source, row.line, "dp",
+                      fmt::format("dp x tp x pp x cp = {} x {} x {} x {} = {}, not the {} "
+                                  "n_accelerators",
+                                  c.dp, c.tp, c.pp, c.cp, product, c.accelerators));
+    }
+  } else if (!table.Get(row, "vp").empty()) {
+    throw DataError(table.source, row.line, "vp", "given while the split is blank");
+  }
+  c.precision = PrecisionOfLlmCases(table, row);
+
+  c.tokens_per_s = table.Positive(row, "tokens_per_s");
+  const double samples_per_s = table.Positive(row, "samples_per_s");
+  if (std::abs(samples_per_s * c.seq_len / c.tokens_per_s - 1) > 1e-3) {
+    throw DataError(table.source, row.line, "tokens_per_s",
+                    fmt::format("{} is not samples_per_s x seq_len = {} x {} = {}", c.tokens_per_s,
+                                samples_per_s, c.seq_len, samples_per_s * c.seq_len));
+  }
+
+  const std::string& method = table.Get(row, "method");
+  if (io::StartsWith(method, "T1")) {
+    c.includes_eval = false;  // eval_stop to the next eval_start: training only
+  } else if (io::StartsWith(method, "T2")) {
+    c.includes_eval = true;  // between eval_accuracy events
+  } else {
+    throw DataError(table.source, row.line, "method",
+                    fmt::format("'{}' starts with neither T1 (training only) nor T2 "
+                                "(eval_accuracy to eval_accuracy)",
+                                io::Excerpt(method)));
+  }
+  c.duplicate = io::Contains(method, "DUPLICATE");
+  return c;
+}
+
+}  // namespace
+
+std::vector<LlmCase> ReadVtrainCases(const std::string& path) {
+  const CsvTable table =
+      ReadCsvTable(path, {kVtrainGpus, kVtrainGlobal, kVtrainMicro, kVtrainHidden, kVtrainHeads,
+                          kVtrainLayers, kVtrainSeq, kVtrainTp, kVtrainDp, kVtrainPp, kVtrainTime});
+  std::vector<LlmCase> cases;
+  cases.reserve(table.rows.size());
+  for (const CsvTable::Row& row : table.rows) cases.push_back(ParseVtrainRowLlmCases(table, row));
+  return cases;
+}
+
+std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path) {
+  const CsvTable table = ReadCsvTable(path, MlperfColumnsLlmCases());
+  std::vector<LlmCase> cases;
+  cases.reserve(table.rows.size());
+  for (const CsvTable::Row& row : table.rows) cases.push_back(ParseMlperfRowLlmCases(table, row));
+  return cases;
+}
+
+std::vector<LlmCaseGroup> GroupLlmCases(const std::vector<LlmCase>& cases) {
+  using Key = std::tuple<int, int, int, int, int, int64_t>;
+  std::map<Key, LlmCaseGroup> groups;
+  for (const LlmCase& c : cases) {
+    LlmCaseGroup& g =
+        groups[Key{c.layers, c.hidden, c.heads, c.seq_len, c.accelerators, c.global_batch}];
+    if (g.cases.empty()) {
+      g.layers = c.layers;
+      g.hidden = c.hidden;
+      g.heads = c.heads;
+      g.seq_len = c.seq_len;
+      g.accelerators = c.accelerators;
+      g.global_batch = c.global_batch;
+    }
+    g.cases.push_back(c);
+  }
+  std::vector<LlmCaseGroup> out;
+  out.reserve(groups.size());
+  for (auto& [key, group] : groups) out.push_back(std::move(group));
+  return out;
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,262 @@
+// The LLM split model against vTrain's iterations (fitspeed/evidence/llm_validate.h).
+#include "fitspeed/evidence/llm_validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/table.h"
+#include "fitspeed/core/error.h"
+
+namespace fitspeed {
+
+LlmCaseSetup SetupForVtrainCase(const LlmCase& c, const Device& device) {
+  LlmCaseSetup s;
+  TransformerConfig& m = s.model;
+  m.name = fmt::format("gpt-l{}-h{}", c.layers, c.hidden);
+  m.architecture = "gpt2";
+  m.source = c.source;
+  m.layers = c.layers;
+  m.hidden = c.hidden;
+  m.heads = c.heads;
+  m.kv_heads = c.heads;
+  m.head_dim = c.hidden / c.heads;
+  m.ffn_hidden = 4 * static_cast<int64_t>(c.hidden);
+  m.vocab = 50257;  // GPT-2's, as Megatron-DeepSpeed's GPT trains (README)
+  m.positions = PositionEncoding::kLearned;
+  m.max_positions = c.seq_len;
+  m.norm = NormKind::kLayerNorm;
+  m.feed_forward = FeedForwardKind::kPlain;
+  m.attention_bias = true;
+  m.feed_forward_bias = true;
+  m.tied_embeddings = true;
+  s.cluster = MakeCluster(device, c.accelerators, 8);
+  s.training.seq_len = c.seq_len;
+  s.training.format = MatrixFormat::k16;
+  s.training.flash_attention = false;  // Megatron-DeepSpeed of 2022: fused softmax, no flash
+  s.training.gradient_bytes = 2;
+  s.split.tp = c.tp;
+  s.split.pp = c.pp;
+  s.split.dp = c.dp;
+  s.split.micro_batch = c.micro_batch;
+  s.split.global_batch = c.global_batch;
+  s.split.recompute = Recompute::kFull;   // use_checkpoint: true
+  s.split.overlap_grad_reduce = false;    // use_gradient_bucket: false
+  return s;
+}
+
+namespace {
+
+double SquaredLogErrorLlmValidate(const std::vector<LlmCaseSetup>& setups, const std::vector<double>& measured,
+                                  const LlmCalibration& cal) {
+  double sum = 0;
+  for (size_t i = 0; i < setups.size(); ++i) {
+    const LlmCaseSetup& s = setups[i];
+    const double p = ModelLlmStep(s.model, s.cluster, s.training, s.split, cal).step_s;
+    const double e = std::log(measured[i] / p);
+    sum += e * e;
+  }
+  return sum;
+}
+
+double MedianLlmValidate(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const std::vector<double>& measured) {
+  if (setups.empty() || setups.size() != measured.size())
+    throw UsageError("calibration needs one measured step time per setup");
+  // Parameters in log space (the overhead as log(1 ms + x) so that 0 is reachable
+  // from the start): coordinate search with step halving, from the catalog's
+  // curves, 60 us dispatch and no overhead.
+  LlmCalibration best;
+  best.matrix_scale = 1.0;
+  best.dispatch_s = 60e-6;
+  best.step_overhead_s = 0;
+  double f_best = SquaredLogErrorLlmValidate(setups, measured, best);
+  double step = 0.4;
+  auto get = [](const LlmCalibration& c, int k) {
+    return k == 0 ? std::log(c.matrix_scale) : k == 1 ? std::log(c.dispatch_s) : std::log(1e-3 + c.step_overhead_s);
+  };
+  auto set = [](LlmCalibration& c, int k, double v) {
+    if (k == 0) c.matrix_scale = std::exp(v);
+    if (k == 1) c.dispatch_s = std::exp(v);
+    if (k == 2) c.step_overhead_s = std::max(0.0, std::exp(v) - 1e-3);
+  };
+  for (int round = 0; round < 40 && step > 1e-3; ++round) {
+    bool improved = false;
+    for (int k = 0; k < 3; ++k) {
+      for (double dir : {+1.0, -1.0}) {
+        LlmCalibration trial = best;
+        set(trial, k, get(best, k) + dir * step);
+        if (trial.matrix_scale > 4 || trial.matrix_scale < 0.25) continue;
+        const double f = SquaredLogErrorLlmValidate(setups, measured, trial);
+        if (f < f_best) {
+          f_best = f;
+          best = trial;
+          improved = true;
+          break;
+        }
+      }
+    }
+    if (!improved) step *= 0.5;
+  }
+  best.memory_scale = 1.0;
+  best.source = fmt::format(
+      "fitted to {} vTrain Megatron-DeepSpeed iterations (A100, FP16; squared log error, coordinate "
+      "search): matrix efficiency x{:.3g}, host dispatch {:.3g} us per kernel, {:.3g} ms per step",
+      setups.size(), best.matrix_scale, best.dispatch_s * 1e6, best.step_overhead_s * 1e3);
+  return best;
+}
+
+LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Device& a100,
+                                  const std::string& generated_by) {
+  LlmValidation v;
+  std::vector<LlmCaseSetup> setups;
+  std::vector<double> measured;
+  std::vector<int> counts;
+  for (const LlmCase& c : cases) {
+    setups.push_back(SetupForVtrainCase(c, a100));
+    measured.push_back(c.iteration_time_s);
+    if (std::find(counts.begin(), counts.end(), c.accelerators) == counts.end()) counts.push_back(c.accelerators);
+  }
+  std::sort(counts.begin(), counts.end());
+  if (counts.size() < 2) throw UsageError("the vTrain validation needs rows of two GPU counts or more");
+  v.rows.resize(cases.size());
+  for (int g : counts) {
+    std::vector<LlmCaseSetup> train;
+    std::vector<double> train_measured;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].accelerators != g) {
+        train.push_back(setups[i]);
+        train_measured.push_back(measured[i]);
+      }
+    }
+    const LlmCalibration cal = FitLlmCalibration(train, train_measured);
+    v.folds.emplace_back(g, cal);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].accelerators != g) continue;
+      const LlmCaseSetup& s = setups[i];
+      LlmValidation::Row& r = v.rows[i];
+      r.c = cases[i];
+      r.predicted_s = ModelLlmStep(s.model, s.cluster, s.training, s.split, cal).step_s;
+      r.error = r.predicted_s / measured[i] - 1.0;
+      v.table.held_out.push_back({fmt::format("vtrain/{}-gpu fold", g),
+                                  fmt::format("{}:{}", cases[i].source, cases[i].line),
+                                  std::log(measured[i] / r.predicted_s)});
+    }
+  }
+  std::vector<double> abs_err;
+  for (const auto& r : v.rows) abs_err.push_back(std::fabs(r.error));
+  v.median_abs_error = MedianLlmValidate(abs_err);
+  v.mean_abs_error = std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
+  v.max_abs_error = *std::max_element(abs_err.begin(), abs_err.end());
+  // Ranking within each group (shape, GPU count, global batch).
+  std::map<std::tuple<int, int, int, int, int64_t>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    const LlmCase& c = v.rows[i].c;
+    groups[{c.layers, c.hidden, c.seq_len, c.accelerators, c.global_batch}].push_back(i);
+  }
+  for (const auto& [key, idx] : groups) {
+    (void)key;
+    size_t fastest = idx[0];
+    for (size_t i : idx)
+      if (v.rows[i].c.iteration_time_s < v.rows[fastest].c.iteration_time_s) fastest = i;
+    std::vector<size_t> order = idx;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return v.rows[a].predicted_s < v.rows[b].predicted_s; });
+    const auto pos = std::find(order.begin(), order.end(), fastest) - order.begin();
+    ++v.groups;
+    if (pos == 0) ++v.top1;
+    if (pos < 3) ++v.top3;
+  }
+  v.table.generated_by = generated_by;
+  v.table.device = a100.name;
+  v.table.calibration = FitLlmCalibration(setups, measured);
+  return v;
+}
+
+namespace {
+
+struct BucketLlmValidate {
+  std::vector<double> abs_err, signed_err;
+};
+
+void AddRowsLlmValidate(TextTable& t, const std::string& by, const std::map<std::string, BucketLlmValidate>& b) {
+  for (const auto& [name, e] : b) {
+    t.AddRow({by, name, std::to_string(e.abs_err.size()),
+              fmt::format("{:.1f}%", 100 * MedianLlmValidate(e.abs_err)),
+              fmt::format("{:+.1f}%", 100 * MedianLlmValidate(e.signed_err)),
+              fmt::format("{:.1f}%", 100 * *std::max_element(e.abs_err.begin(), e.abs_err.end()))});
+  }
+}
+
+}  // namespace
+
+void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat format) {
+  std::map<std::string, BucketLlmValidate> by_pattern, by_mb, by_gpus;
+  for (const auto& r : v.rows) {
+    const LlmCase& c = r.c;
+    std::string pattern;
+    if (c.tp > 1) pattern += "tp";
+    if (c.pp > 1) pattern += pattern.empty() ? "pp" : "+pp";
+    if (c.dp > 1) pattern += pattern.empty() ? "dp" : "+dp";
+    for (auto* m : {&by_pattern[pattern], &by_mb[fmt::format("micro-batch {}", c.micro_batch)],
+                    &by_gpus[fmt::format("{} GPUs", c.accelerators)]}) {
+      m->abs_err.push_back(std::fabs(r.error));
+      m->signed_err.push_back(r.error);
+    }
+  }
+  if (format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["schema"] = "fitspeed.llm-validation/1";
+    j["rows"] = v.rows.size();
+    j["median_abs_error"] = v.median_abs_error;
+    j["mean_abs_error"] = v.mean_abs_error;
+    j["max_abs_error"] = v.max_abs_error;
+    j["groups"] = v.groups;
+    j["top1"] = v.top1;
+    j["top3"] = v.top3;
+    for (const auto& [g, cal] : v.folds)
+      j["folds"].push_back({{"left_out_gpus", g}, {"matrix_scale", cal.matrix_scale},
+                            {"dispatch_s", cal.dispatch_s}, {"step_overhead_s", cal.step_overhead_s}});
+    out << j.dump(2) << "\n";
+    return;
+  }
+  TextTable t({"by", "rows", "n", "median |err|", "median err", "max |err|"});
+  std::map<std::string, BucketLlmValidate> all;
+  for (const auto& r : v.rows) {
+    all["all"].abs_err.push_back(std::fabs(r.error));
+    all["all"].signed_err.push_back(r.error);
+  }
+  AddRowsLlmValidate(t, "overall", all);
+  AddRowsLlmValidate(t, "split", by_pattern);
+  AddRowsLlmValidate(t, "micro-batch", by_mb);
+  AddRowsLlmValidate(t, "GPU count (fold)", by_gpus);
+  if (format == OutputFormat::kCsv) {
+    out << t.RenderCsv();
+    return;
+  }
+  out << "vTrain, Megatron-DeepSpeed on A100 (1,440 iterations): every row predicted by the calibration "
+         "fitted on the other two GPU counts\n";
+  out << t.Render();
+  out << fmt::format("ranking: the measured fastest split is predicted first in {} of {} groups, in the top 3 in {} ({:.0f}%)\n",
+                     v.top1, v.groups, v.top3, 100.0 * v.top3 / std::max(1, v.groups));
+  for (const auto& [g, cal] : v.folds)
+    out << fmt::format("fold without {} GPUs: matrix efficiency x{:.3f}, dispatch {:.1f} us/kernel, {:.2f} ms/step\n", g,
+                       cal.matrix_scale, cal.dispatch_s * 1e6, cal.step_overhead_s * 1e3);
+  out << "calibration compiled in (all rows): " << v.table.calibration.source << "\n";
+}
+
+}  // namespace fitspeed

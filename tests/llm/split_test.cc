@@ -1,0 +1,153 @@
+// The split model's memory and schedule against hand calculations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/llm/planner.h"
+#include "fitspeed/llm/split.h"
+#include "fitspeed/llm/transformer.h"
+
+namespace fitspeed {
+namespace {
+
+// A GPT layer in Korthikanti et al.'s terms: kv heads = heads, plain 4h
+// feed-forward, LayerNorm (so dropout, as their Table 2 assumes).
+TransformerConfig GptShape(int64_t layers, int64_t hidden, int64_t heads) {
+  return LoadTransformer("transformer:layers=" + std::to_string(layers) + ",hidden=" + std::to_string(hidden) +
+                         ",heads=" + std::to_string(heads) + ",ffn=" + std::to_string(4 * hidden) +
+                         ",vocab=50257,positions=learned,max_positions=2048,norm=layer,gated=0,bias=1");
+}
+
+TEST(SplitMemory, LayerActivationsMatchKorthikantiTable2) {
+  // GPT-3 175B's layer: h = 12288, a = 96, s = 2048, b = 1.
+  const TransformerConfig m = GptShape(96, 12288, 96);
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  // No parallelism, no recomputation: s*b*h*(34 + 5*a*s/h).
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 1, false, Recompute::kNone, false),
+              s * b * h * (34 + 5 * a * s / h), 1.0);
+  // Tensor parallel t = 8: s*b*h*(10 + 24/t + 5*a*s/(h*t)).
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, false, Recompute::kNone, false),
+              s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1.0);
+  // With sequence parallelism: s*b*h/t*(34 + 5*a*s/h).
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kNone, false),
+              s * b * h / t * (34 + 5 * a * s / h), 1.0);
+  // Selective recomputation with sequence parallelism: 34*s*b*h/t.
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kSelective, false), 34 * s * b * h / t, 1.0);
+  // Full recomputation: the layer's input, 2*s*b*h (divided by t with sequence parallelism).
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, false, Recompute::kFull, false), 2 * s * b * h, 1.0);
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kFull, false), 2 * s * b * h / t, 1.0);
+}
+
+TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
+  // One stage, tp = 1, dp = 8: the GPU holds every parameter P of the
+  // padded model. 16-bit weights 2P, 16-bit gradients 2P, Adam's FP32
+  // master, m and v 12P (Rajbhandari et al. 2020); ZeRO-1 divides the 12P by
+  // dp, ZeRO-2 the gradients too, ZeRO-3 the weights too (plus one layer gathered).
+  const TransformerConfig m = GptShape(4, 1024, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  LlmSplit s;
+  s.dp = 8;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  const TransformerParameters p = CountParameters(m);
+  // P = 4 layers + the padded vocabulary's embedding (50,257 -> 50,304, a
+  // multiple of 128) + the learned position table (2,048 x 1,024) + the final
+  // LayerNorm (2 x 1,024).
+  const double params = 4.0 * p.per_layer + 50304.0 * 1024 + 2048.0 * 1024 + 2.0 * 1024;
+  LlmMemory z0 = LlmMemoryPerGpu(m, c, tr, s);
+  EXPECT_NEAR(z0.weights, 2 * params, 1e-6);
+  EXPECT_NEAR(z0.gradients, 2 * params, 1e-6);
+  EXPECT_NEAR(z0.optimizer, 12 * params, 1e-6);
+  s.zero = 1;
+  EXPECT_NEAR(LlmMemoryPerGpu(m, c, tr, s).optimizer, z0.optimizer / 8, 1.0);
+  s.zero = 2;
+  EXPECT_NEAR(LlmMemoryPerGpu(m, c, tr, s).gradients, z0.gradients / 8, 1.0);
+  s.zero = 3;
+  EXPECT_LT(LlmMemoryPerGpu(m, c, tr, s).weights, z0.weights / 8 + 2.0 * p.per_layer + 1.0);
+  // The total is the sum of its parts, plus the stated fragmentation share.
+  const LlmMemory& mm = z0;
+  const double sub = mm.weights + mm.gradients + mm.optimizer + mm.activations + mm.logits + mm.workspace;
+  EXPECT_NEAR(mm.total, sub * (1 + tr.fragmentation), 1e-6 * mm.total);
+}
+
+TEST(SplitStep, PartsSumToTheStepAndPipelineBubbleIsPMinusOneOverV) {
+  const TransformerConfig m = GptShape(24, 2048, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  LlmSplit s;
+  s.tp = 2;
+  s.pp = 4;
+  s.dp = 1;
+  s.micro_batch = 2;
+  s.global_batch = 16;
+  LlmCalibration cal;
+  cal.step_overhead_s = 0.003;
+  const LlmStep one = ModelLlmStep(m, c, tr, s, cal);
+  const LlmStepParts& p = one.parts;
+  EXPECT_NEAR(one.step_s,
+              p.compute_s + p.recompute_s + p.tensor_comm_s + p.context_comm_s + p.expert_comm_s +
+                  p.pipeline_comm_s + p.bubble_s + p.data_comm_s + p.optimizer_s + p.overhead_s,
+              1e-12 * one.step_s);
+  EXPECT_EQ(one.accumulation, 8);  // 16 / (2 x 1)
+  // Interleaving with v = 2 halves the bubble: (p-1)/v of a stage's
+  // micro-batch time, v = 1 -> 3, v = 2 -> 1.5 (the stages' work is the same).
+  LlmSplit two = s;
+  two.vp = 2;
+  const LlmStep inter = ModelLlmStep(m, c, tr, two, cal);
+  EXPECT_NEAR(inter.parts.bubble_s, one.parts.bubble_s / 2, 1e-9);
+  EXPECT_NEAR(one.tokens_per_s, 16 * 1024 / one.step_s, 1e-9 * one.tokens_per_s);
+}
+
+TEST(SplitStep, RefusesSplitsThatDoNotDivide) {
+  const TransformerConfig m = GptShape(24, 2048, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  LlmSplit s;
+  s.tp = 2;
+  s.pp = 2;
+  s.dp = 1;  // 4 devices of 8
+  s.global_batch = 8;
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.dp = 2;
+  s.global_batch = 7;  // not a multiple of micro-batch x dp
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.global_batch = 8;
+  s.tp = 3;  // does not divide 16 heads (nor 8 devices)
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.tp = 2;
+  s.ep = 2;  // a dense model
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.ep = 1;
+  tr.format = MatrixFormat::kFp8;  // the A100 has no FP8 units
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+}
+
+TEST(Planner, RanksFittingSplitsFastestFirstAndReportsShortfalls) {
+  const TransformerConfig m = LoadTransformer("llama-3-8b");
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 16);
+  LlmPlanOptions o;
+  o.global_batch = 64;
+  o.training.seq_len = 4096;
+  o.top = 5;
+  const LlmPlan plan = PlanLlm(m, c, o);
+  ASSERT_FALSE(plan.ranked.empty());
+  EXPECT_GT(plan.evaluated, plan.fitting);
+  for (size_t i = 0; i + 1 < plan.ranked.size(); ++i)
+    EXPECT_LE(plan.ranked[i].step_s, plan.ranked[i + 1].step_s);
+  for (const LlmStep& s : plan.ranked) EXPECT_TRUE(s.memory.fits);
+  ASSERT_FALSE(plan.not_fitting.empty());
+  for (const LlmStep& s : plan.not_fitting) EXPECT_GT(s.memory.shortfall, 0);
+  // A fixed size is the only one tried.
+  LlmPlanOptions fixed = o;
+  fixed.tp = 4;
+  for (const LlmStep& s : PlanLlm(m, c, fixed).ranked) EXPECT_EQ(s.split.tp, 4);
+}
+
+}  // namespace
+}  // namespace fitspeed
