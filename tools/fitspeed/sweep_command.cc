@@ -238,12 +238,10 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
         "--plot and --layers are for zoo networks; a transformer split takes --micro-batch and "
         "--global-batch (its accumulation is global / (micro-batch x dp))");
   }
-  if (o.precision == "fp32" || o.precision == "tf32") {
-    if (o.precision_given) {
-      throw UsageError(fmt::format(
-          "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, int8 or fp4",
-          o.precision));
-    }
+  if (o.precision_given && (o.precision == "fp32" || o.precision == "tf32")) {
+    throw UsageError(fmt::format(
+        "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, int8 or fp4",
+        o.precision));
   }
   const TransformerConfig model = LoadTransformerLlmCli(o.model, "a split (--tp, --pp, ...)");
   const int tp = std::max(o.tp, 1), pp = std::max(o.pp, 1), cp = std::max(o.cp, 1);
