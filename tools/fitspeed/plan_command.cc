@@ -1,14 +1,20 @@
 // `fitspeed plan`: the (device, count, batch) configurations that meet a
 // deadline and/or a budget, fastest or cheapest first, Pareto set marked.
+// With --device and a transformer MODEL: every split of the cluster for the
+// model, ranked (fitspeed/llm/planner.h; docs/llm.md, "The CLI").
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/planner.h"
 #include "fitspeed/project/plan.h"
 #include "fitspeed/project/report.h"
+#include "llm_cli.h"
 #include "project/units.h"
 #include "project_options.h"
 
@@ -29,9 +35,204 @@ struct PlanCommandOptions {
   double budget = NAN;
   std::string sort = "fastest";
   bool no_optimal_batch = false;
+  // The transformer planner (--device and a transformer MODEL).
+  std::string device;
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+  double tokens = NAN;
+  std::string fix;
+  int top = 10;
+  std::string precision = "mixed";
+  int64_t lora_rank = 0;
+  bool no_flash = false;
+  bool no_overlap_grad_reduce = false;
 };
 
-int RunPlan(const PlanCommandOptions& o) {
+// --fix tp=8,pp=4,vp=..,cp=..,ep=..,dp=..,mb=..,recompute=none|selective|full,sp=0|1,zero=0..3
+void ApplyFixPlan(const std::string& text, LlmPlanOptions& o) {
+  if (text.empty()) return;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw UsageError(
+          fmt::format("--fix '{}': expected key=value (keys tp, pp, vp, cp, ep, dp, "
+                      "mb, recompute, sp, zero)",
+                      item));
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "recompute") {
+      o.recompute = ParseRecompute(value);
+      continue;
+    }
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size()) {
+      throw UsageError(fmt::format("--fix {}={}: not an integer", key, value));
+    }
+    auto size = [&](int64_t& field, int64_t max) {
+      if (v < 1 || v > max)
+        throw UsageError(fmt::format("--fix {}={}: must be in 1..{}", key, v, max));
+      field = v;
+    };
+    int64_t n = 0;
+    if (key == "mb") {
+      size(o.micro_batch, int64_t{1} << 40);
+    } else if (key == "sp") {
+      if (v != 0 && v != 1) throw UsageError(fmt::format("--fix sp={}: expected 0 or 1", v));
+      o.sequence_parallel = v == 1;
+    } else if (key == "zero") {
+      if (v < 0 || v > 3) throw UsageError(fmt::format("--fix zero={}: expected 0, 1, 2 or 3", v));
+      o.zero = static_cast<int>(v);
+    } else if (key == "tp" || key == "pp" || key == "vp" || key == "cp" || key == "ep" ||
+               key == "dp") {
+      size(n, 65536);
+      int& field = key == "tp"   ? o.tp
+                   : key == "pp" ? o.pp
+                   : key == "vp" ? o.vp
+                   : key == "cp" ? o.cp
+                   : key == "ep" ? o.ep
+                                 : o.dp;
+      field = static_cast<int>(n);
+    } else {
+      throw UsageError(
+          fmt::format("--fix: unknown key '{}' (keys tp, pp, vp, cp, ep, dp, mb, "
+                      "recompute, sp, zero)",
+                      key));
+    }
+  }
+}
+
+// The options of the law-based plan, which the transformer planner refuses, and its own.
+constexpr const char* kLawOnlyPlan[] = {"--fit",
+                                        "--v0",
+                                        "--t",
+                                        "--label",
+                                        "--law-devices",
+                                        "--samples",
+                                        "--drop-remainder",
+                                        "--batch",
+                                        "--startup",
+                                        "--first-epoch-extra",
+                                        "--allreduce",
+                                        "--intra-bw",
+                                        "--intra-latency",
+                                        "--inter-bw",
+                                        "--inter-latency",
+                                        "--overlap",
+                                        "--params",
+                                        "--model",
+                                        "--bytes-per-param",
+                                        "--comm-from-fit",
+                                        "--epochs",
+                                        "--e-min",
+                                        "--b-noise",
+                                        "--deadline",
+                                        "--budget",
+                                        "--sort",
+                                        "--no-optimal-batch",
+                                        "--input-format",
+                                        "--skip-epochs",
+                                        "--tag",
+                                        "--tag-unit",
+                                        "--where",
+                                        "--law",
+                                        "--objective",
+                                        "--loss",
+                                        "--loss-scale",
+                                        "--no-loo"};
+constexpr const char* kLlmOnlyPlan[] = {"--global-batch", "--seq-len",  "--tokens",
+                                        "--fix",          "--top",      "--precision",
+                                        "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce"};
+
+// `plan MODEL --device D`: the splits of the cluster, ranked.
+int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
+  for (const char* name : kLawOnlyPlan) {
+    if (command.count(name) > 0) {
+      throw UsageError(fmt::format(
+          "{} is for plans from a fitted law; `plan MODEL --device D` plans a transformer's "
+          "splits (docs/llm.md, \"The CLI\")",
+          name));
+    }
+  }
+  if (o.input.inputs.size() != 1) {
+    throw UsageError(
+        "plan --device D plans one transformer: give one MODEL (a built-in name, "
+        "transformer:..., or a config.json)");
+  }
+  const std::string& name = o.input.inputs.front();
+  if (!IsTransformerSpecLlmCli(name)) {
+    LoadTransformerLlmCli(name, "plan --device");  // the zoo's message, or LoadTransformer's
+  }
+  const TransformerConfig model = LoadTransformer(name);
+  if (o.scaling.devices.size() != 1) {
+    throw UsageError("plan --device D needs --devices N: one device count (the cluster)");
+  }
+  if (o.global_batch < 1)
+    throw UsageError("plan --device D needs --global-batch B (sequences per step)");
+  std::optional<double> price;
+  if (!o.law.prices.empty()) {
+    size_t used = 0;
+    double p = NAN;
+    try {
+      p = std::stod(o.law.prices.front(), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (o.law.prices.size() != 1 || used != o.law.prices.front().size() || !(p >= 0)) {
+      throw UsageError("plan --device D takes one --price: the price per device-hour");
+    }
+    price = p;
+  }
+  if (price && std::isnan(o.tokens)) {
+    throw UsageError("--price prices a run: give its --tokens as well");
+  }
+  if (!std::isnan(o.tokens) && !(o.tokens > 0)) throw UsageError("--tokens must be > 0");
+  LlmCliOptions c;
+  c.device = o.device;
+  c.devices = o.scaling.devices.front();
+  c.devices_per_node = o.scaling.devices_per_node;
+  c.links = o.scaling.links;
+  c.seq_len = o.seq_len;
+  c.precision = o.precision;
+  c.lora_rank = o.lora_rank;
+  c.flash_attention = !o.no_flash;
+  if (!std::isnan(o.scaling.gradient_bytes)) c.gradient_bytes = o.scaling.gradient_bytes;
+  const LlmCluster cluster = MakeClusterLlmCli(c);
+  LlmPlanOptions options;
+  options.global_batch = o.global_batch;
+  options.training = MakeTrainingLlmCli(c);
+  options.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  options.top = o.top;
+  ApplyFixPlan(o.fix, options);
+  const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
+  const LlmPlan plan = PlanLlm(model, cluster, options, calibration);
+  // --confidence when given; else the 80% interval the other device predictions carry.
+  const double level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
+  const PredictionInterval interval = LlmInterval(cluster.device, level);
+  std::optional<double> tokens;
+  if (!std::isnan(o.tokens)) tokens = o.tokens;
+  WriteLlmPlan(std::cout, model, cluster, options, plan, interval, calibration, tokens, price,
+               ParseOutputFormat(o.output));
+  return 0;
+}
+
+int RunPlan(const PlanCommandOptions& o, const CLI::App& command) {
+  if (!o.device.empty()) return RunLlmPlan(o, command);
+  for (const char* name : kLlmOnlyPlan) {
+    if (command.count(name) > 0) {
+      throw UsageError(fmt::format(
+          "{} plans a transformer's splits: give --device D and a transformer MODEL", name));
+    }
+  }
   std::vector<Sample> samples;
   const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
   const Workload workload = MakeWorkload(o.law, samples);
@@ -125,7 +326,57 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"fastest", "cheapest"}));
   command->add_flag("--no-optimal-batch", options->no_optimal_batch,
                     "With --e-min/--b-noise: do not add B* to the batches");
-  command->callback([options, &exit_code] { exit_code = RunPlan(*options); });
+  // The transformer planner (docs/llm.md, "The CLI").
+  command->add_option("--device", options->device,
+                      "Plan a transformer: MODEL (the one input: a built-in transformer, "
+                      "transformer:..., or a config.json) on --devices N of this catalogued "
+                      "device (see `fitspeed devices`) or device JSON file; every split (tp, pp, "
+                      "vp, cp, ep, dp, micro-batch, recompute, sequence parallel, ZeRO) is "
+                      "modeled and the fastest that fit in memory are ranked. With it, --devices "
+                      "is one count, --price one price per device-hour, --links and "
+                      "--devices-per-node shape the cluster, --gradient-bytes is 2 or 4 bytes "
+                      "per gradient element (default 2), and --confidence sets the interval's "
+                      "level (default 0.8 here)");
+  command
+      ->add_option("--global-batch", options->global_batch,
+                   "With --device: sequences per optimizer step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  command->add_option("--seq-len", options->seq_len, "With --device: tokens per sequence")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command
+      ->add_option("--tokens", options->tokens,
+                   "With --device: tokens of the whole run; adds its days (and with --price "
+                   "its cost) to every split, days = tokens / (tokens/s) / 86400, with the "
+                   "interval [low, high]")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--fix", options->fix,
+                      "With --device: sizes fixed instead of searched, comma-separated key=value: "
+                      "tp, pp, vp, cp, ep, dp, mb (micro-batch), recompute (none, selective, "
+                      "full), sp (sequence parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
+  command
+      ->add_option("--top", options->top,
+                   "With --device: splits listed, fitting and not fitting each")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  command
+      ->add_option("--precision", options->precision,
+                   "With --device: mixed, bf16 or fp16 (16-bit matrix units), fp8 (matrix "
+                   "products in FP8, the rest in BF16), int8 or fp4, on a device that has them")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
+  command
+      ->add_option("--lora-rank", options->lora_rank,
+                   "With --device: LoRA adapters of this rank on a frozen base; 0: full "
+                   "training")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command->add_flag("--no-flash", options->no_flash,
+                    "With --device: attention without flash attention (score matrices in memory; "
+                    "no context parallelism)");
+  command->add_flag("--no-overlap-grad-reduce", options->no_overlap_grad_reduce,
+                    "With --device: the gradient reduction runs after the last micro-batch, "
+                    "exposed (default: overlapped with the backward pass)");
+  command->callback([options, command, &exit_code] { exit_code = RunPlan(*options, *command); });
 }
 
 }  // namespace fitspeed::cli

@@ -3,7 +3,9 @@
 // v(b) = b/(b/v0 + t) to the measured step times and prints the fit with the
 // per-batch table. MODEL is a zoo name (`fitspeed models`) or a network JSON file.
 // With --device NAME|FILE the step is modeled on a catalogued device instead
-// (fitspeed/device/step_model.h) and fitted the same way.
+// (fitspeed/device/step_model.h) and fitted the same way. With a transformer
+// split (--tp, --pp, ..., or a transformer MODEL) one training step of the
+// split is modeled on --device instead (fitspeed/llm/split.h; docs/llm.md, "The CLI").
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -18,8 +20,11 @@
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/planner.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/sweep.h"
+#include "llm_cli.h"
 #include "transfer_cli.h"
 
 namespace fitspeed::cli {
@@ -58,7 +63,18 @@ struct SweepCommandOptions {
   bool overlap = false;      // --overlap / --no-overlap; the bucket sizes are data_parallel's
   int steps_per_execution = 1;
   int accumulation = 1;
-  bool recompute = false;
+  bool recompute = false;      // zoo networks: --recompute or --recompute full
+  std::string recompute_name;  // --recompute [none|selective|full]; bare: full
+  // The transformer split (--tp ...): 0 (or -1) when not given.
+  int tp = 0, pp = 0, vp = 0, cp = 0, ep = 0;
+  int64_t micro_batch = 0, global_batch = 0;
+  int zero = -1;
+  bool sequence_parallel = false;
+  int64_t lora_rank = 0;
+  bool no_flash = false;
+  bool no_overlap_grad_reduce = false;
+  double gradient_bytes = 2;
+  bool llm = false;  // a split option was given: the transformer path
   double input_rate = 0;
   DataParallelCliOptions data_parallel;
   FitCliOptions fit;
@@ -204,7 +220,86 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   return transfer ? TransferExitCode(*transfer, code) : code;
 }
 
-int RunSweep(const SweepCommandOptions& o) {
+// A transformer split (--tp ...): one step modeled on --device, its parts,
+// memory and interval (fitspeed/llm/split.h, planner.h).
+int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
+  if (o.device.empty()) {
+    throw UsageError(
+        "a transformer split (--tp, --pp, --micro-batch, ...) is modeled on a catalogued device: "
+        "give --device (see `fitspeed devices`)");
+  }
+  if (o.batches != "auto" || !o.from.empty() || !o.framework.empty() || o.data_parallel.enabled ||
+      o.layout_given || o.attention != "unfused" || !o.amp_ops.empty() || !o.fuse.empty() ||
+      o.steps_per_execution != 1 || o.accumulation != 1 || o.overlap || o.input_rate != 0 ||
+      !o.intervals.empty() || !o.plot_path.empty() || o.layers) {
+    throw UsageError(
+        "--batches, --from, --framework, --data-parallel, --layout, --attention, --amp-ops, "
+        "--fuse, --steps-per-execution, --accumulation, --overlap, --input-rate, --intervals, "
+        "--plot and --layers are for zoo networks; a transformer split takes --micro-batch and "
+        "--global-batch (its accumulation is global / (micro-batch x dp))");
+  }
+  if (o.precision_given && (o.precision == "fp32" || o.precision == "tf32")) {
+    throw UsageError(fmt::format(
+        "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, int8 or fp4",
+        o.precision));
+  }
+  const TransformerConfig model = LoadTransformerLlmCli(o.model, "a split (--tp, --pp, ...)");
+  const int tp = std::max(o.tp, 1), pp = std::max(o.pp, 1), cp = std::max(o.cp, 1);
+  LlmCliOptions c;
+  c.device = o.device;
+  c.devices = devices_given ? o.devices : tp * pp * cp;
+  c.devices_per_node = o.devices_per_node;
+  c.links = o.links;
+  c.seq_len = o.seq_len;
+  c.precision = o.precision_given ? o.precision : "mixed";
+  c.lora_rank = o.lora_rank;
+  c.flash_attention = !o.no_flash;
+  c.gradient_bytes = o.gradient_bytes;
+  const LlmCluster cluster = MakeClusterLlmCli(c);
+  const LlmTraining training = MakeTrainingLlmCli(c);
+  LlmSplit split;
+  split.tp = tp;
+  split.pp = pp;
+  split.vp = std::max(o.vp, 1);
+  split.cp = cp;
+  split.ep = std::max(o.ep, 1);
+  split.dp = std::max(1, cluster.devices / (tp * pp * cp));  // ValidateSplit refuses a remainder
+  split.micro_batch = o.micro_batch > 0 ? o.micro_batch : 1;
+  split.global_batch = o.global_batch > 0 ? o.global_batch : split.micro_batch * split.dp;
+  split.recompute = ParseRecompute(o.recompute_name.empty() ? "none" : o.recompute_name);
+  split.sequence_parallel = o.sequence_parallel;
+  split.zero = std::max(o.zero, 0);
+  split.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
+  const LlmStep step = ModelLlmStep(model, cluster, training, split, calibration);
+  const PredictionInterval interval = LlmInterval(cluster.device, o.interval_level);
+  WriteLlmStep(std::cout, model, cluster, training, step, interval, calibration,
+               ParseOutputFormat(o.output));
+  return 0;
+}
+
+int RunSweep(SweepCommandOptions o, bool devices_given) {
+  if (o.llm || IsTransformerSpecLlmCli(o.model)) return RunLlmSweep(o, devices_given);
+  if (!o.recompute_name.empty()) {
+    if (o.recompute_name == "selective") {
+      throw UsageError(
+          "--recompute selective is for transformer splits (--tp ...); a zoo network recomputes "
+          "whole segments (--recompute, or --recompute full)");
+    }
+    o.recompute = o.recompute_name == "full";
+  }
+  if (o.precision == "fp16" || o.precision == "fp8" || o.precision == "int8" ||
+      o.precision == "fp4") {
+    throw UsageError(fmt::format(
+        "--precision {} is for transformer splits (--tp ...); a zoo network takes fp32, bf16, "
+        "tf32 or mixed",
+        o.precision));
+  }
+  if (o.no_flash || o.no_overlap_grad_reduce || o.gradient_bytes != 2) {
+    throw UsageError(
+        "--no-flash, --no-overlap-grad-reduce and --gradient-bytes are for transformer "
+        "splits (--tp ...)");
+  }
   if ((!o.from.empty() || !o.from_device.empty()) && o.device.empty()) {
     throw UsageError("--from and --from-device predict the device of --device; give --device");
   }
@@ -288,13 +383,21 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       "Run MODEL's training step (forward, backward, optimizer update) for real on this CPU "
       "with oneDNN at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit and the "
       "per-batch table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak); with "
-      "--device NAME, model the step on a catalogued GPU/TPU instead (roofline per layer)");
-  command->add_option("model", o->model, "Zoo network (see `fitspeed models`) or network JSON file")
+      "--device NAME, model the step on a catalogued GPU/TPU instead (roofline per layer). With "
+      "a transformer split (--tp, --pp, --vp, --cp, --ep, --micro-batch, --global-batch, --zero, "
+      "--sequence-parallel, --lora-rank, or a transformer MODEL) and --device: one training "
+      "step of the split modeled, its time by part, memory per GPU and interval (docs/llm.md, "
+      "\"The CLI\")");
+  command
+      ->add_option("model", o->model,
+                   "Zoo network (see `fitspeed models`) or network JSON file; or a transformer: "
+                   "a built-in name (`fitspeed models --llm`), transformer:key=value,... or a "
+                   "Hugging Face config.json")
       ->required();
   command->add_option("--seq-len", o->seq_len,
                       "Tokens per sequence of a sequence model (bert-*, gpt2*, tinyllama-*): "
                       "batches then count sequences, and tokens/s = sequences/s x seq-len; "
-                      "default: the model's own");
+                      "default: the model's own. A transformer split: required");
   command
       ->add_option("--batches", o->batches,
                    "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 "
@@ -303,9 +406,12 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command
       ->add_option("--precision", o->precision,
                    "fp32, or bf16 (host mixed precision; AVX-512+); with --device: fp32, tf32 "
-                   "or mixed (FP16/BF16 tensor units)")
+                   "or mixed (FP16/BF16 tensor units). A transformer split: mixed, bf16 or fp16 "
+                   "(16-bit matrix units), fp8 (matrix products in FP8, the rest BF16, as "
+                   "Transformer Engine runs them), int8 or fp4, on a device that has them; "
+                   "default there: mixed")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed"}))
+      ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed", "fp16", "fp8", "int8", "fp4"}))
       ->each([o](const std::string&) { o->precision_given = true; });
   command
       ->add_option("--device", o->device,
@@ -335,31 +441,38 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                       "links that connect the same thing (\"devices\": the data-parallel "
                       "all-reduce); bandwidth in bytes/s per direction, latency in s per message. "
                       "With --data-parallel: the links that model the measured steps' all-reduces "
-                      "in a second table (see --model-ranks)");
+                      "in a second table (see --model-ranks). A transformer split: applied before "
+                      "the cluster is made (\"devices\": inside a scale-up domain, \"network\": "
+                      "between domains)");
   command
       ->add_option("--interval-level", o->interval_level,
                    "With --device: level of the prediction interval on every modeled "
                    "throughput and step time, from the model's out-of-sample errors on "
                    "published cases of the same device kind and precision group "
-                   "(docs/validation.md, \"Prediction intervals\")")
+                   "(docs/validation.md, \"Prediction intervals\"); a transformer split: the "
+                   "interval of LlmInterval (docs/llm.md)")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 0.99));
   command->add_option("--intervals", o->intervals,
                       "With --device: an intervals file (schema fitspeed.intervals/1, written by "
                       "`fitspeed validate --intervals-out`) instead of the built-in errors");
   command
-      ->add_option("--devices", o->devices,
-                   "With --device: data-parallel devices sharing each batch (gradients "
-                   "all-reduced over the device's link, ring formula)")
+      ->add_option(
+          "--devices", o->devices,
+          "With --device: data-parallel devices sharing each batch (gradients "
+          "all-reduced over the device's link, ring formula). A transformer split: the devices in "
+          "all, tp x pp x cp x dp (default tp x pp x cp)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
   command
-      ->add_option("--devices-per-node", o->devices_per_node,
-                   "With --device: devices per node (0: all in one node). Below --devices "
-                   "(which it must divide) the all-reduce is two-level: a ring in each node over "
-                   "the devices link, then a ring over the nodes over the network link, which "
-                   "a links file gives (--links; `fitspeed linkbench --from` writes one from "
-                   "nccl-tests or osu_allreduce output)")
+      ->add_option(
+          "--devices-per-node", o->devices_per_node,
+          "With --device: devices per node (0: all in one node). Below --devices "
+          "(which it must divide) the all-reduce is two-level: a ring in each node over "
+          "the devices link, then a ring over the nodes over the network link, which "
+          "a links file gives (--links; `fitspeed linkbench --from` writes one from "
+          "nccl-tests or osu_allreduce output). A transformer split: the devices per scale-up "
+          "domain (0: the device's scale_up_domain, else 8)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65536));
   command->add_flag("--overlap,!--no-overlap", o->overlap,
@@ -416,12 +529,18 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "accumulation x batch samples (the fit's batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  command->add_flag("--recompute", o->recompute,
-                    "With --device: activation recomputation (checkpointing): keep only the "
-                    "tensors where the network is cut to one live tensor (on a transformer's "
-                    "residual stream between its attention and MLP sub-blocks, after residual "
-                    "blocks) and run each segment's forward again before "
-                    "its backward; less activation memory, about one more forward pass");
+  command
+      ->add_option("--recompute", o->recompute_name,
+                   "Activation recomputation. With --device and a zoo network (bare --recompute "
+                   "or full): keep only the tensors where the network is cut to one live tensor "
+                   "(on a transformer's residual stream between its attention and MLP "
+                   "sub-blocks, after residual blocks) and run each segment's forward again "
+                   "before its backward; less activation memory, about one more forward pass. "
+                   "A transformer split: none (default), selective (the attention core "
+                   "recomputed, Korthikanti et al. 2022) or full (each layer's forward again)")
+      ->expected(0, 1)
+      ->default_str("")
+      ->check(CLI::IsMember({"", "none", "selective", "full"}));
   command
       ->add_option("--input-rate", o->input_rate,
                    "With --device: samples/s the input pipeline (read, decode, augment, copy) "
@@ -461,12 +580,79 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--layers", o->layers,
                     "Also print the per-layer time by pass at the largest batch (table output; "
                     "with --device also in JSON, each layer marked compute- or memory-bound)");
+  // The transformer split (docs/llm.md, "The CLI"): any of these takes that path.
+  command
+      ->add_option("--tp", o->tp,
+                   "Transformer split: tensor-parallel size (Megatron's "
+                   "column/row split; divides the heads). Default 1")
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--pp", o->pp,
+                   "Transformer split: pipeline stages (divides the layers; "
+                   "1F1B schedule). Default 1")
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--vp", o->vp,
+                   "Transformer split: virtual stages per pipeline stage "
+                   "(interleaved 1F1B; needs --pp > 1). Default 1")
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--cp", o->cp,
+                   "Transformer split: context-parallel size (ring attention; "
+                   "2 x cp divides --seq-len). Default 1")
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--ep", o->ep,
+                   "Transformer split: expert-parallel size (MoE models; "
+                   "divides the experts and dp x cp). Default 1")
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--micro-batch", o->micro_batch,
+                   "Transformer split: sequences per micro-batch per data-parallel rank. "
+                   "Default 1")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  command
+      ->add_option("--global-batch", o->global_batch,
+                   "Transformer split: sequences per optimizer step, a multiple of "
+                   "micro-batch x dp (dp = devices / (tp x pp x cp)). Default: micro-batch x dp")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  command
+      ->add_option("--zero", o->zero,
+                   "Transformer split: ZeRO stage, 0 (DDP), 1 (optimizer state sharded over "
+                   "dp), 2 (+ gradients), 3 (+ weights, FSDP). Default 0")
+      ->check(CLI::Range(0, 3));
+  command->add_flag("--sequence-parallel", o->sequence_parallel,
+                    "Transformer split: Megatron's sequence parallelism (norms and dropout split "
+                    "over tp; reduce-scatter + all-gather in place of all-reduce)");
+  command
+      ->add_option("--lora-rank", o->lora_rank,
+                   "Transformer split: LoRA adapters of this rank on every attention and "
+                   "feed-forward matrix of a frozen base; 0: full training (default)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command->add_flag("--no-flash", o->no_flash,
+                    "Transformer split: attention without flash attention (score matrices in "
+                    "memory, Megatron's kernels before FlashAttention)");
+  command->add_flag("--no-overlap-grad-reduce", o->no_overlap_grad_reduce,
+                    "Transformer split: the gradient reduction runs after the last micro-batch, "
+                    "exposed (default: overlapped with the backward pass)");
+  command
+      ->add_option("--gradient-bytes", o->gradient_bytes,
+                   "Transformer split: bytes per gradient element reduced and accumulated, 2 "
+                   "(16-bit, DeepSpeed's and DDP's default) or 4 (Megatron's FP32 main_grad)")
+      ->capture_default_str();
   AddDataParallelOptions(*command, o->data_parallel);
   AddFitOptions(*command, o->fit);
   AddOutputOption(*command, o->output);
   command->add_option("--plot", o->plot_path,
                       "Also write an SVG plot of the measured points and the fitted curve");
-  command->callback([o, &exit_code] { exit_code = RunSweep(*o); });
+  command->callback([o, command, &exit_code] {
+    for (const char* name : {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch",
+                             "--global-batch", "--zero", "--sequence-parallel", "--lora-rank"}) {
+      if (command->count(name) > 0) o->llm = true;
+    }
+    if (command->count("--recompute") > 0 && o->recompute_name.empty()) o->recompute_name = "full";
+    exit_code = RunSweep(*o, command->count("--devices") > 0);
+  });
 }
 
 }  // namespace fitspeed::cli

@@ -1,0 +1,501 @@
+// The writers of one modeled split and of a plan (fitspeed/llm/planner.h):
+// table, CSV and JSON ("fitspeed.llm-step/1", "fitspeed.llm-plan/1"; docs/llm.md, "The CLI").
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/table.h"
+#include "fitspeed/llm/planner.h"
+
+namespace fitspeed {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+constexpr double kGbPlannerOutput = 1e9;  // GB, decimal, as the catalog states capacities
+
+// A step time's interval: throughput lies in predicted x [low, high], so a
+// time in predicted / [high, low]. NaN (JSON null) when there is none.
+struct StepBoundsPlannerOutput {
+  double step_low = NAN, step_high = NAN, tokens_low = NAN, tokens_high = NAN;
+};
+
+StepBoundsPlannerOutput BoundsPlannerOutput(const LlmStep& s, const PredictionInterval& i) {
+  StepBoundsPlannerOutput b;
+  if (!i.available) return b;
+  b.step_low = s.step_s / i.high_factor;
+  b.step_high = s.step_s / i.low_factor;
+  b.tokens_low = s.tokens_per_s * i.low_factor;
+  b.tokens_high = s.tokens_per_s * i.high_factor;
+  return b;
+}
+
+// The parts in the order of LlmStepParts, with their JSON names.
+std::vector<std::pair<const char*, double>> PartsPlannerOutput(const LlmStepParts& p) {
+  return {{"compute_s", p.compute_s},         {"recompute_s", p.recompute_s},
+          {"tensor_comm_s", p.tensor_comm_s}, {"context_comm_s", p.context_comm_s},
+          {"expert_comm_s", p.expert_comm_s}, {"pipeline_comm_s", p.pipeline_comm_s},
+          {"bubble_s", p.bubble_s},           {"data_comm_s", p.data_comm_s},
+          {"optimizer_s", p.optimizer_s},     {"overhead_s", p.overhead_s}};
+}
+
+std::vector<std::pair<const char*, double>> MemoryPartsPlannerOutput(const LlmMemory& m) {
+  return {{"weights", m.weights},
+          {"gradients", m.gradients},
+          {"optimizer", m.optimizer},
+          {"activations", m.activations},
+          {"logits", m.logits},
+          {"workspace", m.workspace},
+          {"fragmentation", m.fragmentation}};
+}
+
+ordered_json IntervalJsonPlannerOutput(const PredictionInterval& i) {
+  ordered_json j;
+  j["level"] = i.level;
+  j["available"] = i.available;
+  j["low_factor"] = i.available ? ordered_json(i.low_factor) : ordered_json(nullptr);
+  j["high_factor"] = i.available ? ordered_json(i.high_factor) : ordered_json(nullptr);
+  j["basis"] = i.basis;
+  j["cases"] = i.cases;
+  j["sources"] = i.sources;
+  j["reason"] = i.reason;
+  return j;
+}
+
+ordered_json SplitJsonPlannerOutput(const LlmStep& s) {
+  const LlmSplit& p = s.split;
+  ordered_json j;
+  j["tp"] = p.tp;
+  j["pp"] = p.pp;
+  j["vp"] = p.vp;
+  j["cp"] = p.cp;
+  j["ep"] = p.ep;
+  j["dp"] = p.dp;
+  j["micro_batch"] = p.micro_batch;
+  j["global_batch"] = p.global_batch;
+  j["accumulation"] = s.accumulation;
+  j["recompute"] = RecomputeName(p.recompute);
+  j["sequence_parallel"] = p.sequence_parallel;
+  j["zero"] = p.zero;
+  j["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  return j;
+}
+
+// Every field of one step (the body of fitspeed.llm-step/1 and of each entry
+// of fitspeed.llm-plan/1's lists).
+ordered_json StepJsonPlannerOutput(const LlmStep& s, const PredictionInterval& interval) {
+  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
+  ordered_json j;
+  j["step_time_s"] = s.step_s;
+  j["step_time_s_low"] = b.step_low;
+  j["step_time_s_high"] = b.step_high;
+  j["throughput_sps"] = s.sequences_per_s;
+  j["tokens_per_s"] = s.tokens_per_s;
+  j["tokens_per_s_low"] = b.tokens_low;
+  j["tokens_per_s_high"] = b.tokens_high;
+  j["mfu"] = s.mfu;
+  j["memory_bytes"] = s.memory.total;
+  j["fits"] = s.memory.fits;
+  j["shortfall_bytes"] = s.memory.shortfall;
+  j["split"] = SplitJsonPlannerOutput(s);
+  ordered_json parts;
+  for (const auto& [name, value] : PartsPlannerOutput(s.parts)) parts[name] = value;
+  j["parts"] = parts;
+  ordered_json memory;
+  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) memory[name] = value;
+  memory["total"] = s.memory.total;
+  memory["capacity"] = s.memory.capacity;
+  memory["shortfall"] = s.memory.shortfall;
+  j["memory"] = memory;
+  j["notes"] = s.notes;
+  return j;
+}
+
+// What the document is about: the model, the cluster, the training and the calibration.
+void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, const LlmCluster& c,
+                             const LlmTraining& t, const LlmCalibration& calibration) {
+  const TransformerParameters params = CountParameters(model);
+  doc["model"] = {{"name", model.name},
+                  {"architecture", model.architecture},
+                  {"source", model.source},
+                  {"parameters", params.total},
+                  {"active_parameters", params.active_per_token}};
+  ordered_json links = ordered_json::array();
+  links.push_back({{"connects", "devices"},
+                   {"bandwidth_bytes_per_s", c.intra.bandwidth_bytes_per_s},
+                   {"latency_s", c.intra.latency_s},
+                   {"source", c.intra_source}});
+  links.push_back({{"connects", "network"},
+                   {"bandwidth_bytes_per_s", c.inter.bandwidth_bytes_per_s},
+                   {"latency_s", c.inter.latency_s},
+                   {"source", c.inter_source}});
+  doc["cluster"] = {{"device", c.device.name},
+                    {"devices", c.devices},
+                    {"domain", c.domain},
+                    {"memory_capacity_bytes", c.device.memory_capacity_bytes},
+                    {"links", links}};
+  doc["training"] = {{"seq_len", t.seq_len},
+                     {"format", MatrixFormatName(t.format)},
+                     {"lora_rank", t.lora_rank},
+                     {"flash_attention", t.flash_attention},
+                     {"gradient_bytes", t.gradient_bytes},
+                     {"workspace_bytes", t.workspace_bytes},
+                     {"fragmentation", t.fragmentation}};
+  doc["calibration"] = {{"source", calibration.source},
+                        {"matrix_scale", calibration.matrix_scale},
+                        {"memory_scale", calibration.memory_scale},
+                        {"dispatch_s", calibration.dispatch_s},
+                        {"step_overhead_s", calibration.step_overhead_s}};
+}
+
+std::string GbPlannerOutput(double bytes) { return FormatSig(bytes / kGbPlannerOutput, 4); }
+
+std::string PercentPlannerOutput(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
+
+std::string IntervalTextPlannerOutput(double low, double high, int digits = 4) {
+  if (std::isnan(low)) return "";
+  return fmt::format(" [{}, {}]", FormatSig(low, digits), FormatSig(high, digits));
+}
+
+std::string SplitTextPlannerOutput(const LlmSplit& s) {
+  return fmt::format(
+      "tp {}, pp {}, vp {}, cp {}, ep {}, dp {}, micro-batch {}, recompute {}, "
+      "sequence parallel {}, zero {}",
+      s.tp, s.pp, s.vp, s.cp, s.ep, s.dp, s.micro_batch, RecomputeName(s.recompute),
+      s.sequence_parallel ? "on" : "off", s.zero);
+}
+
+std::string IntervalNotePlannerOutput(const PredictionInterval& i) {
+  if (!i.available) return fmt::format("interval: not available ({})", i.reason);
+  return fmt::format("interval: {:.0f}% of throughputs lie in predicted x [{}, {}] ({})",
+                     100 * i.level, FormatSig(i.low_factor, 3), FormatSig(i.high_factor, 3),
+                     i.basis);
+}
+
+void WriteStepTablePlannerOutput(std::ostream& out, const TransformerConfig& model,
+                                 const LlmCluster& c, const LlmTraining& t, const LlmStep& s,
+                                 const PredictionInterval& interval,
+                                 const LlmCalibration& calibration) {
+  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
+  out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}\n", model.name,
+                     CountParameters(model).total, c.devices, c.device.name, t.seq_len,
+                     MatrixFormatName(t.format),
+                     t.lora_rank > 0 ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
+  out << "split: " << SplitTextPlannerOutput(s.split) << "\n\n";
+  TextTable summary({"quantity", "value"});
+  summary.AddRow(
+      {"step time (ms)",
+       FormatSig(1e3 * s.step_s) + IntervalTextPlannerOutput(1e3 * b.step_low, 1e3 * b.step_high)});
+  summary.AddRow({"sequences/s", FormatSig(s.sequences_per_s)});
+  summary.AddRow({"tokens/s", FormatSig(s.tokens_per_s) +
+                                  IntervalTextPlannerOutput(b.tokens_low, b.tokens_high)});
+  summary.AddRow({"MFU (%)", PercentPlannerOutput(s.mfu)});
+  summary.AddRow({"micro-batches per step", std::to_string(s.accumulation)});
+  summary.AddRow({"memory per GPU (GB)", fmt::format("{} of {}", GbPlannerOutput(s.memory.total),
+                                                     GbPlannerOutput(s.memory.capacity))});
+  summary.AddRow({"fits", s.memory.fits ? "yes"
+                                        : fmt::format("no: {} GB short",
+                                                      GbPlannerOutput(s.memory.shortfall))});
+  out << summary.Render() << "\n";
+  TextTable parts({"part", "ms", "% of step"});
+  for (const auto& [name, value] : PartsPlannerOutput(s.parts)) {
+    std::string label = name;
+    label.resize(label.size() - 2);  // "_s"
+    parts.AddRow({label, FormatSig(1e3 * value), PercentPlannerOutput(value / s.step_s)});
+  }
+  parts.AddRow({"step", FormatSig(1e3 * s.step_s), "100.0"});
+  out << parts.Render() << "\n";
+  TextTable memory({"memory", "GB"});
+  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) {
+    memory.AddRow({name, GbPlannerOutput(value)});
+  }
+  memory.AddRow({"total", GbPlannerOutput(s.memory.total)});
+  memory.AddRow({"capacity", GbPlannerOutput(s.memory.capacity)});
+  out << memory.Render() << "\n";
+  out << "assumptions:\n";
+  for (const std::string& note : s.notes) out << "  - " << note << "\n";
+  out << "  - " << IntervalNotePlannerOutput(interval) << "\n";
+  out << "  - calibration: " << calibration.source << "\n";
+  out << "  - links: devices " << c.intra_source << "; network " << c.inter_source << "\n";
+}
+
+// The CSV columns of one step (sweep: one row; plan: one per split).
+std::vector<std::string> CsvHeaderPlannerOutput() {
+  std::vector<std::string> h = {"tp",
+                                "pp",
+                                "vp",
+                                "cp",
+                                "ep",
+                                "dp",
+                                "micro_batch",
+                                "global_batch",
+                                "accumulation",
+                                "recompute",
+                                "sequence_parallel",
+                                "zero",
+                                "step_time_s",
+                                "step_time_s_low",
+                                "step_time_s_high",
+                                "throughput_sps",
+                                "tokens_per_s",
+                                "tokens_per_s_low",
+                                "tokens_per_s_high",
+                                "mfu",
+                                "memory_bytes",
+                                "fits",
+                                "shortfall_bytes"};
+  for (const auto& [name, value] : PartsPlannerOutput({})) h.push_back(name);
+  for (const auto& [name, value] : MemoryPartsPlannerOutput({}))
+    h.push_back(std::string(name) + "_bytes");
+  return h;
+}
+
+std::string CsvNumberPlannerOutput(double v) {
+  return std::isnan(v) ? "" : fmt::format("{:.9g}", v);
+}
+
+std::vector<std::string> CsvRowPlannerOutput(const LlmStep& s, const PredictionInterval& i) {
+  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, i);
+  const LlmSplit& p = s.split;
+  std::vector<std::string> r = {std::to_string(p.tp),
+                                std::to_string(p.pp),
+                                std::to_string(p.vp),
+                                std::to_string(p.cp),
+                                std::to_string(p.ep),
+                                std::to_string(p.dp),
+                                std::to_string(p.micro_batch),
+                                std::to_string(p.global_batch),
+                                std::to_string(s.accumulation),
+                                RecomputeName(p.recompute),
+                                p.sequence_parallel ? "1" : "0",
+                                std::to_string(p.zero),
+                                CsvNumberPlannerOutput(s.step_s),
+                                CsvNumberPlannerOutput(b.step_low),
+                                CsvNumberPlannerOutput(b.step_high),
+                                CsvNumberPlannerOutput(s.sequences_per_s),
+                                CsvNumberPlannerOutput(s.tokens_per_s),
+                                CsvNumberPlannerOutput(b.tokens_low),
+                                CsvNumberPlannerOutput(b.tokens_high),
+                                CsvNumberPlannerOutput(s.mfu),
+                                CsvNumberPlannerOutput(s.memory.total),
+                                s.memory.fits ? "1" : "0",
+                                CsvNumberPlannerOutput(s.memory.shortfall)};
+  for (const auto& [name, value] : PartsPlannerOutput(s.parts))
+    r.push_back(CsvNumberPlannerOutput(value));
+  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) {
+    r.push_back(CsvNumberPlannerOutput(value));
+  }
+  return r;
+}
+
+ordered_json RunJsonPlannerOutput(const LlmRunTotals& t) {
+  return {{"tokens", t.tokens},
+          {"seconds", t.seconds},
+          {"days", t.days},
+          {"days_low", t.days_low},
+          {"days_high", t.days_high},
+          {"device_hours", t.device_hours},
+          {"cost", t.cost ? ordered_json(*t.cost) : ordered_json(nullptr)}};
+}
+
+ordered_json FixedJsonPlannerOutput(const LlmPlanOptions& o) {
+  ordered_json j = ordered_json::object();
+  auto size = [&](const char* key, int64_t v) {
+    if (v > 0) j[key] = v;
+  };
+  size("tp", o.tp);
+  size("pp", o.pp);
+  size("vp", o.vp);
+  size("cp", o.cp);
+  size("ep", o.ep);
+  size("dp", o.dp);
+  size("micro_batch", o.micro_batch);
+  if (o.recompute) j["recompute"] = RecomputeName(*o.recompute);
+  if (o.sequence_parallel) j["sequence_parallel"] = *o.sequence_parallel;
+  if (o.zero) j["zero"] = *o.zero;
+  return j;
+}
+
+}  // namespace
+
+void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
+                  const LlmTraining& training, const LlmStep& step,
+                  const PredictionInterval& interval, const LlmCalibration& calibration,
+                  OutputFormat format) {
+  if (format == OutputFormat::kTable) {
+    WriteStepTablePlannerOutput(out, model, cluster, training, step, interval, calibration);
+    return;
+  }
+  if (format == OutputFormat::kCsv) {
+    std::vector<std::string> header = {"model", "device", "devices", "seq_len"};
+    const std::vector<std::string> rest = CsvHeaderPlannerOutput();
+    header.insert(header.end(), rest.begin(), rest.end());
+    TextTable table(header);
+    std::vector<std::string> row = {model.name, cluster.device.name,
+                                    std::to_string(cluster.devices),
+                                    std::to_string(training.seq_len)};
+    const std::vector<std::string> values = CsvRowPlannerOutput(step, interval);
+    row.insert(row.end(), values.begin(), values.end());
+    table.AddRow(row);
+    out << table.RenderCsv();
+    return;
+  }
+  ordered_json doc;
+  doc["schema"] = "fitspeed.llm-step/1";
+  HeaderJsonPlannerOutput(doc, model, cluster, training, calibration);
+  doc["interval"] = IntervalJsonPlannerOutput(interval);
+  doc.update(StepJsonPlannerOutput(step, interval));
+  out << doc.dump(2) << "\n";
+}
+
+void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
+                  const LlmPlanOptions& options, const LlmPlan& plan,
+                  const PredictionInterval& interval, const LlmCalibration& calibration,
+                  std::optional<double> tokens, std::optional<double> price_per_device_hour,
+                  OutputFormat format) {
+  const double per_s = plan.search_s > 0 ? plan.evaluated / plan.search_s : NAN;
+  auto totals = [&](const LlmStep& s) {
+    return LlmTotals(s, cluster, *tokens, price_per_device_hour, interval);
+  };
+  if (format == OutputFormat::kJson) {
+    ordered_json doc;
+    doc["schema"] = "fitspeed.llm-plan/1";
+    HeaderJsonPlannerOutput(doc, model, cluster, options.training, calibration);
+    doc["global_batch"] = options.global_batch;
+    doc["fixed"] = FixedJsonPlannerOutput(options);
+    doc["interval"] = IntervalJsonPlannerOutput(interval);
+    doc["tokens"] = tokens ? ordered_json(*tokens) : ordered_json(nullptr);
+    doc["price_per_device_hour"] =
+        price_per_device_hour ? ordered_json(*price_per_device_hour) : ordered_json(nullptr);
+    doc["search"] = {{"evaluated", plan.evaluated},
+                     {"fitting", plan.fitting},
+                     {"search_s", plan.search_s},
+                     {"configurations_per_s", per_s}};
+    ordered_json ranked = ordered_json::array();
+    for (size_t i = 0; i < plan.ranked.size(); ++i) {
+      ordered_json j;
+      j["rank"] = i + 1;
+      j.update(StepJsonPlannerOutput(plan.ranked[i], interval));
+      if (tokens) j["run"] = RunJsonPlannerOutput(totals(plan.ranked[i]));
+      ranked.push_back(j);
+    }
+    doc["ranked"] = ranked;
+    ordered_json not_fitting = ordered_json::array();
+    for (const LlmStep& s : plan.not_fitting)
+      not_fitting.push_back(StepJsonPlannerOutput(s, interval));
+    doc["not_fitting"] = not_fitting;
+    out << doc.dump(2) << "\n";
+    return;
+  }
+  if (format == OutputFormat::kCsv) {
+    std::vector<std::string> header = {"rank"};
+    const std::vector<std::string> rest = CsvHeaderPlannerOutput();
+    header.insert(header.end(), rest.begin(), rest.end());
+    if (tokens) {
+      for (const char* h : {"days", "days_low", "days_high", "device_hours", "cost"}) {
+        header.push_back(h);
+      }
+    }
+    TextTable table(header);
+    auto add = [&](const LlmStep& s, const std::string& rank) {
+      std::vector<std::string> row = {rank};
+      const std::vector<std::string> values = CsvRowPlannerOutput(s, interval);
+      row.insert(row.end(), values.begin(), values.end());
+      if (tokens) {
+        const LlmRunTotals t = totals(s);
+        for (double v : {t.days, t.days_low, t.days_high, t.device_hours}) {
+          row.push_back(CsvNumberPlannerOutput(v));
+        }
+        row.push_back(t.cost ? CsvNumberPlannerOutput(*t.cost) : "");
+      }
+      table.AddRow(row);
+    };
+    for (size_t i = 0; i < plan.ranked.size(); ++i) add(plan.ranked[i], std::to_string(i + 1));
+    for (const LlmStep& s : plan.not_fitting) add(s, "");
+    out << table.RenderCsv();
+    return;
+  }
+  const LlmTraining& t = options.training;
+  out << fmt::format(
+      "{} ({} parameters) on {} x {} ({} GB each), global batch {} x {} tokens, "
+      "{}{}\n\n",
+      model.name, CountParameters(model).total, cluster.devices, cluster.device.name,
+      GbPlannerOutput(cluster.device.memory_capacity_bytes), options.global_batch, t.seq_len,
+      MatrixFormatName(t.format),
+      t.lora_rank > 0 ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
+  std::vector<std::string> header = {"rank", "tp",     "pp",       "vp",        "cp",
+                                     "ep",   "dp",     "mb",       "recompute", "sp",
+                                     "zero", "step s", "tokens/s", "MFU %",     "memory GB"};
+  if (tokens) {
+    header.push_back("days [low, high]");
+    if (price_per_device_hour) header.push_back("cost");
+  }
+  auto split_cells = [](const LlmSplit& s) {
+    return std::vector<std::string>{
+        std::to_string(s.tp),          std::to_string(s.pp),       std::to_string(s.vp),
+        std::to_string(s.cp),          std::to_string(s.ep),       std::to_string(s.dp),
+        std::to_string(s.micro_batch), RecomputeName(s.recompute), s.sequence_parallel ? "1" : "0",
+        std::to_string(s.zero)};
+  };
+  TextTable ranked(header);
+  for (size_t i = 0; i < plan.ranked.size(); ++i) {
+    const LlmStep& s = plan.ranked[i];
+    std::vector<std::string> row = {std::to_string(i + 1)};
+    const std::vector<std::string> cells = split_cells(s.split);
+    row.insert(row.end(), cells.begin(), cells.end());
+    row.push_back(FormatSig(s.step_s));
+    row.push_back(FormatSig(s.tokens_per_s));
+    row.push_back(PercentPlannerOutput(s.mfu));
+    row.push_back(GbPlannerOutput(s.memory.total) + "/" + GbPlannerOutput(s.memory.capacity));
+    if (tokens) {
+      const LlmRunTotals run = totals(s);
+      row.push_back(FormatSig(run.days, 3) +
+                    IntervalTextPlannerOutput(run.days_low, run.days_high, 3));
+      if (price_per_device_hour) row.push_back(FormatSig(*run.cost, 4));
+    }
+    ranked.AddRow(row);
+  }
+  if (ranked.rows() > 0) {
+    out << "fastest splits that fit:\n" << ranked.Render() << "\n";
+  } else {
+    out << "no split fits in " << GbPlannerOutput(cluster.device.memory_capacity_bytes)
+        << " GB per device\n\n";
+  }
+  if (!plan.not_fitting.empty()) {
+    TextTable missing({"tp", "pp", "vp", "cp", "ep", "dp", "mb", "recompute", "sp", "zero",
+                       "step s", "tokens/s", "memory GB", "short GB"});
+    for (const LlmStep& s : plan.not_fitting) {
+      std::vector<std::string> row = split_cells(s.split);
+      row.push_back(FormatSig(s.step_s));
+      row.push_back(FormatSig(s.tokens_per_s));
+      row.push_back(GbPlannerOutput(s.memory.total));
+      row.push_back(GbPlannerOutput(s.memory.shortfall));
+      missing.AddRow(row);
+    }
+    out << "fastest splits that do not fit:\n" << missing.Render() << "\n";
+  }
+  out << fmt::format("searched: {} splits evaluated, {} fit, {} configurations/s ({} s)\n",
+                     plan.evaluated, plan.fitting, FormatSig(per_s, 3),
+                     FormatSig(plan.search_s, 3));
+  out << "assumptions:\n";
+  // The notes of the fastest split listed (they are the model's assumptions for that split).
+  const LlmStep* first = !plan.ranked.empty()        ? &plan.ranked.front()
+                         : !plan.not_fitting.empty() ? &plan.not_fitting.front()
+                                                     : nullptr;
+  if (first) {
+    for (const std::string& note : first->notes) out << "  - " << note << "\n";
+  }
+  out << "  - " << IntervalNotePlannerOutput(interval) << "\n";
+  if (tokens) {
+    out << "  - days = tokens / tokens/s / 86400; the interval widens them by its factors\n";
+  }
+  out << "  - calibration: " << calibration.source << "\n";
+  out << "  - links: devices " << cluster.intra_source << "; network " << cluster.inter_source
+      << "\n";
+}
+
+}  // namespace fitspeed

@@ -1,0 +1,292 @@
+// `fitspeed sweep MODEL --tp ...` (one transformer split) and `fitspeed plan
+// MODEL --device D ...` (every split, ranked): docs/llm.md, "The CLI".
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_util.h"
+
+namespace fitspeed::test {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr int kUsage = 64;  // tools/fitspeed/exit_code.h, ExitCode::kUsage
+
+const char* kSplit =
+    "sweep llama-2-7b --device h100 --devices 8 --tp 2 --pp 2 --micro-batch 2 --global-batch 64 "
+    "--seq-len 4096 --recompute selective --sequence-parallel --zero 1";
+
+TEST(LlmCli, SweepJsonHasEveryField) {
+  const CliRun run = RunCli(std::string(kSplit) + " --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_EQ(doc["schema"], "fitspeed.llm-step/1");
+  for (const char* key :
+       {"step_time_s", "step_time_s_low", "step_time_s_high", "throughput_sps", "tokens_per_s",
+        "tokens_per_s_low", "tokens_per_s_high", "mfu", "memory_bytes", "fits", "interval", "split",
+        "parts", "memory", "notes", "model", "cluster", "calibration"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  for (const char* key : {"level", "low_factor", "high_factor", "basis", "available", "reason"}) {
+    EXPECT_TRUE(doc["interval"].contains(key)) << key;
+  }
+  const json& split = doc["split"];
+  for (const char* key : {"tp", "pp", "vp", "cp", "ep", "dp", "micro_batch", "global_batch",
+                          "accumulation", "recompute", "sequence_parallel", "zero"}) {
+    EXPECT_TRUE(split.contains(key)) << key;
+  }
+  // dp = 8 / (2 x 2); accumulation = 64 / (2 x 2).
+  EXPECT_EQ(split["dp"], 2);
+  EXPECT_EQ(split["accumulation"], 16);
+  EXPECT_EQ(split["recompute"], "selective");
+  EXPECT_EQ(split["sequence_parallel"], true);
+  EXPECT_EQ(split["zero"], 1);
+  double parts = 0;
+  for (const char* key :
+       {"compute_s", "recompute_s", "tensor_comm_s", "context_comm_s", "expert_comm_s",
+        "pipeline_comm_s", "bubble_s", "data_comm_s", "optimizer_s", "overhead_s"}) {
+    ASSERT_TRUE(doc["parts"].contains(key)) << key;
+    parts += doc["parts"][key].get<double>();
+  }
+  const double step = doc["step_time_s"].get<double>();
+  EXPECT_NEAR(parts, step, 1e-9 * step);
+  double memory = 0;
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "logits", "workspace",
+                          "fragmentation"}) {
+    ASSERT_TRUE(doc["memory"].contains(key)) << key;
+    memory += doc["memory"][key].get<double>();
+  }
+  const double total = doc["memory"]["total"].get<double>();
+  EXPECT_NEAR(memory, total, 1e-9 * total);
+  EXPECT_EQ(doc["memory_bytes"].get<double>(), total);
+  EXPECT_TRUE(doc["memory"].contains("capacity"));
+  EXPECT_TRUE(doc["memory"].contains("shortfall"));
+  // 64 sequences of 4096 tokens per step.
+  EXPECT_NEAR(doc["throughput_sps"].get<double>(), 64 / step, 1e-9 * 64 / step);
+  EXPECT_NEAR(doc["tokens_per_s"].get<double>(), 4096 * 64 / step, 1e-9 * 4096 * 64 / step);
+  EXPECT_EQ(doc["model"]["name"], "llama-2-7b");
+  EXPECT_EQ(doc["model"]["parameters"], 6738415616);
+  EXPECT_EQ(doc["cluster"]["device"], "h100");
+  EXPECT_EQ(doc["cluster"]["devices"], 8);
+  ASSERT_EQ(doc["cluster"]["links"].size(), 2u);
+  EXPECT_FALSE(doc["cluster"]["links"][0]["source"].get<std::string>().empty());
+  EXPECT_FALSE(doc["calibration"]["source"].get<std::string>().empty());
+  const double mfu = doc["mfu"].get<double>();
+  EXPECT_GT(mfu, 0);
+  EXPECT_LT(mfu, 1);
+}
+
+TEST(LlmCli, SweepTableAndCsv) {
+  const CliRun table = RunCli(kSplit);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("step time (ms)"));
+  EXPECT_THAT(table.out, HasSubstr("bubble"));
+  EXPECT_THAT(table.out, HasSubstr("activations"));
+  EXPECT_THAT(table.out, HasSubstr("assumptions:"));
+  const CliRun csv = RunCli(std::string(kSplit) + " --output csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("model,device,devices,seq_len,tp,", 0), 0u) << csv.out;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 2);  // header and one split
+}
+
+TEST(LlmCli, SplitThatDoesNotDivideIsRefused) {
+  // Llama-2-7B has 32 heads: tp 3 does not divide them.
+  const CliRun run =
+      RunCli("sweep llama-2-7b --device h100 --devices 3 --tp 3 --seq-len 4096 --output json");
+  EXPECT_EQ(run.exit_code, kUsage);
+  EXPECT_THAT(run.err, HasSubstr("does not divide the 32 attention heads"));
+  // 8 devices, tp x pp = 3 x 1 leaves a remainder.
+  const CliRun devices = RunCli(
+      "sweep llama-2-7b --device h100 --devices 8 --tp 4 --pp 4 "
+      "--seq-len 4096");
+  EXPECT_EQ(devices.exit_code, kUsage);
+  EXPECT_THAT(devices.err, HasSubstr("devices"));
+}
+
+TEST(LlmCli, BadOptionsAreRefused) {
+  const CliRun zero = RunCli("sweep llama-2-7b --device h100 --tp 0 --seq-len 4096");
+  EXPECT_EQ(zero.exit_code, kUsage);
+  EXPECT_THAT(zero.err, HasSubstr("--tp"));
+  // The A100 has no FP8 matrix units in its catalog entry.
+  const CliRun fp8 =
+      RunCli("sweep llama-2-7b --device a100 --devices 8 --tp 8 --seq-len 4096 --precision fp8");
+  EXPECT_EQ(fp8.exit_code, kUsage);
+  EXPECT_THAT(fp8.err, HasSubstr("fp8"));
+  const CliRun zoo = RunCli("sweep resnet50 --device h100 --tp 2 --seq-len 128");
+  EXPECT_EQ(zoo.exit_code, kUsage);
+  EXPECT_THAT(zoo.err, HasSubstr("zoo network"));
+  const CliRun no_device = RunCli("sweep llama-2-7b --tp 2 --seq-len 4096");
+  EXPECT_EQ(no_device.exit_code, kUsage);
+  EXPECT_THAT(no_device.err, HasSubstr("--device"));
+  const CliRun no_seq = RunCli("sweep llama-2-7b --device h100 --tp 2");
+  EXPECT_EQ(no_seq.exit_code, kUsage);
+  EXPECT_THAT(no_seq.err, HasSubstr("--seq-len"));
+}
+
+TEST(LlmCli, Gpt2WithoutSplitOptionsStaysOnTheZooPath) {
+  // The zoo path's exit code is its fit's: 0, or 1 when the fit is unusable.
+  const CliRun zoo = RunCli("sweep gpt2 --device h100 --batches 1:64 --output json");
+  ASSERT_TRUE(zoo.exit_code == 0 || zoo.exit_code == 1) << zoo.err;
+  const json doc = json::parse(zoo.out);
+  EXPECT_NE(doc.value("schema", ""), "fitspeed.llm-step/1");
+  EXPECT_TRUE(doc.contains("steps"));
+  EXPECT_TRUE(doc.contains("fits"));
+  // With a split option gpt2 is the built-in transformer.
+  const CliRun llm = RunCli("sweep gpt2 --device h100 --tp 2 --seq-len 1024 --output json");
+  ASSERT_EQ(llm.exit_code, 0) << llm.err;
+  EXPECT_EQ(json::parse(llm.out)["schema"], "fitspeed.llm-step/1");
+}
+
+TEST(LlmCli, SplitThatDoesNotFitReportsItsShortfall) {
+  // Llama-2-70B in 16-bit weights alone is 138 GB on each of 8 data-parallel H100s (80 GB).
+  const CliRun run = RunCli(
+      "sweep llama-2-70b --device h100 --devices 8 --micro-batch 1 --global-batch 8 --seq-len "
+      "4096 --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_FALSE(doc["fits"].get<bool>());
+  const double shortfall = doc["memory"]["shortfall"].get<double>();
+  EXPECT_GT(shortfall, 0);
+  EXPECT_NEAR(shortfall,
+              doc["memory"]["total"].get<double>() - doc["memory"]["capacity"].get<double>(),
+              1e-6 * shortfall);
+}
+
+TEST(LlmCli, LinksFileReplacesTheNetworkLink) {
+  const std::string links = ::testing::TempDir() + "/llm_cli_links.json";
+  const CliRun bench = RunCli("linkbench --from " + Data("links/nccl_tests_all_reduce_2x4.txt") +
+                              " --links-out " + links);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const json file = json::parse(ReadFile(links));
+  const CliRun run = RunCli(
+      "sweep llama-2-7b --device h100 --devices 16 --tp 8 --seq-len 4096 "
+      "--links " +
+      links + " --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json network = json::parse(run.out)["cluster"]["links"][1];
+  EXPECT_EQ(network["connects"], "network");
+  EXPECT_EQ(network["bandwidth_bytes_per_s"], file["links"][0]["bandwidth_bytes_per_s"]["value"]);
+  EXPECT_THAT(network["source"].get<std::string>(), HasSubstr("linkbench"));
+  std::remove(links.c_str());
+}
+
+const char* kPlan =
+    "plan llama-2-7b --device h100 --devices 16 --global-batch 64 --seq-len 4096 --top 5";
+
+TEST(LlmCli, PlanRanksFittingSplitsFastestFirst) {
+  const CliRun run = RunCli(std::string(kPlan) + " --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_EQ(doc["schema"], "fitspeed.llm-plan/1");
+  const json& ranked = doc["ranked"];
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_LE(ranked.size(), 5u);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    EXPECT_EQ(ranked[i]["rank"], i + 1);
+    EXPECT_TRUE(ranked[i]["fits"].get<bool>());
+    EXPECT_LE(ranked[i]["memory_bytes"].get<double>(),
+              ranked[i]["memory"]["capacity"].get<double>());
+    if (i > 0) {
+      EXPECT_LE(ranked[i - 1]["step_time_s"].get<double>(), ranked[i]["step_time_s"].get<double>());
+    }
+    const json& s = ranked[i]["split"];
+    EXPECT_EQ(s["tp"].get<int>() * s["pp"].get<int>() * s["cp"].get<int>() * s["dp"].get<int>(),
+              16);
+  }
+  const json& search = doc["search"];
+  EXPECT_GE(search["evaluated"].get<int64_t>(), search["fitting"].get<int64_t>());
+  EXPECT_GE(search["fitting"].get<int64_t>(), static_cast<int64_t>(ranked.size()));
+  EXPECT_TRUE(search.contains("configurations_per_s"));
+}
+
+TEST(LlmCli, PlanRespectsFix) {
+  const CliRun run = RunCli(std::string(kPlan) +
+                            " --fix tp=4,pp=2,cp=1,mb=1,recompute=full,sp=1,zero=1 "
+                            "--output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  ASSERT_FALSE(doc["ranked"].empty());
+  for (const char* list : {"ranked", "not_fitting"}) {
+    for (const json& step : doc[list]) {
+      const json& s = step["split"];
+      EXPECT_EQ(s["tp"], 4);
+      EXPECT_EQ(s["pp"], 2);
+      EXPECT_EQ(s["cp"], 1);
+      EXPECT_EQ(s["dp"], 2);  // 16 / (4 x 2 x 1)
+      EXPECT_EQ(s["micro_batch"], 1);
+      EXPECT_EQ(s["recompute"], "full");
+      EXPECT_EQ(s["sequence_parallel"], true);
+      EXPECT_EQ(s["zero"], 1);
+    }
+  }
+  const CliRun bad = RunCli(std::string(kPlan) + " --fix tq=4");
+  EXPECT_EQ(bad.exit_code, kUsage);
+  EXPECT_THAT(bad.err, HasSubstr("tq"));
+}
+
+TEST(LlmCli, PlanReportsSplitsThatDoNotFit) {
+  // Llama-2-70B on 8 H100s: without tensor or pipeline parallelism the 16-bit
+  // weights alone (138 GB) exceed 80 GB.
+  const CliRun run = RunCli(
+      "plan llama-2-70b --device h100 --devices 8 --global-batch 8 --seq-len 4096 --fix "
+      "tp=1,pp=1,zero=0 --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_TRUE(doc["ranked"].empty());
+  ASSERT_FALSE(doc["not_fitting"].empty());
+  for (const json& step : doc["not_fitting"]) {
+    EXPECT_FALSE(step["fits"].get<bool>());
+    EXPECT_GT(step["memory"]["shortfall"].get<double>(), 0);
+  }
+  const CliRun table = RunCli(
+      "plan llama-2-70b --device h100 --devices 8 --global-batch 8 --seq-len 4096 --fix "
+      "tp=1,pp=1,zero=0");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("do not fit"));
+  EXPECT_THAT(table.out, HasSubstr("short GB"));
+}
+
+TEST(LlmCli, PlanTokensGiveDaysAndCost) {
+  const CliRun run = RunCli(std::string(kPlan) + " --tokens 2e10 --price 3 --output json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out);
+  ASSERT_FALSE(doc["ranked"].empty());
+  for (const json& step : doc["ranked"]) {
+    // days = tokens / (tokens/s) / 86400: at 1e6 tokens/s, 2e10 tokens take
+    // 2e4 s = 0.2315 days; cost = 3 per device-hour x 16 devices x 2e4/3600 h = 266.7.
+    const double tokens_per_s = step["tokens_per_s"].get<double>();
+    const double days = 2e10 / tokens_per_s / 86400;
+    const json& run_totals = step["run"];
+    EXPECT_NEAR(run_totals["days"].get<double>(), days, 1e-12 * days);
+    EXPECT_NEAR(run_totals["cost"].get<double>(), 3 * 16 * days * 24, 1e-9 * 3 * 16 * days * 24);
+    EXPECT_LE(run_totals["days_low"].get<double>(), days);
+    EXPECT_GE(run_totals["days_high"].get<double>(), days);
+  }
+  const CliRun table = RunCli(std::string(kPlan) + " --tokens 2e10 --price 3");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("days [low, high]"));
+  EXPECT_THAT(table.out, HasSubstr("configurations/s"));
+}
+
+TEST(LlmCli, PlanOptionsNeedDevice) {
+  const CliRun run = RunCli("plan --v0 100 --t 0.1 --samples 1000 --epochs 1 --global-batch 8");
+  EXPECT_EQ(run.exit_code, kUsage);
+  EXPECT_THAT(run.err, HasSubstr("--device"));
+  const CliRun law = RunCli(std::string(kPlan) + " --deadline 1h");
+  EXPECT_EQ(law.exit_code, kUsage);
+  EXPECT_THAT(law.err, HasSubstr("--deadline"));
+  const CliRun fp8 = RunCli(
+      "plan llama-2-7b --device a100 --devices 8 --global-batch 64 --seq-len 4096 --precision fp8");
+  EXPECT_EQ(fp8.exit_code, kUsage);
+  EXPECT_THAT(fp8.err, HasSubstr("fp8"));
+}
+
+}  // namespace
+}  // namespace fitspeed::test

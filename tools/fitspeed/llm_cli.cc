@@ -1,0 +1,88 @@
+// Shared by the transformer paths of `fitspeed sweep` and `fitspeed plan` (llm_cli.h).
+#include "llm_cli.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/model/zoo.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+bool InZooLlmCli(const std::string& name) {
+  for (const ZooEntry& entry : ZooEntries()) {
+    if (entry.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsTransformerSpecLlmCli(const std::string& model) {
+  if (model.rfind("transformer:", 0) == 0) return true;
+  if (InZooLlmCli(model)) return false;
+  const std::vector<std::string> builtins = BuiltinTransformerNames();
+  if (std::find(builtins.begin(), builtins.end(), model) != builtins.end()) return true;
+  std::error_code error;
+  if (std::filesystem::is_directory(model, error)) {
+    return std::filesystem::is_regular_file(std::filesystem::path(model) / "config.json", error);
+  }
+  if (!std::filesystem::is_regular_file(model, error)) return false;
+  std::ifstream file(model);
+  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
+  return doc.is_object() && doc.contains("model_type");
+}
+
+TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::string& why) {
+  const std::vector<std::string> builtins = BuiltinTransformerNames();
+  const bool builtin = std::find(builtins.begin(), builtins.end(), model) != builtins.end();
+  if (InZooLlmCli(model) && !builtin) {
+    throw UsageError(fmt::format(
+        "{} models a transformer, but '{}' is a zoo network, not a transformer: give a built-in "
+        "transformer ({}), transformer:layers=..,hidden=..,heads=..,vocab=.. or a config.json",
+        why, model, fmt::join(builtins, ", ")));
+  }
+  return LoadTransformer(model);
+}
+
+LlmCluster MakeClusterLlmCli(const LlmCliOptions& o) {
+  if (o.device.empty())
+    throw UsageError("a transformer is modeled on a catalogued device: give --device");
+  Device device = LoadDevice(o.device);
+  if (!o.links.empty()) {
+    const LinksFile links = ReadLinksJsonFile(o.links);
+    ApplyLinks(device, links);
+    for (const DeviceLink& l : links.links) {
+      std::cerr << fmt::format(
+          "fitspeed: the {} link of {} comes from {}: '{}', {:.4g} B/s, {:.4g} s\n", l.connects,
+          device.name, o.links, l.name, l.bandwidth_bytes_per_s, l.latency_s);
+    }
+  }
+  return MakeCluster(device, o.devices, o.devices_per_node);
+}
+
+LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
+  if (o.seq_len < 1)
+    throw UsageError("--seq-len: give the tokens per sequence (>= 1) of the transformer");
+  if (o.gradient_bytes != 2 && o.gradient_bytes != 4) {
+    throw UsageError(fmt::format("--gradient-bytes {}: expected 2 or 4 bytes per gradient element",
+                                 o.gradient_bytes));
+  }
+  if (o.lora_rank < 0) throw UsageError(fmt::format("--lora-rank {}: must be >= 0", o.lora_rank));
+  LlmTraining t;
+  t.seq_len = o.seq_len;
+  t.format = ParseMatrixFormat(o.precision);
+  t.lora_rank = o.lora_rank;
+  t.flash_attention = o.flash_attention;
+  t.gradient_bytes = o.gradient_bytes;
+  return t;
+}
+
+}  // namespace fitspeed::cli

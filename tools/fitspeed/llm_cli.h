@@ -1,0 +1,43 @@
+// What `fitspeed sweep` and `fitspeed plan` share on their transformer paths
+// (a split modeled, splits planned; docs/llm.md, "The CLI"): which MODEL is a
+// transformer, the cluster from --device/--devices/--links, the training from
+// the precision, LoRA and memory options.
+#ifndef FITSPEED_TOOLS_FITSPEED_LLM_CLI_H_
+#define FITSPEED_TOOLS_FITSPEED_LLM_CLI_H_
+
+#include <cstdint>
+#include <string>
+
+#include "fitspeed/llm/split.h"
+
+namespace fitspeed::cli {
+
+struct LlmCliOptions {
+  std::string device;        // --device NAME|FILE
+  int devices = 1;           // --devices
+  int devices_per_node = 0;  // --devices-per-node; 0: the device's scale-up domain
+  std::string links;         // --links FILE applied before the cluster is made
+  int64_t seq_len = 0;       // --seq-len, required
+  std::string precision = "mixed";
+  int64_t lora_rank = 0;
+  bool flash_attention = true;  // --no-flash: false
+  double gradient_bytes = 2;    // --gradient-bytes 2|4
+};
+
+// MODEL is a transformer and not a zoo network: a short form
+// ("transformer:..."), a built-in transformer the zoo lacks, a folder, or a
+// JSON file with a "model_type" (a Hugging Face config.json).
+bool IsTransformerSpecLlmCli(const std::string& model);
+
+// LoadTransformer, with a UsageError naming the zoo when MODEL is a zoo-only network.
+TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::string& why);
+
+// --device with --links applied (each link's source on stderr), then MakeCluster.
+LlmCluster MakeClusterLlmCli(const LlmCliOptions& o);
+
+// The training of --seq-len, --precision, --lora-rank, --no-flash, --gradient-bytes.
+LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o);
+
+}  // namespace fitspeed::cli
+
+#endif  // FITSPEED_TOOLS_FITSPEED_LLM_CLI_H_
