@@ -81,16 +81,16 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
   // from the start): coordinate search with step halving, from the catalog's
   // curves, 60 us dispatch and no overhead.
   LlmCalibration best;
-  best.matrix_scale = 1.0;
+  best.matrix_size_scale = 1.0;
   best.dispatch_s = 60e-6;
   best.step_overhead_s = 0;
   double f_best = SquaredLogErrorLlmValidate(setups, measured, best);
-  double step = 0.4;
+  double step = 0.8;
   auto get = [](const LlmCalibration& c, int k) {
-    return k == 0 ? std::log(c.matrix_scale) : k == 1 ? std::log(c.dispatch_s) : std::log(1e-3 + c.step_overhead_s);
+    return k == 0 ? std::log(c.matrix_size_scale) : k == 1 ? std::log(c.dispatch_s) : std::log(1e-3 + c.step_overhead_s);
   };
   auto set = [](LlmCalibration& c, int k, double v) {
-    if (k == 0) c.matrix_scale = std::exp(v);
+    if (k == 0) c.matrix_size_scale = std::exp(v);
     if (k == 1) c.dispatch_s = std::exp(v);
     if (k == 2) c.step_overhead_s = std::max(0.0, std::exp(v) - 1e-3);
   };
@@ -100,7 +100,7 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
       for (double dir : {+1.0, -1.0}) {
         LlmCalibration trial = best;
         set(trial, k, get(best, k) + dir * step);
-        if (trial.matrix_scale > 4 || trial.matrix_scale < 0.25) continue;
+        if (trial.matrix_size_scale > 1e3 || trial.matrix_size_scale < 1e-3) continue;
         const double f = SquaredLogErrorLlmValidate(setups, measured, trial);
         if (f < f_best) {
           f_best = f;
@@ -115,8 +115,8 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
   best.memory_scale = 1.0;
   best.source = fmt::format(
       "fitted to {} vTrain Megatron-DeepSpeed iterations (A100, FP16; squared log error, coordinate "
-      "search): matrix efficiency x{:.3g}, host dispatch {:.3g} us per kernel, {:.3g} ms per step",
-      setups.size(), best.matrix_scale, best.dispatch_s * 1e6, best.step_overhead_s * 1e3);
+      "search): matrix curve read at {:.3g}x the kernel size, host dispatch {:.3g} us per kernel, {:.3g} ms per step",
+      setups.size(), best.matrix_size_scale, best.dispatch_s * 1e6, best.step_overhead_s * 1e3);
   return best;
 }
 
@@ -229,7 +229,7 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
     j["top1"] = v.top1;
     j["top3"] = v.top3;
     for (const auto& [g, cal] : v.folds)
-      j["folds"].push_back({{"left_out_gpus", g}, {"matrix_scale", cal.matrix_scale},
+      j["folds"].push_back({{"left_out_gpus", g}, {"matrix_size_scale", cal.matrix_size_scale},
                             {"dispatch_s", cal.dispatch_s}, {"step_overhead_s", cal.step_overhead_s}});
     out << j.dump(2) << "\n";
     return;
@@ -254,8 +254,8 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
   out << fmt::format("ranking: the measured fastest split is predicted first in {} of {} groups, in the top 3 in {} ({:.0f}%)\n",
                      v.top1, v.groups, v.top3, 100.0 * v.top3 / std::max(1, v.groups));
   for (const auto& [g, cal] : v.folds)
-    out << fmt::format("fold without {} GPUs: matrix efficiency x{:.3f}, dispatch {:.1f} us/kernel, {:.2f} ms/step\n", g,
-                       cal.matrix_scale, cal.dispatch_s * 1e6, cal.step_overhead_s * 1e3);
+    out << fmt::format("fold without {} GPUs: matrix curve at x{:.3g} the size, dispatch {:.1f} us/kernel, {:.2f} ms/step\n", g,
+                       cal.matrix_size_scale, cal.dispatch_s * 1e6, cal.step_overhead_s * 1e3);
   out << "calibration compiled in (all rows): " << v.table.calibration.source << "\n";
 }
 

@@ -46,7 +46,7 @@ LlmCalibrationTable ParseLlmCalibrationJson(const std::string& text, const std::
   if (!doc.contains("calibration") || !doc["calibration"].is_object())
     throw DataError(source, 0, "calibration", "expected an object");
   const nlohmann::json& c = doc["calibration"];
-  t.calibration.matrix_scale = PositiveFieldLlmCalibration(c, "matrix_scale", source, false);
+  t.calibration.matrix_size_scale = PositiveFieldLlmCalibration(c, "matrix_size_scale", source, false);
   t.calibration.memory_scale = PositiveFieldLlmCalibration(c, "memory_scale", source, false);
   t.calibration.dispatch_s = PositiveFieldLlmCalibration(c, "dispatch_s", source, true);
   t.calibration.step_overhead_s = PositiveFieldLlmCalibration(c, "step_overhead_s", source, true);
@@ -63,7 +63,7 @@ std::string LlmCalibrationToJson(const LlmCalibrationTable& t) {
   doc["schema"] = t.schema;
   doc["generated_by"] = t.generated_by;
   doc["device"] = t.device;
-  doc["calibration"] = {{"matrix_scale", t.calibration.matrix_scale},
+  doc["calibration"] = {{"matrix_size_scale", t.calibration.matrix_size_scale},
                         {"memory_scale", t.calibration.memory_scale},
                         {"dispatch_s", t.calibration.dispatch_s},
                         {"step_overhead_s", t.calibration.step_overhead_s},

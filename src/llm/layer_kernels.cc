@@ -34,7 +34,10 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
 double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
-  double eff = matrix->At(flops * curve_size) * matrix_scale;
+  // Calibration moves the curve along the size axis (a kernel of F FLOPs runs
+  // as the curve's kernel of F x matrix_size_scale), so it never lifts the
+  // efficiency above the curve's own plateau.
+  double eff = matrix->At(flops * curve_size * matrix_size_scale);
   if (matrix->half_dim > 0) eff *= matrix->ShapeFactor(m, n, k);
   eff = std::min(eff, 1.0);
   double t = flops / (peak * eff);
@@ -69,7 +72,7 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   // rule the catalog carries curves between devices by (docs/devices.md).
   t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
   t.fp8_casts = format != MatrixFormat::k16;
-  t.matrix_scale = cal.matrix_scale;
+  t.matrix_size_scale = cal.matrix_size_scale;
   t.memory = &d.memory_efficiency;
   t.normalization = &d.NormalizationMemoryEfficiency();
   t.bandwidth = d.memory_bandwidth_bytes_per_s;

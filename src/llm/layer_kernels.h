@@ -43,7 +43,7 @@ struct KernelTimer {
   const EfficiencyCurve* matrix = nullptr;  // the curve the matrix products run on
   double peak = 0;         // their peak, FLOP/s
   double curve_size = 1;   // the curve is looked up at F x curve_size (the same F/peak as its own format)
-  double matrix_scale = 1;
+  double matrix_size_scale = 1;
   const EfficiencyCurve* memory = nullptr;
   const EfficiencyCurve* normalization = nullptr;
   double bandwidth = 0;

@@ -156,6 +156,9 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                 for (int ri = 0; ri < 3; ++ri) {
                   const Recompute rc = static_cast<Recompute>(ri);
                   if (o.recompute && *o.recompute != rc) continue;
+                  // With flash attention there is no score tensor to recompute:
+                  // selective is the same split as none (same time, same memory).
+                  if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention) continue;
                   for (int z = 0; z <= 3; ++z) {
                     if (o.zero) {
                       if (*o.zero != z) continue;

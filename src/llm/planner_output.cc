@@ -146,7 +146,7 @@ void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, 
                      {"workspace_bytes", t.workspace_bytes},
                      {"fragmentation", t.fragmentation}};
   doc["calibration"] = {{"source", calibration.source},
-                        {"matrix_scale", calibration.matrix_scale},
+                        {"matrix_size_scale", calibration.matrix_size_scale},
                         {"memory_scale", calibration.memory_scale},
                         {"dispatch_s", calibration.dispatch_s},
                         {"step_overhead_s", calibration.step_overhead_s}};

@@ -28,7 +28,7 @@ struct LlmCaseSetup {
 LlmCaseSetup SetupForVtrainCase(const LlmCase& c, const Device& device);
 
 // The calibration that minimizes the squared log errors of the step times of
-// `cases` (matrix_scale, dispatch_s and step_overhead_s; memory_scale 1), by
+// `cases` (matrix_size_scale, dispatch_s and step_overhead_s; memory_scale 1), by
 // a deterministic coordinate search in log space.
 LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups,
                                  const std::vector<double>& measured_step_s);

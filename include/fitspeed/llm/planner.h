@@ -28,7 +28,8 @@ namespace fitspeed {
 //   vp: 1, and with pp > 1 every divisor of layers / pp up to max_vp;
 //   ep: divisors of the experts that divide dp x cp (MoE only);
 //   dp: what is left; micro-batch: divisors of global_batch / dp up to max_micro_batch;
-//   recompute: none, selective, full; sequence parallel: off, and on when tp > 1;
+//   recompute: none, selective (without flash attention: with it selective is none), full;
+//   sequence parallel: off, and on when tp > 1;
 //   zero: 0 and 1, and 2 and 3 when pp = 1 (DeepSpeed does not combine them with pipelines).
 struct LlmPlanOptions {
   int64_t global_batch = 0;  // sequences per step, > 0

@@ -119,11 +119,13 @@ struct LlmCluster {
 LlmCluster MakeCluster(const Device& device, int devices, int domain = 0);
 
 // Constants the step model takes from calibration (docs/llm.md): the factor
-// on the device's matrix efficiency, the factor on its memory efficiency, the
-// host's dispatch time per kernel (a kernel shorter than it leaves the device
-// waiting) and a fixed time per step (the optimizer's host work, logging).
+// on the kernel size at which the device's matrix efficiency curve is read (a
+// factor > 1 reaches the curve's efficiency at smaller kernels, never above its
+// plateau), the factor on its memory efficiency, the host's dispatch time per
+// kernel (a pass whose kernels the host issues slower than the device runs
+// them leaves the device waiting) and a fixed time per step.
 struct LlmCalibration {
-  double matrix_scale = 1.0;
+  double matrix_size_scale = 1.0;
   double memory_scale = 1.0;
   double dispatch_s = 10e-6;
   double step_overhead_s = 0.0;
