@@ -292,11 +292,19 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
       const bool tpu = device.kind == "tpu";
       s.zero = lora ? 1 : (tpu ? 3 : 1);
       if (s.dp * s.cp == 1) s.zero = 0;
-      const LlmStep step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
+      // The run fit in its memory: where the split does not fit with
+      // selective recomputation, the run must have recomputed more (NeMo's
+      // configs choose it per run), so full recomputation is taken.
+      LlmStep step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
+      if (!step.memory.fits) {
+        s.recompute = Recompute::kFull;
+        step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
+      }
       row.modeled = true;
       row.predicted_tokens_per_s = step.tokens_per_s;
       row.error = step.tokens_per_s / c.tokens_per_s - 1.0;
       row.memory_fraction = step.memory.total / step.memory.capacity;
+      row.recompute = RecomputeName(s.recompute);
     } catch (const Error& e) {
       row.reason = e.what();
     }
@@ -347,6 +355,7 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
         row["predicted_tokens_per_s"] = r.predicted_tokens_per_s;
         row["error"] = r.error;
         row["memory_fraction"] = r.memory_fraction;
+        row["recompute"] = r.recompute;
       } else {
         row["reason"] = r.reason;
       }
@@ -356,7 +365,7 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
     return;
   }
   TextTable t({"round", "publisher", "system", "benchmark", "device", "n", "tp.pp.vp.cp.dp mb", "precision",
-               "measured tok/s", "predicted", "error", "memory/cap"});
+               "measured tok/s", "predicted", "error", "memory/cap", "recompute"});
   for (const auto& r : v.rows) {
     const LlmCase& c = r.c;
     t.AddRow({c.round, c.publisher, c.system, c.benchmark, c.device, std::to_string(c.accelerators),
@@ -364,7 +373,8 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
               fmt::format("{:.4g}{}", c.tokens_per_s, c.includes_eval ? " (eval)" : ""),
               r.modeled ? fmt::format("{:.4g}", r.predicted_tokens_per_s) : std::string("-"),
               r.modeled ? fmt::format("{:+.1f}%", 100 * r.error) : "not modeled: " + r.reason,
-              r.modeled ? fmt::format("{:.2f}", r.memory_fraction) : std::string("-")});
+              r.modeled ? fmt::format("{:.2f}", r.memory_fraction) : std::string("-"),
+              r.modeled ? r.recompute : std::string("-")});
   }
   if (format == OutputFormat::kCsv) {
     out << t.RenderCsv();

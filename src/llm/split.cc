@@ -172,7 +172,13 @@ double AllReduceSplit(double bytes, const GroupPlacementSplit& g, const LlmClust
   if (g.n <= 1 || bytes <= 0) return 0;
   if (g.per_domain >= g.n) return RingAllReduceTime(bytes, g.n, c.intra);
   if (g.per_domain <= 1) return RingAllReduceTime(bytes, g.n, c.inter);
-  return HierarchicalAllReduceTime(bytes, g.per_domain, g.n / g.per_domain, c.intra, c.inter);
+  // Reduce-scatter inside each domain, then each member all-reduces its
+  // 1/per_domain shard with its peers of the other domains over its own
+  // network link (one per device, as in rail-optimized DGX pods), then the
+  // in-domain all-gather. (core's HierarchicalAllReduceTime sends the whole
+  // gradient through one interface per node: not these clusters.)
+  return RingAllReduceTime(bytes, g.per_domain, c.intra) +
+         RingAllReduceTime(bytes / g.per_domain, g.n / g.per_domain, c.inter);
 }
 
 // Reduce-scatter or all-gather: half a ring all-reduce's bandwidth and latency terms.

@@ -60,7 +60,8 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
 // device it ran on with the compiled-in calibration carried there (vTrain's
 // A100 constants), as NeMo / MaxText / Habana run them by their configs:
 // flash attention, sequence parallelism where tp > 1, selective
-// recomputation, the gradient reduction overlapped, the distributed
+// recomputation (full where the split does not fit with it: the run did
+// fit), the gradient reduction overlapped, the distributed
 // optimizer (ZeRO-1) on GPUs and FSDP (ZeRO-3) on TPUs, FP32 gradients with
 // BF16 and FP8 (Megatron-Core's main_grad), LoRA rank 16 on the attention.
 struct LlmMlperfValidation {
@@ -71,6 +72,7 @@ struct LlmMlperfValidation {
     double predicted_tokens_per_s = 0;
     double error = 0;         // predicted / measured - 1
     double memory_fraction = 0;  // modeled memory per GPU / capacity
+    std::string recompute;       // selective, or full where selective does not fit
   };
   std::vector<Row> rows;  // every distinct run with a known split
   struct Publisher {
