@@ -149,5 +149,57 @@ TEST(Planner, RanksFittingSplitsFastestFirstAndReportsShortfalls) {
   for (const LlmStep& s : PlanLlm(m, c, fixed).ranked) EXPECT_EQ(s.split.tp, 4);
 }
 
+TEST(SplitMoe, ExpertParallelismShardsTheExpertsAndAddsAllToAlls) {
+  // Mixtral-8x7B on 16 H100s, dp 16: with ep 8 each GPU holds 1 of the 8
+  // experts of each layer. The feed-forward block per layer (8 experts of
+  // 3 x 4096 x 14336 and the 4096 x 8 router) is divided by ep, so the
+  // 16-bit weights shrink by 2 x 32 layers x that block x (1 - 1/8).
+  const TransformerConfig m = LoadTransformer("mixtral-8x7b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 16);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  LlmSplit s;
+  s.dp = 16;
+  s.micro_batch = 1;
+  s.global_batch = 16;
+  s.zero = 1;
+  const double block = 8.0 * 3 * 4096 * 14336 + 4096.0 * 8;
+  const LlmStep dense_ep = ModelLlmStep(m, c, tr, s);
+  LlmSplit e = s;
+  e.ep = 8;
+  const LlmStep sharded = ModelLlmStep(m, c, tr, e);
+  EXPECT_NEAR(dense_ep.memory.weights - sharded.memory.weights, 2.0 * 32 * block * (1 - 1.0 / 8), 1.0);
+  EXPECT_EQ(dense_ep.parts.expert_comm_s, 0.0);  // ep 1: no all-to-all
+  EXPECT_GT(sharded.parts.expert_comm_s, 0.0);
+  e.ep = 3;  // does not divide the 8 experts
+  EXPECT_THROW(ModelLlmStep(m, c, tr, e), UsageError);
+}
+
+TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
+  // Llama-2-70B, LoRA rank 16 on the fused QKV (8192 -> 8192 + 2 x 1024)
+  // and the output projection (8192 -> 8192), tp 1: per layer
+  // 16 x (8192 + 10240) + 16 x (8192 + 8192) = 557,056 adapter parameters,
+  // 80 layers: 44,564,480. Gradients 2 bytes and Adam 12 bytes each; the
+  // frozen base keeps only its 16-bit weights.
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const LlmCluster c = MakeCluster(LoadDevice("h200"), 8);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  tr.lora_rank = 16;
+  LlmSplit s;  // tp 1, pp 8: 10 layers per stage
+  s.pp = 8;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  const double adapters = 10 * 557056.0;
+  const LlmStep lora = ModelLlmStep(m, c, tr, s);
+  EXPECT_NEAR(lora.memory.gradients, 2 * adapters, 1e-6);
+  EXPECT_NEAR(lora.memory.optimizer, 12 * adapters, 1e-6);
+  // Without LoRA the same split trains every weight: its compute is larger
+  // (the weight-gradient products come back).
+  LlmTraining full = tr;
+  full.lora_rank = 0;
+  EXPECT_GT(ModelLlmStep(m, c, full, s).parts.compute_s, lora.parts.compute_s);
+}
+
 }  // namespace
 }  // namespace fitspeed
