@@ -380,8 +380,8 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
     out << t.RenderCsv();
     return;
   }
-  out << "MLPerf Training LLM (test data: no choice looked at it), distinct runs with a known split, "
-         "modeled with vTrain's A100 calibration carried:\n";
+  out << "MLPerf Training LLM (development data: three changes were made after its first score, "
+         "docs/llm.md), distinct runs with a known split, modeled with vTrain's A100 calibration carried:\n";
   out << t.Render();
   TextTable p({"publisher", "runs", "median |err|", "median err"});
   for (const auto& x : v.publishers)

@@ -199,6 +199,30 @@ double PointToPointSplit(double bytes, const Link& l) {
   return bytes / l.bandwidth_bytes_per_s + l.latency_s;
 }
 
+// Parameters on one GPU of the first stage (the most loaded): its layers
+// split over tp (the experts over tp x ep), the embedding's vocabulary shard
+// and, with learned positions, the whole position table; with one stage also
+// the final norm and an untied output projection.
+struct StageParameters {
+  double dense = 0, experts = 0;              // the stage's
+  double layer_dense = 0, layer_experts = 0;  // one layer's
+};
+
+StageParameters FirstStageParameters(const TransformerConfig& m, const TransformerParameters& p,
+                                     const LlmSplit& s, double vocab) {
+  StageParameters out;
+  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
+  const double expert_block = m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
+  out.layer_dense = (static_cast<double>(p.per_layer) - expert_block) / s.tp;
+  out.layer_experts = expert_block / (double{1} * s.tp * s.ep);
+  out.dense = layers_per_stage * out.layer_dense + vocab * m.hidden / s.tp;
+  if (m.positions == PositionEncoding::kLearned) out.dense += static_cast<double>(m.max_positions) * m.hidden;
+  if (s.pp == 1) out.dense += static_cast<double>(p.final_norm);
+  if (s.pp == 1 && !m.tied_embeddings) out.dense += vocab * m.hidden / s.tp;
+  out.experts = layers_per_stage * out.layer_experts;
+  return out;
+}
+
 }  // namespace
 
 double PaddedVocab(const TransformerConfig& m, int tp) {
@@ -224,23 +248,12 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
                            const LlmTraining& tr, const LlmSplit& s, const LayerShape& shape) {
   LlmMemory mem;
   const double vocab = PaddedVocab(m, s.tp);
-  // Parameters on the first stage's GPU: its layers split over tp (the
-  // experts over ep too), plus the embedding (and with one stage, the untied
-  // output projection).
+  const StageParameters sp = FirstStageParameters(m, p, s, vocab);
   const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
-  const double expert_params =
-      m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
-  const double dense_layer = static_cast<double>(p.per_layer) - expert_params;
-  const double layer_params = dense_layer / s.tp + expert_params / (double{1} * s.tp * s.ep);
-  // The first stage's embedding (its vocabulary shard and, with learned
-  // positions, the whole position table), and with one stage the final norm.
-  double params = layers_per_stage * layer_params + vocab * m.hidden / s.tp;
-  if (m.positions == PositionEncoding::kLearned) params += static_cast<double>(m.max_positions) * m.hidden;
-  if (s.pp == 1) params += static_cast<double>(p.final_norm);
-  if (s.pp == 1 && !m.tied_embeddings) params += vocab * m.hidden / s.tp;
+  const double layer_params = sp.layer_dense + sp.layer_experts;
+  const double params = sp.dense + sp.experts;
   const bool lora = tr.lora_rank > 0;
-  // LoRA adapters: A (d_in x r) and B (r x d_out) on every attention and
-  // feed-forward matrix.
+  // LoRA adapters: A (d_in x r) and B (r x d_out) on the attention's matrices.
   double adapters = 0;
   if (lora) adapters = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
   const double shard = s.dp * s.cp;  // ZeRO shards over every rank holding a replica
@@ -385,12 +398,9 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   const double bubble = (s.pp - 1.0) / s.vp * c_mean;
 
   // Gradient reduction over the data (and context) parallel ranks.
-  const TransformerParameters& p = ctx.params;
-  const double expert_params = m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
-  const double dense_layer = static_cast<double>(p.per_layer) - expert_params;
-  double stage_params = layers_per_stage * (dense_layer / s.tp) + vocab * m.hidden / s.tp;
-  double stage_expert_params = layers_per_stage * expert_params / (double{1} * s.tp * s.ep);
-  if (s.pp == 1 && !m.tied_embeddings) stage_params += vocab * m.hidden / s.tp;
+  const StageParameters sparams = FirstStageParameters(m, ctx.params, s, vocab);
+  double stage_params = sparams.dense;
+  double stage_expert_params = sparams.experts;
   const bool lora = tr.lora_rank > 0;
   if (lora) {
     stage_params = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
