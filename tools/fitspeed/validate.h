@@ -6,6 +6,8 @@
 //   validate placements  the data-parallel step against Pollux's placements
 //   validate frameworks  the framework profiles, leave one GPU out
 //   validate intervals   the prediction intervals' coverage
+//   validate llm         the LLM split model against vTrain's A100 iterations
+//   validate gpu-llm     the catalog's H200 against first-hand H200 kernels and steps
 // validate_command.cc adds them and keeps the older spelling (`validate`
 // alone, `validate --kernels`, ...), which runs the same functions.
 #ifndef FITSPEED_TOOLS_FITSPEED_VALIDATE_H_
@@ -26,6 +28,7 @@ namespace fitspeed::cli {
 // The default directories of the measurement tables and the kernel tables.
 inline const std::string kMeasuredDir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/measured";
 inline const std::string kKernelDir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/kernels";
+inline const std::string kGpuLlmDir = std::string(FITSPEED_SOURCE_DATA_DIR) + "/llm-gpu";
 
 struct ValidateCasesOptions {
   std::string data_dir = kMeasuredDir;
@@ -61,6 +64,14 @@ int RunValidateLayers(const ValidateLayersOptions& options);
 // `validate llm` (validate_llm.cc).
 void SetupValidateLlmCommand(CLI::App& validate, int& exit_code);
 void SetupValidateLayersCommand(CLI::App& validate, int& exit_code);
+
+struct ValidateGpuLlmOptions {
+  std::string data_dir = kGpuLlmDir;
+  std::string device = "h200";  // the catalog device (or device file) that predicts the rows
+  std::string output = "table";
+};
+int RunValidateGpuLlm(const ValidateGpuLlmOptions& options);
+void SetupValidateGpuLlmCommand(CLI::App& validate, int& exit_code);
 
 struct ValidatePlacementsOptions {
   std::string data_dir = kMeasuredDir;
