@@ -286,7 +286,7 @@ namespace {
 // dispatch time, no per-step overhead.
 LlmCalibration UncalibratedGpuLlmCheck() {
   LlmCalibration c;
-  c.matrix_scale = 1;
+  c.matrix_size_scale = 1;
   c.memory_scale = 1;
   c.dispatch_s = 0;
   c.step_overhead_s = 0;
