@@ -325,15 +325,13 @@ double PredictGpuGemmSeconds(const Device& device, const std::string& dtype, dou
 
 double PredictGpuAttentionSeconds(const Device& device, const GpuAttention& row) {
   const KernelTimer t = TimerGpuLlmCheck(device, MatrixFormat::k16);
-  // src/llm/layer_kernels.cc TimeLayer, flash attention: the score and value
-  // products of the unmasked rows (half the sequence when causal) in one
-  // kernel, 2 x b x heads products forward; the backward pass 5 x (2.5x).
+  // The split model's flash attention (src/llm/layer_kernels.cc, TimeFlashAttention).
   const double seq = static_cast<double>(row.seq);
-  const double rows = row.causal ? 0.5 * seq : seq;
-  const double bh = static_cast<double>(row.batch) * static_cast<double>(row.heads);
-  const double d = static_cast<double>(row.head_dim);
-  double s = t.Gemm(rows, seq, d, 2.0 * bh);
-  if (row.pass == "fwd_bwd") s += t.Gemm(rows, seq, d, 5.0 * bh);
+  const FlashAttentionTimes fa =
+      TimeFlashAttention(t, static_cast<double>(row.batch) * static_cast<double>(row.heads), seq, seq,
+                         static_cast<double>(row.head_dim), row.causal);
+  double s = fa.forward_s;
+  if (row.pass == "fwd_bwd") s += fa.backward_s;
   return s;
 }
 

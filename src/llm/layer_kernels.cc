@@ -82,6 +82,15 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
 }
 
 
+FlashAttentionTimes TimeFlashAttention(const KernelTimer& t, double batch_heads, double seq_q,
+                                       double seq_kv, double head_dim, bool causal) {
+  const double rows = causal ? 0.5 * seq_q : seq_q;
+  FlashAttentionTimes out;
+  out.forward_s = t.Gemm(rows, seq_kv, head_dim, 2.0 * batch_heads);
+  out.backward_s = t.Gemm(rows, seq_kv, head_dim, 5.0 * batch_heads);
+  return out;
+}
+
 // One pass's kernels: the device's time for them and how many the host issues.
 struct PassLayerKernels {
   double gpu = 0;
@@ -124,11 +133,9 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Attention core.
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {
-    // Flash attention: the score and value products of the unmasked half
-    // (causal) in one kernel; backward recomputes the scores: 2.5x the FLOPs.
-    const double rows = s.causal ? 0.5 * s.seq_local : s.seq_local;
-    af.Add(t.Gemm(rows, s.seq, s.head_dim, 2.0 * bh));
-    ab.Add(t.Gemm(rows, s.seq, s.head_dim, 5.0 * bh));
+    const FlashAttentionTimes fa = TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal);
+    af.Add(fa.forward_s);
+    ab.Add(fa.backward_s);
   } else {
     // Megatron's unfused path: Q, K, V rearranged, scores as one batched
     // product, fused scale-mask-softmax, dropout, values, output rearranged.

@@ -59,6 +59,16 @@ struct KernelTimer {
 
 KernelTimer MakeKernelTimer(const Device& device, MatrixFormat format, const LlmCalibration& cal);
 
+// Flash attention over `batch_heads` (micro-batch x heads) of `seq_q` query
+// rows against `seq_kv` keys of `head_dim`: the score and value products of
+// the unmasked rows (half of them when causal) in one kernel; the backward
+// pass recomputes the scores, 2.5x the forward FLOPs.
+struct FlashAttentionTimes {
+  double forward_s = 0, backward_s = 0;
+};
+FlashAttentionTimes TimeFlashAttention(const KernelTimer& timer, double batch_heads, double seq_q,
+                                       double seq_kv, double head_dim, bool causal);
+
 // One layer's kernels per micro-batch (no communication): the device's time
 // for each pass and the kernels the host issues for it. A pass takes the
 // longer of the two: the host's queue runs ahead of the device until it

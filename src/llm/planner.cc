@@ -63,24 +63,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
   if (o.global_batch < 1) throw UsageError("global batch must be >= 1 sequence");
   if (o.top < 1) throw UsageError("--top must be >= 1");
   if (o.max_micro_batch < 1 || o.max_vp < 1) throw UsageError("max micro-batch and max vp must be >= 1");
-  ValidateTransformer(m);
-  CheckSequenceLength(m, o.training.seq_len);
-  {
-    // The format, LoRA and allowances once (the split itself is enumerated valid).
-    LlmSplit one;
-    one.dp = c.devices;
-    one.micro_batch = 1;
-    one.global_batch = c.devices;
-    LlmCluster probe = c;
-    try {
-      ValidateSplit(m, probe, o.training, one);
-    } catch (const UsageError& e) {
-      const std::string what = e.what();
-      if (what.find("matrix units") != std::string::npos || what.find("LoRA") != std::string::npos ||
-          what.find("capacity") != std::string::npos || what.find("gradient bytes") != std::string::npos)
-        throw;
-    }
-  }
+  // The split is enumerated valid; what does not depend on it is checked once.
+  ValidateTraining(m, c, o.training);
   const LlmStepContext ctx = MakeStepContext(m, c, o.training, cal);
   const int64_t n = c.devices;
   const std::vector<int64_t> device_divisors = DivisorsPlanner(n);

@@ -102,8 +102,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
                    const LlmTraining& training, const LlmSplit& s) {
   auto fail = [](const std::string& m) { throw UsageError(m); };
-  ValidateTransformer(model);
-  CheckSequenceLength(model, training.seq_len);
+  ValidateTraining(model, cluster, training);
   if (s.tp < 1 || s.pp < 1 || s.vp < 1 || s.cp < 1 || s.ep < 1 || s.dp < 1)
     fail("every parallel size (tp, pp, vp, cp, ep, dp) must be >= 1");
   if (s.micro_batch < 1) fail("micro-batch " + Str(s.micro_batch) + ": must be >= 1");
@@ -133,6 +132,12 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
   if (s.zero > 0 && training.lora_rank > 0 && s.zero == 3)
     fail("zero 3 with LoRA: the frozen base is sharded by the tensor and pipeline split instead");
+}
+
+void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster, const LlmTraining& training) {
+  auto fail = [](const std::string& m) { throw UsageError(m); };
+  ValidateTransformer(model);
+  CheckSequenceLength(model, training.seq_len);
   const Device& d = cluster.device;
   const bool has = training.format == MatrixFormat::k16  ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
                    : training.format == MatrixFormat::kFp8 ? d.fp8_flops_per_s > 0

@@ -180,6 +180,11 @@ struct LlmStep {
 void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
                    const LlmTraining& training, const LlmSplit& split);
 
+// The part of ValidateSplit that does not depend on the split: the model, the
+// sequence, the format on the device, LoRA rank, capacity factor, gradient bytes.
+void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
+                      const LlmTraining& training);
+
 // The step of `split` (ValidateSplit first).
 LlmStep ModelLlmStep(const TransformerConfig& model, const LlmCluster& cluster,
                      const LlmTraining& training, const LlmSplit& split,
