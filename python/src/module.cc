@@ -120,7 +120,10 @@ Fields as fitspeed/core/sample.h documents them: batch is the global batch (all
 devices), throughput_sps in samples (or tokens, see unit) per second, step_time_s
 seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoch.)")
       .def(py::init<>())
-      .def_readwrite("source", &Sample::source, "file the sample came from ('-' for standard input)")
+      .def_property(
+          "source", [](const Sample& s) { return std::string(s.source); },
+          [](Sample& s, const std::string& name) { s.source = name; },
+          "file the sample came from ('-' for standard input)")
       .def_readwrite("line", &Sample::line, "1-based line in source, 0 if not from a line")
       .def_readwrite("batch", &Sample::batch, "samples per optimizer step, all devices together")
       .def_readwrite("devices", &Sample::devices, "data-parallel devices sharing the batch")
