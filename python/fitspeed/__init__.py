@@ -420,7 +420,8 @@ class HostSweep(_JsonResult):
     ('fitspeed sweep --output json')."""
 
     def steps(self, as_frame: Optional[bool] = None):
-        return self._table(self._dict.get("steps", []), as_frame)
+        """The measured batches: step time, its spread and repeats, throughput."""
+        return self._table(self._dict.get("measurements", []), as_frame)
 
 
 class Projection(_JsonResult):
