@@ -1,5 +1,5 @@
 # Which layer may include which: every `#include "..."` in src/, include/,
-# tools/ and mpi/ must name a header of the including file's own layer or of a
+# tools/, mpi/ and python/ must name a header of the including file's own layer or of a
 # layer the table below allows. This table is the one place the rule lives;
 # docs/design.md ("Layers") shows it and this script fails when the two differ.
 #
@@ -13,13 +13,14 @@
 # docs/design.md (for test trees without it).
 
 # A file's layer: include/fitspeed/<layer>/ and src/<layer>/ by folder,
-# include/fitspeed/fitspeed.h is "umbrella", tools/ is "tools", mpi/ is "mpi".
+# include/fitspeed/fitspeed.h is "umbrella", tools/ is "tools", mpi/ is "mpi",
+# python/ is "python".
 # A header named "<layer>/x.h" is the private header src/<layer>/x.h;
 # "fitspeed/<layer>/x.h" the public one; any other name is looked up beside the
 # including file (e.g. "kinds/kind.h" from src/model/).
 #
 # LAYER_<name>: what <name> may include besides itself.
-set(LAYERS core fit io model timing device project llm evidence umbrella mpi tools)
+set(LAYERS core fit io model timing device project llm evidence umbrella mpi tools python)
 set(LAYER_core "")
 set(LAYER_fit core)
 set(LAYER_io core fit)
@@ -32,6 +33,7 @@ set(LAYER_evidence core fit io model timing device project llm)
 set(LAYER_umbrella core fit io model timing device project llm)
 set(LAYER_mpi core timing)
 set(LAYER_tools core fit io model timing device project llm evidence umbrella mpi)
+set(LAYER_python core fit io model timing device project llm umbrella)
 
 # Named exceptions, "file|include|why": each must match an include that the
 # table refuses, and goes when the include does.
@@ -67,6 +69,8 @@ function(layer_of_path rel out)
     set(layer tools)
   elseif(rel MATCHES "^mpi/")
     set(layer mpi)
+  elseif(rel MATCHES "^python/")
+    set(layer python)
   endif()
   set(${out} "${layer}" PARENT_SCOPE)
 endfunction()
@@ -107,7 +111,7 @@ endfunction()
 set(used_exceptions "")
 file(GLOB_RECURSE files RELATIVE "${ROOT}" "${ROOT}/src/*.h" "${ROOT}/src/*.cc"
      "${ROOT}/src/*.in" "${ROOT}/include/*.h" "${ROOT}/tools/*.h" "${ROOT}/tools/*.cc"
-     "${ROOT}/tools/*.in" "${ROOT}/mpi/*.h" "${ROOT}/mpi/*.cc")
+     "${ROOT}/tools/*.in" "${ROOT}/mpi/*.h" "${ROOT}/mpi/*.cc" "${ROOT}/python/*.cc")
 list(SORT files)
 foreach(rel IN LISTS files)
   layer_of_path("${rel}" layer)

@@ -10,6 +10,12 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libprotobuf-dev protobuf-compiler
   libopenmpi-dev openmpi-bin
+  # The Python module (python/, docs/python.md) and its tests: pybind11 and
+  # Debian's interpreter headers; numpy (fit covariances as arrays), pandas
+  # (samples as DataFrames), pytest, and the example notebook executed by
+  # nbclient on an ipykernel, its figures drawn by matplotlib.
+  python3-dev pybind11-dev python3-numpy python3-pandas python3-pytest
+  python3-matplotlib python3-nbclient python3-nbformat python3-ipykernel
 )
 # The sanitizer and fuzzer build (.ci/run) needs clang, its sanitizer runtimes,
 # its OpenMP and lld.

@@ -18,3 +18,18 @@ if(NOT LAST_OUTPUT MATCHES "v0 = 1000")
   message(FATAL_ERROR "consumer printed an unexpected result:\n${LAST_OUTPUT}")
 endif()
 message(STATUS "consumer: ${LAST_OUTPUT}")
+
+# The Python package as installed (check_python.py says what it checks).
+if(PYTHON_EXECUTABLE)
+  if(IS_ABSOLUTE "${PYTHON_INSTALL_DIR}")
+    set(site "${PYTHON_INSTALL_DIR}")
+  else()
+    set(site "${PREFIX}/${PYTHON_INSTALL_DIR}")
+  endif()
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${site} PYTHONDONTWRITEBYTECODE=1 ${PYTHON_EXECUTABLE}
+      ${CMAKE_CURRENT_LIST_DIR}/check_python.py ${site})
+  if(NOT LAST_OUTPUT MATCHES "epoch_s = 20.0")
+    message(FATAL_ERROR "the installed Python module printed an unexpected result:\n${LAST_OUTPUT}")
+  endif()
+  message(STATUS "python: ${LAST_OUTPUT}")
+endif()

@@ -28,6 +28,19 @@ class DataError : public Error {
   DataError(const std::string& source, int line, const std::string& field,
             const std::string& problem);
   explicit DataError(const std::string& message) : Error(message) {}
+
+  // Where the problem is, as given to the first constructor: the source
+  // (file, "-" for standard input; empty when not known), the 1-based line (0
+  // for the whole input or when not known) and the field (empty when none).
+  // The message-only constructor leaves them empty and 0.
+  const std::string& source() const { return source_; }
+  int line() const { return line_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string source_;
+  int line_ = 0;
+  std::string field_;
 };
 
 // Input that could not be opened or read at all.

@@ -1,0 +1,601 @@
+"""fitspeed: how fast a model trains at which batch size, on how many devices,
+and what the run takes and costs.
+
+The law: a step at batch b takes T(b) = b/v0 + t, so throughput is
+v(b) = b/(b/v0 + t): v0 the ideal throughput, t the fixed cost per step.
+
+    import fitspeed
+    samples = fitspeed.read("tests/data/koshian2/...csv")  # a DataFrame with pandas
+    result = fitspeed.fit(samples)
+    print(result.brief_report())
+    print(result.v0, result.t)          # ParamEstimate: value, std_error, ci_low, ci_high
+    fitspeed.project(result, samples_per_epoch=50000, batch=128, epochs=[10, 90])
+
+Every number comes from fitspeed's C++ library (the extension fitspeed._fitspeed),
+from the functions the `fitspeed` command-line tool calls; docs/python.md.
+Errors are raised as fitspeed.Error and its subclasses DataError (bad data,
+with .file, .line and .field), UsageError (a bad option) and InputError (a file
+that cannot be read).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _fitspeed
+from ._fitspeed import (
+    DataError,
+    Error,
+    FitPoint,
+    GroupFit,
+    InputError,
+    ParamEstimate,
+    Sample,
+    UsageError,
+)
+
+__all__ = [
+    "Error",
+    "DataError",
+    "UsageError",
+    "InputError",
+    "FitspeedWarning",
+    "Sample",
+    "ParamEstimate",
+    "FitPoint",
+    "GroupFit",
+    "FitResult",
+    "ModeledSweep",
+    "HostSweep",
+    "Projection",
+    "LlmStep",
+    "LlmPlan",
+    "read",
+    "read_text",
+    "samples_to_frame",
+    "frame_to_samples",
+    "fit",
+    "project",
+    "devices",
+    "models",
+    "transformer",
+    "model",
+    "sweep",
+    "llm_step",
+    "plan_llm",
+    "format_names",
+    "law_names",
+]
+
+__version__ = "0.1.0"
+
+try:  # pandas is optional: DataFrames where it is installed, lists otherwise.
+    import pandas as _pd
+except ImportError:  # pragma: no cover - exercised where pandas is absent
+    _pd = None
+
+
+class FitspeedWarning(UserWarning):
+    """A reader's doubt about what it read ("train.log:12: ..."): an assumption it
+    made, lines it skipped, numbers that disagree."""
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, FitspeedWarning, stacklevel=3)
+
+
+def format_names() -> List[str]:
+    """The log formats read() takes, in detection order ('auto' first)."""
+    return [name.strip() for name in _fitspeed.format_names().split(",")]
+
+
+def law_names() -> List[str]:
+    """The laws fit() takes ('hyperbolic', ...)."""
+    return list(_fitspeed.law_names())
+
+
+# ---------------------------------------------------------------- samples
+
+_SAMPLE_COLUMNS = [
+    "source", "line", "batch", "devices", "label", "precision", "unit",
+    "throughput_sps", "step_time_s", "epoch_time_s", "samples_per_epoch", "epoch",
+    "seq_len", "steps_rule",
+]
+
+
+_NUMERIC_COLUMNS = ["batch", "throughput_sps", "step_time_s", "epoch_time_s",
+                    "samples_per_epoch", "seq_len"]
+
+
+def _sample_record(s: Sample) -> Dict[str, Any]:
+    record = {name: getattr(s, name) for name in _SAMPLE_COLUMNS}
+    for key, value in s.tags.items():
+        record.setdefault(key, value)
+    record["tags"] = dict(s.tags)
+    return record
+
+
+def samples_to_frame(samples: Sequence[Sample]):
+    """The samples as a pandas DataFrame, one row per sample (columns: source, line,
+    batch, devices, label, precision, unit, throughput_sps, step_time_s,
+    epoch_time_s, samples_per_epoch, epoch, seq_len, steps_rule, tags, and one
+    column per tag). What a log does not state is NaN (<NA> for epoch): a log
+    of step times has no throughput_sps. Needs pandas."""
+    if _pd is None:
+        raise ImportError("samples_to_frame needs pandas (Debian: python3-pandas)")
+    records = [_sample_record(s) for s in samples]
+    frame = _pd.DataFrame.from_records(records, columns=_columns_of(records))
+    # Missing numbers as NaN, so that columns are numeric (a rate a log does
+    # not state is NaN: e.g. throughput_sps of a log of step times).
+    for name in _NUMERIC_COLUMNS:
+        frame[name] = _pd.to_numeric(frame[name]).astype(float)
+    frame["epoch"] = frame["epoch"].astype("Int64")
+    return frame
+
+
+def _columns_of(records: List[Dict[str, Any]]) -> List[str]:
+    columns = list(_SAMPLE_COLUMNS)
+    for r in records:
+        for key in r:
+            if key not in columns:
+                columns.append(key)
+    return columns
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN (a missing number in pandas) or pandas.NA (a missing integer)."""
+    if value is None or (_pd is not None and value is _pd.NA):
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _sample_from_mapping(row: Mapping[str, Any], where: str) -> Sample:
+    s = Sample()
+    for name in ("source", "label", "precision"):
+        if name in row and not _missing(row[name]):
+            setattr(s, name, str(row[name]))
+    if "line" in row and not _missing(row["line"]):
+        s.line = int(row["line"])
+    if "batch" not in row or _missing(row["batch"]):
+        raise DataError(f"{where}: field 'batch': missing")
+    try:
+        s.batch = float(row["batch"])
+        if "devices" in row and not _missing(row["devices"]):
+            s.devices = int(row["devices"])
+        for name in ("throughput_sps", "step_time_s", "epoch_time_s", "samples_per_epoch",
+                     "seq_len"):
+            if name in row and not _missing(row[name]):
+                setattr(s, name, float(row[name]))
+        if "epoch" in row and not _missing(row["epoch"]):
+            s.epoch = int(row["epoch"])
+    except (TypeError, ValueError) as e:
+        raise DataError(f"{where}: {e}") from None
+    if "unit" in row and not _missing(row["unit"]):
+        s.unit = str(row["unit"])
+    if "steps_rule" in row and not _missing(row["steps_rule"]):
+        s.steps_rule = str(row["steps_rule"])
+    tags = row.get("tags")
+    if isinstance(tags, Mapping):
+        s.tags = {str(k): str(v) for k, v in tags.items()}
+    return s
+
+
+def frame_to_samples(frame) -> List[Sample]:
+    """Samples from a DataFrame (or any iterable of mappings) with the columns
+    samples_to_frame writes; 'batch' and one of throughput_sps, step_time_s or
+    epoch_time_s (with samples_per_epoch) are needed, the rest optional."""
+    rows: Iterable[Mapping[str, Any]]
+    if _pd is not None and isinstance(frame, _pd.DataFrame):
+        rows = frame.to_dict("records")
+    else:
+        rows = frame
+    return [_sample_from_mapping(row, f"row {i + 1}") for i, row in enumerate(rows)]
+
+
+def _as_samples(samples) -> List[Sample]:
+    if isinstance(samples, Sample):
+        return [samples]
+    if _pd is not None and isinstance(samples, _pd.DataFrame):
+        return frame_to_samples(samples)
+    items = list(samples)
+    if all(isinstance(s, Sample) for s in items):
+        return items
+    if all(isinstance(s, Mapping) for s in items):
+        return frame_to_samples(items)
+    raise UsageError("samples: expected a DataFrame, Samples or mappings with a 'batch'")
+
+
+def _frame_or_list(samples: List[Sample], as_frame: Optional[bool]):
+    if as_frame is None:
+        as_frame = _pd is not None
+    return samples_to_frame(samples) if as_frame else samples
+
+
+def read(path_or_spec: str, *, format: str = "auto", skip_first_epochs: int = 1,
+         tensorboard_tag: str = "", tensorboard_unit: str = "",
+         as_frame: Optional[bool] = None):
+    """Reads the samples of a training log.
+
+    path_or_spec: 'PATH' or 'PATH@batch=64,devices=8,samples=50000,...' (the
+    attributes fill what the log lacks; docs/formats/). format: 'auto' detects
+    it (format_names() lists them). skip_first_epochs: samples of epochs <= this
+    are dropped (epoch 1 carries compilation and warm-up); 0 keeps all.
+    Returns a pandas DataFrame (samples_to_frame) when pandas is installed or
+    as_frame is True, else a list of Sample. A reader's doubts are issued as
+    FitspeedWarning. Raises InputError (cannot read), DataError (bad content:
+    .file, .line, .field), UsageError (bad spec or option)."""
+    samples = _fitspeed.read_samples(str(path_or_spec), format, skip_first_epochs,
+                                     tensorboard_tag, tensorboard_unit, _warn)
+    return _frame_or_list(samples, as_frame)
+
+
+def read_text(text: Union[str, bytes], *, source: str = "<text>", attributes: str = "",
+              format: str = "auto", skip_first_epochs: int = 1,
+              as_frame: Optional[bool] = None):
+    """Reads the samples of a log given as text or bytes; `source` names it in
+    messages, `attributes` are those after '@' in a spec ('batch=64,devices=8')."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    samples = _fitspeed.parse_samples(data, source, attributes, format, skip_first_epochs, _warn)
+    return _frame_or_list(samples, as_frame)
+
+
+# ---------------------------------------------------------------- fit
+
+
+class FitResult:
+    """The fits of every group of samples (devices, label, precision, unit).
+
+    With one group (the usual case) v0, t, covariance, predict() and the
+    reports speak for it; with several, pick one with group(...) or groups[i]."""
+
+    def __init__(self, native: "_fitspeed.FitResult", samples: List[Sample]):
+        self._native = native
+        self.samples = samples
+        self.groups: List[GroupFit] = list(native.groups)
+
+    def _one(self) -> GroupFit:
+        if len(self.groups) != 1:
+            keys = "; ".join(str(g.group) for g in self.groups)
+            raise UsageError(f"{len(self.groups)} groups were fitted ({keys}): pick one with "
+                             "result.group(label=..., devices=..., precision=...)")
+        return self.groups[0]
+
+    def group(self, label: Optional[str] = None, devices: Optional[int] = None,
+              precision: Optional[str] = None) -> GroupFit:
+        """The one group matching the given keys (UsageError for none or several)."""
+        found = [g for g in self.groups
+                 if (label is None or g.group["label"] == label)
+                 and (devices is None or g.group["devices"] == devices)
+                 and (precision is None or g.group["precision"] == precision)]
+        if len(found) != 1:
+            raise UsageError(f"{len(found)} groups match label={label!r} devices={devices!r} "
+                             f"precision={precision!r}")
+        return found[0]
+
+    @property
+    def v0(self) -> ParamEstimate:
+        """Ideal throughput (count_name()/s) with its standard error and interval."""
+        return self._one().param("v0")
+
+    @property
+    def t(self) -> ParamEstimate:
+        """Fixed time per step (s) with its standard error and interval."""
+        return self._one().param("t")
+
+    @property
+    def covariance(self):
+        """Covariance of the parameters (numpy), in params order ((v0, t) for the
+        hyperbolic law)."""
+        return self._one().covariance
+
+    @property
+    def usable(self) -> bool:
+        return bool(self._native.all_usable())
+
+    def predict(self, batch):
+        """Fitted throughput at batch (a number or an array)."""
+        return self._one().predict(batch)
+
+    def predict_step_time(self, batch):
+        """Fitted step time (s) at batch (a number or an array)."""
+        return self._one().predict_step_time(batch)
+
+    def predict_band(self, batch):
+        """The fitted throughput at `batch` with its confidence band at the fit's
+        confidence: the delta method on the covariance of (v0, t) with the
+        Student t quantile the parameters' intervals use (read back from v0's
+        interval). Returns (low, value, high) as numpy arrays; hyperbolic law only."""
+        import numpy as np
+        g = self._one()
+        if g.law != "hyperbolic":
+            raise UsageError("predict_band needs the hyperbolic law")
+        b = np.asarray(batch, dtype=float)
+        p_v0, p_t = g.param("v0"), g.param("t")
+        v0, t = p_v0.value, p_t.value
+        denom = (b / v0 + t) ** 2
+        # v = b/(b/v0 + t): dv/dv0 = (b/v0)^2 / (b/v0 + t)^2, dv/dt = -b / (b/v0 + t)^2.
+        grad = np.stack([b * b / (v0 * v0) / denom, -b / denom])
+        cov = np.asarray(g.covariance)[:2, :2]
+        var = np.einsum("i...,ij,j...->...", grad, cov, grad)
+        q = (p_v0.ci_high - v0) / p_v0.std_error if p_v0.std_error > 0 else float("nan")
+        v = b / (b / v0 + t)
+        half = q * np.sqrt(np.maximum(var, 0))
+        return v - half, v, v + half
+
+    def brief_report(self) -> str:
+        return self._native.brief_report()
+
+    def full_report(self) -> str:
+        return self._native.full_report()
+
+    def to_json(self) -> str:
+        """The 'fitspeed.fit/1' JSON text, as `fitspeed fit --output json` writes it."""
+        return self._native.to_json()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(self.to_json())
+
+    def __repr__(self) -> str:
+        return f"<fitspeed.FitResult {len(self.groups)} group(s): {self.brief_report().strip()}>"
+
+
+def fit(samples, *, law: str = "hyperbolic", objective: str = "relative-time",
+        loss: str = "squared", loss_scale: float = 0.05, confidence: float = 0.95,
+        leave_one_out: bool = True, max_iterations: int = 200,
+        initial: Sequence[float] = ()) -> FitResult:
+    """Fits the law to samples (a DataFrame from read(), a list of Sample, or
+    mappings with 'batch' and a rate), one fit per (devices, label, precision,
+    unit) group, by Ceres least squares (docs/fitting.md).
+
+    law: law_names(); objective: 'relative-time' (default), 'absolute-throughput'
+    (NIST's) or 'absolute-time'; loss: 'squared', 'huber' or 'cauchy' with
+    loss_scale; confidence: level of the parameters' intervals. Raises DataError
+    for invalid samples or too few batch sizes; a fit that does not converge is
+    reported (usable False), not raised."""
+    items = _as_samples(samples)
+    native = _fitspeed.fit_samples(items, law, objective, loss, loss_scale, confidence,
+                                   leave_one_out, max_iterations, list(initial))
+    return FitResult(native, items)
+
+
+# ---------------------------------------------------------------- results built from JSON
+
+
+class _JsonResult:
+    """A result the library wrote as JSON (the CLI's schema): to_dict() is that
+    JSON, exactly as the CLI's --output json writes it."""
+
+    def __init__(self, text: str):
+        self._json = text
+        self._dict = json.loads(text)
+
+    def to_json(self) -> str:
+        return self._json
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(self._json)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._dict[key]
+
+    @staticmethod
+    def _table(rows: List[Dict[str, Any]], as_frame: Optional[bool]):
+        if as_frame is None:
+            as_frame = _pd is not None
+        if as_frame:
+            if _pd is None:
+                raise ImportError("as_frame needs pandas (Debian: python3-pandas)")
+            return _pd.json_normalize(rows) if rows else _pd.DataFrame()
+        return rows
+
+
+class ModeledSweep(_JsonResult):
+    """A training step modeled on a catalogued device at every batch, its fit and
+    the model's prediction interval ('fitspeed sweep --device --output json').
+    notes: what the model assumed (framework profile, links), as the CLI says
+    on standard error."""
+
+    def __init__(self, text: str, notes: Sequence[str] = ()):
+        super().__init__(text)
+        self.notes = list(notes)
+
+    def steps(self, as_frame: Optional[bool] = None):
+        """The modeled steps, one per batch (throughput_sps, step_time_s, interval)."""
+        return self._table(self._dict.get("steps", []), as_frame)
+
+    @property
+    def interval(self) -> Dict[str, Any]:
+        """The model's prediction interval for this class of setup."""
+        return self._dict.get("model_interval", {})
+
+    def fit_groups(self) -> List[Dict[str, Any]]:
+        return self._dict.get("fits", [])
+
+
+class HostSweep(_JsonResult):
+    """The real training step timed on this CPU at every batch, and its fit
+    ('fitspeed sweep --output json')."""
+
+    def steps(self, as_frame: Optional[bool] = None):
+        """The measured batches: step time, its spread and repeats, throughput."""
+        return self._table(self._dict.get("measurements", []), as_frame)
+
+
+class Projection(_JsonResult):
+    """Epoch and run totals ('fitspeed project --output json')."""
+
+    def rows(self, as_frame: Optional[bool] = None):
+        """One row per configuration, batch and epoch count: total_s with its interval,
+        and cost where a price was given."""
+        return self._table(self._dict.get("rows", []), as_frame)
+
+
+class LlmStep(_JsonResult):
+    """One step of a transformer split ('fitspeed.llm-step/1'): step_time_s,
+    throughput_sps, tokens_per_s, mfu, memory_bytes, fits, the interval and the
+    time by part."""
+
+
+class LlmPlan(_JsonResult):
+    """The splits of a cluster ranked by time per token ('fitspeed.llm-plan/1')."""
+
+    def ranked(self, as_frame: Optional[bool] = None):
+        return self._table(self._dict.get("ranked", []), as_frame)
+
+    def not_fitting(self, as_frame: Optional[bool] = None):
+        return self._table(self._dict.get("not_fitting", []), as_frame)
+
+
+# ---------------------------------------------------------------- project
+
+
+def project(source, *, samples_per_epoch: Optional[float] = None,
+            batch: Union[None, float, Sequence[float]] = None, epochs: Optional[Sequence[float]] = None,
+            price_per_device_hour: Optional[float] = None, drop_remainder: bool = False,
+            validation_samples: float = 0, validation_batch: float = 0, startup_s: float = 0,
+            first_epoch_extra_s: float = 0, confidence: float = 0.95, devices: int = 1,
+            label: str = "", measured: bool = False) -> Projection:
+    """What training takes: epoch time N_used/v0 + steps*t and totals for epoch
+    counts, each with its interval (from the fit's covariance, and for a modeled
+    sweep combined with the model's out-of-sample errors), and the cost at a
+    price per device-hour.
+
+    source: a FitResult, a ModeledSweep or HostSweep, or the law as numbers
+    (v0, t) (v0 of all `devices` together, samples/s; t in s). batch: the global
+    batch(es) to project; default the batches measured. epochs: default 10, 20,
+    50, ..., 2000.
+
+    measured=True projects per-epoch logs as they were measured, without a law:
+    source is their samples (read with skip_first_epochs=0, epoch 1 is needed),
+    one configuration per (devices, label, precision, batch); startup_s fills a
+    startup the log does not state (`fitspeed project --measured`)."""
+    if measured:
+        if samples_per_epoch is not None or batch is not None:
+            raise UsageError("measured=True projects the epochs as logged: not with "
+                             "samples_per_epoch or batch")
+        return Projection(_fitspeed.project_measured(
+            _as_samples(source), [] if epochs is None else [float(e) for e in epochs],
+            float(confidence), price_per_device_hour, startup_s or None))
+    if samples_per_epoch is None:
+        raise UsageError("project: give samples_per_epoch (training samples per epoch)")
+    batches = [] if batch is None else ([float(batch)] if isinstance(batch, (int, float))
+                                        else [float(b) for b in batch])
+    epoch_list = [] if epochs is None else [float(e) for e in epochs]
+    rest = (batches, epoch_list, float(samples_per_epoch), drop_remainder,
+            float(validation_samples), float(validation_batch), float(startup_s),
+            float(first_epoch_extra_s), float(confidence), price_per_device_hour)
+    if isinstance(source, FitResult):
+        text = _fitspeed.project_fit_json(source.to_json(), *rest)
+    elif isinstance(source, (ModeledSweep, HostSweep)):
+        text = _fitspeed.project_fit_json(source.to_json(), *rest)
+    elif isinstance(source, (tuple, list)) and len(source) == 2:
+        text = _fitspeed.project_law(float(source[0]), float(source[1]), int(devices), label,
+                                     *rest)
+    else:
+        raise UsageError("project: source must be a FitResult, a ModeledSweep, a HostSweep or "
+                         "(v0, t)")
+    return Projection(text)
+
+
+# ---------------------------------------------------------------- catalog and models
+
+
+def devices(*, include_host: bool = False) -> List[Dict[str, Any]]:
+    """The device catalog: one dict per device (peaks per precision, memory,
+    links, efficiency curves, where each number comes from), as `fitspeed
+    devices --detail --output json` writes them. include_host probes this CPU
+    (about a second)."""
+    return json.loads(_fitspeed.devices_json(include_host))["devices"]
+
+
+def models() -> List[Dict[str, Any]]:
+    """The networks fitspeed knows: the zoo's (kind 'zoo', for model() and sweep())
+    and the built-in transformers (kind 'transformer', for llm_step() and
+    plan_llm(), with their exact parameter counts)."""
+    out = list(_fitspeed.zoo_models())
+    zoo = {m["name"] for m in out}
+    for name in _fitspeed.transformer_names():
+        entry = _fitspeed.transformer(name)
+        entry["in_zoo"] = name in zoo
+        out.append(entry)
+    return out
+
+
+def transformer(spec: str) -> Dict[str, Any]:
+    """A transformer's shape and exact parameter count: a built-in name, the short
+    form 'transformer:layers=..,hidden=..,heads=..', or a Hugging Face
+    config.json path."""
+    return _fitspeed.transformer(spec)
+
+
+def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
+          max_batch: int = 4096, precision: str = "fp32", optimizer: str = "sgd-momentum",
+          devices: int = 1, devices_per_node: int = 0, overlap: bool = False,
+          accumulation: int = 1, recompute: bool = False, attention: str = "unfused",
+          layout: str = "nchw", framework: Optional[str] = None, steps_per_execution: int = 1,
+          input_samples_per_s: float = 0, seq_len: int = 0, interval_level: float = 0.8,
+          links: Optional[str] = None) -> ModeledSweep:
+    """The training step of a zoo network modeled on a catalogued device at every
+    batch (default 1, 2, 4, ... max_batch), fitted, with the model's prediction
+    interval at interval_level; the same numbers as `fitspeed sweep NETWORK
+    --device DEVICE --output json` with the same options. framework
+    ('pytorch', 'tensorflow', 'mxnet') applies a framework profile."""
+    text, notes = _fitspeed.model_sweep(
+        network, device, [int(b) for b in (batches or [])], max_batch, precision, optimizer,
+        devices, devices_per_node, overlap, accumulation, recompute, attention, layout,
+        framework or "", steps_per_execution, float(input_samples_per_s), seq_len,
+        interval_level, links or "")
+    return ModeledSweep(text, notes)
+
+
+def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: int = 4096,
+          precision: str = "fp32", backend: str = "onednn", optimizer: str = "sgd-momentum",
+          threads: int = 0, min_repeats: int = 5, max_repeats: int = 1000,
+          min_time_s: float = 0.5, warmup_steps: int = 2, seed: int = 1,
+          seq_len: int = 0) -> HostSweep:
+    """Times the real training step (forward, backward, update; oneDNN) of a zoo
+    network on this CPU at every batch (default: doubling until the throughput
+    saturates) and fits the law: `fitspeed sweep NETWORK --output json`."""
+    text = _fitspeed.host_sweep(network, [int(b) for b in (batches or [])], max_batch, precision,
+                                backend, optimizer, threads, min_repeats, max_repeats,
+                                min_time_s, warmup_steps, seed, seq_len)
+    return HostSweep(text)
+
+
+def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int = 1,
+             pp: int = 1, vp: int = 1, cp: int = 1, ep: int = 1, micro_batch: int = 1,
+             global_batch: int = 0, recompute: str = "none", sequence_parallel: bool = False,
+             zero: int = 0, precision: str = "mixed", lora_rank: int = 0,
+             flash_attention: bool = True, overlap_grad_reduce: bool = True,
+             gradient_bytes: float = 2, devices_per_node: int = 0,
+             links: Optional[str] = None, interval_level: float = 0.8) -> LlmStep:
+    """One training step of a transformer split over tp x pp x cp x dp devices
+    (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
+    GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
+    json` (docs/llm.md)."""
+    return LlmStep(_fitspeed.llm_step(model, device, devices, tp, pp, vp, cp, ep, micro_batch,
+                                      global_batch, seq_len, recompute, sequence_parallel, zero,
+                                      precision, lora_rank, flash_attention, overlap_grad_reduce,
+                                      float(gradient_bytes), devices_per_node, links or "",
+                                      interval_level))
+
+
+def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
+             tokens: Optional[float] = None, price_per_device_hour: Optional[float] = None,
+             top: int = 10, precision: str = "mixed", lora_rank: int = 0,
+             flash_attention: bool = True, overlap_grad_reduce: bool = True,
+             gradient_bytes: float = 2, devices_per_node: int = 0, links: Optional[str] = None,
+             fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8) -> LlmPlan:
+    """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
+    recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
+    per token; with tokens the days (and cost with a price) of the run. fix
+    pins choices: {'tp': 8, 'recompute': 'full', ...}. `fitspeed plan MODEL
+    --device D --output json`."""
+    return LlmPlan(_fitspeed.llm_plan(model, device, devices, global_batch, seq_len, tokens,
+                                      price_per_device_hour, top, precision, lora_rank,
+                                      flash_attention, overlap_grad_reduce, float(gradient_bytes),
+                                      devices_per_node, links or "", dict(fix or {}),
+                                      interval_level))

@@ -1,0 +1,143 @@
+# Type stubs of the extension fitspeed._fitspeed (python/src/module.cc).
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+class Error(Exception):
+    message: str
+    file: Optional[str]
+    line: Optional[int]
+    field: Optional[str]
+
+class DataError(Error, ValueError): ...
+class UsageError(Error, ValueError): ...
+class InputError(Error, OSError): ...
+
+class Sample:
+    source: str
+    line: int
+    batch: float
+    devices: int
+    label: str
+    precision: str
+    tags: Dict[str, str]
+    throughput_sps: Optional[float]
+    step_time_s: Optional[float]
+    epoch_time_s: Optional[float]
+    samples_per_epoch: Optional[float]
+    epoch: Optional[int]
+    seq_len: Optional[float]
+    unit: str
+    steps_rule: str
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+
+class ParamEstimate:
+    name: str
+    unit: str
+    value: float
+    std_error: float
+    ci_low: float
+    ci_high: float
+
+class FitPoint:
+    source: str
+    line: int
+    batch: float
+    devices: int
+    observed: float
+    predicted: float
+    residual: float
+
+class GroupFit:
+    group: Dict[str, Any]
+    seq_len: Optional[float]
+    law: str
+    objective: str
+    loss: str
+    confidence: float
+    n_points: int
+    dof: int
+    converged: bool
+    usable: bool
+    iterations: int
+    solver_message: str
+    params: List[ParamEstimate]
+    covariance: np.ndarray
+    correlation: np.ndarray
+    rss: float
+    r2: float
+    rel_rmse: float
+    aic: float
+    loo_rel_rmse: float
+    b_half: float
+    b_90: float
+    warnings: List[str]
+    points: List[FitPoint]
+    def param(self, name: str) -> ParamEstimate: ...
+    def count_name(self) -> str: ...
+    def predict(self, batch: Any) -> Any: ...
+    def predict_step_time(self, batch: Any) -> Any: ...
+    def brief_report(self) -> str: ...
+    def full_report(self) -> str: ...
+
+class FitResult:
+    groups: List[GroupFit]
+    def all_usable(self) -> bool: ...
+    def brief_report(self) -> str: ...
+    def full_report(self) -> str: ...
+    def to_json(self) -> str: ...
+
+def format_names() -> str: ...
+def read_samples(spec: str, format: str = ..., skip_first_epochs: int = ...,
+                 tensorboard_tag: str = ..., tensorboard_unit: str = ...,
+                 warn: Optional[Callable[[str], None]] = ...) -> List[Sample]: ...
+def parse_samples(text: bytes, source: str = ..., attributes: str = ..., format: str = ...,
+                  skip_first_epochs: int = ...,
+                  warn: Optional[Callable[[str], None]] = ...) -> List[Sample]: ...
+def law_names() -> List[str]: ...
+def fit_samples(samples: Sequence[Sample], law: str = ..., objective: str = ..., loss: str = ...,
+                loss_scale: float = ..., confidence: float = ..., leave_one_out: bool = ...,
+                max_iterations: int = ..., initial: Sequence[float] = ...) -> FitResult: ...
+def project_fit_json(fit_json: str, batches: Sequence[float], epochs: Sequence[float],
+                     samples_per_epoch: float, drop_remainder: bool = ...,
+                     validation_samples: float = ..., validation_batch: float = ...,
+                     startup_s: float = ..., first_epoch_extra_s: float = ...,
+                     confidence: float = ..., price_per_device_hour: Optional[float] = ...) -> str: ...
+def project_law(v0: float, t: float, devices: int, label: str, batches: Sequence[float],
+                epochs: Sequence[float], samples_per_epoch: float, drop_remainder: bool = ...,
+                validation_samples: float = ..., validation_batch: float = ...,
+                startup_s: float = ..., first_epoch_extra_s: float = ...,
+                confidence: float = ..., price_per_device_hour: Optional[float] = ...) -> str: ...
+def project_measured(samples: Sequence[Sample], epochs: Sequence[float], confidence: float = ...,
+                     price_per_device_hour: Optional[float] = ...,
+                     startup_s: Optional[float] = ...) -> str: ...
+def devices_json(include_host: bool = ...) -> str: ...
+def zoo_models() -> List[Dict[str, Any]]: ...
+def transformer(spec: str) -> Dict[str, Any]: ...
+def transformer_names() -> List[str]: ...
+def forward_flops_per_token(spec: str, seq_len: int) -> float: ...
+def model_sweep(network: str, device: str, batches: Sequence[int], max_batch: int = ...,
+                precision: str = ..., optimizer: str = ..., devices: int = ...,
+                devices_per_node: int = ..., overlap: bool = ..., accumulation: int = ...,
+                recompute: bool = ..., attention: str = ..., layout: str = ...,
+                framework: str = ..., steps_per_execution: int = ...,
+                input_samples_per_s: float = ..., seq_len: int = ...,
+                interval_level: float = ..., links: str = ...) -> Tuple[str, List[str]]: ...
+def host_sweep(network: str, batches: Sequence[int], max_batch: int = ..., precision: str = ...,
+               backend: str = ..., optimizer: str = ..., threads: int = ...,
+               min_repeats: int = ..., max_repeats: int = ..., min_time_s: float = ...,
+               warmup_steps: int = ..., seed: int = ..., seq_len: int = ...) -> str: ...
+def llm_step(model: str, device: str, devices: int = ..., tp: int = ..., pp: int = ...,
+             vp: int = ..., cp: int = ..., ep: int = ..., micro_batch: int = ...,
+             global_batch: int = ..., seq_len: int = ..., recompute: str = ...,
+             sequence_parallel: bool = ..., zero: int = ..., precision: str = ...,
+             lora_rank: int = ..., flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
+             gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
+             interval_level: float = ...) -> str: ...
+def llm_plan(model: str, device: str, devices: int, global_batch: int, seq_len: int,
+             tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
+             top: int = ..., precision: str = ..., lora_rank: int = ...,
+             flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
+             gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
+             fix: Mapping[str, Any] = ..., interval_level: float = ...) -> str: ...

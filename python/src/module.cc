@@ -1,0 +1,774 @@
+// The Python extension `fitspeed._fitspeed`: the library's entry points as
+// Python functions (docs/python.md). The package `fitspeed` (python/fitspeed/)
+// wraps it: DataFrames, keyword defaults and result objects live there, the
+// numbers all come from here, from the same functions the CLI calls.
+//
+// Every fitspeed::Error becomes a Python exception of the package's hierarchy
+// (fitspeed.Error, with DataError, UsageError and InputError below it) that
+// carries the message and, for a DataError, the file, line and field it names.
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fitspeed/device/frameworks.h"
+#include "fitspeed/device/intervals.h"
+#include "fitspeed/fitspeed.h"
+#include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/planner.h"
+#include "fitspeed/project/config.h"
+#include "fitspeed/project/report.h"
+
+namespace py = pybind11;
+
+namespace fitspeed::python {
+namespace {
+
+// The exception types, created once at import and kept for the process.
+PyObject* g_error = nullptr;
+PyObject* g_data_error = nullptr;
+PyObject* g_usage_error = nullptr;
+PyObject* g_input_error = nullptr;
+
+// An exception type of the package. The base class holds the defaults every
+// error has: file, line and field None (set where the input names them), and
+// message, a property giving the text it was raised with.
+PyObject* NewException(py::module_& m, const char* name, const char* doc, py::tuple bases,
+                       bool base) {
+  const std::string qualified = std::string("fitspeed.") + name;
+  py::dict attributes;
+  if (base) {
+    attributes["file"] = py::none();
+    attributes["line"] = py::none();
+    attributes["field"] = py::none();
+    py::object builtins = py::module_::import("builtins");
+    py::object eval = builtins.attr("eval");
+    attributes["message"] = builtins.attr("property")(
+        eval("lambda self: str(self.args[0]) if self.args else ''"), py::none(), py::none(),
+        "The message, as the CLI prints it after 'fitspeed: '.");
+  }
+  PyObject* type =
+      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), attributes.ptr());
+  if (type == nullptr) throw py::error_already_set();
+  m.add_object(name, py::handle(type));
+  return type;
+}
+
+// Raises `type(message)` with the attributes file, line and field.
+void Raise(PyObject* type, const char* message, py::object file, py::object line,
+           py::object field) {
+  py::object exc = py::reinterpret_borrow<py::object>(type)(message);
+  exc.attr("file") = std::move(file);
+  exc.attr("line") = std::move(line);
+  exc.attr("field") = std::move(field);
+  PyErr_SetObject(type, exc.ptr());
+}
+
+void TranslateErrors(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const DataError& e) {
+    Raise(g_data_error, e.what(), e.source().empty() ? py::none() : py::object(py::str(e.source())),
+          e.line() > 0 ? py::object(py::int_(e.line())) : py::none(),
+          e.field().empty() ? py::none() : py::object(py::str(e.field())));
+  } catch (const UsageError& e) {
+    Raise(g_usage_error, e.what(), py::none(), py::none(), py::none());
+  } catch (const InputError& e) {
+    Raise(g_input_error, e.what(), py::none(), py::none(), py::none());
+  } catch (const Error& e) {
+    Raise(g_error, e.what(), py::none(), py::none(), py::none());
+  }
+}
+
+// ---------------------------------------------------------------- samples
+
+std::string StepsRuleName(StepsRule rule) {
+  return rule == StepsRule::kDropRemainder ? "drop-remainder" : "keep-partial";
+}
+StepsRule ParseStepsRule(const std::string& name) {
+  if (name == "keep-partial") return StepsRule::kKeepPartial;
+  if (name == "drop-remainder") return StepsRule::kDropRemainder;
+  throw UsageError("steps_rule '" + name + "': expected keep-partial or drop-remainder");
+}
+
+ReadOptions MakeReadOptions(const std::string& format, int skip_first_epochs,
+                            const std::string& tensorboard_tag, const std::string& tensorboard_unit,
+                            const std::function<void(const std::string&)>& warn) {
+  if (skip_first_epochs < 0) {
+    throw UsageError("skip_first_epochs " + std::to_string(skip_first_epochs) + ": must be >= 0");
+  }
+  ReadOptions options;
+  options.format = ParseFormat(format);
+  options.skip_first_epochs = skip_first_epochs;
+  options.tensorboard_tag = tensorboard_tag;
+  options.tensorboard_unit = tensorboard_unit;
+  options.warn = warn;
+  return options;
+}
+
+void BindSamples(py::module_& m) {
+  py::class_<Sample>(m, "Sample", R"(One measurement: a batch and its throughput, step time or epoch time.
+
+Fields as fitspeed/core/sample.h documents them: batch is the global batch (all
+devices), throughput_sps in samples (or tokens, see unit) per second, step_time_s
+seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoch.)")
+      .def(py::init<>())
+      .def_property(
+          "source", [](const Sample& s) { return std::string(s.source); },
+          [](Sample& s, const std::string& name) { s.source = name; },
+          "file the sample came from ('-' for standard input)")
+      .def_readwrite("line", &Sample::line, "1-based line in source, 0 if not from a line")
+      .def_readwrite("batch", &Sample::batch, "samples per optimizer step, all devices together")
+      .def_readwrite("devices", &Sample::devices, "data-parallel devices sharing the batch")
+      .def_readwrite("label", &Sample::label, "series name, may be empty")
+      .def_readwrite("precision", &Sample::precision, "'fp32', 'mixed', ... or empty when unknown")
+      .def_readwrite("tags", &Sample::tags, "categorical columns of the source (CSV series keys)")
+      .def_readwrite("throughput_sps", &Sample::throughput_sps, "samples (or tokens) per second")
+      .def_readwrite("step_time_s", &Sample::step_time_s, "seconds per optimizer step")
+      .def_readwrite("epoch_time_s", &Sample::epoch_time_s, "seconds for one epoch")
+      .def_readwrite("samples_per_epoch", &Sample::samples_per_epoch, "N, needed with epoch_time_s")
+      .def_readwrite("epoch", &Sample::epoch, "1-based epoch number, when known")
+      .def_readwrite("seq_len", &Sample::seq_len, "tokens per sample, where stated")
+      .def_property(
+          "unit", [](const Sample& s) { return UnitName(s.unit); },
+          [](Sample& s, const std::string& name) { s.unit = ParseUnit(name); },
+          "what batch and rates count: 'samples' or 'tokens'")
+      .def_property(
+          "steps_rule", [](const Sample& s) { return StepsRuleName(s.steps_rule); },
+          [](Sample& s, const std::string& name) { s.steps_rule = ParseStepsRule(name); },
+          "how an epoch is cut into steps: 'keep-partial' (ceil) or 'drop-remainder' (floor)")
+      .def("validate", &ValidateSample, "Raises DataError naming the field when the sample is invalid.")
+      .def("__repr__", [](const Sample& s) {
+        std::ostringstream out;
+        out << "Sample(batch=" << s.batch << ", devices=" << s.devices;
+        if (s.throughput_sps) out << ", throughput_sps=" << *s.throughput_sps;
+        if (s.step_time_s) out << ", step_time_s=" << *s.step_time_s;
+        if (s.epoch_time_s) out << ", epoch_time_s=" << *s.epoch_time_s;
+        out << ", unit='" << UnitName(s.unit) << "', source='" << s.source << "', line=" << s.line
+            << ")";
+        return out.str();
+      });
+
+  m.def("format_names", []() { return FormatNames(); },
+        "The log formats read() takes, comma-separated, in detection order.");
+  m.def(
+      "read_samples",
+      [](const std::string& spec, const std::string& format, int skip_first_epochs,
+         const std::string& tensorboard_tag, const std::string& tensorboard_unit,
+         const std::function<void(const std::string&)>& warn) {
+        const ReadOptions options =
+            MakeReadOptions(format, skip_first_epochs, tensorboard_tag, tensorboard_unit, warn);
+        return ReadSamples(ParseInputSpec(spec), options);
+      },
+      py::arg("spec"), py::arg("format") = "auto", py::arg("skip_first_epochs") = 1,
+      py::arg("tensorboard_tag") = "", py::arg("tensorboard_unit") = "", py::arg("warn") = nullptr,
+      "Reads the samples of a log: 'PATH' or 'PATH@batch=64,devices=8,...' (attributes fill what "
+      "the log lacks). Raises InputError when it cannot be read, DataError naming file, line and "
+      "field when its content is bad.");
+  m.def(
+      "parse_samples",
+      [](const py::bytes& text, const std::string& source, const std::string& attributes,
+         const std::string& format, int skip_first_epochs,
+         const std::function<void(const std::string&)>& warn) {
+        const ReadOptions options = MakeReadOptions(format, skip_first_epochs, "", "", warn);
+        const std::string attrs =
+            attributes.empty() ? source : source + "@" + attributes;  // parsed as a spec
+        const InputSpec spec = ParseInputSpec(attrs);
+        const std::string content = text;
+        return ParseSamples(content, source, spec.attributes, options);
+      },
+      py::arg("text"), py::arg("source") = "<text>", py::arg("attributes") = "",
+      py::arg("format") = "auto", py::arg("skip_first_epochs") = 1, py::arg("warn") = nullptr,
+      "Reads the samples of a log given as bytes (`source` names it in messages); attributes as "
+      "after '@' in a spec: 'batch=64,devices=8'.");
+}
+
+// ---------------------------------------------------------------- fit
+
+void BindFit(py::module_& m) {
+  py::class_<ParamEstimate>(m, "ParamEstimate", "One fitted parameter with its standard error and interval.")
+      .def_readonly("name", &ParamEstimate::name)
+      .def_readonly("unit", &ParamEstimate::unit)
+      .def_readonly("value", &ParamEstimate::value)
+      .def_readonly("std_error", &ParamEstimate::std_error,
+                    "sqrt(s^2 (J^T J)^-1_ii), s^2 = RSS/dof")
+      .def_readonly("ci_low", &ParamEstimate::ci_low, "interval at the fit's confidence (t quantile)")
+      .def_readonly("ci_high", &ParamEstimate::ci_high)
+      .def("__repr__", [](const ParamEstimate& p) {
+        std::ostringstream out;
+        out.precision(10);
+        out << "ParamEstimate(" << p.name << "=" << p.value << " " << p.unit
+            << ", std_error=" << p.std_error << ", ci=[" << p.ci_low << ", " << p.ci_high << "])";
+        return out.str();
+      });
+
+  py::class_<FitPoint>(m, "FitPoint", "One fitted point: observed and predicted in the objective's quantity.")
+      .def_readonly("source", &FitPoint::source)
+      .def_readonly("line", &FitPoint::line)
+      .def_readonly("batch", &FitPoint::batch)
+      .def_readonly("devices", &FitPoint::devices)
+      .def_readonly("observed", &FitPoint::observed)
+      .def_readonly("predicted", &FitPoint::predicted)
+      .def_readonly("residual", &FitPoint::residual);
+
+  py::class_<GroupFit>(m, "GroupFit", R"(The fit of one group of samples (devices, label, precision, unit).
+
+v(b) = b/(b/v0 + t) for the default hyperbolic law; params holds the law's
+parameters with their standard errors and confidence intervals, covariance
+their covariance s^2 (J^T J)^-1.)")
+      .def_property_readonly("group",
+                             [](const GroupFit& g) {
+                               py::dict d;
+                               d["devices"] = g.group.devices;
+                               d["label"] = g.group.label;
+                               d["precision"] = g.group.precision;
+                               d["unit"] = UnitName(g.group.unit);
+                               return d;
+                             })
+      .def_readonly("seq_len", &GroupFit::seq_len)
+      .def_readonly("law", &GroupFit::law)
+      .def_property_readonly("objective", [](const GroupFit& g) { return ObjectiveName(g.objective); })
+      .def_property_readonly("loss", [](const GroupFit& g) { return LossName(g.loss); })
+      .def_readonly("confidence", &GroupFit::confidence)
+      .def_readonly("n_points", &GroupFit::n_points)
+      .def_readonly("dof", &GroupFit::dof)
+      .def_readonly("converged", &GroupFit::converged)
+      .def_readonly("usable", &GroupFit::usable)
+      .def_readonly("iterations", &GroupFit::iterations)
+      .def_readonly("solver_message", &GroupFit::solver_message)
+      .def_readonly("params", &GroupFit::params)
+      .def_readonly("covariance", &GroupFit::covariance)
+      .def_readonly("correlation", &GroupFit::correlation)
+      .def_readonly("rss", &GroupFit::rss)
+      .def_readonly("r2", &GroupFit::r2)
+      .def_readonly("rel_rmse", &GroupFit::rel_rmse)
+      .def_readonly("aic", &GroupFit::aic)
+      .def_readonly("loo_rel_rmse", &GroupFit::loo_rel_rmse)
+      .def_readonly("b_half", &GroupFit::b_half)
+      .def_readonly("b_90", &GroupFit::b_90)
+      .def_readonly("warnings", &GroupFit::warnings)
+      .def_readonly("points", &GroupFit::points)
+      .def("param", &GroupFit::Param, py::arg("name"), py::return_value_policy::copy,
+           "The named parameter ('v0', 't', ...); KeyError-like IndexError when absent.")
+      .def("count_name", &GroupFit::CountName, "'tokens', 'sequences' or 'samples'")
+      .def("predict", py::vectorize(&GroupFit::PredictThroughput), py::arg("batch"),
+           "Fitted throughput (count_name()/s) at batch b (a number or an array).")
+      .def("predict_step_time", py::vectorize(&GroupFit::PredictStepTime), py::arg("batch"),
+           "Fitted step time (s) at batch b (a number or an array).")
+      .def("brief_report", &GroupFit::BriefReport, "One line.")
+      .def("full_report", &GroupFit::FullReport, "Several lines, lmfit-like.");
+
+  py::class_<FitResult>(m, "FitResult", "The fits of every group, in key order.")
+      .def_readonly("groups", &FitResult::fits)
+      .def("all_usable", &FitResult::AllUsable)
+      .def("brief_report", &FitResult::BriefReport)
+      .def("full_report", &FitResult::FullReport)
+      .def("to_json", [](const FitResult& r) { return FitToJson(r); },
+           "The 'fitspeed.fit/1' JSON text, as `fitspeed fit --output json` writes it.");
+
+  m.def("law_names", &LawNames, "The laws fit() takes.");
+  m.def(
+      "fit_samples",
+      [](const std::vector<Sample>& samples, const std::string& law, const std::string& objective,
+         const std::string& loss, double loss_scale, double confidence, bool leave_one_out,
+         int max_iterations, const std::vector<double>& initial) {
+        FitOptions options;
+        options.law = law;
+        options.objective = ParseObjective(objective);
+        options.loss = ParseLoss(loss);
+        options.loss_scale = loss_scale;
+        options.confidence = confidence;
+        options.leave_one_out = leave_one_out;
+        options.max_iterations = max_iterations;
+        options.initial = initial;
+        ValidateFitOptions(options);
+        if (samples.empty()) throw DataError("no samples to fit");
+        py::gil_scoped_release release;
+        return Fit(samples, options);
+      },
+      py::arg("samples"), py::arg("law") = "hyperbolic", py::arg("objective") = "relative-time",
+      py::arg("loss") = "squared", py::arg("loss_scale") = 0.05, py::arg("confidence") = 0.95,
+      py::arg("leave_one_out") = true, py::arg("max_iterations") = 200,
+      py::arg("initial") = std::vector<double>{},
+      "Groups the samples by (devices, label, precision, unit) and fits the law to each group "
+      "(fitspeed/fit/fit.h). Raises DataError for an invalid sample or too few batch sizes; a fit "
+      "that does not converge is reported (usable False), not raised.");
+}
+
+// ---------------------------------------------------------------- project
+
+// One price per device-hour for every row, as `--price P` gives it.
+PriceList PriceOf(double price) {
+  if (!(price >= 0) || !std::isfinite(price)) throw UsageError("price_per_device_hour must be >= 0");
+  std::ostringstream text;
+  text.precision(17);
+  text << price;
+  return ParsePrices({text.str()});
+}
+
+std::string ProjectConfigurations(std::vector<Configuration> configs,
+                                  const std::vector<double>& batches,
+                                  const std::vector<double>& epochs, double samples_per_epoch,
+                                  bool drop_remainder, double validation_samples,
+                                  double validation_batch, double startup_s,
+                                  double first_epoch_extra_s, double confidence,
+                                  std::optional<double> price_per_device_hour) {
+  Workload workload;
+  workload.samples_per_epoch = samples_per_epoch;
+  workload.steps_rule = drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+  workload.validation = MakeValidationSpec(validation_samples, validation_batch, NAN, NAN);
+  workload.startup_s = startup_s;
+  workload.first_epoch_extra_s = first_epoch_extra_s;
+  ValidateWorkload(workload);
+  ProjectOptions options;
+  if (!epochs.empty()) options.epochs = epochs;
+  options.confidence = confidence;
+  if (price_per_device_hour) options.prices = PriceOf(*price_per_device_hour);
+  std::vector<EpochModel> models;
+  for (Configuration& c : configs) {
+    if (!batches.empty()) c.batches = batches;
+    if (c.batches.empty()) throw UsageError("no batch sizes for '" + c.Name() + "': give batch");
+    for (double b : c.batches) {
+      models.push_back(EpochModelFromLaw(c.law, b, workload, c.Name(), c.devices));
+    }
+  }
+  std::ostringstream out;
+  WriteProjection(out, MakeProjection(models, options), OutputFormat::kJson);
+  return out.str();
+}
+
+void BindProject(py::module_& m) {
+  m.def(
+      "project_measured",
+      [](const std::vector<Sample>& samples, const std::vector<double>& epochs, double confidence,
+         std::optional<double> price, std::optional<double> startup_s) {
+        ProjectOptions options;
+        if (!epochs.empty()) options.epochs = epochs;
+        options.confidence = confidence;
+        if (price) options.prices = PriceOf(*price);
+        std::vector<EpochModel> models;
+        for (EpochLog& log : EpochLogsFromSamples(samples)) {
+          if (!log.startup_s && startup_s) log.startup_s = *startup_s;
+          models.push_back(EpochModelFromLog(log));
+        }
+        std::ostringstream out;
+        WriteProjection(out, MakeProjection(models, options), OutputFormat::kJson);
+        return out.str();
+      },
+      py::arg("samples"), py::arg("epochs"), py::arg("confidence") = 0.95,
+      py::arg("price_per_device_hour") = py::none(), py::arg("startup_s") = py::none(),
+      "Projects per-epoch logs as they were measured (read with skip_first_epochs=0: epoch 1 "
+      "is needed): startup, first-epoch extra and the steady epoch's mean and spread, as "
+      "`fitspeed project --measured` writes them ('fitspeed.project/1' JSON text).");
+  m.def(
+      "project_fit_json",
+      [](const std::string& fit_json, const std::vector<double>& batches,
+         const std::vector<double>& epochs, double samples_per_epoch, bool drop_remainder,
+         double validation_samples, double validation_batch, double startup_s,
+         double first_epoch_extra_s, double confidence, std::optional<double> price) {
+        return ProjectConfigurations(ConfigurationsFromFitJson(fit_json, "<fit>"), batches, epochs,
+                                     samples_per_epoch, drop_remainder, validation_samples,
+                                     validation_batch, startup_s, first_epoch_extra_s, confidence,
+                                     price);
+      },
+      py::arg("fit_json"), py::arg("batches"), py::arg("epochs"), py::arg("samples_per_epoch"),
+      py::arg("drop_remainder") = false, py::arg("validation_samples") = 0.0,
+      py::arg("validation_batch") = 0.0, py::arg("startup_s") = 0.0,
+      py::arg("first_epoch_extra_s") = 0.0, py::arg("confidence") = 0.95,
+      py::arg("price_per_device_hour") = py::none(),
+      "Projects the laws of a 'fitspeed.fit/1' JSON (a fit, or a modeled sweep with its model "
+      "interval) over epochs: 'fitspeed.projection/1' JSON text, as `fitspeed project --fit` "
+      "writes it.");
+  m.def(
+      "project_law",
+      [](double v0, double t, int devices, const std::string& label,
+         const std::vector<double>& batches, const std::vector<double>& epochs,
+         double samples_per_epoch, bool drop_remainder, double validation_samples,
+         double validation_batch, double startup_s, double first_epoch_extra_s, double confidence,
+         std::optional<double> price) {
+        Configuration c;
+        c.label = label;
+        c.devices = devices;
+        c.law.v0_sps = v0;
+        c.law.t_s = t;
+        ValidateSpeedLaw(c.law, "v0/t");
+        if (devices < 1) throw UsageError("devices " + std::to_string(devices) + ": must be >= 1");
+        return ProjectConfigurations({c}, batches, epochs, samples_per_epoch, drop_remainder,
+                                     validation_samples, validation_batch, startup_s,
+                                     first_epoch_extra_s, confidence, price);
+      },
+      py::arg("v0"), py::arg("t"), py::arg("devices"), py::arg("label"), py::arg("batches"),
+      py::arg("epochs"), py::arg("samples_per_epoch"), py::arg("drop_remainder") = false,
+      py::arg("validation_samples") = 0.0, py::arg("validation_batch") = 0.0,
+      py::arg("startup_s") = 0.0, py::arg("first_epoch_extra_s") = 0.0,
+      py::arg("confidence") = 0.95, py::arg("price_per_device_hour") = py::none(),
+      "Projects a law given as numbers (v0 in samples/s of all devices, t in s): "
+      "'fitspeed.projection/1' JSON text, as `fitspeed project --v0 --t` writes it.");
+}
+
+// ---------------------------------------------------------------- catalog and models
+
+void BindCatalog(py::module_& m) {
+  m.def(
+      "devices_json",
+      [](bool include_host) {
+        std::vector<Device> devices;
+        for (const std::string& name : CatalogDeviceNames()) {
+          if (name == "host" && !include_host) continue;
+          devices.push_back(LoadDevice(name));
+        }
+        std::ostringstream out;
+        WriteDevices(out, devices, OutputFormat::kJson, true);
+        return out.str();
+      },
+      py::arg("include_host") = false,
+      "The catalog as 'fitspeed.devices/1' JSON text (`fitspeed devices --output json`); with "
+      "include_host, this CPU probed (about a second).");
+  m.def("zoo_models", []() {
+    py::list out;
+    for (const ZooEntry& e : ZooEntries()) {
+      py::dict d;
+      d["name"] = e.name;
+      d["kind"] = "zoo";
+      d["description"] = e.description;
+      d["reference"] = e.reference;
+      d["default_seq_len"] = e.default_seq_len;
+      d["max_seq_len"] = e.max_seq_len;
+      out.append(d);
+    }
+    return out;
+  }, "The zoo's networks: name, description, reference, sequence lengths.");
+  m.def(
+      "transformer",
+      [](const std::string& spec) {
+        const TransformerConfig c = LoadTransformer(spec);
+        const TransformerParameters p = CountParameters(c);
+        py::dict d;
+        d["name"] = c.name;
+        d["kind"] = "transformer";
+        d["architecture"] = c.architecture;
+        d["source"] = c.source;
+        d["layers"] = c.layers;
+        d["hidden"] = c.hidden;
+        d["heads"] = c.heads;
+        d["kv_heads"] = c.kv_heads;
+        d["head_dim"] = c.head_dim;
+        d["ffn_hidden"] = c.ffn_hidden;
+        d["vocab"] = c.vocab;
+        d["max_positions"] = c.max_positions;
+        d["parameters"] = p.total;
+        d["active_parameters_per_token"] = p.active_per_token;
+        return d;
+      },
+      py::arg("spec"),
+      "A transformer (built-in name, 'transformer:layers=..,hidden=..', or a config.json path): "
+      "its shape and exact parameter count.");
+  m.def("transformer_names", &BuiltinTransformerNames, "The built-in transformers.");
+  m.def(
+      "forward_flops_per_token",
+      [](const std::string& spec, int64_t seq_len) {
+        return ForwardFlopsPerToken(LoadTransformer(spec), seq_len);
+      },
+      py::arg("spec"), py::arg("seq_len"), "Forward FLOPs per token at a sequence length.");
+}
+
+// ---------------------------------------------------------------- modeled and host sweeps
+
+struct ModelRun {
+  std::string json;
+  std::vector<std::string> notes;
+};
+
+void BindSweeps(py::module_& m) {
+  m.def(
+      "model_sweep",
+      [](const std::string& network_name, const std::string& device_name,
+         const std::vector<int64_t>& batches, int64_t max_batch, const std::string& precision,
+         const std::string& optimizer, int devices, int devices_per_node, bool overlap,
+         int accumulation, bool recompute, const std::string& attention,
+         const std::string& layout, const std::string& framework, int steps_per_execution,
+         double input_samples_per_s, int64_t seq_len, double interval_level,
+         const std::string& links) {
+        DeviceModelOptions options;
+        options.batches = batches;
+        options.max_batch = max_batch;
+        options.precision = ParsePrecision(precision, PrecisionContext::kDevice);
+        options.optimizer = ParseOptimizer(optimizer);
+        options.devices = devices;
+        options.devices_per_node = devices_per_node;
+        options.overlap = overlap;
+        options.accumulation = accumulation;
+        options.recompute = recompute;
+        options.attention = ParseAttentionKernel(attention);
+        options.layout = ParseActivationLayout(layout);
+        options.steps_per_execution = steps_per_execution;
+        options.input_samples_per_s = input_samples_per_s;
+        options.amp_ops = FrameworkAmpOps(framework);
+        options.fusion = FrameworkFusion(framework, options.precision);
+        if (!(interval_level > 0 && interval_level < 1)) {
+          throw UsageError("interval_level must be in (0, 1)");
+        }
+        const Network network = LoadNetwork(network_name, ZooOptions{seq_len});
+        Device device = LoadDevice(device_name);
+        ModelRun run;
+        if (!links.empty()) {
+          const LinksFile file = ReadLinksJsonFile(links);
+          ApplyLinks(device, file);
+          for (const DeviceLink& l : file.links) {
+            run.notes.push_back("the " + l.connects + " link of " + device.name + " comes from " +
+                                links + ": '" + l.name + "'");
+          }
+        }
+        if (!framework.empty()) {
+          const FrameworkProfile& profile = FindFrameworkProfile(framework);
+          device = ApplyFrameworkProfile(device, profile);
+          run.notes.push_back("framework profile '" + profile.name + "' applied to " +
+                              device.name + "; the interval is that of the framework profiles' "
+                              "predictions on GPUs they were not fitted on");
+        }
+        const DeviceSweepResult result = ModelSweep(network, device, options);
+        const FitResult fit = result.steps.size() >= 2 ? Fit(result.Samples()) : FitResult();
+        const IntervalTable& table = BuiltinIntervalTable();
+        const PredictionInterval interval =
+            !framework.empty() ? table.ForFramework(device, options.precision, interval_level)
+                               : table.For(device, options.precision, interval_level);
+        std::ostringstream out;
+        WriteDeviceSweep(out, result, fit, OutputFormat::kJson, false, &interval);
+        run.json = out.str();
+        return py::make_tuple(run.json, run.notes);
+      },
+      py::arg("network"), py::arg("device"), py::arg("batches"), py::arg("max_batch") = 4096,
+      py::arg("precision") = "fp32", py::arg("optimizer") = "sgd-momentum",
+      py::arg("devices") = 1, py::arg("devices_per_node") = 0, py::arg("overlap") = false,
+      py::arg("accumulation") = 1, py::arg("recompute") = false,
+      py::arg("attention") = "unfused", py::arg("layout") = "nchw", py::arg("framework") = "",
+      py::arg("steps_per_execution") = 1, py::arg("input_samples_per_s") = 0.0,
+      py::arg("seq_len") = 0, py::arg("interval_level") = 0.8, py::arg("links") = "",
+      "The training step of a zoo network (or fitspeed.network/1 file) modeled on a catalogued "
+      "device at every batch, fitted, with the model's prediction interval: (JSON text as "
+      "`fitspeed sweep --device --output json` writes it, notes).");
+
+  m.def(
+      "host_sweep",
+      [](const std::string& network_name, const std::vector<int64_t>& batches, int64_t max_batch,
+         const std::string& precision, const std::string& backend, const std::string& optimizer,
+         int threads, int min_repeats, int max_repeats, double min_time_s, int warmup_steps,
+         uint64_t seed, int64_t seq_len) {
+        SweepOptions options;
+        options.batches = batches;
+        options.auto_max_batch = max_batch;
+        options.precision = ParsePrecision(precision, PrecisionContext::kHost);
+        options.backend = ParseBackend(backend);
+        options.optimizer = ParseOptimizer(optimizer);
+        options.threads = threads;
+        options.min_repeats = min_repeats;
+        options.max_repeats = max_repeats;
+        options.min_time_s = min_time_s;
+        options.warmup_steps = warmup_steps;
+        options.seed = seed;
+        ValidateSweepOptions(options);
+        const Network network = LoadNetwork(network_name, ZooOptions{seq_len});
+        std::string json;
+        {
+          py::gil_scoped_release release;
+          const SweepResult sweep = Sweep(network, options);
+          const FitResult fit = sweep.measurements.size() >= 2 ? Fit(sweep.Samples()) : FitResult();
+          json = SweepToJson(sweep, fit);
+        }
+        return json;
+      },
+      py::arg("network"), py::arg("batches"), py::arg("max_batch") = 4096,
+      py::arg("precision") = "fp32", py::arg("backend") = "onednn",
+      py::arg("optimizer") = "sgd-momentum", py::arg("threads") = 0, py::arg("min_repeats") = 5,
+      py::arg("max_repeats") = 1000, py::arg("min_time_s") = 0.5, py::arg("warmup_steps") = 2,
+      py::arg("seed") = 1, py::arg("seq_len") = 0,
+      "The real training step (forward, backward, update; oneDNN) of a network timed on this CPU "
+      "at every batch, and fitted: JSON text as `fitspeed sweep --output json` writes it.");
+}
+
+// ---------------------------------------------------------------- LLM splits and plans
+
+LlmCluster MakeLlmCluster(const std::string& device_name, int devices, int devices_per_node,
+                          const std::string& links) {
+  Device device = LoadDevice(device_name);
+  if (!links.empty()) ApplyLinks(device, ReadLinksJsonFile(links));
+  return MakeCluster(device, devices, devices_per_node);
+}
+
+LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
+                            bool flash_attention, double gradient_bytes) {
+  if (seq_len < 1) throw UsageError("seq_len: give the tokens per sequence (>= 1)");
+  if (gradient_bytes != 2 && gradient_bytes != 4) {
+    throw UsageError("gradient_bytes: expected 2 or 4 bytes per gradient element");
+  }
+  if (lora_rank < 0) throw UsageError("lora_rank: must be >= 0");
+  LlmTraining t;
+  t.seq_len = seq_len;
+  t.format = ParseMatrixFormat(precision);
+  t.lora_rank = lora_rank;
+  t.flash_attention = flash_attention;
+  t.gradient_bytes = gradient_bytes;
+  return t;
+}
+
+void CheckLevel(double level) {
+  if (!(level > 0 && level < 1)) throw UsageError("interval_level must be in (0, 1)");
+}
+
+void BindLlm(py::module_& m) {
+  m.def(
+      "llm_step",
+      [](const std::string& model_spec, const std::string& device, int devices, int tp, int pp,
+         int vp, int cp, int ep, int64_t micro_batch, int64_t global_batch, int64_t seq_len,
+         const std::string& recompute, bool sequence_parallel, int zero,
+         const std::string& precision, int64_t lora_rank, bool flash_attention,
+         bool overlap_grad_reduce, double gradient_bytes, int devices_per_node,
+         const std::string& links, double interval_level) {
+        CheckLevel(interval_level);
+        const TransformerConfig model = LoadTransformer(model_spec);
+        if (devices < 1) devices = std::max(tp, 1) * std::max(pp, 1) * std::max(cp, 1);
+        const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
+        const LlmTraining training =
+            MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
+        LlmSplit split;
+        split.tp = tp;
+        split.pp = pp;
+        split.vp = vp;
+        split.cp = cp;
+        split.ep = ep;
+        split.dp = std::max(1, cluster.devices / std::max(1, tp * pp * cp));
+        split.micro_batch = micro_batch;
+        split.global_batch = global_batch > 0 ? global_batch : micro_batch * split.dp;
+        split.recompute = ParseRecompute(recompute);
+        split.sequence_parallel = sequence_parallel;
+        split.zero = zero;
+        split.overlap_grad_reduce = overlap_grad_reduce;
+        const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
+        const LlmStep step = ModelLlmStep(model, cluster, training, split, calibration);
+        const PredictionInterval interval = LlmInterval(cluster.device, interval_level);
+        std::ostringstream out;
+        WriteLlmStep(out, model, cluster, training, step, interval, calibration,
+                     OutputFormat::kJson);
+        return out.str();
+      },
+      py::arg("model"), py::arg("device"), py::arg("devices") = 0, py::arg("tp") = 1,
+      py::arg("pp") = 1, py::arg("vp") = 1, py::arg("cp") = 1, py::arg("ep") = 1,
+      py::arg("micro_batch") = 1, py::arg("global_batch") = 0, py::arg("seq_len") = 0,
+      py::arg("recompute") = "none", py::arg("sequence_parallel") = false, py::arg("zero") = 0,
+      py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
+      py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
+      py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("interval_level") = 0.8,
+      "One training step of a transformer split (fitspeed/llm/split.h): 'fitspeed.llm-step/1' "
+      "JSON text, as `fitspeed sweep MODEL --device D --tp .. --output json` writes it.");
+
+  m.def(
+      "llm_plan",
+      [](const std::string& model_spec, const std::string& device, int devices,
+         int64_t global_batch, int64_t seq_len, std::optional<double> tokens,
+         std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
+         bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
+         int devices_per_node, const std::string& links, const py::dict& fix,
+         double interval_level) {
+        CheckLevel(interval_level);
+        const TransformerConfig model = LoadTransformer(model_spec);
+        if (global_batch < 1) throw UsageError("global_batch: give the sequences per step (>= 1)");
+        if (price && !tokens) throw UsageError("price prices a run: give its tokens as well");
+        if (tokens && !(*tokens > 0)) throw UsageError("tokens must be > 0");
+        if (price && !(*price >= 0)) throw UsageError("price must be >= 0");
+        const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
+        LlmPlanOptions options;
+        options.global_batch = global_batch;
+        options.training =
+            MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
+        options.overlap_grad_reduce = overlap_grad_reduce;
+        options.top = top;
+        for (const auto& item : fix) {
+          const std::string key = py::str(item.first);
+          const py::handle value = item.second;
+          try {
+          auto as_int = [&]() {
+            const int v = value.cast<int>();
+            if (v < 1) throw UsageError("fix " + key + ": must be >= 1");
+            return v;
+          };
+          if (key == "tp") options.tp = as_int();
+          else if (key == "pp") options.pp = as_int();
+          else if (key == "vp") options.vp = as_int();
+          else if (key == "cp") options.cp = as_int();
+          else if (key == "ep") options.ep = as_int();
+          else if (key == "dp") options.dp = as_int();
+          else if (key == "micro_batch") options.micro_batch = as_int();
+          else if (key == "recompute") options.recompute = ParseRecompute(value.cast<std::string>());
+          else if (key == "sequence_parallel") options.sequence_parallel = value.cast<bool>();
+          else if (key == "zero") {
+            const int z = value.cast<int>();
+            if (z < 0 || z > 3) throw UsageError("fix zero: must be 0, 1, 2 or 3");
+            options.zero = z;
+          } else {
+            throw UsageError("fix '" + key +
+                             "': expected tp, pp, vp, cp, ep, dp, micro_batch, recompute, "
+                             "sequence_parallel or zero");
+          }
+          } catch (const py::cast_error&) {
+            throw UsageError("fix " + key + ": " + std::string(py::str(py::repr(value))) +
+                             " is not a " +
+                             (key == "recompute" ? "name (none, selective, full)"
+                              : key == "sequence_parallel" ? "bool" : "whole number"));
+          }
+        }
+        const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
+        LlmPlan plan;
+        {
+          py::gil_scoped_release release;
+          plan = PlanLlm(model, cluster, options, calibration);
+        }
+        const PredictionInterval interval = LlmInterval(cluster.device, interval_level);
+        std::ostringstream out;
+        WriteLlmPlan(out, model, cluster, options, plan, interval, calibration, tokens, price,
+                     OutputFormat::kJson);
+        return out.str();
+      },
+      py::arg("model"), py::arg("device"), py::arg("devices"), py::arg("global_batch"),
+      py::arg("seq_len"), py::arg("tokens") = py::none(), py::arg("price_per_device_hour") = py::none(),
+      py::arg("top") = 10, py::arg("precision") = "mixed", py::arg("lora_rank") = 0,
+      py::arg("flash_attention") = true, py::arg("overlap_grad_reduce") = true,
+      py::arg("gradient_bytes") = 2.0, py::arg("devices_per_node") = 0, py::arg("links") = "",
+      py::arg("fix") = py::dict(), py::arg("interval_level") = 0.8,
+      "Every split of the cluster for the model and global batch, ranked by time per token "
+      "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "
+      "--device D --output json` writes it.");
+}
+
+}  // namespace
+}  // namespace fitspeed::python
+
+PYBIND11_MODULE(_fitspeed, m) {
+  using namespace fitspeed::python;
+  m.doc() = "fitspeed's C++ library (the package `fitspeed` wraps it; docs/python.md).";
+  g_error = NewException(m, "Error",
+                         "Base of every error fitspeed raises on purpose; .message, and .file, "
+                         ".line, .field where the input names them (else None).",
+                         py::make_tuple(py::handle(PyExc_Exception)), true);
+  g_data_error =
+      NewException(m, "DataError", "Input that could be read but is not valid data.",
+                   py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)), false);
+  g_usage_error = NewException(m, "UsageError",
+                               "Options or arguments that break a documented rule.",
+                               py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)), false);
+  g_input_error = NewException(m, "InputError", "Input that could not be opened or read.",
+                               py::make_tuple(py::handle(g_error), py::handle(PyExc_OSError)), false);
+  py::register_exception_translator(&TranslateErrors);
+  BindSamples(m);
+  BindFit(m);
+  BindProject(m);
+  BindCatalog(m);
+  BindSweeps(m);
+  BindLlm(m);
+}

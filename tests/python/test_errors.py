@@ -1,0 +1,144 @@
+# fitspeed's errors in Python: one base class, fitspeed.Error, and DataError
+# (bad data; also a ValueError), UsageError (a bad option; also a ValueError),
+# InputError (cannot read; also an OSError), each with the C++ message and,
+# where the input names them, the file, line and field.
+import math
+import warnings
+
+import pytest
+
+import fitspeed
+
+
+def test_the_hierarchy():
+    for cls in (fitspeed.DataError, fitspeed.UsageError, fitspeed.InputError):
+        assert issubclass(cls, fitspeed.Error)
+    assert issubclass(fitspeed.DataError, ValueError)
+    assert issubclass(fitspeed.UsageError, ValueError)
+    assert issubclass(fitspeed.InputError, OSError)
+    assert issubclass(fitspeed.Error, Exception)
+
+
+def test_a_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(fitspeed.InputError) as e:
+        fitspeed.read(str(tmp_path / "nope.csv"))
+    assert "nope.csv" in e.value.message
+    assert str(e.value) == e.value.message
+    assert e.value.file is None and e.value.line is None and e.value.field is None
+
+
+def test_bad_data_names_file_line_and_field(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("batch,throughput_sps\n64,100\n128,-5\n")
+    with pytest.raises(fitspeed.DataError) as e:
+        fitspeed.read(str(path))
+    assert e.value.file == str(path)
+    assert e.value.line == 3
+    assert e.value.field == "throughput_sps"
+    assert e.value.message.startswith(f"{path}:3: field 'throughput_sps'")
+
+
+def test_bad_data_in_text_names_the_source():
+    with pytest.raises(fitspeed.DataError) as e:
+        fitspeed.read_text("batch,throughput_sps\n64,nan\n", source="mem.csv")
+    assert e.value.file == "mem.csv" and e.value.line == 2
+
+
+def test_a_bad_spec_or_format_is_a_usage_error(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("batch,throughput_sps\n64,100\n128,180\n")
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.read(str(path) + "@batch=-1")
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.read(str(path), format="no-such-format")
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.read(str(path), skip_first_epochs=-1)
+
+
+def test_fit_errors():
+    one = fitspeed.read_text("batch,throughput_sps\n64,100\n", as_frame=False)
+    with pytest.raises(fitspeed.DataError):  # one batch size, two parameters
+        fitspeed.fit(one)
+    two = fitspeed.read_text("batch,throughput_sps\n64,100\n128,180\n", as_frame=False)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.fit(two, confidence=1.5)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.fit(two, law="no-such-law")
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.fit(two, loss="l7")
+    with pytest.raises(fitspeed.DataError):
+        fitspeed.fit([])
+    s = fitspeed.Sample()
+    s.batch = 64
+    s.throughput_sps = math.nan
+    with pytest.raises(fitspeed.DataError) as e:
+        fitspeed.fit([s, s])
+    assert e.value.field == "throughput"
+    with pytest.raises(fitspeed.DataError) as e:
+        fitspeed.frame_to_samples([{"throughput_sps": 3.0}])
+    assert "batch" in e.value.message
+    with pytest.raises(fitspeed.UsageError):
+        s.unit = "furlongs"
+
+
+def test_a_fit_of_several_groups_asks_which():
+    two_labels = fitspeed.read_text(
+        "label,batch,throughput_sps\na,64,100\na,128,180\na,256,300\n"
+        "b,64,50\nb,128,90\nb,256,150\n")
+    result = fitspeed.fit(two_labels)
+    assert len(result.groups) == 2
+    with pytest.raises(fitspeed.UsageError):
+        result.v0
+    # A CSV's series column becomes the label "column=value".
+    assert result.group(label="label=b").param("v0").value > 0
+
+
+def test_model_and_catalog_errors():
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.model("resnet50", "no-such-gpu", [32])
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.model("no-such-net", "a100", [32])
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.model("resnet50", "a100", [0])
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.model("resnet50", "a100", [32], interval_level=1.0)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.transformer("transformer:layers=0,hidden=64,heads=2")
+
+
+def test_llm_errors():
+    with pytest.raises(fitspeed.UsageError):  # 32 heads are not divisible by tp = 3
+        fitspeed.llm_step("llama-3-8b", "h100", devices=3, tp=3, seq_len=4096)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.llm_step("llama-3-8b", "h100", seq_len=0)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          fix={"colour": 1})
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          price_per_device_hour=2.0)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.plan_llm("gpt2", "h100", devices=8, global_batch=8, seq_len=4096)
+
+
+def test_project_errors():
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.project((-1.0, 0.1), samples_per_epoch=1000, batch=32)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.project((100.0, 0.1), samples_per_epoch=0, batch=32)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.project((100.0, 0.1), batch=32)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.project("not a law", samples_per_epoch=1000)
+    with pytest.raises(fitspeed.UsageError):
+        fitspeed.project((100.0, 0.1), samples_per_epoch=1000, batch=32,
+                         price_per_device_hour=-2)
+
+
+def test_reader_doubts_are_warnings(data_dir):
+    # A CSV of step times without a unit column: the reader says what it assumed.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitspeed.read_text("batch,devices,throughput_sps\n64,2,100\n64,1,60\n128,1,100\n")
+    for w in caught:
+        assert issubclass(w.category, fitspeed.FitspeedWarning)
