@@ -114,4 +114,23 @@ std::optional<double> LogTimestamp(std::string_view line) {
   return std::nullopt;
 }
 
+std::optional<double> WholeSettingAfter(std::string_view text, std::string_view key) {
+  size_t from = 0;
+  while (true) {
+    const size_t at = text.find(key, from);
+    if (at == std::string_view::npos) return std::nullopt;
+    from = at + key.size();
+    if (at > 0 && IsNameChar(text[at - 1])) continue;
+    std::string_view rest = text.substr(from);
+    if (StartsWith(rest, "'") || StartsWith(rest, "\"")) rest = rest.substr(1);
+    if (!StartsWith(rest, "=") && !StartsWith(rest, ":")) continue;
+    rest = Trim(rest.substr(1));
+    if (StartsWith(rest, "[")) rest = rest.substr(1);
+    std::string_view tail;
+    const auto n = LeadingPrinted(rest, &tail);
+    if (!n || n->half_unit != 0.5 || n->value < 1) continue;
+    return n->value;
+  }
+}
+
 }  // namespace fitspeed::io
