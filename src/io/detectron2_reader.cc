@@ -189,38 +189,25 @@ class Detectron2Reader {
     if (!slot && value) slot = Found{*value, line, std::string(name)};
   }
 
-  // The global batch, which every statement of it must agree on.
-  void KeepGlobal(std::optional<double> value, int line, std::string_view name) {
-    if (!value) return;
-    if (global_ && global_->value != *value) {
-      throw DataError(context_.source, line, std::string(name),
-                      fmt::format("{} {} contradicts {} {} on line {}", name, *value, global_->name,
-                                  global_->value, global_->line));
-    }
-    Keep(global_, value, line, name);
+  static void KeepLast(std::optional<Found>& slot, std::optional<double> value, int line,
+                       std::string_view name) {
+    if (value) slot = Found{*value, line, std::string(name)};
   }
-
-  // The global batch (MLPerf's tag, IMS_PER_BATCH of the SOLVER section or of
-  // the command line's options: detectron2 and maskrcnn-benchmark count it over
-  // all GPUs), the per-GPU one (mmcv's samples_per_gpu, torchvision's
+  // The global batch (MLPerf's tag, IMS_PER_BATCH of the config dump's SOLVER
+  // section or of the command line's options: detectron2 and maskrcnn-benchmark
+  // count it over all GPUs), the per-GPU one (mmcv's samples_per_gpu, torchvision's
   // --batch-size in the argparse Namespace) and the world size (detectron2's
   // "World size: 8", torchvision's world_size=8, mmcv's gpu_ids).
   void ReadSettings(std::string_view text, int line) {
-    if (Contains(text, ":::MLLOG") && Contains(text, "\"global_batch_size\"")) {
-      const size_t at = text.find("\"value\"");
-      if (at != std::string_view::npos) {
-        std::string_view tail;
-        const auto n = LeadingPrinted(Trim(text.substr(at + 8)), &tail);
-        if (n && n->half_unit == 0.5 && n->value >= 1) {
-          KeepGlobal(n->value, line, "global_batch_size");
-        }
-      }
+    if (Contains(text, ":::MLLOG")) {
+      Keep(mllog_, MllogWholeValue(text, "global_batch_size"), line, "global_batch_size");
       return;
     }
     if (!text.empty() && text[0] != ' ' && EndsWith(Trim(text), ":")) {
       section_ = std::string(Trim(text));  // a top-level YAML key: "SOLVER:"
     } else if (section_ == "SOLVER:" && StartsWith(text, "  ") && !StartsWith(text, "   ")) {
-      KeepGlobal(WholeSettingAfter(Trim(text), "IMS_PER_BATCH"), line, "SOLVER.IMS_PER_BATCH");
+      // The config file's dump first, the merged config last: the last counts.
+      KeepLast(yaml_, WholeSettingAfter(Trim(text), "IMS_PER_BATCH"), line, "SOLVER.IMS_PER_BATCH");
     }
     if (const size_t at = text.find("SOLVER.IMS_PER_BATCH"); at != std::string_view::npos) {
       // Command-line options: "SOLVER.IMS_PER_BATCH 16" or "'SOLVER.IMS_PER_BATCH', '16'".
@@ -231,7 +218,7 @@ class Detectron2Reader {
         std::string_view tail;
         const auto n = LeadingPrinted(rest.substr(digit), &tail);
         if (n && n->half_unit == 0.5 && n->value >= 1) {
-          KeepGlobal(n->value, line, "SOLVER.IMS_PER_BATCH");
+          KeepLast(option_, n->value, line, "SOLVER.IMS_PER_BATCH");
         }
       }
     }
@@ -257,7 +244,16 @@ class Detectron2Reader {
   // @devices=; else 0 (ParseSamples asks for @batch=N).
   std::pair<double, int> Batch() const {
     const int devices = world_ ? static_cast<int>(std::min(world_->value, 1e6)) : 1;
-    if (global_) return {global_->value, devices};
+    // A command-line option overrides the config file; MLPerf's tag states
+    // the batch the run used, which the config must not contradict.
+    const std::optional<Found>& config = option_ ? option_ : yaml_;
+    if (mllog_ && config && config->value != mllog_->value) {
+      throw DataError(context_.source, config->line, config->name,
+                      fmt::format("{} {} contradicts global_batch_size {} on line {}", config->name,
+                                  config->value, mllog_->value, mllog_->line));
+    }
+    if (mllog_) return {mllog_->value, devices};
+    if (config) return {config->value, devices};
     if (!per_gpu_ || context_.attributes.batch) return {0, devices};
     if (world_) {
       Warn(context_, per_gpu_->line,
@@ -283,7 +279,7 @@ class Detectron2Reader {
   const ReaderContext& context_;
   std::vector<Detectron2Line> lines_;
   std::string section_;
-  std::optional<Found> global_, per_gpu_, world_;
+  std::optional<Found> mllog_, yaml_, option_, per_gpu_, world_;
 };
 
 }  // namespace

@@ -97,13 +97,8 @@ class FairseqReader {
     Remember(world_size_, text, "WORLD_SIZE", line);
     Remember(max_tokens_, text, "max_tokens", line);
     Remember(update_freq_, text, "update_freq", line);
-    if (Contains(text, ":::MLLOG") && Contains(text, "\"global_batch_size\"")) {
-      const size_t at = text.find("\"value\"");
-      if (at != std::string_view::npos) {
-        std::string_view tail;
-        const auto n = LeadingPrinted(Trim(text.substr(at + 8)), &tail);
-        if (n && n->value > 0 && !global_batch_) global_batch_ = Found{n->value, line};
-      }
+    if (const auto n = MllogWholeValue(text, "global_batch_size"); n && !global_batch_) {
+      global_batch_ = Found{*n, line};
     }
   }
 

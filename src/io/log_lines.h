@@ -38,6 +38,10 @@ std::optional<double> LogTimestamp(std::string_view line);
 // found in "distributed_world_size"). nullopt when the line has none.
 std::optional<double> WholeSettingAfter(std::string_view text, std::string_view key);
 
+// The whole number >= 1 that an MLPerf ":::MLLOG {...}" line gives as the
+// "value" of "key": `key` ("global_batch_size"), or nullopt for other lines.
+std::optional<double> MllogWholeValue(std::string_view text, std::string_view key);
+
 // Lines a reader left out for one reason, counted for one warning at the end
 // that names the first of them (and, where given, what it held).
 struct Dropped {

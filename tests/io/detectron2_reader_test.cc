@@ -80,15 +80,17 @@ TEST(Detectron2Reader, SolverImsPerBatchIsTheGlobalBatch) {
   EXPECT_EQ(read.samples[0].batch, 4);
   EXPECT_EQ(read.samples[0].devices, 2);
   EXPECT_TRUE(read.warnings.empty());
-  // So do the command line's options; the two must agree.
-  EXPECT_EQ(
-      ReadDetectron2Text("opts=['SOLVER.IMS_PER_BATCH', '16']\n" + std::string(kDetectron2Lines))
-          .samples[0]
-          .batch,
-      16);
-  EXPECT_THAT(ErrorOfDetectron2("opts=['SOLVER.IMS_PER_BATCH', '16']\n" + text),
+  // A command-line option overrides the config file (printed before or after).
+  EXPECT_EQ(ReadDetectron2Text("opts=['SOLVER.IMS_PER_BATCH', '16']\n" + text).samples[0].batch,
+            16);
+  // The merged config is printed after the file's: the last dump counts.
+  EXPECT_EQ(ReadDetectron2Text("SOLVER:\n  IMS_PER_BATCH: 32\n" + text).samples[0].batch, 4);
+  // MLPerf's tag states the batch the run used: a config that disagrees is refused.
+  const std::string tag =
+      ":::MLLOG {\"namespace\": \"\", \"key\": \"global_batch_size\", \"value\": 64}\n";
+  EXPECT_THAT(ErrorOfDetectron2(tag + text),
               HasSubstr("det.log:5: field 'SOLVER.IMS_PER_BATCH': SOLVER.IMS_PER_BATCH 4 "
-                        "contradicts SOLVER.IMS_PER_BATCH 16 on line 1"));
+                        "contradicts global_batch_size 64 on line 1"));
 }
 
 // mlperf-v0.7_DellEMC_DSS8440_maskrcnn_result_0.excerpt.txt, lines 1104-1105
@@ -116,6 +118,13 @@ TEST(Detectron2Reader, MaskRcnnBenchmarkWindowMedian) {
   ASSERT_EQ(read.samples.size(), 1u);
   EXPECT_EQ(*read.samples[0].step_time_s, 0.2928);
   EXPECT_EQ(read.samples[0].batch, 64);
+}
+
+TEST(Detectron2Reader, MllogLineCutAfterItsValueKeyIsNotABatch) {
+  const testing::ReadResult read = ReadDetectron2Text(
+      ":::MLLOG {\"key\": \"global_batch_size\", \"value\"\n" + std::string(kMaskRcnnLines));
+  ASSERT_EQ(read.samples.size(), 1u);
+  EXPECT_EQ(read.samples[0].batch, 0);
 }
 
 // issue_open-mmlab-mmpretrain-408_mmcls-log.excerpt.txt, lines 2-3 (mmcv).

@@ -174,6 +174,16 @@ TEST(FairseqReader, NumbersTheLogContradictsAreRefused) {
                         "50000 (line 1)"));
 }
 
+TEST(FairseqReader, MllogLineCutAfterItsValueKeyIsNotABatch) {
+  // A log cut inside an MLLOG line: no global_batch_size to check against.
+  const testing::ReadResult read = ReadFairseqText(
+      ":::MLLOG {\"key\": \"global_batch_size\", \"value\"\n"
+      "| epoch 002 | wps 177660 | ups 3.1 | wpb 56067\n",
+      0);
+  ASSERT_EQ(read.samples.size(), 1u);
+  EXPECT_EQ(read.samples[0].batch, 56067);
+}
+
 TEST(FairseqReader, WarnsWhereWpbFitsOneWorker) {
   // 12000 tokens per update on 4 workers of max_tokens 15360: it could be one
   // worker's count; read as all workers' (fairseq sums them), with a warning.
