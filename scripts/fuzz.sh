@@ -16,7 +16,8 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     -DFITSPEED_BUILD_FUZZERS=ON -DFITSPEED_SANITIZE=ON -DFITSPEED_BUILD_TESTS=OFF \
     -DFITSPEED_BUILD_BENCH=OFF -DFITSPEED_BUILD_EXAMPLES=OFF >/dev/null
 fi
-targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt lightning kerascsv wandb epochs tensorboard
+targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt fairseq
+         detectron2 lightning kerascsv wandb epochs tensorboard
          linklog intervals links fitjson kerneltable frameworks hfconfig)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
 

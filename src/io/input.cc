@@ -43,6 +43,10 @@ struct FormatInfo {
 constexpr FormatInfo kFormats[] = {
     {Format::kTensorboard, "tensorboard", io::ReadTensorboard, io::LooksLikeTensorboard},
     {Format::kNist, "nist", io::ReadNist, io::LooksLikeNist},
+    // Before mllog: MLPerf logs of fairseq and maskrcnn-benchmark carry their
+    // trainer's lines, which state the step's tokens and time.
+    {Format::kFairseq, "fairseq", io::ReadFairseq, io::LooksLikeFairseq},
+    {Format::kDetectron2, "detectron2", io::ReadDetectron2, io::LooksLikeDetectron2},
     {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog},
     {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger},
     {Format::kTfcnn, "tfcnn", io::ReadTfcnn, io::LooksLikeTfcnn},
@@ -126,27 +130,6 @@ Attributes ParseAttributes(std::string_view text, std::string_view spec) {
   return a;
 }
 
-// The name of a training log fitspeed has no reader for but can recognise by
-// a line of its trainer, or "" for none: detectron2's EventWriter and
-// maskrcnn-benchmark ("eta: 0:05:22  iter: 19  total_loss: 1.986 ... time: 1.1678
-// data_time: 0.0222"), mmcv ("Epoch [1][100/5005]  lr: 0.1, eta: 37 days,
-// 5:46:17, time: 6.430, data_time: 5.762") and torchvision's MetricLogger
-// ("Epoch: [0]  [0/6]  eta: 0:00:25  lr: 0.001 ... time: 4.1  data: 2.0").
-std::string UnreadLogKind(std::string_view head, int& line) {
-  io::LineCursor cursor(head);
-  std::string_view text;
-  while (cursor.Next(text)) {
-    line = cursor.number();
-    if (!io::Contains(text, "eta: ") || !io::Contains(text, "time: ")) continue;
-    if (io::Contains(text, "Epoch [") && io::Contains(text, "data_time: ")) return "mmcv";
-    if (io::Contains(text, " iter: ")) return "detectron2 or maskrcnn-benchmark";
-    if (io::Contains(text, "Epoch: [") && io::Contains(text, "data: ")) {
-      return "torchvision MetricLogger";
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string FormatName(Format format) {
@@ -205,12 +188,22 @@ Format DetectFormat(std::string_view text, std::string_view path) {
   if (io::Contains(lower_path, "tfevents")) return Format::kTensorboard;
   if (io::EndsWith(lower_path, ".dat") && io::LooksLikeNist(head)) return Format::kNist;
   for (const FormatInfo& info : kFormats) {
-    if (info.looks_like(head)) return info.format;
+    if (!info.looks_like(head)) continue;
+    // An MLPerf log's trainer lines may start after 64 KiB of shell traces,
+    // configuration and :::MLLOG lines (maskrcnn-benchmark's, past its config
+    // dump): they give the step's batch and time, so they win over the tags.
+    if (info.format == Format::kMllog && text.size() > head.size()) {
+      if (io::LooksLikeFairseq(text)) return Format::kFairseq;
+      if (io::LooksLikeDetectron2(text)) return Format::kDetectron2;
+    }
+    return info.format;
   }
   // Tagged logs may start with long shell traces (Intel's MLPerf v0.7 log has
   // its first :::MLLOG line 182 kB in): look for the tags in the whole text.
   // A Markdown page may show the Trainer's output past its first 64 KiB.
   if (text.size() > head.size()) {
+    if (io::LooksLikeFairseq(text)) return Format::kFairseq;
+    if (io::LooksLikeDetectron2(text)) return Format::kDetectron2;
     if (io::LooksLikeMllog(text)) return Format::kMllog;
     if (io::LooksLikeDllogger(text)) return Format::kDllogger;
     if (io::LooksLikeHf(text)) return Format::kHf;
@@ -264,16 +257,6 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
     throw DataError(source, 0, "", "the input looks binary, not a text log");
   }
   if (format == Format::kAuto) {
-    int line = 0;
-    const std::string kind = UnreadLogKind(text.substr(0, 64 * 1024), line);
-    if (!kind.empty()) {
-      throw DataError(source, line, "",
-                      fmt::format("this is a {} training log, which fitspeed does not read yet; "
-                                  "its 'time:' field is the seconds per iteration: write those "
-                                  "with the global batch as a CSV table (columns "
-                                  "batch,step_time; see docs/formats/csv.md) and read that",
-                                  kind));
-    }
     throw DataError(source, 0, "",
                     fmt::format("cannot tell the log format; name it with --input-format "
                                 "(one of {})",

@@ -114,4 +114,40 @@ std::optional<double> LogTimestamp(std::string_view line) {
   return std::nullopt;
 }
 
+std::optional<double> WholeSettingAfter(std::string_view text, std::string_view key) {
+  size_t from = 0;
+  while (true) {
+    const size_t at = text.find(key, from);
+    if (at == std::string_view::npos) return std::nullopt;
+    from = at + key.size();
+    if (at > 0 && IsNameChar(text[at - 1])) continue;
+    std::string_view rest = text.substr(from);
+    if (StartsWith(rest, "'") || StartsWith(rest, "\"")) rest = rest.substr(1);
+    if (!StartsWith(rest, "=") && !StartsWith(rest, ":")) continue;
+    rest = Trim(rest.substr(1));
+    if (StartsWith(rest, "[")) rest = rest.substr(1);
+    std::string_view tail;
+    const auto n = LeadingPrinted(rest, &tail);
+    if (!n || n->half_unit != 0.5 || n->value < 1) continue;
+    return n->value;
+  }
+}
+
+std::optional<double> MllogWholeValue(std::string_view text, std::string_view key) {
+  if (!Contains(text, ":::MLLOG")) return std::nullopt;
+  const size_t at_key = text.find(key);
+  if (at_key == std::string_view::npos || at_key == 0 || text[at_key - 1] != '"' ||
+      !StartsWith(text.substr(at_key + key.size()), "\"")) {
+    return std::nullopt;
+  }
+  const size_t at = text.find("\"value\"");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = Trim(text.substr(at + 7));
+  if (!StartsWith(rest, ":")) return std::nullopt;
+  std::string_view tail;
+  const auto n = LeadingPrinted(Trim(rest.substr(1)), &tail);
+  if (!n || n->half_unit != 0.5 || n->value < 1) return std::nullopt;
+  return n->value;
+}
+
 }  // namespace fitspeed::io

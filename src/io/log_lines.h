@@ -31,6 +31,17 @@ std::optional<Setting> ParseSetting(std::string_view text);
 // line; nullopt when it has none.
 std::optional<double> LogTimestamp(std::string_view line);
 
+// The whole number >= 1 after `key` and "=" or ":" on the line, as argparse
+// Namespaces ("distributed_world_size=4"), Python dicts ("'max_tokens': 15360"),
+// YAML and launchers ("WORLD_SIZE: 4") print settings; a list's first element
+// ("update_freq=[1]"). The key must not end a longer name ("world_size" is not
+// found in "distributed_world_size"). nullopt when the line has none.
+std::optional<double> WholeSettingAfter(std::string_view text, std::string_view key);
+
+// The whole number >= 1 that an MLPerf ":::MLLOG {...}" line gives as the
+// "value" of "key": `key` ("global_batch_size"), or nullopt for other lines.
+std::optional<double> MllogWholeValue(std::string_view text, std::string_view key);
+
 // Lines a reader left out for one reason, counted for one warning at the end
 // that names the first of them (and, where given, what it held).
 struct Dropped {

@@ -45,6 +45,8 @@ std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& contex
 std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadFairseq(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDetectron2(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
 // Binary: `text` holds the bytes of a TensorBoard event file.
 std::vector<Sample> ReadTensorboard(std::string_view text, const ReaderContext& context);
@@ -66,6 +68,8 @@ bool LooksLikeTfcnn(std::string_view head);
 bool LooksLikeMegatron(std::string_view head);
 bool LooksLikeDeepspeed(std::string_view head);
 bool LooksLikeNanogpt(std::string_view head);
+bool LooksLikeFairseq(std::string_view head);
+bool LooksLikeDetectron2(std::string_view head);
 bool LooksLikeEpochs(std::string_view head);
 bool LooksLikeTensorboard(std::string_view head);
 

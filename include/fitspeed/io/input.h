@@ -31,6 +31,8 @@ enum class Format {
   kMegatron,
   kDeepspeed,
   kNanogpt,
+  kFairseq,
+  kDetectron2,
   kEpochs,
   kTensorboard
 };
