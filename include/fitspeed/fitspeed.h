@@ -8,6 +8,7 @@
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/precision.h"
 #include "fitspeed/core/prediction_interval.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"

@@ -15,7 +15,19 @@ CaseValidation CheckPublishedCases(const std::string& data_dir, const CaseCheckO
   v.data_dir = data_dir;
   v.interval_level = options.interval_level;
   const std::vector<Device>& devices = options.validate.devices;
-  v.report = Validate(PublishedCases(data_dir), options.validate);
+  // A step of one call: its stage shown while it runs, then done.
+  auto step = [&](const char* stage, const char* what, auto&& run) {
+    ReportProgress(options.progress, stage, 0, 1, [&] { return std::string(what); });
+    run();
+    ReportProgress(options.progress, stage, 1, 1, [&] { return std::string(what); });
+  };
+  if (options.progress && !options.validate.progress) {
+    ValidateOptions validate = options.validate;
+    validate.progress = options.progress;
+    v.report = Validate(PublishedCases(data_dir), validate);
+  } else {
+    v.report = Validate(PublishedCases(data_dir), options.validate);
+  }
   Device t4;
   bool t4_given = false;
   for (const Device& d : devices) {
@@ -25,12 +37,18 @@ CaseValidation CheckPublishedCases(const std::string& data_dir, const CaseCheckO
     }
   }
   if (!t4_given) t4 = LoadDevice("t4");
-  v.mixed = MixedPrecisionRatios(t4, options.mixed_networks, options.mixed_batches);
-  if (options.host) v.host = RunHostCheck(*options.host);
+  step("mixed precision", "fp16 against fp32 on the t4",
+       [&] { v.mixed = MixedPrecisionRatios(t4, options.mixed_networks, options.mixed_batches); });
+  if (options.host) {
+    step("host check", "a host sweep measured and modeled",
+         [&] { v.host = RunHostCheck(*options.host); });
+  }
   if (options.transfer) {
-    TransferOptions transfer;
-    transfer.devices = devices;
-    v.transfer = ValidateTransfer(PublishedCases(data_dir), transfer);
+    step("transfer check", "each device's cases from one other device", [&] {
+      TransferOptions transfer;
+      transfer.devices = devices;
+      v.transfer = ValidateTransfer(PublishedCases(data_dir), transfer);
+    });
   }
   // The catalog's out-of-sample errors give the prediction intervals
   // (fitspeed/device/intervals.h), with the transferred predictions' errors.
@@ -39,7 +57,8 @@ CaseValidation CheckPublishedCases(const std::string& data_dir, const CaseCheckO
   // The framework profiles' predictions on GPUs they were not fitted on give
   // the intervals of `sweep --framework` (`validate frameworks` shows them).
   AddFrameworkErrors(v.intervals,
-                     FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices));
+                     FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices,
+                                          options.progress));
   v.intervals.generated_by = "fitspeed validate --intervals-out (data/measured)";
   return v;
 }
@@ -136,11 +155,13 @@ PlacementValidation CheckPlacements(const std::string& data_dir, const std::vect
 }
 
 FrameworkValidation CheckFrameworkProfiles(const std::string& data_dir,
-                                           const std::vector<Device>& devices) {
+                                           const std::vector<Device>& devices,
+                                           const ProgressCallback& progress) {
   FrameworkValidation v;
   v.data_dir = data_dir;
   for (const Device& d : devices) v.device_files.push_back(d.name);
-  v.report = FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices);
+  v.report =
+      FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices, progress);
   return v;
 }
 

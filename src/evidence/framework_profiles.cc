@@ -62,7 +62,8 @@ double Predicted(const MeasuredCase& c, const Device& device, Optimizer optimize
 
 FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cases,
                                             const CalibrationOptions& options,
-                                            const std::vector<Device>& given) {
+                                            const std::vector<Device>& given,
+                                            const ProgressCallback& progress) {
   FrameworkProfileReport report;
   std::map<std::string, Device> devices;
   for (const Device& d : given) devices.insert_or_assign(d.name, d);
@@ -75,8 +76,13 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
     if (by_framework.count(c.framework) == 0) frameworks.push_back(c.framework);
     by_framework[c.framework].push_back(c);
   }
+  const auto total = static_cast<int64_t>(frameworks.size());
+  int64_t done = 0;
   for (const std::string& name : frameworks) {
     const std::vector<MeasuredCase>& mine = by_framework.at(name);
+    ReportProgress(progress, "framework profiles", done++, total, [&] {
+      return fmt::format("{}: {} cases, each GPU held out in turn", name, mine.size());
+    });
     FrameworkProfile profile;
     profile.name = name;
     profile.cases = static_cast<int>(mine.size());
@@ -163,6 +169,8 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
       report.folds.push_back(std::move(fold));
     }
   }
+  ReportProgress(progress, "framework profiles", total, total,
+                 [&] { return fmt::format("{} frameworks", total); });
   return report;
 }
 

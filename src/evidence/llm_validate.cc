@@ -121,7 +121,8 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
 }
 
 LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Device& a100,
-                                  const std::string& generated_by) {
+                                  const std::string& generated_by,
+                                  const ProgressCallback& progress) {
   LlmValidation v;
   std::vector<LlmCaseSetup> setups;
   std::vector<double> measured;
@@ -134,7 +135,12 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
   std::sort(counts.begin(), counts.end());
   if (counts.size() < 2) throw UsageError("the vTrain validation needs rows of two GPU counts or more");
   v.rows.resize(cases.size());
+  // The calibrations take the time: one per GPU count left out, one on every row.
+  const auto fits = static_cast<int64_t>(counts.size()) + 1;
+  int64_t fitted = 0;
   for (int g : counts) {
+    ReportProgress(progress, "vTrain calibrations", fitted++, fits,
+                   [&] { return fmt::format("{}-GPU rows held out", g); });
     std::vector<LlmCaseSetup> train;
     std::vector<double> train_measured;
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -183,7 +189,11 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
   }
   v.table.generated_by = generated_by;
   v.table.device = a100.name;
+  ReportProgress(progress, "vTrain calibrations", fitted, fits,
+                 [&] { return fmt::format("all {} rows", setups.size()); });
   v.table.calibration = FitLlmCalibration(setups, measured);
+  ReportProgress(progress, "vTrain calibrations", fits, fits,
+                 [&] { return fmt::format("all {} rows", setups.size()); });
   return v;
 }
 

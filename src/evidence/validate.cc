@@ -246,7 +246,14 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
     const std::pair<std::string, std::string> key(c.device, c.network);
     if (std::find(groups.begin(), groups.end(), key) == groups.end()) groups.push_back(key);
   }
+  const auto total = static_cast<int64_t>(groups.size());
+  int64_t done = 0;
   for (const auto& [device_name, network] : groups) {
+    ReportProgress(options.progress, "cross-device check", done++, total,
+                   [&, &device_name = device_name, &network = network] {
+                     return fmt::format("{} on the {}, from the other devices", network,
+                                        device_name);
+                   });
     CrossDeviceFold fold;
     fold.device = device_name;
     fold.network = network;
@@ -346,6 +353,8 @@ void CrossDeviceValidate(const std::vector<size_t>& which, const ValidateOptions
     }
     report.cross_device_folds.push_back(std::move(fold));
   }
+  ReportProgress(options.progress, "cross-device check", total, total,
+                 [&] { return fmt::format("{} groups", total); });
 }
 
 }  // namespace
@@ -429,7 +438,11 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
   };
   std::vector<std::pair<std::string, Errors>> per_device;
   Errors all;
+  const auto total = static_cast<int64_t>(cases.size());
   for (const MeasuredCase& c : cases) {
+    ReportProgress(
+        options.progress, "cases", static_cast<int64_t>(report.cases.size()), total,
+        [&] { return fmt::format("{} on the {}, batch {}", c.network, c.device, c.batch); });
     ValidatedCase v = ValidateCase(c, options, loader);
     auto it = std::find_if(per_device.begin(), per_device.end(),
                            [&](const auto& entry) { return entry.first == c.device; });
@@ -446,6 +459,8 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
     }
     report.cases.push_back(std::move(v));
   }
+  ReportProgress(options.progress, "cases", total, total,
+                 [&] { return fmt::format("{} cases", total); });
   for (const auto& [device, errors] : per_device) {
     DeviceValidation summary;
     summary.device = device;
@@ -481,7 +496,12 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
 
   report.cross_validated_run = true;
   std::vector<double> cv_all;
+  const auto devices = static_cast<int64_t>(report.devices.size());
+  int64_t devices_done = 0;
   for (DeviceValidation& summary : report.devices) {
+    ReportProgress(options.progress, "cross-validation", devices_done++, devices, [&] {
+      return fmt::format("the {}, one group held out at a time", summary.device);
+    });
     std::vector<size_t> which;
     for (size_t i = 0; i < report.cases.size(); ++i) {
       const ValidatedCase& v = report.cases[i];
@@ -497,6 +517,8 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
     summary.cross_validated = SummarizeErrorsPct(errors);
     cv_all.insert(cv_all.end(), errors.begin(), errors.end());
   }
+  ReportProgress(options.progress, "cross-validation", devices, devices,
+                 [&] { return fmt::format("{} devices", devices); });
   report.cross_validated = SummarizeErrorsPct(cv_all);
   return report;
 }

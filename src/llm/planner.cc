@@ -1,6 +1,8 @@
 // The planner (fitspeed/llm/planner.h).
 #include "fitspeed/llm/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/progress.h"
 #include "llm/layer_kernels.h"
 
 namespace fitspeed {
@@ -62,7 +65,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
   const auto start = std::chrono::steady_clock::now();
   if (o.global_batch < 1) throw UsageError("global batch must be >= 1 sequence");
   if (o.top < 1) throw UsageError("--top must be >= 1");
-  if (o.max_micro_batch < 1 || o.max_vp < 1) throw UsageError("max micro-batch and max vp must be >= 1");
+  if (o.max_micro_batch < 1 || o.max_vp < 1)
+    throw UsageError("max micro-batch and max vp must be >= 1");
   // The split is enumerated valid; what does not depend on it is checked once.
   ValidateTraining(m, c, o.training);
   const LlmStepContext ctx = MakeStepContext(m, c, o.training, cal);
@@ -79,101 +83,125 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
   std::map<std::tuple<int, int, int, int64_t, bool>, std::pair<LayerTimes, HeadTimes>> cache;
   std::map<std::tuple<int, int, int, int64_t>, LayerShape> shapes;
 
-  LlmPlan plan;
-  const size_t top = static_cast<size_t>(o.top);
+  // The (tp, cp, pp) groups searched, listed first so that progress can say
+  // how many there are.
+  struct GroupPlanner {
+    int64_t tp, cp, pp;
+  };
+  std::vector<GroupPlanner> groups;
   for (int64_t tp : tps) {
     if (n % tp != 0) continue;
     const auto cps = ChoicesPlanner(o.cp, cp_all, [&](int64_t v) {
-      return (n / tp) % v == 0 && (v == 1 || (o.training.flash_attention && o.training.seq_len % (2 * v) == 0));
+      return (n / tp) % v == 0 &&
+             (v == 1 || (o.training.flash_attention && o.training.seq_len % (2 * v) == 0));
     });
     for (int64_t cp : cps) {
       if ((n / tp) % cp != 0) continue;
       const int64_t rest = n / (tp * cp);
-      const auto pps = ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return m.layers % p == 0; });
+      const auto pps =
+          ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return m.layers % p == 0; });
       for (int64_t pp : pps) {
         if (rest % pp != 0 || m.layers % pp != 0) continue;
         const int64_t dp = rest / pp;
         if (o.dp > 0 && o.dp != dp) continue;
         if (o.global_batch % dp != 0) continue;
-        std::vector<int64_t> vps;
-        if (o.vp > 0) {
-          vps.push_back(o.vp);
-        } else {
-          vps.push_back(1);
-          if (pp > 1)
-            for (int64_t v : DivisorsPlanner(m.layers / pp))
-              if (v > 1 && v <= o.max_vp) vps.push_back(v);
-        }
-        std::vector<int64_t> eps{1};
-        if (moe) {
-          eps = ChoicesPlanner(o.ep, DivisorsPlanner(m.experts), [&](int64_t e) { return (dp * cp) % e == 0; });
-        } else if (o.ep > 1) {
-          continue;
-        }
-        const auto mbs = ChoicesPlanner(o.micro_batch, DivisorsPlanner(o.global_batch / dp),
-                                        [&](int64_t b) { return b <= o.max_micro_batch; });
-        for (int64_t ep : eps) {
-          if ((dp * cp) % ep != 0 || (moe && m.experts % ep != 0)) continue;
-          for (int64_t mb : mbs) {
-            if ((o.global_batch / dp) % mb != 0) continue;
-            for (int spi = 0; spi < 2; ++spi) {
-              const bool sp = spi == 1;
-              if (sp && tp == 1) continue;
-              if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
-              auto key = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb, sp);
-              auto it = cache.find(key);
-              auto skey = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb);
-              auto sit = shapes.find(skey);
-              if (sit == shapes.end()) {
-                LayerShape shape = MakeLayerShape(m, o.training.seq_len, mb, static_cast<int>(tp),
-                                                  static_cast<int>(cp), static_cast<int>(ep));
-                shape.capacity_factor = o.training.capacity_factor;
-                sit = shapes.emplace(skey, shape).first;
-              }
-              if (it == cache.end()) {
-                const LayerTimes lt = TimeLayer(sit->second, ctx.timer, o.training, sp);
-                const HeadTimes ht = TimeHead(sit->second, PaddedVocab(m, static_cast<int>(tp)), ctx.timer, sp, lora);
-                it = cache.emplace(key, std::make_pair(lt, ht)).first;
-              }
-              for (int64_t vp : vps) {
-                if (m.layers % (pp * vp) != 0) continue;
-                for (int ri = 0; ri < 3; ++ri) {
-                  const Recompute rc = static_cast<Recompute>(ri);
-                  if (o.recompute && *o.recompute != rc) continue;
-                  // With flash attention there is no score tensor to recompute:
-                  // selective is the same split as none (same time, same memory).
-                  if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention) continue;
-                  for (int z = 0; z <= 3; ++z) {
-                    if (o.zero) {
-                      if (*o.zero != z) continue;
-                    } else if (z >= 2 && pp > 1) {
-                      continue;
-                    }
-                    if (z == 3 && lora) continue;
-                    if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
-                    LlmSplit s;
-                    s.tp = static_cast<int>(tp);
-                    s.pp = static_cast<int>(pp);
-                    s.vp = static_cast<int>(vp);
-                    s.cp = static_cast<int>(cp);
-                    s.ep = static_cast<int>(ep);
-                    s.dp = static_cast<int>(dp);
-                    s.micro_batch = mb;
-                    s.global_batch = o.global_batch;
-                    s.recompute = rc;
-                    s.sequence_parallel = sp;
-                    s.zero = z;
-                    s.overlap_grad_reduce = o.overlap_grad_reduce;
-                    LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, sit->second,
-                                                    it->second.first, it->second.second);
-                    ++plan.evaluated;
-                    if (step.memory.fits) {
-                      ++plan.fitting;
-                      KeepBestPlanner(plan.ranked, std::move(step), top);
-                    } else {
-                      KeepBestPlanner(plan.not_fitting, std::move(step), top);
-                    }
-                  }
+        groups.push_back({tp, cp, pp});
+      }
+    }
+  }
+
+  LlmPlan plan;
+  const size_t top = static_cast<size_t>(o.top);
+  const auto total = static_cast<int64_t>(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int64_t tp = groups[g].tp, cp = groups[g].cp, pp = groups[g].pp;
+    const int64_t dp = n / (tp * cp * pp);
+    ReportProgress(o.progress, "planner", static_cast<int64_t>(g), total, [&] {
+      return fmt::format("tp {}, cp {}, pp {}, dp {}: {} splits modeled so far", tp, cp, pp, dp,
+                         plan.evaluated);
+    });
+    std::vector<int64_t> vps;
+    if (o.vp > 0) {
+      vps.push_back(o.vp);
+    } else {
+      vps.push_back(1);
+      if (pp > 1)
+        for (int64_t v : DivisorsPlanner(m.layers / pp))
+          if (v > 1 && v <= o.max_vp) vps.push_back(v);
+    }
+    std::vector<int64_t> eps{1};
+    if (moe) {
+      eps = ChoicesPlanner(o.ep, DivisorsPlanner(m.experts),
+                           [&](int64_t e) { return (dp * cp) % e == 0; });
+    } else if (o.ep > 1) {
+      continue;
+    }
+    const auto mbs = ChoicesPlanner(o.micro_batch, DivisorsPlanner(o.global_batch / dp),
+                                    [&](int64_t b) { return b <= o.max_micro_batch; });
+    for (int64_t ep : eps) {
+      if ((dp * cp) % ep != 0 || (moe && m.experts % ep != 0)) continue;
+      for (int64_t mb : mbs) {
+        if ((o.global_batch / dp) % mb != 0) continue;
+        for (int spi = 0; spi < 2; ++spi) {
+          const bool sp = spi == 1;
+          if (sp && tp == 1) continue;
+          if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
+          auto key = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp),
+                                     static_cast<int>(ep), mb, sp);
+          auto it = cache.find(key);
+          auto skey =
+              std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb);
+          auto sit = shapes.find(skey);
+          if (sit == shapes.end()) {
+            LayerShape shape = MakeLayerShape(m, o.training.seq_len, mb, static_cast<int>(tp),
+                                              static_cast<int>(cp), static_cast<int>(ep));
+            shape.capacity_factor = o.training.capacity_factor;
+            sit = shapes.emplace(skey, shape).first;
+          }
+          if (it == cache.end()) {
+            const LayerTimes lt = TimeLayer(sit->second, ctx.timer, o.training, sp);
+            const HeadTimes ht =
+                TimeHead(sit->second, PaddedVocab(m, static_cast<int>(tp)), ctx.timer, sp, lora);
+            it = cache.emplace(key, std::make_pair(lt, ht)).first;
+          }
+          for (int64_t vp : vps) {
+            if (m.layers % (pp * vp) != 0) continue;
+            for (int ri = 0; ri < 3; ++ri) {
+              const Recompute rc = static_cast<Recompute>(ri);
+              if (o.recompute && *o.recompute != rc) continue;
+              // With flash attention there is no score tensor to recompute:
+              // selective is the same split as none (same time, same memory).
+              if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention)
+                continue;
+              for (int z = 0; z <= 3; ++z) {
+                if (o.zero) {
+                  if (*o.zero != z) continue;
+                } else if (z >= 2 && pp > 1) {
+                  continue;
+                }
+                if (z == 3 && lora) continue;
+                if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
+                LlmSplit s;
+                s.tp = static_cast<int>(tp);
+                s.pp = static_cast<int>(pp);
+                s.vp = static_cast<int>(vp);
+                s.cp = static_cast<int>(cp);
+                s.ep = static_cast<int>(ep);
+                s.dp = static_cast<int>(dp);
+                s.micro_batch = mb;
+                s.global_batch = o.global_batch;
+                s.recompute = rc;
+                s.sequence_parallel = sp;
+                s.zero = z;
+                s.overlap_grad_reduce = o.overlap_grad_reduce;
+                LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, sit->second,
+                                                it->second.first, it->second.second);
+                ++plan.evaluated;
+                if (step.memory.fits) {
+                  ++plan.fitting;
+                  KeepBestPlanner(plan.ranked, std::move(step), top);
+                } else {
+                  KeepBestPlanner(plan.not_fitting, std::move(step), top);
                 }
               }
             }
@@ -182,10 +210,13 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
       }
     }
   }
+  ReportProgress(o.progress, "planner", total, total,
+                 [&] { return fmt::format("{} splits modeled", plan.evaluated); });
   if (plan.evaluated == 0)
-    throw UsageError("no split of " + std::to_string(n) +
-                     " devices satisfies the fixed sizes and the global batch (each of tp x pp x cp x dp must "
-                     "divide the devices, tp the heads, pp the layers, dp x micro-batch the global batch)");
+    throw UsageError(
+        "no split of " + std::to_string(n) +
+        " devices satisfies the fixed sizes and the global batch (each of tp x pp x cp x dp must "
+        "divide the devices, tp the heads, pp the layers, dp x micro-batch the global batch)");
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }

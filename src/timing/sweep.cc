@@ -354,6 +354,7 @@ SweepResult RunSweep(const Network& network, const SweepOptions& options,
     if (stage == SweepProgress::Stage::kMeasured) {
       p.step_time_s = result.measurements.back().step_time_s;
       p.throughput_sps = result.measurements.back().throughput_sps;
+      p.repeats = result.measurements.back().repeats;
     }
     options.progress(p);
   };

@@ -64,6 +64,18 @@ TEST(LinkbenchCli, OneRankIsAUsageErrorThatSaysHowToStartTwo) {
   EXPECT_EQ(RunCli("linkbench --min-bytes 64 --max-bytes 128", "", Mpirun(2)).exit_code, 64);
 }
 
+TEST(DataParallelCli, RankZeroAloneShowsProgress) {
+  const CliRun run = RunCli(std::string("sweep cnn-cifar-small --data-parallel --batches 2,4 ") +
+                                kQuick + " --progress always --output csv",
+                            "", Mpirun(2));
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.exit_code << run.err;
+  const std::string started = "sweep cnn-cifar-small: batch 2 (1 of 2): measuring";
+  const size_t first = run.err.find(started);
+  ASSERT_NE(first, std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(started, first + 1), std::string::npos) << run.err;  // one rank
+  EXPECT_NE(run.err.find("batch 4 (2 of 2): "), std::string::npos) << run.err;
+}
+
 TEST(DataParallelCli, TwoRanksReportDevicesAndTheirCommunication) {
   const CliRun run = RunCli(std::string("sweep cnn-cifar-small --data-parallel --batches 2,4,8 ") +
                                 kQuick + " --output csv",

@@ -1,12 +1,15 @@
 // The LLM split model against vTrain's iterations: the issue's goals, and the
 // compiled-in calibration equal to what the fit gives today.
+#include "fitspeed/evidence/llm_validate.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/llm_cases.h"
-#include "fitspeed/evidence/llm_validate.h"
 #include "fitspeed/llm/calibration.h"
 
 namespace fitspeed {
@@ -16,7 +19,19 @@ const std::string kVtrainLlmValidate =
     std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured/llm/vtrain_megatron_deepspeed_single_node_a100.csv";
 
 TEST(LlmValidate, VtrainHeldOutErrorAndRankingMeetTheGoals) {
-  const LlmValidation v = ValidateLlmOnVtrain(ReadVtrainCases(kVtrainLlmValidate), LoadDevice("a100"), "test");
+  std::vector<Progress> seen;
+  const LlmValidation v =
+      ValidateLlmOnVtrain(ReadVtrainCases(kVtrainLlmValidate), LoadDevice("a100"), "test",
+                          [&](const Progress& p) { seen.push_back(p); });
+  // Progress: one calibration per GPU count left out (vTrain ran on 2, 4 and 8
+  // A100s) and one on every row: done 0..4 of 4, then a last call at 4.
+  ASSERT_EQ(seen.size(), 5u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].stage, "vTrain calibrations");
+    EXPECT_EQ(seen[i].done, static_cast<int64_t>(i));
+    EXPECT_EQ(seen[i].total, 4);
+  }
+  EXPECT_EQ(seen[0].what, "2-GPU rows held out");
   ASSERT_EQ(v.rows.size(), 1440u);
   EXPECT_EQ(v.groups, 144);
   // Issue 30's goals, every row predicted by a fold that did not see its GPU count.

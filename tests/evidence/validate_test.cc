@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/model/zoo.h"
 #include "fitspeed/timing/host.h"
 
@@ -632,6 +633,42 @@ TEST(Validate, CrossDevicePredictsANetworkFromItsCasesOnOtherDevices) {
     }
   }
   EXPECT_EQ(report.cross_device.cases, 12);
+}
+
+TEST(Validate, ReportsEachStageFromZeroToItsTotal) {
+  // Nine cases: resnet18-cifar on three devices (three batches each, MeasuredOn),
+  // cross-device (three (device, network) groups) and cross-validated per device.
+  std::vector<MeasuredCase> cases;
+  for (const char* name : {"t4", "v100-sxm2", "k80"}) {
+    for (const MeasuredCase& c :
+         MeasuredOn(LoadDevice(name), name, "resnet18-cifar", "pytorch", Precision::kFp32)) {
+      cases.push_back(c);
+    }
+  }
+  ValidateOptions options;
+  options.cross_device = true;
+  options.cross_validate = true;
+  std::vector<Progress> seen;
+  options.progress = [&](const Progress& p) { seen.push_back(p); };
+  const ValidationReport report = Validate(cases, options);
+  const auto n = static_cast<int64_t>(cases.size());
+  // Per stage, in order: done 0, 1, ... up to the stage's total, told once each.
+  const std::vector<std::pair<std::string, int64_t>> stages = {
+      {"cases", n}, {"cross-device check", 3}, {"cross-validation", 3}};
+  size_t at = 0;
+  for (const auto& [stage, total] : stages) {
+    SCOPED_TRACE(stage);
+    for (int64_t done = 0; done <= total; ++done, ++at) {
+      ASSERT_LT(at, seen.size());
+      EXPECT_EQ(seen[at].stage, stage);
+      EXPECT_EQ(seen[at].done, done);
+      EXPECT_EQ(seen[at].total, total);
+      EXPECT_FALSE(seen[at].what.empty());
+    }
+  }
+  EXPECT_EQ(at, seen.size());
+  EXPECT_EQ(report.cases.size(), cases.size());
+  EXPECT_EQ(report.cross_device_folds.size(), 3u);
 }
 
 TEST(Validate, CrossDeviceCarriesScalesBetweenDevicesOfOneKindOnly) {

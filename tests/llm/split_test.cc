@@ -1,12 +1,16 @@
 // The split model's memory and schedule against hand calculations.
+#include "fitspeed/llm/split.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/llm/planner.h"
-#include "fitspeed/llm/split.h"
 #include "fitspeed/llm/transformer.h"
 
 namespace fitspeed {
@@ -147,6 +151,36 @@ TEST(Planner, RanksFittingSplitsFastestFirstAndReportsShortfalls) {
   LlmPlanOptions fixed = o;
   fixed.tp = 4;
   for (const LlmStep& s : PlanLlm(m, c, fixed).ranked) EXPECT_EQ(s.split.tp, 4);
+}
+
+TEST(Planner, ReportsProgressPerGroupFromZeroToTheTotal) {
+  const TransformerConfig m = LoadTransformer("llama-3-8b");
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 16);
+  LlmPlanOptions o;
+  o.global_batch = 64;
+  o.training.seq_len = 4096;
+  std::vector<Progress> seen;
+  LlmPlanOptions told = o;
+  told.progress = [&](const Progress& p) { seen.push_back(p); };
+  const LlmPlan plan = PlanLlm(m, c, told);
+  // The (tp, cp, pp) groups, by hand: 16 devices, every size a power of two
+  // with tp x cp x pp dividing 16 (2^a 2^b 2^c with a + b + c <= 4: 35), tp
+  // within the A100's 8-GPU NVLink domain (a <= 3: 34); 32 heads (8 KV), 32
+  // layers, 4,096 tokens and a global batch of 64 rule none of them out.
+  ASSERT_EQ(seen.size(), 35u);  // each group as it starts, and the end
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].stage, "planner");
+    EXPECT_EQ(seen[i].done, static_cast<int64_t>(i));
+    EXPECT_EQ(seen[i].total, 34);
+  }
+  EXPECT_EQ(seen.back().what, std::to_string(plan.evaluated) + " splits modeled");
+  // Being told changes nothing of the search.
+  const LlmPlan quiet = PlanLlm(m, c, o);
+  EXPECT_EQ(quiet.evaluated, plan.evaluated);
+  EXPECT_EQ(quiet.fitting, plan.fitting);
+  ASSERT_EQ(quiet.ranked.size(), plan.ranked.size());
+  for (size_t i = 0; i < plan.ranked.size(); ++i)
+    EXPECT_EQ(quiet.ranked[i].step_s, plan.ranked[i].step_s);
 }
 
 TEST(SplitMoe, ExpertParallelismShardsTheExpertsAndAddsAllToAlls) {

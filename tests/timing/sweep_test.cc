@@ -91,6 +91,32 @@ TEST(Sweep, MeasuresEveryBatchAndProducesSamples) {
   EXPECT_EQ(fit.fits[0].n_points, 3);
 }
 
+TEST(Sweep, ProgressCountsEachBatchUpToTheTotal) {
+  SweepOptions o = Quick();
+  o.batches = {1, 2, 4};
+  std::vector<SweepProgress> seen;
+  o.progress = [&](const SweepProgress& p) { seen.push_back(p); };
+  const SweepResult r = Sweep(testing::SequenceNet(), o);
+  // Batch i of 3 starts, then is measured with its time and repeats: the
+  // positions never go back and the last is the total.
+  ASSERT_EQ(seen.size(), 6u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const SweepProgress& p = seen[i];
+    EXPECT_EQ(p.index, static_cast<int>(i / 2) + 1);
+    EXPECT_EQ(p.total, 3);
+    EXPECT_EQ(p.batch, o.batches[i / 2]);
+    if (i % 2 == 0) {
+      EXPECT_EQ(p.stage, SweepProgress::Stage::kStarting);
+    } else {
+      EXPECT_EQ(p.stage, SweepProgress::Stage::kMeasured);
+      EXPECT_EQ(p.step_time_s, r.measurements[i / 2].step_time_s);
+      EXPECT_EQ(p.repeats, r.measurements[i / 2].repeats);
+      EXPECT_GE(p.repeats, 2);
+    }
+  }
+  EXPECT_EQ(seen.back().index, seen.back().total);
+}
+
 TEST(Sweep, EigenBackendRunsTheSameStep) {
   SweepOptions o = Quick();
   o.backend = Backend::kEigen;

@@ -7,16 +7,19 @@
 #define FITSPEED_TOOLS_FITSPEED_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "exit_code.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/core/sample.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
 #include "fitspeed/model/network.h"
 #include "fitspeed/timing/sweep.h"
-#include "exit_code.h"
 
 namespace fitspeed::cli {
 
@@ -61,23 +64,46 @@ FitOptions ToFitOptions(const FitCliOptions& options);
 // --output table|csv|json
 void AddOutputOption(CLI::App& command, std::string& output);
 
-// A sweep's progress on stderr: one line redrawn in place, only when stderr
-// is a terminal (so pipes and logs stay clean); skipped batches are always
-// reported, on a line of their own. The line is erased when it is destroyed.
-class SweepProgressLine {
- public:
-  explicit SweepProgressLine(std::string model);
-  ~SweepProgressLine();
-  SweepProgressLine(const SweepProgressLine&) = delete;
-  SweepProgressLine& operator=(const SweepProgressLine&) = delete;
+// --progress auto|always|never: whether long work (host sweeps, the slower
+// `validate` checks, the LLM planner) redraws a line of progress on stderr.
+// Not given: FITSPEED_PROGRESS when set, else auto (only when stderr is a
+// terminal, so pipes, logs and the golden tests see nothing).
+void AddProgressOption(CLI::App& command, std::string& mode);
 
-  void operator()(const SweepProgress& progress);
+// One line of progress on stderr, redrawn in place ("\r", erase to the end of
+// the line) at most ten times a second and erased by Clear() or when it is
+// destroyed: call Clear() before writing results to stdout, which may be the
+// same terminal. Shows nothing when `mode` (AddProgressOption's value)
+// resolves to never. Throws UsageError for a bad mode or FITSPEED_PROGRESS.
+class ProgressLine {
+ public:
+  explicit ProgressLine(const std::string& mode);
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  bool enabled() const { return enabled_; }
+  // Redraws the line with `text`; `now`: even within a tenth of a second of
+  // the last redraw (a new stage).
+  void Show(const std::string& text, bool now = false);
+  void Clear();
+  // A message on a line of its own, shown whatever the mode (the line is
+  // erased first and redrawn by the next Show).
+  void Message(const std::string& text);
+
+  // A callback for an options struct's `progress`: "<title>: <stage> (<done>
+  // of <total>): <what>". Refers to this line, which must outlive its calls.
+  ProgressCallback Callback(std::string title);
+  // The same for a host sweep (SweepOptions::progress): the batch, its place
+  // in the sweep and, once measured, its time; skipped batches as messages.
+  std::function<void(const SweepProgress&)> SweepCallback(std::string model);
 
  private:
-  void Clear();
-  std::string model_;
-  bool tty_;
+  bool enabled_ = false;
   bool shown_ = false;
+  int width_ = 0;  // the terminal's columns; 0: unknown (not a terminal)
+  std::string stage_;
+  std::chrono::steady_clock::time_point last_{};
 };
 
 // An SVG plot of the fitted points and curve at `path`; InputError when it
@@ -102,7 +128,8 @@ void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& options);
 // code. A rank that fails ends the job (MPI_Abort) with its exit code.
 int RunDataParallelSweep(const Network& network, const SweepOptions& options,
                          const DataParallelCliOptions& dp, const FitOptions& fit_options,
-                         OutputFormat format, bool layers, const std::string& plot_path);
+                         OutputFormat format, bool layers, const std::string& plot_path,
+                         const std::string& progress_mode);
 
 }  // namespace fitspeed::cli
 

@@ -1,10 +1,12 @@
 // Options and helpers shared by the subcommands.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -123,34 +125,81 @@ void AddOutputOption(CLI::App& command, std::string& output) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
 }
 
-SweepProgressLine::SweepProgressLine(std::string model)
-    : model_(std::move(model)), tty_(isatty(fileno(stderr)) == 1) {}
+void AddProgressOption(CLI::App& command, std::string& mode) {
+  command
+      .add_option("--progress", mode,
+                  "Progress of long work on stderr, one line redrawn in place: auto (only when "
+                  "stderr is a terminal), always or never. Default: $FITSPEED_PROGRESS, else auto")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
 
-SweepProgressLine::~SweepProgressLine() { Clear(); }
+ProgressLine::ProgressLine(const std::string& mode) {
+  std::string resolved = mode;
+  if (resolved.empty()) {
+    const char* env = std::getenv("FITSPEED_PROGRESS");
+    resolved = env != nullptr && *env != '\0' ? env : "auto";
+    if (resolved != "auto" && resolved != "always" && resolved != "never") {
+      throw UsageError(
+          fmt::format("FITSPEED_PROGRESS='{}': expected auto, always or never", resolved));
+    }
+  }
+  const bool tty = isatty(fileno(stderr)) == 1;
+  enabled_ = resolved == "always" || (resolved == "auto" && tty);
+  winsize size{};
+  if (enabled_ && tty && ioctl(fileno(stderr), TIOCGWINSZ, &size) == 0) width_ = size.ws_col;
+}
 
-void SweepProgressLine::operator()(const SweepProgress& p) {
-  if (p.stage == SweepProgress::Stage::kSkipped) {
-    Clear();
-    std::cerr << "fitspeed: " << p.message << "\n";
-    return;
-  }
-  if (!tty_) return;
-  const std::string where =
-      p.total > 0 ? fmt::format("{}/{}", p.index, p.total) : fmt::format("{}, automatic", p.index);
-  std::string line = fmt::format("sweep {}: batch {} ({})", model_, p.batch, where);
-  if (p.stage == SweepProgress::Stage::kMeasured) {
-    line +=
-        fmt::format(": {:.4g} ms/step, {:.4g} samples/s", p.step_time_s * 1e3, p.throughput_sps);
-  } else {
-    line += " ...";
-  }
-  std::cerr << "\r\033[K" << line << std::flush;
+ProgressLine::~ProgressLine() { Clear(); }
+
+void ProgressLine::Show(const std::string& text, bool now) {
+  if (!enabled_) return;
+  const auto time = std::chrono::steady_clock::now();
+  if (shown_ && !now && time - last_ < std::chrono::milliseconds(100)) return;
+  last_ = time;
+  // Longer than the terminal, the line would wrap and "\r" not reach its start.
+  const size_t room = width_ > 1 ? static_cast<size_t>(width_ - 1) : std::string::npos;
+  std::cerr << "\r\033[K" << text.substr(0, room) << std::flush;
   shown_ = true;
 }
 
-void SweepProgressLine::Clear() {
+void ProgressLine::Clear() {
   if (shown_) std::cerr << "\r\033[K" << std::flush;
   shown_ = false;
+}
+
+void ProgressLine::Message(const std::string& text) {
+  Clear();
+  std::cerr << "fitspeed: " << text << "\n";
+}
+
+ProgressCallback ProgressLine::Callback(std::string title) {
+  return [this, title = std::move(title)](const Progress& p) {
+    const bool new_stage = p.stage != stage_;
+    stage_ = p.stage;
+    std::string text = fmt::format("{}: {} ({} of {})", title, p.stage, p.done, p.total);
+    if (!p.what.empty()) text += ": " + p.what;
+    Show(text, new_stage);
+  };
+}
+
+std::function<void(const SweepProgress&)> ProgressLine::SweepCallback(std::string model) {
+  return [this, model = std::move(model)](const SweepProgress& p) {
+    if (p.stage == SweepProgress::Stage::kSkipped) {
+      Message(p.message);
+      return;
+    }
+    const std::string where = p.total > 0 ? fmt::format("{} of {}", p.index, p.total)
+                                          : fmt::format("{}, automatic", p.index);
+    std::string text = fmt::format("sweep {}: batch {} ({})", model, p.batch, where);
+    if (p.stage == SweepProgress::Stage::kMeasured) {
+      text += fmt::format(": {:.4g} ms/step, {:.4g} samples/s, {} repeats", p.step_time_s * 1e3,
+                          p.throughput_sps, p.repeats);
+    } else {
+      text += ": measuring";
+    }
+    // Each batch's start and result are shown: a batch takes a second or more.
+    Show(text, true);
+  };
 }
 
 // An SVG plot of the fitted points and curve at `path`.

@@ -85,7 +85,8 @@ void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& o) {
 
 int RunDataParallelSweep(const Network& network, const SweepOptions& options,
                          const DataParallelCliOptions& dp, const FitOptions& fit_options,
-                         OutputFormat format, bool layers, const std::string& plot_path) {
+                         OutputFormat format, bool layers, const std::string& plot_path,
+                         const std::string& progress_mode) {
   DataParallelOptions dpo;
   dpo.bucket_bytes = dp.bucket_mib * kMib;
   dpo.first_bucket_bytes = dp.first_bucket_mib * kMib;
@@ -106,13 +107,11 @@ int RunDataParallelSweep(const Network& network, const SweepOptions& options,
                    "`mpirun -np N fitspeed sweep ... --data-parallel`)\n";
     }
     SweepOptions run = options;
-    std::shared_ptr<SweepProgressLine> progress;
-    if (root) {
-      progress = std::make_shared<SweepProgressLine>(network.name);
-      run.progress = [progress](const SweepProgress& p) { (*progress)(p); };
-    }
+    // Rank 0 shows the progress; the other ranks report nothing.
+    ProgressLine progress(root ? progress_mode : "never");
+    if (root) run.progress = progress.SweepCallback(network.name);
     const SweepResult result = DataParallelSweep(network, run, *comm, dpo);
-    progress.reset();
+    progress.Clear();
     int code = 0;
     if (root) {
       code = Report(network, result, dp, fit_options, format, layers, plot_path, comm->local_size(),

@@ -26,6 +26,7 @@ namespace {
 struct DemoOptions {
   std::string output = "table";
   bool log = false;
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 
 // CIFAR-10: 50,000 training and 10,000 test images.
@@ -86,7 +87,7 @@ int DemoThreads(std::string& why) {
   return threads;
 }
 
-int RunSweepDemo(OutputFormat format) {
+int RunSweepDemo(OutputFormat format, const std::string& progress_mode) {
   SweepOptions options = DemoSweepOptions();
   std::string threads_why;
   options.threads = DemoThreads(threads_why);
@@ -99,12 +100,10 @@ int RunSweepDemo(OutputFormat format) {
         "GPU log instead.\n\n",
         kDemoSweepModel, options.batches.size(), threads_why);
   }
-  SweepResult sweep;
-  {
-    auto progress = std::make_shared<SweepProgressLine>(kDemoSweepModel);
-    options.progress = [progress](const SweepProgress& p) { (*progress)(p); };
-    sweep = Sweep(ZooNetwork(kDemoSweepModel), options);
-  }
+  ProgressLine progress(progress_mode);
+  options.progress = progress.SweepCallback(kDemoSweepModel);
+  const SweepResult sweep = Sweep(ZooNetwork(kDemoSweepModel), options);
+  progress.Clear();
   if (sweep.measurements.size() < 2) {
     throw DataError(fmt::format("the demo sweep measured {} batch size(s); fitting needs 2",
                                 sweep.measurements.size()));
@@ -152,9 +151,10 @@ void SetupDemoCommand(CLI::App& app, int& exit_code) {
                     "Fit the embedded real log (ResNet-18 / CIFAR-10 on 1-4 T4 GPUs, Pollux) "
                     "instead of measuring this CPU");
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([options, &exit_code] {
     const OutputFormat format = ParseOutputFormat(options->output);
-    exit_code = options->log ? RunLogDemo(format) : RunSweepDemo(format);
+    exit_code = options->log ? RunLogDemo(format) : RunSweepDemo(format, options->progress);
   });
 }
 

@@ -16,7 +16,9 @@ constexpr const char* kDescription =
     "cost per step, s) to measured logs, to training steps it runs on this CPU\n"
     "(sweep) or models on a catalogued GPU/TPU (sweep --device), and projects\n"
     "epochs, devices and cost.\n"
-    "Data goes to stdout, messages to stderr.\n\n"
+    "Data goes to stdout, messages to stderr. Long work (sweep, demo, validate, plan\n"
+    "MODEL --device) redraws one line of progress on stderr when it is a terminal\n"
+    "(--progress auto|always|never; default $FITSPEED_PROGRESS, else auto).\n\n"
     "Exit codes: 0 success; 1 a fit did not converge or is unusable; 64 usage;\n"
     "65 bad data (file and line named); 66 input missing or unreadable; 70 internal error.";
 

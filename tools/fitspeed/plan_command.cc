@@ -46,6 +46,7 @@ struct PlanCommandOptions {
   int64_t lora_rank = 0;
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 
 // --fix tp=8,pp=4,vp=..,cp=..,ep=..,dp=..,mb=..,recompute=none|selective|full,sp=0|1,zero=0..3
@@ -214,7 +215,10 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   options.top = o.top;
   ApplyFixPlan(o.fix, options);
   const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
+  ProgressLine progress(o.progress);
+  options.progress = progress.Callback("plan " + model.name);
   const LlmPlan plan = PlanLlm(model, cluster, options, calibration);
+  progress.Clear();
   // --confidence when given; else the 80% interval the other device predictions carry.
   const double level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
   const PredictionInterval interval = LlmInterval(cluster.device, level);
@@ -305,6 +309,7 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
   AddLawSourceOptions(*command, options->law);
   AddScalingOptions(*command, options->scaling);
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->add_option("--epochs", options->epochs, "Epochs of the run, at every batch")
       ->check(CLI::PositiveNumber);
   command

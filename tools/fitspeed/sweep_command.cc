@@ -80,6 +80,7 @@ struct SweepCommandOptions {
   FitCliOptions fit;
   std::string output = "table";
   std::string plot_path;
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 
 int64_t ParseBatch(const std::string& text) {
@@ -352,15 +353,14 @@ int RunSweep(SweepCommandOptions o, bool devices_given) {
   if (o.data_parallel.enabled) {
     DataParallelCliOptions dp = o.data_parallel;
     dp.links = o.links;
-    return RunDataParallelSweep(network, options, dp, fit_options, format, o.layers, o.plot_path);
+    return RunDataParallelSweep(network, options, dp, fit_options, format, o.layers, o.plot_path,
+                                o.progress);
   }
 
-  SweepResult result;
-  {
-    auto progress = std::make_shared<SweepProgressLine>(network.name);
-    options.progress = [progress](const SweepProgress& p) { (*progress)(p); };
-    result = Sweep(network, options);
-  }
+  ProgressLine progress(o.progress);
+  options.progress = progress.SweepCallback(network.name);
+  const SweepResult result = Sweep(network, options);
+  progress.Clear();
   // One measured batch is a measurement, not a fit: print it without one.
   const bool fittable = result.measurements.size() >= 2;
   const FitResult fit = fittable ? Fit(result.Samples(), fit_options) : FitResult();
@@ -645,6 +645,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   AddOutputOption(*command, o->output);
   command->add_option("--plot", o->plot_path,
                       "Also write an SVG plot of the measured points and the fitted curve");
+  AddProgressOption(*command, o->progress);
   command->callback([o, command, &exit_code] {
     for (const char* name : {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch",
                              "--global-batch", "--zero", "--sequence-parallel", "--lora-rank"}) {

@@ -42,6 +42,7 @@ struct ValidateCasesOptions {
   double interval_level = 0.8;
   std::string intervals_out;  // write the interval table (data/intervals.json) here
   std::string output = "table";
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 int RunValidateCases(const ValidateCasesOptions& options);
 void SetupValidateCasesCommand(CLI::App& validate, int& exit_code);
@@ -88,6 +89,7 @@ struct ValidateFrameworksOptions {
   std::vector<std::string> device_files;
   std::string frameworks_out;  // write the profiles (data/frameworks.json) here
   std::string output = "table";
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 int RunValidateFrameworks(const ValidateFrameworksOptions& options);
 void SetupValidateFrameworksCommand(CLI::App& validate, int& exit_code);
@@ -99,6 +101,7 @@ struct ValidateIntervalsOptions {
   double interval_level = 0.8;
   std::string intervals_out;  // write the interval table (data/intervals.json) here
   std::string output = "table";
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 int RunValidateIntervals(const ValidateIntervalsOptions& options);
 void SetupValidateIntervalsCommand(CLI::App& validate, int& exit_code);

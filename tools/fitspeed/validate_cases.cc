@@ -33,7 +33,10 @@ int RunValidateCases(const ValidateCasesOptions& options) {
     check.host = HostCheckOptions{};
     check.host->threads = options.host_threads;
   }
+  ProgressLine progress(options.progress);
+  check.progress = progress.Callback("validate cases");
   const CaseValidation validation = CheckPublishedCases(options.data_dir, check);
+  progress.Clear();
   if (!options.intervals_out.empty()) {
     if (!validation.transfer) {
       throw UsageError(
@@ -80,6 +83,7 @@ void SetupValidateCasesCommand(CLI::App& validate, int& exit_code) {
                     "network's cases on one other device, calibrated on those only)");
   AddIntervalOptions(*command, options->interval_level, options->intervals_out);
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([command, options, &exit_code] {
     RejectValidateOptions(*command);
     exit_code = RunValidateCases(*options);

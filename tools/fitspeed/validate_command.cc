@@ -30,6 +30,7 @@ struct ValidateCliOptions {
   std::string placements_links;          // --placements-links FILE: its network link
   int placements_calibration_nodes = 2;  // --placements-calibration-nodes N
   std::string output = "table";
+  std::string progress;  // --progress (cases and frameworks)
 };
 
 int RunValidate(const ValidateCliOptions& options) {
@@ -44,8 +45,8 @@ int RunValidate(const ValidateCliOptions& options) {
   }
   RequireDataDirectory(options.data_dir);
   if (options.frameworks || !options.frameworks_out.empty()) {
-    return RunValidateFrameworks(
-        {options.data_dir, options.device_files, options.frameworks_out, options.output});
+    return RunValidateFrameworks({options.data_dir, options.device_files, options.frameworks_out,
+                                  options.output, options.progress});
   }
   if (options.layers) {
     return RunValidateLayers({options.data_dir, options.device_files, options.output});
@@ -58,6 +59,7 @@ int RunValidate(const ValidateCliOptions& options) {
   cases.data_dir = options.data_dir;
   cases.device_files = options.device_files;
   cases.output = options.output;
+  cases.progress = options.progress;
   return RunValidateCases(cases);
 }
 
@@ -193,6 +195,7 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
                     "Instead, check the step model per layer (`validate layers`)");
   AddIntervalOptions(*command, cases.interval_level, cases.intervals_out);
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([command, options, &exit_code] {
     // A subcommand given ran in its own callback, before this one.
     if (!command->get_subcommands().empty()) return;

@@ -19,8 +19,11 @@ namespace fitspeed::cli {
 int RunValidateFrameworks(const ValidateFrameworksOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
   RequireDataDirectory(options.data_dir);
+  ProgressLine progress(options.progress);
   const FrameworkValidation validation =
-      CheckFrameworkProfiles(options.data_dir, ReadDeviceFiles(options.device_files));
+      CheckFrameworkProfiles(options.data_dir, ReadDeviceFiles(options.device_files),
+                             progress.Callback("validate frameworks"));
+  progress.Clear();
   if (!options.frameworks_out.empty()) {
     std::ofstream file(options.frameworks_out);
     file << FrameworkProfilesToJson(validation.report.profiles);
@@ -45,6 +48,7 @@ void SetupValidateFrameworksCommand(CLI::App& validate, int& exit_code) {
                       "Write the framework profiles (schema fitspeed.frameworks/1; "
                       "data/frameworks.json is the copy compiled into fitspeed) to this file");
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([command, options, &exit_code] {
     RejectValidateOptions(*command);
     exit_code = RunValidateFrameworks(*options);

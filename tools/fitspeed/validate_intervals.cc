@@ -27,7 +27,10 @@ int RunValidateIntervals(const ValidateIntervalsOptions& options) {
   check.validate.require_fit = options.require_fit;
   check.validate.devices = ReadDeviceFiles(options.device_files);
   check.interval_level = options.interval_level;
+  ProgressLine progress(options.progress);
+  check.progress = progress.Callback("validate intervals");
   const CaseValidation validation = CheckPublishedCases(options.data_dir, check);
+  progress.Clear();
   if (!options.intervals_out.empty()) {
     std::ofstream out(options.intervals_out, std::ios::binary);
     out << IntervalTableToJson(validation.intervals);
@@ -50,6 +53,7 @@ void SetupValidateIntervalsCommand(CLI::App& validate, int& exit_code) {
                     "Leave out cases whose batch the memory model says does not fit");
   AddIntervalOptions(*command, options->interval_level, options->intervals_out);
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([command, options, &exit_code] {
     RejectValidateOptions(*command);
     exit_code = RunValidateIntervals(*options);

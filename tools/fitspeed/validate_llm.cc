@@ -23,6 +23,7 @@ struct ValidateLlmOptions {
   std::string data_dir = kMeasuredDir;
   std::string calibration_out;
   std::string output = "table";
+  std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 
 int RunValidateLlm(const ValidateLlmOptions& options) {
@@ -30,7 +31,11 @@ int RunValidateLlm(const ValidateLlmOptions& options) {
   RequireDataDirectory(options.data_dir);
   const std::vector<LlmCase> cases =
       ReadVtrainCases(options.data_dir + "/llm/vtrain_megatron_deepspeed_single_node_a100.csv");
-  const LlmValidation v = ValidateLlmOnVtrain(cases, LoadDevice("a100"), "fitspeed validate llm --llm-calibration-out");
+  ProgressLine progress(options.progress);
+  const LlmValidation v =
+      ValidateLlmOnVtrain(cases, LoadDevice("a100"), "fitspeed validate llm --llm-calibration-out",
+                          progress.Callback("validate llm"));
+  progress.Clear();
   WriteLlmValidation(std::cout, v, format);
   if (format != OutputFormat::kJson) {
     std::cout << "\n";
@@ -61,6 +66,7 @@ void SetupValidateLlmCommand(CLI::App& validate, int& exit_code) {
                       "Write the calibration fitted on every row, with the held-out errors, here "
                       "(data/llm-calibration.json is compiled into the library)");
   AddOutputOption(*command, options->output);
+  AddProgressOption(*command, options->progress);
   command->callback([command, options, &exit_code] {
     RejectValidateOptions(*command);
     exit_code = RunValidateLlm(*options);

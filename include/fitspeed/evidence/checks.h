@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/framework_profiles.h"
@@ -39,6 +40,10 @@ struct CaseCheckOptions {
   std::vector<int64_t> mixed_batches = {16, 32, 64};
   // Level of the prediction intervals whose coverage is reported, in (0, 1).
   double interval_level = 0.8;
+  // Told each stage's progress: Validate's (and validate.progress, when that
+  // is empty, gets this one), then "mixed precision", "host check",
+  // "transfer check" and "framework profiles"; may be empty.
+  ProgressCallback progress;
 };
 
 struct CaseValidation {
@@ -117,7 +122,8 @@ struct FrameworkValidation {
 // FitFrameworkProfiles on the cases of `data_dir` with `devices` replacing the
 // catalog devices of their names.
 FrameworkValidation CheckFrameworkProfiles(const std::string& data_dir,
-                                           const std::vector<Device>& devices);
+                                           const std::vector<Device>& devices,
+                                           const ProgressCallback& progress = {});
 
 }  // namespace fitspeed
 

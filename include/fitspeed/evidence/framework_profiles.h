@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/evidence/calibrate.h"
@@ -55,9 +56,11 @@ struct FrameworkProfileReport {
 // has no profile and is listed in `skipped` with the reason; a fold that
 // cannot be fitted says why. `devices` replace the catalog devices of the
 // same name (e.g. calibrated device files); the others are loaded by name.
+// `progress` is told each framework (stage "framework profiles").
 FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cases,
                                             const CalibrationOptions& options = {},
-                                            const std::vector<Device>& devices = {});
+                                            const std::vector<Device>& devices = {},
+                                            const ProgressCallback& progress = {});
 
 }  // namespace fitspeed
 

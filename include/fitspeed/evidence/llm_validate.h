@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fitspeed/core/output_format.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/evidence/llm_cases.h"
 #include "fitspeed/llm/calibration.h"
 #include "fitspeed/llm/split.h"
@@ -46,8 +47,11 @@ struct LlmValidation {
   double median_abs_error = 0, mean_abs_error = 0, max_abs_error = 0;
 };
 
+// `progress` is told each calibration fitted (stage "vTrain calibrations": one
+// per GPU count left out, then the one on every row).
 LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Device& a100,
-                                  const std::string& generated_by);
+                                  const std::string& generated_by,
+                                  const ProgressCallback& progress = {});
 
 // The tables of docs/validation.md, "LLM training": overall, by split
 // pattern, by micro-batch, by GPU count, the ranking and the calibrations.

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/evidence/calibrate.h"
@@ -59,6 +60,9 @@ struct ValidateOptions {
   // the compute scale and the tensor scale when its training cases have
   // matrix work off and on tensor units (TF32, FP16/BF16) respectively.
   CalibrationOptions calibration;
+  // Told each case modeled (stage "cases"), each (device, network) group of
+  // the cross-device check and each device cross-validated; may be empty.
+  ProgressCallback progress;
 };
 
 // One case, modeled or not.

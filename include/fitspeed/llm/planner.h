@@ -16,6 +16,7 @@
 
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/prediction_interval.h"
+#include "fitspeed/core/progress.h"
 #include "fitspeed/llm/split.h"
 
 namespace fitspeed {
@@ -43,6 +44,9 @@ struct LlmPlanOptions {
   int64_t max_micro_batch = 64;
   int max_vp = 8;
   int top = 10;  // splits listed (fitting, and best not fitting), >= 1
+  // Told each (tp, cp, pp) group as its search starts (stage "planner", done:
+  // groups searched, total: groups), and once more at the end; may be empty.
+  ProgressCallback progress;
 };
 
 struct LlmPlan {

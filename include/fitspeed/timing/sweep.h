@@ -52,6 +52,7 @@ struct SweepProgress {
   int total = 0;  // batches planned; 0 for an automatic sweep
   double step_time_s = 0;
   double throughput_sps = 0;
+  int repeats = 0;  // kMeasured: timed steps
   std::string message;
 };
 
@@ -98,7 +99,8 @@ struct SweepOptions {
 
   // Seed of the synthetic inputs, labels and initial weights.
   uint64_t seed = 1;
-  // Called before and after each batch (e.g. to print a progress line); may be empty.
+  // Called before and after each batch (e.g. to print a progress line; the
+  // library prints nothing itself); may be empty.
   std::function<void(const SweepProgress&)> progress;
 };
 
