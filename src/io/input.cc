@@ -329,8 +329,6 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
     throw DataError(source, 0, "",
                     fmt::format("no samples found (read as format '{}')", FormatName(format)));
   }
-  // A reader's vector grows by doubling: give back what it does not use.
-  if (samples.capacity() > samples.size() + samples.size() / 16) samples.shrink_to_fit();
   for (Sample& s : samples) {
     io::ApplyAttributes(attributes, s);
     ToSequences(s);
