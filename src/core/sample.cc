@@ -4,11 +4,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <tuple>
 
 #include "fitspeed/core/error.h"
 
 namespace fitspeed {
+
+SourceName::SourceName(std::string name)
+    : name_(name.empty() ? nullptr : std::make_shared<const std::string>(std::move(name))) {}
+
+const std::string& SourceName::str() const {
+  static const std::string empty;
+  return name_ ? *name_ : empty;
+}
+
+bool operator==(const SourceName& a, const SourceName& b) { return a.str() == b.str(); }
+bool operator==(const SourceName& a, const std::string& b) { return a.str() == b; }
+bool operator==(const SourceName& a, const char* b) { return a.str() == b; }
+
+std::ostream& operator<<(std::ostream& out, const SourceName& name) { return out << name.str(); }
 
 double StepsPerEpoch(double samples_per_epoch, double batch, StepsRule rule) {
   const double ratio = samples_per_epoch / batch;
@@ -114,9 +129,7 @@ std::string GroupKey::ToString() const {
   return text;
 }
 
-GroupKey GroupOf(const Sample& s) {
-  return GroupKey{s.devices, s.label, s.precision, s.unit};
-}
+GroupKey GroupOf(const Sample& s) { return GroupKey{s.devices, s.label, s.precision, s.unit}; }
 
 std::vector<std::pair<GroupKey, std::vector<Sample>>> GroupSamples(
     const std::vector<Sample>& samples) {

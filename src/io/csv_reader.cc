@@ -521,6 +521,7 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
   }
 
   std::vector<Sample> samples;
+  samples.reserve(rows.size());
   size_t measured_rows = 0;
   for (const CsvRow& row : rows) {
     auto cell = [&](int col) -> const std::string& { return row.cells[static_cast<size_t>(col)]; };
@@ -530,7 +531,7 @@ std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context)
     if (IsMissingMark(cell(observation_col))) continue;  // not measured (e.g. OOM)
     ++measured_rows;
     Sample s;
-    s.source = source;
+    s.source = context.sample_source;
     s.line = row.line;
     const double value = ParsePositive(cell(observation_col), source, row.line, observed.name) *
                          observed.match.scale;

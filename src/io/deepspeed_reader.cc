@@ -282,7 +282,7 @@ class DeepspeedReader {
 
   Sample MakeSample(int line, double batch) const {
     Sample s;
-    s.source = context_.source;
+    s.source = context_.sample_source;
     s.line = line;
     s.batch = batch;
     const auto devices = Devices();

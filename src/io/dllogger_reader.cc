@@ -291,7 +291,7 @@ void DlloggerParser::ResolveBatch(Sample& s) const {
 
 Sample DlloggerParser::MakeSample(const Rate& rate) const {
   Sample s;
-  s.source = source();
+  s.source = context_.sample_source;
   s.line = rate.line;
   s.throughput_sps = rate.value_sps;
   ResolveBatch(s);

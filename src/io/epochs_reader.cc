@@ -106,13 +106,14 @@ std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& conte
   const bool zero_based = std::any_of(entries.begin(), entries.end(),
                                       [](const Entry& e) { return e.epoch && *e.epoch == 0; });
   std::vector<Sample> samples;
+  samples.reserve(entries.size());
   int ordinal = 0;
   for (const Entry& entry : entries) {
     ++ordinal;
     const int epoch = entry.epoch ? static_cast<int>(*entry.epoch) + (zero_based ? 1 : 0) : ordinal;
     if (epoch <= context.options.skip_first_epochs) continue;
     Sample s;
-    s.source = source;
+    s.source = context.sample_source;
     s.line = entry.line;
     s.epoch = epoch;
     s.epoch_time_s = entry.epoch_time_s;

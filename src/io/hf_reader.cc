@@ -233,7 +233,7 @@ class HfReader {
 
   Sample NewSample(int line) const {
     Sample s;
-    s.source = context_.source;
+    s.source = context_.sample_source;
     s.line = line;
     if (const auto devices = run_.Devices()) s.devices = *devices;
     return s;

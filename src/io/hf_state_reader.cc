@@ -407,7 +407,7 @@ class HfStateReader {
     const Scalar* sps_field = Find(entry.fields, "train_samples_per_second");
     const Scalar* steps_rate_field = Find(entry.fields, "train_steps_per_second");
     Sample s;
-    s.source = source_;
+    s.source = context_.sample_source;
     s.line = sps_field ? sps_field->line : runtime_field->line;
 
     std::string no_batch;       // why the file does not give the batch

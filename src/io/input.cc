@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "fitspeed/core/error.h"
 #include "readers.h"
@@ -294,12 +293,25 @@ std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& optio
     if (!file) {
       throw InputError(fmt::format("cannot open '{}': {}", input.path, std::strerror(errno)));
     }
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
+    // Read straight into the string at the file's size (a stream buffer and its
+    // copy would hold the text twice); a file that grows meanwhile is read on.
+    // Not mapped: a log truncated while it is read (logrotate's copytruncate
+    // of a running job's log) would kill the process with SIGBUS.
+    file.seekg(0, std::ios::end);
+    const std::streamoff size = file.tellg();
+    file.seekg(0, std::ios::beg);
+    if (size > 0) {
+      text.resize(static_cast<size_t>(size));
+      file.read(text.data(), size);
+      text.resize(static_cast<size_t>(file.gcount()));
+    }
+    if (!file.bad()) {
+      file.clear();
+      text.append(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
     if (file.bad()) {
       throw InputError(fmt::format("cannot read '{}': {}", input.path, std::strerror(errno)));
     }
-    text = std::move(buffer).str();
   }
   return ParseSamples(text, input.path, input.attributes, options);
 }

@@ -317,7 +317,7 @@ class KerasParser {
         (count && attributes.samples_per_epoch && *count == *attributes.samples_per_epoch);
 
     Sample s;
-    s.source = source;
+    s.source = context_.sample_source;
     s.line = bar.line;
     s.epoch = block.epoch;
     s.epoch_time_s = EpochTime(block, bar, count);

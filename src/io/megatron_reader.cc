@@ -18,6 +18,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,34 +43,43 @@ struct Field {
   std::string_view value;
 };
 
-// The header of an iteration line and its fields.
+// The header of an iteration line and its fields. Parsed again for every line
+// into the same object, whose fields (and their keys' buffers) are reused.
 struct IterationLine {
   Kind kind = Kind::kMegatron;
   long long iteration = 0;
-  std::vector<Field> fields;
+  std::vector<Field> fields;  // the first `field_count` are this line's
+  size_t field_count = 0;
   bool truncated = false;  // a Megatron line that does not end with '|'
 
   const Field* Find(std::string_view key) const {
-    for (const Field& f : fields) {
-      if (f.key == key) return &f;
+    for (size_t i = 0; i < field_count; ++i) {
+      if (fields[i].key == key) return &fields[i];
     }
     return nullptr;
   }
 };
 
 // A key as compared: lower case, '_' read as a blank, blanks collapsed and none before
-// '(' ("elapsed time per iteration(ms)", "global_batch_size" -> "global batch size").
-std::string NormalKey(std::string_view name) {
-  std::string key;
+// '(' ("elapsed time per iteration(ms)", "global_batch_size" -> "global batch size"),
+// written over `key`.
+void NormalKeyInto(std::string_view name, std::string& key) {
+  key.clear();
   for (const char raw : Trim(name)) {
-    const char c = raw == '_' || raw == '\t'
-                       ? ' '
-                       : static_cast<char>(std::tolower(static_cast<unsigned char>(raw)));
+    // std::tolower in the "C" locale, inline: this runs on every field of every line.
+    const char c = raw == '_' || raw == '\t'  ? ' '
+                   : raw >= 'A' && raw <= 'Z' ? static_cast<char>(raw - 'A' + 'a')
+                                              : raw;
     if (c == ' ' && (key.empty() || key.back() == ' ')) continue;
     if (c == '(' && !key.empty() && key.back() == ' ') key.pop_back();
     key += c;
   }
   while (!key.empty() && key.back() == ' ') key.pop_back();
+}
+
+std::string NormalKey(std::string_view name) {
+  std::string key;
+  NormalKeyInto(name, key);
   return key;
 }
 
@@ -85,8 +95,8 @@ std::optional<long long> WholeAt(std::string_view s, size_t& i) {
 }
 
 // Parses "... iteration N/ M | key: value | ..." (Megatron) or "Training epoch E,
-// iteration N/M | key: value | ..." (NeMo 2); nullopt for any other line.
-std::optional<IterationLine> ParseIterationLine(std::string_view text) {
+// iteration N/M | key: value | ..." (NeMo 2) into `parsed`; false for any other line.
+bool ParseIterationLine(std::string_view text, IterationLine& parsed) {
   constexpr std::string_view kWord = "iteration";
   for (size_t at = text.find(kWord); at != std::string_view::npos; at = text.find(kWord, at + 1)) {
     if (at > 0 && std::isalpha(static_cast<unsigned char>(text[at - 1]))) continue;
@@ -100,30 +110,33 @@ std::optional<IterationLine> ParseIterationLine(std::string_view text) {
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
     if (i >= text.size() || text[i] != '|') continue;
 
-    IterationLine parsed;
     parsed.iteration = *iteration;
     parsed.kind = Contains(text.substr(0, at), "Training epoch") ? Kind::kNemo : Kind::kMegatron;
+    parsed.field_count = 0;
     std::string_view rest = Trim(text.substr(i + 1));
     // Megatron ends every field with " |": a line that does not end so was cut
     // short, and its last field may be too.
     parsed.truncated = parsed.kind == Kind::kMegatron && !EndsWith(rest, "|") && !rest.empty();
-    std::vector<std::string_view> chunks;
     while (!rest.empty()) {
       const size_t bar = rest.find('|');
-      chunks.push_back(Trim(rest.substr(0, bar)));
-      if (bar == std::string_view::npos) break;
-      rest = rest.substr(bar + 1);
-    }
-    if (parsed.truncated) chunks.pop_back();
-    for (const std::string_view chunk : chunks) {
+      const std::string_view chunk = Trim(rest.substr(0, bar));
+      if (bar == std::string_view::npos) {
+        if (parsed.truncated) break;  // the cut field
+        rest = {};
+      } else {
+        rest = rest.substr(bar + 1);
+      }
       const size_t colon = chunk.find(':');
       if (colon == std::string_view::npos || colon == 0) continue;
-      const std::string_view name = Trim(chunk.substr(0, colon));
-      parsed.fields.push_back(Field{NormalKey(name), name, Trim(chunk.substr(colon + 1))});
+      if (parsed.field_count == parsed.fields.size()) parsed.fields.emplace_back();
+      Field& field = parsed.fields[parsed.field_count++];
+      field.name = Trim(chunk.substr(0, colon));
+      NormalKeyInto(field.name, field.key);
+      field.value = Trim(chunk.substr(colon + 1));
     }
-    return parsed;
+    return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 bool IsArgumentsHeader(std::string_view text) {
@@ -196,8 +209,8 @@ class MegatronReader {
       AddWorldSizeLine(text, line);
       return;
     }
-    if (auto parsed = ParseIterationLine(text)) {
-      AddIteration(*parsed, line);
+    if (ParseIterationLine(text, iteration_line_)) {
+      AddIteration(iteration_line_, line);
       return;
     }
     // Evaluation and checkpointing run between two iteration lines; in
@@ -369,7 +382,7 @@ class MegatronReader {
     if (const Field* f = it.Find("samples per second")) {
       reported_sps = PositiveField(*f, source, line);
     }
-    const std::string label = Label(it, line);
+    std::string label = Label(it, line);
 
     // Interval bookkeeping: the first line of a run is warm-up; a line with the
     // previous one's iteration is a repeat; a smaller iteration starts a new run.
@@ -411,7 +424,7 @@ class MegatronReader {
     }
 
     Sample s;
-    s.source = source;
+    s.source = context_.sample_source;
     s.line = line;
     s.step_time_s = step_s->value;
     if (batch) s.batch = *batch;
@@ -421,7 +434,7 @@ class MegatronReader {
     } else if (no_devices_line_ == 0) {
       no_devices_line_ = line;
     }
-    s.label = label;
+    s.label = std::move(label);
     s.seq_len = SeqLen(it, line);
     s.precision = args_.precision;
     samples_.push_back(std::move(s));
@@ -468,25 +481,17 @@ class MegatronReader {
 
   std::string Label(const IterationLine& it, int line) const {
     const std::string& source = context_.source;
-    const std::optional<double> seq = SeqLen(it, line);
-    std::vector<std::string> parts;
-    if (seq) parts.push_back(fmt::format("seq={}", *seq));
-    for (const char* key : {"random ltd reserved length", "reserve length"}) {
-      if (const Field* f = it.Find(key)) {
-        parts.push_back(fmt::format("ltd={}", PositiveField(*f, source, line).value));
-      }
-    }
-    if (args_.tensor_parallel.value_or(1) > 1) {
-      parts.push_back(fmt::format("tp={}", *args_.tensor_parallel));
-    }
-    if (args_.pipeline_parallel.value_or(1) > 1) {
-      parts.push_back(fmt::format("pp={}", *args_.pipeline_parallel));
-    }
-    if (args_.context_parallel.value_or(1) > 1) {
-      parts.push_back(fmt::format("cp={}", *args_.context_parallel));
-    }
     std::string label;
-    for (const std::string& p : parts) label += (label.empty() ? "" : ",") + p;
+    auto add = [&label](std::string_view key, auto value) {
+      fmt::format_to(std::back_inserter(label), "{}{}={}", label.empty() ? "" : ",", key, value);
+    };
+    if (const std::optional<double> seq = SeqLen(it, line)) add("seq", *seq);
+    for (const char* key : {"random ltd reserved length", "reserve length"}) {
+      if (const Field* f = it.Find(key)) add("ltd", PositiveField(*f, source, line).value);
+    }
+    if (args_.tensor_parallel.value_or(1) > 1) add("tp", *args_.tensor_parallel);
+    if (args_.pipeline_parallel.value_or(1) > 1) add("pp", *args_.pipeline_parallel);
+    if (args_.context_parallel.value_or(1) > 1) add("cp", *args_.context_parallel);
     return label;
   }
 
@@ -497,6 +502,7 @@ class MegatronReader {
 
   const ReaderContext& context_;
   std::string buffer_;
+  IterationLine iteration_line_;
   bool in_arguments_ = false;
   Arguments args_;
   std::optional<Previous> previous_;
@@ -513,13 +519,14 @@ bool LooksLikeMegatron(std::string_view head) {
   LineCursor cursor(head);
   std::string_view raw;
   std::string buffer;
+  IterationLine it;
   bool in_arguments = false;
   while (cursor.Next(raw)) {
     const std::string_view line = StripTerminalCodes(raw, buffer);
-    if (const auto it = ParseIterationLine(line)) {
-      if (it->Find(it->kind == Kind::kNemo ? "train step timing in s"
-                                           : "elapsed time per iteration(ms)") ||
-          it->Find("elapsed time per iteration(s)")) {
+    if (ParseIterationLine(line, it)) {
+      if (it.Find(it.kind == Kind::kNemo ? "train step timing in s"
+                                         : "elapsed time per iteration(ms)") ||
+          it.Find("elapsed time per iteration(s)")) {
         return true;
       }
     } else if (IsArgumentsHeader(line)) {

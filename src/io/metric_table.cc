@@ -272,7 +272,7 @@ class SeriesReader {
 
   Sample NewSample(size_t row) const {
     Sample s;
-    s.source = source();
+    s.source = context_.sample_source;
     s.line = Line(row);
     s.label = series_.label;
     s.epoch = Epoch(row);
@@ -508,6 +508,7 @@ class SeriesReader {
 
     const Attributes& attributes = context_.attributes;
     std::vector<Sample> samples;
+    samples.reserve(rows.size());
     int dropped = 0, last_dropped_line = 0;
     bool warned_evaluation = false;
     for (size_t k = 0; k < rows.size(); ++k) {

@@ -726,7 +726,7 @@ Sample MllogParser::MakeSample(const Interval& interval, std::int64_t first_epoc
                                 interval.start->line, train_ms));
   }
   Sample s;
-  s.source = source();
+  s.source = context_.sample_source;
   s.line = interval.stop->line;
   s.batch = log_.global_batch_size;  // 0 when not logged: ParseSamples asks for PATH@batch=N
   s.devices = 1;                     // not logged in MLPerf v0.7: give PATH@devices=N
@@ -854,7 +854,7 @@ std::vector<Sample> MllogParser::FinishCounted(const std::string& unit) {
       continue;
     }
     Sample s;
-    s.source = source();
+    s.source = context_.sample_source;
     s.line = to.line;
     s.batch = log_.global_batch_size;  // 0 when not logged: ParseSamples asks for PATH@batch=N
     s.label = log_.platform;

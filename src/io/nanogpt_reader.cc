@@ -382,7 +382,7 @@ class NanogptReader {
   // A sample of the run's global batch, or 0 where the log does not state it.
   Sample NewSample(int line) const {
     Sample s;
-    s.source = context_.source;
+    s.source = context_.sample_source;
     s.line = line;
     return s;
   }

@@ -4,6 +4,7 @@
 // and a column line "Data:  y  x" just before the data).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string>
@@ -117,6 +118,10 @@ std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context
   const int last = range ? range->last : 0;  // 0: up to the end of the file
 
   std::vector<Sample> samples;
+  if (range) {  // as many as the range has lines, and no more than the text has
+    const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+    samples.reserve(std::min(lines, static_cast<size_t>(std::max(0, last - first + 1))));
+  }
   LineCursor cursor(text);
   std::string_view line;
   int number = 0;
@@ -138,7 +143,7 @@ std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context
     const std::string_view y_text = x_first ? fields[1] : fields[0];
     const std::string_view x_text = x_first ? fields[0] : fields[1];
     Sample s;
-    s.source = source;
+    s.source = context.sample_source;
     s.line = number;
     s.label = dataset;
     s.throughput_sps = ParsePositive(y_text, source, number, "y");

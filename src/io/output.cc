@@ -30,7 +30,7 @@ const char* StepsRuleName(StepsRule rule) {
 
 json SampleJson(const Sample& s) {
   json j;
-  j["source"] = s.source;
+  j["source"] = s.source.str();
   j["line"] = s.line > 0 ? json(s.line) : json(nullptr);
   j["batch"] = s.batch;
   j["devices"] = s.devices;

@@ -17,6 +17,8 @@ struct ReaderContext {
   const std::string& source;     // name for messages and Sample::source
   const Attributes& attributes;  // PATH@... values; readers may use them directly
   const ReadOptions& options;
+  // `source` as the samples hold it: one string shared by all of them.
+  SourceName sample_source = SourceName(source);
 };
 
 // Reports something read with doubt, as "source:line: message" (line 0: no

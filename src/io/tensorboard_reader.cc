@@ -392,7 +392,7 @@ std::vector<Sample> ReadTensorboard(std::string_view text, const ReaderContext& 
     if (!previous && (!keep_first || unit == TagUnit::kSPerInterval)) continue;
     Read read;
     read.step = p.step;
-    read.sample.source = context.source;
+    read.sample.source = context.sample_source;
     read.sample.line = p.record;
     std::optional<double> step_time_s;  // what the value says a step takes
     switch (unit) {

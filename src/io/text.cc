@@ -33,10 +33,15 @@ bool LineCursor::Next(std::string_view& line) {
   return true;
 }
 
+namespace {
+// std::isspace in the "C" locale, inline (Trim runs on every field of every line).
+bool IsSpaceText(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+}  // namespace
+
 std::string_view Trim(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && IsSpaceText(s[b])) ++b;
+  while (e > b && IsSpaceText(s[e - 1])) --e;
   return s.substr(b, e - b);
 }
 

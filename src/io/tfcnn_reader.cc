@@ -117,7 +117,7 @@ class TfcnnReader {
       // Evaluation runs (--eval) time inference on the validation set.
       if (Contains(group.run.mode, "eval") && !Contains(group.run.mode, "train")) continue;
       Sample s;
-      s.source = context_.source;
+      s.source = context_.sample_source;
       s.line = group.line;
       s.throughput_sps = group.sum / group.count;
       if (group.run.global_batch) s.batch = *group.run.global_batch;

@@ -244,7 +244,7 @@ class TimmReader {
       }
     }
     Sample s;
-    s.source = context_.source;
+    s.source = context_.sample_source;
     s.epoch = static_cast<int>(std::min<long long>(a.epoch, 1000000000 - 1)) + 1;
     if (epoch.devices) s.devices = *epoch.devices;
     s.batch = BatchOf(batch, a.line);

@@ -3,7 +3,9 @@
 #ifndef FITSPEED_CORE_SAMPLE_H_
 #define FITSPEED_CORE_SAMPLE_H_
 
+#include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +25,38 @@ enum class Unit {
   kSamples,  // samples (images, sequences, utterances)
   kTokens,   // tokens; a sequence is seq_len of them
 };
-std::string UnitName(Unit unit);  // "samples", "tokens"
+std::string UnitName(Unit unit);          // "samples", "tokens"
 Unit ParseUnit(const std::string& name);  // "samples"/"sequences", "tokens"; throws UsageError
+
+// The name of the file samples came from ("-" for standard input), shared by
+// every copy: a reader's samples all point at one string instead of each
+// holding the path (a log of 200,000 samples held its path 200,000 times). It
+// reads as a `const std::string&`; assigning a string gives a new name.
+class SourceName {
+ public:
+  SourceName() = default;
+  SourceName(std::string name);  // NOLINT(google-explicit-constructor): as a string member was
+  SourceName(const char* name) : SourceName(std::string(name)) {}  // NOLINT
+  const std::string& str() const;
+  operator const std::string&() const { return str(); }  // NOLINT
+  const char* c_str() const { return str().c_str(); }
+  bool empty() const { return str().empty(); }
+
+ private:
+  std::shared_ptr<const std::string> name_;  // null: ""
+};
+bool operator==(const SourceName& a, const SourceName& b);
+bool operator==(const SourceName& a, const std::string& b);
+bool operator==(const SourceName& a, const char* b);
+inline bool operator==(const std::string& a, const SourceName& b) { return b == a; }
+inline bool operator==(const char* a, const SourceName& b) { return b == a; }
+template <class T>
+bool operator!=(const SourceName& a, const T& b) {
+  return !(a == b);
+}
+inline bool operator!=(const std::string& a, const SourceName& b) { return !(b == a); }
+inline bool operator!=(const char* a, const SourceName& b) { return !(b == a); }
+std::ostream& operator<<(std::ostream& out, const SourceName& name);
 
 // A measurement. `batch` is the global batch of one optimizer step (summed over
 // all `devices`); exactly one of throughput_sps, step_time_s, epoch_time_s is
@@ -32,10 +64,10 @@ Unit ParseUnit(const std::string& name);  // "samples"/"sequences", "tokens"; th
 // samples_per_epoch. batch, throughput_sps and samples_per_epoch all count
 // `unit` (samples unless a log or @unit= says tokens).
 struct Sample {
-  std::string source;     // file the sample came from ("-" for standard input)
+  SourceName source;      // file the sample came from ("-" for standard input)
   int line = 0;           // 1-based line in source, 0 if not from a line
-  double batch = 0;       // samples per optimizer step, all devices together
   int devices = 1;        // data-parallel devices sharing the batch
+  double batch = 0;       // samples per optimizer step, all devices together
   std::string label;      // series name (e.g. "tpu", "model=bert"), may be empty
   std::string precision;  // "fp32", "mixed", ... or empty when unknown
   // Categorical columns of the source (CSV series keys); `label` joins them.
