@@ -145,7 +145,7 @@ class Detectron2Reader {
     for (const Detectron2Line& t : lines_) {
       if (has_totals && !t.epoch_total) continue;
       Sample s;
-      s.source = context_.source;
+      s.source = context_.sample_source;
       s.line = t.line;
       s.step_time_s = t.time_s;
       bool warm_up = false;

@@ -161,7 +161,7 @@ class FairseqReader {
     CheckCapacity(f, wpb);
     CheckUps(f, wps, wpb);
     Sample s;
-    s.source = context_.source;
+    s.source = context_.sample_source;
     s.line = f.line;
     s.unit = Unit::kTokens;
     s.batch = wpb;
