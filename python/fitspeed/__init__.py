@@ -592,10 +592,28 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
-    pins choices: {'tp': 8, 'recompute': 'full', ...}. `fitspeed plan MODEL
+    pins choices: {'tp': 8, 'micro_batch': 2, 'recompute': 'full',
+    'sequence_parallel': True, 'zero': 1, ...} (keys tp, pp, vp, cp, ep, dp,
+    micro_batch or mb, recompute, sequence_parallel or sp, zero), checked as
+    `fitspeed plan --fix` checks them. `fitspeed plan MODEL
     --device D --output json`."""
     return LlmPlan(_fitspeed.llm_plan(model, device, devices, global_batch, seq_len, tokens,
                                       price_per_device_hour, top, precision, lora_rank,
                                       flash_attention, overlap_grad_reduce, float(gradient_bytes),
-                                      devices_per_node, links or "", dict(fix or {}),
+                                      devices_per_node, links or "", _fix_text(fix or {}),
                                       interval_level))
+
+
+# plan_llm's fix keys as `fitspeed plan --fix` names them.
+_FIX_KEYS = {"micro_batch": "mb", "sequence_parallel": "sp"}
+
+
+def _fix_text(fix: Mapping[str, Any]) -> str:
+    """{'tp': 8, 'micro_batch': 2, 'sequence_parallel': True} -> 'tp=8,mb=2,sp=1': the
+    text the library's --fix parser reads (and checks)."""
+    items = []
+    for key, value in fix.items():
+        if isinstance(value, bool):
+            value = int(value)
+        items.append(f"{_FIX_KEYS.get(key, key)}={value}")
+    return ",".join(items)

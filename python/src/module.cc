@@ -602,22 +602,6 @@ LlmCluster MakeLlmCluster(const std::string& device_name, int devices, int devic
   return MakeCluster(device, devices, devices_per_node);
 }
 
-LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
-                            bool flash_attention, double gradient_bytes) {
-  if (seq_len < 1) throw UsageError("seq_len: give the tokens per sequence (>= 1)");
-  if (gradient_bytes != 2 && gradient_bytes != 4) {
-    throw UsageError("gradient_bytes: expected 2 or 4 bytes per gradient element");
-  }
-  if (lora_rank < 0) throw UsageError("lora_rank: must be >= 0");
-  LlmTraining t;
-  t.seq_len = seq_len;
-  t.format = ParseMatrixFormat(precision);
-  t.lora_rank = lora_rank;
-  t.flash_attention = flash_attention;
-  t.gradient_bytes = gradient_bytes;
-  return t;
-}
-
 void CheckLevel(double level) {
   if (!(level > 0 && level < 1)) throw UsageError("interval_level must be in (0, 1)");
 }
@@ -674,7 +658,7 @@ void BindLlm(py::module_& m) {
          int64_t global_batch, int64_t seq_len, std::optional<double> tokens,
          std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
          bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
-         int devices_per_node, const std::string& links, const py::dict& fix,
+         int devices_per_node, const std::string& links, const std::string& fix,
          double interval_level) {
         CheckLevel(interval_level);
         const TransformerConfig model = LoadTransformer(model_spec);
@@ -689,40 +673,7 @@ void BindLlm(py::module_& m) {
             MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
         options.overlap_grad_reduce = overlap_grad_reduce;
         options.top = top;
-        for (const auto& item : fix) {
-          const std::string key = py::str(item.first);
-          const py::handle value = item.second;
-          try {
-          auto as_int = [&]() {
-            const int v = value.cast<int>();
-            if (v < 1) throw UsageError("fix " + key + ": must be >= 1");
-            return v;
-          };
-          if (key == "tp") options.tp = as_int();
-          else if (key == "pp") options.pp = as_int();
-          else if (key == "vp") options.vp = as_int();
-          else if (key == "cp") options.cp = as_int();
-          else if (key == "ep") options.ep = as_int();
-          else if (key == "dp") options.dp = as_int();
-          else if (key == "micro_batch") options.micro_batch = as_int();
-          else if (key == "recompute") options.recompute = ParseRecompute(value.cast<std::string>());
-          else if (key == "sequence_parallel") options.sequence_parallel = value.cast<bool>();
-          else if (key == "zero") {
-            const int z = value.cast<int>();
-            if (z < 0 || z > 3) throw UsageError("fix zero: must be 0, 1, 2 or 3");
-            options.zero = z;
-          } else {
-            throw UsageError("fix '" + key +
-                             "': expected tp, pp, vp, cp, ep, dp, micro_batch, recompute, "
-                             "sequence_parallel or zero");
-          }
-          } catch (const py::cast_error&) {
-            throw UsageError("fix " + key + ": " + std::string(py::str(py::repr(value))) +
-                             " is not a " +
-                             (key == "recompute" ? "name (none, selective, full)"
-                              : key == "sequence_parallel" ? "bool" : "whole number"));
-          }
-        }
+        ApplyLlmPlanFix(fix, options);
         const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
         LlmPlan plan;
         {
@@ -740,8 +691,9 @@ void BindLlm(py::module_& m) {
       py::arg("top") = 10, py::arg("precision") = "mixed", py::arg("lora_rank") = 0,
       py::arg("flash_attention") = true, py::arg("overlap_grad_reduce") = true,
       py::arg("gradient_bytes") = 2.0, py::arg("devices_per_node") = 0, py::arg("links") = "",
-      py::arg("fix") = py::dict(), py::arg("interval_level") = 0.8,
-      "Every split of the cluster for the model and global batch, ranked by time per token "
+      py::arg("fix") = "", py::arg("interval_level") = 0.8,
+      "Every split of the cluster for the model and global batch, ranked by time per token; fix "
+      "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
       "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "
       "--device D --output json` writes it.");
 }

@@ -236,4 +236,66 @@ LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& c, double tokens,
   return t;
 }
 
+void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
+  if (text.empty()) return;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw UsageError(
+          fmt::format("--fix '{}': expected key=value (keys tp, pp, vp, cp, ep, dp, "
+                      "mb, recompute, sp, zero)",
+                      item));
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "recompute") {
+      o.recompute = ParseRecompute(value);
+      continue;
+    }
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size()) {
+      throw UsageError(fmt::format("--fix {}={}: not an integer", key, value));
+    }
+    auto size = [&](int64_t& field, int64_t max) {
+      if (v < 1 || v > max)
+        throw UsageError(fmt::format("--fix {}={}: must be in 1..{}", key, v, max));
+      field = v;
+    };
+    int64_t n = 0;
+    if (key == "mb") {
+      size(o.micro_batch, int64_t{1} << 40);
+    } else if (key == "sp") {
+      if (v != 0 && v != 1) throw UsageError(fmt::format("--fix sp={}: expected 0 or 1", v));
+      o.sequence_parallel = v == 1;
+    } else if (key == "zero") {
+      if (v < 0 || v > 3) throw UsageError(fmt::format("--fix zero={}: expected 0, 1, 2 or 3", v));
+      o.zero = static_cast<int>(v);
+    } else if (key == "tp" || key == "pp" || key == "vp" || key == "cp" || key == "ep" ||
+               key == "dp") {
+      size(n, 65536);
+      int& field = key == "tp"   ? o.tp
+                   : key == "pp" ? o.pp
+                   : key == "vp" ? o.vp
+                   : key == "cp" ? o.cp
+                   : key == "ep" ? o.ep
+                                 : o.dp;
+      field = static_cast<int>(n);
+    } else {
+      throw UsageError(
+          fmt::format("--fix: unknown key '{}' (keys tp, pp, vp, cp, ep, dp, mb, "
+                      "recompute, sp, zero)",
+                      key));
+    }
+  }
+}
+
 }  // namespace fitspeed

@@ -1,6 +1,8 @@
 // The split model (fitspeed/llm/split.h; docs/llm.md, "The split model").
 #include "fitspeed/llm/split.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -468,6 +470,29 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) + " (a multiple of 128 x tp, as Megatron pads)");
   if (!tr.flash_attention) step.notes.push_back("attention without flash: full score matrices computed and held");
   return step;
+}
+
+LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
+                            bool flash_attention, double gradient_bytes) {
+  if (seq_len < 1) {
+    throw UsageError(fmt::format(
+        "sequence length (--seq-len, seq_len) {}: give the tokens per sequence (>= 1)", seq_len));
+  }
+  if (gradient_bytes != 2 && gradient_bytes != 4) {
+    throw UsageError(fmt::format(
+        "gradient bytes (--gradient-bytes) {}: expected 2 or 4 bytes per gradient element",
+        gradient_bytes));
+  }
+  if (lora_rank < 0) {
+    throw UsageError(fmt::format("LoRA rank (--lora-rank) {}: must be >= 0", lora_rank));
+  }
+  LlmTraining t;
+  t.seq_len = seq_len;
+  t.format = ParseMatrixFormat(precision);
+  t.lora_rank = lora_rank;
+  t.flash_attention = flash_attention;
+  t.gradient_bytes = gradient_bytes;
+  return t;
 }
 
 }  // namespace fitspeed

@@ -65,9 +65,10 @@ def test_llm_step_equals_the_cli_json(cli):
 def test_llm_plan_equals_the_cli_json_but_for_the_search_speed(cli):
     expected = run_cli(cli, "plan", "llama-3-8b", "--device", "h100", "--devices", "64",
                        "--global-batch", "256", "--seq-len", "8192", "--tokens", "1e12",
-                       "--price", "2.5", "--fix", "tp=2", "--top", "3", "--output", "json")
+                       "--price", "2.5", "--fix", "tp=2,mb=1,sp=1", "--top", "3", "--output", "json")
     got = fitspeed.plan_llm("llama-3-8b", "h100", devices=64, global_batch=256, seq_len=8192,
-                            tokens=1e12, price_per_device_hour=2.5, fix={"tp": 2},
+                            tokens=1e12, price_per_device_hour=2.5,
+                            fix={"tp": 2, "micro_batch": 1, "sequence_parallel": True},
                             top=3).to_dict()
 
     def without_time(d):  # the search's speed is measured, so differs run to run

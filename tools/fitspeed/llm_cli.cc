@@ -69,20 +69,7 @@ LlmCluster MakeClusterLlmCli(const LlmCliOptions& o) {
 }
 
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
-  if (o.seq_len < 1)
-    throw UsageError("--seq-len: give the tokens per sequence (>= 1) of the transformer");
-  if (o.gradient_bytes != 2 && o.gradient_bytes != 4) {
-    throw UsageError(fmt::format("--gradient-bytes {}: expected 2 or 4 bytes per gradient element",
-                                 o.gradient_bytes));
-  }
-  if (o.lora_rank < 0) throw UsageError(fmt::format("--lora-rank {}: must be >= 0", o.lora_rank));
-  LlmTraining t;
-  t.seq_len = o.seq_len;
-  t.format = ParseMatrixFormat(o.precision);
-  t.lora_rank = o.lora_rank;
-  t.flash_attention = o.flash_attention;
-  t.gradient_bytes = o.gradient_bytes;
-  return t;
+  return MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);
 }
 
 }  // namespace fitspeed::cli

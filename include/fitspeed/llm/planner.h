@@ -62,6 +62,12 @@ struct LlmPlan {
 LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster, const LlmPlanOptions& options,
                 const LlmCalibration& calibration = {});
 
+// `--fix`: "tp=8,pp=4,mb=2,recompute=full,sp=1,zero=1" (keys tp, pp, vp, cp,
+// ep, dp, mb, recompute, sp, zero) pins those choices in `o`; empty pins none.
+// UsageError naming the item for a malformed one, an unknown key or a value
+// out of range.
+void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o);
+
 // What a run of `tokens` tokens takes at `step`: days, and with a price per
 // device-hour the cost; the interval's factors widen both.
 struct LlmRunTotals {

@@ -101,6 +101,13 @@ struct LlmTraining {
   double fragmentation = 0.10;
 };
 
+// The training of a sequence length, a precision ("mixed", "bf16", "fp16",
+// "fp8", "int8", "fp4": ParseMatrixFormat), a LoRA rank (0: full training),
+// the attention kernels and the gradient bytes (2 or 4), the rest defaults.
+// UsageError naming the value that breaks its rule (seq_len < 1, ...).
+LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
+                            bool flash_attention, double gradient_bytes);
+
 // The devices and how they are joined: the scale-up domain (NVLink, a TPU
 // slice's ICI) and the network between domains.
 struct LlmCluster {
