@@ -136,9 +136,14 @@ def test_project_errors():
 
 
 def test_reader_doubts_are_warnings(data_dir):
-    # A CSV of step times without a unit column: the reader says what it assumed.
+    # The mmcls excerpt's 7 training lines are all in epoch 1, which is warm-up
+    # by default: the reader still reads them and says so, naming file and line.
+    path = str(data_dir / "logs-wild" / "detectron2-mmdet"
+               / "issue_open-mmlab-mmpretrain-408_mmcls-log.excerpt.txt")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fitspeed.read_text("batch,devices,throughput_sps\n64,2,100\n64,1,60\n128,1,100\n")
-    for w in caught:
-        assert issubclass(w.category, fitspeed.FitspeedWarning)
+        samples = fitspeed.read(path + "@batch=256", as_frame=False)
+    assert len(samples) == 7
+    assert caught, "no warning"
+    assert all(issubclass(w.category, fitspeed.FitspeedWarning) for w in caught)
+    assert any(str(w.message).startswith(path + ":8: ") for w in caught)
