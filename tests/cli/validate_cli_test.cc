@@ -187,12 +187,16 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   for (const auto& fit : k["fits"]) EXPECT_EQ(fit["half_dim"].get<double>(), 0) << fit.dump();
   EXPECT_EQ(RunCli("validate --shape-term").exit_code, 64);
 
-  // The framework profiles: held-out runs predicted better than the catalog overall.
+  // The framework profiles: over 100 runs predicted on a GPU their profile was not fitted on,
+  // with the catalog's and the profile's median |error| on them both reported. (Which is
+  // lower is a finding, not asserted: docs/validation.md reports the profiles worse today.)
   const CliRun frameworks = RunCli("validate --frameworks --output json");
   ASSERT_EQ(frameworks.exit_code, 0) << frameworks.err;
   const auto f = nlohmann::json::parse(frameworks.out);
   EXPECT_EQ(f["schema"], "fitspeed.validate_frameworks/1");
   EXPECT_GT(f["held_out_cases"].get<int>(), 100);
+  EXPECT_GT(f["catalog_median_abs_error_pct"].get<double>(), 0);
+  EXPECT_GT(f["profile_median_abs_error_pct"].get<double>(), 0);
   EXPECT_TRUE(f["skipped"].is_array());  // every framework with GPU runs has a profile today
   EXPECT_EQ(f["device_files"].size(), 0u);
   // A device file replaces the catalog device of its name, and the report says so.

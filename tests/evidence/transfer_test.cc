@@ -175,7 +175,10 @@ TEST(Transfer, Refusals) {
                UsageError);
 }
 
-TEST(ValidateTransfer, PublishedPairsAreOutOfSampleAndConsistent) {
+// Each transferred case is predicted from a fit on the other device's cases only (never its
+// own); both devices' runs are usually the same publisher's, so this is not out of sample by
+// publisher.
+TEST(ValidateTransfer, PublishedPairsFitOnTheOtherDeviceAndAreConsistent) {
   const std::vector<MeasuredCase> cases = PublishedCases(MeasuredDirTransfer());
   const TransferValidation v = ValidateTransfer(cases);
   ASSERT_FALSE(v.cases.empty());
@@ -188,7 +191,7 @@ TEST(ValidateTransfer, PublishedPairsAreOutOfSampleAndConsistent) {
     EXPECT_NEAR(c.error_pct, 100 * (c.predicted_sps / c.measured_sps - 1), 1e-9);
     EXPECT_FALSE(c.source.empty());
     EXPECT_GT(c.line, 0);
-    // Never fitted to the case predicted: A's cases of the fold are another device's.
+    // The fold that predicted it was fitted on the source device's cases (another device).
     for (const TransferFold& f : v.folds) {
       if (f.source_device == c.source_device && f.target_device == c.target_device &&
           f.network == c.network && f.precision == c.precision && f.framework == c.framework &&

@@ -74,11 +74,12 @@ TEST(PolluxT4, TraceHasSixModelsOnOneToFourGpus) {
   }
 }
 
-TEST(PolluxT4, OverlapModelReproducesTheMultiGpuSteps) {
-  // The measured 2-4 GPU step times are the independent numbers: the model,
-  // calibrated on them with the single-GPU law held fixed, must come within
-  // 5% rms for the models whose single-GPU law fits well (BERT, ResNet-50:
-  // single-GPU relative rms error 1% and 4%).
+TEST(PolluxT4, OverlapModelFitsTheMultiGpuStepsItIsCalibratedOn) {
+  // An in-sample check, not an independent one: the overlap model is calibrated
+  // on these measured 2-4 GPU step times (the single-GPU law held fixed) and must
+  // then reproduce them within 5% rms for the models whose single-GPU law fits
+  // well (BERT, ResNet-50: single-GPU relative rms error 1% and 4%). The
+  // out-of-sample check of the multi-node step is `validate placements`.
   const auto trace = ReadTrace();
   for (const char* model : {"bert", "imagenet"}) {
     const Calibrated c = Calibrate(trace.at(model));
