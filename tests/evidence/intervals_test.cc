@@ -258,12 +258,18 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   EXPECT_GE(gpu.sources, kModelIntervalMinSources);
   EXPECT_LT(gpu.low_factor, 1.0);
   EXPECT_GT(gpu.high_factor, gpu.low_factor);
-  // Transferred predictions have their own errors.
+  // Transferred predictions have their own errors. docs/guide.md claims a run of one's own
+  // narrows the FP32 interval (and says it does not narrow the tensor-core one): the
+  // transfer interval must be narrower than the catalog's gpu/fp32 one.
   const PredictionInterval transfer = table.ForTransfer("gpu", 0.8);
   ASSERT_TRUE(transfer.available) << transfer.reason;
   EXPECT_EQ(transfer.basis, "transfer:gpu");
   EXPECT_LT(transfer.low_factor, 1.0);
   EXPECT_GT(transfer.high_factor, 1.0);
+  const PredictionInterval fp32 = table.For(LoadDevice("v100-sxm2"), Precision::kFp32, 0.8);
+  ASSERT_TRUE(fp32.available) << fp32.reason;
+  EXPECT_EQ(fp32.basis, "gpu/fp32");
+  EXPECT_LT(transfer.high_factor / transfer.low_factor, fp32.high_factor / fp32.low_factor);
   EXPECT_FALSE(table.ForTransfer("tpu", 0.8).available);
   // So have predictions with a framework profile (held-out GPUs): the tensor
   // class has four sources (NVIDIA's three tables and Pollux's AMP runs).
