@@ -74,8 +74,8 @@ std::string IntervalNote(const PredictionInterval* interval) {
   return fmt::format(
       "interval: {:.0f}% prediction interval (samples/s_{:.0f}%, step_ms_{:.0f}%) = the modeled "
       "throughput x [{}, {}]: the split conformal interval of the model's out-of-sample errors "
-      "on {} published cases of class {} from {} sources (docs/validation.md, \"Prediction "
-      "intervals\"); a median case ran at {}x the modeled speed\n\n",
+      "on {} published cases of class {} from {} publishers, weighted equally (docs/validation.md, "
+      "\"Prediction intervals\"); a median case ran at {}x the modeled speed\n\n",
       100 * interval->level, 100 * interval->level, 100 * interval->level,
       FormatSig(interval->low_factor, 3), FormatSig(interval->high_factor, 3), interval->cases,
       interval->basis, interval->sources, FormatSig(std::exp(interval->median_log_ratio), 3));

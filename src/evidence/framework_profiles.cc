@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 
@@ -107,16 +109,30 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
       report.skipped.push_back({name, profile.cases, e.what()});
       continue;
     }
-    // Leave one GPU out.
+    // Leave one GPU out, and the held-out runs' publisher with it: a fold
+    // predicts one publisher's runs on one GPU from the framework's runs on the
+    // other GPUs by other publishers (a new user's setup is another publisher's).
+    std::vector<std::pair<std::string, std::string>> held_out_groups;  // (GPU, publisher)
     for (const std::string& held : profile.devices) {
+      for (const MeasuredCase& c : mine) {
+        const std::pair<std::string, std::string> g{held, CasePublisher(c.source)};
+        if (c.device == held &&
+            std::find(held_out_groups.begin(), held_out_groups.end(), g) == held_out_groups.end()) {
+          held_out_groups.push_back(g);
+        }
+      }
+    }
+    for (const auto& [held, publisher] : held_out_groups) {
       FrameworkFold fold;
       fold.framework = name;
       fold.device = held;
+      fold.publisher = publisher;
       std::vector<MeasuredCase> training, held_cases;
       for (const MeasuredCase& c : mine) {
+        const bool same_publisher = CasePublisher(c.source) == publisher;
         if (c.device == held) {
-          held_cases.push_back(c);
-        } else {
+          if (same_publisher) held_cases.push_back(c);
+        } else if (!same_publisher) {
           training.push_back(c);
           if (std::find(fold.training_devices.begin(), fold.training_devices.end(), c.device) ==
               fold.training_devices.end()) {
@@ -133,7 +149,7 @@ FrameworkProfileReport FitFrameworkProfiles(const std::vector<MeasuredCase>& cas
                                       1);
       }
       if (training.empty()) {
-        fold.problem = "no other GPU has runs of this framework";
+        fold.problem = "no other GPU has runs of this framework by another publisher";
       } else {
         // The scales the held-out runs need must be among those fitted.
         std::vector<const Device*> training_devices, held_devices(held_cases.size(), &target);

@@ -61,6 +61,7 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
     for (const FrameworkFold& f : report.folds) {
       folds.push_back({{"framework", f.framework},
                        {"device", f.device},
+                       {"publisher", f.publisher},
                        {"training_devices", f.training_devices},
                        {"cases", f.cases},
                        {"training_cases", f.training_cases},
@@ -89,12 +90,13 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
         << "\n";
     return;
   }
-  TextTable folds({"framework", "held_out_device", "cases", "training_devices", "training_cases",
+  TextTable folds({"framework", "held_out_device", "publisher", "cases", "training_devices",
+                   "training_cases",
                    "compute_scale", "tensor_scale", "step_host_ms", "catalog_median_%",
                    "profile_median_%", "problem"});
   for (const FrameworkFold& f : report.folds) {
     folds.AddRow(
-        {f.framework, f.device, std::to_string(f.cases),
+        {f.framework, f.device, f.publisher, std::to_string(f.cases),
          f.training_devices.empty() ? "-" : fmt::format("{}", fmt::join(f.training_devices, "+")),
          std::to_string(f.training_cases), Value(f.parameters, "compute_scale"),
          Value(f.parameters, "tensor_scale"), Value(f.parameters, "step_host_s", 1e-3),

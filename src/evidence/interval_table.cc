@@ -2,9 +2,12 @@
 #include "fitspeed/evidence/interval_table.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/median.h"
@@ -16,11 +19,16 @@ namespace {
 
 using ErrorClasses = std::map<std::string, std::vector<ModelError>>;
 
-std::vector<ModelError> WithoutSource(const std::vector<ModelError>& errors,
-                                      const std::string& source) {
+// The errors that involve none of `publishers`.
+std::vector<ModelError> WithoutPublishers(const std::vector<ModelError>& errors,
+                                          const std::vector<std::string>& publishers) {
   std::vector<ModelError> kept;
   for (const ModelError& e : errors) {
-    if (e.source != source) kept.push_back(e);
+    bool involved = false;
+    for (const std::string& p : PublishersOfSource(e.source)) {
+      involved = involved || std::find(publishers.begin(), publishers.end(), p) != publishers.end();
+    }
+    if (!involved) kept.push_back(e);
   }
   return kept;
 }
@@ -41,16 +49,27 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
   report.level = level;
   report.overall.error_class = "all";
   std::vector<double> all_widths;
+  // Per source (publisher): cases with an interval, and covered ones.
+  using Tally = std::map<std::string, std::pair<int, int>>;
+  Tally all_tally;
+  auto weighted = [](const Tally& tally, CoverageRow& row) {
+    double sum = 0;
+    for (const auto& [source, t] : tally) sum += static_cast<double>(t.second) / t.first;
+    row.publishers = static_cast<int>(tally.size());
+    row.publisher_coverage = tally.empty() ? std::nan("") : sum / tally.size();
+  };
   for (const auto& [name, errors] : classes) {
     CoverageRow row;
     row.error_class = name;
     std::vector<double> widths;
+    Tally tally;
     for (const ModelError& e : errors) {
       ++row.cases;
-      // The table as it would be without this case's source.
+      // The table as it would be without this case's publishers.
+      const std::vector<std::string> publishers = PublishersOfSource(e.source);
       ErrorClasses held_out;
       for (const auto& [other, other_errors] : classes) {
-        held_out[other] = WithoutSource(other_errors, e.source);
+        held_out[other] = WithoutPublishers(other_errors, publishers);
       }
       IntervalTable held_out_table;
       held_out_table.*map = std::move(held_out);
@@ -59,6 +78,7 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
       ++row.with_interval;
       widths.push_back(interval.high_factor / interval.low_factor);
       const double low = std::log(interval.low_factor), high = std::log(interval.high_factor);
+      const bool covered = e.log_ratio >= low && e.log_ratio <= high;
       if (e.log_ratio < low) {
         ++row.below;
       } else if (e.log_ratio > high) {
@@ -66,7 +86,12 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
       } else {
         ++row.covered;
       }
+      for (Tally* t : {&tally, &all_tally}) {
+        ++(*t)[e.source].first;
+        (*t)[e.source].second += covered ? 1 : 0;
+      }
     }
+    weighted(tally, row);
     row.median_width = widths.empty() ? std::nan("") : Median(widths);
     all_widths.insert(all_widths.end(), widths.begin(), widths.end());
     report.overall.cases += row.cases;
@@ -77,15 +102,32 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
     report.classes.push_back(row);
   }
   report.overall.median_width = all_widths.empty() ? std::nan("") : Median(all_widths);
+  weighted(all_tally, report.overall);
   return report;
 }
 
 }  // namespace
 
-std::string ModelErrorSource(const std::string& file, const std::string& framework) {
+std::string CasePublisher(const std::string& file) {
   const size_t slash = file.find_last_of('/');
   const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
-  return framework.empty() ? name : name + "/" + framework;
+  // data/publishers.json, "case_files": the organization behind each table.
+  static const std::map<std::string, std::string> publishers = {
+      {"nvidia_dle_training_perf_tables.csv", "NVIDIA"},
+      {"pollux_t4_single_node.csv", "Pollux authors"},
+      {"pollux_t4_multi_node.csv", "Pollux authors"},
+      {"paddle_benchmark_k40m_gpu.csv", "Baidu PaddlePaddle"},
+      {"paddle_intel_xeon6148_cpu_train.csv", "Baidu PaddlePaddle"},
+      {"koshian2_tpu_benchmark_main_per_epoch.csv", "koshian2"},
+  };
+  const auto it = publishers.find(name);
+  return it != publishers.end() ? it->second : name;
+}
+
+std::string JoinedPublishers(const std::vector<std::string>& files) {
+  std::set<std::string> names;
+  for (const std::string& f : files) names.insert(CasePublisher(f));
+  return fmt::format("{}", fmt::join(names, "+"));
 }
 
 IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
@@ -94,7 +136,7 @@ IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
     if (!v.modeled || v.in_sample) continue;
     const Device device = LoadDevice(v.measured.device);
     ModelError e;
-    e.source = ModelErrorSource(v.measured.source, v.measured.framework);
+    e.source = CasePublisher(v.measured.source);
     e.case_key = fmt::format("{}@{}", v.key, v.measured.line);
     e.log_ratio = std::log(v.measured.throughput_sps / v.predicted_sps);
     table.classes[ModelErrorClass(device, v.measured.precision)].push_back(std::move(e));
@@ -105,7 +147,11 @@ IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
 void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer) {
   for (const TransferredCase& c : transfer.cases) {
     ModelError e;
-    e.source = ModelErrorSource(c.source, c.framework);
+    // The target's publisher and the calibrated runs' (the two differ for a
+    // transfer across publishers: leaving either out drops the error).
+    std::vector<std::string> files = c.from_sources;
+    files.push_back(c.source);
+    e.source = JoinedPublishers(files);
     e.case_key = fmt::format("{} {}@{}", c.pair, c.key, c.line);
     e.log_ratio = c.log_ratio;
     table.transfer[LoadDevice(c.target_device).kind].push_back(std::move(e));
@@ -119,7 +165,7 @@ void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& repo
     for (size_t i = 0; i < fold.held_out.size() && i < fold.profile_errors.size(); ++i) {
       const MeasuredCase& c = fold.held_out[i];
       ModelError e;
-      e.source = ModelErrorSource(c.source, c.framework);
+      e.source = CasePublisher(c.source);
       e.case_key = fmt::format("{} profile from {}: {}@{}", c.framework,
                                fmt::join(fold.training_devices, "+"), CaseKey(c), c.line);
       // profile_errors are predicted / measured - 1.

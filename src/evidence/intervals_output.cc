@@ -37,12 +37,16 @@ void AddCoverageRow(TextTable& t, const CoverageRow& row, const PredictionInterv
   }
   t.AddRow({row.error_class, std::to_string(row.cases), std::to_string(row.with_interval),
             std::to_string(row.covered), std::to_string(row.below), std::to_string(row.above),
-            Share(row.covered, row.with_interval), Factor(row.median_width), shipped_cells, basis});
+            Share(row.covered, row.with_interval), std::to_string(row.publishers),
+            std::isfinite(row.publisher_coverage) && row.publishers > 0
+                ? fmt::format("{:.1f}", 100 * row.publisher_coverage)
+                : "-",
+            Factor(row.median_width), shipped_cells, basis});
 }
 
 void WriteCoverage(std::ostream& out, const CoverageReport& report, const IntervalOf& shipped) {
   TextTable t({"class", "cases", "with_interval", "covered", "below", "above", "coverage_%",
-               "median_width", "interval_now", "basis"});
+               "publishers", "by_publisher_%", "median_width", "interval_now", "basis"});
   std::vector<PredictionInterval> now;
   for (const CoverageRow& row : report.classes) {
     const PredictionInterval i = shipped(row.error_class);
@@ -63,6 +67,9 @@ ordered_json CoverageRowJson(const CoverageRow& row) {
       {"below", row.below},
       {"above", row.above},
       {"coverage", row.with_interval > 0 ? ordered_json(row.coverage()) : ordered_json(nullptr)},
+      {"publishers", row.publishers},
+      {"publisher_coverage",
+       row.publishers > 0 ? ordered_json(row.publisher_coverage) : ordered_json(nullptr)},
       {"median_width", Number(row.median_width)}};
 }
 
@@ -71,7 +78,7 @@ ordered_json IntervalJson(const PredictionInterval& i) {
   return {{"available", true},
           {"basis", i.basis},
           {"cases", i.cases},
-          {"sources", i.sources},
+          {"sources", i.sources},  // publishers (fitspeed/core/prediction_interval.h)
           {"level", i.level},
           {"low_factor", i.low_factor},
           {"high_factor", i.high_factor},
@@ -90,20 +97,22 @@ ordered_json CoverageJson(const CoverageReport& report, const IntervalOf& shippe
 
 void WriteTableIntervals(std::ostream& out, const IntervalTable& table, double level) {
   out << fmt::format(
-      "Prediction intervals ({:.0f}%): leave one source out - each case's error "
-      "ln(measured/predicted) against the split conformal interval built from the other sources' "
-      "errors of its class (device kind x fp32 or tensor units; the kind's errors when the class "
-      "has too few cases or errors from fewer than {} sources; none when the kind falls short "
-      "too); "
-      "coverage should be near {:.0f}%; below: measured slower than the interval (the model too "
+      "Prediction intervals ({:.0f}%): leave one publisher out - each case's error "
+      "ln(measured/predicted) against the split conformal interval built from the other "
+      "publishers' errors of its class, publishers weighted equally (device kind x fp32 or tensor "
+      "units; the kind's errors when the class has too few cases or errors from fewer than {} "
+      "publishers; none when the kind falls short too); coverage should be near {:.0f}%, by case "
+      "(coverage_%) and with publishers weighted equally (by_publisher_%: the mean of each "
+      "publisher's share covered); below: measured slower than the interval (the model too "
       "fast); median_width: high/low factor; interval_now: the throughput factors `sweep "
-      "--device` prints, from all sources\n",
+      "--device` prints, from all publishers\n",
       100 * level, kModelIntervalMinSources, 100 * level);
   WriteCoverage(out, LeaveOneSourceOutCoverage(table, level),
                 [&](const std::string& c) { return table.For(c, level); });
   if (!table.transfer.empty()) {
     out << fmt::format(
-        "\nTransferred predictions (sweep --from), {:.0f}% intervals, leave one source out:\n",
+        "\nTransferred predictions (sweep --from), {:.0f}% intervals, leave one publisher out "
+        "(a transfer between two publishers' runs is left out with either):\n",
         100 * level);
     WriteCoverage(out, LeaveOneSourceOutTransferCoverage(table, level),
                   [&](const std::string& kind) { return table.ForTransfer(kind, level); });
@@ -111,8 +120,9 @@ void WriteTableIntervals(std::ostream& out, const IntervalTable& table, double l
   if (!table.framework.empty()) {
     out << fmt::format(
         "\nPredictions with a framework profile (sweep --framework) on a GPU the profile was not "
-        "fitted on, {:.0f}% intervals, leave one source out (every framework's held-out GPUs "
-        "together, the kind's errors as the fallback):\n",
+        "fitted on, {:.0f}% intervals, leave one publisher out (every framework's held-out GPUs "
+        "together, the kind's errors as the fallback; each profile fitted on other publishers' "
+        "runs):\n",
         100 * level);
     WriteCoverage(out, LeaveOneSourceOutFrameworkCoverage(table, level),
                   [&](const std::string& c) { return table.ForFramework(c, level); });
@@ -123,7 +133,8 @@ void WriteTableIntervals(std::ostream& out, const IntervalTable& table, double l
 // table, the interval now split into its two factors).
 void WriteCsv(std::ostream& out, const IntervalTable& table, double level) {
   TextTable t({"predictions", "class", "cases", "with_interval", "covered", "below", "above",
-               "coverage_pct", "median_width", "low_factor_now", "high_factor_now", "basis"});
+               "coverage_pct", "publishers", "publisher_coverage_pct", "median_width",
+               "low_factor_now", "high_factor_now", "basis"});
   auto add = [&t](const char* predictions, const CoverageReport& report, const IntervalOf& now) {
     auto row = [&](const CoverageRow& r, const PredictionInterval* i) {
       const bool available = i != nullptr && i->available;
@@ -131,6 +142,8 @@ void WriteCsv(std::ostream& out, const IntervalTable& table, double level) {
                 std::to_string(r.with_interval), std::to_string(r.covered), std::to_string(r.below),
                 std::to_string(r.above),
                 r.with_interval > 0 ? FormatSig(100 * r.coverage(), 4) : "",
+                std::to_string(r.publishers),
+                r.publishers > 0 ? FormatSig(100 * r.publisher_coverage, 4) : "",
                 std::isfinite(r.median_width) ? FormatSig(r.median_width, 4) : "",
                 available ? FormatSig(i->low_factor, 4) : "",
                 available ? FormatSig(i->high_factor, 4) : "",
@@ -162,7 +175,9 @@ namespace evidence_output {
 ordered_json IntervalCoverageJson(const IntervalTable& table, double level) {
   ordered_json j = {
       {"level", level},
-      {"method", "split conformal on ln(measured/predicted), leave one source out"},
+      {"method",
+       "split conformal on ln(measured/predicted), publishers weighted equally, leave one "
+       "publisher out"},
       {"catalog", CoverageJson(LeaveOneSourceOutCoverage(table, level),
                                [&](const std::string& c) { return table.For(c, level); })}};
   j["transfer"] =

@@ -320,6 +320,12 @@ TransferValidation ValidateTransfer(const std::vector<MeasuredCase>& cases,
               p.accumulation = c.accumulation;
               p.key = v->key;
               p.source = c.source;
+              for (const MeasuredCase& from : on_a) {
+                if (std::find(p.from_sources.begin(), p.from_sources.end(), from.source) ==
+                    p.from_sources.end()) {
+                  p.from_sources.push_back(from.source);
+                }
+              }
               p.line = c.line;
               p.measured_sps = c.throughput_sps;
               p.predicted_sps = ModelStep(network, t.target, c.batch, model).throughput_sps;

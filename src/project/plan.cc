@@ -198,7 +198,7 @@ PlanResult Plan(const std::vector<PlanCandidate>& candidates, const PlanRequest&
           AddOnce(result.assumptions,
                   fmt::format("{:.0f}% interval of a total (total_low..total_high): the device "
                               "model's split conformal interval from {} out-of-sample published "
-                              "cases of class {} ({} sources), applied to the epochs' time; "
+                              "cases of class {} ({} publishers), applied to the epochs' time; "
                               "'met (at risk)': the deadline is met by the prediction but not by "
                               "the interval's slow end",
                               100 * request.interval_level, m.cases, m.basis, m.sources));

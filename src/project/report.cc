@@ -132,7 +132,7 @@ Projection MakeProjection(std::vector<EpochModel> models, const ProjectOptions& 
         p.assumptions,
         fmt::format("{} interval (model): the law was fitted to a device model's predictions; "
                     "the model's split conformal interval on throughput, x[{}, {}] from {} "
-                    "out-of-sample published cases of class {} ({} sources; median case at "
+                    "out-of-sample published cases of class {} ({} publishers; median case at "
                     "{}x the modeled speed), combined with the fit's relative half-width in "
                     "quadrature on each side around that median (CombinedTimeFactors); "
                     "startup and first-epoch extra are not scaled",

@@ -28,8 +28,9 @@ TEST(IntervalsCli, ModeledThroughputCarriesTheBuiltInInterval) {
   const auto j = nlohmann::json::parse(run.out);
   const auto& mi = j["model_interval"];
   ASSERT_TRUE(mi["available"].get<bool>()) << mi.dump();
-  // The tensor-core class has the rule's four sources: its own errors.
-  EXPECT_EQ(mi["basis"], "gpu/tensor");
+  // The tensor-core class's errors come from two publishers, fewer than the rule's
+  // four: the GPU kind's errors (four publishers).
+  EXPECT_EQ(mi["basis"], "gpu");
   EXPECT_EQ(mi["min_sources"], fitspeed::kModelIntervalMinSources);
   EXPECT_DOUBLE_EQ(mi["level"].get<double>(), 0.8);
   // The same interval as the library builds from the built-in table.
@@ -64,11 +65,11 @@ TEST(IntervalsCli, TableAndCsvShowTheIntervalAndItsBasis) {
 }
 
 TEST(IntervalsCli, SaysWhyWhenTheDataIsTooThin) {
-  // Every published TPU case comes from one source (koshian2's Colab runs).
+  // Every published TPU case comes from one publisher (koshian2's Colab runs).
   const CliRun run = RunCli("sweep wrn-k7n4-7x7 --device tpu-v2-8 --batches 128,256,512");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("interval: none ("));
-  EXPECT_THAT(run.out, HasSubstr("4 or more sources"));
+  EXPECT_THAT(run.out, HasSubstr("4 or more publishers"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("samples/s_80%")));
 }
 
@@ -85,7 +86,7 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
   const auto j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["rows"].size(), 1u);
   const auto& row = j["rows"][0];
-  EXPECT_EQ(row["interval_basis"], "fit + model gpu/tensor");
+  EXPECT_EQ(row["interval_basis"], "fit + model gpu");
   // The interval is the model's at 80% widened by the fit's (tiny here: the
   // model's points lie on the law), so close to total / [high, low] factors.
   const fitspeed::PredictionInterval model = fitspeed::BuiltinIntervalTable().For(
@@ -102,8 +103,8 @@ TEST(IntervalsCli, ProjectCombinesTheModelsErrorsWithTheFit) {
 }
 
 TEST(IntervalsCli, ProjectKeepsTheSweepsSourceRule) {
-  // The CPU class has 36 published cases, enough for 80% (9), from 3 sources,
-  // fewer than the rule's 4: project, rebuilding the interval at its own
+  // The CPU class has 36 published cases, enough for 80% (9), from 1 publisher
+  // (Baidu's Paddle tables), fewer than the rule's 4: project, rebuilding the interval at its own
   // level from the sweep's errors, must refuse it as the sweep did.
   const std::string sweep_json = ScratchIntervals("intervals_cli_cpu_sweep.json");
   const CliRun sweep = RunCli("sweep resnet50 --device xeon-6148x2 --batches 64,128,256 -o json");
@@ -114,7 +115,7 @@ TEST(IntervalsCli, ProjectKeepsTheSweepsSourceRule) {
                             " --samples 1281167 --epochs 90 --batch 256 --confidence 0.8");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("80% interval (model): none from the model's errors"));
-  EXPECT_THAT(run.out, HasSubstr("4 or more sources"));
+  EXPECT_THAT(run.out, HasSubstr("4 or more publishers"));
 }
 
 TEST(IntervalsCli, ProjectSaysWhenTheModelsErrorsAreTooFewForItsLevel) {
@@ -148,13 +149,13 @@ TEST(IntervalsCli, ValidateReportsCoverageAndWritesTheTable) {
   const CliRun run =
       RunCli("validate --no-cross-validation --no-cross-device --intervals-out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Prediction intervals (80%): leave one source out"));
+  EXPECT_THAT(run.out, HasSubstr("Prediction intervals (80%): leave one publisher out"));
   EXPECT_THAT(run.out, HasSubstr("gpu/tensor"));
   const fitspeed::IntervalTable written = fitspeed::ReadIntervalTableFile(out);
   EXPECT_EQ(written.classes.size(), fitspeed::BuiltinIntervalTable().classes.size());
   // The framework profiles' held-out errors (sweep --framework) too.
   EXPECT_THAT(run.out, HasSubstr("Predictions with a framework profile"));
-  EXPECT_THAT(run.out, HasSubstr("framework:gpu/tensor"));
+  EXPECT_THAT(run.out, HasSubstr("framework:gpu/tensor"));  // the class's row, with or without an interval
   EXPECT_EQ(written.framework.size(), fitspeed::BuiltinIntervalTable().framework.size());
   EXPECT_FALSE(written.framework.empty());
   const CliRun bad = RunCli("sweep resnet50 --device v100-sxm2 --batches 32 --intervals " +

@@ -187,14 +187,15 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   for (const auto& fit : k["fits"]) EXPECT_EQ(fit["half_dim"].get<double>(), 0) << fit.dump();
   EXPECT_EQ(RunCli("validate --shape-term").exit_code, 64);
 
-  // The framework profiles: over 100 runs predicted on a GPU their profile was not fitted on,
+  // The framework profiles: over 50 runs predicted on a GPU (and by a publisher) their profile
+  // was not fitted on,
   // with the catalog's and the profile's median |error| on them both reported. (Which is
   // lower is a finding, not asserted: docs/validation.md reports the profiles worse today.)
   const CliRun frameworks = RunCli("validate --frameworks --output json");
   ASSERT_EQ(frameworks.exit_code, 0) << frameworks.err;
   const auto f = nlohmann::json::parse(frameworks.out);
   EXPECT_EQ(f["schema"], "fitspeed.validate_frameworks/1");
-  EXPECT_GT(f["held_out_cases"].get<int>(), 100);
+  EXPECT_GT(f["held_out_cases"].get<int>(), 50);  // 59: each fold's profile from other publishers
   EXPECT_GT(f["catalog_median_abs_error_pct"].get<double>(), 0);
   EXPECT_GT(f["profile_median_abs_error_pct"].get<double>(), 0);
   EXPECT_TRUE(f["skipped"].is_array());  // every framework with GPU runs has a profile today
@@ -216,9 +217,13 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_NE(mxnet.err.find("framework profile 'mxnet'"), std::string::npos) << mxnet.err;
   EXPECT_NE(nlohmann::json::parse(base.out)["steps"][0]["throughput_sps"],
             nlohmann::json::parse(mxnet.out)["steps"][0]["throughput_sps"]);
-  // Its interval is the profiles' held-out errors', not the catalog model's.
-  EXPECT_EQ(nlohmann::json::parse(base.out)["model_interval"]["basis"], "gpu/tensor");
-  EXPECT_EQ(nlohmann::json::parse(mxnet.out)["model_interval"]["basis"], "framework:gpu/tensor");
+  // Its interval is the profiles' held-out errors', not the catalog model's: today
+  // from three publishers, too few for one (the model's falls back to the GPU kind's).
+  EXPECT_EQ(nlohmann::json::parse(base.out)["model_interval"]["basis"], "gpu");
+  const auto mxnet_interval = nlohmann::json::parse(mxnet.out)["model_interval"];
+  EXPECT_EQ(mxnet_interval["basis"], "framework:gpu");
+  EXPECT_EQ(mxnet_interval["available"], false);
+  EXPECT_EQ(mxnet_interval["sources"], 3);
   EXPECT_NE(mxnet.err.find("profiles' predictions on GPUs they were not fitted on"),
             std::string::npos)
       << mxnet.err;
@@ -226,7 +231,7 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   const CliRun caffe = RunCli("sweep alexnet --device v100-sxm2 --batches 128 --framework caffe");
   ASSERT_EQ(caffe.exit_code, 0) << caffe.err;
   EXPECT_NE(caffe.err.find("runs on one GPU only"), std::string::npos) << caffe.err;
-  EXPECT_NE(caffe.out.find("class framework:gpu/fp32"), std::string::npos) << caffe.out;
+  EXPECT_NE(caffe.out.find("interval: none (framework:gpu/fp32:"), std::string::npos) << caffe.out;
   const CliRun jax = RunCli("sweep resnet50 --device a100 --batches 256 --framework jax");
   EXPECT_EQ(jax.exit_code, 64);
   EXPECT_NE(jax.err.find("no published GPU run"), std::string::npos) << jax.err;

@@ -39,8 +39,46 @@ TEST(ModelErrorClassTest, KindAndWhereTheMatrixWorkRuns) {
   // A TPU runs FP32 matrix work on its MXU (fp32_matrix_on_tensor16).
   EXPECT_EQ(ModelErrorClass(LoadDevice("tpu-v2-8"), Precision::kFp32), "tpu/tensor");
   EXPECT_EQ(ModelErrorKindClass("gpu/tensor"), "gpu");
-  EXPECT_EQ(ModelErrorSource("/x/y/nvidia_dle.csv", "mxnet"), "nvidia_dle.csv/mxnet");
-  EXPECT_EQ(ModelErrorSource("pollux.csv", ""), "pollux.csv");
+}
+
+TEST(CasePublisherTest, OneOrganizationWhateverItsFilesAndFrameworks) {
+  // NVIDIA's DeepLearningExamples tables are one publisher, whatever the framework;
+  // Paddle's GPU and CPU tables another; a file not listed is its own.
+  EXPECT_EQ(CasePublisher("/x/y/nvidia_dle_training_perf_tables.csv"), "NVIDIA");
+  EXPECT_EQ(CasePublisher("paddle_benchmark_k40m_gpu.csv"),
+            CasePublisher("data/paddle_intel_xeon6148_cpu_train.csv"));
+  EXPECT_EQ(CasePublisher("pollux_t4_single_node.csv"), CasePublisher("pollux_t4_multi_node.csv"));
+  EXPECT_EQ(CasePublisher("/home/me/my_runs.csv"), "my_runs.csv");
+  EXPECT_EQ(JoinedPublishers({"pollux_t4_single_node.csv", "nvidia_dle_training_perf_tables.csv",
+                              "nvidia_dle_training_perf_tables.csv"}),
+            "NVIDIA+Pollux authors");
+  EXPECT_EQ(PublishersOfSource("NVIDIA+Pollux authors"),
+            (std::vector<std::string>{"NVIDIA", "Pollux authors"}));
+}
+
+TEST(EmpiricalIntervalTest, WeighsPublishersEqually) {
+  // Publisher A has 8 errors at 0, B, C and D one each at 1, -1 and 0.5: n = 11,
+  // four publishers. At 50%: tail 0.25, k_lo = floor(12 x 0.25) = 3, k_hi =
+  // ceil(12 x 0.75) = 9; the ends exceed the shares (k_lo - 1)/n = 2/11 = 0.182
+  // from below and (n - k_hi)/n = 2/11 from above. Weights (each publisher 1/4 in
+  // all): A's errors 1/32 each, B, C, D 1/4. From below C (-1) alone holds 0.25
+  // > 0.182: low e^-1; from above B (1) alone: high e^1. Unweighted the ends
+  // would be e(3) = e(9) = 0 of (-1, 0 x 8, 0.5, 1): [1, 1]. Median: the
+  // cumulative share from below is C 0.25, A's 0.28125 .. 0.5, landing on 1/2
+  // exactly at A's last, so (0 + 0.5) / 2 = 0.25 (unweighted: 0).
+  std::vector<ModelError> errors = Errors("A", std::vector<double>(8, 0.0));
+  errors.push_back({"B", "b", 1.0});
+  errors.push_back({"C", "c", -1.0});
+  errors.push_back({"D", "d", 0.5});
+  const PredictionInterval i = EmpiricalInterval(errors, 0.5, "gpu", 4);
+  ASSERT_TRUE(i.available) << i.reason;
+  EXPECT_EQ(i.sources, 4);
+  EXPECT_DOUBLE_EQ(i.low_factor, std::exp(-1.0));
+  EXPECT_DOUBLE_EQ(i.high_factor, std::exp(1.0));
+  EXPECT_DOUBLE_EQ(i.median_log_ratio, 0.25);
+  // A joined source counts each of its publishers, and weighs as one source.
+  errors.back().source = "D+E";
+  EXPECT_EQ(EmpiricalInterval(errors, 0.5, "gpu", 4).sources, 5);
 }
 
 TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
@@ -53,7 +91,8 @@ TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
   }
   table.classes["gpu/fp32"] = fp32;
   // gpu/tensor alone: 3 cases from 1 source; the kind "gpu": all 14, four
-  // sources. n = 14 at 80%: k_lo = floor(1.5) = 1, k_hi = ceil(13.5) = 14: the extremes.
+  // sources. n = 14 at 80%: k_lo = floor(1.5) = 1, k_hi = ceil(13.5) = 14: the
+  // extremes (whatever the publishers' weights: nothing is excluded beyond them).
   const PredictionInterval i = table.For("gpu/tensor", 0.8);
   ASSERT_TRUE(i.available) << i.reason;
   EXPECT_EQ(i.basis, "gpu");
@@ -70,9 +109,9 @@ TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
   three.classes["gpu/fp32"].resize(9);
   const PredictionInterval thin = three.For("gpu/tensor", 0.8);
   EXPECT_FALSE(thin.available);
-  EXPECT_NE(thin.reason.find("gpu: 12 published case(s) from 3 source(s)"), std::string::npos)
+  EXPECT_NE(thin.reason.find("gpu: 12 published case(s) from 3 publisher(s)"), std::string::npos)
       << thin.reason;
-  EXPECT_NE(thin.reason.find("4 or more sources"), std::string::npos) << thin.reason;
+  EXPECT_NE(thin.reason.find("4 or more publishers"), std::string::npos) << thin.reason;
   // A kind without errors: not available, both reasons given.
   const PredictionInterval none = table.For("tpu/tensor", 0.8);
   EXPECT_FALSE(none.available);
@@ -81,13 +120,16 @@ TEST(IntervalTableTest, FallsBackToTheKindWhenTheClassIsThin) {
 }
 
 TEST(IntervalTableTest, LeaveOneSourceOutCoverageByHand) {
-  // Sources A, B, D and E: 9 errors 0.0..0.8 each; source C: one error 2.0.
-  // A case of A: the interval from B, D, E and C (4 sources), n = 28:
-  // k_lo = floor(2.9) = 2, k_hi = ceil(26.1) = 27; sorted, e(1..3) = 0.0 and
-  // e(25..27) = 0.8, e(28) = 2.0: [0.0, 0.8], which covers it; the same for
-  // B, D and E. C's case: the interval from A, B, D and E, n = 36: k_lo =
-  // floor(3.7) = 3, k_hi = ceil(33.3) = 34: [0.0, 0.8]; 2.0 lies above.
-  // Coverage 36/37, every interval exp(0.8) wide.
+  // Publishers A, B, D and E: 9 errors 0.0..0.8 each; publisher C: one error 2.0.
+  // A case of A: the interval from B, D, E and C (4 publishers), n = 28: k_lo =
+  // floor(2.9) = 2, k_hi = ceil(26.1) = 27, so one error's share is excluded at
+  // each end, 1/28 = 0.036. Publishers weighted equally: B's, D's and E's errors
+  // weigh 1/36 each, C's 1/4. From below the two 0.0s of two publishers hold
+  // 0.056 > 0.036: low 0.0; from above C's 2.0 alone holds 0.25: high 2.0. The
+  // interval [0.0, 2.0] covers it; the same for B, D and E. C's case: the
+  // interval from A, B, D and E (equal weights), n = 36: k_lo = 3, k_hi = 34:
+  // [0.0, 0.8]; 2.0 lies above. Coverage 36/37 by case; by publisher A, B, D, E
+  // 1 and C 0: 4/5. Widths: 36 of exp(2.0), one of exp(0.8): median exp(2.0).
   IntervalTable table;
   std::vector<double> ladder;
   for (int i = 0; i < 9; ++i) ladder.push_back(0.1 * i);
@@ -107,8 +149,11 @@ TEST(IntervalTableTest, LeaveOneSourceOutCoverageByHand) {
   EXPECT_EQ(row.above, 1);
   EXPECT_EQ(row.below, 0);
   EXPECT_NEAR(row.coverage(), 36.0 / 37, 1e-12);
-  EXPECT_NEAR(row.median_width, std::exp(0.8), 1e-9);
+  EXPECT_NEAR(row.median_width, std::exp(2.0), 1e-9);
+  EXPECT_EQ(row.publishers, 5);
+  EXPECT_NEAR(row.publisher_coverage, 0.8, 1e-12);
   EXPECT_EQ(report.overall.covered, 36);
+  EXPECT_NEAR(report.overall.publisher_coverage, 0.8, 1e-12);
   // With four sources in all, leaving one out leaves three: no interval is
   // built for any case (the rule asks for four), and none is counted.
   IntervalTable four;
@@ -179,7 +224,7 @@ TEST(IntervalTableTest, FrameworkProfileErrorsByHand) {
   const ModelError& e = table.framework.at("gpu/fp32")[0];
   EXPECT_NEAR(e.log_ratio, -std::log(1.25), 1e-15);
   EXPECT_NEAR(table.framework.at("gpu/tensor")[0].log_ratio, std::log(1.25), 1e-15);
-  EXPECT_EQ(e.source, "nvidia_dle.csv/pytorch");
+  EXPECT_EQ(e.source, "nvidia_dle.csv");  // not a listed file: its own publisher
   EXPECT_NE(e.case_key.find("pytorch profile from a100-80gb"), std::string::npos) << e.case_key;
   EXPECT_TRUE(table.classes.empty());
   // Four sources of nine tensor errors each: ForFramework uses the class and
@@ -252,9 +297,10 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   const IntervalTable& table = BuiltinIntervalTable();
   const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), Precision::kMixed, 0.8);
   ASSERT_TRUE(gpu.available) << gpu.reason;
-  // gpu/tensor has four sources (NVIDIA's PyTorch, TensorFlow and MXNet
-  // tables and Pollux's AMP ResNet-50), kModelIntervalMinSources: its own.
-  EXPECT_EQ(gpu.basis, "gpu/tensor");
+  // gpu/tensor has two publishers (NVIDIA's tables and Pollux's AMP ResNet-50),
+  // fewer than kModelIntervalMinSources: the GPU kind's errors (NVIDIA, Pollux,
+  // Baidu's Paddle tables, koshian2's Colab runs).
+  EXPECT_EQ(gpu.basis, "gpu");
   EXPECT_GE(gpu.sources, kModelIntervalMinSources);
   EXPECT_LT(gpu.low_factor, 1.0);
   EXPECT_GT(gpu.high_factor, gpu.low_factor);
@@ -271,19 +317,18 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   EXPECT_EQ(fp32.basis, "gpu/fp32");
   EXPECT_LT(transfer.high_factor / transfer.low_factor, fp32.high_factor / fp32.low_factor);
   EXPECT_FALSE(table.ForTransfer("tpu", 0.8).available);
-  // So have predictions with a framework profile (held-out GPUs): the tensor
-  // class has four sources (NVIDIA's three tables and Pollux's AMP runs).
+  // Predictions with a framework profile (one publisher's runs on a held-out GPU,
+  // the profile fitted on other publishers'): errors from three publishers in
+  // all (NVIDIA, Pollux, Baidu), fewer than four: no interval, and it says why.
   const PredictionInterval profiled =
       table.ForFramework(LoadDevice("a100"), Precision::kMixed, 0.8);
-  ASSERT_TRUE(profiled.available) << profiled.reason;
-  EXPECT_EQ(profiled.basis, "framework:gpu/tensor");
-  EXPECT_GE(profiled.sources, kModelIntervalMinSources);
-  EXPECT_LT(profiled.low_factor, 1.0);
-  EXPECT_GT(profiled.high_factor, 1.0);
-  // The Colab TPU cases all come from one source.
+  EXPECT_FALSE(profiled.available);
+  EXPECT_NE(profiled.reason.find("framework:gpu: "), std::string::npos) << profiled.reason;
+  EXPECT_NE(profiled.reason.find("from 3 publisher(s)"), std::string::npos) << profiled.reason;
+  // The Colab TPU cases all come from one publisher.
   const PredictionInterval tpu = table.For(LoadDevice("tpu-v2-8"), Precision::kFp32, 0.8);
   EXPECT_FALSE(tpu.available);
-  EXPECT_NE(tpu.reason.find("4 or more sources"), std::string::npos) << tpu.reason;
+  EXPECT_NE(tpu.reason.find("4 or more publishers"), std::string::npos) << tpu.reason;
 }
 
 }  // namespace

@@ -12,9 +12,19 @@
 //   k_lo = floor((n+1) a/2),  k_hi = ceil((n+1)(1 - a/2)),
 // with probability >= level, each tail <= a/2. It needs k_lo >= 1 and
 // k_hi <= n (n >= 9 at 80%, n >= 39 at 95%), and errors from a minimum
-// number of sources (two or more): cases of one published table share its
-// framework and method, so they are not exchangeable with another table's,
-// and an interval for a new source has to see how far sources differ.
+// number of publishers (two or more): cases of one publisher share its
+// harness and method, so they are not exchangeable with another's, and an
+// interval for a new setup has to see how far publishers differ.
+//
+// Publishers are weighted equally (issue 32): each error weighs 1 / (the
+// errors of its source), shares summing to 1, and the low end is the first
+// sorted error whose cumulative share exceeds (k_lo - 1) / n, the high end the
+// first from the top whose share exceeds (n - k_hi) / n; with equal weights
+// (one error per publisher, or equal counts) this is e(k_lo) and e(k_hi). A
+// source is a publisher's name, or several joined by '+' where an error
+// involves more than one (a transfer from one publisher's run to another's):
+// each counts towards the publishers, and the joined source is weighted as
+// one.
 #ifndef FITSPEED_CORE_PREDICTION_INTERVAL_H_
 #define FITSPEED_CORE_PREDICTION_INTERVAL_H_
 
@@ -25,7 +35,7 @@ namespace fitspeed {
 
 // One out-of-sample error of the model.
 struct ModelError {
-  std::string source;    // the published table it came from ("pollux_t4_single_node.csv/pytorch")
+  std::string source;    // its publisher ("NVIDIA"), or several joined by '+' (file comment)
   std::string case_key;  // the case it was measured on (e.g. a CaseKey and its line)
   double log_ratio = 0;  // ln(measured / predicted throughput)
 };
@@ -37,7 +47,7 @@ struct PredictionInterval {
   std::string reason;   // why not, when !available
   std::string basis;    // the class whose errors built it, e.g. "gpu/tensor"
   int cases = 0;        // errors it was built from
-  int sources = 0;      // distinct sources among them
+  int sources = 0;      // distinct publishers among them
   int min_sources = 2;  // the sources the rule asked for (EmpiricalInterval)
   double level = 0.8;
   double low_factor = 1;
@@ -49,9 +59,15 @@ struct PredictionInterval {
   std::vector<ModelError> errors;
 };
 
+// The publishers of a source: its '+'-separated parts ("NVIDIA+Pollux").
+std::vector<std::string> PublishersOfSource(const std::string& source);
+// Each error's weight, 1 / (errors with its source), in the errors' order:
+// every source (publisher) weighs 1 in all.
+std::vector<double> PublisherWeights(const std::vector<ModelError>& errors);
+
 // The split conformal interval (file comment) of `errors` at `level` in (0, 1),
 // built on the class `basis`. Not available, with the reason, when the errors
-// come from fewer than `min_sources` (>= 2) sources or are too few for the
+// come from fewer than `min_sources` (>= 2) publishers or are too few for the
 // level. Throws UsageError for a level outside (0, 1), min_sources < 2 or a
 // non-finite log ratio.
 PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, double level,

@@ -23,6 +23,7 @@ namespace fitspeed {
 struct FrameworkFold {
   std::string framework;
   std::string device;
+  std::string publisher;  // of the held-out runs (CasePublisher); the training runs are others'
   std::vector<std::string> training_devices;
   int cases = 0;
   int training_cases = 0;

@@ -17,10 +17,14 @@
 
 namespace fitspeed {
 
-// The source of a case for intervals and their test: its file's name and, in a
-// file that collects several publications (NVIDIA DeepLearningExamples' READMEs,
-// Paddle's per-framework tables), the framework: "<file>/<framework>".
-std::string ModelErrorSource(const std::string& file, const std::string& framework);
+// The publisher of a case for intervals and their test: the organization whose
+// harness produced the runs of its file (data/publishers.json, "case_files":
+// NVIDIA's DeepLearningExamples tables are one publisher whatever their
+// frameworks); a file not listed is its own publisher (its name).
+std::string CasePublisher(const std::string& file);
+// The publishers of several files joined by '+' (sorted, each once): the source
+// of an error that involves runs of more than one (PublishersOfSource splits it).
+std::string JoinedPublishers(const std::vector<std::string>& files);
 
 // The errors of the catalog predictions of a validation's modeled cases
 // (ValidatedCase::predicted_sps; their devices were not calibrated on them),
@@ -29,19 +33,21 @@ IntervalTable IntervalTableFromValidation(const ValidationReport& report);
 
 // Adds the errors of transferred predictions (ValidateTransfer: each of B's
 // cases predicted from A's, fitspeed/evidence/transfer.h) to table.transfer, by
-// the target device's kind; the source is B's case's.
+// the target device's kind; the source joins B's case's publisher and A's runs'.
 void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer);
 
 // Adds the errors of the framework profiles' predictions on held-out GPUs
 // (FitFrameworkProfiles' computed folds: a GPU's runs predicted by the profile
 // fitted on the framework's other GPUs) to table.framework, by the class of
-// the held-out GPU and precision; the source is the case's
-// (ModelErrorSource(file, framework)). Folds that could not be computed add
-// nothing.
+// the held-out GPU and precision; the source is the case's publisher (the
+// fold's profile was fitted on other publishers' runs only). Folds that could
+// not be computed add nothing.
 void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report);
 
-// Leave-one-source-out coverage of a class's intervals: each case's error
-// against the interval For() builds from the table without the case's source.
+// Leave-one-publisher-out coverage of a class's intervals: each case's error
+// against the interval For() builds from the table without any error that
+// involves the case's publishers. Counted by case, and with publishers weighted
+// equally (the mean over publishers of each one's share covered).
 struct CoverageRow {
   std::string error_class;
   int cases = 0;          // cases of the class
@@ -51,6 +57,9 @@ struct CoverageRow {
   int above = 0;          // measured above it
   double coverage() const { return with_interval > 0 ? double(covered) / with_interval : 0; }
   double median_width = 0;  // median of high_factor / low_factor over the intervals
+  int publishers = 0;       // sources with a case that got an interval
+  // Mean over those publishers of covered / with_interval (NaN: none).
+  double publisher_coverage = 0;
 };
 struct CoverageReport {
   double level = 0.8;
