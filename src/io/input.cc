@@ -163,8 +163,8 @@ bool SampleFilter::Matches(const Sample& s) const {
   if (key == "label") return s.label == value;
   if (key == "precision") return s.precision == value;
   if (key == "devices") return std::to_string(s.devices) == value;
-  const auto tag = s.tags.find(key);
-  return tag != s.tags.end() && tag->second == value;
+  const std::optional<std::string_view> tag = s.tags.Find(key);
+  return tag && *tag == value;
 }
 
 InputSpec ParseInputSpec(std::string_view text) {
@@ -212,15 +212,15 @@ Format DetectFormat(std::string_view text, std::string_view path) {
 
 namespace io {
 
-void ApplyAttributes(const Attributes& a, Sample& s) {
+void ApplyAttributes(const Attributes& a, Sample& s, StringPool& strings) {
   if (a.batch && s.batch <= 0) s.batch = *a.batch;
   if (a.devices && s.devices <= 1) s.devices = *a.devices;
   if (a.samples_per_epoch && !s.samples_per_epoch) s.samples_per_epoch = a.samples_per_epoch;
   if (a.drop_remainder) {
     s.steps_rule = *a.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
   }
-  if (a.label) s.label = s.label.empty() ? *a.label : *a.label + "/" + s.label;
-  if (a.precision) s.precision = *a.precision;
+  if (a.label) s.label = strings.Get(s.label.empty() ? *a.label : *a.label + "/" + s.label.str());
+  if (a.precision) s.precision = strings.Get(*a.precision);
   if (a.unit && *a.unit != s.unit) {
     // A reader sets tokens only where the log counts them; "samples" is the
     // default and may mean the log did not say.
@@ -267,8 +267,9 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
     throw DataError(source, 0, "",
                     fmt::format("no samples found (read as format '{}')", FormatName(format)));
   }
+  io::StringPool strings;
   for (Sample& s : samples) {
-    io::ApplyAttributes(attributes, s);
+    io::ApplyAttributes(attributes, s, strings);
     ToSequences(s);
     if (s.batch <= 0 && !attributes.batch) {
       throw DataError(s.source, s.line, "batch",

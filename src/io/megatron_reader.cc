@@ -173,7 +173,7 @@ struct Arguments {
   std::optional<int> context_parallel;
   std::optional<double> seq_length;
   std::optional<double> global_batch;
-  std::string precision;
+  SharedString precision;
 
   std::optional<int> DataParallel() const {
     if (data_parallel) return data_parallel;
@@ -434,7 +434,7 @@ class MegatronReader {
     } else if (no_devices_line_ == 0) {
       no_devices_line_ = line;
     }
-    s.label = std::move(label);
+    s.label = labels_.Get(label);
     s.seq_len = SeqLen(it, line);
     s.precision = args_.precision;
     samples_.push_back(std::move(s));
@@ -511,6 +511,7 @@ class MegatronReader {
   int no_devices_line_ = 0;
   Dropped paused_intervals_, skipped_intervals_, batch_changed_, disagreeing_, untimed_;
   std::vector<Sample> samples_;
+  StringPool labels_;  // one label per series, shared by its samples
 };
 
 }  // namespace

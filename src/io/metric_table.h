@@ -74,7 +74,7 @@ struct ObservationColumn {
 // One series of a table: the rows of one run (all rows, or the cells of one
 // run in a W&B chart export) and which columns carry what.
 struct Series {
-  std::string label;      // Sample::label
+  SharedString label;     // Sample::label
   int step_column = -1;   // optimizer steps, whole numbers
   int epoch_column = -1;  // epoch numbers, whole numbers
   bool zero_based_epochs = false;

@@ -419,7 +419,7 @@ struct LogState {
   double global_batch_size = 0;
   std::optional<int> samples_line;  // where train_samples was stated first
   double train_samples = 0;
-  std::string platform;
+  SharedString platform;
   std::string benchmark;            // submission_benchmark ("resnet", "bert", "gpt3")
   std::optional<int> seq_len_line;  // where max_sequence_length was stated first
   double max_sequence_length = 0;

@@ -547,6 +547,12 @@ class NanogptReader {
                                           : nullptr;
       if (slot) *slot = WholeCountNanogpt(value, source, line, key);
     }
+    std::string label;
+    for (const auto& [name, size] :
+         {std::pair{"tp", mesh_->tp}, {"pp", mesh_->pp}, {"cp", mesh_->cp}}) {
+      if (size > 1) label += fmt::format("{}{}={}", label.empty() ? "" : ",", name, size);
+    }
+    mesh_label_ = label;
     mesh_line_ = line;
     previous_.reset();
   }
@@ -595,11 +601,7 @@ class NanogptReader {
     if (mesh_) {
       world = mesh_->pp * mesh_->dp_replicate * mesh_->dp_shard * mesh_->cp * mesh_->tp;
       s.devices = mesh_->dp_replicate * mesh_->dp_shard;
-      std::vector<std::string> parts;
-      if (mesh_->tp > 1) parts.push_back(fmt::format("tp={}", mesh_->tp));
-      if (mesh_->pp > 1) parts.push_back(fmt::format("pp={}", mesh_->pp));
-      if (mesh_->cp > 1) parts.push_back(fmt::format("cp={}", mesh_->cp));
-      for (const std::string& p : parts) s.label += (s.label.empty() ? "" : ",") + p;
+      s.label = mesh_label_;
     } else if (unknown_devices_line_ == 0) {
       unknown_devices_line_ = line;
     }
@@ -649,6 +651,7 @@ class NanogptReader {
   std::optional<Previous> previous_;
   // torchtitan
   std::optional<Mesh> mesh_;
+  SharedString mesh_label_;  // "tp=2,pp=4" from the mesh, shared by its samples
   int mesh_line_ = 0;
   std::optional<Trainer> trainer_;
 

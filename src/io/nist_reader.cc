@@ -81,7 +81,7 @@ std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context
   std::optional<LineRange> range;
   int columns_line = 0;
   std::vector<std::string_view> names;
-  std::string dataset;
+  SharedString dataset;
   // First pass: the header entries that say where the data is and what it holds.
   {
     LineCursor cursor(text);

@@ -34,8 +34,8 @@ json SampleJson(const Sample& s) {
   j["line"] = s.line > 0 ? json(s.line) : json(nullptr);
   j["batch"] = s.batch;
   j["devices"] = s.devices;
-  j["label"] = s.label;
-  j["precision"] = s.precision.empty() ? json(nullptr) : json(s.precision);
+  j["label"] = s.label.str();
+  j["precision"] = s.precision.empty() ? json(nullptr) : json(s.precision.str());
   j["throughput_sps"] = Optional(s.throughput_sps);
   j["step_time_s"] = Optional(s.step_time_s);
   j["epoch_time_s"] = Optional(s.epoch_time_s);
@@ -44,7 +44,7 @@ json SampleJson(const Sample& s) {
   j["steps_rule"] = s.epoch_time_s ? json(StepsRuleName(s.steps_rule)) : json(nullptr);
   j["unit"] = UnitName(s.unit);
   j["seq_len"] = Optional(s.seq_len);
-  j["tags"] = s.tags;
+  j["tags"] = s.tags.ToMap();
   return j;
 }
 

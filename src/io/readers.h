@@ -3,6 +3,8 @@
 #ifndef FITSPEED_SRC_IO_READERS_H_
 #define FITSPEED_SRC_IO_READERS_H_
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,23 @@ struct ReaderContext {
   const ReadOptions& options;
   // `source` as the samples hold it: one string shared by all of them.
   SourceName sample_source = SourceName(source);
+};
+
+// One SharedString per distinct text within a read: a label or precision
+// repeats over thousands of samples, which then all point at one string.
+class StringPool {
+ public:
+  const SharedString& Get(std::string_view text) {
+    if (last_ != nullptr && last_->str() == text) return *last_;
+    auto it = strings_.find(text);
+    if (it == strings_.end()) it = strings_.emplace(std::string(text), SharedString(text)).first;
+    last_ = &it->second;
+    return *last_;
+  }
+
+ private:
+  std::map<std::string, SharedString, std::less<>> strings_;
+  const SharedString* last_ = nullptr;  // the last one asked for, tried first
 };
 
 // Reports something read with doubt, as "source:line: message" (line 0: no
@@ -82,8 +101,13 @@ void ValidateTensorboardOptions(const ReadOptions& options);
 // Fills what the attributes give and the sample lacks (batch, devices,
 // samples_per_epoch), sets the steps rule when drop_remainder is given, and
 // sets label/precision when given (an attribute label is prefixed to a label
-// the log gives: "attr/log").
-void ApplyAttributes(const Attributes& attributes, Sample& sample);
+// the log gives: "attr/log"). Called for every sample of a read with one
+// `strings`, the samples share their labels and precision.
+void ApplyAttributes(const Attributes& attributes, Sample& sample, StringPool& strings);
+inline void ApplyAttributes(const Attributes& attributes, Sample& sample) {
+  StringPool strings;
+  ApplyAttributes(attributes, sample, strings);
+}
 
 }  // namespace fitspeed::io
 

@@ -298,21 +298,21 @@ std::vector<EpochLog> EpochLogsFromSamples(const std::vector<Sample>& samples,
                         fmt::format("series '{}' batch {}: expected epoch {}, found epoch {} "
                                     "(epochs must run 1, 2, ... once each; read with "
                                     "--skip-epochs 0)",
-                                    s.label, s.batch, i + 1, *s.epoch));
+                                    s.label.str(), s.batch, i + 1, *s.epoch));
       }
       log.epoch_times_s.push_back(*s.epoch_time_s);
-      const auto tag = s.tags.find(startup_tag);
-      if (tag == s.tags.end()) continue;
-      const std::optional<double> value = io::ToDouble(tag->second);
+      const std::optional<std::string_view> tag = s.tags.Find(startup_tag);
+      if (!tag) continue;
+      const std::optional<double> value = io::ToDouble(*tag);
       if (!value || !NonNegativeFinite(*value)) {
-        throw DataError(s.source, s.line, startup_tag,
-                        fmt::format("expected a startup time >= 0 in seconds, got '{}'",
-                                    io::Excerpt(tag->second)));
+        throw DataError(
+            s.source, s.line, startup_tag,
+            fmt::format("expected a startup time >= 0 in seconds, got '{}'", io::Excerpt(*tag)));
       }
       if (startup && std::fabs(*startup - *value) > 1e-9 * std::max(1.0, *value)) {
         throw DataError(s.source, s.line, startup_tag,
                         fmt::format("series '{}' batch {} has startup {} here and {} before",
-                                    s.label, s.batch, *value, *startup));
+                                    s.label.str(), s.batch, *value, *startup));
       }
       startup = value;
     }

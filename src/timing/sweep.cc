@@ -274,10 +274,10 @@ std::vector<Sample> SweepResult::Samples() const {
     s.step_time_s = m.step_time_s;
     // A sequence model's sample is one sequence: the fit reports tokens/s too.
     if (tokens_per_sample > 0) s.seq_len = static_cast<double>(tokens_per_sample);
-    s.tags = {{"backend", BackendName(backend)},
-              {"optimizer", OptimizerName(optimizer)},
-              {"threads", std::to_string(context.threads)},
-              {"isa", context.isa}};
+    s.tags = TagMap{{"backend", BackendName(backend)},
+                    {"optimizer", OptimizerName(optimizer)},
+                    {"threads", std::to_string(context.threads)},
+                    {"isa", context.isa}};
     samples.push_back(std::move(s));
   }
   return samples;

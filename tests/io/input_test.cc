@@ -275,7 +275,7 @@ TEST(SampleFilter, MatchesLabelDevicesPrecisionOrATag) {
   s.label = "tpu";
   s.devices = 8;
   s.precision = "bf16";
-  s.tags["optimizer"] = "adam";
+  s.tags = TagMap{{"optimizer", "adam"}};
   EXPECT_TRUE(ParseSampleFilter("label=tpu").Matches(s));
   EXPECT_FALSE(ParseSampleFilter("label=gpu").Matches(s));
   EXPECT_TRUE(ParseSampleFilter("devices=8").Matches(s));
@@ -285,7 +285,7 @@ TEST(SampleFilter, MatchesLabelDevicesPrecisionOrATag) {
   EXPECT_FALSE(ParseSampleFilter("optimizer=sgd").Matches(s));
   EXPECT_FALSE(ParseSampleFilter("lr=0.1").Matches(s));  // no such tag
   // The value is all after the first '=': "a=b=c" keeps the tag "a" equal to "b=c".
-  s.tags["a"] = "b=c";
+  s.tags = TagMap{{"a", "b=c"}};
   EXPECT_TRUE(ParseSampleFilter("a=b=c").Matches(s));
 }
 

@@ -236,7 +236,7 @@ Sample EpochSample(int epoch, double seconds, const std::string& startup) {
   s.epoch = epoch;
   s.epoch_time_s = seconds;
   s.samples_per_epoch = 50000;
-  if (!startup.empty()) s.tags["initial_time_s"] = startup;
+  if (!startup.empty()) s.tags = s.tags.With("initial_time_s", startup);
   return s;
 }
 

@@ -3,17 +3,21 @@
 #ifndef FITSPEED_CORE_SAMPLE_H_
 #define FITSPEED_CORE_SAMPLE_H_
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "fitspeed/core/compact.h"
 
 namespace fitspeed {
 
 // How an epoch of N samples is cut into steps of batch b.
-enum class StepsRule {
+enum class StepsRule : std::uint8_t {
   kKeepPartial,    // ceil(N/b) steps, the last one smaller (Keras model.fit on arrays)
   kDropRemainder,  // floor(N/b) steps, the remainder dropped (TPU pipelines, fit_generator)
 };
@@ -21,42 +25,54 @@ enum class StepsRule {
 // What a sample's batch, throughput and samples_per_epoch count. A language
 // model's "sample" is one sequence; its logs often count tokens instead. The
 // law v = b/(b/v0 + t) holds in either unit as long as b and v share it.
-enum class Unit {
+enum class Unit : std::uint8_t {
   kSamples,  // samples (images, sequences, utterances)
   kTokens,   // tokens; a sequence is seq_len of them
 };
 std::string UnitName(Unit unit);          // "samples", "tokens"
 Unit ParseUnit(const std::string& name);  // "samples"/"sequences", "tokens"; throws UsageError
 
-// The name of the file samples came from ("-" for standard input), shared by
-// every copy: a reader's samples all point at one string instead of each
-// holding the path (a log of 200,000 samples held its path 200,000 times). It
-// reads as a `const std::string&`; assigning a string gives a new name.
-class SourceName {
+// A string shared by every copy (Shared<std::string>) that reads as a
+// `const std::string&`, compares with strings and prints; assigning a string
+// gives a new one. Sample's source, label and precision are SharedStrings: a
+// reader makes one per series and every sample points at it (a log of 200,000
+// samples held its path, label and precision 200,000 times each).
+class SharedString {
  public:
-  SourceName() = default;
-  SourceName(std::string name);  // NOLINT(google-explicit-constructor): as a string member was
-  SourceName(const char* name) : SourceName(std::string(name)) {}  // NOLINT
-  const std::string& str() const;
+  SharedString() = default;
+  SharedString(std::string text)  // NOLINT(google-explicit-constructor): as a string member was
+      : text_(text.empty() ? Shared<std::string>() : Shared<std::string>(std::move(text))) {}
+  explicit SharedString(std::string_view text) : SharedString(std::string(text)) {}
+  SharedString(const char* text) : SharedString(std::string(text)) {}  // NOLINT
+  const std::string& str() const { return *text_; }
   operator const std::string&() const { return str(); }  // NOLINT
   const char* c_str() const { return str().c_str(); }
   bool empty() const { return str().empty(); }
+  std::size_t size() const { return str().size(); }
+  bool SharesWith(const SharedString& other) const { return text_.SharesWith(other.text_); }
 
  private:
-  std::shared_ptr<const std::string> name_;  // null: ""
+  Shared<std::string> text_;  // empty: ""
 };
-bool operator==(const SourceName& a, const SourceName& b);
-bool operator==(const SourceName& a, const std::string& b);
-bool operator==(const SourceName& a, const char* b);
-inline bool operator==(const std::string& a, const SourceName& b) { return b == a; }
-inline bool operator==(const char* a, const SourceName& b) { return b == a; }
+bool operator==(const SharedString& a, const SharedString& b);
+bool operator==(const SharedString& a, const std::string& b);
+bool operator==(const SharedString& a, const char* b);
+inline bool operator==(const std::string& a, const SharedString& b) { return b == a; }
+inline bool operator==(const char* a, const SharedString& b) { return b == a; }
 template <class T>
-bool operator!=(const SourceName& a, const T& b) {
+bool operator!=(const SharedString& a, const T& b) {
   return !(a == b);
 }
-inline bool operator!=(const std::string& a, const SourceName& b) { return !(b == a); }
-inline bool operator!=(const char* a, const SourceName& b) { return !(b == a); }
-std::ostream& operator<<(std::ostream& out, const SourceName& name);
+inline bool operator!=(const std::string& a, const SharedString& b) { return !(b == a); }
+inline bool operator!=(const char* a, const SharedString& b) { return !(b == a); }
+bool operator<(const SharedString& a, const SharedString& b);
+std::ostream& operator<<(std::ostream& out, const SharedString& text);
+
+// The name of the file samples came from ("-" for standard input).
+using SourceName = SharedString;
+
+// Tags as a std::map, to build them (Sample::tags is a compact Tags).
+using TagMap = std::map<std::string, std::string>;
 
 // A measurement. `batch` is the global batch of one optimizer step (summed over
 // all `devices`); exactly one of throughput_sps, step_time_s, epoch_time_s is
@@ -64,31 +80,35 @@ std::ostream& operator<<(std::ostream& out, const SourceName& name);
 // samples_per_epoch. batch, throughput_sps and samples_per_epoch all count
 // `unit` (samples unless a log or @unit= says tokens).
 struct Sample {
-  SourceName source;      // file the sample came from ("-" for standard input)
-  int line = 0;           // 1-based line in source, 0 if not from a line
-  int devices = 1;        // data-parallel devices sharing the batch
-  double batch = 0;       // samples per optimizer step, all devices together
-  std::string label;      // series name (e.g. "tpu", "model=bert"), may be empty
-  std::string precision;  // "fp32", "mixed", ... or empty when unknown
+  SourceName source;       // file the sample came from ("-" for standard input)
+  SharedString label;      // series name (e.g. "tpu", "model=bert"), may be empty
+  SharedString precision;  // "fp32", "mixed", ... or empty when unknown
   // Categorical columns of the source (CSV series keys); `label` joins them.
-  std::map<std::string, std::string> tags;
-
-  std::optional<double> throughput_sps;     // samples per second, all devices
-  std::optional<double> step_time_s;        // seconds per optimizer step
-  std::optional<double> epoch_time_s;       // seconds for one epoch
-  std::optional<double> samples_per_epoch;  // N, needed with epoch_time_s
-  std::optional<int> epoch;                 // 1-based epoch number, when known
-  StepsRule steps_rule = StepsRule::kKeepPartial;
-  Unit unit = Unit::kSamples;
+  Tags tags;
+  double batch = 0;                           // samples per optimizer step, all devices together
+  CompactOptional<double> throughput_sps;     // samples per second, all devices
+  CompactOptional<double> step_time_s;        // seconds per optimizer step
+  CompactOptional<double> epoch_time_s;       // seconds for one epoch
+  CompactOptional<double> samples_per_epoch;  // N, needed with epoch_time_s
   // Tokens per sample (the sequence length), where the log or @seq_len= states
   // it. ParseSamples turns a sample counted in tokens into sequences when it
   // is known (see ToSequences), so fits of a language model are per sequence
   // and tokens/s is v0 * seq_len.
-  std::optional<double> seq_len;
+  CompactOptional<double> seq_len;
+  int line = 0;                // 1-based line in source, 0 if not from a line
+  int devices = 1;             // data-parallel devices sharing the batch
+  CompactOptional<int> epoch;  // 1-based epoch number, when known
+  StepsRule steps_rule = StepsRule::kKeepPartial;
+  Unit unit = Unit::kSamples;
 
   // Samples per device and step.
   double PerDeviceBatch() const { return batch / devices; }
 };
+// Readers hold every sample of a log at once (200,000 for a long Megatron run),
+// and every byte of a Sample is written to fresh memory, which costs about as
+// much as parsing the line (bench/README.md). 96 bytes, so that a vector grown
+// by doubling holds under 200 bytes per sample.
+static_assert(sizeof(Sample) <= 96, "Sample grew: see the comment above");
 
 // A sample reduced to the law's terms: the mean step time at an effective batch.
 // For an epoch time T over N samples: steps = ceil(N/b) or floor(N/b),
