@@ -36,6 +36,8 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
   o.precision = c.precision;
   o.layout = c.layout;
   o.devices = c.devices;
+  o.devices_per_node = c.devices_per_node;
+  o.attention = c.attention;
   o.accumulation = c.accumulation;
   o.optimizer = c.optimizer.value_or(default_optimizer);
   // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.

@@ -8,6 +8,7 @@
 //   validate intervals   the prediction intervals' coverage
 //   validate llm         the LLM split model against vTrain's A100 iterations
 //   validate gpu-llm     the catalog's H200 against first-hand H200 kernels and steps
+//   validate mlperf      MLPerf ResNet-50 and BERT of every submitter, by publisher
 // validate_command.cc adds them and keeps the older spelling (`validate`
 // alone, `validate --kernels`, ...), which runs the same functions.
 #ifndef FITSPEED_TOOLS_FITSPEED_VALIDATE_H_
@@ -73,6 +74,9 @@ struct ValidateGpuLlmOptions {
 };
 int RunValidateGpuLlm(const ValidateGpuLlmOptions& options);
 void SetupValidateGpuLlmCommand(CLI::App& validate, int& exit_code);
+
+// `validate mlperf` (validate_mlperf.cc).
+void SetupValidateMlperfCommand(CLI::App& validate, int& exit_code);
 
 struct ValidatePlacementsOptions {
   std::string data_dir = kMeasuredDir;

@@ -129,6 +129,7 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
   SetupValidateIntervalsCommand(*command, exit_code);
   SetupValidateLlmCommand(*command, exit_code);
   SetupValidateGpuLlmCommand(*command, exit_code);
+  SetupValidateMlperfCommand(*command, exit_code);
   // One question per call; a subcommand's options are its own (the older
   // spelling's, before it, are refused by RejectValidateOptions).
   command->require_subcommand(0, 1);

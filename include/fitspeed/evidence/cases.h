@@ -19,6 +19,8 @@ struct MeasuredCase {
   std::string device;   // catalog name ("v100-sxm2") or a device JSON path
   Precision precision = Precision::kFp32;
   int devices = 1;            // data-parallel devices
+  // Devices per node (DeviceModelOptions::devices_per_node); 0: all in one node.
+  int devices_per_node = 0;
   int64_t batch = 0;          // global batch per step (all devices)
   double throughput_sps = 0;  // measured samples/s, all devices together, > 0
   // The framework's activation layout (matters for tensor-unit convolutions
@@ -36,6 +38,9 @@ struct MeasuredCase {
   // Element-wise work the run's framework fused into its batch norms, as its
   // configuration documents (DeviceModelOptions::fusion); kNone when not known.
   ElementwiseFusion fusion = ElementwiseFusion::kNone;
+  // How the run's attention cores ran (DeviceModelOptions::attention), as its
+  // configuration documents; kUnfused when not known.
+  AttentionKernel attention = AttentionKernel::kUnfused;
   std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
   std::string source;     // file the number was read from
   int line = 0;           // its 1-based line in `source`

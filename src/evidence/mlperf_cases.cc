@@ -1,0 +1,307 @@
+// data/publishers.json and the MLPerf Training ResNet-50/BERT table read into
+// MlperfCases (fitspeed/evidence/mlperf.h; data/measured/README.md).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "evidence/csv_table.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/evidence/mlperf.h"
+#include "io/text.h"
+
+namespace fitspeed {
+
+// ---- Publishers ----------------------------------------------------------------
+
+const Publisher* PublisherTable::OfSubmitter(const std::string& submitter) const {
+  for (const Publisher& p : publishers) {
+    for (const std::string& s : p.mlperf_submitters) {
+      if (s == submitter) return &p;
+    }
+  }
+  return nullptr;
+}
+
+PublisherTable ReadPublishers(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw InputError(fmt::format("{}: cannot open the publishers file", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(path, 0, "", fmt::format("malformed JSON: {}", e.what()));
+  }
+  const auto string_at = [&](const nlohmann::json& object, const char* key,
+                             const std::string& where) -> std::string {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_string()) {
+      throw DataError(path, 0, where + key, "missing or not a string");
+    }
+    return object[key].get<std::string>();
+  };
+  if (string_at(j, "schema", "") != "fitspeed.publishers/1") {
+    throw DataError(path, 0, "schema",
+                    fmt::format("'{}', not fitspeed.publishers/1", j["schema"].get<std::string>()));
+  }
+  PublisherTable table;
+  table.rule = string_at(j, "rule", "");
+  if (!j.contains("publishers") || !j["publishers"].is_array()) {
+    throw DataError(path, 0, "publishers", "missing or not an array");
+  }
+  std::map<std::string, std::string> owner;  // submitter -> publisher
+  for (size_t i = 0; i < j["publishers"].size(); ++i) {
+    const nlohmann::json& entry = j["publishers"][i];
+    const std::string where = fmt::format("publishers[{}].", i);
+    Publisher p;
+    p.name = string_at(entry, "publisher", where);
+    p.split = string_at(entry, "split", where);
+    if (p.split != "development" && p.split != "test") {
+      throw DataError(path, 0, where + "split",
+                      fmt::format("'{}' is neither development nor test", io::Excerpt(p.split)));
+    }
+    if (entry.contains("mlperf_submitters")) {
+      const nlohmann::json& submitters = entry["mlperf_submitters"];
+      if (!submitters.is_array()) {
+        throw DataError(path, 0, where + "mlperf_submitters", "not an array");
+      }
+      for (const nlohmann::json& s : submitters) {
+        if (!s.is_string()) throw DataError(path, 0, where + "mlperf_submitters", "not a string");
+        const std::string name = s.get<std::string>();
+        const auto [it, inserted] = owner.emplace(name, p.name);
+        if (!inserted) {
+          throw DataError(path, 0, where + "mlperf_submitters",
+                          fmt::format("'{}' is listed by {} too", name, it->second));
+        }
+        p.mlperf_submitters.push_back(name);
+      }
+    }
+    table.publishers.push_back(std::move(p));
+  }
+  return table;
+}
+
+// ---- The table -----------------------------------------------------------------
+
+namespace {
+
+// The catalog device of each accelerator the catalog has (`fitspeed devices`);
+// the others (A100 PCIe, H100 PCIe, H100 SXM 96 GB, A30, A40, A10G, L40, RTX
+// cards, CPUs) are not modelable.
+constexpr std::pair<const char*, const char*> kDevicesMlperf[] = {
+    {"H100-SXM-80GB", "h100"},  {"H200-SXM-141GB", "h200"},
+    {"B200-SXM-180GB", "b200"}, {"GB200 (B200 GPU in GB200)", "gb200"},
+    {"A100-SXM-40GB", "a100"},  {"A100-SXM-80GB", "a100-80gb"},
+    {"L40S-48GB", "l40s"},      {"L4-24GB", "l4"},
+    {"Gaudi2-96GB", "gaudi2"},  {"Instinct MI300X-192GB", "mi300x"},
+};
+
+// The tokens of a BERT sequence, the benchmark's (MLPerf Training rules).
+constexpr int kBertSeqLenMlperf = 512;
+
+const std::vector<std::string>& ColumnsMlperf() {
+  static const std::vector<std::string> columns = {"round",
+                                                   "submitter",
+                                                   "system",
+                                                   "benchmark",
+                                                   "accelerator",
+                                                   "accelerators_per_node",
+                                                   "n_nodes",
+                                                   "n_accelerators",
+                                                   "framework",
+                                                   "global_batch",
+                                                   "samples_per_s",
+                                                   "method",
+                                                   "division",
+                                                   "max_seq_len",
+                                                   "bert_packing",
+                                                   "bert_packing_evidence",
+                                                   "n_ttt_success",
+                                                   "duplicate_of",
+                                                   "flags"};
+  return columns;
+}
+
+// A whole number >= 0 that fits an int.
+int CountMlperf(const CsvTable& table, const CsvTable::Row& row, const char* name) {
+  const double value = table.NonNegative(row, name);
+  if (value != static_cast<double>(static_cast<int>(value)) || value > 1e9) {
+    throw DataError(table.source, row.line, name,
+                    fmt::format("expected a whole number, got {}", value));
+  }
+  return static_cast<int>(value);
+}
+
+// The sequences per 512-token row stated by bert_packing_evidence
+// ("...; GBS/(d_batch*n_acc*grad_acc)=2 ..."), 1 when it states none.
+int SequencesPerRowMlperf(const CsvTable& table, const CsvTable::Row& row) {
+  static const std::regex ratio(R"(GBS/\(d_batch\*n_acc\*grad_acc\)=([0-9]+))");
+  const std::string& evidence = table.Get(row, "bert_packing_evidence");
+  std::smatch m;
+  if (!std::regex_search(evidence, m, ratio)) return 1;
+  const int n = std::stoi(m[1].str());
+  if (n < 1 || n > 8) {
+    throw DataError(table.source, row.line, "bert_packing_evidence",
+                    fmt::format("GBS/(d_batch*n_acc*grad_acc) = {}, expected 1 to 8", n));
+  }
+  return n;
+}
+
+// The modeled case of a row whose accelerator the catalog has: the setup of
+// the code the submitters ran (file comment of mlperf.h; docs/validation.md).
+MeasuredCase ModeledCaseMlperf(const MlperfCase& c) {
+  MeasuredCase m;
+  m.device = c.device;
+  m.precision = Precision::kMixed;  // FP16/BF16 AMP: every closed ResNet-50 and BERT submission
+  m.devices = c.accelerators;
+  m.devices_per_node = c.accelerators_per_node;
+  m.source = c.source;
+  m.line = c.line;
+  const std::string framework = io::ToLower(c.framework);
+  const bool nvidia_code = c.device != "gaudi2" && c.device != "mi300x";
+  if (c.benchmark == "resnet") {
+    m.network = "resnet50";
+    m.batch = c.global_batch;
+    m.throughput_sps = c.samples_per_s;
+    // LARS: momentum SGD with a per-layer trust ratio (one state per parameter).
+    m.optimizer = Optimizer::kSgdMomentum;
+    if (nvidia_code) {
+      // NVIDIA's reference (MXNet, NHWC, DALI, cuDNN's fused BN-ReLU-add),
+      // which every GPU submitter of ResNet-50 ran.
+      m.framework = "mxnet";
+      m.layout = ActivationLayout::kNhwc;
+      m.fusion = ElementwiseFusion::kBatchNormReluAdd;
+      m.note = "NVIDIA's MXNet ResNet-50: nhwc, fused bn-relu-add, LARS as momentum SGD";
+    } else {
+      m.framework = io::Contains(framework, "tensorflow") ? "tensorflow" : "pytorch";
+      m.note = fmt::format(
+          "Habana's {} ResNet-50: layout and fusion not stated (nchw, none), "
+          "LARS as momentum SGD",
+          m.framework);
+    }
+  } else {
+    m.network = "bert-large";
+    m.seq_len = kBertSeqLenMlperf;
+    // The model runs rows of 512 tokens; a packed row holds sequences_per_row sequences.
+    m.batch = c.global_batch / c.sequences_per_row;
+    m.throughput_sps = c.samples_per_s / c.sequences_per_row;
+    m.optimizer = Optimizer::kAdam;  // LAMB: Adam's two moments and a per-layer trust ratio
+    m.framework = io::Contains(framework, "tensorflow") && !nvidia_code ? "tensorflow" : "pytorch";
+    if (nvidia_code) {
+      m.attention = AttentionKernel::kFused;  // NVIDIA's fused multi-head attention kernels
+      m.note = fmt::format(
+          "NVIDIA's PyTorch BERT: fused attention, LAMB as Adam, {} sequence(s) "
+          "per 512-token row ({})",
+          c.sequences_per_row, c.packing.empty() ? "packing not stated" : c.packing);
+    } else {
+      m.note = fmt::format(
+          "{} BERT: attention unfused (not stated), LAMB as Adam, sequences "
+          "padded to 512 tokens (packing not stated)",
+          c.device == "gaudi2" ? "Habana's" : "tinygrad's");
+    }
+  }
+  return m;
+}
+
+MlperfCase ParseRowMlperf(const CsvTable& table, const CsvTable::Row& row,
+                          const PublisherTable& publishers) {
+  MlperfCase c;
+  c.source = table.source;
+  c.line = row.line;
+  for (const char* name : {"round", "submitter", "system", "accelerator"}) {
+    if (table.Get(row, name).empty()) throw DataError(table.source, row.line, name, "is blank");
+  }
+  c.round = table.Get(row, "round");
+  c.submitter = table.Get(row, "submitter");
+  const Publisher* publisher = publishers.OfSubmitter(c.submitter);
+  if (!publisher) {
+    throw DataError(table.source, row.line, "submitter",
+                    fmt::format("'{}' is listed by no publisher (data/publishers.json, "
+                                "mlperf_submitters)",
+                                io::Excerpt(c.submitter)));
+  }
+  c.publisher = publisher->name;
+  c.split = publisher->split;
+  c.system = table.Get(row, "system");
+  c.benchmark = table.Get(row, "benchmark");
+  if (c.benchmark != "resnet" && c.benchmark != "bert") {
+    throw DataError(table.source, row.line, "benchmark",
+                    fmt::format("'{}' is neither resnet nor bert", io::Excerpt(c.benchmark)));
+  }
+  c.accelerator = table.Get(row, "accelerator");
+  for (const auto& [name, device] : kDevicesMlperf) {
+    if (c.accelerator == name) c.device = device;
+  }
+  c.accelerators = CountMlperf(table, row, "n_accelerators");
+  c.accelerators_per_node = CountMlperf(table, row, "accelerators_per_node");
+  c.nodes = static_cast<int>(table.PositiveInt(row, "n_nodes"));
+  if (c.accelerators != c.accelerators_per_node * c.nodes) {
+    throw DataError(table.source, row.line, "n_accelerators",
+                    fmt::format("{} is not accelerators_per_node x n_nodes = {} x {}",
+                                c.accelerators, c.accelerators_per_node, c.nodes));
+  }
+  if (c.accelerators == 0 && !c.device.empty()) {
+    throw DataError(table.source, row.line, "n_accelerators",
+                    fmt::format("0 for an accelerator, {}", c.accelerator));
+  }
+  c.global_batch = table.PositiveInt(row, "global_batch");
+  c.samples_per_s = table.Positive(row, "samples_per_s");
+  c.method = table.Get(row, "method");
+  c.framework = table.Get(row, "framework");
+  c.packing = table.Get(row, "bert_packing");
+  c.flags = table.Get(row, "flags");
+  if (c.benchmark == "bert") {
+    const std::string& seq = table.Get(row, "max_seq_len");
+    if (!io::StartsWith(seq, std::to_string(kBertSeqLenMlperf))) {
+      throw DataError(table.source, row.line, "max_seq_len",
+                      fmt::format("'{}', not BERT's {}", io::Excerpt(seq), kBertSeqLenMlperf));
+    }
+    c.sequences_per_row = SequencesPerRowMlperf(table, row);
+  }
+  if (c.accelerators > 0 &&
+      c.global_batch % (static_cast<int64_t>(c.sequences_per_row) * c.accelerators) != 0) {
+    throw DataError(table.source, row.line, "global_batch",
+                    fmt::format("{} is not a whole number of {}-sequence rows per accelerator "
+                                "on {} accelerators",
+                                c.global_batch, c.sequences_per_row, c.accelerators));
+  }
+  if (!c.device.empty()) c.measured = ModeledCaseMlperf(c);
+  return c;
+}
+
+}  // namespace
+
+MlperfTable ReadMlperfCases(const std::string& path, const PublisherTable& publishers) {
+  const CsvTable table = ReadCsvTable(path, ColumnsMlperf());
+  MlperfTable out;
+  for (const CsvTable::Row& row : table.rows) {
+    if (!table.Get(row, "duplicate_of").empty()) {
+      ++out.left_out.duplicates;
+      continue;
+    }
+    const std::string& division = table.Get(row, "division");
+    if (division != "closed" && division != "open") {
+      throw DataError(table.source, row.line, "division",
+                      fmt::format("'{}' is neither closed nor open", io::Excerpt(division)));
+    }
+    const int successes = CountMlperf(table, row, "n_ttt_success");
+    MlperfCase c = ParseRowMlperf(table, row, publishers);  // every kept row is checked
+    if (division == "open") {
+      ++out.left_out.open_division;
+    } else if (successes == 0) {
+      ++out.left_out.unsuccessful;
+    } else {
+      out.cases.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace fitspeed
