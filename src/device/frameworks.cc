@@ -73,7 +73,10 @@ std::vector<FrameworkProfile> ParseFrameworkProfiles(const std::string& text,
       const ordered_json::exception& e) {  // parse_error, and out_of_range for a number overflow
     throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
   }
-  if (!doc.is_object() || doc.value("schema", "") != std::string(kSchemaFrameworks)) {
+  // (Json::value would throw its own type_error on a "schema" that is not a string.)
+  const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+  if (!doc.is_object() || schema == doc.end() || !schema->is_string() ||
+      schema->get<std::string>() != kSchemaFrameworks) {
     throw DataError(source, 0, "schema",
                     fmt::format("expected a \"{}\" document", kSchemaFrameworks));
   }

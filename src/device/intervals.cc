@@ -239,11 +239,17 @@ IntervalTable ParseIntervalTable(std::string_view text, const std::string& sourc
   } catch (const Json::exception& e) {
     throw DataError(source, 0, "", fmt::format("not JSON: {}", e.what()));
   }
-  if (!doc.is_object() || doc.value("schema", std::string()) != "fitspeed.intervals/1") {
+  // A member that is not a string reads as "" (Json::value would throw its own
+  // type_error on a wrong type: a fuzzer found a "schema" that is an array).
+  auto string_member = [&doc](const char* name) {
+    const auto it = doc.find(name);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (!doc.is_object() || string_member("schema") != "fitspeed.intervals/1") {
     throw DataError(source, 0, "schema", "expected a \"fitspeed.intervals/1\" document");
   }
   IntervalTable table;
-  table.generated_by = doc.value("generated_by", std::string());
+  table.generated_by = string_member("generated_by");
   table.classes = ErrorsFromJson(doc, "classes", source);
   table.transfer = ErrorsFromJson(doc, "transfer", source);
   table.framework = ErrorsFromJson(doc, "framework", source);

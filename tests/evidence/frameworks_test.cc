@@ -110,6 +110,9 @@ TEST(FrameworkProfile, JsonRoundTripAndErrors) {
                DataError);
   EXPECT_THROW(ParseFrameworkProfiles("{\"schema\": \"fitspeed.intervals/1\"}", "i.json"),
                DataError);
+  // A schema of the wrong type is the same refusal, not the JSON library's type error.
+  EXPECT_THROW(ParseFrameworkProfiles("{\"schema\": [{\"split\": \"test\"}]}", "a.json"),
+               DataError);
 }
 
 TEST(FrameworkProfile, FindSaysWhichFrameworksHaveNoRuns) {

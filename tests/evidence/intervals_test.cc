@@ -187,6 +187,13 @@ TEST(IntervalTableTest, JsonRoundTripAndErrors) {
     EXPECT_NE(std::string(e.what()).find("classes[0].errors[0]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(ReadIntervalTableFile("/nonexistent/intervals.json"), InputError);
+  // A schema or generated_by of the wrong type (the fuzzer's find: a "schema" array) is a
+  // DataError, not the JSON library's type error escaping.
+  EXPECT_THROW(ParseIntervalTable("{\"schema\": [{\"publisher\": \"Dell\"}]}", "s.json"),
+               DataError);
+  const IntervalTable odd = ParseIntervalTable(
+      "{\"schema\": \"fitspeed.intervals/1\", \"generated_by\": 7, \"classes\": []}", "g.json");
+  EXPECT_EQ(odd.generated_by, "");
 }
 
 TEST(IntervalTableTest, FrameworkProfileErrorsByHand) {
