@@ -177,6 +177,15 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
          {"cross_device",
           report.cross_device_run ? SummaryJson(s.cross_device) : ordered_json(nullptr)}});
   }
+  ordered_json kinds = ordered_json::array();
+  for (const KindValidation& k : report.kinds) {
+    kinds.push_back({{"kinds", k.kinds},
+                     {"out_of_sample", SummaryJson(k.catalog)},
+                     {"cross_validated", report.cross_validated_run ? SummaryJson(k.cross_validated)
+                                                                    : ordered_json(nullptr)},
+                     {"cross_device", report.cross_device_run ? SummaryJson(k.cross_device)
+                                                              : ordered_json(nullptr)}});
+  }
   const ordered_json j = {
       {"schema", "fitspeed.validate/1"},
       {"data_dir", v.data_dir},
@@ -189,6 +198,7 @@ void WriteJson(std::ostream& out, const CaseValidation& v) {
        report.cross_validated_run ? SummaryJson(report.cross_validated) : ordered_json(nullptr)},
       {"cross_device", report.cross_device_run ? CrossDeviceJson(report) : ordered_json(nullptr)},
       {"in_sample", SummaryJson(report.in_sample)},
+      {"kinds", kinds},
       {"not_modeled", report.not_modeled},
       {"mixed_precision",
        {{"device", "t4"}, {"band", {kMixedRatioLow, kMixedRatioHigh}}, {"ratios", ratios}}},
@@ -347,6 +357,17 @@ void WriteTable(std::ostream& out, const CaseValidation& v, bool csv) {
   add("all", report.out_of_sample, "", report.cross_validated, report.cross_device,
       report.in_sample, report.not_modeled);
   out << summary.Render();
+  for (const KindValidation& k : report.kinds) {
+    out << fmt::format("{} only: {} cases, median |error| catalog {}%", k.kinds, k.catalog.cases,
+                       PercentCell(k.catalog.median_abs_error_pct));
+    if (report.cross_validated_run) {
+      out << fmt::format(", cv {}%", PercentCell(k.cross_validated.median_abs_error_pct));
+    }
+    if (report.cross_device_run) {
+      out << fmt::format(", xdev {}%", PercentCell(k.cross_device.median_abs_error_pct));
+    }
+    out << "\n";
+  }
   out << "\nAbsolute % error per device and framework (out-of-sample): frameworks and math "
          "libraries on one device can differ several-fold in speed, which the step model "
          "does not see\n";

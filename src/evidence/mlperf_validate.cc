@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -304,6 +305,40 @@ void WriteJsonMlperf(std::ostream& out, const MlperfValidation& v) {
 
 }  // namespace
 
+namespace {
+
+// The modeled cases by benchmark, device and whether they span nodes: count,
+// median signed error, its range, and the node counts.
+TextTable WorkloadTableMlperf(const MlperfValidation& v) {
+  struct Group {
+    std::vector<double> errors;
+    int min_nodes = 0, max_nodes = 0;
+  };
+  std::map<std::tuple<std::string, std::string, bool>, Group> groups;
+  for (const MlperfCaseResult& r : v.cases) {
+    if (!r.modeled) continue;
+    Group& g = groups[{r.c.benchmark, r.c.device, r.c.nodes > 1}];
+    g.errors.push_back(r.error_pct);
+    g.min_nodes = g.errors.size() == 1 ? r.c.nodes : std::min(g.min_nodes, r.c.nodes);
+    g.max_nodes = std::max(g.max_nodes, r.c.nodes);
+  }
+  TextTable t(
+      {"benchmark", "device", "nodes", "cases", "median_error_%", "min_error_%", "max_error_%"});
+  for (const auto& [key, g] : groups) {
+    const auto [min, max] = std::minmax_element(g.errors.begin(), g.errors.end());
+    t.AddRow({std::get<0>(key), std::get<1>(key),
+              g.min_nodes == g.max_nodes ? std::to_string(g.min_nodes)
+                                         : fmt::format("{}-{}", g.min_nodes, g.max_nodes),
+              std::to_string(g.errors.size()), SignedPercentCell(Median(g.errors)),
+              SignedPercentCell(*min), SignedPercentCell(*max)});
+  }
+  return t;
+}
+
+std::string PublishersWordMlperf(int n) { return n == 1 ? "publisher" : "publishers"; }
+
+}  // namespace
+
 void WriteMlperfValidation(std::ostream& out, const MlperfValidation& v, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     WriteJsonMlperf(out, v);
@@ -350,12 +385,16 @@ void WriteMlperfValidation(std::ostream& out, const MlperfValidation& v, OutputF
   }
   out << p.Render();
 
+  out << "\nBy workload (signed error over the modeled cases; nodes: the runs' node counts):\n"
+      << WorkloadTableMlperf(v).Render();
   out << fmt::format(
-      "\nPublishers weighted equally ({} split): median over {} publishers of their median "
+      "\nPublishers weighted equally ({} split): median over {} {} of their median "
       "|error|: {}%; {}% interval coverage, each publisher's cases weighing 1 together: {}% "
-      "({} publishers)\n",
-      v.split, v.publishers_modeled, PercentCell(v.median_of_publisher_medians_pct), level_pct,
-      PercentCell(100 * v.publisher_weighted_coverage), v.publishers_with_interval);
+      "({} {})\n",
+      v.split, v.publishers_modeled, PublishersWordMlperf(v.publishers_modeled),
+      PercentCell(v.median_of_publisher_medians_pct), level_pct,
+      PercentCell(100 * v.publisher_weighted_coverage), v.publishers_with_interval,
+      PublishersWordMlperf(v.publishers_with_interval));
   out << fmt::format(
       "Every case weighted equally, for comparison: {} cases, median |error| {}%, coverage {}%\n",
       v.modeled_cases, PercentCell(v.median_abs_error_pct), PercentCell(100 * v.case_coverage));

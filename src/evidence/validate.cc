@@ -1,6 +1,7 @@
 #include "fitspeed/evidence/validate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -96,6 +97,32 @@ class Loader {
   std::map<std::string, Entry<Device>> devices_;
   std::map<std::string, Entry<Network>> networks_;
 };
+
+// ValidationReport::kinds from the modeled out-of-sample cases: the
+// accelerators ("gpu+tpu") and the GPUs alone.
+void SummarizeKinds(Loader& loader, ValidationReport& report) {
+  for (const std::vector<std::string>& kinds :
+       {std::vector<std::string>{"gpu", "tpu"}, std::vector<std::string>{"gpu"}}) {
+    std::vector<double> catalog, cv, xdev;
+    for (const ValidatedCase& v : report.cases) {
+      if (!v.modeled || v.in_sample) continue;
+      std::string reason;
+      const Device* device = loader.GetDevice(v.measured.device, reason);
+      if (device == nullptr || std::find(kinds.begin(), kinds.end(), device->kind) == kinds.end()) {
+        continue;
+      }
+      catalog.push_back(v.error_pct);
+      if (report.cross_validated_run) cv.push_back(v.cv_error_pct);
+      if (report.cross_device_run) xdev.push_back(v.xdev_error_pct);
+    }
+    KindValidation k;
+    k.kinds = fmt::format("{}", fmt::join(kinds, "+"));
+    k.catalog = SummarizeErrorsPct(catalog);
+    k.cross_validated = SummarizeErrorsPct(cv);
+    k.cross_device = SummarizeErrorsPct(xdev);
+    report.kinds.push_back(std::move(k));
+  }
+}
 
 ValidatedCase ValidateCase(const MeasuredCase& c, const ValidateOptions& options, Loader& loader) {
   ValidatedCase v;
@@ -492,7 +519,10 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
     }
     report.cross_device = SummarizeErrorsPct(all_errors);
   }
-  if (!options.cross_validate) return report;
+  if (!options.cross_validate) {
+    SummarizeKinds(loader, report);
+    return report;
+  }
 
   report.cross_validated_run = true;
   std::vector<double> cv_all;
@@ -520,6 +550,7 @@ ValidationReport Validate(const std::vector<MeasuredCase>& cases, const Validate
   ReportProgress(options.progress, "cross-validation", devices, devices,
                  [&] { return fmt::format("{} devices", devices); });
   report.cross_validated = SummarizeErrorsPct(cv_all);
+  SummarizeKinds(loader, report);
   return report;
 }
 

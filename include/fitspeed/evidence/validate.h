@@ -138,6 +138,15 @@ struct DeviceValidation {
   ErrorSummary cross_device;  // ValidatedCase::xdev_error_pct of the same cases
 };
 
+// The out-of-sample errors of the cases on the devices of some kinds
+// together (ValidationReport::kinds: "gpu+tpu", "gpu").
+struct KindValidation {
+  std::string kinds;             // "gpu+tpu": Device::kind values joined by '+'
+  ErrorSummary catalog;          // ValidatedCase::error_pct
+  ErrorSummary cross_validated;  // cv_error_pct (cases == 0 unless cross_validated_run)
+  ErrorSummary cross_device;     // xdev_error_pct (cases == 0 unless cross_device_run)
+};
+
 struct ValidationReport {
   std::vector<ValidatedCase> cases;       // in the input's order
   std::vector<DeviceValidation> devices;  // in order of first appearance
@@ -150,6 +159,9 @@ struct ValidationReport {
   bool cross_device_run = false;  // ValidateOptions::cross_device
   ErrorSummary cross_device;      // each case predicted from other devices
   std::vector<CrossDeviceFold> cross_device_folds;
+  // The accelerators' cases, "gpu+tpu" and "gpu" (the CPU cases, Baidu's
+  // 2016 Caffe/Paddle runs, weigh on "all" as no accelerator's do).
+  std::vector<KindValidation> kinds;
 };
 
 // 100 * (predicted - measured) / measured: positive when the model is too fast.
