@@ -12,6 +12,7 @@
 
 #include "core/median.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/evidence/mlperf.h"
 
 namespace fitspeed {
 
@@ -108,21 +109,7 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
 
 }  // namespace
 
-std::string CasePublisher(const std::string& file) {
-  const size_t slash = file.find_last_of('/');
-  const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
-  // data/publishers.json, "case_files": the organization behind each table.
-  static const std::map<std::string, std::string> publishers = {
-      {"nvidia_dle_training_perf_tables.csv", "NVIDIA"},
-      {"pollux_t4_single_node.csv", "Pollux authors"},
-      {"pollux_t4_multi_node.csv", "Pollux authors"},
-      {"paddle_benchmark_k40m_gpu.csv", "Baidu PaddlePaddle"},
-      {"paddle_intel_xeon6148_cpu_train.csv", "Baidu PaddlePaddle"},
-      {"koshian2_tpu_benchmark_main_per_epoch.csv", "koshian2"},
-  };
-  const auto it = publishers.find(name);
-  return it != publishers.end() ? it->second : name;
-}
+std::string CasePublisher(const std::string& file) { return BuiltinPublishers().OfCaseFile(file); }
 
 std::string JoinedPublishers(const std::vector<std::string>& files) {
   std::set<std::string> names;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evidence/csv_table.h"
+#include "evidence/embedded_publishers.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/evidence/mlperf.h"
 #include "io/text.h"
@@ -34,9 +35,26 @@ PublisherTable ReadPublishers(const std::string& path) {
   if (!file) throw InputError(fmt::format("{}: cannot open the publishers file", path));
   std::stringstream text;
   text << file.rdbuf();
+  return ParsePublishers(text.str(), path);
+}
+
+const PublisherTable& BuiltinPublishers() {
+  static const PublisherTable table =
+      ParsePublishers(EmbeddedPublishersJson(), "data/publishers.json (built in)");
+  return table;
+}
+
+std::string PublisherTable::OfCaseFile(const std::string& file) const {
+  const size_t slash = file.find_last_of('/');
+  const std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  const auto it = case_files.find(name);
+  return it != case_files.end() ? it->second : name;
+}
+
+PublisherTable ParsePublishers(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path, 0, "", fmt::format("malformed JSON: {}", e.what()));
   }
@@ -85,6 +103,19 @@ PublisherTable ReadPublishers(const std::string& path) {
     }
     table.publishers.push_back(std::move(p));
   }
+  if (j.contains("case_files")) {
+    const nlohmann::json& files = j["case_files"];
+    if (!files.is_array()) throw DataError(path, 0, "case_files", "not an array");
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string where = fmt::format("case_files[{}].", i);
+      const std::string file = string_at(files[i], "file", where);
+      const std::string publisher = string_at(files[i], "publisher", where);
+      if (!table.case_files.emplace(file, publisher).second) {
+        throw DataError(path, 0, where + "file",
+                        fmt::format("'{}' is listed twice", io::Excerpt(file)));
+      }
+    }
+  }
   return table;
 }
 
@@ -107,24 +138,15 @@ constexpr std::pair<const char*, const char*> kDevicesMlperf[] = {
 constexpr int kBertSeqLenMlperf = 512;
 
 const std::vector<std::string>& ColumnsMlperf() {
-  static const std::vector<std::string> columns = {"round",
-                                                   "submitter",
-                                                   "system",
-                                                   "benchmark",
-                                                   "accelerator",
-                                                   "accelerators_per_node",
-                                                   "n_nodes",
-                                                   "n_accelerators",
-                                                   "framework",
-                                                   "global_batch",
-                                                   "samples_per_s",
-                                                   "method",
-                                                   "division",
-                                                   "max_seq_len",
-                                                   "bert_packing",
-                                                   "bert_packing_evidence",
-                                                   "n_ttt_success",
-                                                   "duplicate_of",
+  static const std::vector<std::string> columns = {"round",         "submitter",
+                                                   "system",        "benchmark",
+                                                   "accelerator",   "accelerators_per_node",
+                                                   "n_nodes",       "n_accelerators",
+                                                   "framework",     "global_batch",
+                                                   "samples_per_s", "method",
+                                                   "division",      "max_seq_len",
+                                                   "bert_packing",  "bert_packing_evidence",
+                                                   "n_ttt_success", "duplicate_of",
                                                    "flags"};
   return columns;
 }

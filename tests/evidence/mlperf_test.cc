@@ -19,6 +19,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/sample.h"
+#include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/io/input.h"
 
 namespace fitspeed {
@@ -152,6 +153,39 @@ TEST(MlperfCases, BadPublishersNameTheField) {
   EXPECT_NE(m.find("listed by A too"), std::string::npos) << m;
   m = ErrorOfPublishersMlperf(R"({"schema": "fitspeed.other/1"})");
   EXPECT_NE(m.find("schema"), std::string::npos) << m;
+  const std::string none = head + "], ";
+  m = ErrorOfPublishersMlperf(none + R"("case_files": {"a.csv": "A"}})");
+  EXPECT_NE(m.find("case_files"), std::string::npos) << m;
+  m = ErrorOfPublishersMlperf(none + R"("case_files": [{"file": "a.csv"}]})");
+  EXPECT_NE(m.find("case_files[0].publisher"), std::string::npos) << m;
+  m = ErrorOfPublishersMlperf(none + R"("case_files": [{"file": "a.csv", "publisher": "A"},
+                                                       {"file": "a.csv", "publisher": "B"}]})");
+  EXPECT_NE(m.find("case_files[1].file"), std::string::npos) << m;
+  EXPECT_NE(m.find("listed twice"), std::string::npos) << m;
+}
+
+TEST(MlperfCases, TheBuiltInPublishersAreTheSourceFile) {
+  // One source of truth: the library's copy (what CasePublisher and the
+  // intervals use) is data/publishers.json as the source tree has it.
+  const PublisherTable& built_in = BuiltinPublishers();
+  const PublisherTable& file = PublishersMlperf();
+  EXPECT_EQ(built_in.rule, file.rule);
+  ASSERT_EQ(built_in.publishers.size(), file.publishers.size());
+  for (size_t i = 0; i < file.publishers.size(); ++i) {
+    EXPECT_EQ(built_in.publishers[i].name, file.publishers[i].name);
+    EXPECT_EQ(built_in.publishers[i].split, file.publishers[i].split);
+    EXPECT_EQ(built_in.publishers[i].mlperf_submitters, file.publishers[i].mlperf_submitters);
+  }
+  EXPECT_EQ(built_in.case_files, file.case_files);
+  // Every table of the validate cases (data/measured) has its publisher there:
+  // the file's own name would make each file a publisher of its own.
+  for (const char* table :
+       {"nvidia_dle_training_perf_tables.csv", "pollux_t4_single_node.csv",
+        "pollux_t4_multi_node.csv", "paddle_benchmark_k40m_gpu.csv",
+        "paddle_intel_xeon6148_cpu_train.csv", "koshian2_tpu_benchmark_main_per_epoch.csv"}) {
+    EXPECT_NE(CasePublisher(table), table) << table;
+    EXPECT_EQ(CasePublisher(std::string("/any/dir/") + table), file.case_files.at(table));
+  }
 }
 
 // ---- The MLLOG reader on the raw logs ------------------------------------------

@@ -14,6 +14,7 @@
 #define FITSPEED_EVIDENCE_MLPERF_H_
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,14 +38,23 @@ struct Publisher {
 struct PublisherTable {
   std::string rule;  // how publishers were split, as frozen
   std::vector<Publisher> publishers;
+  // The publisher of each table of published cases, by file name ("case_files").
+  std::map<std::string, std::string> case_files;
   // The publisher of an MLPerf submitter folder; nullptr when none lists it.
   const Publisher* OfSubmitter(const std::string& submitter) const;
+  // The publisher of a case table (its path's last component looked up in
+  // case_files); a file none lists is its own publisher, named by that name.
+  std::string OfCaseFile(const std::string& file) const;
 };
 
 // Throws InputError when the file cannot be opened, DataError naming the file
 // and the field on malformed JSON, another schema, a split other than
 // development or test, or a submitter listed by two publishers.
 PublisherTable ReadPublishers(const std::string& path);
+// The same from text; `path` names it in errors.
+PublisherTable ParsePublishers(const std::string& text, const std::string& path);
+// data/publishers.json as compiled into the library.
+const PublisherTable& BuiltinPublishers();
 
 // ---- Cases ---------------------------------------------------------------------
 
