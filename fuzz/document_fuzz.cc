@@ -4,7 +4,8 @@
 // JSON with a model's errors (project --fit), and kernel and all-reduce tables
 // (validate --kernels; read from a file, so the input is written to one) and framework
 // profiles (data/frameworks.json), and Hugging Face config.json files
-// (fitspeed models CONFIG.json; the parsed shape is then counted). Any input may be rejected with a
+// (fitspeed models CONFIG.json; the parsed shape is then counted), and the
+// publishers file (validate mlperf --publishers). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/kernels.h"
+#include "fitspeed/evidence/mlperf.h"
 #include "fitspeed/llm/transformer.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/link_logs.h"
@@ -32,6 +34,7 @@
 #define FITSPEED_FUZZ_KERNELTABLE 5
 #define FITSPEED_FUZZ_FRAMEWORKS 6
 #define FITSPEED_FUZZ_HFCONFIG 7
+#define FITSPEED_FUZZ_PUBLISHERS 8
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -68,6 +71,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const fitspeed::TransformerConfig model = fitspeed::ParseHfConfig(text, "fuzz-input");
     (void)fitspeed::CountParameters(model);
     (void)fitspeed::ForwardFlopsPerToken(model, model.max_positions);
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_PUBLISHERS
+    const fitspeed::PublisherTable table = fitspeed::ParsePublishers(text, "fuzz-input");
+    (void)table.OfSubmitter("NVIDIA");
+    (void)table.OfCaseFile("/a/b.csv");
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

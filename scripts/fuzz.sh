@@ -18,7 +18,7 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
 fi
 targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt fairseq
          detectron2 lightning kerascsv wandb epochs tensorboard
-         linklog intervals links fitjson kerneltable frameworks hfconfig)
+         linklog intervals links fitjson kerneltable frameworks hfconfig publishers)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 seeds="$build_dir/fuzz-seeds"
@@ -35,6 +35,8 @@ done
 for f in data/llm-models/*.json; do
   cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"
 done
+# And the publishers file (the publishers target's format).
+cp data/publishers.json "$seeds/data_publishers.json"
 # One target: its summary line, or on a finding the end of its log.
 fuzz_one() {
   local t=$1 log="$build_dir/fuzz-$1.log"
