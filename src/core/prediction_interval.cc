@@ -32,6 +32,19 @@ std::vector<double> PublisherWeights(const std::vector<ModelError>& errors) {
   return weights;
 }
 
+void PublisherCoverageTally::Add(const std::string& publisher, bool covered) {
+  std::pair<int, int>& t = tally_[publisher];
+  ++t.first;
+  t.second += covered ? 1 : 0;
+}
+
+double PublisherCoverageTally::Coverage() const {
+  if (tally_.empty()) return std::nan("");
+  double sum = 0;
+  for (const auto& [publisher, t] : tally_) sum += static_cast<double>(t.second) / t.first;
+  return sum / static_cast<double>(tally_.size());
+}
+
 namespace {
 
 // The k-th order statistic generalized to weights: the first error, from the
@@ -73,8 +86,8 @@ PredictionInterval EmpiricalInterval(const std::vector<ModelError>& errors, doub
     throw UsageError(fmt::format("interval level must be in (0, 1), got {}", level));
   }
   if (min_sources < 2) {
-    throw UsageError(fmt::format(
-        "an interval needs errors from 2 or more publishers, asked for {}", min_sources));
+    throw UsageError(fmt::format("an interval needs errors from 2 or more publishers, asked for {}",
+                                 min_sources));
   }
   PredictionInterval interval;
   interval.basis = basis;

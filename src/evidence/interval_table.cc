@@ -51,19 +51,16 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
   report.overall.error_class = "all";
   std::vector<double> all_widths;
   // Per source (publisher): cases with an interval, and covered ones.
-  using Tally = std::map<std::string, std::pair<int, int>>;
-  Tally all_tally;
-  auto weighted = [](const Tally& tally, CoverageRow& row) {
-    double sum = 0;
-    for (const auto& [source, t] : tally) sum += static_cast<double>(t.second) / t.first;
-    row.publishers = static_cast<int>(tally.size());
-    row.publisher_coverage = tally.empty() ? std::nan("") : sum / tally.size();
+  PublisherCoverageTally all_tally;
+  auto weighted = [](const PublisherCoverageTally& tally, CoverageRow& row) {
+    row.publishers = tally.Publishers();
+    row.publisher_coverage = tally.Coverage();
   };
   for (const auto& [name, errors] : classes) {
     CoverageRow row;
     row.error_class = name;
     std::vector<double> widths;
-    Tally tally;
+    PublisherCoverageTally tally;
     for (const ModelError& e : errors) {
       ++row.cases;
       // The table as it would be without this case's publishers.
@@ -87,10 +84,8 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
       } else {
         ++row.covered;
       }
-      for (Tally* t : {&tally, &all_tally}) {
-        ++(*t)[e.source].first;
-        (*t)[e.source].second += covered ? 1 : 0;
-      }
+      tally.Add(e.source, covered);
+      all_tally.Add(e.source, covered);
     }
     weighted(tally, row);
     row.median_width = widths.empty() ? std::nan("") : Median(widths);

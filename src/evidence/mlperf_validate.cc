@@ -19,6 +19,7 @@
 #include "core/table.h"
 #include "evidence/output_util.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/mlperf.h"
 #include "fitspeed/evidence/validate.h"
@@ -31,13 +32,6 @@ constexpr double kNanMlperf = std::numeric_limits<double>::quiet_NaN();
 
 double MedianOrNanMlperf(const std::vector<double>& values) {
   return values.empty() ? kNanMlperf : Median(values);
-}
-
-double MeanOrNanMlperf(const std::vector<double>& values) {
-  if (values.empty()) return kNanMlperf;
-  double sum = 0;
-  for (double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
 }
 
 // Rows grouped by `what`, with their publishers, in the order of `what`.
@@ -161,8 +155,9 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
   // Per publisher, then publishers weighted equally.
   std::map<std::string, std::vector<const MlperfCaseResult*>> by_publisher;
   for (const MlperfCaseResult& r : v.cases) by_publisher[r.c.publisher].push_back(&r);
-  std::vector<double> publisher_medians, publisher_coverages, all_errors;
+  std::vector<double> publisher_medians, all_errors;
   int all_covered = 0, all_with_interval = 0;
+  PublisherCoverageTally coverage;
   for (const auto& [name, rows] : by_publisher) {
     MlperfPublisherSummary p;
     p.publisher = name;
@@ -178,6 +173,7 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
         if (r->interval_available) {
           ++p.with_interval;
           covered += r->covered ? 1 : 0;
+          coverage.Add(name, r->covered);
         }
       }
     }
@@ -185,7 +181,6 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
     p.median_abs_error_pct = MedianOrNanMlperf(errors);
     p.coverage = p.with_interval > 0 ? static_cast<double>(covered) / p.with_interval : kNanMlperf;
     if (p.cases > 0) publisher_medians.push_back(p.median_abs_error_pct);
-    if (p.with_interval > 0) publisher_coverages.push_back(p.coverage);
     all_errors.insert(all_errors.end(), errors.begin(), errors.end());
     all_covered += covered;
     all_with_interval += p.with_interval;
@@ -193,8 +188,8 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
   }
   v.publishers_modeled = static_cast<int>(publisher_medians.size());
   v.median_of_publisher_medians_pct = MedianOrNanMlperf(publisher_medians);
-  v.publishers_with_interval = static_cast<int>(publisher_coverages.size());
-  v.publisher_weighted_coverage = MeanOrNanMlperf(publisher_coverages);
+  v.publishers_with_interval = coverage.Publishers();
+  v.publisher_weighted_coverage = coverage.Coverage();
   v.modeled_cases = static_cast<int>(all_errors.size());
   v.median_abs_error_pct = MedianOrNanMlperf(all_errors);
   v.case_coverage =

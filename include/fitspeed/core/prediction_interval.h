@@ -28,7 +28,9 @@
 #ifndef FITSPEED_CORE_PREDICTION_INTERVAL_H_
 #define FITSPEED_CORE_PREDICTION_INTERVAL_H_
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fitspeed {
@@ -64,6 +66,20 @@ std::vector<std::string> PublishersOfSource(const std::string& source);
 // Each error's weight, 1 / (errors with its source), in the errors' order:
 // every source (publisher) weighs 1 in all.
 std::vector<double> PublisherWeights(const std::vector<ModelError>& errors);
+
+// Coverage with publishers weighted equally: each checked case is added with
+// its publisher and whether the interval covered it; the result is the mean
+// over publishers of the share of their cases covered (NaN with none), so a
+// publisher of 60 cases counts as much as one of 2.
+class PublisherCoverageTally {
+ public:
+  void Add(const std::string& publisher, bool covered);
+  int Publishers() const { return static_cast<int>(tally_.size()); }
+  double Coverage() const;
+
+ private:
+  std::map<std::string, std::pair<int, int>> tally_;  // publisher -> (checked, covered)
+};
 
 // The split conformal interval (file comment) of `errors` at `level` in (0, 1),
 // built on the class `basis`. Not available, with the reason, when the errors
