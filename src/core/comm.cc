@@ -88,10 +88,15 @@ double TreeAllReduceTime(double bytes, int devices, const Link& link) {
 }
 
 double HierarchicalAllReduceTime(double bytes, int per_node, int nodes, const Link& intra,
-                                 const Link& inter) {
+                                 const Link& inter, int rails) {
+  if (rails < 1 || rails > std::max(per_node, 1)) {
+    throw UsageError(fmt::format("rails must be 1 to the {} devices of a node, got {}",
+                                 std::max(per_node, 1), rails));
+  }
   // In-node reduce-scatter + all-gather cost one in-node ring all-reduce; the
-  // nodes' network interfaces carry a ring all-reduce of S between nodes.
-  return RingAllReduceTime(bytes, per_node, intra) + RingAllReduceTime(bytes, nodes, inter);
+  // nodes' network interfaces carry a ring all-reduce of S between nodes,
+  // split over `rails` interfaces working at once.
+  return RingAllReduceTime(bytes, per_node, intra) + RingAllReduceTime(bytes / rails, nodes, inter);
 }
 
 double AllReduceTime(double bytes, int devices, const CommModel& comm) {

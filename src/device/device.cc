@@ -290,7 +290,7 @@ std::vector<DeviceLink> ReadLinks(const Reader& r, const json& links, const Path
   for (size_t i = 0; i < links.size(); ++i) {
     const Path p = Reader::Index(path, static_cast<int>(i));
     const json& l = links[i];
-    r.Object(l, p, {"name", "connects", "bandwidth_bytes_per_s", "latency_s"});
+    r.Object(l, p, {"name", "connects", "bandwidth_bytes_per_s", "latency_s", "per"});
     DeviceLink link;
     link.name = r.String(l, p, "name");
     link.connects = r.String(l, p, "connects");
@@ -301,6 +301,16 @@ std::vector<DeviceLink> ReadLinks(const Reader& r, const json& links, const Path
     }
     link.bandwidth_bytes_per_s = r.Positive(l, p, "bandwidth_bytes_per_s");
     link.latency_s = r.NonNegative(l, p, "latency_s");
+    if (l.contains("per")) {
+      const std::string per = r.String(l, p, "per");
+      if (per != "device" && per != "node") {
+        r.Fail(Reader::Sub(p, "per"), fmt::format("expected device or node, got \"{}\"", per));
+      }
+      if (link.connects != "network") {
+        r.Fail(Reader::Sub(p, "per"), "only a link that connects network has \"per\"");
+      }
+      link.per_device = per == "device";
+    }
     result.push_back(link);
   }
   return result;
@@ -452,11 +462,11 @@ ordered_json LinksJson(const std::vector<DeviceLink>& links,
       if (bases != nullptr && bases->count(field) > 0) q["basis"] = bases->at(field);
       return q;
     };
-    array.push_back(
-        {{"name", l.name},
-         {"connects", l.connects},
-         {"bandwidth_bytes_per_s", quantity("bandwidth_bytes_per_s", l.bandwidth_bytes_per_s)},
-         {"latency_s", quantity("latency_s", l.latency_s)}});
+    ordered_json link{{"name", l.name}, {"connects", l.connects}};
+    if (l.per_device) link["per"] = "device";
+    link["bandwidth_bytes_per_s"] = quantity("bandwidth_bytes_per_s", l.bandwidth_bytes_per_s);
+    link["latency_s"] = quantity("latency_s", l.latency_s);
+    array.push_back(std::move(link));
   }
   return array;
 }

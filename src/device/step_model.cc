@@ -502,6 +502,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                              : options.devices;
     step.nodes = options.devices / per_node;
     Link inter;
+    int rails = 1;  // the node's interfaces that carry the between-node ring at once
     if (step.nodes > 1) {
       const DeviceLink* network_link = device.FindLink("network");
       if (network_link == nullptr) {
@@ -512,12 +513,14 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
             options.devices, step.nodes, per_node, device.name));
       }
       inter = *network_link;
+      if (network_link->per_device) rails = per_node;
     }
     // A ring in one node, or a ring in each node and one over the nodes
     // (HierarchicalAllReduceTime).
     auto all_reduce = [&](double bytes) {
-      return step.nodes > 1 ? HierarchicalAllReduceTime(bytes, per_node, step.nodes, intra, inter)
-                            : RingAllReduceTime(bytes, options.devices, intra);
+      return step.nodes > 1
+                 ? HierarchicalAllReduceTime(bytes, per_node, step.nodes, intra, inter, rails)
+                 : RingAllReduceTime(bytes, options.devices, intra);
     };
     if (!options.overlap) {
       // One all-reduce of every gradient after the backward pass.

@@ -485,19 +485,23 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
 
 std::vector<KernelGpu> KernelGpus() {
   std::vector<KernelGpu> gpus(4);
-  gpus[0] = {"V100",
-             "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
-             "FP32, 125 TFLOPS FP16 tensor, 900 GB/s (datasheet)",
-             15.7e12,
-             125e12,
-             9e11,
-             5e-6,
-             {"v100-sxm2"},
-             // Issue 30's devices: nothing of theirs was measured here, the V100's
-             // fits are the catalog's nearest (AMD and Gaudi: another vendor's
-             // kernels, carried by the same F/peak rule; docs/devices.md).
-             {"v100-sxm3-32gb", "v100-pcie", "a100", "a100-80gb", "h100", "h200", "b200", "b300",
-              "gb200", "gb300", "l40s", "l4", "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3"}};
+  gpus[0] = {
+      "V100",
+      "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
+      "FP32, 125 TFLOPS FP16 tensor, 900 GB/s (datasheet)",
+      15.7e12,
+      125e12,
+      9e11,
+      5e-6,
+      {"v100-sxm2"},
+      // Issue 30's and issue 32's devices: nothing of theirs was measured
+      // here, the V100's fits are the catalog's nearest (AMD and Gaudi:
+      // another vendor's kernels, carried by the same F/peak rule;
+      // docs/devices.md).
+      {"v100-sxm3-32gb", "v100-pcie", "a100",     "a100-80gb",      "h100", "h200",   "b200",
+       "b300",           "gb200",     "gb300",    "l40s",           "l4",   "mi300x", "mi325x",
+       "mi355x",         "gaudi2",    "gaudi3",   "a100-pcie-80gb", "a30",  "a10g",   "l40",
+       "h100-pcie",      "rtx-a5000", "rtx-4090", "rx-7900-xtx"}};
   gpus[1] = {"P100",
              "Tesla P100 (DeepBench sheet; CUDA 8, cuDNN 6): read as the SXM2 board, 10.6 TFLOPS "
              "FP32 and 732 GB/s (datasheet); its largest SGEMMs reach 9.1 TFLOPS, 98% of the PCIe "
@@ -908,7 +912,7 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        1.935e12,
        {},
        {"a100-80gb", "h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x",
-        "gaudi2", "gaudi3"}},
+        "gaudi2", "gaudi3", "a100-pcie-80gb", "a30", "h100-pcie"}},
       {"Tesla T4", "Tesla T4: 320 GB/s GDDR6 (datasheet)", 3.2e11, {"t4"}, {}},
       {"Tesla P100-PCIE-16GB",
        "Tesla P100 PCIe 16 GB: 732 GB/s HBM2 (datasheet)",
@@ -916,7 +920,11 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        {"p100"},
        {}},
       {"Tesla P4", "Tesla P4: 192 GB/s GDDR5 (datasheet)", 1.92e11, {}, {}},
-      {"NVIDIA L4", "L4: 300 GB/s GDDR6 (datasheet); test split only", 3e11, {"l4"}, {"l40s"}},
+      {"NVIDIA L4",
+       "L4: 300 GB/s GDDR6 (datasheet); test split only",
+       3e11,
+       {"l4"},
+       {"l40s", "a10g", "l40", "rtx-a5000", "rtx-4090", "rx-7900-xtx"}},
   };
 }
 

@@ -64,7 +64,8 @@ const std::vector<std::string>& AssumptionsMlperf() {
       "(n_ttt_success > 0); measured = the table's samples_per_s (median over the system's result "
       "files, timed region less evaluation)",
       "precision mixed (FP16/BF16 AMP) for every row; the catalog device of each accelerator by "
-      "name (SXM parts only: A100 SXM 40 GB a100, 80 GB a100-80gb)",
+      "name (A100 SXM 40 GB a100, SXM 80 GB a100-80gb, PCIe 80 GB a100-pcie-80gb; H100 SXM h100, "
+      "PCIe h100-pcie; tinygrad's GeForce RTX 4090 and Radeon RX 7900 XTX runs not mapped)",
       "devices = n_accelerators, accelerators_per_node per node (more than one node: the "
       "catalog device's network link; a device without one is not modeled); per-device batch = "
       "global_batch / n_accelerators; no gradient accumulation",
@@ -104,7 +105,7 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
     MlperfCaseResult r;
     r.c = c;
     if (c.device.empty()) {
-      r.reason = "not modelable: the catalog has no " + c.accelerator;
+      r.reason = "not modelable: no catalog device is mapped to " + c.accelerator;
     } else {
       measured.push_back(c.measured);
     }
@@ -394,7 +395,8 @@ void WriteMlperfValidation(std::ostream& out, const MlperfValidation& v, OutputF
       "Every case weighted equally, for comparison: {} cases, median |error| {}%, coverage {}%\n",
       v.modeled_cases, PercentCell(v.median_abs_error_pct), PercentCell(100 * v.case_coverage));
   if (!v.not_modelable.empty()) {
-    out << "\nNot modelable (the catalog has no such accelerator):\n";
+    out << "\nNot modelable (no catalog device is mapped to the accelerator: the catalog has "
+           "none, or the submitter's code is not modeled; docs/validation.md):\n";
     for (const MlperfLeftOutGroup& g : v.not_modelable) out << GroupLineMlperf(g);
   }
   if (!v.not_modeled.empty()) {

@@ -15,9 +15,12 @@ namespace fitspeed {
 
 std::string RecomputeName(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "none";
 }
@@ -31,16 +34,21 @@ Recompute ParseRecompute(const std::string& name) {
 
 std::string MatrixFormatName(MatrixFormat f) {
   switch (f) {
-    case MatrixFormat::k16: return "16-bit";
-    case MatrixFormat::kFp8: return "fp8";
-    case MatrixFormat::kInt8: return "int8";
-    case MatrixFormat::kFp4: return "fp4";
+    case MatrixFormat::k16:
+      return "16-bit";
+    case MatrixFormat::kFp8:
+      return "fp8";
+    case MatrixFormat::kInt8:
+      return "int8";
+    case MatrixFormat::kFp4:
+      return "fp4";
   }
   return "16-bit";
 }
 
 MatrixFormat ParseMatrixFormat(const std::string& name) {
-  if (name == "mixed" || name == "bf16" || name == "fp16" || name == "16-bit") return MatrixFormat::k16;
+  if (name == "mixed" || name == "bf16" || name == "fp16" || name == "16-bit")
+    return MatrixFormat::k16;
   if (name == "fp8") return MatrixFormat::kFp8;
   if (name == "int8") return MatrixFormat::kInt8;
   if (name == "fp4") return MatrixFormat::kFp4;
@@ -115,37 +123,45 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("tp " + Str(s.tp) + " does not divide the " + Str(model.heads) + " attention heads");
   // Megatron replicates KV heads when tp exceeds them, so either direction divides.
   if (!Divides(s.tp, model.kv_heads) && !Divides(model.kv_heads, s.tp))
-    fail("tp " + Str(s.tp) + " and the " + Str(model.kv_heads) + " key/value heads: one must divide the other");
-  if (s.vp > 1 && s.pp < 2) fail("virtual stages (vp " + Str(s.vp) + ") need pipeline parallelism (pp > 1)");
+    fail("tp " + Str(s.tp) + " and the " + Str(model.kv_heads) +
+         " key/value heads: one must divide the other");
+  if (s.vp > 1 && s.pp < 2)
+    fail("virtual stages (vp " + Str(s.vp) + ") need pipeline parallelism (pp > 1)");
   if (!Divides(int64_t{s.pp} * s.vp, model.layers))
-    fail("pp x vp = " + Str(int64_t{s.pp} * s.vp) + " does not divide the " + Str(model.layers) + " layers");
+    fail("pp x vp = " + Str(int64_t{s.pp} * s.vp) + " does not divide the " + Str(model.layers) +
+         " layers");
   if (s.cp > 1 && training.seq_len % (2 * s.cp) != 0)
     fail("cp " + Str(s.cp) + ": the sequence (" + Str(training.seq_len) +
          ") must split into 2 x cp chunks (the load-balanced causal ring)");
   if (s.cp > 1 && !training.flash_attention)
     fail("context parallelism needs flash attention (ring attention is built on it)");
-  if (s.ep > 1 && model.experts < 2) fail("ep " + Str(s.ep) + " on a dense model: expert parallelism needs experts");
+  if (s.ep > 1 && model.experts < 2)
+    fail("ep " + Str(s.ep) + " on a dense model: expert parallelism needs experts");
   if (s.ep > 1 && (!Divides(s.ep, model.experts) || !Divides(s.ep, int64_t{s.dp} * s.cp)))
-    fail("ep " + Str(s.ep) + " must divide the " + Str(model.experts) + " experts and dp x cp = " +
-         Str(int64_t{s.dp} * s.cp));
+    fail("ep " + Str(s.ep) + " must divide the " + Str(model.experts) +
+         " experts and dp x cp = " + Str(int64_t{s.dp} * s.cp));
   if (s.global_batch < 1 || s.global_batch % (s.micro_batch * s.dp) != 0)
-    fail("global batch " + Str(s.global_batch) + " is not a multiple of micro-batch x dp = " +
-         Str(s.micro_batch * s.dp));
+    fail("global batch " + Str(s.global_batch) +
+         " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
   if (s.zero > 0 && training.lora_rank > 0 && s.zero == 3)
     fail("zero 3 with LoRA: the frozen base is sharded by the tensor and pipeline split instead");
 }
 
-void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster, const LlmTraining& training) {
+void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
+                      const LlmTraining& training) {
   auto fail = [](const std::string& m) { throw UsageError(m); };
   ValidateTransformer(model);
   CheckSequenceLength(model, training.seq_len);
   const Device& d = cluster.device;
-  const bool has = training.format == MatrixFormat::k16  ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
-                   : training.format == MatrixFormat::kFp8 ? d.fp8_flops_per_s > 0
+  const bool has = training.format == MatrixFormat::k16
+                       ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
+                   : training.format == MatrixFormat::kFp8  ? d.fp8_flops_per_s > 0
                    : training.format == MatrixFormat::kInt8 ? d.int8_flops_per_s > 0
                                                             : d.fp4_flops_per_s > 0;
-  if (!has) fail(d.name + " has no " + MatrixFormatName(training.format) + " matrix units in its catalog entry");
+  if (!has)
+    fail(d.name + " has no " + MatrixFormatName(training.format) +
+         " matrix units in its catalog entry");
   if (training.lora_rank < 0) fail("LoRA rank must be >= 0");
   if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
     fail("capacity factor must be > 0");
@@ -181,11 +197,10 @@ double AllReduceSplit(double bytes, const GroupPlacementSplit& g, const LlmClust
   if (g.per_domain <= 1) return RingAllReduceTime(bytes, g.n, c.inter);
   // Reduce-scatter inside each domain, then each member all-reduces its
   // 1/per_domain shard with its peers of the other domains over its own
-  // network link (one per device, as in rail-optimized DGX pods), then the
-  // in-domain all-gather. (core's HierarchicalAllReduceTime sends the whole
-  // gradient through one interface per node: not these clusters.)
-  return RingAllReduceTime(bytes, g.per_domain, c.intra) +
-         RingAllReduceTime(bytes / g.per_domain, g.n / g.per_domain, c.inter);
+  // network link (one per device, as in rail-optimized DGX pods: one rail per
+  // member), then the in-domain all-gather.
+  return HierarchicalAllReduceTime(bytes, g.per_domain, g.n / g.per_domain, c.intra, c.inter,
+                                   g.per_domain);
 }
 
 // Reduce-scatter or all-gather: half a ring all-reduce's bandwidth and latency terms.
@@ -223,7 +238,8 @@ StageParameters FirstStageParameters(const TransformerConfig& m, const Transform
   out.layer_dense = (static_cast<double>(p.per_layer) - expert_block) / s.tp;
   out.layer_experts = expert_block / (double{1} * s.tp * s.ep);
   out.dense = layers_per_stage * out.layer_dense + vocab * m.hidden / s.tp;
-  if (m.positions == PositionEncoding::kLearned) out.dense += static_cast<double>(m.max_positions) * m.hidden;
+  if (m.positions == PositionEncoding::kLearned)
+    out.dense += static_cast<double>(m.max_positions) * m.hidden;
   if (s.pp == 1) out.dense += static_cast<double>(p.final_norm);
   if (s.pp == 1 && !m.tied_embeddings) out.dense += vocab * m.hidden / s.tp;
   out.experts = layers_per_stage * out.layer_experts;
@@ -251,8 +267,9 @@ LlmMemory LlmMemoryPerGpu(const TransformerConfig& m, const LlmCluster& c, const
   return MemoryPerGpuWith(m, CountParameters(m), c, tr, s, shape);
 }
 
-LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParameters& p, const LlmCluster& c,
-                           const LlmTraining& tr, const LlmSplit& s, const LayerShape& shape) {
+LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParameters& p,
+                           const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
+                           const LayerShape& shape) {
   LlmMemory mem;
   const double vocab = PaddedVocab(m, s.tp);
   const StageParameters sp = FirstStageParameters(m, p, s, vocab);
@@ -266,7 +283,8 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   const double shard = s.dp * s.cp;  // ZeRO shards over every rank holding a replica
   const double trained = lora ? adapters : params;
   mem.weights = 2.0 * params + (lora ? 2.0 * adapters : 0.0);
-  if (tr.format == MatrixFormat::kFp8) mem.weights += params;  // Transformer Engine's FP8 weight copies
+  if (tr.format == MatrixFormat::kFp8)
+    mem.weights += params;  // Transformer Engine's FP8 weight copies
   mem.gradients = tr.gradient_bytes * trained;
   mem.optimizer = 12.0 * trained;  // FP32 master weights, Adam's m and v
   if (s.zero >= 1) mem.optimizer /= shard;
@@ -275,7 +293,8 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   // Activations: the first stage holds p micro-batches of its layers in 1F1B
   // (every layer's worth at once), times (1 + (p-1)/(p v)) when interleaved
   // (Korthikanti et al. 2022, sec. 4.2.3); no more micro-batches than the step has.
-  const double in_flight = std::min<double>(s.pp, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
+  const double in_flight =
+      std::min<double>(s.pp, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
   const double interleave = s.vp > 1 ? 1.0 + (s.pp - 1.0) / (s.pp * s.vp) : 1.0;
   const double per_layer =
       LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention);
@@ -301,8 +320,8 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   return mem;
 }
 
-LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
-                               const LlmCalibration& cal) {
+LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c,
+                               const LlmTraining& tr, const LlmCalibration& cal) {
   LlmStepContext ctx;
   ctx.params = CountParameters(m);
   ctx.flops_per_token = (tr.lora_rank > 0 ? 2.0 : 3.0) * ForwardFlopsPerToken(m, tr.seq_len);
@@ -317,7 +336,8 @@ LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmT
   LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
   shape.capacity_factor = tr.capacity_factor;
   const LayerTimes lt = TimeLayer(shape, ctx.timer, tr, s.sequence_parallel);
-  const HeadTimes head = TimeHead(shape, PaddedVocab(m, s.tp), ctx.timer, s.sequence_parallel, tr.lora_rank > 0);
+  const HeadTimes head =
+      TimeHead(shape, PaddedVocab(m, s.tp), ctx.timer, s.sequence_parallel, tr.lora_rank > 0);
   return ModelLlmStepWith(m, c, tr, s, cal, ctx, shape, lt, head);
 }
 
@@ -334,8 +354,10 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   const GroupPlacementSplit tp_group = PlaceGroupSplit(s.tp, 1, c.domain);
   const GroupPlacementSplit cp_group = PlaceGroupSplit(s.cp, s.tp, c.domain);
   const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
-  const GroupPlacementSplit ep_group = PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
-  const double act_bytes = 2.0 * shape.tokens * m.hidden;  // one micro-batch's hidden states, 16-bit
+  const GroupPlacementSplit ep_group =
+      PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
+  const double act_bytes =
+      2.0 * shape.tokens * m.hidden;  // one micro-batch's hidden states, 16-bit
   // Tensor parallel: two all-reduces forward and two backward per layer
   // (sequence parallel: a reduce-scatter and an all-gather for each, the same volume).
   const double tp_one = s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, tp_group, c)
@@ -347,7 +369,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   double cp_fwd = 0, cp_bwd = 0;
   if (s.cp > 1) {
     const double kv_bytes = 2.0 * 2.0 * shape.tokens * shape.kv_width;
-    const double hop = PointToPointSplit(kv_bytes, cp_group.per_domain >= cp_group.n ? c.intra : c.inter);
+    const double hop =
+        PointToPointSplit(kv_bytes, cp_group.per_domain >= cp_group.n ? c.intra : c.inter);
     const double steps = s.cp - 1;
     cp_fwd = steps * std::max(0.0, hop - lt.attention_fwd_gpu_s / s.cp);
     cp_bwd = steps * std::max(0.0, 2.0 * hop - lt.attention_bwd_gpu_s / s.cp);
@@ -372,8 +395,10 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   const double cp_calls = s.cp > 1 ? 2.0 * (s.cp - 1) : 0.0;
   const double comm_f = tp_fwd + cp_fwd + ep_fwd;
   const double comm_b = tp_bwd + cp_bwd + ep_bwd;
-  const double f_layer = std::max(lt.forward_gpu_s + comm_f, (lt.forward_kernels + tp_calls + ep_calls + cp_calls) * d);
-  const double b_layer = std::max(lt.backward_gpu_s + comm_b, (lt.backward_kernels + tp_calls + ep_calls + 2 * cp_calls) * d);
+  const double f_layer = std::max(lt.forward_gpu_s + comm_f,
+                                  (lt.forward_kernels + tp_calls + ep_calls + cp_calls) * d);
+  const double b_layer = std::max(lt.backward_gpu_s + comm_b,
+                                  (lt.backward_kernels + tp_calls + ep_calls + 2 * cp_calls) * d);
   double r_layer = 0;
   if (full) r_layer = f_layer;
   if (selective && lt.selective_recompute)
@@ -414,7 +439,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     stage_expert_params = 0;
   }
   const double grad_bytes = tr.gradient_bytes * stage_params;
-  const GroupPlacementSplit expert_dp = PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
+  const GroupPlacementSplit expert_dp =
+      PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
   double dp_comm = AllReduceSplit(grad_bytes, dp_group, c) +
                    AllReduceSplit(tr.gradient_bytes * stage_expert_params, expert_dp, c);
   if (s.zero >= 3) {
@@ -428,8 +454,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     const double bucket = AllReduceSplit(std::min(grad_bytes, 40e6), dp_group, c);
     // ZeRO-3's gathers hide behind every micro-batch's layers, the gradient
     // buckets behind the last micro-batch's backward pass.
-    const double window = s.zero >= 3 ? mb * layers_per_stage * (f_layer + b_layer)
-                                      : layers_per_stage * b_layer;
+    const double window =
+        s.zero >= 3 ? mb * layers_per_stage * (f_layer + b_layer) : layers_per_stage * b_layer;
     dp_exposed = std::max(bucket, dp_comm - window);
   }
 
@@ -445,8 +471,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   // The parts: communication as the device waits for it, recomputation as
   // its pass takes, compute the rest of the slowest stage's passes.
   const double per_mb_compute_max =
-      c_max - layers_per_stage * (r_layer + comm_layer_tp + comm_layer_cp + comm_layer_ep -
-                                  (full ? comm_f : 0.0));
+      c_max - layers_per_stage *
+                  (r_layer + comm_layer_tp + comm_layer_cp + comm_layer_ep - (full ? comm_f : 0.0));
   parts.compute_s = mb * per_mb_compute_max;
   parts.recompute_s = mb * layers_per_stage * (r_layer - (full ? comm_f : 0.0));
   parts.tensor_comm_s = mb * layers_per_stage * (comm_layer_tp);
@@ -465,10 +491,13 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
   step.memory = MemoryPerGpuWith(m, ctx.params, c, tr, s, shape);
   if (m.feed_forward == FeedForwardKind::kPlain && m.norm == NormKind::kLayerNorm)
-    step.notes.push_back("dropout assumed on (GPT/BERT-style model): masks held, dropout kernels timed");
+    step.notes.push_back(
+        "dropout assumed on (GPT/BERT-style model): masks held, dropout kernels timed");
   if (vocab != static_cast<double>(m.vocab))
-    step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) + " (a multiple of 128 x tp, as Megatron pads)");
-  if (!tr.flash_attention) step.notes.push_back("attention without flash: full score matrices computed and held");
+    step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) +
+                         " (a multiple of 128 x tp, as Megatron pads)");
+  if (!tr.flash_attention)
+    step.notes.push_back("attention without flash: full score matrices computed and held");
   return step;
 }
 

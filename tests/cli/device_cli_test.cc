@@ -39,9 +39,10 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["schema"], "fitspeed.devices/1");
-  // The thirteen files of the catalog before issue 30 (k40m ... tpu-v3-8, xeon-6148x2) and
-  // its fifteen (h200 ... tpu-v6e); host on request.
-  ASSERT_EQ(json["devices"].size(), 28u);
+  // The thirteen files of the catalog before issue 30 (k40m ... tpu-v3-8, xeon-6148x2), its
+  // fifteen (h200 ... tpu-v6e) and issue 32's eight (a100-pcie-80gb ... rx-7900-xtx); host on
+  // request.
+  ASSERT_EQ(json["devices"].size(), 36u);
   bool found = false;
   for (const auto& d : json["devices"]) {
     if (d["name"] != "v100-sxm2") continue;

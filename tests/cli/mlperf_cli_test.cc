@@ -2,7 +2,8 @@
 // tests/data/mlperf-fixture: six rows of the MLPerf ResNet-50/BERT table (file
 // lines 2-7: Dell's 8xH100 BERT, test split; NVIDIA's 8xH100 ResNet-50 and
 // BERT and 8xH200 ResNet-50, Fujitsu's 4xH100 ResNet-50, development;
-// xFusion's 8xA30 ResNet-50, development, an accelerator the catalog lacks).
+// tinycorp's 6x GeForce RTX 4090 ResNet-50 with tinygrad, development, not
+// mapped to a catalog device).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,14 +37,14 @@ TEST(ValidateMlperfCli, PublishersWeighEquallyInTheDevelopmentSplit) {
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema"], "fitspeed.validate_mlperf/1");
   EXPECT_EQ(j["split"], "development");
-  // Five development rows: NVIDIA 3, Fujitsu 1, xFusion 1 (not modelable).
+  // Five development rows: NVIDIA 3, Fujitsu 1, tinycorp 1 (not modelable).
   ASSERT_EQ(j["cases"].size(), 5u);
   std::map<std::string, std::vector<nlohmann::json>> by_publisher;
   for (const auto& c : j["cases"]) by_publisher[c["publisher"]].push_back(c);
   ASSERT_EQ(by_publisher["NVIDIA"].size(), 3u);
   ASSERT_EQ(by_publisher["Fujitsu"].size(), 1u);
-  ASSERT_EQ(by_publisher["xFusion"].size(), 1u);
-  EXPECT_FALSE(by_publisher["xFusion"][0]["modeled"]);
+  ASSERT_EQ(by_publisher["tinycorp"].size(), 1u);
+  EXPECT_FALSE(by_publisher["tinycorp"][0]["modeled"]);
   for (const char* name : {"NVIDIA", "Fujitsu"}) {
     for (const auto& c : by_publisher[name]) {
       ASSERT_TRUE(c["modeled"]) << c.dump();
@@ -58,7 +59,7 @@ TEST(ValidateMlperfCli, PublishersWeighEquallyInTheDevelopmentSplit) {
   // The hand calculation, from each case's error and covered flag: NVIDIA's
   // three cases have |errors| a <= b <= c (sorted) and k of them covered; its
   // median |error| is b and its coverage k/3. Fujitsu's one case has |error| d
-  // and coverage f (0 or 1). xFusion has no modeled case and weighs nothing.
+  // and coverage f (0 or 1). tinycorp has no modeled case and weighs nothing.
   // Publishers weighted equally: median |error| = (b + d)/2 (the median of two
   // publishers), coverage = (k/3 + f)/2 - not the pooled (k + f)/4, which
   // weighs NVIDIA three times. E.g. k = 2, f = 1: 5/6 = 83.3%, pooled 75%.
@@ -86,15 +87,15 @@ TEST(ValidateMlperfCli, PublishersWeighEquallyInTheDevelopmentSplit) {
   EXPECT_EQ(j["publishers"][1]["publisher"], "NVIDIA");
   EXPECT_NEAR(j["publishers"][1]["median_abs_error_pct"].get<double>(), b, 1e-9);
   EXPECT_NEAR(j["publishers"][1]["coverage"].get<double>(), k / 3.0, 1e-12);
-  EXPECT_EQ(j["publishers"][2]["publisher"], "xFusion");
+  EXPECT_EQ(j["publishers"][2]["publisher"], "tinycorp");
   EXPECT_EQ(j["publishers"][2]["not_modelable"], 1);
   EXPECT_TRUE(j["publishers"][2]["median_abs_error_pct"].is_null());
 
-  // The A30 is listed as not modelable, with its publisher.
+  // The RTX 4090 is listed as not modelable, with its publisher.
   ASSERT_EQ(j["not_modelable"].size(), 1u);
-  EXPECT_EQ(j["not_modelable"][0]["what"], "A30-24GB");
+  EXPECT_EQ(j["not_modelable"][0]["what"], "GeForce RTX 4090-24GB");
   EXPECT_EQ(j["not_modelable"][0]["cases"], 1);
-  EXPECT_EQ(j["not_modelable"][0]["publishers"], nlohmann::json::array({"xFusion"}));
+  EXPECT_EQ(j["not_modelable"][0]["publishers"], nlohmann::json::array({"tinycorp"}));
 }
 
 TEST(ValidateMlperfCli, CaseRowsCarryTheirSetup) {
@@ -127,7 +128,7 @@ TEST(ValidateMlperfCli, TestSplitOnlyWhenAsked) {
   EXPECT_THAT(dev.out, Not(HasSubstr("Dell")));
   EXPECT_THAT(dev.out, Not(HasSubstr("XE9680")));
   EXPECT_THAT(dev.out, HasSubstr("Not modelable"));
-  EXPECT_THAT(dev.out, HasSubstr("A30-24GB: 1 case, 1 publisher (xFusion)"));
+  EXPECT_THAT(dev.out, HasSubstr("GeForce RTX 4090-24GB: 1 case, 1 publisher (tinycorp)"));
   const CliRun csv = RunCli(FixtureArgsMlperfCli() + " --output csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, Not(HasSubstr("Dell")));
@@ -142,7 +143,7 @@ TEST(ValidateMlperfCli, TestSplitOnlyWhenAsked) {
   EXPECT_EQ(j["summary"]["publishers"], 1);
   const CliRun test_table = RunCli(FixtureArgsMlperfCli() + " --split test");
   EXPECT_THAT(test_table.out, HasSubstr("report once per release of the model"));
-  for (const char* development : {"dgxh100", "h200_ngc", "GX2560M7", "Fujitsu", "xFusion"}) {
+  for (const char* development : {"dgxh100", "h200_ngc", "GX2560M7", "Fujitsu", "tinycorp"}) {
     EXPECT_THAT(test_table.out, Not(HasSubstr(development)));
   }
 

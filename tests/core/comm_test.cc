@@ -60,6 +60,18 @@ TEST(HierarchicalAllReduce, AddsTheInNodeRingAndTheBetweenNodeRing) {
   EXPECT_NEAR(AllReduceTime(kBytes, 4, TwoTier(AllReduceAlgorithm::kHierarchical)), 0.01506, 1e-15);
 }
 
+TEST(HierarchicalAllReduce, SplitsTheBetweenNodeRingOverTheRails) {
+  const Link intra = MakeLink(1e10, 1e-5), inter = MakeLink(6.25e9, 5e-5);
+  // 2 nodes x 4 with a network interface per device (4 rails): in node
+  // 0.01506 s; between nodes each rail all-reduces S/4 = 2.5e7 B:
+  // 2*1/2 * 2.5e7/6.25e9 + 2*1*5e-5 = 0.004 + 0.0001 = 0.0041 s; sum 0.01916 s.
+  EXPECT_NEAR(HierarchicalAllReduceTime(kBytes, 4, 2, intra, inter, 4), 0.01916, 1e-14);
+  // One rail is the node's one interface (the default): 0.03116 s, above.
+  EXPECT_NEAR(HierarchicalAllReduceTime(kBytes, 4, 2, intra, inter), 0.03116, 1e-14);
+  EXPECT_THROW(HierarchicalAllReduceTime(kBytes, 4, 2, intra, inter, 5), UsageError);
+  EXPECT_THROW(HierarchicalAllReduceTime(kBytes, 4, 2, intra, inter, 0), UsageError);
+}
+
 TEST(FlatRingAcrossNodes, RunsAtTheSlowestLink) {
   // 8 devices over 2 nodes: B = min(1e10, 6.25e9), a = max(1e-5, 5e-5):
   // 2*7/8 * 0.016 + 14 * 5e-5 = 0.028 + 0.0007 = 0.0287 s.

@@ -1,6 +1,8 @@
 // Issue 30's accelerators in the catalog: their datasheet peaks (low
 // precisions included), scale-up domains and sources, the parser's rules for
 // the new fields, and the wider interval of a device nothing was measured on.
+// Issue 32's: the accelerators of MLPerf Training submitters the catalog
+// lacked, and the DGX network links of h100, a100 and a100-80gb.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +14,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
@@ -293,6 +297,140 @@ TEST(Issue30Intervals, ADeviceWithoutPublishedCasesGetsAWiderIntervalThatSaysSo)
   }
   // A TPU class has too few sources for any interval, widened or not.
   EXPECT_FALSE(table.For(LoadDevice("tpu-v6e"), Precision::kMixed, 0.8).available);
+}
+
+// ---- Issue 32 ------------------------------------------------------------------------
+
+// The figures each new file must carry, dense (not sparse); 0: the device has
+// none. `devices_link`: the link `--devices N` all-reduces over, per direction.
+struct DatasheetIssue32 {
+  const char* name;
+  double fp32, tf32, tensor16;  // FLOP/s
+  const char* tensor16_type;
+  double bandwidth;  // B/s
+  double capacity_gib;
+  const char* devices_link;
+  double devices_link_bandwidth;  // B/s
+  int domain;
+};
+
+const DatasheetIssue32 kIssue32Sheets[] = {
+    // A100 datasheet (80GB PCIe): 19.5 FP32, 156 TF32, 312 BF16 TFLOPS dense; 1,935 GB/s, 80 GB;
+    // PCIe Gen4 64 GB/s both ways.
+    {"a100-pcie-80gb", 19.5e12, 156e12, 312e12, "bf16", 1935e9, 80, "pcie", 32e9, 0},
+    // A30 datasheet: 10.3 FP32, 82 TF32, 165 BF16 TFLOPS dense; 933 GB/s, 24 GB; PCIe Gen4.
+    {"a30", 10.3e12, 82e12, 165e12, "bf16", 933e9, 24, "pcie", 32e9, 0},
+    // A10 datasheet (no A10G datasheet; assumed equal): 31.2 FP32, 62.5 TF32, 125 BF16; 600 GB/s.
+    {"a10g", 31.2e12, 62.5e12, 125e12, "bf16", 600e9, 24, "pcie", 32e9, 0},
+    // L40 datasheet: 90.5 FP32, 90.5 TF32, 181.05 BF16 TFLOPS dense; 864 GB/s, 48 GB; PCIe Gen4.
+    {"l40", 90.5e12, 90.5e12, 181.05e12, "bf16", 864e9, 48, "pcie", 32e9, 0},
+    // H100 datasheet (PCIe): 51 FP32; 756 TF32 and 1,513 BF16 with sparsity; 2 TB/s, 80 GB;
+    // PCIe Gen5 128 GB/s both ways.
+    {"h100-pcie", 51e12, 378e12, 756.5e12, "bf16", 2e12, 80, "pcie", 64e9, 0},
+    // RTX A5000 datasheet: 27.8 FP32, 222.2 tensor TFLOPS with sparsity; 768 GB/s, 24 GB;
+    // NVLink bridge 112.5 GB/s both ways, two GPUs. TF32 assumed at a quarter of FP16.
+    {"rtx-a5000", 27.8e12, 27.8e12, 111.1e12, "fp16", 768e9, 24, "nvlink", 56.25e9, 2},
+    // Ada whitepaper (RTX 4090): 82.6 FP32; 165.2 FP16 tensor with FP32 accumulate (assumed);
+    // 1,008 GB/s, 24 GB; PCIe 4.0 x16.
+    {"rtx-4090", 82.6e12, 82.6e12, 165.2e12, "fp16", 1008e9, 24, "pcie", 32e9, 0},
+    // AMD RX 7900 XTX: 61.4 FP32, 122.8 FP16 (assumed) TFLOPS; 960 GB/s, 24 GB; no TF32.
+    {"rx-7900-xtx", 61.4e12, 0, 122.8e12, "fp16", 960e9, 24, "pcie", 32e9, 0},
+};
+
+TEST(Issue32Catalog, EveryDeviceLoadsWithItsDatasheetFigures) {
+  const std::vector<std::string> names = CatalogDeviceNames();
+  for (const DatasheetIssue32& s : kIssue32Sheets) {
+    SCOPED_TRACE(s.name);
+    EXPECT_NE(std::find(names.begin(), names.end(), s.name), names.end());
+    const Device d = LoadDevice(s.name);
+    EXPECT_NEAR(d.fp32_flops_per_s, s.fp32, 1e-3 * s.fp32);
+    EXPECT_NEAR(d.tf32_flops_per_s, s.tf32, 1e-3 * s.tf32);
+    EXPECT_NEAR(d.tensor16_flops_per_s, s.tensor16, 1e-3 * s.tensor16);
+    EXPECT_EQ(d.tensor16_type, s.tensor16_type);
+    EXPECT_DOUBLE_EQ(d.memory_bandwidth_bytes_per_s, s.bandwidth);
+    EXPECT_DOUBLE_EQ(d.memory_capacity_bytes, s.capacity_gib * kGiBCatalog);
+    const DeviceLink* devices = d.FindLink("devices");
+    ASSERT_NE(devices, nullptr);
+    EXPECT_EQ(devices->name, s.devices_link);
+    EXPECT_DOUBLE_EQ(devices->bandwidth_bytes_per_s, s.devices_link_bandwidth);
+    EXPECT_EQ(d.scale_up_domain, s.domain);
+    // Single-node cards: the catalog gives them no network link (none was sourced).
+    EXPECT_EQ(d.FindLink("network"), nullptr);
+  }
+}
+
+TEST(Issue32Catalog, UnconfirmedFiguresAreAssumedAndTheCurvesCarried) {
+  for (const DatasheetIssue32& s : kIssue32Sheets) {
+    SCOPED_TRACE(s.name);
+    const Device d = LoadDevice(s.name);
+    for (const auto& [field, source] : d.sources) {
+      if (RuleFieldCatalog(field)) continue;
+      ASSERT_EQ(d.bases.count(field), 1u) << field;
+      const std::string& basis = d.bases.at(field);
+      EXPECT_EQ(basis == "assumed", source.rfind("assumption", 0) == 0) << field << ": " << source;
+      if (field.rfind("efficiency.", 0) == 0) {
+        // Nothing was measured on them: every curve is carried from another GPU.
+        EXPECT_EQ(basis, "carried") << field;
+        EXPECT_THAT(source, StartsWith("carried: ")) << field;
+      } else if (field.rfind("peak_flops_per_s.", 0) == 0 || field.rfind("memory.", 0) == 0) {
+        EXPECT_TRUE(basis == "datasheet" || basis == "assumed") << field;
+      }
+    }
+  }
+  // The figures not confirmed against a vendor document (their sources say why).
+  EXPECT_EQ(LoadDevice("a10g").bases.at("peak_flops_per_s.tensor16"), "assumed");
+  EXPECT_EQ(LoadDevice("a10g").bases.at("memory.bandwidth_bytes_per_s"), "assumed");
+  EXPECT_EQ(LoadDevice("rtx-a5000").bases.at("peak_flops_per_s.tf32"), "assumed");
+  EXPECT_EQ(LoadDevice("rtx-4090").bases.at("peak_flops_per_s.tensor16"), "assumed");
+  EXPECT_EQ(LoadDevice("rx-7900-xtx").bases.at("peak_flops_per_s.tensor16"), "assumed");
+  EXPECT_EQ(LoadDevice("l40").bases.at("peak_flops_per_s.tensor16"), "datasheet");
+}
+
+// The source and basis of the bandwidth of `device`'s link that connects `what`.
+std::pair<std::string, std::string> LinkBandwidthSourceCatalog(const Device& device,
+                                                               const std::string& what) {
+  for (size_t i = 0; i < device.links.size(); ++i) {
+    if (device.links[i].connects != what) continue;
+    const std::string field = fmt::format("links[{}].bandwidth_bytes_per_s", i);
+    return {device.sources.at(field), device.bases.at(field)};
+  }
+  ADD_FAILURE() << device.name << " has no " << what << " link";
+  return {};
+}
+
+TEST(Issue32Catalog, DgxDevicesHaveOneNetworkLinkPerGpu) {
+  // DGX H100: eight 400 Gb/s ConnectX-7, one per GPU: 400e9 / 8 = 50e9 B/s per
+  // direction. DGX A100: eight 200 Gb/s HDR ConnectX-6: 25e9 B/s.
+  const std::tuple<const char*, double, const char*> expected[] = {
+      {"h100", 50e9, "ConnectX-7"},
+      {"a100", 25e9, "ConnectX-6"},
+      {"a100-80gb", 25e9, "ConnectX-6"}};
+  for (const auto& [name, bandwidth, nic] : expected) {
+    SCOPED_TRACE(name);
+    const Device d = LoadDevice(name);
+    const DeviceLink* network = d.FindLink("network");
+    ASSERT_NE(network, nullptr);
+    EXPECT_DOUBLE_EQ(network->bandwidth_bytes_per_s, bandwidth);
+    const auto [source, basis] = LinkBandwidthSourceCatalog(d, "network");
+    EXPECT_THAT(source, HasSubstr(nic));
+    EXPECT_EQ(basis, "datasheet");
+  }
+}
+
+TEST(Issue32Intervals, TheNewDevicesGetTheWiderIntervalOfAnUncalibratedDevice) {
+  const IntervalTable& table = BuiltinIntervalTable();
+  const PredictionInterval calibrated = table.For("gpu/tensor", 0.8);
+  ASSERT_TRUE(calibrated.available);
+  for (const DatasheetIssue32& s : kIssue32Sheets) {
+    SCOPED_TRACE(s.name);
+    const Device d = LoadDevice(s.name);
+    EXPECT_FALSE(HasPublishedCases(table, d));
+    const PredictionInterval i = table.For(d, Precision::kMixed, 0.8);
+    ASSERT_TRUE(i.available) << i.reason;
+    EXPECT_THAT(i.basis, HasSubstr("uncalibrated"));
+    EXPECT_GT(std::log(i.high_factor / i.low_factor),
+              std::log(calibrated.high_factor / calibrated.low_factor));
+  }
 }
 
 }  // namespace

@@ -75,6 +75,26 @@ TEST(LinksFile, ParsesLinksWithTheirSources) {
   EXPECT_EQ(f.sources.size(), 4u);
 }
 
+TEST(LinksFile, ANetworkLinkIsTheNodesUnlessPerDevice) {
+  EXPECT_FALSE(ParseLinksJson(kLinks, "links.json").links[1].per_device);
+  const std::string per_device = ReplaceLinksFile(kLinks, R"("connects": "network",)",
+                                                  R"("connects": "network", "per": "device",)");
+  const LinksFile f = ParseLinksJson(per_device, "links.json");
+  EXPECT_TRUE(f.links[1].per_device);
+  EXPECT_TRUE(ParseLinksJson(LinksToJson(f), "written").links[1].per_device);
+  EXPECT_FALSE(ParseLinksJson(ReplaceLinksFile(kLinks, R"("connects": "network",)",
+                                               R"("connects": "network", "per": "node",)"),
+                              "links.json")
+                   .links[1]
+                   .per_device);
+  EXPECT_THAT(Broken(ReplaceLinksFile(kLinks, R"("connects": "network",)",
+                                      R"("connects": "network", "per": "rack",)")),
+              HasSubstr("links[1].per"));
+  EXPECT_THAT(Broken(ReplaceLinksFile(kLinks, R"("connects": "devices",)",
+                                      R"("connects": "devices", "per": "device",)")),
+              HasSubstr("only a link that connects network"));
+}
+
 TEST(LinksFile, FindsTheLinkOfWhatItConnects) {
   const LinksFile f = ParseLinksJson(kLinks, "links.json");
   ASSERT_NE(f.FindLink("devices"), nullptr);

@@ -177,6 +177,13 @@ TEST(StepOverlap, HierarchicalOverNodesMatchesTheFormula) {
   const ModeledStep bucketed = ModelStep(FourDense(), SlowLaunchDevice(), 64, b);
   EXPECT_NEAR(bucketed.comm_s, 14.06 * kMs, 1e-12);
   EXPECT_NEAR(bucketed.exposed_comm_s, 9.54 * kMs, 1e-12);
+  // A network interface per device: the between-node ring's S is split over
+  // the node's 4 interfaces, S/4 = 262144 B each:
+  //   2*1/2 * 262144 / 1.31072e8 + 2*1*10 us = 2 ms + 20 us; with the 6 ms in
+  //   node 8.02 ms.
+  Device per_device = SlowLaunchDevice();
+  for (DeviceLink& l : per_device.links) l.per_device = l.connects == "network";
+  EXPECT_NEAR(ModelStep(FourDense(), per_device, 64, o).comm_s, 8.02 * kMs, 1e-12);
   // Devices in one node (per node >= devices) take the in-node ring only.
   o.devices_per_node = 8;
   EXPECT_NEAR(ModelStep(FourDense(), SlowLaunchDevice(), 64, o).comm_s,

@@ -439,8 +439,9 @@ TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
     }
   }
   // V100 x3, A100 x2, H100, P100, T4, K40m, K80; issue 30's H200, B200, B300, GB200, GB300,
-  // L40S, L4, MI300X, MI325X, MI355X, Gaudi 2 and Gaudi 3 (not the TPUs: assumed curves).
-  EXPECT_EQ(served, 22);
+  // L40S, L4, MI300X, MI325X, MI355X, Gaudi 2 and Gaudi 3 (not the TPUs: assumed curves);
+  // issue 32's A100 PCIe 80 GB, A30, A10G, L40, H100 PCIe, RTX A5000, RTX 4090, RX 7900 XTX.
+  EXPECT_EQ(served, 30);
 }
 
 TEST(KernelCheck, ErrorsAgainstTheCatalogDeviceAndTheFloor) {
@@ -782,8 +783,10 @@ TEST(MemoryPlateau, TheCatalogCarriesThePlateausOfTheCommittedSweeps) {
   }
   // V100 x3, A100 x2, H100, P100, T4; issue 30's L4 (fitted to its own sweep), L40S (carried
   // from the L4) and the HBM devices carried from the A100 80 GB PCIe: H200, B200, B300, GB200,
-  // GB300, MI300X, MI325X, MI355X, Gaudi 2 and Gaudi 3.
-  EXPECT_EQ(served, 20);
+  // GB300, MI300X, MI325X, MI355X, Gaudi 2 and Gaudi 3; issue 32's HBM devices carried from
+  // the A100 80 GB PCIe (A100 PCIe 80 GB, A30, H100 PCIe) and GDDR devices from the L4 (A10G,
+  // L40, RTX A5000, RTX 4090, RX 7900 XTX).
+  EXPECT_EQ(served, 28);
 }
 
 }  // namespace

@@ -59,9 +59,13 @@ double TreeAllReduceTime(double bytes, int devices, const Link& link);
 // reduce-scatter in each node, then the nodes all-reduce their data through
 // their network interfaces (a ring over nodes: 2(k-1)/k * S/B_inter +
 // 2(k-1)*a_inter), then ring all-gather in each node. The in-node part is one
-// ring all-reduce of S over per_node devices.
+// ring all-reduce of S over per_node devices. `rails` (1 to per_node) is the
+// number of network interfaces of a node that carry the between-node part in
+// parallel, each `inter`: with one interface per device (a DGX node's eight
+// NICs, NCCL's rings one per rail) each carries a ring all-reduce of S/rails,
+// the shard its device holds after the in-node reduce-scatter.
 double HierarchicalAllReduceTime(double bytes, int per_node, int nodes, const Link& intra,
-                                 const Link& inter);
+                                 const Link& inter, int rails = 1);
 
 // Seconds to all-reduce `bytes` over `devices` devices under `comm`.
 double AllReduceTime(double bytes, int devices, const CommModel& comm);

@@ -59,6 +59,11 @@ struct DeviceLink : Link {
   // "devices" (devices of one node, used for data-parallel all-reduce),
   // "host" (device to host) or "network" (between nodes).
   std::string connects;
+  // A network link only: true when each device has an interface of its own of
+  // this bandwidth (JSON "per": "device", a DGX node's NIC per GPU), false when
+  // the link is the node's one interface ("per": "node", the default, what a
+  // links file fitted by `linkbench --from` describes).
+  bool per_device = false;
 };
 
 // How a device's efficiencies and overheads were calibrated (fitspeed calibrate,

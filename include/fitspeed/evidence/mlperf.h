@@ -69,8 +69,9 @@ struct MlperfCase {
   std::string system;
   std::string benchmark;    // "resnet" or "bert"
   std::string accelerator;  // as the table names it ("H100-SXM-80GB")
-  // The catalog device it is (by name: "h100"), "" when the catalog has none
-  // (A100 PCIe, H100 PCIe, A30, L40, CPUs, ...): not modelable.
+  // The catalog device it is (by name: "h100"), "" when none is mapped to it
+  // (H100 SXM 96 GB, A40, CPUs; tinygrad's GeForce RTX 4090 and Radeon RX
+  // 7900 XTX runs): not modelable.
   std::string device;
   int accelerators = 0;  // all nodes; 0 for a CPU-only system
   int accelerators_per_node = 0;
@@ -150,7 +151,7 @@ struct MlperfPublisherSummary {
   std::string publisher;
   int cases = 0;                    // modeled
   int not_modeled = 0;              // rows of a catalog device that Validate did not model
-  int not_modelable = 0;            // rows of an accelerator the catalog lacks
+  int not_modelable = 0;            // rows of an accelerator no catalog device is mapped to
   double median_abs_error_pct = 0;  // over its modeled cases; NaN when none
   int with_interval = 0;            // modeled cases with an interval
   double coverage = 0;              // share of those covered; NaN when none
