@@ -98,7 +98,8 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = ..., *,
           recompute: bool = ..., attention: str = ..., layout: str = ...,
           framework: Optional[str] = ..., steps_per_execution: int = ...,
           input_samples_per_s: float = ..., seq_len: int = ..., interval_level: float = ...,
-          links: Optional[str] = ...) -> ModeledSweep: ...
+          links: Optional[str] = ..., mean_tokens: float = ..., mean_square_tokens: float = ...,
+          head_positions: int = ...) -> ModeledSweep: ...
 def sweep(network: str, batches: Optional[Sequence[int]] = ..., *, max_batch: int = ...,
           precision: str = ..., backend: str = ..., optimizer: str = ..., threads: int = ...,
           min_repeats: int = ..., max_repeats: int = ..., min_time_s: float = ...,

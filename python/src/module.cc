@@ -528,7 +528,8 @@ void BindSweeps(py::module_& m) {
          const std::string& optimizer, int devices, int devices_per_node, bool overlap,
          int accumulation, bool recompute, const std::string& attention, const std::string& layout,
          const std::string& framework, int steps_per_execution, double input_samples_per_s,
-         int64_t seq_len, double interval_level, const std::string& links) {
+         int64_t seq_len, double interval_level, const std::string& links, double mean_tokens,
+         double mean_square_tokens, int64_t head_positions) {
         DeviceModelOptions options;
         options.batches = batches;
         options.max_batch = max_batch;
@@ -548,7 +549,8 @@ void BindSweeps(py::module_& m) {
         if (!(interval_level > 0 && interval_level < 1)) {
           throw UsageError("interval_level must be in (0, 1)");
         }
-        const Network network = LoadNetwork(network_name, ZooOptions{seq_len});
+        const Network network = LoadNetwork(
+            network_name, ZooOptions{seq_len, mean_tokens, mean_square_tokens, head_positions});
         Device device = LoadDevice(device_name);
         ModelRun run;
         if (!links.empty()) {
@@ -583,7 +585,8 @@ void BindSweeps(py::module_& m) {
       py::arg("recompute") = false, py::arg("attention") = "unfused", py::arg("layout") = "nchw",
       py::arg("framework") = "", py::arg("steps_per_execution") = 1,
       py::arg("input_samples_per_s") = 0.0, py::arg("seq_len") = 0, py::arg("interval_level") = 0.8,
-      py::arg("links") = "",
+      py::arg("links") = "", py::arg("mean_tokens") = 0.0, py::arg("mean_square_tokens") = 0.0,
+      py::arg("head_positions") = 0,
       "The training step of a zoo network (or fitspeed.network/1 file) modeled on a catalogued "
       "device at every batch, fitted, with the model's prediction interval: (JSON text as "
       "`fitspeed sweep --device --output json` writes it, notes).");

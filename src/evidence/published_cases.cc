@@ -19,10 +19,15 @@
 namespace fitspeed {
 
 std::string CaseNetworkKey(const MeasuredCase& c) {
-  return c.seq_len > 0 ? fmt::format("{}/s{}", c.network, c.seq_len) : c.network;
+  std::string key = c.seq_len > 0 ? fmt::format("{}/s{}", c.network, c.seq_len) : c.network;
+  if (c.mean_tokens > 0) key += fmt::format("/u{:.4g},{:.6g}", c.mean_tokens, c.mean_square_tokens);
+  if (c.head_positions > 0) key += fmt::format("/h{}", c.head_positions);
+  return key;
 }
 
-ZooOptions CaseZooOptions(const MeasuredCase& c) { return ZooOptions{c.seq_len}; }
+ZooOptions CaseZooOptions(const MeasuredCase& c) {
+  return ZooOptions{c.seq_len, c.mean_tokens, c.mean_square_tokens, c.head_positions};
+}
 
 std::string CaseKey(const MeasuredCase& c) {
   std::string key = fmt::format("{}/{}/{}/x{}/b{}", CaseNetworkKey(c), c.device,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -70,6 +71,67 @@ LayerCost CountLayer(const Network& net, int id, const std::vector<bool>& grads)
   return c;
 }
 
+// Per layer id, how many times its output's elements a sequence holds on
+// unpadded sequences of different lengths (Network::mean_square_tokens): the
+// mean square of the lengths over T^2 for the {H, T, T} outputs of every
+// attention core (scores, softmax, dropout), 1 elsewhere.
+std::vector<double> SquareScale(const Network& net) {
+  std::vector<double> scale(Index(net.size()), 1.0);
+  if (net.mean_square_tokens <= 0) return scale;
+  for (const AttentionCore& core : FindAttentionCores(net)) {
+    const Shape& scores = net.layer(core.scores).output_shape;
+    const double r = net.mean_square_tokens / static_cast<double>(scores.dims[1] * scores.dims[2]);
+    for (int id : {core.scores, core.softmax, core.dropout}) {
+      if (id >= 0) scale[Index(id)] = r;
+    }
+  }
+  return scale;
+}
+
+// The counts of each attention core on unpadded sequences of different
+// lengths (Network::mean_square_tokens) from those at T tokens: every FLOP of
+// the core's layers is per {H, T, T} element (T^2 multiply-adds per head and
+// head dimension, per score element), and so is all the softmax's and
+// dropout's traffic; of the scores' traffic, its output (written forward,
+// read backward by each operand's gradient), of the context's, its
+// probabilities operand (read forward and by dV, written by dP). Q, K, V and
+// O are per token. Counted before FuseAttention, which keeps the FLOPs.
+void SpreadAttention(const Network& net, const std::vector<bool>& grads,
+                     std::vector<LayerCost>& layers) {
+  if (net.mean_square_tokens <= 0) return;
+  const std::vector<double> scale = SquareScale(net);
+  for (const AttentionCore& core : FindAttentionCores(net)) {
+    const double r = scale[Index(core.scores)];
+    for (int id : {core.scores, core.softmax, core.dropout, core.context}) {
+      if (id < 0) continue;
+      LayerCost& c = layers[Index(id)];
+      for (Pass p : {Pass::kForward, Pass::kBackwardData}) {
+        PassCost& pass = c.pass(p);
+        pass.flops.per_sample *= r;
+        if (id == core.softmax || id == core.dropout) {
+          pass.elements_read.per_sample *= r;
+          pass.elements_written.per_sample *= r;
+        }
+      }
+      if (id != core.context) {
+        c.activation_elements = std::llround(static_cast<double>(c.activation_elements) * r);
+      }
+    }
+    const Layer& scores = net.layer(core.scores);
+    const double extra = (r - 1) * Elements(scores.output_shape);
+    layers[Index(core.scores)].forward.elements_written.per_sample += extra;
+    for (int input : scores.input_ids) {
+      if (grads[Index(input)])
+        layers[Index(core.scores)].backward_data.elements_read.per_sample += extra;
+    }
+    const Layer& context = net.layer(core.context);
+    LayerCost& c = layers[Index(core.context)];
+    c.forward.elements_read.per_sample += extra;
+    if (grads[Index(context.input_ids[0])]) c.backward_data.elements_written.per_sample += extra;
+    if (grads[Index(context.input_ids[1])]) c.backward_data.elements_read.per_sample += extra;
+  }
+}
+
 // Activation elements per sample that the forward pass leaves for the backward
 // pass: the tensors each layer's backward reads ("saved tensors", the `saved`
 // rule of each kind in src/model/kinds/). A tensor is counted once, however
@@ -92,6 +154,7 @@ double SavedElements(const Network& net, const std::vector<bool>& grads,
   // A fused attention core keeps Q and K (the scores' saved inputs), V, O and
   // the log-sum-exp of each score row, nothing of {H, T, T}.
   std::vector<bool> in_core(Index(net.size()), false);
+  const std::vector<double> scale = SquareScale(net);
   std::vector<int> keep;
   double elements = 0;
   for (const AttentionCore& core : fused) {
@@ -111,12 +174,12 @@ double SavedElements(const Network& net, const std::vector<bool>& grads,
     if (rules.saved == nullptr) continue;
     kinds::SaveContext context{net, layer, id, grads, keep};
     rules.saved(context);
-    elements += context.extra;
+    elements += context.extra * scale[Index(id)];
   }
   std::vector<bool> kept(Index(net.size()), false);
   for (int id : keep) kept[Index(tensor[Index(id)])] = true;
   for (int id = counted_from; id < net.size(); ++id) {
-    if (kept[Index(id)]) elements += Elements(net.layer(id).output_shape);
+    if (kept[Index(id)]) elements += Elements(net.layer(id).output_shape) * scale[Index(id)];
   }
   return elements;
 }
@@ -143,11 +206,12 @@ double PeakGradientElements(const Network& net, const std::vector<bool>& grads,
   }
   // alive[j] - alive[j-1]: gradients that start or end being alive at step j.
   std::vector<double> change(Index(net.size()) + 1, 0);
+  const std::vector<double> scale = SquareScale(net);
   double largest = 0;
   for (int id = 0; id < net.size(); ++id) {
     const Layer& layer = net.layer(id);
     if (on_chip[Index(id)]) continue;
-    const double elements = Elements(layer.output_shape);
+    const double elements = Elements(layer.output_shape) * scale[Index(id)];
     largest = std::max(largest, elements);
     if (!grads[Index(id)] || layer.consumer_ids.empty()) continue;  // no gradient, or the loss
     change[Index(id)] += elements;
@@ -419,6 +483,7 @@ NetworkCost CountCost(const Network& network, Optimizer optimizer, AttentionKern
     AddStep(c.update, update.reads * trainable, update.writes * trainable);
     cost.layers.push_back(c);
   }
+  SpreadAttention(network, output_grad, cost.layers);
   if (attention == AttentionKernel::kFused) {
     FuseAttention(network, FindAttentionCores(network), cost.layers);
   }

@@ -178,6 +178,8 @@ Network ParseNetworkJson(const std::string& text, const std::string& source) {
               Shape(top.IntegerList("input", {1, 2, 3}, 1, kMaxElements)));
   net.description = top.String("description", "");
   net.reference = top.String("reference", "");
+  net.mean_square_tokens = top.Number("mean_square_tokens", 0);
+  if (net.mean_square_tokens < 0) top.Fail("mean_square_tokens", "must be >= 0 (0: padded)");
   net.origin = source;
   if (!top.Has("layers")) top.Fail("layers", "missing");
   const json& layers = top.Get("layers");
@@ -211,6 +213,7 @@ std::string NetworkToJson(const Network& network, int indent) {
   doc["name"] = network.name;
   if (!network.description.empty()) doc["description"] = network.description;
   if (!network.reference.empty()) doc["reference"] = network.reference;
+  if (network.mean_square_tokens > 0) doc["mean_square_tokens"] = network.mean_square_tokens;
   doc["input"] =
       network.layers().empty() ? json::array() : json(network.layer(0).output_shape.dims);
   json layers = json::array();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <system_error>
@@ -416,13 +417,22 @@ Network GoogLeNet() {
 
 struct ZooNet {
   ZooEntry entry;
-  std::function<Network(int64_t seq_len)> make;
+  // The network at `tokens` per sequence with the masked-LM head on
+  // `head_positions` (0: the builder's default; only BERT has such a head).
+  std::function<Network(int64_t tokens, int64_t head_positions)> make;
+  bool masked_lm_head = false;  // takes ZooOptions::head_positions
 };
 
 // A builder without a sequence length.
 template <Network (*kMake)()>
-Network Fixed(int64_t /*seq_len*/) {
+Network Fixed(int64_t /*tokens*/, int64_t /*head_positions*/) {
   return kMake();
+}
+
+// A sequence model without a masked-LM head.
+template <Network (*kMake)(int64_t)>
+Network Tokens(int64_t tokens, int64_t /*head_positions*/) {
+  return kMake(tokens);
 }
 
 const std::vector<ZooNet>& Zoo() {
@@ -464,27 +474,62 @@ const std::vector<ZooNet>& Zoo() {
       {{"bert-base",
         "BERT-base, 12 layers, d 768, 12 heads, vocab 30522, masked-LM and next-sentence heads",
         "HF transformers BertForPreTraining (bert-base-uncased); Devlin et al. 2019", 128, 512},
-       BertBase},
+       BertBase,
+       true},
       {{"bert-large",
         "BERT-large, 24 layers, d 1024, 16 heads, vocab 30522, masked-LM and next-sentence heads",
         "HF transformers BertForPreTraining (bert-large-uncased); Devlin et al. 2019", 128, 512},
-       BertLarge},
+       BertLarge,
+       true},
       {{"gpt2", "GPT-2 small, 12 layers, d 768, 12 heads, vocab 50257, causal LM, tied head",
         "HF transformers GPT2LMHeadModel (gpt2); Radford et al. 2019", 1024, 1024},
-       Gpt2Small},
+       Tokens<Gpt2Small>},
       {{"gpt2-medium", "GPT-2 medium, 24 layers, d 1024, 16 heads, vocab 50257, causal LM",
         "HF transformers GPT2LMHeadModel (gpt2-medium); Radford et al. 2019", 1024, 1024},
-       Gpt2Medium},
+       Tokens<Gpt2Medium>},
       {{"vit-b16", "ViT-B/16, 3x224x224 as 196 patches + class token, 12 layers, 1000 classes",
         "timm vit_base_patch16_224; Dosovitskiy et al. 2021"},
-       VitB16},
+       Tokens<VitB16>},
       {{"tinyllama-1.1b",
         "Llama-style, 22 layers, d 2048, 32 heads (4 KV), SwiGLU 5632, RMS norm, RoPE, vocab 32000",
         "HF transformers LlamaForCausalLM, TinyLlama/TinyLlama-1.1B config; Zhang et al. 2024",
         2048, 2048},
-       TinyLlama11b},
+       Tokens<TinyLlama11b>},
   };
   return zoo;
+}
+
+// The tokens a zoo network is built at: `padded` (the sequence length), or
+// with options.mean_tokens the rounded mean of unpadded sequences. UsageError
+// for a mean or mean square out of range (ZooOptions).
+int64_t UnpaddedTokens(const std::string& name, const ZooEntry& e, const ZooOptions& options,
+                       int64_t padded) {
+  const double mean = options.mean_tokens;
+  const double square = options.mean_square_tokens;
+  if (mean == 0 && square == 0) return padded;
+  if (e.max_seq_len == 0) {
+    throw UsageError(
+        fmt::format("model '{}' takes no sequence length (--mean-tokens {})", name, mean));
+  }
+  if (mean == 0) {
+    throw UsageError(
+        fmt::format("model '{}': --mean-square-tokens {} needs --mean-tokens", name, square));
+  }
+  const int64_t longest = options.seq_len != 0 ? options.seq_len : e.max_seq_len;
+  if (!(mean >= 1 && mean <= static_cast<double>(longest))) {
+    throw UsageError(fmt::format("model '{}': mean tokens per sequence {} is not in 1..{}", name,
+                                 mean, longest));
+  }
+  // Lengths L in 1..longest: E[L]^2 <= E[L^2] <= E[L]*longest (the bound is
+  // reached by lengths of only 0 and longest).
+  const double most = mean * static_cast<double>(longest);
+  if (square != 0 && !(square >= mean * mean * (1 - 1e-12) && square <= most)) {
+    throw UsageError(fmt::format(
+        "model '{}': mean squared tokens per sequence {} is not in {}..{} (the square of the "
+        "mean {} up to the mean times the longest sequence, {})",
+        name, square, mean * mean, most, mean, longest));
+  }
+  return std::max<int64_t>(1, std::llround(mean));
 }
 
 }  // namespace
@@ -511,7 +556,24 @@ Network ZooNetwork(const std::string& name, const ZooOptions& options) {
         throw UsageError(fmt::format("model '{}': sequence length {} is not in 1..{}", name,
                                      options.seq_len, e.max_seq_len));
       }
-      Network net = z.make(options.seq_len != 0 ? options.seq_len : e.default_seq_len);
+      const int64_t padded = options.seq_len != 0 ? options.seq_len : e.default_seq_len;
+      const int64_t tokens = UnpaddedTokens(name, e, options, padded);
+      if (options.head_positions != 0 && !z.masked_lm_head) {
+        throw UsageError(fmt::format("model '{}' has no masked-LM head (--head-positions {})", name,
+                                     options.head_positions));
+      }
+      if (options.head_positions < 0 || options.head_positions > tokens) {
+        throw UsageError(
+            fmt::format("model '{}': {} masked-LM head positions are not in 1..{} "
+                        "(the tokens per sequence)",
+                        name, options.head_positions, tokens));
+      }
+      Network net = z.make(tokens, options.head_positions);
+      if (options.mean_tokens > 0) {
+        net.mean_square_tokens = options.mean_square_tokens > 0
+                                     ? options.mean_square_tokens
+                                     : options.mean_tokens * options.mean_tokens;
+      }
       net.description = e.description;
       net.reference = e.reference;
       net.Finalize();
@@ -528,10 +590,13 @@ Network LoadNetwork(const std::string& name_or_path, const ZooOptions& options) 
   }
   std::error_code error;
   if (std::filesystem::is_regular_file(name_or_path, error)) {
-    if (options.seq_len != 0) {
+    if (options.seq_len != 0 || options.mean_tokens != 0 || options.mean_square_tokens != 0 ||
+        options.head_positions != 0) {
       throw UsageError(
-          fmt::format("'{}': a network file fixes its own input shape; give the "
-                      "sequence length there, not with --seq-len",
+          fmt::format("'{}': a network file fixes its own input shape and heads; give the "
+                      "sequence length there (and \"mean_square_tokens\" for unpadded "
+                      "sequences), not with --seq-len, --mean-tokens, --mean-square-tokens or "
+                      "--head-positions",
                       name_or_path));
     }
     return ReadNetworkJsonFile(name_or_path);

@@ -128,10 +128,11 @@ std::string Blocks(Network& net, std::string x, const TransformerConfig& c) {
 // gathered masked positions only, as Google's run_pretraining.py
 // (gather_indexes) and NVIDIA's DeepLearningExamples do; HF's
 // BertForPreTraining runs it on every position (the same parameters, about
-// 22% more training FLOPs at 128 tokens). Masked positions per sequence: 15%
-// of the tokens, rounded up (the reference scripts' max_predictions_per_seq is
-// 20 at 128 tokens, 80 at 512).
-Network Bert(const std::string& name, int layers, int64_t d, int64_t heads, int64_t seq_len) {
+// 22% more training FLOPs at 128 tokens). Masked positions per sequence:
+// `head_positions`, or 15% of the tokens rounded up when 0 (the reference
+// scripts' max_predictions_per_seq is 20 at 128 tokens, 80 at 512).
+Network Bert(const std::string& name, int layers, int64_t d, int64_t heads, int64_t seq_len,
+             int64_t head_positions) {
   TransformerConfig c;
   c.layers = layers;
   c.d_model = d;
@@ -151,7 +152,9 @@ Network Bert(const std::string& name, int layers, int64_t d, int64_t heads, int6
   x = Drop(net, Norm(net, x, c, "embeddings.norm"), c.dropout, "embeddings.dropout");
   x = Blocks(net, x, c);
 
-  const int64_t masked = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(0.15 * seq_len)));
+  const int64_t masked =
+      head_positions > 0 ? head_positions
+                         : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(0.15 * seq_len)));
   std::string m = net.GatherTokens(x, masked, "mlm.gather");
   m = net.Gelu(net.Dense(m, Linear(d, true), "mlm.transform"), {}, "mlm.gelu");
   m = Norm(net, m, c, "mlm.norm");
@@ -239,8 +242,12 @@ Network TinyLlama(int64_t seq_len) {
 
 }  // namespace
 
-Network BertBase(int64_t seq_len) { return Bert("bert-base", 12, 768, 12, seq_len); }
-Network BertLarge(int64_t seq_len) { return Bert("bert-large", 24, 1024, 16, seq_len); }
+Network BertBase(int64_t seq_len, int64_t head_positions) {
+  return Bert("bert-base", 12, 768, 12, seq_len, head_positions);
+}
+Network BertLarge(int64_t seq_len, int64_t head_positions) {
+  return Bert("bert-large", 24, 1024, 16, seq_len, head_positions);
+}
 Network Gpt2Small(int64_t seq_len) { return Gpt2("gpt2", 12, 768, 12, seq_len); }
 Network Gpt2Medium(int64_t seq_len) { return Gpt2("gpt2-medium", 24, 1024, 16, seq_len); }
 Network VitB16(int64_t /*seq_len*/) { return Vit(); }

@@ -9,8 +9,10 @@
 
 namespace fitspeed {
 
-Network BertBase(int64_t seq_len);
-Network BertLarge(int64_t seq_len);
+// head_positions: the masked-LM head's positions per sequence, 1..seq_len;
+// 0: 15% of seq_len rounded up.
+Network BertBase(int64_t seq_len, int64_t head_positions);
+Network BertLarge(int64_t seq_len, int64_t head_positions);
 Network Gpt2Small(int64_t seq_len);
 Network Gpt2Medium(int64_t seq_len);
 Network VitB16(int64_t seq_len);  // the sequence is the image's 197 tokens; seq_len unused

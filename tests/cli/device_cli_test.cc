@@ -123,6 +123,54 @@ TEST(DeviceCli, MixedPrecisionSweepRunsOnEveryIssue30Device) {
   }
 }
 
+// Unpadded sequences all of one length are the padded network of that
+// length: --mean-tokens 254 (mean square 254^2 by default) with the head on 38
+// positions models the same step as --seq-len 254 --head-positions 38.
+TEST(DeviceCli, SweepUnpaddedBertOfOneLengthIsThePaddedOne) {
+  const std::string common =
+      "sweep bert-large --device h100 --precision mixed --attention fused "
+      "--head-positions 38 --batches 8,16,32 --output json ";
+  const CliRun unpadded = RunCli(common + "--seq-len 512 --mean-tokens 254");
+  const CliRun padded = RunCli(common + "--seq-len 254");
+  ASSERT_EQ(unpadded.exit_code, 0) << unpadded.err;
+  ASSERT_EQ(padded.exit_code, 0) << padded.err;
+  const auto a = nlohmann::json::parse(unpadded.out)["steps"];
+  const auto b = nlohmann::json::parse(padded.out)["steps"];
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(a[i]["throughput_sps"].get<double>(), b[i]["throughput_sps"].get<double>());
+  }
+  // A wider spread of lengths (mean square above 254^2) is more attention work: slower.
+  const CliRun spread =
+      RunCli(common + "--seq-len 512 --mean-tokens 254 --mean-square-tokens 100000");
+  ASSERT_EQ(spread.exit_code, 0) << spread.err;
+  const auto c = nlohmann::json::parse(spread.out)["steps"];
+  EXPECT_LT(c[0]["throughput_sps"].get<double>(), a[0]["throughput_sps"].get<double>());
+}
+
+TEST(DeviceCli, SweepUnpaddedOptionsOutOfPlaceAreUsageErrors) {
+  struct Bad {
+    const char* args;
+    const char* says;
+  };
+  for (const Bad& bad : {
+           Bad{"sweep bert-large --device h100 --seq-len 512 --mean-tokens 600", "not in 1..512"},
+           Bad{"sweep bert-large --device h100 --mean-tokens 254 --mean-square-tokens 1000",
+               "mean squared tokens"},
+           Bad{"sweep bert-large --device h100 --mean-square-tokens 90000", "needs --mean-tokens"},
+           Bad{"sweep gpt2 --device h100 --head-positions 10", "no masked-LM head"},
+           Bad{"sweep bert-base --head-positions 300 --device h100", "not in 1..128"},
+           Bad{"sweep bert-base --mean-tokens 100 --batches 1,2", "need --device"},
+           Bad{"sweep resnet50 --device h100 --mean-tokens 100", "takes no sequence length"},
+       }) {
+    SCOPED_TRACE(bad.args);
+    const CliRun run = RunCli(bad.args);
+    EXPECT_EQ(run.exit_code, 64);
+    EXPECT_THAT(run.err, HasSubstr(bad.says));
+  }
+}
+
 TEST(DeviceCli, DevicesTableNamesOneDevice) {
   const CliRun run = RunCli("devices tpu-v3-8");
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -71,6 +71,25 @@ TEST(NetworkJson, RoundTripKeepsEveryZooNetwork) {
   }
 }
 
+TEST(NetworkJson, RoundTripKeepsUnpaddedSequences) {
+  ZooOptions options;
+  options.seq_len = 512;
+  options.mean_tokens = 254.43;
+  options.mean_square_tokens = 86312;
+  const Network zoo = ZooNetwork("bert-base", options);
+  const Network back = ParseNetworkJson(NetworkToJson(zoo), "round-trip");
+  EXPECT_DOUBLE_EQ(back.mean_square_tokens, 86312);
+  EXPECT_DOUBLE_EQ(CountCost(back).TrainFlopsPerSample(), CountCost(zoo).TrainFlopsPerSample());
+  std::string text = NetworkToJson(zoo);
+  text.replace(text.find("86312"), 5, "-1");
+  try {
+    ParseNetworkJson(text, "net.json");
+    ADD_FAILURE() << "a negative mean_square_tokens was read";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("mean_square_tokens"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NetworkJson, DefaultsFollowKerasAndPyTorch) {
   const Network net = ParseNetworkJson(WithLayer("  {\"name\": \"p\", \"kind\": \"max_pool\", "
                                                  "\"kernel\": 2}"),

@@ -83,6 +83,57 @@ TEST(TransformerZoo, SequenceLengthIsAnOption) {
   EXPECT_EQ(long_bert.layer(long_bert.LayerId("mlm.gather")).output_shape, Shape({77, 768}));
 }
 
+// bert-large on unpadded sequences (ZooOptions::mean_tokens): built at the
+// rounded mean, the masked-LM head on the positions given.
+Network Unpadded(double mean, double mean_square, int64_t head_positions) {
+  ZooOptions options;
+  options.seq_len = 512;
+  options.mean_tokens = mean;
+  options.mean_square_tokens = mean_square;
+  options.head_positions = head_positions;
+  return ZooNetwork("bert-large", options);
+}
+
+TEST(TransformerZoo, UnpaddedBertIsBuiltAtTheMeanWithTheHeadGiven) {
+  const Network net = Unpadded(254.43, 90000, 38);
+  EXPECT_EQ(net.input_shape(), Shape::Vector(254));  // round(254.43)
+  EXPECT_EQ(net.layer(net.LayerId("mlm.gather")).output_shape, Shape({38, 1024}));
+  EXPECT_DOUBLE_EQ(net.mean_square_tokens, 90000);
+  EXPECT_EQ(net.ParamCount(), 336226108);  // the same parameters
+  // Without a mean square, every sequence has the mean length: mean^2.
+  EXPECT_DOUBLE_EQ(Unpadded(254.43, 0, 0).mean_square_tokens, 254.43 * 254.43);
+  // Without --head-positions, 15% of the (rounded mean) tokens, rounded up: 39 of 254.
+  const Network defaults = Unpadded(254.43, 0, 0);
+  EXPECT_EQ(defaults.layer(defaults.LayerId("mlm.gather")).output_shape, Shape({39, 1024}));
+}
+
+TEST(TransformerZoo, UnpaddedOptionsOutOfRangeAreUsageErrors) {
+  ZooOptions gpt;
+  gpt.mean_tokens = 100;
+  EXPECT_NO_THROW(ZooNetwork("gpt2", gpt));  // any sequence model
+  gpt.head_positions = 10;
+  EXPECT_THROW(ZooNetwork("gpt2", gpt), UsageError);  // GPT-2 has no masked-LM head
+  ZooOptions image;
+  image.mean_tokens = 100;
+  EXPECT_THROW(ZooNetwork("resnet50", image), UsageError);  // not a sequence model
+  EXPECT_THROW(ZooNetwork("vit-b16", image), UsageError);   // its tokens are fixed
+  EXPECT_THROW(Unpadded(0.5, 0, 0), UsageError);            // below 1 token
+  EXPECT_THROW(Unpadded(513, 0, 0), UsageError);            // above --seq-len 512
+  EXPECT_THROW(Unpadded(-3, 0, 0), UsageError);
+  // The mean square lies in [mean^2, mean x 512]: 64,735 .. 130,268 at 254.43.
+  EXPECT_THROW(Unpadded(254.43, 60000, 0), UsageError);
+  EXPECT_THROW(Unpadded(254.43, 131000, 0), UsageError);
+  EXPECT_NO_THROW(Unpadded(254.43, 130000, 0));
+  EXPECT_THROW(Unpadded(0, 90000, 0), UsageError);     // a mean square needs the mean
+  EXPECT_THROW(Unpadded(254.43, 0, 255), UsageError);  // more head positions than tokens
+  EXPECT_THROW(Unpadded(254.43, 0, -1), UsageError);
+  // Without seq_len the mean is bounded by the model's longest sequence
+  // (512), not by its default length (128).
+  ZooOptions no_length;
+  no_length.mean_tokens = 300;
+  EXPECT_EQ(ZooNetwork("bert-large", no_length).input_shape(), Shape::Vector(300));
+}
+
 // Multiply-add FLOPs (2 per multiply-add) of the matrix products of one pass:
 // dense and batched-matmul layers without their bias adds and scale multiplies.
 double MatrixFlops(const Network& net, const NetworkCost& cost, Pass pass) {
@@ -95,9 +146,15 @@ double MatrixFlops(const Network& net, const NetworkCost& cost, Pass pass) {
       const bool bias = layer.dense.bias && pass != Pass::kBackwardData;
       flops += f - (bias ? out : 0);
     } else if (layer.kind == LayerKind::kBatchedMatmul) {
-      // The scale multiplies the output forward and dy in the gradient of a.
+      // The scale multiplies the output forward and dy in the gradient of a:
+      // every score, mean_square_tokens per {T, T} on unpadded sequences.
+      const Shape& y = layer.output_shape;
+      const double scores =
+          net.mean_square_tokens > 0
+              ? out * net.mean_square_tokens / static_cast<double>(y.dims[1] * y.dims[2])
+              : out;
       const bool scaled = layer.matmul.scale != 1.0 && pass != Pass::kBackwardWeights;
-      flops += f - (scaled ? out : 0);
+      flops += f - (scaled ? scores : 0);
     }
   }
   return flops;
@@ -121,6 +178,85 @@ TEST(TransformerZoo, Gpt2MatchesNarayananFormula) {
   const double all = cost.TrainFlopsPerSample();
   EXPECT_GT(all / narayanan, 1.0);
   EXPECT_LT(all / narayanan, 1.05);
+}
+
+TEST(TransformerZoo, UnpaddedBertLargeMatrixFlopsByHand) {
+  // bert-large (l = 24, d = 1024, V = 30522) on unpadded sequences of mean
+  // T = 254 tokens and mean square S = 90,000, the masked-LM head on M = 38
+  // positions. Forward matrix FLOPs per sequence: per layer the Q, K, V, out
+  // and FFN dense layers 2*(4 + 8)*d^2 per token = 24*d^2*T, the scores and
+  // the context 2*d per score each, summed over sequences 2*d*L^2: 4*d*S;
+  // the head's transform 2*d^2*M and decoder 2*d*V*M; the pooler 2*d^2 and
+  // next-sentence classifier 2*d*2 on one token:
+  //   24*(24*1024^2*254 + 4*1024*90000) + 2*1024^2*38 + 2*1024*30522*38
+  //   + 2*1024^2 + 4*1024 = 164,715,360,256.
+  // Training: every input of these products needs a gradient, so each dense
+  // layer runs its product again for dx and for dW and each batched matmul
+  // twice (da, db): 3x forward = 494,146,080,768.
+  const Network net = Unpadded(254, 90000, 38);
+  const NetworkCost cost = CountCost(net, Optimizer::kAdam);
+  const double forward = MatrixFlops(net, cost, Pass::kForward);
+  EXPECT_NEAR(forward / 164715360256.0, 1.0, 1e-12);
+  const double training = forward + MatrixFlops(net, cost, Pass::kBackwardData) +
+                          MatrixFlops(net, cost, Pass::kBackwardWeights);
+  EXPECT_NEAR(training / 494146080768.0, 1.0, 1e-12);
+  // The fused kernel keeps those FLOPs and adds the backward's recomputed
+  // scores (2*d*S per layer: 24*2*1024*90000 = 4,423,680,000) and softmax.
+  const NetworkCost fused = CountCost(net, Optimizer::kAdam, AttentionKernel::kFused);
+  EXPECT_GT(fused.TrainFlopsPerSample() - cost.TrainFlopsPerSample(), 4423680000.0);
+}
+
+TEST(TransformerZoo, UnpaddedSequencesOfOneLengthCountAsPaddedOnes) {
+  // Every sequence of 200 tokens, unpadded, is the padded 200-token network
+  // (the same head positions): the same counts and memory, pass by pass.
+  ZooOptions padded;
+  padded.seq_len = 200;
+  padded.head_positions = 30;
+  const Network a = ZooNetwork("bert-base", padded);
+  ZooOptions unpadded;
+  unpadded.seq_len = 512;
+  unpadded.mean_tokens = 200;
+  unpadded.head_positions = 30;
+  const Network b = ZooNetwork("bert-base", unpadded);
+  EXPECT_DOUBLE_EQ(b.mean_square_tokens, 40000);
+  for (AttentionKernel kernel : {AttentionKernel::kUnfused, AttentionKernel::kFused}) {
+    const PassCost x = CountCost(a, Optimizer::kAdam, kernel).total.Step();
+    const PassCost y = CountCost(b, Optimizer::kAdam, kernel).total.Step();
+    EXPECT_DOUBLE_EQ(x.flops.per_sample, y.flops.per_sample);
+    EXPECT_DOUBLE_EQ(x.elements_read.per_sample, y.elements_read.per_sample);
+    EXPECT_DOUBLE_EQ(x.elements_written.per_sample, y.elements_written.per_sample);
+    EXPECT_DOUBLE_EQ(EstimateTrainingMemory(a, 8, Optimizer::kAdam, 2, 4, kernel).total_bytes(),
+                     EstimateTrainingMemory(b, 8, Optimizer::kAdam, 2, 4, kernel).total_bytes());
+  }
+}
+
+TEST(TransformerZoo, UnpaddedAttentionTensorsScaleWithTheMeanSquare) {
+  // bert-base (12 layers, H = 12), T = 200 tokens. Unfused, each layer keeps
+  // for the backward pass the softmax's output and the dropout's output and
+  // mask (a quarter element per element): 2.25 {H, T, T} tensors. Raising the
+  // mean square from 200^2 to 50,000 adds 12 x 2.25 x 12 x 10,000 = 3,240,000
+  // elements per sequence, 2 bytes each, x 8 sequences = 51,840,000 bytes.
+  ZooOptions options;
+  options.seq_len = 512;
+  options.mean_tokens = 200;
+  const Network even = ZooNetwork("bert-base", options);
+  options.mean_square_tokens = 50000;
+  const Network spread = ZooNetwork("bert-base", options);
+  const double added = EstimateTrainingMemory(spread, 8, Optimizer::kAdam, 2, 4).activation_bytes -
+                       EstimateTrainingMemory(even, 8, Optimizer::kAdam, 2, 4).activation_bytes;
+  EXPECT_NEAR(added, 51840000.0, 1e-3);
+  // Fused, nothing of {H, T, T} is kept: the same memory.
+  EXPECT_DOUBLE_EQ(
+      EstimateTrainingMemory(spread, 8, Optimizer::kAdam, 2, 4, AttentionKernel::kFused)
+          .activation_bytes,
+      EstimateTrainingMemory(even, 8, Optimizer::kAdam, 2, 4, AttentionKernel::kFused)
+          .activation_bytes);
+  // Traffic: a softmax reads and writes only {H, T, T} tensors: 1.25x.
+  const int softmax = even.LayerId("layer0.attn.softmax");
+  const double r = 50000.0 / 40000.0;
+  EXPECT_DOUBLE_EQ(
+      CountCost(spread).layers[static_cast<size_t>(softmax)].forward.elements_read.per_sample,
+      r * CountCost(even).layers[static_cast<size_t>(softmax)].forward.elements_read.per_sample);
 }
 
 TEST(TransformerZoo, Gpt2MediumMatchesKaplanForward) {

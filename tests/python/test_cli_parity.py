@@ -36,6 +36,17 @@ def test_modeled_transformer_with_sequence_length_equals_the_cli_json(cli):
     assert got == expected
 
 
+def test_modeled_unpadded_bert_equals_the_cli_json(cli):
+    expected = run_cli(cli, "sweep", "bert-large", "--device", "h100", "--seq-len", "512",
+                       "--mean-tokens", "254.43", "--mean-square-tokens", "86312",
+                       "--head-positions", "38", "--attention", "fused", "--precision", "mixed",
+                       "--batches", "8,16,32", "--output", "json")
+    got = fitspeed.model("bert-large", "h100", [8, 16, 32], seq_len=512, mean_tokens=254.43,
+                         mean_square_tokens=86312, head_positions=38, attention="fused",
+                         precision="mixed").to_dict()
+    assert got == expected
+
+
 def test_fit_of_a_log_equals_the_cli_json(cli, data_dir):
     path = str(data_dir / "measured" / "pollux_t4_single_node.csv")
     expected = run_cli(cli, "fit", path, "--output", "json")

@@ -34,6 +34,10 @@ namespace {
 struct SweepCommandOptions {
   std::string model;
   int64_t seq_len = 0;  // tokens per sequence of a sequence model; 0: its default
+  // Unpadded sequences and BERT's masked-LM positions (ZooOptions); 0: not given.
+  double mean_tokens = 0;
+  double mean_square_tokens = 0;
+  int64_t head_positions = 0;
   std::string batches = "auto";
   std::string precision = "fp32";
   bool precision_given = false;
@@ -118,6 +122,10 @@ std::vector<int64_t> ParseBatches(const std::string& text) {
   return batches;
 }
 
+ZooOptions SweepZooOptions(const SweepCommandOptions& o) {
+  return ZooOptions{o.seq_len, o.mean_tokens, o.mean_square_tokens, o.head_positions};
+}
+
 // `--device`: the step modeled on a catalogued device at every batch, then fitted.
 int RunDeviceSweep(const SweepCommandOptions& o) {
   const FitOptions fit_options = ToFitOptions(o.fit);
@@ -144,7 +152,7 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   options.amp_ops = !o.amp_ops.empty() ? ParseAmpOpList(o.amp_ops) : FrameworkAmpOps(o.framework);
   options.fusion = !o.fuse.empty() ? ParseElementwiseFusion(o.fuse)
                                    : FrameworkFusion(o.framework, options.precision);
-  const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
+  const Network network = LoadNetwork(o.model, SweepZooOptions(o));
   Device device = LoadDevice(o.device);
   if (!o.links.empty()) {
     const LinksFile links = ReadLinksJsonFile(o.links);
@@ -186,6 +194,11 @@ int RunDeviceSweep(const SweepCommandOptions& o) {
   // --from: B calibrated by transfer from a measurement on A (transfer_sweep.cc).
   std::optional<TransferRun> transfer;
   if (!o.from.empty()) {
+    if (o.mean_tokens != 0 || o.mean_square_tokens != 0 || o.head_positions != 0) {
+      throw UsageError(
+          "--mean-tokens, --mean-square-tokens and --head-positions are not read with --from "
+          "(the measured run is read as padded sequences with the default head)");
+    }
     transfer = CalibrateFromRun(
         network, device, options,
         {o.from, o.from_device, o.model, o.seq_len, o.precision_given, o.layout_given});
@@ -280,7 +293,15 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
 }
 
 int RunSweep(SweepCommandOptions o, bool devices_given) {
-  if (o.llm || IsTransformerSpecLlmCli(o.model)) return RunLlmSweep(o, devices_given);
+  const bool unpadded = o.mean_tokens != 0 || o.mean_square_tokens != 0;
+  if (o.llm || IsTransformerSpecLlmCli(o.model)) {
+    if (unpadded || o.head_positions != 0) {
+      throw UsageError(
+          "--mean-tokens, --mean-square-tokens and --head-positions are for zoo sequence "
+          "models (bert-*, gpt2*, tinyllama-*), not transformer splits");
+    }
+    return RunLlmSweep(o, devices_given);
+  }
   if (!o.recompute_name.empty()) {
     if (o.recompute_name == "selective") {
       throw UsageError(
@@ -313,6 +334,11 @@ int RunSweep(SweepCommandOptions o, bool devices_given) {
         "parallelism with --devices N");
   }
   if (!o.device.empty()) return RunDeviceSweep(o);
+  if (unpadded) {
+    throw UsageError(
+        "--mean-tokens and --mean-square-tokens need --device (this host runs padded "
+        "sequences)");
+  }
   if (o.precision == "tf32" || o.precision == "mixed") {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
@@ -349,7 +375,7 @@ int RunSweep(SweepCommandOptions o, bool devices_given) {
   options.max_repeats = std::max(options.max_repeats, o.min_repeats);
   options.min_time_s = o.min_time_s;
   options.memory_limit_bytes = o.memory_limit_gib * (1u << 30);
-  const Network network = LoadNetwork(o.model, ZooOptions{o.seq_len});
+  const Network network = LoadNetwork(o.model, SweepZooOptions(o));
   if (o.data_parallel.enabled) {
     DataParallelCliOptions dp = o.data_parallel;
     dp.links = o.links;
@@ -398,6 +424,22 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                       "Tokens per sequence of a sequence model (bert-*, gpt2*, tinyllama-*): "
                       "batches then count sequences, and tokens/s = sequences/s x seq-len; "
                       "default: the model's own. A transformer split: required");
+  command->add_option(
+      "--mean-tokens", o->mean_tokens,
+      "With --device: sequences without padding (a framework that removes it, as NVIDIA's "
+      "BERT with unpad or packing): the mean real tokens per sequence, 1 to --seq-len (or the "
+      "model's longest). The dense layers run on the real tokens, attention within each "
+      "sequence; the network is built at the rounded mean, a sample is still one sequence. "
+      "MLPerf's BERT data: 254.43");
+  command->add_option(
+      "--mean-square-tokens", o->mean_square_tokens,
+      "With --mean-tokens: the mean of the squared tokens per sequence, which sets the "
+      "attention's work (a sequence of L tokens has L^2 scores per head); from mean^2 to "
+      "mean x the longest sequence. Default mean^2 (every sequence of the mean length)");
+  command->add_option(
+      "--head-positions", o->head_positions,
+      "bert-*: the positions per sequence the masked-LM head is computed on (the masked ones, "
+      "gathered), 1 to the tokens per sequence. Default: 15% of the tokens, rounded up");
   command
       ->add_option("--batches", o->batches,
                    "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 "

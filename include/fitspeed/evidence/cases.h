@@ -18,7 +18,7 @@ struct MeasuredCase {
   std::string network;  // zoo name ("resnet50") or a network JSON path
   std::string device;   // catalog name ("v100-sxm2") or a device JSON path
   Precision precision = Precision::kFp32;
-  int devices = 1;            // data-parallel devices
+  int devices = 1;  // data-parallel devices
   // Devices per node (DeviceModelOptions::devices_per_node); 0: all in one node.
   int devices_per_node = 0;
   int64_t batch = 0;          // global batch per step (all devices)
@@ -32,6 +32,11 @@ struct MeasuredCase {
   // Tokens per sequence of a zoo sequence model (ZooOptions::seq_len); 0: the
   // model's default, or not a sequence model.
   int64_t seq_len = 0;
+  // Unpadded sequences and BERT's masked-LM positions (ZooOptions::mean_tokens,
+  // mean_square_tokens, head_positions); 0: padded to seq_len, the defaults.
+  double mean_tokens = 0;
+  double mean_square_tokens = 0;
+  int64_t head_positions = 0;
   // Gradient accumulation: micro-batches of `batch` per optimizer step
   // (DeviceModelOptions::accumulation), >= 1.
   int accumulation = 1;
@@ -54,8 +59,10 @@ struct MeasuredCase {
 // "bert-large/s128/v100-sxm2/mixed/x1/b16/a4096".
 std::string CaseKey(const MeasuredCase& c);
 
-// The network of a case as the zoo builds it (its seq_len), and a name for it
-// that tells networks of different sequence lengths apart ("bert-large/s128").
+// The network of a case as the zoo builds it (its seq_len, unpadded tokens and
+// head positions), and a name for it that tells such networks apart
+// ("bert-large/s128"; unpadded "bert-large/s512/u254.4,86312/h38": mean and
+// mean square tokens, head positions).
 ZooOptions CaseZooOptions(const MeasuredCase& c);
 std::string CaseNetworkKey(const MeasuredCase& c);
 

@@ -84,15 +84,17 @@ struct MlperfCase {
   std::string method;
   std::string framework;  // the table's framework column
   std::string packing;    // bert_packing ("packed", "unpadded (unpad=True), not packed", ...)
-  // BERT: sequences per 512-token row the model runs: the table's
+  // BERT: sequences per 512-token row: the table's
   // GBS/(d_batch x n_acc x grad_acc) where its bert_packing_evidence gives it
   // (2 for packed runs: NVIDIA's packing holds about two sequences per row),
-  // else 1 (a sequence padded to 512 tokens). ResNet: 1.
+  // else 1. ResNet: 1.
   int sequences_per_row = 1;
   std::string flags;  // the table's flags column
-  // The case the step model predicts (valid when device is set): rows of
-  // global_batch / sequences_per_row, measured throughput samples_per_s /
-  // sequences_per_row, and the options of the assumptions in `note`.
+  // The case the step model predicts (valid when device is set), with the
+  // options of the assumptions in `note`. NVIDIA's BERT (padding removed):
+  // global_batch sequences of the dataset's mean length, samples_per_s. The
+  // other BERT code: rows of 512 tokens, global_batch / sequences_per_row of
+  // them, samples_per_s / sequences_per_row.
   MeasuredCase measured;
 };
 

@@ -409,6 +409,14 @@ class Network {
   // Where the network came from, used as the source of DataError messages
   // (a JSON file's path; empty: "network '<name>'").
   std::string origin;
+  // A sequence model run on unpadded sequences of different lengths (NVIDIA's
+  // BERT with unpad; ZooOptions::mean_tokens): the mean of their squared
+  // tokens. The input's T is their mean; each attention core's {H, T, T}
+  // tensors and work (scores, softmax, dropout, the probabilities times V)
+  // count mean_square_tokens / T^2 times those of T-token sequences, since a
+  // sequence of L tokens has L^2 of them (CountCost, EstimateTrainingMemory).
+  // 0: every sequence has T tokens.
+  double mean_square_tokens = 0;
 
   // Appends `layer` (an empty name becomes "<kind>_<index>") and returns its
   // name. Nothing is checked until Finalize(); adding un-finalizes the network.

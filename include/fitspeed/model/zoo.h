@@ -28,6 +28,21 @@ struct ZooOptions {
   // Tokens per sequence of a sequence model, 1..max_seq_len; 0 takes the
   // model's default. A UsageError for a model without a sequence length.
   int64_t seq_len = 0;
+  // Unpadded sequences (a framework that removes the padding, as NVIDIA's
+  // BERT with unpad: the dense layers run on the real tokens only, attention
+  // within each sequence): the mean real tokens per sequence, 1..seq_len (or
+  // the model's max_seq_len when seq_len is 0). The network is built at
+  // round(mean_tokens) tokens. 0: every sequence has seq_len tokens (padded).
+  double mean_tokens = 0;
+  // With mean_tokens: the mean of the squared tokens per sequence, which sets
+  // each attention core's {T, T} work (the sum over sequences of L^2):
+  // mean_tokens^2 <= mean_square_tokens <= mean_tokens * the padded length
+  // (Network::mean_square_tokens). 0: mean_tokens^2 (every sequence of the
+  // mean length).
+  double mean_square_tokens = 0;
+  // BERT's masked-LM head (bert-*): the positions per sequence it is
+  // computed on (gathered), 1..tokens. 0: 15% of the tokens rounded up.
+  int64_t head_positions = 0;
 };
 
 // Every zoo network, in listing order: mlp-mnist, cnn-cifar-small,
