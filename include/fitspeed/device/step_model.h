@@ -36,10 +36,11 @@ namespace fitspeed {
 
 // Memory layout of the framework's activations. Tensor-unit convolution
 // kernels of a GPU work in one layout (Device::tensor_layout, NHWC on NVIDIA
-// tensor cores); a framework keeping its activations in the other one pays a
-// transpose of every tensor a convolution pass reads or writes, there and back
-// (NVIDIA Deep Learning Performance Guide, "Tensor Layouts In Memory"; PyTorch
-// keeps NCHW unless a model is converted to channels_last).
+// tensor cores); a framework keeping its activations in the other one pays
+// transposes around its convolutions (ModelsTransposes) and, in NCHW, cuDNN's
+// slower NCHW batch norm (ModelsNchwBatchNorm) (NVIDIA Deep Learning
+// Performance Guide, "Tensor Layouts In Memory"; PyTorch keeps NCHW unless a
+// model is converted to channels_last).
 enum class ActivationLayout {
   kNchw,  // channels first: PyTorch's and MXNet's default, TensorFlow graphs built NCHW
   kNhwc,  // channels last: PyTorch channels_last, TensorFlow's layout optimizer for FP16
