@@ -233,6 +233,27 @@ bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
          device.tensor_layout != ActivationLayoutName(options.layout);
 }
 
+bool RunsAsNchwGemm(const Layer& layer) {
+  if (layer.kind != LayerKind::kConv2d) return false;
+  const Window2d& w = layer.conv.window;
+  const bool pointwise = w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 &&
+                         w.pad_top == 0 && w.pad_bottom == 0 && w.pad_left == 0 &&
+                         w.pad_right == 0 && layer.conv.groups == 1;
+  // Per image Y[K, HW] = W[K, C] X[C, HW]: NCHW is already the GEMM's layout.
+  // ResNet-50 has 33 such convolutions, 16 of them at 56x56 and 28x28 and 17 at
+  // 14x14 and 7x7 (196 and 49 pixels). On the H200 (data/resnet50-gpu) cuDNN 9
+  // ran 16 backward-weights passes as cuBLAS GEMMs, each with a
+  // reduce_wgrad_nchw_helper, and 43 (AMP) or 54 (TF32) forward and
+  // backward-data passes: at least the 32 of the 16 aligned convolutions,
+  // plus 11 or 22 of the other 34, which this rule charges transposes.
+  return pointwise && layer.output_shape.height() * layer.output_shape.width() % 8 == 0;
+}
+
+bool ModelsNchwBatchNorm(const Device& device, const DeviceModelOptions& options) {
+  return device.kind == "gpu" && device.tensor_layout == "nhwc" &&
+         options.layout == ActivationLayout::kNchw;
+}
+
 void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
   for (int64_t b : o.batches) {
     if (b < 1) throw UsageError(fmt::format("DeviceModelOptions.batches: {} is not >= 1", b));
@@ -311,6 +332,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const EfficiencyCurve& matrix_efficiency =
       matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
   const bool transposes = ModelsTransposes(device, options);
+  const bool nchw_batch_norm = ModelsNchwBatchNorm(device, options);
   const double cores = device.cores;
   // Each core runs its share of the batch on its share of the device.
   const double core_matrix_peak = matrix_peak / cores;
@@ -440,23 +462,40 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                                                        ? device.NormalizationMemoryEfficiency()
                                                        : device.memory_efficiency;
         p.memory_s = p.bytes / (core_bandwidth * memory_efficiency.At(p.bytes));
+        if (nchw_batch_norm && layer.kind == LayerKind::kBatchNorm && !update) {
+          // cuDNN's NCHW per-channel kernels (ModelsNchwBatchNorm): the pass's
+          // tensors and parameters at 4 bytes per element, at
+          // kNchwBatchNormTimeRatio times the element-wise memory time.
+          const double fp32_bytes = work.BytesRead(b, 4, 4) + work.BytesWritten(b, 4, 4);
+          p.memory_s = kNchwBatchNormTimeRatio * fp32_bytes /
+                       (core_bandwidth * device.memory_efficiency.At(fp32_bytes));
+        }
       }
       p.kernels = (p.flops > 0 || p.bytes > 0) && !fused_pass ? 1 : 0;
       p.launch_s = p.kernels * device.kernel_launch_s;
-      if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0) {
-        // Each pass of a convolution touches its input (x or dx), its output
-        // (y or dy) and its kernel (W or dW); in the other layout each is
-        // transposed to the kernel's layout or back: read once, written once,
-        // by a kernel of its own (cuDNN's internal transposes of NCHW tensors).
+      if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0 &&
+          !RunsAsNchwGemm(layer)) {
+        // Each pass of a convolution touches its input (x or dx) and its
+        // output (y or dy): in the other layout each is transposed to the
+        // kernel's layout or back, read once and written once by a kernel of
+        // its own (cuDNN's nchwToNhwcKernel and nhwcToNchwKernel); its kernel
+        // (W or dW) too unless the window is 1x1, where both layouts are the
+        // same bytes. Timed as 4-byte elements whatever the precision
+        // (ModelsTransposes). From the H200 kernel table: AMP's 169 + 79
+        // transposes per step are exactly this count for the passes cuDNN ran
+        // through its NHWC kernels; TF32's 159 + 67 within one.
         const double x =
             static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
         const double y = static_cast<double>(layer.output_shape.elements());
-        const double w = static_cast<double>(MatrixKernel(layer)->shape.elements());
-        for (const double tensor_bytes :
-             {x * b * sample_bytes, y * b * sample_bytes, w * layer_step_bytes}) {
-          const double moved = 2 * tensor_bytes;
-          p.layout_bytes += moved;
-          p.layout_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
+        const bool window = layer.conv.window.kernel_h * layer.conv.window.kernel_w > 1;
+        const double w = window ? static_cast<double>(MatrixKernel(layer)->shape.elements()) : 0.0;
+        for (const auto& [elements, bytes_per_element] :
+             {std::pair{x * b, sample_bytes}, std::pair{y * b, sample_bytes},
+              std::pair{w, layer_step_bytes}}) {
+          if (elements <= 0) continue;
+          const double as_fp32 = 2 * elements * 4;
+          p.layout_bytes += 2 * elements * bytes_per_element;
+          p.layout_memory_s += as_fp32 / (core_bandwidth * device.memory_efficiency.At(as_fp32));
           p.layout_kernels += 1;
         }
         p.layout_s = p.layout_memory_s + p.layout_kernels * device.kernel_launch_s;
@@ -613,9 +652,14 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
     result.fused_layers += role != FusedRole::kNone;
   }
   bool convolutions = false;
-  for (const Layer& layer : network.layers()) convolutions |= layer.kind == LayerKind::kConv2d;
+  bool batch_norms = false;
+  for (const Layer& layer : network.layers()) {
+    convolutions |= layer.kind == LayerKind::kConv2d;
+    batch_norms |= layer.kind == LayerKind::kBatchNorm;
+  }
   // Only convolutions transpose (ModelStep), so only then is it reported.
   result.transposes = convolutions && ModelsTransposes(device, options);
+  result.nchw_batch_norm = batch_norms && ModelsNchwBatchNorm(device, options);
   result.price_per_hour = device.price_per_hour;
   result.optimizer = options.optimizer;
   result.devices = options.devices;

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "core/model_error_json.h"
 #include "core/table.h"
@@ -288,10 +288,19 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
       if (s.transposes) {
         out << fmt::format(
             "layout: {} activations, while the device's tensor-unit convolutions work in the "
-            "other layout: every convolution pass transposes its input, output and kernel there "
-            "and back (layout_ms, part of compute_ms); --layout {} models a framework that "
-            "keeps them in the kernels' layout\n\n",
+            "other layout: a convolution pass transposes its input and output there and back, "
+            "and its kernel when larger than 1x1, at the FP32 element rate (a 1x1 stride-1 "
+            "convolution over a multiple of 8 pixels runs as GEMMs and transposes nothing; "
+            "layout_ms, part of compute_ms); --layout {} models a framework that keeps them "
+            "in the kernels' layout\n\n",
             ActivationLayoutName(s.layout), s.layout == ActivationLayout::kNchw ? "nhwc" : "nchw");
+      }
+      if (s.nchw_batch_norm) {
+        out << fmt::format(
+            "batch norm: cuDNN's NCHW kernels, at {}x the element-wise memory time of FP32 "
+            "elements whatever the precision (measured on an H200: docs/validation.md, "
+            "\"First-hand ResNet-50 on one H200\"); --layout nhwc models channels_last\n\n",
+            kNchwBatchNormTimeRatio);
       }
       if (s.devices > 1) out << CommNote(s);
       out << IntervalNote(interval);
@@ -427,6 +436,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           {"precision", PrecisionName(s.precision)},
           {"layout", ActivationLayoutName(s.layout)},
           {"transposes", s.transposes},
+          {"nchw_batch_norm", s.nchw_batch_norm},
           {"optimizer", OptimizerName(s.optimizer)},
           {"devices", s.devices},
           {"devices_per_node", s.devices_per_node},

@@ -123,8 +123,14 @@ TEST(CalibrateCli, FromOtherDevicesWritesATargetWithTheirScales) {
   ASSERT_EQ(json["parameters"].size(), 2u);
   EXPECT_EQ(json["parameters"][0]["name"], "compute_scale");
   EXPECT_EQ(json["parameters"][1]["name"], "tensor_scale");
-  // Two parameters, two cases: the fitted cases are reproduced.
-  EXPECT_LT(json["error_after"]["max_abs"].get<double>(), 1e-6);
+  // Two parameters, two cases, but the FP32 case is NCHW: its batch norm runs
+  // cuDNN's NCHW kernels (memory time, which no compute scale shortens), so
+  // the compute scale stops at its bound (the FP32 curve's efficiency reaches
+  // 1) and that case keeps a residual; the mixed case is fitted exactly.
+  EXPECT_TRUE(json["parameters"][0]["at_bound"].get<bool>());
+  EXPECT_FALSE(json["parameters"][1]["at_bound"].get<bool>());
+  EXPECT_GT(json["error_after"]["max_abs"].get<double>(), 1e-6);
+  EXPECT_LT(json["error_after"]["max_abs"].get<double>(), 0.01);
   // The written T4 carries the V100's compute scale on its own curve, its own
   // datasheet peak and overheads.
   const Device t4 = LoadDevice("t4");

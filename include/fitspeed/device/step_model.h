@@ -36,10 +36,11 @@ namespace fitspeed {
 
 // Memory layout of the framework's activations. Tensor-unit convolution
 // kernels of a GPU work in one layout (Device::tensor_layout, NHWC on NVIDIA
-// tensor cores); a framework keeping its activations in the other one pays a
-// transpose of every tensor a convolution pass reads or writes, there and back
-// (NVIDIA Deep Learning Performance Guide, "Tensor Layouts In Memory"; PyTorch
-// keeps NCHW unless a model is converted to channels_last).
+// tensor cores); a framework keeping its activations in the other one pays
+// transposes around its convolutions (ModelsTransposes) and, in NCHW, cuDNN's
+// slower NCHW batch norm (ModelsNchwBatchNorm) (NVIDIA Deep Learning
+// Performance Guide, "Tensor Layouts In Memory"; PyTorch keeps NCHW unless a
+// model is converted to channels_last).
 enum class ActivationLayout {
   kNchw,  // channels first: PyTorch's and MXNet's default, TensorFlow graphs built NCHW
   kNhwc,  // channels last: PyTorch channels_last, TensorFlow's layout optimizer for FP16
@@ -192,8 +193,41 @@ double MatrixPeakFlops(const Device& device, Precision precision);
 
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
-// the device's tensor_layout is set and differs from options.layout.
+// the device's tensor_layout is set and differs from options.layout. Which
+// passes transpose what (docs/devices.md, "Step model"; measured on an H200
+// with cuDNN 9, data/resnet50-gpu): a pass run by cuDNN's NHWC implicit-GEMM
+// kernels transposes its activations (x and y, or dy and dx) and, when the
+// window is larger than 1x1, its kernel (W or dW); a 1x1 stride-1 ungrouped
+// convolution whose output has a multiple of 8 pixels runs every pass as a GEMM
+// on the NCHW tensors and transposes nothing (RunsAsNchwGemm). cuDNN's
+// transpose kernels move 2-byte elements at the rate of 4-byte ones, so every
+// transpose is timed as 4 bytes per element, read once and written once.
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options);
+// Whether a conv2d layer runs as GEMMs on NCHW tensors (no transposes): a 1x1
+// window, stride 1, no padding, one group, and output height x width a
+// multiple of 8. False for every other layer.
+bool RunsAsNchwGemm(const Layer& layer);
+
+// Whether batch norm runs cuDNN's NCHW per-channel kernels on `device`: a GPU
+// whose tensor-unit convolutions work in NHWC (Device::tensor_layout "nhwc":
+// the catalog's tensor-core GPUs) with options.layout NCHW, at any precision.
+// Those kernels reduce each channel in one thread block and move a 2-byte
+// element in the time of a 4-byte one; on an H200 (cuDNN 9.19) they took
+// kNchwBatchNormTimeRatio times the element-wise memory time of the same
+// elements at 4 bytes (docs/validation.md, "First-hand ResNet-50 on one
+// H200"). Measured on the H200 only; carried to the other tensor-core GPUs as
+// the same ratio.
+bool ModelsNchwBatchNorm(const Device& device, const DeviceModelOptions& options);
+// From the H200 kernel table (data/resnet50-gpu/resnet50_kernels.csv), batch
+// 256: ResNet-50's 53 batch norms normalize 2,845,179,904 elements per step;
+// the model counts 8 tensor sweeps per element over the forward (x read twice,
+// y written), backward-weights (x, dy read) and backward-data (x, dy read, dx
+// written) passes: 32 bytes per element at 4 bytes, 91.04 GB in 159 passes of
+// 51-2,466 MB, which the H200's element-wise curve (0.8644 of 4.8 TB/s from
+// 100 MB) times at 21.95 ms (8.23 forward, 13.72 backward). cuDNN's NCHW
+// kernels took 40.29 ms (FP16) and 43.32 ms (FP32): 1.836x and 1.973x; their
+// mean, 1.905 (forward alone 1.76x and 1.74x, backward 1.88x and 2.11x).
+inline constexpr double kNchwBatchNormTimeRatio = 1.905;
 
 // One pass of one layer on one core.
 struct PassTime {
@@ -301,6 +335,8 @@ struct DeviceSweepResult {
   // The device transposes activations for its tensor-unit convolutions
   // (tensor units in use and Device::tensor_layout differs from `layout`).
   bool transposes = false;
+  // Batch norm runs cuDNN's NCHW kernels (ModelsNchwBatchNorm) and the network has one.
+  bool nchw_batch_norm = false;
   std::optional<double> price_per_hour;  // Device::price_per_hour, per device
   double forward_flops_per_sample = 0;
   double train_flops_per_sample = 0;  // as modeled (a fused attention's recomputation included)
