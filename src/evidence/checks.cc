@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <utility>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/evidence/interval_table.h"
+#include "fitspeed/evidence/mlperf.h"
 
 namespace fitspeed {
 
@@ -54,12 +56,26 @@ CaseValidation CheckPublishedCases(const std::string& data_dir, const CaseCheckO
   // (fitspeed/device/intervals.h), with the transferred predictions' errors.
   v.intervals = IntervalTableFromValidation(v.report);
   if (v.transfer) AddTransferErrors(v.intervals, *v.transfer);
+  // MLPerf Training's development publishers (validate mlperf), with the
+  // catalog devices: their setups are new publishers' (the test split never
+  // enters). A data directory without the table, or device files given in
+  // place of the catalog's, leaves them out.
+  const std::string mlperf_table = data_dir + "/" + kMlperfResnetBertTable;
+  if (devices.empty() && std::ifstream(mlperf_table).good()) {
+    step("mlperf", "MLPerf Training's development publishers", [&] {
+      MlperfValidationOptions mlperf;
+      mlperf.split = "development";
+      AddMlperfErrors(v.intervals,
+                      ValidateMlperf(ReadMlperfCases(mlperf_table, BuiltinPublishers()), mlperf));
+    });
+  }
   // The framework profiles' predictions on GPUs they were not fitted on give
   // the intervals of `sweep --framework` (`validate frameworks` shows them).
   AddFrameworkErrors(v.intervals,
                      FitFrameworkProfiles(PublishedCases(data_dir), CalibrationOptions{}, devices,
                                           options.progress));
-  v.intervals.generated_by = "fitspeed validate --intervals-out (data/measured)";
+  v.intervals.generated_by =
+      "fitspeed validate --intervals-out (data/measured; MLPerf: the development split)";
   return v;
 }
 

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "fitspeed/core/error.h"
-#include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/device/step_model.h"
+#include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

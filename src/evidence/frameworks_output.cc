@@ -91,9 +91,8 @@ void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& v,
     return;
   }
   TextTable folds({"framework", "held_out_device", "publisher", "cases", "training_devices",
-                   "training_cases",
-                   "compute_scale", "tensor_scale", "step_host_ms", "catalog_median_%",
-                   "profile_median_%", "problem"});
+                   "training_cases", "compute_scale", "tensor_scale", "step_host_ms",
+                   "catalog_median_%", "profile_median_%", "problem"});
   for (const FrameworkFold& f : report.folds) {
     folds.AddRow(
         {f.framework, f.device, f.publisher, std::to_string(f.cases),

@@ -328,8 +328,8 @@ double PredictGpuAttentionSeconds(const Device& device, const GpuAttention& row)
   // The split model's flash attention (src/llm/layer_kernels.cc, TimeFlashAttention).
   const double seq = static_cast<double>(row.seq);
   const FlashAttentionTimes fa =
-      TimeFlashAttention(t, static_cast<double>(row.batch) * static_cast<double>(row.heads), seq, seq,
-                         static_cast<double>(row.head_dim), row.causal);
+      TimeFlashAttention(t, static_cast<double>(row.batch) * static_cast<double>(row.heads), seq,
+                         seq, static_cast<double>(row.head_dim), row.causal);
   double s = fa.forward_s;
   if (row.pass == "fwd_bwd") s += fa.backward_s;
   return s;

@@ -21,8 +21,8 @@ namespace {
 using ErrorClasses = std::map<std::string, std::vector<ModelError>>;
 
 // The errors that involve none of `publishers`.
-std::vector<ModelError> WithoutPublishers(const std::vector<ModelError>& errors,
-                                          const std::vector<std::string>& publishers) {
+std::vector<ModelError> WithoutPublishersTable(const std::vector<ModelError>& errors,
+                                               const std::vector<std::string>& publishers) {
   std::vector<ModelError> kept;
   for (const ModelError& e : errors) {
     bool involved = false;
@@ -67,7 +67,7 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
       const std::vector<std::string> publishers = PublishersOfSource(e.source);
       ErrorClasses held_out;
       for (const auto& [other, other_errors] : classes) {
-        held_out[other] = WithoutPublishers(other_errors, publishers);
+        held_out[other] = WithoutPublishersTable(other_errors, publishers);
       }
       IntervalTable held_out_table;
       held_out_table.*map = std::move(held_out);
@@ -155,6 +155,32 @@ void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& repo
       table.framework[ModelErrorClass(device, c.precision)].push_back(std::move(e));
     }
   }
+}
+
+void AddMlperfErrors(IntervalTable& table, const MlperfValidation& mlperf) {
+  if (mlperf.split != "development") {
+    throw UsageError(
+        fmt::format("the MLPerf {} split never enters the interval table (data/publishers.json)",
+                    mlperf.split));
+  }
+  for (const MlperfCaseResult& r : mlperf.cases) {
+    if (!r.modeled) continue;
+    const Device device = LoadDevice(r.c.device);
+    ModelError e;
+    e.source = r.c.publisher;
+    e.case_key = fmt::format("{}@{}", CaseKey(r.c.measured), r.c.line);
+    e.log_ratio = std::log(r.c.samples_per_s / r.predicted_sps);
+    table.classes[ModelErrorClass(device, Precision::kMixed)].push_back(std::move(e));
+  }
+}
+
+IntervalTable WithoutPublishers(const IntervalTable& table,
+                                const std::vector<std::string>& publishers) {
+  IntervalTable held_out = table;
+  for (ErrorClasses* map : {&held_out.classes, &held_out.transfer, &held_out.framework}) {
+    for (auto& [name, errors] : *map) errors = WithoutPublishersTable(errors, publishers);
+  }
+  return held_out;
 }
 
 CoverageReport LeaveOneSourceOutCoverage(const IntervalTable& table, double level) {

@@ -46,15 +46,15 @@ LlmCaseSetup SetupForVtrainCase(const LlmCase& c, const Device& device) {
   s.split.dp = c.dp;
   s.split.micro_batch = c.micro_batch;
   s.split.global_batch = c.global_batch;
-  s.split.recompute = Recompute::kFull;   // use_checkpoint: true
-  s.split.overlap_grad_reduce = false;    // use_gradient_bucket: false
+  s.split.recompute = Recompute::kFull;  // use_checkpoint: true
+  s.split.overlap_grad_reduce = false;   // use_gradient_bucket: false
   return s;
 }
 
 namespace {
 
-double SquaredLogErrorLlmValidate(const std::vector<LlmCaseSetup>& setups, const std::vector<double>& measured,
-                                  const LlmCalibration& cal) {
+double SquaredLogErrorLlmValidate(const std::vector<LlmCaseSetup>& setups,
+                                  const std::vector<double>& measured, const LlmCalibration& cal) {
   double sum = 0;
   for (size_t i = 0; i < setups.size(); ++i) {
     const LlmCaseSetup& s = setups[i];
@@ -74,7 +74,8 @@ double MedianLlmValidate(std::vector<double> v) {
 
 }  // namespace
 
-LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const std::vector<double>& measured) {
+LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups,
+                                 const std::vector<double>& measured) {
   if (setups.empty() || setups.size() != measured.size())
     throw UsageError("calibration needs one measured step time per setup");
   // Parameters in log space (the overhead as log(1 ms + x) so that 0 is reachable
@@ -87,7 +88,9 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
   double f_best = SquaredLogErrorLlmValidate(setups, measured, best);
   double step = 0.8;
   auto get = [](const LlmCalibration& c, int k) {
-    return k == 0 ? std::log(c.matrix_size_scale) : k == 1 ? std::log(c.dispatch_s) : std::log(1e-3 + c.step_overhead_s);
+    return k == 0   ? std::log(c.matrix_size_scale)
+           : k == 1 ? std::log(c.dispatch_s)
+                    : std::log(1e-3 + c.step_overhead_s);
   };
   auto set = [](LlmCalibration& c, int k, double v) {
     if (k == 0) c.matrix_size_scale = std::exp(v);
@@ -114,8 +117,10 @@ LlmCalibration FitLlmCalibration(const std::vector<LlmCaseSetup>& setups, const 
   }
   best.memory_scale = 1.0;
   best.source = fmt::format(
-      "fitted to {} vTrain Megatron-DeepSpeed iterations (A100, FP16; squared log error, coordinate "
-      "search): matrix curve read at {:.3g}x the kernel size, host dispatch {:.3g} us per kernel, {:.3g} ms per step",
+      "fitted to {} vTrain Megatron-DeepSpeed iterations (A100, FP16; squared log error, "
+      "coordinate "
+      "search): matrix curve read at {:.3g}x the kernel size, host dispatch {:.3g} us per kernel, "
+      "{:.3g} ms per step",
       setups.size(), best.matrix_size_scale, best.dispatch_s * 1e6, best.step_overhead_s * 1e3);
   return best;
 }
@@ -130,10 +135,12 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
   for (const LlmCase& c : cases) {
     setups.push_back(SetupForVtrainCase(c, a100));
     measured.push_back(c.iteration_time_s);
-    if (std::find(counts.begin(), counts.end(), c.accelerators) == counts.end()) counts.push_back(c.accelerators);
+    if (std::find(counts.begin(), counts.end(), c.accelerators) == counts.end())
+      counts.push_back(c.accelerators);
   }
   std::sort(counts.begin(), counts.end());
-  if (counts.size() < 2) throw UsageError("the vTrain validation needs rows of two GPU counts or more");
+  if (counts.size() < 2)
+    throw UsageError("the vTrain validation needs rows of two GPU counts or more");
   v.rows.resize(cases.size());
   // The calibrations take the time: one per GPU count left out, one on every row.
   const auto fits = static_cast<int64_t>(counts.size()) + 1;
@@ -203,7 +210,8 @@ struct BucketLlmValidate {
   std::vector<double> abs_err, signed_err;
 };
 
-void AddRowsLlmValidate(TextTable& t, const std::string& by, const std::map<std::string, BucketLlmValidate>& b) {
+void AddRowsLlmValidate(TextTable& t, const std::string& by,
+                        const std::map<std::string, BucketLlmValidate>& b) {
   for (const auto& [name, e] : b) {
     t.AddRow({by, name, std::to_string(e.abs_err.size()),
               fmt::format("{:.1f}%", 100 * MedianLlmValidate(e.abs_err)),
@@ -239,8 +247,10 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
     j["top1"] = v.top1;
     j["top3"] = v.top3;
     for (const auto& [g, cal] : v.folds)
-      j["folds"].push_back({{"left_out_gpus", g}, {"matrix_size_scale", cal.matrix_size_scale},
-                            {"dispatch_s", cal.dispatch_s}, {"step_overhead_s", cal.step_overhead_s}});
+      j["folds"].push_back({{"left_out_gpus", g},
+                            {"matrix_size_scale", cal.matrix_size_scale},
+                            {"dispatch_s", cal.dispatch_s},
+                            {"step_overhead_s", cal.step_overhead_s}});
     out << j.dump(2) << "\n";
     return;
   }
@@ -258,14 +268,19 @@ void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat 
     out << t.RenderCsv();
     return;
   }
-  out << "vTrain, Megatron-DeepSpeed on A100 (1,440 iterations): every row predicted by the calibration "
+  out << "vTrain, Megatron-DeepSpeed on A100 (1,440 iterations): every row predicted by the "
+         "calibration "
          "fitted on the other two GPU counts\n";
   out << t.Render();
-  out << fmt::format("ranking: the measured fastest split is predicted first in {} of {} groups, in the top 3 in {} ({:.0f}%)\n",
-                     v.top1, v.groups, v.top3, 100.0 * v.top3 / std::max(1, v.groups));
+  out << fmt::format(
+      "ranking: the measured fastest split is predicted first in {} of {} groups, in the top 3 in "
+      "{} ({:.0f}%)\n",
+      v.top1, v.groups, v.top3, 100.0 * v.top3 / std::max(1, v.groups));
   for (const auto& [g, cal] : v.folds)
-    out << fmt::format("fold without {} GPUs: matrix curve at x{:.3g} the size, dispatch {:.1f} us/kernel, {:.2f} ms/step\n", g,
-                       cal.matrix_size_scale, cal.dispatch_s * 1e6, cal.step_overhead_s * 1e3);
+    out << fmt::format(
+        "fold without {} GPUs: matrix curve at x{:.3g} the size, dispatch {:.1f} us/kernel, {:.2f} "
+        "ms/step\n",
+        g, cal.matrix_size_scale, cal.dispatch_s * 1e6, cal.step_overhead_s * 1e3);
   out << "calibration compiled in (all rows): " << v.table.calibration.source << "\n";
 }
 
@@ -339,14 +354,16 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
     per_publisher.push_back(p.median_abs_error);
     v.publishers.push_back(p);
   }
-  for (const auto& [name, errs] : abs_by_no_eval) per_publisher_no_eval.push_back(MedianLlmValidate(errs));
+  for (const auto& [name, errs] : abs_by_no_eval)
+    per_publisher_no_eval.push_back(MedianLlmValidate(errs));
   v.publisher_median = MedianLlmValidate(per_publisher);
   v.publisher_median_no_eval = MedianLlmValidate(per_publisher_no_eval);
   v.run_median = MedianLlmValidate(all);
   return v;
 }
 
-void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, OutputFormat format) {
+void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
+                              OutputFormat format) {
   if (format == OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["schema"] = "fitspeed.llm-mlperf-validation/1";
@@ -354,13 +371,20 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
     j["publisher_median_abs_error_without_eval"] = v.publisher_median_no_eval;
     j["run_median_abs_error"] = v.run_median;
     for (const auto& p : v.publishers)
-      j["publishers"].push_back({{"publisher", p.name}, {"runs", p.runs}, {"median_abs_error", p.median_abs_error},
+      j["publishers"].push_back({{"publisher", p.name},
+                                 {"runs", p.runs},
+                                 {"median_abs_error", p.median_abs_error},
                                  {"median_error", p.median_error}});
     for (const auto& r : v.rows) {
-      nlohmann::ordered_json row = {{"round", r.c.round}, {"publisher", r.c.publisher}, {"system", r.c.system},
-                                    {"benchmark", r.c.benchmark}, {"device", r.c.device},
-                                    {"accelerators", r.c.accelerators}, {"measured_tokens_per_s", r.c.tokens_per_s},
-                                    {"includes_eval", r.c.includes_eval}, {"modeled", r.modeled}};
+      nlohmann::ordered_json row = {{"round", r.c.round},
+                                    {"publisher", r.c.publisher},
+                                    {"system", r.c.system},
+                                    {"benchmark", r.c.benchmark},
+                                    {"device", r.c.device},
+                                    {"accelerators", r.c.accelerators},
+                                    {"measured_tokens_per_s", r.c.tokens_per_s},
+                                    {"includes_eval", r.c.includes_eval},
+                                    {"modeled", r.modeled}};
       if (r.modeled) {
         row["predicted_tokens_per_s"] = r.predicted_tokens_per_s;
         row["error"] = r.error;
@@ -374,12 +398,13 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
     out << j.dump(2) << "\n";
     return;
   }
-  TextTable t({"round", "publisher", "system", "benchmark", "device", "n", "tp.pp.vp.cp.dp mb", "precision",
-               "measured tok/s", "predicted", "error", "memory/cap", "recompute"});
+  TextTable t({"round", "publisher", "system", "benchmark", "device", "n", "tp.pp.vp.cp.dp mb",
+               "precision", "measured tok/s", "predicted", "error", "memory/cap", "recompute"});
   for (const auto& r : v.rows) {
     const LlmCase& c = r.c;
     t.AddRow({c.round, c.publisher, c.system, c.benchmark, c.device, std::to_string(c.accelerators),
-              fmt::format("{}.{}.{}.{}.{} {}", c.tp, c.pp, c.vp, c.cp, c.dp, c.micro_batch), c.precision,
+              fmt::format("{}.{}.{}.{}.{} {}", c.tp, c.pp, c.vp, c.cp, c.dp, c.micro_batch),
+              c.precision,
               fmt::format("{:.4g}{}", c.tokens_per_s, c.includes_eval ? " (eval)" : ""),
               r.modeled ? fmt::format("{:.4g}", r.predicted_tokens_per_s) : std::string("-"),
               r.modeled ? fmt::format("{:+.1f}%", 100 * r.error) : "not modeled: " + r.reason,
@@ -391,7 +416,8 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
     return;
   }
   out << "MLPerf Training LLM (development data: three changes were made after its first score, "
-         "docs/llm.md), distinct runs with a known split, modeled with vTrain's A100 calibration carried:\n";
+         "docs/llm.md), distinct runs with a known split, modeled with vTrain's A100 calibration "
+         "carried:\n";
   out << t.Render();
   TextTable p({"publisher", "runs", "median |err|", "median err"});
   for (const auto& x : v.publishers)
@@ -399,10 +425,11 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, O
               fmt::format("{:+.1f}%", 100 * x.median_error)});
   out << p.Render();
   out << fmt::format(
-      "median over {} publishers of their median |error|: {:.1f}% ({:.1f}% leaving out the runs measured "
+      "median over {} publishers of their median |error|: {:.1f}% ({:.1f}% leaving out the runs "
+      "measured "
       "with evaluation in the time); over every modeled run: {:.1f}%\n",
-      v.publishers.size(), 100 * v.publisher_median, 100 * v.publisher_median_no_eval, 100 * v.run_median);
+      v.publishers.size(), 100 * v.publisher_median, 100 * v.publisher_median_no_eval,
+      100 * v.run_median);
 }
 
 }  // namespace fitspeed
-

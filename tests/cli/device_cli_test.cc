@@ -111,11 +111,17 @@ TEST(DeviceCli, MixedPrecisionSweepRunsOnEveryIssue30Device) {
     for (const auto& step : json["steps"]) {
       EXPECT_GT(step["throughput_sps"].get<double>(), 0);
     }
-    // Nothing was measured on these devices: a GPU's interval is its class's widened, and
-    // says so; a TPU has none (one published TPU source).
+    // A GPU that ran MLPerf development cases (h200, b200, gb200, mi300x, l40s,
+    // l4) takes its class's interval; one without published cases its class's
+    // widened, and says so; a TPU has none (one published TPU source).
     const auto& interval = json["model_interval"];
-    if (std::string(device).rfind("tpu", 0) == 0) {
+    const std::string name = device;
+    if (name.rfind("tpu", 0) == 0) {
       EXPECT_FALSE(interval["available"].get<bool>());
+    } else if (name == "h200" || name == "b200" || name == "gb200" || name == "mi300x" ||
+               name == "l40s" || name == "l4") {
+      ASSERT_TRUE(interval["available"].get<bool>());
+      EXPECT_EQ(interval["basis"].get<std::string>(), "gpu/tensor");
     } else {
       ASSERT_TRUE(interval["available"].get<bool>());
       EXPECT_THAT(interval["basis"].get<std::string>(), HasSubstr("uncalibrated"));

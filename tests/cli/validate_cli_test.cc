@@ -218,8 +218,8 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_NE(nlohmann::json::parse(base.out)["steps"][0]["throughput_sps"],
             nlohmann::json::parse(mxnet.out)["steps"][0]["throughput_sps"]);
   // Its interval is the profiles' held-out errors', not the catalog model's: today
-  // from three publishers, too few for one (the model's falls back to the GPU kind's).
-  EXPECT_EQ(nlohmann::json::parse(base.out)["model_interval"]["basis"], "gpu");
+  // from three publishers, too few for one (the model's is gpu/tensor's).
+  EXPECT_EQ(nlohmann::json::parse(base.out)["model_interval"]["basis"], "gpu/tensor");
   const auto mxnet_interval = nlohmann::json::parse(mxnet.out)["model_interval"];
   EXPECT_EQ(mxnet_interval["basis"], "framework:gpu");
   EXPECT_EQ(mxnet_interval["available"], false);

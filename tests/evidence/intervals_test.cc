@@ -14,6 +14,7 @@
 #include "fitspeed/evidence/cases.h"
 #include "fitspeed/evidence/framework_profiles.h"
 #include "fitspeed/evidence/interval_table.h"
+#include "fitspeed/evidence/mlperf.h"
 #include "fitspeed/evidence/transfer.h"
 #include "fitspeed/evidence/validate.h"
 
@@ -277,6 +278,20 @@ TEST(BuiltinIntervalTableTest, IsTheCurrentModelsErrorsOnThePublishedCases) {
   IntervalTable now = IntervalTableFromValidation(Validate(cases));
   AddTransferErrors(now, ValidateTransfer(cases));
   AddFrameworkErrors(now, FitFrameworkProfiles(cases));
+  // And MLPerf's development split (the test split never enters).
+  MlperfValidationOptions development;
+  development.split = "development";
+  AddMlperfErrors(
+      now, ValidateMlperf(ReadMlperfCases(MeasuredDirIntervals() + "/" + kMlperfResnetBertTable,
+                                          BuiltinPublishers()),
+                          development));
+  MlperfValidationOptions test;
+  test.split = "test";
+  EXPECT_THROW(AddMlperfErrors(now, ValidateMlperf(ReadMlperfCases(MeasuredDirIntervals() + "/" +
+                                                                       kMlperfResnetBertTable,
+                                                                   BuiltinPublishers()),
+                                                   test)),
+               UsageError);
   const IntervalTable& built_in = BuiltinIntervalTable();
   ASSERT_EQ(built_in.classes.size(), now.classes.size());
   ASSERT_EQ(built_in.transfer.size(), now.transfer.size());
@@ -304,10 +319,10 @@ TEST(BuiltinIntervalTableTest, GivesGpuIntervalsAndSaysWhyNotForTheTpu) {
   const IntervalTable& table = BuiltinIntervalTable();
   const PredictionInterval gpu = table.For(LoadDevice("v100-sxm2"), Precision::kMixed, 0.8);
   ASSERT_TRUE(gpu.available) << gpu.reason;
-  // gpu/tensor has two publishers (NVIDIA's tables and Pollux's AMP ResNet-50),
-  // fewer than kModelIntervalMinSources: the GPU kind's errors (NVIDIA, Pollux,
-  // Baidu's Paddle tables, koshian2's Colab runs).
-  EXPECT_EQ(gpu.basis, "gpu");
+  // gpu/tensor has NVIDIA's tables, Pollux's AMP ResNet-50 and the MLPerf
+  // development publishers (13 with modeled cases): more than
+  // kModelIntervalMinSources, so its own errors.
+  EXPECT_EQ(gpu.basis, "gpu/tensor");
   EXPECT_GE(gpu.sources, kModelIntervalMinSources);
   EXPECT_LT(gpu.low_factor, 1.0);
   EXPECT_GT(gpu.high_factor, gpu.low_factor);

@@ -12,6 +12,7 @@
 
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/framework_profiles.h"
+#include "fitspeed/evidence/mlperf.h"
 #include "fitspeed/evidence/transfer.h"
 #include "fitspeed/evidence/validate.h"
 
@@ -43,6 +44,18 @@ void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer)
 // fold's profile was fitted on other publishers' runs only). Folds that could
 // not be computed add nothing.
 void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report);
+
+// Adds the errors of the modeled MLPerf cases of `mlperf` (ValidateMlperf of
+// the development split: the test split's never enter) to table.classes, by
+// the class of the device in mixed precision; each error's source is its
+// publisher. Throws UsageError for a validation of the test split.
+void AddMlperfErrors(IntervalTable& table, const MlperfValidation& mlperf);
+
+// The table without any error that involves one of `publishers` (every map:
+// classes, transfer, framework): what a leave-one-publisher-out test checks a
+// publisher's cases against.
+IntervalTable WithoutPublishers(const IntervalTable& table,
+                                const std::vector<std::string>& publishers);
 
 // Leave-one-publisher-out coverage of a class's intervals: each case's error
 // against the interval For() builds from the table without any error that
