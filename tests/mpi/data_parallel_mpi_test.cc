@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "fitspeed/timing/data_parallel.h"
 #include "mpi/mpi_communicator.h"
@@ -150,21 +151,26 @@ namespace {
 
 // The failures of a rank other than 0, each line prefixed with the rank (its
 // default printer is removed so that only rank 0 prints the report).
+// The test's name is remembered when it starts: OnTestPartResult runs while
+// Google Test holds the lock that UnitTest::current_test_info() takes, so
+// asking it there would deadlock the failing rank (and the job with it).
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
  public:
   explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    test_ = std::string(test.test_suite_name()) + "." + test.name();
+  }
+  void OnTestEnd(const ::testing::TestInfo&) override { test_ = "?"; }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::fprintf(stderr, "[rank %d] %s.%s failed at %s:%d\n%s\n", rank_,
-                 test != nullptr ? test->test_suite_name() : "?",
-                 test != nullptr ? test->name() : "?",
+    std::fprintf(stderr, "[rank %d] %s failed at %s:%d\n%s\n", rank_, test_.c_str(),
                  result.file_name() != nullptr ? result.file_name() : "?", result.line_number(),
                  result.message());
   }
 
  private:
   int rank_;
+  std::string test_ = "?";
 };
 
 }  // namespace
