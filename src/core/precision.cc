@@ -22,8 +22,8 @@ struct PrecisionNames {
   std::vector<const char*> log_aliases;  // besides `device`, compared in lower case
 };
 
-const std::array<PrecisionNames, 3>& NameTable() {
-  static const std::array<PrecisionNames, 3> table = {{
+const std::array<PrecisionNames, 4>& NameTable() {
+  static const std::array<PrecisionNames, 4> table = {{
       {Precision::kFp32, "fp32", "fp32", {"float32"}, {"float32", "float"}},
       {Precision::kTf32, "tf32", nullptr, {}, {}},
       {Precision::kMixed,
@@ -31,6 +31,7 @@ const std::array<PrecisionNames, 3>& NameTable() {
        "bf16",
        {"bfloat16"},
        {"amp", "fp16", "bf16", "float16", "bfloat16", "half"}},
+      {Precision::kFp8, "fp8", nullptr, {}, {"float8"}},
   }};
   return table;
 }

@@ -124,19 +124,36 @@ ActivationLayout ParseActivationLayout(const std::string& name) {
 }
 
 const char* AmpOpListName(AmpOpList list) {
-  return list == AmpOpList::kTensorFlow ? "tensorflow" : "pytorch";
+  switch (list) {
+    case AmpOpList::kPyTorch:
+      return "pytorch";
+    case AmpOpList::kTensorFlow:
+      return "tensorflow";
+    case AmpOpList::kNone:
+      return "none";
+  }
+  return "unknown";
 }
 
 AmpOpList ParseAmpOpList(const std::string& name) {
   if (name == "pytorch") return AmpOpList::kPyTorch;
   if (name == "tensorflow") return AmpOpList::kTensorFlow;
-  throw UsageError(fmt::format("unknown AMP op list '{}' (known: pytorch, tensorflow)", name));
+  if (name == "none") return AmpOpList::kNone;
+  throw UsageError(
+      fmt::format("unknown AMP op list '{}' (known: pytorch, tensorflow, none)", name));
 }
 
 bool RunsInFp32UnderAmp(LayerKind kind, AmpOpList list) {
   const kinds::DeviceTraits& traits = *kinds::RulesOf(kind).device;
-  return list == AmpOpList::kPyTorch ? traits.fp32_under_pytorch_amp
-                                     : traits.fp32_under_tensorflow_amp;
+  switch (list) {
+    case AmpOpList::kPyTorch:
+      return traits.fp32_under_pytorch_amp;
+    case AmpOpList::kTensorFlow:
+      return traits.fp32_under_tensorflow_amp;
+    case AmpOpList::kNone:
+      return false;
+  }
+  return false;
 }
 
 std::string AmpFp32KindNames(AmpOpList list) {
@@ -197,10 +214,10 @@ bool NormalizesRows(LayerKind kind) { return kinds::RulesOf(kind).device->normal
 
 namespace {
 
-// Whether AMP's FP32 layers and their casts are modeled: mixed precision on
-// a GPU (a TPU's XLA fuses the conversions).
+// Whether AMP's FP32 layers and their casts are modeled: mixed precision
+// (FP8's rest runs as mixed) on a GPU (a TPU's XLA fuses the conversions).
 bool AmpCastsApply(const Device& device, Precision precision) {
-  return precision == Precision::kMixed && device.kind == "gpu";
+  return (precision == Precision::kMixed || precision == Precision::kFp8) && device.kind == "gpu";
 }
 
 }  // namespace
@@ -224,8 +241,22 @@ double MatrixPeakFlops(const Device& device, Precision precision) {
             fmt::format("device {} has no FP16/BF16 units (precision mixed)", device.name));
       }
       return device.tensor16_flops_per_s;
+    case Precision::kFp8:
+      if (device.fp8_flops_per_s <= 0 || device.tensor16_flops_per_s <= 0) {
+        throw UsageError(fmt::format(
+            "device {} has no FP8 tensor units (precision fp8; the catalog's FP8 devices: "
+            "`fitspeed devices` lists fp8_TFLOPS)",
+            device.name));
+      }
+      return device.fp8_flops_per_s;
   }
   return device.fp32_flops_per_s;
+}
+
+bool RunsInFp8(const Layer& layer, Precision precision, AttentionKernel attention) {
+  if (precision != Precision::kFp8) return false;
+  return layer.kind == LayerKind::kDense ||
+         (layer.kind == LayerKind::kBatchedMatmul && attention == AttentionKernel::kFused);
 }
 
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
@@ -325,6 +356,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const Precision precision = options.precision;
   // The peak of matrix work and the tile its feature dimensions are padded to.
   const double matrix_peak = MatrixPeakFlops(device, precision);
+  // FP8 (RunsInFp8): its layers' products at the FP8 peak, on the 16-bit
+  // curve carried at the same fraction of the peak (a kernel of F FLOPs runs
+  // as the curve's kernel of F x peak16 / peak8, the rule the catalog
+  // carries curves between devices by); every other matrix layer as mixed.
+  const bool fp8 = precision == Precision::kFp8;
+  const double peak16 = fp8 ? MatrixPeakFlops(device, Precision::kMixed) : matrix_peak;
+  const double fp8_curve_size = fp8 ? peak16 / matrix_peak : 1.0;
   const int feature_multiple = MatrixOnTensorUnits(device, precision)
                                    ? device.feature_multiple_tensor
                                    : device.feature_multiple_fp32;
@@ -335,7 +373,8 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const bool nchw_batch_norm = ModelsNchwBatchNorm(device, options);
   const double cores = device.cores;
   // Each core runs its share of the batch on its share of the device.
-  const double core_matrix_peak = matrix_peak / cores;
+  const double core_peak16 = peak16 / cores;
+  const double core_fp8_peak = matrix_peak / cores;
   const double core_vector_peak = device.fp32_flops_per_s / cores;
   const double core_bandwidth = device.memory_bandwidth_bytes_per_s / cores;
 
@@ -350,8 +389,9 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // Mixed precision (Micikevicius et al., ICLR 2018): activations and the
   // weight copies the layers read are 2 bytes; the optimizer updates FP32
   // master weights and casts them to the 2-byte copy (read 4, write 2 per
-  // trainable parameter).
-  const bool mixed = precision == Precision::kMixed;
+  // trainable parameter). FP8 keeps the same tensors (Transformer Engine
+  // casts to FP8 only in front of its products).
+  const bool mixed = precision == Precision::kMixed || fp8;
   const double sample_bytes = mixed ? 2 : 4;
   const bool amp_casts = AmpCastsApply(device, precision);
   const double layer_step_bytes = mixed ? 2 : 4;
@@ -362,6 +402,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // Each layer's part of one micro-batch's backward pass: its backward
   // passes, and its forward again when recomputed (run just before them).
   std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
+  double fp8_weights = 0;  // parameters of the dense layers run in FP8
   for (int id = 0; id < network.size(); ++id) {
     const Layer& layer = network.layer(id);
     const LayerCost& c = cost.layers[static_cast<size_t>(id)];
@@ -378,6 +419,10 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
                           RunsInFp32UnderAmp(layer.kind, options.amp_ops);
     const double layer_sample_bytes = amp_fp32 ? 4 : sample_bytes;
     const double layer_params_bytes = amp_fp32 ? 4 : layer_step_bytes;
+    const bool layer_fp8 = matrix && RunsInFp8(layer, precision, options.attention);
+    if (layer_fp8 && layer.kind == LayerKind::kDense) {
+      fp8_weights += static_cast<double>(c.trainable_params);
+    }
     for (Pass pass : kAllPasses) {
       const PassCost& work = c.pass(pass);
       const bool update = pass == Pass::kUpdate;
@@ -397,6 +442,30 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         const double out = static_cast<double>(layer.output_shape.elements());
         for (const double elements : {in, out}) {
           const double moved = 6 * elements * b;
+          p.cast_bytes += moved;
+          p.cast_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
+          p.cast_kernels += 1;
+        }
+        p.cast_s = p.cast_memory_s + p.cast_kernels * device.kernel_launch_s;
+      }
+      if (layer_fp8 && layer.kind == LayerKind::kDense &&
+          (pass == Pass::kForward || pass == Pass::kBackwardData)) {
+        // Transformer Engine's fused cast-transpose in front of an FP8 dense
+        // layer (te.Linear; NVIDIA's MLPerf BERT te_layers.py): the forward
+        // pass casts its input and its weight, the backward-data pass the
+        // output gradient, each to FP8 and to FP8 transposed for the
+        // weight-gradient product (read 2, write 1 + 1 bytes per element).
+        // A product that writes FP8 itself (a GEMM-GELU epilogue) would spare
+        // its reader the input cast: not modeled (every input is cast).
+        const double in =
+            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
+        const double out = static_cast<double>(layer.output_shape.elements());
+        const std::vector<double> tensors =
+            pass == Pass::kForward
+                ? std::vector<double>{in * b, static_cast<double>(c.trainable_params)}
+                : std::vector<double>{out * b};
+        for (const double elements : tensors) {
+          const double moved = 4 * elements;
           p.cast_bytes += moved;
           p.cast_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
           p.cast_kernels += 1;
@@ -429,7 +498,10 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         fused_pass = !(pass == Pass::kBackwardData && layer.consumer_ids.size() > 1);
       }
       const bool on_matrix_units = matrix && !update;
-      const double peak = on_matrix_units ? core_matrix_peak : core_vector_peak;
+      const double peak = !on_matrix_units ? core_vector_peak
+                          : layer_fp8      ? core_fp8_peak
+                                           : core_peak16;
+      const double curve_size = on_matrix_units && layer_fp8 ? fp8_curve_size : 1.0;
       p.tensor_units = on_matrix_units && matrix_on_tensor_units;
       const ConvAlgorithm algorithm =
           layer.kind == LayerKind::kConv2d && on_matrix_units
@@ -455,7 +527,8 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
             on_matrix_units && efficiency.half_dim > 0
                 ? efficiency.ShapeFactor(PassGemmDims(network, layer, pass, b, algorithm))
                 : 1.0;
-        p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops) * shape);
+        p.compute_s =
+            p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops * curve_size) * shape);
       }
       if (p.bytes > 0) {
         const EfficiencyCurve& memory_efficiency = !update && NormalizesRows(layer.kind)
@@ -625,8 +698,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // optimizer state, and the activations of its share of the batch.
   const MemoryEstimate memory = EstimateTrainingMemory(network, b, options.optimizer, sample_bytes,
                                                        4, options.attention, options.recompute);
-  // Mixed precision adds the 2-byte copy of every parameter (half the FP32 bytes).
-  step.memory_bytes = memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0);
+  // Mixed precision adds the 2-byte copy of every parameter (half the FP32
+  // bytes); FP8 the FP8 weight of each FP8 dense layer and its transpose (2
+  // bytes per parameter). Activations are counted at 2 bytes under FP8 too
+  // (Transformer Engine keeps some inputs for the backward pass in FP8: an
+  // upper bound).
+  step.memory_bytes =
+      memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0) + 2 * fp8_weights;
   step.memory_capacity_bytes = device.memory_capacity_bytes / cores;
   step.fits = step.memory_bytes <= step.memory_capacity_bytes;
   return step;
@@ -646,7 +724,8 @@ DeviceSweepResult ModelSweep(const Network& network, const Device& device,
   result.precision = options.precision;
   result.layout = options.layout;
   result.amp_ops = options.amp_ops;
-  result.amp_casts = AmpCastsApply(device, options.precision);
+  result.amp_casts =
+      AmpCastsApply(device, options.precision) && options.amp_ops != AmpOpList::kNone;
   result.fusion = options.fusion;
   for (const FusedRole role : FusedRoles(network, options.fusion)) {
     result.fused_layers += role != FusedRole::kNone;

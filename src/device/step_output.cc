@@ -267,6 +267,19 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
             "amp: {} op list: {} run in FP32, each cast up before and down after, forward and "
             "backward (--amp-ops; docs/devices.md, \"Step model\")\n",
             AmpOpListName(s.amp_ops), AmpFp32KindNames(s.amp_ops));
+      } else if (s.amp_ops == AmpOpList::kNone &&
+                 (s.precision == Precision::kMixed || s.precision == Precision::kFp8)) {
+        out << "amp: none: the model cast to 16 bits whole (apex amp O2, model.half()): no "
+               "layer kept in FP32, nothing cast (--amp-ops)\n";
+      }
+      if (s.precision == Precision::kFp8) {
+        out << fmt::format(
+            "fp8: the dense layers' products{} in FP8 at {} TFLOPS, on the 16-bit tensor curve "
+            "carried at the same fraction of the peak; a cast-transpose of each dense layer's "
+            "input and weight (forward) and output gradient (backward) as Transformer Engine "
+            "runs them; everything else as mixed (docs/devices.md, \"Step model\")\n",
+            s.attention == AttentionKernel::kFused ? " and the fused attention's" : "",
+            FormatSig(s.matrix_peak_flops / 1e12));
       }
       out << fmt::format(
           "MFU: model FLOPs (forward + backward, no recomputation) per second over {} x {} "

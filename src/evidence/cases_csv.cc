@@ -158,7 +158,7 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
     c.precision = ParseNamed(
         get("precision"),
         [](const std::string& name) { return ParsePrecision(name, PrecisionContext::kDevice); },
-        path, n, "precision", "fp32, tf32, mixed");
+        path, n, "precision", "fp32, tf32, mixed, fp8");
     c.devices = static_cast<int>(ParseCount(get("devices"), kMaxDevices, path, n, "devices"));
     c.batch = static_cast<int64_t>(ParseCount(get("batch"), kMaxBatch, path, n, "batch"));
     if (c.batch < c.devices) {

@@ -170,7 +170,7 @@ void AddMlperfErrors(IntervalTable& table, const MlperfValidation& mlperf) {
     e.source = r.c.publisher;
     e.case_key = fmt::format("{}@{}", CaseKey(r.c.measured), r.c.line);
     e.log_ratio = std::log(r.c.samples_per_s / r.predicted_sps);
-    table.classes[ModelErrorClass(device, Precision::kMixed)].push_back(std::move(e));
+    table.classes[ModelErrorClass(device, r.c.measured.precision)].push_back(std::move(e));
   }
 }
 

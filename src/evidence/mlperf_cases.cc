@@ -14,6 +14,7 @@
 #include "evidence/csv_table.h"
 #include "evidence/embedded_publishers.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
 #include "fitspeed/evidence/mlperf.h"
 #include "io/text.h"
 
@@ -261,12 +262,29 @@ MeasuredCase ModeledCaseMlperf(const MlperfCase& c) {
       m.mean_square_tokens = kBertMeanSquareTokensMlperf;
       m.head_positions = kBertHeadPositionsMlperf;
       m.attention = AttentionKernel::kFused;  // NVIDIA's fused multi-head attention kernels
+      // FP8: every packed configuration of NVIDIA's BERT found (config_*.sh of
+      // mlcommons/training_results_v3.1 NVIDIA/.../v30-pytorch, v4.0 h200, and
+      // the later rounds' NVIDIA and partner configs) passes
+      // --use_transformer_engine2, "Enable FP8 layers" (run_pretraining.py):
+      // te_layers.py runs the encoder's four dense products and its fused
+      // attention in FP8. The unpacked configs do not (their logs print
+      // use_transformer_engine2=False or lack the option). A device without
+      // FP8 units (the packed A100 PCIe rows) runs 16-bit.
+      const bool fp8 =
+          io::StartsWith(c.packing, "packed") && LoadDevice(c.device).fp8_flops_per_s > 0;
+      if (fp8) m.precision = Precision::kFp8;
+      // No autocast: run_pretraining.py casts the model to FP16 whole
+      // (model.half() with distributed LAMB's FP32 master weights, or apex amp
+      // opt_level O2), its layer norms apex's and Transformer Engine's fused
+      // kernels reading and writing FP16.
+      m.amp_ops = AmpOpList::kNone;
       m.note = fmt::format(
           "NVIDIA's PyTorch BERT: padding removed ({}), {} real tokens per sequence (the "
           "dataset's mean; mean square 4/3 x mean^2 assumed), masked-LM head on {} positions, "
-          "fused attention, LAMB as Adam",
+          "fused attention, {}the model in FP16 whole (no autocast), LAMB as Adam",
           c.packing.empty() ? "packing not stated" : c.packing, kBertMeanTokensMlperf,
-          kBertHeadPositionsMlperf);
+          kBertHeadPositionsMlperf,
+          fp8 ? "FP8 dense layers and attention (packed: --use_transformer_engine2), " : "");
     } else {
       // The model runs rows of 512 tokens; a packed row holds sequences_per_row sequences.
       m.batch = c.global_batch / c.sequences_per_row;

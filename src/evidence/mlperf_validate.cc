@@ -64,7 +64,9 @@ const std::vector<std::string>& AssumptionsMlperf() {
       "rows: distinct (duplicate_of empty), closed division, at least one run reached the target "
       "(n_ttt_success > 0); measured = the table's samples_per_s (median over the system's result "
       "files, timed region less evaluation)",
-      "precision mixed (FP16/BF16 AMP) for every row; the catalog device of each accelerator by "
+      "precision mixed (FP16/BF16 AMP) for every row but NVIDIA's packed BERT on an FP8 device, "
+      "which runs its dense layers and attention in FP8 (--use_transformer_engine2 in every "
+      "packed config); the catalog device of each accelerator by "
       "name (A100 SXM 40 GB a100, SXM 80 GB a100-80gb, PCIe 80 GB a100-pcie-80gb; H100 SXM h100, "
       "PCIe h100-pcie; tinygrad's GeForce RTX 4090 and Radeon RX 7900 XTX runs not mapped)",
       "devices = n_accelerators, accelerators_per_node per node (more than one node: the "
@@ -156,7 +158,7 @@ MlperfValidation ValidateMlperf(const MlperfTable& table, const MlperfValidation
       table = &it->second;
     }
     const PredictionInterval interval =
-        table->For(*device, Precision::kMixed, options.interval_level);
+        table->For(*device, r.c.measured.precision, options.interval_level);
     r.interval_available = interval.available;
     if (!interval.available) {
       r.interval_reason = interval.reason;

@@ -46,8 +46,9 @@ DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_opt
   o.accumulation = c.accumulation;
   o.optimizer = c.optimizer.value_or(default_optimizer);
   // Keras runs on TensorFlow: its AMP keeps TensorFlow's ops in FP32.
-  o.amp_ops = c.framework == "tensorflow" || c.framework == "keras" ? AmpOpList::kTensorFlow
-                                                                    : AmpOpList::kPyTorch;
+  o.amp_ops = c.amp_ops.value_or(c.framework == "tensorflow" || c.framework == "keras"
+                                     ? AmpOpList::kTensorFlow
+                                     : AmpOpList::kPyTorch);
   o.fusion = c.fusion;
   return o;
 }

@@ -1855,7 +1855,9 @@ void RequirePrecisionSupported(Precision precision) {
     case Precision::kFp32:
       return;
     case Precision::kTf32:
-      throw UsageError("precision tf32: the host cannot run it (it runs fp32, bf16)");
+    case Precision::kFp8:
+      throw UsageError(fmt::format("precision {}: the host cannot run it (it runs fp32, bf16)",
+                                   PrecisionName(precision)));
     case Precision::kMixed:
       break;
   }

@@ -205,8 +205,10 @@ void ValidateSweepOptions(const SweepOptions& o) {
     case Precision::kMixed:
       break;
     case Precision::kTf32:
+    case Precision::kFp8:
       throw UsageError(
-          "SweepOptions.precision = tf32: the host cannot run it (it runs fp32, bf16)");
+          fmt::format("SweepOptions.precision = {}: the host cannot run it (it runs fp32, bf16)",
+                      PrecisionName(o.precision)));
   }
   for (int64_t b : o.batches) {
     Require(b >= 1, "batches[]", static_cast<double>(b), "every batch must be >= 1");

@@ -155,6 +155,30 @@ TEST(DeviceCli, SweepUnpaddedBertOfOneLengthIsThePaddedOne) {
   EXPECT_LT(c[0]["throughput_sps"].get<double>(), a[0]["throughput_sps"].get<double>());
 }
 
+TEST(DeviceCli, SweepFp8SaysWhatRunsInFp8AndRefusesDevicesWithoutIt) {
+  const std::string common =
+      "sweep bert-large --device h100 --attention fused --seq-len 128 --batches 16,32,64 ";
+  const CliRun fp8 = RunCli(common + "--precision fp8 --amp-ops none");
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  EXPECT_THAT(fp8.out, HasSubstr("fp8: the dense layers' products and the fused attention's in "
+                                 "FP8 at 1979 TFLOPS"));
+  EXPECT_THAT(fp8.out, HasSubstr("amp: none: the model cast to 16 bits whole"));
+  EXPECT_THAT(fp8.out, HasSubstr("over 1 x 1979 TFLOPS, the fp8 dense matrix peak"));
+  const CliRun json = RunCli(common + "--precision fp8 --output json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["model"]["precision"], "fp8");
+  for (const char* args : {"sweep bert-large --device a100 --precision fp8 --batches 8",
+                           "sweep bert-large --device v100-sxm2 --precision fp8 --batches 8"}) {
+    SCOPED_TRACE(args);
+    const CliRun run = RunCli(args);
+    EXPECT_EQ(run.exit_code, 64);
+    EXPECT_THAT(run.err, HasSubstr("has no FP8 tensor units"));
+  }
+  const CliRun host = RunCli("sweep bert-base --precision fp8 --batches 1");
+  EXPECT_EQ(host.exit_code, 64);
+  EXPECT_THAT(host.err, HasSubstr("--precision fp8 needs --device"));
+}
+
 TEST(DeviceCli, SweepUnpaddedOptionsOutOfPlaceAreUsageErrors) {
   struct Bad {
     const char* args;

@@ -111,12 +111,14 @@ TEST(ValidateMlperfCli, CaseRowsCarryTheirSetup) {
       EXPECT_EQ(c["sequences_per_row"], 2);
       EXPECT_DOUBLE_EQ(c["measured_sps"].get<double>(), 7759.6);
       EXPECT_THAT(c["assumed"].get<std::string>(), HasSubstr("fused attention"));
+      EXPECT_THAT(c["assumed"].get<std::string>(), HasSubstr("FP8 dense layers and attention"));
       // NVIDIA's code removes the padding: the prediction is the sweep of 768
       // sequences with the options its assumptions name (4/3 x 254.43^2 =
-      // 86,312.8332), sequences/s as they are, not rows times two.
+      // 86,312.8332), sequences/s as they are, not rows times two; packed, it
+      // runs FP8 (Transformer Engine) on a model cast to FP16 whole.
       const CliRun sweep = RunCli(
-          "sweep bert-large --device h100 --devices 8 --devices-per-node 8 --precision mixed "
-          "--attention fused --optimizer adam --seq-len 512 --mean-tokens 254.43 "
+          "sweep bert-large --device h100 --devices 8 --devices-per-node 8 --precision fp8 "
+          "--amp-ops none --attention fused --optimizer adam --seq-len 512 --mean-tokens 254.43 "
           "--mean-square-tokens 86312.8332 --head-positions 38 --batches 768 --output json");
       ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
       const double swept =

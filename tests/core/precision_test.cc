@@ -15,13 +15,14 @@ TEST(Precision, NamesDependOnlyOnTheContext) {
   EXPECT_STREQ(PrecisionName(Precision::kFp32), "fp32");
   EXPECT_STREQ(PrecisionName(Precision::kTf32), "tf32");
   EXPECT_STREQ(PrecisionName(Precision::kMixed), "mixed");
+  EXPECT_STREQ(PrecisionName(Precision::kFp8), "fp8");
   EXPECT_STREQ(PrecisionName(Precision::kMixed, PrecisionContext::kLog), "mixed");
   EXPECT_STREQ(PrecisionName(Precision::kFp32, PrecisionContext::kHost), "fp32");
   EXPECT_STREQ(PrecisionName(Precision::kMixed, PrecisionContext::kHost), "bf16");
 }
 
 TEST(Precision, EachNameParsesBackToItsValue) {
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kMixed}) {
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kMixed, Precision::kFp8}) {
     EXPECT_EQ(ParsePrecision(PrecisionName(p), PrecisionContext::kDevice), p);
     EXPECT_EQ(ParsePrecision(PrecisionName(p), PrecisionContext::kLog), p);
   }
@@ -49,14 +50,23 @@ TEST(Precision, EachContextTakesItsOwnSpellingsOnly) {
     EXPECT_EQ(ParsePrecision(name, PrecisionContext::kLog), Precision::kFp32) << name;
   }
   EXPECT_EQ(ParsePrecision("TF32", PrecisionContext::kLog), Precision::kTf32);
+  EXPECT_EQ(ParsePrecision("Float8", PrecisionContext::kLog), Precision::kFp8);
+  EXPECT_EQ(ParsePrecision("FP8", PrecisionContext::kLog), Precision::kFp8);
 }
 
 TEST(Precision, RefusalsNameTheContextAndItsNames) {
   try {
-    ParsePrecision("fp8", PrecisionContext::kDevice);
-    FAIL() << "fp8 parsed";
+    ParsePrecision("fp4", PrecisionContext::kDevice);
+    FAIL() << "fp4 parsed";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown device precision 'fp8' (known: fp32, tf32, mixed)");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown device precision 'fp4' (known: fp32, tf32, mixed, fp8)");
+  }
+  try {
+    ParsePrecision("fp8", PrecisionContext::kHost);
+    FAIL() << "fp8 parsed on the host";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "precision fp8: the host cannot run it (it runs fp32, bf16)");
   }
   try {
     ParsePrecision("tf32", PrecisionContext::kHost);

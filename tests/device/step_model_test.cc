@@ -377,6 +377,102 @@ TEST(StepModel, AmpOpListsFollowPyTorchAndTensorFlow) {
   EXPECT_GT(tensorflow, pytorch);
 }
 
+TEST(StepModel, AmpNoneCastsNothingAndKeepsNormsIn16BitsByHand) {
+  // The model cast to 16 bits whole (apex O2, model.half()): the layer norm of
+  // AmpKeepsLayerNormInFp32WithCastsAroundItByHand reads and writes FP16,
+  //   2 * (256 + 256) * 1024 + 2 * 512 = 1,049,600 bytes, and nothing is cast.
+  DeviceModelOptions options;
+  options.precision = Precision::kMixed;
+  options.amp_ops = AmpOpList::kNone;
+  const ModeledStep step = ModelStep(LayerNormNet(), TestDevice(), 1024, options);
+  EXPECT_DOUBLE_EQ(Forward(Layer(step, "ln")).bytes, 1049600.0);
+  EXPECT_DOUBLE_EQ(step.cast_s, 0);
+  for (LayerKind kind : {LayerKind::kLayerNorm, LayerKind::kSoftmax, LayerKind::kGelu,
+                         LayerKind::kSoftmaxCrossEntropy}) {
+    EXPECT_FALSE(RunsInFp32UnderAmp(kind, AmpOpList::kNone));
+  }
+  EXPECT_EQ(ParseAmpOpList("none"), AmpOpList::kNone);
+  EXPECT_STREQ(AmpOpListName(AmpOpList::kNone), "none");
+  EXPECT_EQ(AmpFp32KindNames(AmpOpList::kNone), "");
+  const DeviceSweepResult sweep = ModelSweep(LayerNormNet(), TestDevice(), [] {
+    DeviceModelOptions o;
+    o.precision = Precision::kMixed;
+    o.amp_ops = AmpOpList::kNone;
+    o.batches = {8};
+    return o;
+  }());
+  EXPECT_FALSE(sweep.amp_casts);
+}
+
+TEST(StepModel, Fp8RunsDenseProductsAtTheFp8PeakOnTheCarriedCurveWithCastsByHand) {
+  // The test device with 160 TFLOPS of FP8 (twice its FP16) and a rising
+  // tensor curve, so that reading it at F x 80/160 is not reading it at F.
+  Device d = TestDevice();
+  d.fp8_flops_per_s = 160e12;
+  d.tensor_efficiency.points = {{1e6, 0.1}, {1e10, 0.5}};
+  d = ParseDeviceJson(DeviceToJson(d), "fp8.json");
+  DeviceModelOptions options;
+  options.precision = Precision::kFp8;
+  const ModeledStep step = ModelStep(DenseNet(), d, 256, options);
+  const LayerTime& big = Layer(step, "big");
+  const PassTime& fw = Forward(big);
+  // 536,870,912 FLOPs at 160 TFLOPS and the curve read at half the FLOPs.
+  const double flops = 536870912.0;
+  const double eff = d.TensorEfficiency().At(flops * 0.5);
+  ASSERT_LT(eff, d.TensorEfficiency().At(flops));
+  EXPECT_NEAR(fw.compute_s, flops / (160e12 * eff), 1e-15);
+  EXPECT_TRUE(fw.tensor_units);
+  // Casts (read 2, write 1 + 1 bytes per element): the input, 256 x 1024
+  // elements = 1,048,576 B, and the weight, 1024 x 1024 = 4,194,304 B;
+  // 5,242,880 B at 1 TB/s x 0.8 = 6.5536e-6 s, plus 10 us per kernel.
+  EXPECT_DOUBLE_EQ(fw.cast_bytes, 5242880.0);
+  EXPECT_EQ(fw.cast_kernels, 2);
+  EXPECT_NEAR(fw.cast_s, 6.5536e-6 + 2e-5, 1e-16);
+  // Backward-data casts the output gradient (256 x 1024 x 4 B); the
+  // weight-gradient product reads the transposes already made.
+  const PassTime& bd = big.passes[static_cast<size_t>(Pass::kBackwardData)];
+  EXPECT_DOUBLE_EQ(bd.cast_bytes, 1048576.0);
+  EXPECT_EQ(bd.cast_kernels, 1);
+  EXPECT_EQ(big.passes[static_cast<size_t>(Pass::kBackwardWeights)].cast_kernels, 0);
+  // Element-wise layers run as in mixed precision: 2-byte tensors, no casts.
+  DeviceModelOptions mixed = options;
+  mixed.precision = Precision::kMixed;
+  const ModeledStep m = ModelStep(DenseNet(), d, 256, mixed);
+  EXPECT_DOUBLE_EQ(Forward(Layer(step, "relu_2")).time_s, Forward(Layer(m, "relu_2")).time_s);
+  // Memory: mixed precision's plus the FP8 weights and their transposes of
+  // the two dense layers, 2 x (1,048,576 + 10,250) bytes.
+  EXPECT_DOUBLE_EQ(step.memory_bytes - m.memory_bytes, 2.0 * (1048576 + 10250));
+  EXPECT_DOUBLE_EQ(MatrixPeakFlops(d, Precision::kFp8), 160e12);
+  // A device without FP8 units refuses it, naming the device.
+  try {
+    ModelStep(DenseNet(), TestDevice(), 256, options);
+    FAIL() << "fp8 modeled on a device without FP8 units";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("test-gpu has no FP8 tensor units"));
+  }
+}
+
+TEST(StepModel, Fp8CoversAFusedAttentionCoreButNotAnUnfusedOneNorConvolutions) {
+  Network net("conv", Shape::Chw(3, 8, 8));
+  Conv2dAttrs conv;
+  conv.out_channels = 8;
+  conv.window.kernel_h = conv.window.kernel_w = 3;
+  DenseAttrs fc;
+  fc.units = 10;
+  net.SoftmaxCrossEntropy(net.Dense(net.Flatten(net.Conv2d("input", conv, "c")), fc, "fc"));
+  net.Finalize();
+  for (const auto& layer : net.layers()) {
+    EXPECT_EQ(RunsInFp8(layer, Precision::kFp8, AttentionKernel::kUnfused),
+              layer.kind == LayerKind::kDense)
+        << layer.name;
+    EXPECT_FALSE(RunsInFp8(layer, Precision::kMixed, AttentionKernel::kFused));
+  }
+  struct Layer bmm;
+  bmm.kind = LayerKind::kBatchedMatmul;
+  EXPECT_TRUE(RunsInFp8(bmm, Precision::kFp8, AttentionKernel::kFused));
+  EXPECT_FALSE(RunsInFp8(bmm, Precision::kFp8, AttentionKernel::kUnfused));
+}
+
 TEST(StepModel, TensorUnitWorkUsesTheTensorCurveInTf32AndMixed) {
   // The test device with a TF32 peak of 40 TFLOPS and a tensor-unit curve of
   // 0.25 (the compute curve stays 0.5).
@@ -847,7 +943,10 @@ TEST(StepModel, PrecisionTheDeviceLacksIsAUsageError) {
   options.precision = Precision::kFp32;
   options.devices = 0;
   EXPECT_THROW(ModelStep(DenseNet(), TestDevice(), 64, options), UsageError);
-  EXPECT_THROW(ParsePrecision("fp8", PrecisionContext::kDevice), UsageError);
+  options.devices = 1;
+  options.precision = Precision::kFp8;
+  EXPECT_THROW(ModelStep(DenseNet(), LoadDevice("a100"), 64, options), UsageError);
+  EXPECT_THROW(ParsePrecision("fp4", PrecisionContext::kDevice), UsageError);
 }
 
 }  // namespace

@@ -525,9 +525,9 @@ TEST(ReadCasesCsv, ErrorsNameFileLineAndField) {
   EXPECT_THAT(e, HasSubstr(":2: field 'devices'"));
   EXPECT_THAT(e, HasSubstr("> 0"));
 
-  e = CsvError("precision", header + "resnet50,t4,fp8,1,32,10\n");
+  e = CsvError("precision", header + "resnet50,t4,fp4,1,32,10\n");
   EXPECT_THAT(e, HasSubstr(":2: field 'precision'"));
-  EXPECT_THAT(e, HasSubstr("unknown precision 'fp8'"));
+  EXPECT_THAT(e, HasSubstr("unknown precision 'fp4'"));
 
   e = CsvError("short_row", header + "resnet50,t4,fp32,1,32\n");
   EXPECT_THAT(e, HasSubstr(":2: field 'throughput_sps'"));

@@ -128,6 +128,27 @@ TEST(MlperfCases, NvidiaBertIsUnpaddedSequencesOfTheDatasetsMeanLength) {
   EXPECT_EQ(pcie.split, "test");
 }
 
+TEST(MlperfCases, NvidiasPackedBertRunsFp8WhereTheDeviceHasItAndNoRunAutocasts) {
+  // Every packed config of NVIDIA's BERT passes --use_transformer_engine2
+  // ("Enable FP8 layers"); run_pretraining.py casts the model to FP16 whole
+  // (model.half() or apex O2): no layer is kept in FP32.
+  const MlperfCase& h100 = AtLineMlperf(89);  // packed, H100 SXM
+  EXPECT_EQ(h100.measured.precision, Precision::kFp8);
+  EXPECT_EQ(h100.measured.amp_ops, AmpOpList::kNone);
+  EXPECT_THAT(h100.measured.note, ::testing::HasSubstr("FP8 dense layers and attention"));
+  // Line 126: Clemson's 8 x A100 PCIe, packed (inferred): no FP8 units.
+  const MlperfCase& a100 = AtLineMlperf(126);
+  EXPECT_THAT(a100.packing, ::testing::StartsWith("packed"));
+  EXPECT_EQ(a100.measured.precision, Precision::kMixed);
+  // Line 191: xFusion's L40S (FP8 units), unpadded, not packed: 16 bits.
+  const MlperfCase& l40s = AtLineMlperf(191);
+  EXPECT_EQ(l40s.device, "l40s");
+  EXPECT_EQ(l40s.measured.precision, Precision::kMixed);
+  EXPECT_EQ(l40s.measured.amp_ops, AmpOpList::kNone);
+  // ResNet-50 (MXNet) keeps the framework's list (unset).
+  EXPECT_FALSE(AtLineMlperf(88).measured.amp_ops.has_value());
+}
+
 // Every catalog device is named by `fitspeed devices`; the accelerators the
 // catalog lacks stay unmapped, not forced onto a near device.
 TEST(MlperfCases, AcceleratorsMapByNameOnly) {

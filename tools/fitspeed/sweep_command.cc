@@ -310,11 +310,10 @@ int RunSweep(SweepCommandOptions o, bool devices_given) {
     }
     o.recompute = o.recompute_name == "full";
   }
-  if (o.precision == "fp16" || o.precision == "fp8" || o.precision == "int8" ||
-      o.precision == "fp4") {
+  if (o.precision == "fp16" || o.precision == "int8" || o.precision == "fp4") {
     throw UsageError(fmt::format(
         "--precision {} is for transformer splits (--tp ...); a zoo network takes fp32, bf16, "
-        "tf32 or mixed",
+        "tf32, mixed or fp8",
         o.precision));
   }
   if (o.no_flash || o.no_overlap_grad_reduce || o.gradient_bytes != 2) {
@@ -339,7 +338,7 @@ int RunSweep(SweepCommandOptions o, bool devices_given) {
         "--mean-tokens and --mean-square-tokens need --device (this host runs padded "
         "sequences)");
   }
-  if (o.precision == "tf32" || o.precision == "mixed") {
+  if (o.precision == "tf32" || o.precision == "mixed" || o.precision == "fp8") {
     throw UsageError(
         fmt::format("--precision {} needs --device (the host runs fp32 or bf16)", o.precision));
   }
@@ -447,8 +446,10 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command
       ->add_option("--precision", o->precision,
-                   "fp32, or bf16 (host mixed precision; AVX-512+); with --device: fp32, tf32 "
-                   "or mixed (FP16/BF16 tensor units). A transformer split: mixed, bf16 or fp16 "
+                   "fp32, or bf16 (host mixed precision; AVX-512+); with --device: fp32, tf32, "
+                   "mixed (FP16/BF16 tensor units) or fp8 (mixed, with dense layers and a fused "
+                   "attention core in FP8 as Transformer Engine runs them). A transformer split: "
+                   "mixed, bf16 or fp16 "
                    "(16-bit matrix units), fp8 (matrix products in FP8, the rest BF16, as "
                    "Transformer Engine runs them), int8 or fp4, on a device that has them; "
                    "default there: mixed")
@@ -547,9 +548,11 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "keeps in FP32, each with a cast up before it and down after it: pytorch "
                    "(autocast: layer_norm, rms_norm, softmax, softmax_cross_entropy) or "
                    "tensorflow (the AMP graph rewrite: layer_norm, rms_norm, gelu, "
-                   "softmax_cross_entropy). Default: tensorflow with --framework tensorflow or "
-                   "keras, else pytorch")
-      ->check(CLI::IsMember({"pytorch", "tensorflow"}));
+                   "softmax_cross_entropy), or none (the model cast to 16 bits whole, as apex "
+                   "amp O2 or model.half() run it: norms and losses read and write 16 bits, "
+                   "no casts; NVIDIA's MLPerf BERT). Default: tensorflow with --framework "
+                   "tensorflow or keras, else pytorch")
+      ->check(CLI::IsMember({"pytorch", "tensorflow", "none"}));
   command
       ->add_option("--fuse", o->fuse,
                    "With --device: element-wise work fused into the batch norms' kernels: none "

@@ -25,19 +25,20 @@ enum class Precision {
            // weights converted from the FP32 master copies every step (oneDNN runs it on AMX
            // when the CPU has it, on AVX-512 otherwise; oneDNN 2.6 has no BF16 kernels below
            // AVX-512).
-  // FP8 (H100, B200) is the next value: a row in the name table, and each layer's
-  // switch over Precision says whether it runs it.
+  kFp8,    // a device's only: mixed precision whose matrix products of dense layers (and of a
+           // fused attention core) run in FP8 as NVIDIA's Transformer Engine runs them (H100,
+           // H200, B200, L40S...), the rest as kMixed (device/step_model.h says what is modeled)
 };
 
 // Where a precision is named (the columns of the name table).
 enum class PrecisionContext {
   kDevice,  // the device model's options, the cases CSV and every output but the host's:
-            // "fp32", "tf32", "mixed"
+            // "fp32", "tf32", "mixed", "fp8"
   kHost,    // the host timing's options and outputs: "fp32" (or "float32"), "bf16" (or
             // "bfloat16"); no tf32
   kLog,     // what logs and `@precision=` write, in any case: the device names, "float32" and
             // "float" for fp32, and for mixed the 16-bit types and AMP as frameworks name them
-            // ("amp", "fp16", "bf16", "float16", "bfloat16", "half")
+            // ("amp", "fp16", "bf16", "float16", "bfloat16", "half"); "float8" for fp8
 };
 
 // The name of `precision` in `context` ("fp32", "tf32", "mixed"; on the host
@@ -48,7 +49,7 @@ const char* PrecisionName(Precision precision,
 
 // The precision `name` spells in `context`. Throws UsageError naming the
 // context's names for a name it does not know ("unknown device precision
-// 'fp8' (known: fp32, tf32, mixed)"), and for the host one it cannot run.
+// 'fp4' (known: fp32, tf32, mixed, fp8)"), and for the host one it cannot run.
 Precision ParsePrecision(const std::string& name, PrecisionContext context);
 
 }  // namespace fitspeed

@@ -60,11 +60,17 @@ ActivationLayout ParseActivationLayout(const std::string& name);  // throws Usag
 //   RMSNorm (their Mean), GELU in the tanh approximation BERT's code writes
 //   with tf.pow, and the softmax cross-entropy; Softmax itself follows its
 //   FP16 input.
+// - None: the whole model cast to 16 bits (apex amp opt_level O2, or
+//   model.half() with FP32 master weights in the optimizer, as NVIDIA's MLPerf
+//   BERT runs): no layer is kept in FP32 and nothing is cast; norms, softmax
+//   and the loss read and write 16-bit tensors (computing in FP32 inside their
+//   kernels).
 enum class AmpOpList {
   kPyTorch,
   kTensorFlow,
+  kNone,
 };
-const char* AmpOpListName(AmpOpList list);          // "pytorch", "tensorflow"
+const char* AmpOpListName(AmpOpList list);          // "pytorch", "tensorflow", "none"
 AmpOpList ParseAmpOpList(const std::string& name);  // throws UsageError
 // Whether a layer of `kind` runs in FP32 under mixed precision with `list`
 // (each kind states it in its file of src/model/kinds/).
@@ -182,14 +188,30 @@ struct DeviceModelOptions {
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateDeviceModelOptions(const DeviceModelOptions& options);
 
-// Whether `precision`'s matrix work runs on `device`'s tensor units: TF32 and
-// mixed precision, and FP32 on a device with fp32_matrix_on_tensor16 (a TPU).
+// Whether `precision`'s matrix work runs on `device`'s tensor units: TF32,
+// mixed precision and FP8, and FP32 on a device with fp32_matrix_on_tensor16
+// (a TPU).
 bool MatrixOnTensorUnits(const Device& device, Precision precision);
 
-// The dense matrix peak (FLOP/s, all cores) of `device` at `precision`: TF32 or
-// FP16/BF16 tensor units, else FP32 (the MXU's for a TPU). Throws UsageError
-// for a precision the device has no units for.
+// The dense matrix peak (FLOP/s, all cores) of `device` at `precision`: TF32,
+// FP16/BF16 or FP8 tensor units, else FP32 (the MXU's for a TPU). Throws
+// UsageError for a precision the device has no units for (fp8 also needs
+// 16-bit units, for the layers it leaves in 16 bits).
 double MatrixPeakFlops(const Device& device, Precision precision);
+
+// Whether `layer`'s matrix products run in FP8 under `precision`
+// (Precision::kFp8, as NVIDIA's Transformer Engine runs them): dense layers
+// (te.Linear), and a fused attention core's two products (TE's FP8 fused
+// attention, which NVIDIA's MLPerf BERT runs); an unfused core's batched
+// products and every convolution stay in 16 bits. ModelStep times an FP8
+// product at the FP8 peak on the 16-bit tensor curve carried at the same
+// fraction of the peak (read at F x peak16 / peak8), adds Transformer
+// Engine's cast-transpose kernels in front of each FP8 dense layer (its input
+// and weight in the forward pass, the output gradient in the backward-data
+// pass: read 2, write 1 + 1 bytes per element), and the FP8 weights and their
+// transposes to memory (2 bytes per parameter). Everything else runs as
+// kMixed (AMP's FP32 layers included).
+bool RunsInFp8(const Layer& layer, Precision precision, AttentionKernel attention);
 
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
@@ -249,9 +271,10 @@ struct PassTime {
   double layout_memory_s = 0;
   int layout_kernels = 0;
   double layout_s = 0;  // layout_memory_s + layout_kernels * kernel launch
-  // AMP casts around a layer kept in FP32 (DeviceModelOptions::amp_ops): the
-  // bytes the cast kernels read and write, their memory time (each at the
-  // memory efficiency of its size) and how many kernels they launch.
+  // Casts: AMP's around a layer kept in FP32 (DeviceModelOptions::amp_ops),
+  // FP8's in front of an FP8 dense layer (RunsInFp8): the bytes the cast
+  // kernels read and write, their memory time (each at the memory efficiency
+  // of its size) and how many kernels they launch.
   double cast_bytes = 0;
   double cast_memory_s = 0;
   int cast_kernels = 0;
@@ -290,7 +313,7 @@ struct ModeledStep {
   double compute_s = 0;    // sum of the layers' forward and backward passes
   double recompute_s = 0;  // of which forward passes run again (DeviceModelOptions::recompute)
   double layout_s = 0;     // of which layout transposes (PassTime::layout_s)
-  double cast_s = 0;       // of which AMP casts (PassTime::cast_s)
+  double cast_s = 0;       // of which AMP's and FP8's casts (PassTime::cast_s)
   double update_s = 0;     // sum of the layers' optimizer updates
   double comm_s = 0;       // all-reduce between cores and between devices, all of it
   // Of comm_s, the time the step waits for: all of it without overlap; with
@@ -346,7 +369,7 @@ struct DeviceSweepResult {
   AttentionKernel attention = AttentionKernel::kUnfused;
   bool recompute = false;                   // DeviceModelOptions::recompute
   AmpOpList amp_ops = AmpOpList::kPyTorch;  // DeviceModelOptions::amp_ops
-  bool amp_casts = false;                   // mixed precision on a GPU: amp_ops' layers run in FP32
+  bool amp_casts = false;  // mixed precision or fp8 on a GPU, amp_ops not none: its layers in FP32
   ElementwiseFusion fusion = ElementwiseFusion::kNone;  // DeviceModelOptions::fusion
   int fused_layers = 0;                    // layers fused into batch norms (FusedRoles)
   int checkpoint_segments = 0;             // CheckpointSegments() of the network
@@ -365,8 +388,8 @@ struct DeviceSweepResult {
 
 // Models one global batch. `network` must be finalized. Throws UsageError for
 // bad options or a precision the device cannot run (tf32 without TF32 units,
-// mixed without 16-bit units, a device without a "devices" link for devices > 1,
-// without a "network" link for devices over several nodes).
+// mixed without 16-bit units, fp8 without FP8 units, a device without a "devices" link for devices
+// > 1, without a "network" link for devices over several nodes).
 ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
                       const DeviceModelOptions& options = {});
 

@@ -46,6 +46,10 @@ struct MeasuredCase {
   // How the run's attention cores ran (DeviceModelOptions::attention), as its
   // configuration documents; kUnfused when not known.
   AttentionKernel attention = AttentionKernel::kUnfused;
+  // The layers mixed precision keeps in FP32 (DeviceModelOptions::amp_ops), as
+  // the run's code documents it; unset: the framework's autocast list
+  // (TensorFlow's for tensorflow and keras, else PyTorch's).
+  std::optional<AmpOpList> amp_ops;
   std::string framework;  // "pytorch", "tensorflow", "mxnet", "paddle", ... ("" unknown)
   std::string source;     // file the number was read from
   int line = 0;           // its 1-based line in `source`
