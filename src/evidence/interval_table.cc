@@ -104,6 +104,23 @@ CoverageReport Coverage(const IntervalTable& table, ErrorMap map, Lookup lookup,
 
 }  // namespace
 
+namespace {
+
+// The catalog devices of one pass over cases, each loaded (parsed) once.
+class DevicesOfCases {
+ public:
+  const Device& Get(const std::string& name) {
+    auto it = devices_.find(name);
+    if (it == devices_.end()) it = devices_.emplace(name, LoadDevice(name)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, Device> devices_;
+};
+
+}  // namespace
+
 std::string CasePublisher(const std::string& file) { return BuiltinPublishers().OfCaseFile(file); }
 
 std::string JoinedPublishers(const std::vector<std::string>& files) {
@@ -114,9 +131,10 @@ std::string JoinedPublishers(const std::vector<std::string>& files) {
 
 IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
   IntervalTable table;
+  DevicesOfCases devices;
   for (const ValidatedCase& v : report.cases) {
     if (!v.modeled || v.in_sample) continue;
-    const Device device = LoadDevice(v.measured.device);
+    const Device& device = devices.Get(v.measured.device);
     ModelError e;
     e.source = CasePublisher(v.measured.source);
     e.case_key = fmt::format("{}@{}", v.key, v.measured.line);
@@ -127,6 +145,7 @@ IntervalTable IntervalTableFromValidation(const ValidationReport& report) {
 }
 
 void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer) {
+  DevicesOfCases devices;
   for (const TransferredCase& c : transfer.cases) {
     ModelError e;
     // The target's publisher and the calibrated runs' (the two differ for a
@@ -136,14 +155,15 @@ void AddTransferErrors(IntervalTable& table, const TransferValidation& transfer)
     e.source = JoinedPublishers(files);
     e.case_key = fmt::format("{} {}@{}", c.pair, c.key, c.line);
     e.log_ratio = c.log_ratio;
-    table.transfer[LoadDevice(c.target_device).kind].push_back(std::move(e));
+    table.transfer[devices.Get(c.target_device).kind].push_back(std::move(e));
   }
 }
 
 void AddFrameworkErrors(IntervalTable& table, const FrameworkProfileReport& report) {
+  DevicesOfCases devices;
   for (const FrameworkFold& fold : report.folds) {
     if (!fold.computed) continue;
-    const Device device = LoadDevice(fold.device);
+    const Device& device = devices.Get(fold.device);
     for (size_t i = 0; i < fold.held_out.size() && i < fold.profile_errors.size(); ++i) {
       const MeasuredCase& c = fold.held_out[i];
       ModelError e;
@@ -163,9 +183,10 @@ void AddMlperfErrors(IntervalTable& table, const MlperfValidation& mlperf) {
         fmt::format("the MLPerf {} split never enters the interval table (data/publishers.json)",
                     mlperf.split));
   }
+  DevicesOfCases devices;
   for (const MlperfCaseResult& r : mlperf.cases) {
     if (!r.modeled) continue;
-    const Device device = LoadDevice(r.c.device);
+    const Device& device = devices.Get(r.c.device);
     ModelError e;
     e.source = r.c.publisher;
     e.case_key = fmt::format("{}@{}", CaseKey(r.c.measured), r.c.line);

@@ -79,12 +79,14 @@ const std::vector<std::string>& AssumptionsMlperf() {
       "code (every GPU row) removes the padding: a sequence of the dataset's mean 254.43 real "
       "tokens (NVIDIA's packing README, training_results_v3.1), attention at the mean square "
       "4/3 x 254.43^2 (assumed: not published), the masked-LM head on 38 positions (15% of "
-      "the mean), --attention fused (--mean-tokens 254.43 --mean-square-tokens 86312 "
-      "--head-positions 38); other code: rows of 512 tokens, a packed row holding the table's "
+      "the mean), --attention fused, the model cast to FP16 whole (--amp-ops none), FP8 "
+      "when packed on an FP8 device (--precision fp8) (--mean-tokens 254.43 "
+      "--mean-square-tokens 86312 --head-positions 38); other code: rows of 512 tokens, a packed "
+      "row holding the table's "
       "GBS/(d_batch*n_acc*grad_acc) sequences, else one sequence padded to 512; LAMB modeled "
       "as Adam",
       "interval: the catalog's prediction interval at the level given (what `fitspeed sweep "
-      "--device D --precision mixed` prints), covering when measured lies inside it",
+      "--device D` prints at the case's precision), covering when measured lies inside it",
   };
   return assumptions;
 }

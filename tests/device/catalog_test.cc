@@ -419,7 +419,7 @@ TEST(Issue32Catalog, DgxDevicesHaveOneNetworkLinkPerGpu) {
   }
 }
 
-TEST(Issue32Intervals, TheNewDevicesGetTheWiderIntervalOfAnUncalibratedDevice) {
+TEST(Issue32Intervals, CardsWithoutAModeledCaseGetTheWiderIntervalOfAnUncalibratedDevice) {
   const IntervalTable& table = BuiltinIntervalTable();
   const PredictionInterval calibrated = table.For("gpu/tensor", 0.8);
   ASSERT_TRUE(calibrated.available);
