@@ -332,7 +332,12 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         } else {
           s.zero = set.zero;
         }
-        if (!set.not_modeled.empty()) row.notes.push_back("not modeled: " + set.not_modeled);
+        // One note per setting (" | " between them), so that each is listed once.
+        for (size_t at = 0; at < set.not_modeled.size();) {
+          const size_t end = std::min(set.not_modeled.find(" | ", at), set.not_modeled.size());
+          row.notes.push_back("not modeled: " + set.not_modeled.substr(at, end - at));
+          at = end + 3;
+        }
       }
       if (s.dp * s.cp == 1) s.zero = 0;
       LlmStep step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));

@@ -36,7 +36,8 @@ struct MlperfLlmSettings {
   int zero = 0;
   // How it was read ("config (...)", "printed config in the result log",
   // "family: ..."), from where (repository, commit, ';'-separated paths),
-  // and the recorded settings the split model cannot express ("" none).
+  // and the recorded settings the split model cannot express (" | " between
+  // them; "" none).
   std::string evidence, source_repo, source_commit, source_paths, not_modeled;
 };
 
