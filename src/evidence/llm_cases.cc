@@ -248,8 +248,9 @@ LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
 
 const std::vector<std::string>& SettingsColumnsLlmCases() {
   static const std::vector<std::string> columns = {
-      "round", "submitter", "system",      "recompute",     "recompute_setting", "fp8_attention",
-      "zero",  "evidence",  "source_repo", "source_commit", "source_paths",      "not_modeled"};
+      "round",         "submitter", "system",   "benchmark",   "recompute",     "recompute_setting",
+      "fp8_attention", "zero",      "evidence", "source_repo", "source_commit", "source_paths",
+      "not_modeled"};
   return columns;
 }
 

@@ -547,6 +547,12 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
 
   m = ErrorLlmCases(ReadMlperfLlmSettings, "settings_missing", "round,submitter\n");
   EXPECT_NE(m.find("column missing"), std::string::npos) << m;
+  // The header without its benchmark column.
+  std::string header = kSettingsHeaderLlmCases;
+  header.erase(header.find("benchmark,"), 10);
+  m = ErrorLlmCases(ReadMlperfLlmSettings, "settings_no_benchmark", header);
+  EXPECT_NE(m.find("benchmark"), std::string::npos) << m;
+  EXPECT_NE(m.find("column missing"), std::string::npos) << m;
 }
 
 // ---- The MLLOG reader on the raw logs ----------------------------------------------

@@ -123,20 +123,20 @@ std::vector<LlmCase> ReadVtrainCases(const std::string& path);
 std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path);
 
 // Reads the settings the MLPerf LLM runs' configurations record
-// (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark, recompute,
-// recompute_setting, fp8_attention, zero, evidence, source_repo,
+// (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark,
+// recompute, recompute_setting, fp8_attention, zero, evidence, source_repo,
 // source_commit, source_paths, not_modeled. Throws InputError when the file
 // cannot be opened, DataError(file, line, field) on a missing column, a blank
-// round, submitter, system, benchmark, recompute_setting, evidence, source_repo,
-// source_commit or source_paths, a recompute other than none, selective,
-// full, selective-or-full, an fp8_attention other than True, False or blank, a zero other than
-// 0, 1, 2, 3, a source_commit that is not 40 hexadecimal digits, or a run
-// given twice.
+// round, submitter, system, benchmark, recompute_setting, evidence,
+// source_repo, source_commit or source_paths, a recompute other than none,
+// selective, full, selective-or-full, an fp8_attention other than True, False
+// or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
+// hexadecimal digits, or a run given twice.
 std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path);
 
 // Gives each case of `cases` the settings row of its round, submitter,
-// system and benchmark. Throws DataError(settings file, line, "system") for a settings row
-// that names no case.
+// system and benchmark. Throws DataError(settings file, line, "system") for a
+// settings row that names no case.
 void AttachMlperfLlmSettings(std::vector<LlmCase>& cases,
                              const std::vector<MlperfLlmSettings>& settings);
 
