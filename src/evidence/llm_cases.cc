@@ -244,7 +244,96 @@ LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
   return c;
 }
 
+// ---- The settings the runs' configurations record --------------------------
+
+const std::vector<std::string>& SettingsColumnsLlmCases() {
+  static const std::vector<std::string> columns = {
+      "round",         "submitter", "system",   "benchmark",   "recompute",     "recompute_setting",
+      "fp8_attention", "zero",      "evidence", "source_repo", "source_commit", "source_paths",
+      "not_modeled"};
+  return columns;
+}
+
+MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable::Row& row) {
+  MlperfLlmSettings s;
+  s.source = table.source;
+  s.line = row.line;
+  for (const char* name : {"round", "submitter", "system", "benchmark", "recompute_setting",
+                           "evidence", "source_repo", "source_commit", "source_paths"}) {
+    if (table.Get(row, name).empty()) throw DataError(table.source, row.line, name, "is blank");
+  }
+  s.round = table.Get(row, "round");
+  s.submitter = table.Get(row, "submitter");
+  s.system = table.Get(row, "system");
+  s.benchmark = table.Get(row, "benchmark");
+  s.recompute = table.Get(row, "recompute");
+  if (s.recompute != "none" && s.recompute != "selective" && s.recompute != "full" &&
+      s.recompute != "selective-or-full") {
+    throw DataError(table.source, row.line, "recompute",
+                    fmt::format("'{}' is none of none, selective, full, selective-or-full",
+                                io::Excerpt(s.recompute)));
+  }
+  s.recompute_setting = table.Get(row, "recompute_setting");
+  if (!table.Get(row, "fp8_attention").empty()) s.fp8_attention = table.Bool(row, "fp8_attention");
+  const std::string& zero = table.Get(row, "zero");
+  if (zero != "0" && zero != "1" && zero != "2" && zero != "3") {
+    throw DataError(table.source, row.line, "zero",
+                    fmt::format("'{}' is none of 0, 1, 2, 3", io::Excerpt(zero)));
+  }
+  s.zero = zero[0] - '0';
+  s.evidence = table.Get(row, "evidence");
+  s.source_repo = table.Get(row, "source_repo");
+  s.source_commit = table.Get(row, "source_commit");
+  const bool hex = s.source_commit.size() == 40 &&
+                   s.source_commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex) {
+    throw DataError(
+        table.source, row.line, "source_commit",
+        fmt::format("'{}' is not a commit (40 hexadecimal digits)", io::Excerpt(s.source_commit)));
+  }
+  s.source_paths = table.Get(row, "source_paths");
+  s.not_modeled = table.Get(row, "not_modeled");
+  return s;
+}
+
 }  // namespace
+
+std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path) {
+  const CsvTable table = ReadCsvTable(path, SettingsColumnsLlmCases());
+  std::vector<MlperfLlmSettings> settings;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, int> seen;
+  for (const CsvTable::Row& row : table.rows) {
+    MlperfLlmSettings s = ParseSettingsRowLlmCases(table, row);
+    const auto [it, added] =
+        seen.emplace(std::tuple{s.round, s.submitter, s.system, s.benchmark}, s.line);
+    if (!added) {
+      throw DataError(table.source, row.line, "system",
+                      fmt::format("{} {} {} {} is given on line {} already", s.round, s.submitter,
+                                  io::Excerpt(s.system), s.benchmark, it->second));
+    }
+    settings.push_back(std::move(s));
+  }
+  return settings;
+}
+
+void AttachMlperfLlmSettings(std::vector<LlmCase>& cases,
+                             const std::vector<MlperfLlmSettings>& settings) {
+  for (const MlperfLlmSettings& s : settings) {
+    bool found = false;
+    for (LlmCase& c : cases) {
+      if (c.round == s.round && c.publisher == s.submitter && c.system == s.system &&
+          c.benchmark == s.benchmark) {
+        c.settings = s;
+        found = true;
+      }
+    }
+    if (!found) {
+      throw DataError(s.source, s.line, "system",
+                      fmt::format("{} {} {} {} is no run of the throughput table", s.round,
+                                  s.submitter, io::Excerpt(s.system), s.benchmark));
+    }
+  }
+}
 
 std::vector<LlmCase> ReadVtrainCases(const std::string& path) {
   const CsvTable table =

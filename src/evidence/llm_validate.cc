@@ -291,6 +291,9 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
     if (c.duplicate || !c.split_known) continue;
     LlmMlperfValidation::Row row;
     row.c = c;
+    row.settings = !c.settings                                    ? "assumed"
+                   : c.settings->evidence.rfind("family", 0) == 0 ? "family"
+                                                                  : "config";
     try {
       auto it = devices.find(c.device);
       if (it == devices.end()) it = devices.emplace(c.device, LoadDevice(c.device)).first;
@@ -316,14 +319,39 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
       s.recompute = Recompute::kSelective;
       const bool tpu = device.kind == "tpu";
       s.zero = lora ? 1 : (tpu ? 3 : 1);
+      bool between = false;  // recorded between selective and full
+      if (c.settings) {
+        // What the run's configuration records.
+        const MlperfLlmSettings& set = *c.settings;
+        between = set.recompute == "selective-or-full";
+        s.recompute = between ? Recompute::kSelective : ParseRecompute(set.recompute);
+        if (lora && set.zero == 3) {
+          row.notes.push_back(
+              "ZeRO-3 recorded: the split model shards no frozen LoRA base (it refuses zero 3 "
+              "with LoRA), so ZeRO-1 with the base replicated is modeled");
+        } else {
+          s.zero = set.zero;
+        }
+        // One note per setting (" | " between them), so that each is listed once.
+        for (size_t at = 0; at < set.not_modeled.size();) {
+          const size_t end = std::min(set.not_modeled.find(" | ", at), set.not_modeled.size());
+          row.notes.push_back("not modeled: " + set.not_modeled.substr(at, end - at));
+          at = end + 3;
+        }
+      }
       if (s.dp * s.cp == 1) s.zero = 0;
-      // The run fit in its memory: where the split does not fit with
-      // selective recomputation, the run must have recomputed more (NeMo's
-      // configs choose it per run), so full recomputation is taken.
       LlmStep step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
-      if (!step.memory.fits) {
+      if ((!c.settings || between) && !step.memory.fits) {
+        // Assumed settings, or recorded ones between selective and full: the
+        // run fit in its memory, so where the split does not fit with
+        // selective recomputation the run must have recomputed more (NeMo's
+        // configs choose it per run): full is taken.
         s.recompute = Recompute::kFull;
         step = ModelLlmStep(model, cluster, tr, s, LlmCalibrationFor(device));
+      }
+      if (c.settings && !step.memory.fits) {
+        row.notes.push_back(
+            "the run fit with its recorded settings, the modeled memory does not (memory/cap > 1)");
       }
       row.modeled = true;
       row.predicted_tokens_per_s = step.tokens_per_s;
@@ -390,6 +418,8 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
         row["error"] = r.error;
         row["memory_fraction"] = r.memory_fraction;
         row["recompute"] = r.recompute;
+        row["settings"] = r.settings;
+        row["notes"] = r.notes;
       } else {
         row["reason"] = r.reason;
       }
@@ -399,7 +429,8 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
     return;
   }
   TextTable t({"round", "publisher", "system", "benchmark", "device", "n", "tp.pp.vp.cp.dp mb",
-               "precision", "measured tok/s", "predicted", "error", "memory/cap", "recompute"});
+               "precision", "measured tok/s", "predicted", "error", "memory/cap", "recompute",
+               "settings"});
   for (const auto& r : v.rows) {
     const LlmCase& c = r.c;
     t.AddRow({c.round, c.publisher, c.system, c.benchmark, c.device, std::to_string(c.accelerators),
@@ -409,7 +440,7 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
               r.modeled ? fmt::format("{:.4g}", r.predicted_tokens_per_s) : std::string("-"),
               r.modeled ? fmt::format("{:+.1f}%", 100 * r.error) : "not modeled: " + r.reason,
               r.modeled ? fmt::format("{:.2f}", r.memory_fraction) : std::string("-"),
-              r.modeled ? r.recompute : std::string("-")});
+              r.modeled ? r.recompute : std::string("-"), r.settings});
   }
   if (format == OutputFormat::kCsv) {
     out << t.RenderCsv();
@@ -417,8 +448,24 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
   }
   out << "MLPerf Training LLM (development data: three changes were made after its first score, "
          "docs/llm.md), distinct runs with a known split, modeled with vTrain's A100 calibration "
-         "carried:\n";
+         "carried; settings: config (read from the run's configuration), family (from the "
+         "configuration it derives from), assumed (llm/mlperf_llm_run_settings.csv):\n";
   out << t.Render();
+  // Each note once, with the runs it belongs to.
+  std::map<std::string, std::vector<std::string>> notes;
+  std::vector<std::string> order;
+  for (const auto& r : v.rows) {
+    for (const std::string& n : r.notes) {
+      if (notes.find(n) == notes.end()) order.push_back(n);
+      notes[n].push_back(r.c.round + " " + r.c.publisher + " " + r.c.system);
+    }
+  }
+  if (!order.empty()) out << "notes on the recorded settings:\n";
+  for (const std::string& n : order) {
+    std::string runs;
+    for (const std::string& run : notes[n]) runs += (runs.empty() ? "" : ", ") + run;
+    out << "- " << n << " [" << runs << "]\n";
+  }
   TextTable p({"publisher", "runs", "median |err|", "median err"});
   for (const auto& x : v.publishers)
     p.AddRow({x.name, std::to_string(x.runs), fmt::format("{:.1f}%", 100 * x.median_abs_error),

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -400,6 +401,158 @@ TEST(ReadMlperfLlmCases, ErrorsNameFileLineAndField) {
 
   const std::string missing = ErrorLlmCases(ReadMlperfLlmCases, "missing", "round,submitter\n");
   EXPECT_NE(missing.find("column missing"), std::string::npos) << missing;
+}
+
+// ---- The settings the runs' configurations record --------------------------------
+
+std::string SettingsPath() { return LlmDataDir() + "/mlperf_llm_run_settings.csv"; }
+
+const MlperfLlmSettings& SettingsOf(const std::vector<LlmCase>& cases, const std::string& round,
+                                    const std::string& system) {
+  for (const LlmCase& c : cases) {
+    if (c.round == round && c.system == system && c.settings) return *c.settings;
+  }
+  ADD_FAILURE() << "no settings for " << round << " " << system;
+  static const MlperfLlmSettings none;
+  return none;
+}
+
+TEST(ReadMlperfLlmSettings, EveryRowNamesOneRunOfTheTable) {
+  const std::vector<MlperfLlmSettings> settings = ReadMlperfLlmSettings(SettingsPath());
+  // 48 Llama-2-70B LoRA runs and the 9 Google MaxText GPT-3 runs whose launch
+  // scripts are in the stored copies (trillium-1024 and -3072 are not).
+  ASSERT_EQ(settings.size(), 57u);
+  std::vector<LlmCase> cases = Mlperf();
+  AttachMlperfLlmSettings(cases, settings);
+  int attached = 0, lora = 0;
+  for (const LlmCase& c : cases) {
+    if (!c.settings) continue;
+    ++attached;
+    lora += c.lora ? 1 : 0;
+    EXPECT_FALSE(c.duplicate) << c.line;
+    EXPECT_TRUE(c.split_known) << c.line;
+  }
+  EXPECT_EQ(attached, 57);
+  EXPECT_EQ(lora, 48);
+}
+
+TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
+  std::vector<LlmCase> cases = Mlperf();
+  AttachMlperfLlmSettings(cases, ReadMlperfLlmSettings(SettingsPath()));
+  // smc's 8-node LoRA run: its result log prints NeMo's configuration with
+  // activations_checkpoint_granularity: null and fp8_dot_product_attention: 1;
+  // NVIDIA's v4.0 yaml optimizes with fused_adam (no sharding).
+  const MlperfLlmSettings& smc = SettingsOf(cases, "v4.0", "8xSMC-H100-SXM-80GB");
+  EXPECT_EQ(smc.recompute, "none");
+  EXPECT_EQ(smc.fp8_attention, std::optional<bool>(true));
+  EXPECT_EQ(smc.zero, 0);
+  EXPECT_EQ(smc.evidence.rfind("printed config in the result log", 0), 0u) << smc.evidence;
+  EXPECT_EQ(smc.source_commit, "62f111b7690f163b269f32e4f93dcaaa13717c9c");
+  // Juniper's DeepSpeed runs: --use_gradient_checkpointing True, ZeRO stage 3, BF16.
+  const MlperfLlmSettings& juniper = SettingsOf(cases, "v4.0", "h100_n4_ngc24.1_pytorch_deepspeed");
+  EXPECT_EQ(juniper.recompute, "full");
+  EXPECT_EQ(juniper.zero, 3);
+  EXPECT_EQ(juniper.fp8_attention, std::optional<bool>(false));
+  // Azure's v4.1 config: FP8_DPA=0, CUDA graphs (not modeled, so noted).
+  const MlperfLlmSettings& azure = SettingsOf(cases, "v4.1", "ND_H200_v5_n64_nemo");
+  EXPECT_EQ(azure.fp8_attention, std::optional<bool>(false));
+  EXPECT_NE(azure.not_modeled.find("CUDA graphs"), std::string::npos) << azure.not_modeled;
+  // A run whose own config is not in the stored copy: nothing read on FP8 attention.
+  const MlperfLlmSettings& asus = SettingsOf(cases, "v4.0", "ESC_N8A-E12");
+  EXPECT_EQ(asus.evidence.rfind("family", 0), 0u) << asus.evidence;
+  EXPECT_FALSE(asus.fp8_attention.has_value());
+  // MaxText: v5p-8192 remat_policy=minimal (selective), v5p-2048
+  // save_dot_except_logits_ffn1 (between selective and full), trillium-512 full, all FSDP.
+  const MlperfLlmSettings& v5p8192 = SettingsOf(cases, "v4.1", "cloud-tpu-v5p-8192-maxtext");
+  EXPECT_EQ(v5p8192.recompute, "selective");
+  EXPECT_EQ(v5p8192.recompute_setting, "remat_policy=minimal");
+  EXPECT_EQ(v5p8192.zero, 3);
+  EXPECT_EQ(SettingsOf(cases, "v4.0", "cloud-tpu-v5p-2048-maxtext").recompute, "selective-or-full");
+  EXPECT_EQ(SettingsOf(cases, "v4.1", "cloud-tpu-trillium-512-maxtext").recompute, "full");
+}
+
+constexpr const char* kSettingsHeaderLlmCases =
+    "round,submitter,system,benchmark,recompute,recompute_setting,fp8_attention,zero,evidence,"
+    "source_repo,"
+    "source_commit,source_paths,not_modeled\n";
+constexpr const char* kSettingsGoodRowLlmCases =
+    "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,config,repo,"
+    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,";
+
+std::string SettingsError(const std::string& rows) {
+  return ErrorLlmCases(ReadMlperfLlmSettings, "settings",
+                       std::string(kSettingsHeaderLlmCases) + rows + "\n");
+}
+
+TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
+  const std::string good = WriteTempLlmCases(
+      "good_settings", std::string(kSettingsHeaderLlmCases) + kSettingsGoodRowLlmCases + "\n");
+  const std::vector<MlperfLlmSettings> read = ReadMlperfLlmSettings(good);
+  std::remove(good.c_str());
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].line, 2);
+  EXPECT_EQ(read[0].benchmark, "llama2_70b_lora");
+  EXPECT_EQ(read[0].recompute, "none");
+  EXPECT_EQ(read[0].fp8_attention, std::optional<bool>(true));
+  EXPECT_EQ(read[0].source_paths, "a.sh;b.yaml");
+
+  struct Bad {
+    int index;
+    const char* value;
+    const char* field;
+    const char* problem;
+  };
+  const Bad bad[] = {
+      {0, "", "round", "is blank"},
+      {2, "", "system", "is blank"},
+      {3, "", "benchmark", "is blank"},
+      {4, "partial", "recompute", "none of none, selective, full, selective-or-full"},
+      {5, "", "recompute_setting", "is blank"},
+      {6, "yes", "fp8_attention", "expected True or False"},
+      {7, "4", "zero", "none of 0, 1, 2, 3"},
+      {8, "", "evidence", "is blank"},
+      {10, "62f111b", "source_commit", "is not a commit"},
+      {11, "", "source_paths", "is blank"},
+  };
+  for (const Bad& b : bad) {
+    const std::string m =
+        SettingsError(SetCellsLlmCases(kSettingsGoodRowLlmCases, {b.index}, b.value));
+    EXPECT_NE(m.find("fitspeed_llm_cases_settings.csv:2"), std::string::npos)
+        << b.field << ": " << m;
+    EXPECT_NE(m.find(b.field), std::string::npos) << b.field << ": " << m;
+    EXPECT_NE(m.find(b.problem), std::string::npos) << b.field << ": " << m;
+  }
+
+  // The same run twice: the second line names the first.
+  std::string m =
+      SettingsError(std::string(kSettingsGoodRowLlmCases) + "\n" + kSettingsGoodRowLlmCases);
+  EXPECT_NE(m.find("fitspeed_llm_cases_settings.csv:3"), std::string::npos) << m;
+  EXPECT_NE(m.find("system"), std::string::npos) << m;
+  EXPECT_NE(m.find("given on line 2 already"), std::string::npos) << m;
+
+  // A settings row naming no run of the throughput table.
+  const std::string path = WriteTempLlmCases(
+      "orphan", std::string(kSettingsHeaderLlmCases) +
+                    SetCellsLlmCases(kSettingsGoodRowLlmCases, {2}, "eos_n9999_nemo") + "\n");
+  std::vector<LlmCase> cases = Mlperf();
+  m = "no DataError";
+  try {
+    AttachMlperfLlmSettings(cases, ReadMlperfLlmSettings(path));
+  } catch (const DataError& e) {
+    m = e.what();
+  }
+  std::remove(path.c_str());
+  EXPECT_NE(m.find("fitspeed_llm_cases_orphan.csv:2"), std::string::npos) << m;
+  EXPECT_NE(m.find("is no run of the throughput table"), std::string::npos) << m;
+
+  m = ErrorLlmCases(ReadMlperfLlmSettings, "settings_missing", "round,submitter\n");
+  EXPECT_NE(m.find("column missing"), std::string::npos) << m;
+  // The header without its benchmark column.
+  std::string header = kSettingsHeaderLlmCases;
+  header.erase(header.find("benchmark,"), 10);
+  m = ErrorLlmCases(ReadMlperfLlmSettings, "settings_no_benchmark", header);
+  EXPECT_NE(m.find("benchmark"), std::string::npos) << m;
+  EXPECT_NE(m.find("column missing"), std::string::npos) << m;
 }
 
 // ---- The MLLOG reader on the raw logs ----------------------------------------------

@@ -16,7 +16,8 @@ namespace fitspeed {
 namespace {
 
 const std::string kVtrainLlmValidate =
-    std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/measured/llm/vtrain_megatron_deepspeed_single_node_a100.csv";
+    std::string(FITSPEED_TEST_DATA_DIR) +
+    "/../../data/measured/llm/vtrain_megatron_deepspeed_single_node_a100.csv";
 
 TEST(LlmValidate, VtrainHeldOutErrorAndRankingMeetTheGoals) {
   std::vector<Progress> seen;
@@ -44,6 +45,68 @@ TEST(LlmValidate, VtrainHeldOutErrorAndRankingMeetTheGoals) {
   EXPECT_NEAR(built_in.dispatch_s, v.table.calibration.dispatch_s, 1e-15);
   EXPECT_NEAR(built_in.step_overhead_s, v.table.calibration.step_overhead_s, 1e-12);
   EXPECT_EQ(BuiltinLlmCalibration().held_out.size(), 1440u);
+}
+
+// NVIDIA's v4.0 one-node LoRA run (table line 56: 8 H100, tp 4, cp 1, dp 2,
+// micro-batch 1, FP8) under recorded and assumed settings. By hand, its
+// memory per GPU without recomputation exceeds the 80 GiB (85.9e9 bytes):
+// 16-bit weights 2 x 69e9 / 4 = 34.5e9 plus Transformer Engine's FP8 copies
+// 17.3e9, and 80 layers of about s*b*h*34/t = 8192 x 8192 x 34 / 4 = 0.57e9
+// bytes of activations each (45.6e9): 97e9 before workspace.
+TEST(LlmValidate, MlperfRecordedSettingsAreTakenAsRecorded) {
+  std::vector<LlmCase> table =
+      ReadMlperfLlmCases(std::string(FITSPEED_TEST_DATA_DIR) +
+                         "/../../data/measured/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv");
+  LlmCase base;
+  for (const LlmCase& c : table) {
+    if (c.line == 56) base = c;
+  }
+  ASSERT_EQ(base.system, "eos_ngc24.04_nemo");
+  MlperfLlmSettings set;
+  set.round = base.round;
+  set.submitter = base.publisher;
+  set.system = base.system;
+  set.benchmark = base.benchmark;
+  set.zero = 1;  // the distributed optimizer, as assumed
+  set.recompute_setting = "activations_checkpoint_granularity: null";
+  set.not_modeled = "FP8 attention | CUDA graphs";
+
+  LlmCase assumed = base;  // no settings: selective does not fit, so full
+  LlmCase none = base;
+  set.recompute = "none";
+  none.settings = set;
+  LlmCase between = base;  // between selective and full: the lower that fits
+  set.recompute = "selective-or-full";
+  between.settings = set;
+  LlmCase zero3 = base;  // ZeRO-3 with LoRA: refused by the split model, ZeRO-1 kept
+  set.recompute = "full";
+  set.zero = 3;
+  zero3.settings = set;
+
+  const LlmMlperfValidation v = ValidateLlmOnMlperf({assumed, none, between, zero3});
+  ASSERT_EQ(v.rows.size(), 4u);
+  for (const auto& r : v.rows) ASSERT_TRUE(r.modeled) << r.reason;
+  EXPECT_EQ(v.rows[0].recompute, "full");
+  EXPECT_EQ(v.rows[0].settings, "assumed");
+  EXPECT_TRUE(v.rows[0].notes.empty());
+
+  EXPECT_EQ(v.rows[1].recompute, "none");
+  EXPECT_EQ(v.rows[1].settings, "config");
+  EXPECT_GT(v.rows[1].memory_fraction, 97e9 / 85.9e9);
+  // One note per setting the model cannot express, then the memory.
+  ASSERT_EQ(v.rows[1].notes.size(), 3u);
+  EXPECT_EQ(v.rows[1].notes[0], "not modeled: FP8 attention");
+  EXPECT_EQ(v.rows[1].notes[1], "not modeled: CUDA graphs");
+  EXPECT_NE(v.rows[1].notes[2].find("the modeled memory does not"), std::string::npos);
+  // No recomputation: less work than the assumed full recomputation.
+  EXPECT_GT(v.rows[1].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
+
+  EXPECT_EQ(v.rows[2].recompute, "full");
+  EXPECT_DOUBLE_EQ(v.rows[2].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
+
+  EXPECT_EQ(v.rows[3].recompute, "full");
+  EXPECT_NE(v.rows[3].notes[0].find("ZeRO-3 recorded"), std::string::npos) << v.rows[3].notes[0];
+  EXPECT_DOUBLE_EQ(v.rows[3].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
 }
 
 }  // namespace

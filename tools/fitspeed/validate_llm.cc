@@ -39,9 +39,11 @@ int RunValidateLlm(const ValidateLlmOptions& options) {
   WriteLlmValidation(std::cout, v, format);
   if (format != OutputFormat::kJson) {
     std::cout << "\n";
-    WriteLlmMlperfValidation(
-        std::cout, ValidateLlmOnMlperf(ReadMlperfLlmCases(options.data_dir + "/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv")),
-        format);
+    std::vector<LlmCase> mlperf =
+        ReadMlperfLlmCases(options.data_dir + "/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv");
+    AttachMlperfLlmSettings(
+        mlperf, ReadMlperfLlmSettings(options.data_dir + "/llm/mlperf_llm_run_settings.csv"));
+    WriteLlmMlperfValidation(std::cout, ValidateLlmOnMlperf(mlperf), format);
   }
   if (!options.calibration_out.empty()) {
     std::ofstream out(options.calibration_out);

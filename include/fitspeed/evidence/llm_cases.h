@@ -7,10 +7,39 @@
 #define FITSPEED_EVIDENCE_LLM_CASES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fitspeed {
+
+// What one MLPerf LLM run's own configuration records, as read from the
+// submitters' files (data/measured/llm/mlperf_llm_run_settings.csv; README
+// there says how each was read): the settings the split model can take, the
+// configuration's own words, and what the model cannot express.
+struct MlperfLlmSettings {
+  std::string source;  // the settings file
+  int line = 0;        // the row's 1-based line in `source`
+  // The run: the throughput table's round, submitter, system and benchmark.
+  std::string round, submitter, system, benchmark;
+  // The recomputation level the setting maps to: "none", "selective" or
+  // "full" (split.h's Recompute names), or "selective-or-full" for a setting
+  // between the two (the lower of them that fits in the modeled memory);
+  // recompute_setting is the configuration's own text ("remat_policy=minimal").
+  std::string recompute;
+  std::string recompute_setting;
+  // FP8 attention (Transformer Engine's fp8_dot_product_attention): true,
+  // false, or not recorded.
+  std::optional<bool> fp8_attention;
+  // The optimizer's sharding stage: 0 (none), 1 (Megatron's distributed
+  // optimizer), 3 (DeepSpeed ZeRO-3, MaxText's FSDP).
+  int zero = 0;
+  // How it was read ("config (...)", "printed config in the result log",
+  // "family: ..."), from where (repository, commit, ';'-separated paths),
+  // and the recorded settings the split model cannot express (" | " between
+  // them; "" none).
+  std::string evidence, source_repo, source_commit, source_paths, not_modeled;
+};
 
 struct LlmCase {
   // The organization whose harness produced the run: "VIA-Research (vTrain)",
@@ -68,6 +97,9 @@ struct LlmCase {
   bool includes_eval = false;
   int logs = 0;           // MLPerf: result logs the median was taken over
   std::string framework;  // MLPerf's framework column; vTrain "Megatron-DeepSpeed"
+  // MLPerf: what the run's own configuration records (AttachMlperfLlmSettings);
+  // empty where it was not read and the validation assumes.
+  std::optional<MlperfLlmSettings> settings;
 };
 
 // Reads vTrain's data/ground_truth_single.csv (UTF-8 byte-order mark
@@ -89,6 +121,24 @@ std::vector<LlmCase> ReadVtrainCases(const std::string& path);
 // dp*tp*pp*cp != n_accelerators, an unknown precision, tokens_per_s !=
 // samples_per_s x seq_len (0.1%), or a method that is neither T1 nor T2.
 std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path);
+
+// Reads the settings the MLPerf LLM runs' configurations record
+// (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark,
+// recompute, recompute_setting, fp8_attention, zero, evidence, source_repo,
+// source_commit, source_paths, not_modeled. Throws InputError when the file
+// cannot be opened, DataError(file, line, field) on a missing column, a blank
+// round, submitter, system, benchmark, recompute_setting, evidence,
+// source_repo, source_commit or source_paths, a recompute other than none,
+// selective, full, selective-or-full, an fp8_attention other than True, False
+// or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
+// hexadecimal digits, or a run given twice.
+std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path);
+
+// Gives each case of `cases` the settings row of its round, submitter,
+// system and benchmark. Throws DataError(settings file, line, "system") for a
+// settings row that names no case.
+void AttachMlperfLlmSettings(std::vector<LlmCase>& cases,
+                             const std::vector<MlperfLlmSettings>& settings);
 
 // vTrain's rows of one model shape (layers, hidden, heads, seq_len), GPU count
 // and global batch: the splits and micro-batches a planner ranks against each

@@ -42,7 +42,7 @@ struct LlmValidation {
   };
   std::vector<Row> rows;
   std::vector<std::pair<int, LlmCalibration>> folds;  // GPU count left out, its calibration
-  LlmCalibrationTable table;  // fitted on every row, with the held-out errors
+  LlmCalibrationTable table;           // fitted on every row, with the held-out errors
   int groups = 0, top1 = 0, top3 = 0;  // measured fastest split ranked first / in the top 3
   double median_abs_error = 0, mean_abs_error = 0, max_abs_error = 0;
 };
@@ -58,25 +58,33 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
 void WriteLlmValidation(std::ostream& out, const LlmValidation& v, OutputFormat format);
 
 // The MLPerf Training LLM rows (GPT-3 175B pre-training, Llama-2-70B LoRA;
-// docs/validation.md, "LLM training cases"), the split model's test data:
-// no rule, profile or constant was chosen by looking at them. Each distinct
-// run (duplicates left out) with a known split is modeled on the catalog
-// device it ran on with the compiled-in calibration carried there (vTrain's
-// A100 constants), as NeMo / MaxText / Habana run them by their configs:
-// flash attention, sequence parallelism where tp > 1, selective
-// recomputation (full where the split does not fit with it: the run did
-// fit), the gradient reduction overlapped, the distributed
-// optimizer (ZeRO-1) on GPUs and FSDP (ZeRO-3) on TPUs, FP32 gradients with
-// BF16 and FP8 (Megatron-Core's main_grad), LoRA rank 16 on the attention.
+// docs/validation.md, "LLM training cases"), development data of the split
+// model (docs/llm.md says what was changed after their first score). Each
+// distinct run (duplicates left out) with a known split is modeled on the
+// catalog device it ran on with the compiled-in calibration carried there
+// (vTrain's A100 constants): flash attention, sequence parallelism where tp >
+// 1, the gradient reduction overlapped, FP32 gradients (Megatron-Core's
+// main_grad), LoRA rank 16 on the attention. Where the run's configuration
+// was read (LlmCase::settings) its recomputation and optimizer sharding are
+// taken as recorded and what the model cannot express goes into the row's
+// notes; elsewhere they are assumed: selective recomputation (full where the
+// split does not fit with it: the run did fit), the distributed optimizer
+// (ZeRO-1) on GPUs and FSDP (ZeRO-3) on TPUs.
 struct LlmMlperfValidation {
   struct Row {
     LlmCase c;
     bool modeled = false;
-    std::string reason;       // why not, when !modeled
+    std::string reason;  // why not, when !modeled
     double predicted_tokens_per_s = 0;
-    double error = 0;         // predicted / measured - 1
+    double error = 0;            // predicted / measured - 1
     double memory_fraction = 0;  // modeled memory per GPU / capacity
-    std::string recompute;       // selective, or full where selective does not fit
+    std::string recompute;       // the level modeled: recorded, or assumed (see above)
+    // "config" (the run's own configuration or printed config was read),
+    // "family" (only the configuration it derives from was read), "assumed".
+    std::string settings;
+    // The recorded settings the model cannot express, a recorded setting it
+    // replaced, a memory the recorded settings fit in but the model does not.
+    std::vector<std::string> notes;
   };
   std::vector<Row> rows;  // every distinct run with a known split
   struct Publisher {
