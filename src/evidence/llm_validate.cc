@@ -325,13 +325,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         const MlperfLlmSettings& set = *c.settings;
         between = set.recompute == "selective-or-full";
         s.recompute = between ? Recompute::kSelective : ParseRecompute(set.recompute);
-        if (lora && set.zero == 3) {
-          row.notes.push_back(
-              "ZeRO-3 recorded: the split model shards no frozen LoRA base (it refuses zero 3 "
-              "with LoRA), so ZeRO-1 with the base replicated is modeled");
-        } else {
-          s.zero = set.zero;
-        }
+        s.zero = set.zero;
         // One note per setting (" | " between them), so that each is listed once.
         for (size_t at = 0; at < set.not_modeled.size();) {
           const size_t end = std::min(set.not_modeled.find(" | ", at), set.not_modeled.size());

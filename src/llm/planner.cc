@@ -179,7 +179,6 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                 } else if (z >= 2 && pp > 1) {
                   continue;
                 }
-                if (z == 3 && lora) continue;
                 if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
                 LlmSplit s;
                 s.tp = static_cast<int>(tp);

@@ -144,8 +144,6 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("global batch " + Str(s.global_batch) +
          " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
-  if (s.zero > 0 && training.lora_rank > 0 && s.zero == 3)
-    fail("zero 3 with LoRA: the frozen base is sharded by the tensor and pipeline split instead");
 }
 
 void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
@@ -289,7 +287,11 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   mem.optimizer = 12.0 * trained;  // FP32 master weights, Adam's m and v
   if (s.zero >= 1) mem.optimizer /= shard;
   if (s.zero >= 2) mem.gradients /= shard;
-  if (s.zero >= 3) mem.weights = 2.0 * params / shard + 2.0 * layer_params;  // one layer gathered
+  // ZeRO-3 / FSDP: every 16-bit weight sharded, a frozen LoRA base's too
+  // (DeepSpeed partitions every parameter), one layer gathered at a time.
+  if (s.zero >= 3) {
+    mem.weights = 2.0 * (params + adapters) / shard + 2.0 * layer_params;
+  }
   // Activations: the first stage holds p micro-batches of its layers in 1F1B
   // (every layer's worth at once), times (1 + (p-1)/(p v)) when interleaved
   // (Korthikanti et al. 2022, sec. 4.2.3); no more micro-batches than the step has.
@@ -444,8 +446,10 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   double dp_comm = AllReduceSplit(grad_bytes, dp_group, c) +
                    AllReduceSplit(tr.gradient_bytes * stage_expert_params, expert_dp, c);
   if (s.zero >= 3) {
-    // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every micro-batch.
-    dp_comm += mb * 2.0 * GatherSplit(2.0 * (stage_params + stage_expert_params), dp_group, c);
+    // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
+    // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
+    // gradients are reduced).
+    dp_comm += mb * 2.0 * GatherSplit(2.0 * (sparams.dense + sparams.experts), dp_group, c);
   }
   double dp_exposed = dp_comm;
   if (s.overlap_grad_reduce && dp_comm > 0) {

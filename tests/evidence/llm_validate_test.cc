@@ -78,7 +78,7 @@ TEST(LlmValidate, MlperfRecordedSettingsAreTakenAsRecorded) {
   LlmCase between = base;  // between selective and full: the lower that fits
   set.recompute = "selective-or-full";
   between.settings = set;
-  LlmCase zero3 = base;  // ZeRO-3 with LoRA: refused by the split model, ZeRO-1 kept
+  LlmCase zero3 = base;  // ZeRO-3 with LoRA: the frozen base sharded and gathered
   set.recompute = "full";
   set.zero = 3;
   zero3.settings = set;
@@ -104,9 +104,15 @@ TEST(LlmValidate, MlperfRecordedSettingsAreTakenAsRecorded) {
   EXPECT_EQ(v.rows[2].recompute, "full");
   EXPECT_DOUBLE_EQ(v.rows[2].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
 
+  // ZeRO-3 as recorded: the base's weights sharded (less memory than the
+  // assumed ZeRO-1's) and gathered every pass, here hidden behind the
+  // recomputed passes (never faster), no note about it.
   EXPECT_EQ(v.rows[3].recompute, "full");
-  EXPECT_NE(v.rows[3].notes[0].find("ZeRO-3 recorded"), std::string::npos) << v.rows[3].notes[0];
-  EXPECT_DOUBLE_EQ(v.rows[3].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
+  EXPECT_LT(v.rows[3].memory_fraction, v.rows[0].memory_fraction);
+  EXPECT_LE(v.rows[3].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
+  for (const std::string& note : v.rows[3].notes) {
+    EXPECT_EQ(note.find("ZeRO-3"), std::string::npos) << note;
+  }
 }
 
 }  // namespace

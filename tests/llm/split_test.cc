@@ -19,9 +19,10 @@ namespace {
 // A GPT layer in Korthikanti et al.'s terms: kv heads = heads, plain 4h
 // feed-forward, LayerNorm (so dropout, as their Table 2 assumes).
 TransformerConfig GptShape(int64_t layers, int64_t hidden, int64_t heads) {
-  return LoadTransformer("transformer:layers=" + std::to_string(layers) + ",hidden=" + std::to_string(hidden) +
-                         ",heads=" + std::to_string(heads) + ",ffn=" + std::to_string(4 * hidden) +
-                         ",vocab=50257,positions=learned,max_positions=2048,norm=layer,gated=0,bias=1");
+  return LoadTransformer(
+      "transformer:layers=" + std::to_string(layers) + ",hidden=" + std::to_string(hidden) +
+      ",heads=" + std::to_string(heads) + ",ffn=" + std::to_string(4 * hidden) +
+      ",vocab=50257,positions=learned,max_positions=2048,norm=layer,gated=0,bias=1");
 }
 
 TEST(SplitMemory, LayerActivationsMatchKorthikantiTable2) {
@@ -38,10 +39,13 @@ TEST(SplitMemory, LayerActivationsMatchKorthikantiTable2) {
   EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kNone, false),
               s * b * h / t * (34 + 5 * a * s / h), 1.0);
   // Selective recomputation with sequence parallelism: 34*s*b*h/t.
-  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kSelective, false), 34 * s * b * h / t, 1.0);
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kSelective, false),
+              34 * s * b * h / t, 1.0);
   // Full recomputation: the layer's input, 2*s*b*h (divided by t with sequence parallelism).
-  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, false, Recompute::kFull, false), 2 * s * b * h, 1.0);
-  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kFull, false), 2 * s * b * h / t, 1.0);
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, false, Recompute::kFull, false), 2 * s * b * h,
+              1.0);
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kFull, false), 2 * s * b * h / t,
+              1.0);
 }
 
 TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
@@ -74,7 +78,8 @@ TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
   EXPECT_LT(LlmMemoryPerGpu(m, c, tr, s).weights, z0.weights / 8 + 2.0 * p.per_layer + 1.0);
   // The total is the sum of its parts, plus the stated fragmentation share.
   const LlmMemory& mm = z0;
-  const double sub = mm.weights + mm.gradients + mm.optimizer + mm.activations + mm.logits + mm.workspace;
+  const double sub =
+      mm.weights + mm.gradients + mm.optimizer + mm.activations + mm.logits + mm.workspace;
   EXPECT_NEAR(mm.total, sub * (1 + tr.fragmentation), 1e-6 * mm.total);
 }
 
@@ -202,7 +207,8 @@ TEST(SplitMoe, ExpertParallelismShardsTheExpertsAndAddsAllToAlls) {
   LlmSplit e = s;
   e.ep = 8;
   const LlmStep sharded = ModelLlmStep(m, c, tr, e);
-  EXPECT_NEAR(dense_ep.memory.weights - sharded.memory.weights, 2.0 * 32 * block * (1 - 1.0 / 8), 1.0);
+  EXPECT_NEAR(dense_ep.memory.weights - sharded.memory.weights, 2.0 * 32 * block * (1 - 1.0 / 8),
+              1.0);
   EXPECT_EQ(dense_ep.parts.expert_comm_s, 0.0);  // ep 1: no all-to-all
   EXPECT_GT(sharded.parts.expert_comm_s, 0.0);
   e.ep = 3;  // does not divide the 8 experts
@@ -233,6 +239,50 @@ TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   LlmTraining full = tr;
   full.lora_rank = 0;
   EXPECT_GT(ModelLlmStep(m, c, full, s).parts.compute_s, lora.parts.compute_s);
+}
+
+TEST(SplitLora, ZeroThreeShardsTheFrozenBaseAndGathersItEveryPass) {
+  // DeepSpeed ZeRO-3 with LoRA (the Habana and Juniper MLPerf runs):
+  // every parameter is partitioned, the frozen base's too. Llama-2-70B, tp 1,
+  // pp 1, dp 8: the GPU holds 2 x (P + adapters) / 8 bytes of weights plus
+  // one gathered layer's 2 x per_layer, where ZeRO-1 holds 2 x (P + adapters).
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  tr.lora_rank = 16;
+  tr.format = MatrixFormat::k16;
+  LlmSplit s;
+  s.dp = 8;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  s.recompute = Recompute::kFull;
+  s.zero = 1;
+  const LlmMemory z1 = LlmMemoryPerGpu(m, c, tr, s);
+  s.zero = 3;
+  const LlmMemory z3 = LlmMemoryPerGpu(m, c, tr, s);
+  const TransformerParameters p = CountParameters(m);
+  // z1.weights = 2 (P + A); z3.weights = 2 (P + A) / 8 + 2 x per_layer.
+  EXPECT_NEAR(z3.weights, z1.weights / 8 + 2.0 * p.per_layer, 1e-6 * z3.weights);
+  // Only the adapters are trained: gradients and Adam as under ZeRO-1/2.
+  EXPECT_NEAR(z3.optimizer, z1.optimizer, 1e-6);
+  // The 70B base no longer fits replicated in 80 GB; sharded it does.
+  EXPECT_FALSE(ModelLlmStep(m, c, tr,
+                            [&] {
+                              LlmSplit z = s;
+                              z.zero = 1;
+                              return z;
+                            }())
+                   .memory.fits);
+  const LlmStep step = ModelLlmStep(m, c, tr, s);
+  EXPECT_TRUE(step.memory.fits);
+  // The gathers (2 x 2P bytes per micro-batch) are data-parallel traffic:
+  // without overlap all of it is exposed, far more than the adapters'
+  // gradients (2 x 44.6 M parameters x 2 bytes).
+  s.overlap_grad_reduce = false;
+  const double gathered = ModelLlmStep(m, c, tr, s).parts.data_comm_s;
+  s.zero = 1;
+  EXPECT_GT(gathered, 10 * ModelLlmStep(m, c, tr, s).parts.data_comm_s);
 }
 
 }  // namespace
