@@ -259,6 +259,24 @@ void FuseAttention(const Network& net, const std::vector<AttentionCore>& cores,
       kinds::AddSample(fused.backward_data, recompute + 2 * o, q + k + v + 2 * o + lse, q + k + v);
     }
     layers[Index(core.context)] = fused;
+    // The head split in front of Q, K and V and the merge after O are views
+    // for a fused kernel, which reads Q, K, V and writes O (and their
+    // gradients) with the heads strided in the {T, H x D} rows (PyTorch's
+    // scaled_dot_product_attention on q.view(b, t, h, d).transpose(1, 2),
+    // FlashAttention, cuDNN's and Transformer Engine's fused attention on
+    // packed QKV): no copy kernels. Their outputs stay counted as held.
+    const auto view = [&](int id, LayerKind kind) {
+      if (id < 0 || net.layer(id).kind != kind) return;
+      LayerCost& c = layers[Index(id)];
+      c.forward = PassCost();
+      c.backward_data = PassCost();
+      c.backward_weights = PassCost();
+    };
+    view(scores.input_ids[0], LayerKind::kSplitHeads);
+    view(scores.input_ids[1], LayerKind::kSplitHeads);
+    view(context.input_ids[1], LayerKind::kSplitHeads);
+    if (context.consumer_ids.size() == 1)
+      view(context.consumer_ids.front(), LayerKind::kMergeHeads);
   }
 }
 

@@ -206,6 +206,32 @@ TEST(TransformerZoo, UnpaddedBertLargeMatrixFlopsByHand) {
   EXPECT_GT(fused.TrainFlopsPerSample() - cost.TrainFlopsPerSample(), 4423680000.0);
 }
 
+TEST(TransformerZoo, FusedAttentionReadsTheHeadsInPlaceSoSplitAndMergeAreViews) {
+  // bert-base at 128 tokens: each layer splits Q, K and V into 12 heads and
+  // merges the context back. Unfused, each is a copy: read and write the
+  // {T, 768} tensor, 2 x 128 x 768 = 196,608 elements forward. Fused, the
+  // kernel reads the heads strided: nothing moves, in any pass.
+  const Network net = ZooNetwork("bert-base", ZooOptions{128});
+  const NetworkCost unfused = CountCost(net, Optimizer::kAdam);
+  const NetworkCost fused = CountCost(net, Optimizer::kAdam, AttentionKernel::kFused);
+  int splits = 0, merges = 0;
+  for (int id = 0; id < net.size(); ++id) {
+    const LayerKind kind = net.layer(id).kind;
+    if (kind != LayerKind::kSplitHeads && kind != LayerKind::kMergeHeads) continue;
+    (kind == LayerKind::kSplitHeads ? splits : merges) += 1;
+    const LayerCost& u = unfused.layers[static_cast<size_t>(id)];
+    EXPECT_DOUBLE_EQ(u.forward.elements_read.per_sample + u.forward.elements_written.per_sample,
+                     196608.0)
+        << net.layer(id).name;
+    for (Pass pass : {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeights}) {
+      const PassCost& f = fused.layers[static_cast<size_t>(id)].pass(pass);
+      EXPECT_DOUBLE_EQ(f.BytesRead(1, 2, 2) + f.BytesWritten(1, 2, 2), 0.0) << net.layer(id).name;
+    }
+  }
+  EXPECT_EQ(splits, 12 * 3);
+  EXPECT_EQ(merges, 12);
+}
+
 TEST(TransformerZoo, UnpaddedSequencesOfOneLengthCountAsPaddedOnes) {
   // Every sequence of 200 tokens, unpadded, is the padded 200-token network
   // (the same head positions): the same counts and memory, pass by pass.

@@ -137,7 +137,10 @@ enum class AttentionKernel {
   // reads Q, K, V, O, dO and the log-sum-exp, recomputes the scores, softmax
   // (and dropout mask, from the generator's state) and writes dQ, dK, dV. It
   // keeps O and the log-sum-exp instead of the {H, T, T} tensors. The core's
-  // work is counted at its context layer; the other layers of the core count 0.
+  // work is counted at its context layer; the other layers of the core count 0,
+  // and so do the split_heads layers feeding Q, K, V directly and the
+  // merge_heads layer reading O alone: the kernel reads and writes the heads
+  // strided in the {T, H x D} rows, so they are views, not copies.
   kFused,
 };
 const char* AttentionKernelName(AttentionKernel kernel);        // "unfused", "fused"
