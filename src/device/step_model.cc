@@ -259,6 +259,12 @@ bool RunsInFp8(const Layer& layer, Precision precision, AttentionKernel attentio
          (layer.kind == LayerKind::kBatchedMatmul && attention == AttentionKernel::kFused);
 }
 
+double GradientBytesPerParameter(const DeviceModelOptions& options) {
+  const bool sixteen_bit =
+      options.precision == Precision::kMixed || options.precision == Precision::kFp8;
+  return sixteen_bit && options.amp_ops == AmpOpList::kNone ? 2.0 : 4.0;
+}
+
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
   return MatrixOnTensorUnits(device, options.precision) && !device.tensor_layout.empty() &&
          device.tensor_layout != ActivationLayoutName(options.layout);
@@ -589,9 +595,13 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     step.layers.push_back(std::move(t));
   }
 
-  // Gradients all-reduced in FP32 between the cores of the device, then
-  // between devices, each by the ring formula (core/comm.h).
-  const double gradient_bytes = GradientBytes(static_cast<double>(cost.total.trainable_params), 4);
+  // Gradients all-reduced between the cores of the device, then between
+  // devices, each by the ring formula (core/comm.h): FP32 (the gradients of
+  // FP32 weights, autocast's too), or 16-bit when the model is cast to 16
+  // bits whole (GradientBytesPerParameter).
+  const double grad_bytes_per_param = GradientBytesPerParameter(options);
+  const double gradient_bytes =
+      GradientBytes(static_cast<double>(cost.total.trainable_params), grad_bytes_per_param);
   for (double s : backward_s) step.backward_s += s;
   if (device.cores > 1) {
     // Between the cores of one device (a TPU board's ICI): one all-reduce
@@ -652,7 +662,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
         const double params =
             static_cast<double>(cost.layers[static_cast<size_t>(id)].trainable_params);
         if (params <= 0) continue;
-        bytes.push_back(GradientBytes(params, 4));
+        bytes.push_back(GradientBytes(params, grad_bytes_per_param));
         ready.push_back(clock);
       }
       std::vector<BucketComm> buckets;

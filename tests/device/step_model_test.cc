@@ -404,6 +404,25 @@ TEST(StepModel, AmpNoneCastsNothingAndKeepsNormsIn16BitsByHand) {
   EXPECT_FALSE(sweep.amp_casts);
 }
 
+TEST(StepModel, AModelCastTo16BitsWholeAllReducesHalfTheGradientBytesByHand) {
+  // Two test GPUs over the 100 GB/s, 5 us link: the ring all-reduce of S
+  // bytes takes 2 (n-1)/n S / bandwidth + 2 (n-1) latency (core/comm.h).
+  // DenseNet's 1,048,576 + 10,250 trainable parameters: S = 4 bytes each
+  // (FP32 gradients, autocast), 2 bytes with amp none.
+  DeviceModelOptions options;
+  options.precision = Precision::kMixed;
+  options.devices = 2;
+  const double params = 1048576 + 10250;
+  const double fp32 = ModelStep(DenseNet(), TestDevice(), 256, options).comm_s;
+  EXPECT_NEAR(fp32, 4 * params / 100e9 + 2 * 5e-6, 1e-12);
+  options.amp_ops = AmpOpList::kNone;
+  const double half = ModelStep(DenseNet(), TestDevice(), 256, options).comm_s;
+  EXPECT_NEAR(half, 2 * params / 100e9 + 2 * 5e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(GradientBytesPerParameter(options), 2.0);
+  options.precision = Precision::kFp32;  // FP32 weights: amp_ops does not apply
+  EXPECT_DOUBLE_EQ(GradientBytesPerParameter(options), 4.0);
+}
+
 TEST(StepModel, Fp8RunsDenseProductsAtTheFp8PeakOnTheCarriedCurveWithCastsByHand) {
   // The test device with 160 TFLOPS of FP8 (twice its FP16) and a rising
   // tensor curve, so that reading it at F x 80/160 is not reading it at F.

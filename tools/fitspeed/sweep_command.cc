@@ -550,7 +550,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "tensorflow (the AMP graph rewrite: layer_norm, rms_norm, gelu, "
                    "softmax_cross_entropy), or none (the model cast to 16 bits whole, as apex "
                    "amp O2 or model.half() run it: norms and losses read and write 16 bits, "
-                   "no casts; NVIDIA's MLPerf BERT). Default: tensorflow with --framework "
+                   "no casts, gradients all-reduced in 16 bits; NVIDIA's MLPerf BERT). Default: "
+                   "tensorflow with --framework "
                    "tensorflow or keras, else pytorch")
       ->check(CLI::IsMember({"pytorch", "tensorflow", "none"}));
   command

@@ -213,6 +213,13 @@ double MatrixPeakFlops(const Device& device, Precision precision);
 // kMixed (AMP's FP32 layers included).
 bool RunsInFp8(const Layer& layer, Precision precision, AttentionKernel attention);
 
+// Bytes per parameter of the gradients ModelStep all-reduces: 2 when the
+// model is cast to 16 bits whole (mixed or fp8 with AmpOpList::kNone: its
+// weights, so their gradients, are FP16/BF16, as NVIDIA's MLPerf BERT reduces
+// them: allreduce_post_accumulation_fp16, distributed LAMB's FP16
+// reduce-scatter), else 4 (FP32 weights' gradients, under autocast too).
+double GradientBytesPerParameter(const DeviceModelOptions& options);
+
 // Whether a step on `device` with `options` transposes activations around its
 // tensor-unit convolutions: the precision runs matrix work on tensor units and
 // the device's tensor_layout is set and differs from options.layout. Which
