@@ -248,9 +248,9 @@ LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
 
 const std::vector<std::string>& SettingsColumnsLlmCases() {
   static const std::vector<std::string> columns = {
-      "round",         "submitter", "system",   "benchmark",   "recompute",     "recompute_setting",
-      "fp8_attention", "zero",      "evidence", "source_repo", "source_commit", "source_paths",
-      "not_modeled"};
+      "round",         "submitter",  "system",      "benchmark", "recompute",   "recompute_setting",
+      "fp8_attention", "zero",       "fp8_weights", "evidence",  "source_repo", "source_commit",
+      "source_paths",  "not_modeled"};
   return columns;
 }
 
@@ -281,6 +281,7 @@ MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable
                     fmt::format("'{}' is none of 0, 1, 2, 3", io::Excerpt(zero)));
   }
   s.zero = zero[0] - '0';
+  s.fp8_weights = !table.Get(row, "fp8_weights").empty() && table.Bool(row, "fp8_weights");
   s.evidence = table.Get(row, "evidence");
   s.source_repo = table.Get(row, "source_repo");
   s.source_commit = table.Get(row, "source_commit");

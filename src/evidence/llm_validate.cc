@@ -326,6 +326,14 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         between = set.recompute == "selective-or-full";
         s.recompute = between ? Recompute::kSelective : ParseRecompute(set.recompute);
         s.zero = set.zero;
+        if (set.fp8_weights) {
+          if (tr.format == MatrixFormat::kFp8) {
+            tr.fp8_weights = true;
+          } else {
+            row.notes.push_back(
+                "FP8 weights recorded on a run the table does not list as FP8: not modeled");
+          }
+        }
         // One note per setting (" | " between them), so that each is listed once.
         for (size_t at = 0; at < set.not_modeled.size();) {
           const size_t end = std::min(set.not_modeled.find(" | ", at), set.not_modeled.size());

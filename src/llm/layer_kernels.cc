@@ -10,7 +10,8 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
                           int cp, int ep) {
   LayerShape s;
   s.hidden = static_cast<double>(m.hidden);
-  s.head_dim = static_cast<double>(m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.heads));
+  s.head_dim =
+      static_cast<double>(m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.heads));
   s.heads = static_cast<double>(m.heads) / tp;
   s.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / tp);
   s.q_width = s.heads * s.head_dim;
@@ -63,10 +64,18 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   t.matrix = tensor16 ? &d.TensorEfficiency() : &d.compute_efficiency;
   const double peak16 = tensor16 ? d.tensor16_flops_per_s : d.fp32_flops_per_s;
   switch (format) {
-    case MatrixFormat::k16: t.peak = peak16; break;
-    case MatrixFormat::kFp8: t.peak = d.fp8_flops_per_s; break;
-    case MatrixFormat::kInt8: t.peak = d.int8_flops_per_s; break;
-    case MatrixFormat::kFp4: t.peak = d.fp4_flops_per_s; break;
+    case MatrixFormat::k16:
+      t.peak = peak16;
+      break;
+    case MatrixFormat::kFp8:
+      t.peak = d.fp8_flops_per_s;
+      break;
+    case MatrixFormat::kInt8:
+      t.peak = d.int8_flops_per_s;
+      break;
+    case MatrixFormat::kFp4:
+      t.peak = d.fp4_flops_per_s;
+      break;
   }
   // The 16-bit curve carried to the faster format at the same F/peak, the
   // rule the catalog carries curves between devices by (docs/devices.md).
@@ -80,7 +89,6 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   t.dispatch_s = cal.dispatch_s;
   return t;
 }
-
 
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& t, double batch_heads, double seq_q,
                                        double seq_kv, double head_dim, bool causal) {
@@ -133,7 +141,8 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Attention core.
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {
-    const FlashAttentionTimes fa = TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal);
+    const FlashAttentionTimes fa =
+        TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal);
     af.Add(fa.forward_s);
     ab.Add(fa.backward_s);
   } else {
@@ -165,7 +174,8 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
   b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
   const double up = s.gated ? 2.0 * s.ffn : s.ffn;
-  const double act_bytes = 2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
+  const double act_bytes =
+      2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
   if (s.experts > 0) {
     // Router, top-k, permutation to the experts and back; the local experts'
     // products as one grouped kernel of their balanced share of the tokens.
@@ -226,7 +236,8 @@ HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool
   return out;
 }
 
-double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute, bool flash) {
+double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute, bool flash,
+                              bool frozen_mlp) {
   // Korthikanti et al. 2022, sec. 4.1, per layer in 16-bit elements (2 bytes)
   // and 1-byte dropout masks, with b x s -> T tokens on this GPU:
   //   attention: QKV input 2Th | Q, K 2T(q + kv) | V 2T kv | output
@@ -241,10 +252,13 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   const double T = s.tokens;
   const double h = s.hidden;
   const double mask = s.dropout ? 1.0 : 0.0;
-  const double rest = 2.0 * T * h + mask * T * h + 2.0 * T * h + mask * T * h + 4.0 * T * h;
+  // attention input, its dropout mask, MLP input, its dropout mask, norm inputs
+  const double mlp_input = frozen_mlp ? 0.0 : 2.0 * T * h;
+  const double rest = 2.0 * T * h + mask * T * h + mlp_input + mask * T * h + 4.0 * T * h;
   const double rest_here = sp ? rest / s.tp : rest;
   if (recompute == Recompute::kFull) return (sp ? 2.0 * T * h / s.tp : 2.0 * T * h);
-  double attention = 2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * s.kv_width + 2.0 * T * s.q_width;
+  double attention =
+      2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * s.kv_width + 2.0 * T * s.q_width;
   double scores = 0;
   if (flash) {
     attention += 4.0 * T * s.heads;  // the softmax statistics (FP32 log-sum-exp per row)
@@ -253,7 +267,8 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   }
   double mlp = 0;
   const double routed = s.experts > 0 ? s.top_k * s.capacity_factor : 1.0;
-  mlp = routed * (2.0 * T * s.ffn * (s.gated ? 2.0 : 1.0) + 2.0 * T * s.ffn);
+  const double activation_output = frozen_mlp ? 0.0 : 2.0 * T * s.ffn;
+  mlp = routed * (2.0 * T * s.ffn * (s.gated ? 2.0 : 1.0) + activation_output);
   if (s.experts > 0) mlp += routed * 2.0 * T * h;  // the permuted expert inputs
   if (recompute == Recompute::kSelective) scores = 0;
   return rest_here + attention + scores + mlp;

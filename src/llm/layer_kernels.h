@@ -17,20 +17,21 @@ namespace fitspeed {
 struct LayerShape {
   double hidden = 0;
   double head_dim = 0;
-  double heads = 0;       // query heads on this GPU (heads / tp)
-  double kv_heads = 0;    // key/value heads on this GPU (at least 1: Megatron replicates)
-  double q_width = 0;     // heads x head_dim
-  double kv_width = 0;    // kv_heads x head_dim
-  double ffn = 0;         // feed-forward inner size on this GPU (ffn / tp)
+  double heads = 0;     // query heads on this GPU (heads / tp)
+  double kv_heads = 0;  // key/value heads on this GPU (at least 1: Megatron replicates)
+  double q_width = 0;   // heads x head_dim
+  double kv_width = 0;  // kv_heads x head_dim
+  double ffn = 0;       // feed-forward inner size on this GPU (ffn / tp)
   double micro_batch = 0;
-  double seq = 0;         // the whole sequence
-  double seq_local = 0;   // this GPU's part of it (seq / cp)
-  double tokens = 0;      // micro_batch x seq_local
+  double seq = 0;        // the whole sequence
+  double seq_local = 0;  // this GPU's part of it (seq / cp)
+  double tokens = 0;     // micro_batch x seq_local
   int tp = 1, cp = 1, ep = 1;
   bool gated = false;
-  bool dropout = false;   // GPT/BERT-style (LayerNorm, plain feed-forward): dropout after attention and MLP
+  bool dropout =
+      false;  // GPT/BERT-style (LayerNorm, plain feed-forward): dropout after attention and MLP
   bool causal = true;
-  double experts = 0;     // 0: dense
+  double experts = 0;  // 0: dense
   double top_k = 0;
   double capacity_factor = 1;
 };
@@ -41,8 +42,9 @@ LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64
 // Times kernels on one device in one matrix format.
 struct KernelTimer {
   const EfficiencyCurve* matrix = nullptr;  // the curve the matrix products run on
-  double peak = 0;         // their peak, FLOP/s
-  double curve_size = 1;   // the curve is looked up at F x curve_size (the same F/peak as its own format)
+  double peak = 0;                          // their peak, FLOP/s
+  double curve_size =
+      1;  // the curve is looked up at F x curve_size (the same F/peak as its own format)
   double matrix_size_scale = 1;
   const EfficiencyCurve* memory = nullptr;
   const EfficiencyCurve* normalization = nullptr;
@@ -97,9 +99,12 @@ HeadTimes TimeHead(const LayerShape& shape, double padded_vocab, const KernelTim
                    bool sequence_parallel, bool lora = false);
 
 // Activation bytes one layer holds for the backward pass (split.h,
-// LayerActivationBytes).
+// LayerActivationBytes). `frozen_mlp`: the feed-forward block's weights are
+// frozen (LoRA on the attention's matrices): its two products need no
+// weight gradient, so their inputs (the block's input, 2 T h, and the
+// activation's output, 2 T f) are not kept; the activation's input is.
 double LayerActivationBytesOf(const LayerShape& shape, bool sequence_parallel, Recompute recompute,
-                              bool flash_attention);
+                              bool flash_attention, bool frozen_mlp = false);
 
 // LoRA adapter parameters of one layer on one GPU: rank x (inputs + outputs)
 // of the fused QKV and the output projection, split by tp.
@@ -125,8 +130,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& model, const LlmCluster& clust
                          const LlmCalibration& calibration, const LlmStepContext& context,
                          const LayerShape& shape, const LayerTimes& layer, const HeadTimes& head);
 LlmMemory MemoryPerGpuWith(const TransformerConfig& model, const TransformerParameters& params,
-                           const LlmCluster& cluster, const LlmTraining& training, const LlmSplit& split,
-                           const LayerShape& shape);
+                           const LlmCluster& cluster, const LlmTraining& training,
+                           const LlmSplit& split, const LayerShape& shape);
 
 }  // namespace fitspeed
 

@@ -141,6 +141,7 @@ void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, 
   doc["training"] = {{"seq_len", t.seq_len},
                      {"format", MatrixFormatName(t.format)},
                      {"lora_rank", t.lora_rank},
+                     {"fp8_weights", t.fp8_weights},
                      {"flash_attention", t.flash_attention},
                      {"gradient_bytes", t.gradient_bytes},
                      {"workspace_bytes", t.workspace_bytes},
@@ -181,9 +182,9 @@ void WriteStepTablePlannerOutput(std::ostream& out, const TransformerConfig& mod
                                  const PredictionInterval& interval,
                                  const LlmCalibration& calibration) {
   const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
-  out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}\n", model.name,
+  out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}{}\n", model.name,
                      CountParameters(model).total, c.devices, c.device.name, t.seq_len,
-                     MatrixFormatName(t.format),
+                     MatrixFormatName(t.format), t.fp8_weights ? " (weights in FP8 alone)" : "",
                      t.lora_rank > 0 ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
   out << "split: " << SplitTextPlannerOutput(s.split) << "\n\n";
   TextTable summary({"quantity", "value"});

@@ -161,6 +161,8 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
     fail(d.name + " has no " + MatrixFormatName(training.format) +
          " matrix units in its catalog entry");
   if (training.lora_rank < 0) fail("LoRA rank must be >= 0");
+  if (training.fp8_weights && training.format != MatrixFormat::kFp8)
+    fail("FP8 weights (--fp8-weights) need FP8 matrix products (--precision fp8)");
   if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
     fail("capacity factor must be > 0");
   if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
@@ -280,9 +282,10 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   if (lora) adapters = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
   const double shard = s.dp * s.cp;  // ZeRO shards over every rank holding a replica
   const double trained = lora ? adapters : params;
-  mem.weights = 2.0 * params + (lora ? 2.0 * adapters : 0.0);
-  if (tr.format == MatrixFormat::kFp8)
-    mem.weights += params;  // Transformer Engine's FP8 weight copies
+  // 16-bit weights and Transformer Engine's FP8 copies of them, or the FP8
+  // weights alone (fp8_weights); LoRA adapters in 16 bits.
+  const double weight_bytes = tr.fp8_weights ? 1.0 : tr.format == MatrixFormat::kFp8 ? 3.0 : 2.0;
+  mem.weights = weight_bytes * params + (lora ? 2.0 * adapters : 0.0);
   mem.gradients = tr.gradient_bytes * trained;
   mem.optimizer = 12.0 * trained;  // FP32 master weights, Adam's m and v
   if (s.zero >= 1) mem.optimizer /= shard;
@@ -290,7 +293,8 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   // ZeRO-3 / FSDP: every 16-bit weight sharded, a frozen LoRA base's too
   // (DeepSpeed partitions every parameter), one layer gathered at a time.
   if (s.zero >= 3) {
-    mem.weights = 2.0 * (params + adapters) / shard + 2.0 * layer_params;
+    const double held = tr.fp8_weights ? 1.0 : 2.0;  // bytes per weight gathered
+    mem.weights = (held * params + 2.0 * adapters) / shard + held * layer_params;
   }
   // Activations: the first stage holds p micro-batches of its layers in 1F1B
   // (every layer's worth at once), times (1 + (p-1)/(p v)) when interleaved
@@ -299,7 +303,8 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
       std::min<double>(s.pp, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
   const double interleave = s.vp > 1 ? 1.0 + (s.pp - 1.0) / (s.pp * s.vp) : 1.0;
   const double per_layer =
-      LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention);
+      LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention,
+                             /*frozen_mlp=*/tr.lora_rank > 0);
   const double tokens = static_cast<double>(s.micro_batch) * tr.seq_len / s.cp;
   mem.activations = per_layer * layers_per_stage * in_flight * interleave;
   if (s.recompute == Recompute::kFull) {
@@ -449,7 +454,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
     // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
     // gradients are reduced).
-    dp_comm += mb * 2.0 * GatherSplit(2.0 * (sparams.dense + sparams.experts), dp_group, c);
+    const double held = tr.fp8_weights ? 1.0 : 2.0;  // bytes per weight gathered
+    dp_comm += mb * 2.0 * GatherSplit(held * (sparams.dense + sparams.experts), dp_group, c);
   }
   double dp_exposed = dp_comm;
   if (s.overlap_grad_reduce && dp_comm > 0) {

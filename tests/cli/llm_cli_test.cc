@@ -110,6 +110,26 @@ TEST(LlmCli, SplitThatDoesNotDivideIsRefused) {
   EXPECT_THAT(devices.err, HasSubstr("devices"));
 }
 
+TEST(LlmCli, Fp8WeightsHoldTheBaseInOneBytePerWeight) {
+  // Llama-2-7B at tp 8 with FP8 products: 16-bit weights and FP8 copies (3
+  // bytes per weight), or the FP8 weights alone (1 byte): the weights' memory
+  // falls to a third, the step time does not change.
+  const std::string common =
+      "sweep llama-2-7b --device h100 --devices 8 --tp 8 --seq-len 4096 --micro-batch 1 "
+      "--global-batch 8 --precision fp8 --output json";
+  const CliRun copies = RunCli(common);
+  const CliRun alone = RunCli(common + " --fp8-weights");
+  ASSERT_EQ(copies.exit_code, 0) << copies.err;
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto a = nlohmann::json::parse(copies.out);
+  const auto b = nlohmann::json::parse(alone.out);
+  EXPECT_NEAR(b["memory"]["weights"].get<double>() / a["memory"]["weights"].get<double>(),
+              1.0 / 3.0, 1e-9);
+  EXPECT_EQ(b["training"]["fp8_weights"], true);
+  EXPECT_EQ(a["training"]["fp8_weights"], false);
+  EXPECT_DOUBLE_EQ(b["step_time_s"].get<double>(), a["step_time_s"].get<double>());
+}
+
 TEST(LlmCli, BadOptionsAreRefused) {
   const CliRun zero = RunCli("sweep llama-2-7b --device h100 --tp 0 --seq-len 4096");
   EXPECT_EQ(zero.exit_code, kUsage);
@@ -119,6 +139,10 @@ TEST(LlmCli, BadOptionsAreRefused) {
       RunCli("sweep llama-2-7b --device a100 --devices 8 --tp 8 --seq-len 4096 --precision fp8");
   EXPECT_EQ(fp8.exit_code, kUsage);
   EXPECT_THAT(fp8.err, HasSubstr("fp8"));
+  const CliRun fp8_weights =
+      RunCli("sweep llama-2-7b --device h100 --devices 8 --tp 8 --seq-len 4096 --fp8-weights");
+  EXPECT_EQ(fp8_weights.exit_code, kUsage);
+  EXPECT_THAT(fp8_weights.err, HasSubstr("--precision fp8"));
   const CliRun zoo = RunCli("sweep resnet50 --device h100 --tp 2 --seq-len 128");
   EXPECT_EQ(zoo.exit_code, kUsage);
   EXPECT_THAT(zoo.err, HasSubstr("zoo network"));

@@ -472,11 +472,12 @@ TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
 }
 
 constexpr const char* kSettingsHeaderLlmCases =
-    "round,submitter,system,benchmark,recompute,recompute_setting,fp8_attention,zero,evidence,"
+    "round,submitter,system,benchmark,recompute,recompute_setting,fp8_attention,zero,fp8_weights,"
+    "evidence,"
     "source_repo,"
     "source_commit,source_paths,not_modeled\n";
 constexpr const char* kSettingsGoodRowLlmCases =
-    "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,config,repo,"
+    "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,True,config,repo,"
     "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,";
 
 std::string SettingsError(const std::string& rows) {
@@ -494,6 +495,7 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
   EXPECT_EQ(read[0].benchmark, "llama2_70b_lora");
   EXPECT_EQ(read[0].recompute, "none");
   EXPECT_EQ(read[0].fp8_attention, std::optional<bool>(true));
+  EXPECT_TRUE(read[0].fp8_weights);
   EXPECT_EQ(read[0].source_paths, "a.sh;b.yaml");
 
   struct Bad {
@@ -510,9 +512,10 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
       {5, "", "recompute_setting", "is blank"},
       {6, "yes", "fp8_attention", "expected True or False"},
       {7, "4", "zero", "none of 0, 1, 2, 3"},
-      {8, "", "evidence", "is blank"},
-      {10, "62f111b", "source_commit", "is not a commit"},
-      {11, "", "source_paths", "is blank"},
+      {8, "maybe", "fp8_weights", "expected True or False"},
+      {9, "", "evidence", "is blank"},
+      {11, "62f111b", "source_commit", "is not a commit"},
+      {12, "", "source_paths", "is blank"},
   };
   for (const Bad& b : bad) {
     const std::string m =

@@ -241,6 +241,60 @@ TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   EXPECT_GT(ModelLlmStep(m, c, full, s).parts.compute_s, lora.parts.compute_s);
 }
 
+TEST(SplitLora, FrozenFeedForwardKeepsNeitherItsInputNorItsActivationOutput) {
+  // A GPT shape of 4 layers, h = 1024, f = 4h, at s = 1024, b = 1, one stage,
+  // no parallelism or recomputation. LoRA on the attention leaves the
+  // feed-forward block frozen: its two products need no weight gradient, so
+  // its input (2 s b h bytes) and the activation's output (2 s b 4h) are not
+  // kept: 4 x (2 x 1024 x 1024 + 2 x 1024 x 4096) = 41,943,040 bytes less.
+  const TransformerConfig m = GptShape(4, 1024, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 1);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  LlmSplit s;
+  s.micro_batch = 1;
+  s.global_batch = 1;
+  const double full = LlmMemoryPerGpu(m, c, tr, s).activations;
+  tr.lora_rank = 16;
+  const double lora = LlmMemoryPerGpu(m, c, tr, s).activations;
+  EXPECT_NEAR(full - lora, 41943040.0, 1.0);
+  // Full recomputation keeps each layer's input either way.
+  s.recompute = Recompute::kFull;
+  const double lora_full = LlmMemoryPerGpu(m, c, tr, s).activations;
+  tr.lora_rank = 0;
+  EXPECT_DOUBLE_EQ(lora_full, LlmMemoryPerGpu(m, c, tr, s).activations);
+}
+
+TEST(SplitMemory, Fp8WeightsHoldOneBytePerWeightInsteadOfThree) {
+  // Llama-2-70B LoRA at tp 4 (the NeMo MLPerf split): with FP8 products the
+  // GPU holds 16-bit weights and Transformer Engine's FP8 copies, 3 bytes per
+  // base weight; NeMo's fp8_params keeps the FP8 weight alone, 1 byte. The
+  // adapters stay 16-bit (2 bytes) in both.
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 8192;
+  tr.lora_rank = 16;
+  tr.format = MatrixFormat::kFp8;
+  LlmSplit s;
+  s.tp = 4;
+  s.dp = 2;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  const double copies = LlmMemoryPerGpu(m, c, tr, s).weights;
+  tr.fp8_weights = true;
+  const double alone = LlmMemoryPerGpu(m, c, tr, s).weights;
+  // copies = 3 P + 2 A, alone = P + 2 A: their difference is 2 P, a third of
+  // (copies - 2 A); the adapters (80 layers of 16 x (8192 + 2560) + 16 x
+  // (2048 + 8192) at tp 4) are 2 A bytes.
+  const double adapters = 80.0 * (16 * (8192 + 2560) + 16 * (2048 + 8192));
+  const double base = (copies - 2 * adapters) / 3;
+  EXPECT_NEAR(alone, base + 2 * adapters, 1e-6 * alone);
+  // Without FP8 products the option is refused.
+  tr.format = MatrixFormat::k16;
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+}
+
 TEST(SplitLora, ZeroThreeShardsTheFrozenBaseAndGathersItEveryPass) {
   // DeepSpeed ZeRO-3 with LoRA (the Habana and Juniper MLPerf runs):
   // every parameter is partitioned, the frozen base's too. Llama-2-70B, tp 1,

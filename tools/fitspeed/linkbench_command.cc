@@ -30,7 +30,6 @@
 #include "core/median.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
-#include "core/median.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/project/link_logs.h"
 #include "fitspeed/project/linkbench.h"

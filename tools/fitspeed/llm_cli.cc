@@ -69,7 +69,10 @@ LlmCluster MakeClusterLlmCli(const LlmCliOptions& o) {
 }
 
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
-  return MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);
+  LlmTraining t =
+      MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);
+  t.fp8_weights = o.fp8_weights;
+  return t;
 }
 
 }  // namespace fitspeed::cli

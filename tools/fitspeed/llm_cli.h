@@ -22,6 +22,7 @@ struct LlmCliOptions {
   int64_t lora_rank = 0;
   bool flash_attention = true;  // --no-flash: false
   double gradient_bytes = 2;    // --gradient-bytes 2|4
+  bool fp8_weights = false;     // --fp8-weights
 };
 
 // MODEL is a transformer and not a zoo network: a short form
@@ -35,7 +36,8 @@ TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::str
 // --device with --links applied (each link's source on stderr), then MakeCluster.
 LlmCluster MakeClusterLlmCli(const LlmCliOptions& o);
 
-// The training of --seq-len, --precision, --lora-rank, --no-flash, --gradient-bytes.
+// The training of --seq-len, --precision, --lora-rank, --no-flash, --gradient-bytes,
+// --fp8-weights.
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o);
 
 }  // namespace fitspeed::cli

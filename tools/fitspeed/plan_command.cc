@@ -44,6 +44,7 @@ struct PlanCommandOptions {
   int top = 10;
   std::string precision = "mixed";
   int64_t lora_rank = 0;
+  bool fp8_weights = false;  // --fp8-weights
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
@@ -89,7 +90,8 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
                                         "--no-loo"};
 constexpr const char* kLlmOnlyPlan[] = {"--global-batch", "--seq-len",  "--tokens",
                                         "--fix",          "--top",      "--precision",
-                                        "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce"};
+                                        "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce",
+                                        "--fp8-weights"};
 
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
@@ -142,6 +144,7 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   c.seq_len = o.seq_len;
   c.precision = o.precision;
   c.lora_rank = o.lora_rank;
+  c.fp8_weights = o.fp8_weights;
   c.flash_attention = !o.no_flash;
   if (!std::isnan(o.scaling.gradient_bytes)) c.gradient_bytes = o.scaling.gradient_bytes;
   const LlmCluster cluster = MakeClusterLlmCli(c);
@@ -312,6 +315,10 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                    "training")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command->add_flag("--fp8-weights", options->fp8_weights,
+                    "With --device --precision fp8: the weights held in FP8 alone (Transformer "
+                    "Engine's FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit "
+                    "copy: memory only");
   command->add_flag("--no-flash", options->no_flash,
                     "With --device: attention without flash attention (score matrices in memory; "
                     "no context parallelism)");

@@ -75,6 +75,7 @@ struct SweepCommandOptions {
   int zero = -1;
   bool sequence_parallel = false;
   int64_t lora_rank = 0;
+  bool fp8_weights = false;  // --fp8-weights (transformer splits)
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   double gradient_bytes = 2;
@@ -269,6 +270,7 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
   c.lora_rank = o.lora_rank;
   c.flash_attention = !o.no_flash;
   c.gradient_bytes = o.gradient_bytes;
+  c.fp8_weights = o.fp8_weights;
   const LlmCluster cluster = MakeClusterLlmCli(c);
   const LlmTraining training = MakeTrainingLlmCli(c);
   LlmSplit split;
@@ -675,6 +677,10 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "Transformer split: LoRA adapters of this rank on every attention and "
                    "feed-forward matrix of a frozen base; 0: full training (default)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command->add_flag("--fp8-weights", o->fp8_weights,
+                    "Transformer split with --precision fp8: the weights held in FP8 alone "
+                    "(Transformer Engine's FP8 parameters, NeMo's fp8_params), 1 byte each "
+                    "and no 16-bit copy: memory only");
   command->add_flag("--no-flash", o->no_flash,
                     "Transformer split: attention without flash attention (score matrices in "
                     "memory, Megatron's kernels before FlashAttention)");
@@ -693,8 +699,9 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                       "Also write an SVG plot of the measured points and the fitted curve");
   AddProgressOption(*command, o->progress);
   command->callback([o, command, &exit_code] {
-    for (const char* name : {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch",
-                             "--global-batch", "--zero", "--sequence-parallel", "--lora-rank"}) {
+    for (const char* name :
+         {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch", "--global-batch", "--zero",
+          "--sequence-parallel", "--lora-rank", "--fp8-weights"}) {
       if (command->count(name) > 0) o->llm = true;
     }
     if (command->count("--recompute") > 0 && o->recompute_name.empty()) o->recompute_name = "full";

@@ -34,6 +34,8 @@ struct MlperfLlmSettings {
   // The optimizer's sharding stage: 0 (none), 1 (Megatron's distributed
   // optimizer), 3 (DeepSpeed ZeRO-3, MaxText's FSDP).
   int zero = 0;
+  // The weights held in FP8 alone (NeMo's fp8_params; LlmTraining::fp8_weights).
+  bool fp8_weights = false;
   // How it was read ("config (...)", "printed config in the result log",
   // "family: ..."), from where (repository, commit, ';'-separated paths),
   // and the recorded settings the split model cannot express (" | " between

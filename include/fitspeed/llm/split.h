@@ -37,7 +37,7 @@ namespace fitspeed {
 // attention core (scores, softmax, dropout, values) recomputed in the
 // backward pass; full, each layer's forward pass run again from its input.
 enum class Recompute { kNone, kSelective, kFull };
-std::string RecomputeName(Recompute r);  // "none", "selective", "full"
+std::string RecomputeName(Recompute r);             // "none", "selective", "full"
 Recompute ParseRecompute(const std::string& name);  // UsageError naming the choices
 
 // The number format of the matrix products. k16: FP16 or BF16 (the device's
@@ -54,12 +54,12 @@ MatrixFormat ParseMatrixFormat(const std::string& name);
 // (expert parallelism is carved out of dp x cp, as Megatron-Core does: ep
 // divides dp x cp and the number of experts).
 struct LlmSplit {
-  int tp = 1;  // tensor parallel (Megatron's column/row split)
-  int pp = 1;  // pipeline stages
-  int vp = 1;  // virtual stages per pipeline stage (interleaved 1F1B); 1: plain 1F1B
-  int cp = 1;  // context parallel (ring attention over the sequence)
-  int ep = 1;  // expert parallel (MoE models only)
-  int dp = 1;  // data parallel
+  int tp = 1;                // tensor parallel (Megatron's column/row split)
+  int pp = 1;                // pipeline stages
+  int vp = 1;                // virtual stages per pipeline stage (interleaved 1F1B); 1: plain 1F1B
+  int cp = 1;                // context parallel (ring attention over the sequence)
+  int ep = 1;                // expert parallel (MoE models only)
+  int dp = 1;                // data parallel
   int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   int64_t global_batch = 1;  // sequences per optimizer step; a multiple of micro_batch x dp
   Recompute recompute = Recompute::kNone;
@@ -83,6 +83,12 @@ struct LlmTraining {
   // weight-gradient products, gradients, optimizer state and gradient
   // reduction vanish; the activation gradients remain.
   int64_t lora_rank = 0;
+  // Transformer Engine's FP8 parameters (NeMo's fp8_params,
+  // te.fp8_model_init): the base weights held in FP8 alone, 1 byte each,
+  // with no 16-bit copy (the trained weights' FP32 master stays in the
+  // optimizer state; LoRA adapters stay 16-bit). Memory only: the FP8
+  // products are timed alike. Needs format kFp8.
+  bool fp8_weights = false;
   // Attention kernels: true, flash attention (the causal half of the score
   // and value products, no sequence-squared tensors in memory); false, the
   // products and a fused softmax over the whole score matrix (Megatron's
@@ -113,9 +119,9 @@ LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64
 struct LlmCluster {
   Device device;
   int devices = 1;
-  int domain = 8;   // devices per scale-up domain (node)
-  Link intra;       // one direction, per device, inside the domain
-  Link inter;       // one direction, per device, between domains
+  int domain = 8;                          // devices per scale-up domain (node)
+  Link intra;                              // one direction, per device, inside the domain
+  Link inter;                              // one direction, per device, between domains
   std::string intra_source, inter_source;  // where each link came from
 };
 
@@ -136,23 +142,24 @@ struct LlmCalibration {
   double memory_scale = 1.0;
   double dispatch_s = 10e-6;
   double step_overhead_s = 0.0;
-  std::string source = "uncalibrated: the catalog's curves, 10 us host dispatch per kernel (assumed)";
+  std::string source =
+      "uncalibrated: the catalog's curves, 10 us host dispatch per kernel (assumed)";
 };
 
 // Time of one step by part, seconds, on the critical path of the slowest
 // pipeline stage. compute + recompute + the exposed communication + bubble +
 // optimizer + overhead = step_s.
 struct LlmStepParts {
-  double compute_s = 0;         // forward and backward of every micro-batch, no recompute
-  double recompute_s = 0;       // the extra forward work recomputation adds
-  double tensor_comm_s = 0;     // tensor (and sequence) parallel collectives, exposed
-  double context_comm_s = 0;    // ring attention's exchanges not hidden by attention
-  double expert_comm_s = 0;     // expert all-to-all
-  double pipeline_comm_s = 0;   // point-to-point activations and gradients
-  double bubble_s = 0;          // pipeline fill and drain
-  double data_comm_s = 0;       // gradient reduction (and ZeRO-3 gathers) exposed
-  double optimizer_s = 0;       // the update
-  double overhead_s = 0;        // per-step fixed time
+  double compute_s = 0;        // forward and backward of every micro-batch, no recompute
+  double recompute_s = 0;      // the extra forward work recomputation adds
+  double tensor_comm_s = 0;    // tensor (and sequence) parallel collectives, exposed
+  double context_comm_s = 0;   // ring attention's exchanges not hidden by attention
+  double expert_comm_s = 0;    // expert all-to-all
+  double pipeline_comm_s = 0;  // point-to-point activations and gradients
+  double bubble_s = 0;         // pipeline fill and drain
+  double data_comm_s = 0;      // gradient reduction (and ZeRO-3 gathers) exposed
+  double optimizer_s = 0;      // the update
+  double overhead_s = 0;       // per-step fixed time
 };
 
 struct LlmMemory {
@@ -174,7 +181,7 @@ struct LlmStep {
   double mfu = 0;
   LlmStepParts parts;
   LlmMemory memory;
-  int64_t accumulation = 0;  // micro-batches per step
+  int64_t accumulation = 0;        // micro-batches per step
   std::vector<std::string> notes;  // assumptions this step rests on
 };
 
@@ -206,9 +213,9 @@ LlmMemory LlmMemoryPerGpu(const TransformerConfig& model, const LlmCluster& clus
 // comment): for a GPT layer (kv heads = heads, plain feed-forward 4h, dropout)
 // without recomputation, tensor or sequence parallelism this is
 // s*b*h*(34 + 5*a*s/h).
-double LayerActivationBytes(const TransformerConfig& model, int64_t seq_len,
-                            int64_t micro_batch, int tp, bool sequence_parallel,
-                            Recompute recompute, bool flash_attention, int cp = 1);
+double LayerActivationBytes(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
+                            int tp, bool sequence_parallel, Recompute recompute,
+                            bool flash_attention, int cp = 1);
 
 }  // namespace fitspeed
 
