@@ -575,16 +575,18 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              zero: int = 0, precision: str = "mixed", lora_rank: int = 0,
              flash_attention: bool = True, overlap_grad_reduce: bool = True,
              gradient_bytes: float = 2, devices_per_node: int = 0,
-             links: Optional[str] = None, interval_level: float = 0.8) -> LlmStep:
+             links: Optional[str] = None, interval_level: float = 0.8,
+             fp8_weights: bool = False) -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
-    json` (docs/llm.md)."""
+    json` (docs/llm.md). fp8_weights (with precision 'fp8'): the weights held in
+    FP8 alone, `--fp8-weights`."""
     return LlmStep(_fitspeed.llm_step(model, device, devices, tp, pp, vp, cp, ep, micro_batch,
                                       global_batch, seq_len, recompute, sequence_parallel, zero,
                                       precision, lora_rank, flash_attention, overlap_grad_reduce,
                                       float(gradient_bytes), devices_per_node, links or "",
-                                      interval_level))
+                                      interval_level, fp8_weights))
 
 
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
@@ -592,7 +594,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              top: int = 10, precision: str = "mixed", lora_rank: int = 0,
              flash_attention: bool = True, overlap_grad_reduce: bool = True,
              gradient_bytes: float = 2, devices_per_node: int = 0, links: Optional[str] = None,
-             fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8) -> LlmPlan:
+             fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8,
+             fp8_weights: bool = False) -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -605,7 +608,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                                       price_per_device_hour, top, precision, lora_rank,
                                       flash_attention, overlap_grad_reduce, float(gradient_bytes),
                                       devices_per_node, links or "", _fix_text(fix or {}),
-                                      interval_level))
+                                      interval_level, fp8_weights))
 
 
 # plan_llm's fix keys as `fitspeed plan --fix` names them.

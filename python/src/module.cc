@@ -650,13 +650,14 @@ void BindLlm(py::module_& m) {
          const std::string& recompute, bool sequence_parallel, int zero,
          const std::string& precision, int64_t lora_rank, bool flash_attention,
          bool overlap_grad_reduce, double gradient_bytes, int devices_per_node,
-         const std::string& links, double interval_level) {
+         const std::string& links, double interval_level, bool fp8_weights) {
         CheckLevel(interval_level);
         const TransformerConfig model = LoadTransformer(model_spec);
         if (devices < 1) devices = std::max(tp, 1) * std::max(pp, 1) * std::max(cp, 1);
         const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
-        const LlmTraining training =
+        LlmTraining training =
             MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
+        training.fp8_weights = fp8_weights;
         LlmSplit split;
         split.tp = tp;
         split.pp = pp;
@@ -685,6 +686,7 @@ void BindLlm(py::module_& m) {
       py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
       py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("interval_level") = 0.8,
+      py::arg("fp8_weights") = false,
       "One training step of a transformer split (fitspeed/llm/split.h): 'fitspeed.llm-step/1' "
       "JSON text, as `fitspeed sweep MODEL --device D --tp .. --output json` writes it.");
 
@@ -695,7 +697,7 @@ void BindLlm(py::module_& m) {
          std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
          bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
          int devices_per_node, const std::string& links, const std::string& fix,
-         double interval_level) {
+         double interval_level, bool fp8_weights) {
         CheckLevel(interval_level);
         const TransformerConfig model = LoadTransformer(model_spec);
         if (global_batch < 1) throw UsageError("global_batch: give the sequences per step (>= 1)");
@@ -707,6 +709,7 @@ void BindLlm(py::module_& m) {
         options.global_batch = global_batch;
         options.training =
             MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
+        options.training.fp8_weights = fp8_weights;
         options.overlap_grad_reduce = overlap_grad_reduce;
         options.top = top;
         ApplyLlmPlanFix(fix, options);
@@ -728,7 +731,7 @@ void BindLlm(py::module_& m) {
       py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
       py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("fix") = "",
-      py::arg("interval_level") = 0.8,
+      py::arg("interval_level") = 0.8, py::arg("fp8_weights") = false,
       "Every split of the cluster for the model and global batch, ranked by time per token; fix "
       "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
       "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "

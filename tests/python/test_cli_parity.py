@@ -73,6 +73,18 @@ def test_llm_step_equals_the_cli_json(cli):
     assert got == expected
 
 
+def test_llm_step_with_fp8_weights_equals_the_cli_json(cli):
+    expected = run_cli(cli, "sweep", "llama-2-70b", "--device", "h100", "--devices", "8", "--tp",
+                       "4", "--micro-batch", "1", "--global-batch", "8", "--seq-len", "8192",
+                       "--precision", "fp8", "--lora-rank", "16", "--fp8-weights", "--output",
+                       "json")
+    got = fitspeed.llm_step("llama-2-70b", "h100", devices=8, tp=4, micro_batch=1,
+                            global_batch=8, seq_len=8192, precision="fp8", lora_rank=16,
+                            fp8_weights=True).to_dict()
+    assert got == expected
+    assert got["training"]["fp8_weights"] is True
+
+
 def test_llm_plan_equals_the_cli_json_but_for_the_search_speed(cli):
     expected = run_cli(cli, "plan", "llama-3-8b", "--device", "h100", "--devices", "64",
                        "--global-batch", "256", "--seq-len", "8192", "--tokens", "1e12",
