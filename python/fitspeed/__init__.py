@@ -538,20 +538,22 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
           layout: str = "nchw", framework: Optional[str] = None, steps_per_execution: int = 1,
           input_samples_per_s: float = 0, seq_len: int = 0, interval_level: float = 0.8,
           links: Optional[str] = None, mean_tokens: float = 0, mean_square_tokens: float = 0,
-          head_positions: int = 0) -> ModeledSweep:
+          head_positions: int = 0, amp_ops: Optional[str] = None) -> ModeledSweep:
     """The training step of a zoo network modeled on a catalogued device at every
     batch (default 1, 2, 4, ... max_batch), fitted, with the model's prediction
     interval at interval_level; the same numbers as `fitspeed sweep NETWORK
     --device DEVICE --output json` with the same options. framework
     ('pytorch', 'tensorflow', 'mxnet') applies a framework profile. mean_tokens,
     mean_square_tokens and head_positions are --mean-tokens, --mean-square-tokens
-    and --head-positions: unpadded sequences and BERT's masked-LM positions."""
+    and --head-positions: unpadded sequences and BERT's masked-LM positions. amp_ops
+    is --amp-ops ('pytorch', 'tensorflow', or 'none' for a model cast to 16 bits
+    whole); default: the framework's. precision 'fp8' models Transformer Engine."""
     text, notes = _fitspeed.model_sweep(
         network, device, [int(b) for b in (batches or [])], max_batch, precision, optimizer,
         devices, devices_per_node, overlap, accumulation, recompute, attention, layout,
         framework or "", steps_per_execution, float(input_samples_per_s), seq_len,
         interval_level, links or "", float(mean_tokens), float(mean_square_tokens),
-        int(head_positions))
+        int(head_positions), amp_ops or "")
     return ModeledSweep(text, notes)
 
 

@@ -99,7 +99,7 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = ..., *,
           framework: Optional[str] = ..., steps_per_execution: int = ...,
           input_samples_per_s: float = ..., seq_len: int = ..., interval_level: float = ...,
           links: Optional[str] = ..., mean_tokens: float = ..., mean_square_tokens: float = ...,
-          head_positions: int = ...) -> ModeledSweep: ...
+          head_positions: int = ..., amp_ops: Optional[str] = ...) -> ModeledSweep: ...
 def sweep(network: str, batches: Optional[Sequence[int]] = ..., *, max_batch: int = ...,
           precision: str = ..., backend: str = ..., optimizer: str = ..., threads: int = ...,
           min_repeats: int = ..., max_repeats: int = ..., min_time_s: float = ...,

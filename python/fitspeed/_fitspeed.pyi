@@ -125,7 +125,7 @@ def model_sweep(network: str, device: str, batches: Sequence[int], max_batch: in
                 input_samples_per_s: float = ..., seq_len: int = ...,
                 interval_level: float = ..., links: str = ..., mean_tokens: float = ...,
                 mean_square_tokens: float = ...,
-                head_positions: int = ...) -> Tuple[str, List[str]]: ...
+                head_positions: int = ..., amp_ops: str = ...) -> Tuple[str, List[str]]: ...
 def host_sweep(network: str, batches: Sequence[int], max_batch: int = ..., precision: str = ...,
                backend: str = ..., optimizer: str = ..., threads: int = ...,
                min_repeats: int = ..., max_repeats: int = ..., min_time_s: float = ...,

@@ -529,7 +529,7 @@ void BindSweeps(py::module_& m) {
          int accumulation, bool recompute, const std::string& attention, const std::string& layout,
          const std::string& framework, int steps_per_execution, double input_samples_per_s,
          int64_t seq_len, double interval_level, const std::string& links, double mean_tokens,
-         double mean_square_tokens, int64_t head_positions) {
+         double mean_square_tokens, int64_t head_positions, const std::string& amp_ops) {
         DeviceModelOptions options;
         options.batches = batches;
         options.max_batch = max_batch;
@@ -544,7 +544,7 @@ void BindSweeps(py::module_& m) {
         options.layout = ParseActivationLayout(layout);
         options.steps_per_execution = steps_per_execution;
         options.input_samples_per_s = input_samples_per_s;
-        options.amp_ops = FrameworkAmpOps(framework);
+        options.amp_ops = amp_ops.empty() ? FrameworkAmpOps(framework) : ParseAmpOpList(amp_ops);
         options.fusion = FrameworkFusion(framework, options.precision);
         if (!(interval_level > 0 && interval_level < 1)) {
           throw UsageError("interval_level must be in (0, 1)");
@@ -586,7 +586,7 @@ void BindSweeps(py::module_& m) {
       py::arg("framework") = "", py::arg("steps_per_execution") = 1,
       py::arg("input_samples_per_s") = 0.0, py::arg("seq_len") = 0, py::arg("interval_level") = 0.8,
       py::arg("links") = "", py::arg("mean_tokens") = 0.0, py::arg("mean_square_tokens") = 0.0,
-      py::arg("head_positions") = 0,
+      py::arg("head_positions") = 0, py::arg("amp_ops") = "",
       "The training step of a zoo network (or fitspeed.network/1 file) modeled on a catalogued "
       "device at every batch, fitted, with the model's prediction interval: (JSON text as "
       "`fitspeed sweep --device --output json` writes it, notes).");

@@ -47,6 +47,20 @@ def test_modeled_unpadded_bert_equals_the_cli_json(cli):
     assert got == expected
 
 
+def test_modeled_fp8_bert_cast_to_16_bits_whole_equals_the_cli_json(cli):
+    # NVIDIA's MLPerf BERT as validate mlperf models it: FP8 (Transformer
+    # Engine) on a model cast to FP16 whole.
+    expected = run_cli(cli, "sweep", "bert-large", "--device", "h100", "--seq-len", "512",
+                       "--mean-tokens", "254.43", "--head-positions", "38", "--attention",
+                       "fused", "--precision", "fp8", "--amp-ops", "none", "--batches",
+                       "48,96,192", "--output", "json")
+    got = fitspeed.model("bert-large", "h100", [48, 96, 192], seq_len=512, mean_tokens=254.43,
+                         head_positions=38, attention="fused", precision="fp8",
+                         amp_ops="none").to_dict()
+    assert got == expected
+    assert got["model"]["precision"] == "fp8"
+
+
 def test_fit_of_a_log_equals_the_cli_json(cli, data_dir):
     path = str(data_dir / "measured" / "pollux_t4_single_node.csv")
     expected = run_cli(cli, "fit", path, "--output", "json")
