@@ -469,7 +469,11 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
            s.tokens_per_sample > 0 ? ordered_json(s.tokens_per_sample) : ordered_json(nullptr)},
           {"attention", AttentionKernelName(s.attention)},
           {"attention_cores", s.attention_cores},
-          {"amp_ops", s.amp_casts ? ordered_json(AmpOpListName(s.amp_ops)) : ordered_json(nullptr)},
+          {"amp_ops",
+           s.amp_casts || (s.amp_ops == AmpOpList::kNone &&
+                           (s.precision == Precision::kMixed || s.precision == Precision::kFp8))
+               ? ordered_json(AmpOpListName(s.amp_ops))
+               : ordered_json(nullptr)},
           {"fusion", ElementwiseFusionName(s.fusion)},
           {"fused_layers", s.fused_layers},
           {"matrix_peak_flops", Number(s.matrix_peak_flops)}};

@@ -73,6 +73,23 @@ TEST(DeviceCli, DevicesJsonListsTheCatalogWithDatasheetPeaks) {
   }
 }
 
+TEST(DeviceCli, DevicesCsvHasTheTablesColumnsAndARowPerDevice) {
+  const CliRun csv = RunCli("devices --output csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const CliRun json = RunCli("devices --output json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::istringstream lines(csv.out);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("device,kind,cores,fp32_TFLOPS,tf32_TFLOPS,16bit_TFLOPS,fp8_TFLOPS", 0),
+            0u)
+      << header;
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) rows += line.empty() ? 0 : 1;
+  EXPECT_EQ(rows, static_cast<int>(nlohmann::json::parse(json.out)["devices"].size()));
+  EXPECT_THAT(csv.out, HasSubstr("\nh100,gpu,1,67,494.5,"));
+}
+
 TEST(DeviceCli, DevicesTableHasLowPrecisionAndScaleUpColumns) {
   const CliRun run = RunCli("devices");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -167,6 +184,11 @@ TEST(DeviceCli, SweepFp8SaysWhatRunsInFp8AndRefusesDevicesWithoutIt) {
   const CliRun json = RunCli(common + "--precision fp8 --output json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(nlohmann::json::parse(json.out)["model"]["precision"], "fp8");
+  // The list the run used (PyTorch's by default), or "none" for a model cast whole.
+  EXPECT_EQ(nlohmann::json::parse(json.out)["model"]["amp_ops"], "pytorch");
+  const CliRun whole = RunCli(common + "--precision fp8 --amp-ops none --output json");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["model"]["amp_ops"], "none");
   for (const char* args : {"sweep bert-large --device a100 --precision fp8 --batches 8",
                            "sweep bert-large --device v100-sxm2 --precision fp8 --batches 8"}) {
     SCOPED_TRACE(args);

@@ -1,4 +1,4 @@
-// `fitspeed devices [NAME|FILE] [--output table|json]`: the device catalog
+// `fitspeed devices [NAME|FILE] [--output table|csv|json]`: the device catalog
 // (data/devices/*.json, docs/devices.md) with peaks, memory and links, or one
 // device in full; `host` probes this CPU (about a second).
 #include <iostream>
@@ -42,9 +42,11 @@ void SetupDevicesCommand(CLI::App& app, int& exit_code) {
       "links); with NAME or FILE, that device in full. `host` probes this CPU");
   command->add_option("name", options->name,
                       "A catalog device, host, or a device JSON file (docs/devices.md)");
-  command->add_option("--output,-o", options->output, "Output format: table or json")
+  command
+      ->add_option("--output,-o", options->output,
+                   "Output format: table, csv (the table's columns, one row per device) or json")
       ->capture_default_str()
-      ->check(CLI::IsMember({"table", "json"}));
+      ->check(CLI::IsMember({"table", "csv", "json"}));
   command->callback([options, &exit_code] { exit_code = RunDevices(*options); });
 }
 
