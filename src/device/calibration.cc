@@ -25,8 +25,12 @@ Device Apply(const Device& base, const Values& x, const std::array<bool, kParams
     // From the curve ModelStep used (the compute curve when the device has no
     // tensor curve of its own), before the compute scale touches it.
     d.tensor_efficiency = base.TensorEfficiency();
-    for (EfficiencyCurve::Point& p : d.tensor_efficiency.points) {
-      p.efficiency = std::min(1.0, p.efficiency * x[4]);
+    // An FP8 curve of its own scales with it: the same units, the same
+    // framework and host around them.
+    for (EfficiencyCurve* curve : {&d.tensor_efficiency, &d.fp8_efficiency}) {
+      for (EfficiencyCurve::Point& p : curve->points) {
+        p.efficiency = std::min(1.0, p.efficiency * x[4]);
+      }
     }
   }
   // <= 1 by the bound, up to rounding; implicit GEMM and Winograd curves alike.
@@ -45,13 +49,17 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
 
 // After parameter `j` was written into `d` (from `before`): the compute scale
 // scales the Winograd and depthwise curves too, the memory scale the
-// normalization curve, and their sources and bases say so, those of the
+// normalization curve, the tensor scale the FP8 curve, and their sources and bases say so, those of the
 // compute or memory curve.
 void MarkScaledCurves(Device& d, const Device& before, size_t j) {
-  if (j != 0 && j != 1) return;
-  const char* with = j == 0 ? "efficiency.compute" : "efficiency.memory";
+  if (j != 0 && j != 1 && j != 4) return;
+  const char* with = j == 0   ? "efficiency.compute"
+                     : j == 1 ? "efficiency.memory"
+                              : "efficiency.tensor";
   const std::vector<std::pair<const char*, const EfficiencyCurve*>> curves =
-      j == 0 ? std::vector<
+      j == 4 ? std::vector<std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.fp8",
+                                                                          &before.fp8_efficiency}}
+      : j == 0 ? std::vector<
                    std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.winograd",
                                                                     &before.winograd_efficiency},
                                                                    {"efficiency.depthwise",

@@ -224,7 +224,7 @@ class Reader {
   EfficiencyCurve Curve(const json& object, const Path& path, const std::string& key) const {
     const Path at = Sub(path, key);
     const json& c = Required(object, path, key);
-    Object(c, at, {"points", "half_dim", "source", "basis"});
+    Object(c, at, {"points", "half_dim", "from", "source", "basis"});
     const json& points = Required(c, at, "points");
     const Path points_path = Sub(at, "points");
     if (!points.is_array() || points.empty()) {
@@ -253,6 +253,15 @@ class Reader {
              fmt::format("expected a GEMM dimension >= 0, got {}", Excerpt(h)));
       }
       curve.half_dim = h.get<double>();
+    }
+    if (c.contains("from")) {
+      const json& f = c["from"];
+      if (!f.is_string() || f.get<std::string>().empty()) {
+        Fail(Sub(at, "from"),
+             fmt::format("expected the name of the GPU the curve was fitted on, got {}",
+                         Excerpt(f)));
+      }
+      curve.from = f.get<std::string>();
     }
     Source(c, at);
     return curve;
@@ -512,6 +521,7 @@ std::string DeviceToJson(const Device& d) {
     for (const EfficiencyCurve::Point& p : c.points) points.push_back({p.size, p.efficiency});
     ordered_json object{{"points", points}};
     if (c.half_dim > 0) object["half_dim"] = c.half_dim;
+    if (!c.from.empty()) object["from"] = c.from;
     object["source"] = source(field);
     return with_basis(field, object);
   };
@@ -547,6 +557,9 @@ std::string DeviceToJson(const Device& d) {
                        {"memory", curve("efficiency.memory", d.memory_efficiency)}};
   if (!d.tensor_efficiency.points.empty()) {
     doc["efficiency"]["tensor"] = curve("efficiency.tensor", d.tensor_efficiency);
+  }
+  if (!d.fp8_efficiency.points.empty()) {
+    doc["efficiency"]["fp8"] = curve("efficiency.fp8", d.fp8_efficiency);
   }
   if (!d.winograd_efficiency.points.empty()) {
     doc["efficiency"]["winograd"] = curve("efficiency.winograd", d.winograd_efficiency);
@@ -609,6 +622,13 @@ double EfficiencyCurve::ShapeFactor(double m, double n, double k) const {
   if (!(half_dim > 0)) return 1.0;
   FITSPEED_CHECK(m > 0 && n > 0 && k > 0, "ShapeFactor needs GEMM dimensions > 0");
   return m / (m + half_dim) * (n / (n + half_dim)) * (k / (k + half_dim));
+}
+
+Device::MatrixCurve Device::Fp8Matrix() const {
+  FITSPEED_CHECK(fp8_flops_per_s > 0, "Fp8Matrix needs a device with FP8 units");
+  if (!fp8_efficiency.points.empty()) return {&fp8_efficiency, 1.0};
+  const double peak16 = tensor16_flops_per_s > 0 ? tensor16_flops_per_s : fp32_flops_per_s;
+  return {&TensorEfficiency(), peak16 / fp8_flops_per_s};
 }
 
 const DeviceLink* Device::FindLink(const std::string& what) const {
@@ -713,7 +733,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
   r.Object(eff, eff_path,
-           {"compute", "memory", "tensor", "winograd", "depthwise", "memory_normalization"});
+           {"compute", "memory", "tensor", "fp8", "winograd", "depthwise",
+            "memory_normalization"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
@@ -722,6 +743,12 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
              "needs tensor units: peak_flops_per_s.tensor16 or .tf32");
     }
     d.tensor_efficiency = r.Curve(eff, eff_path, "tensor");
+  }
+  if (eff.contains("fp8")) {
+    if (d.fp8_flops_per_s == 0) {
+      r.Fail(Reader::Sub(eff_path, "fp8"), "needs FP8 units: peak_flops_per_s.fp8");
+    }
+    d.fp8_efficiency = r.Curve(eff, eff_path, "fp8");
   }
   if (eff.contains("winograd")) d.winograd_efficiency = r.Curve(eff, eff_path, "winograd");
   if (eff.contains("depthwise")) d.depthwise_efficiency = r.Curve(eff, eff_path, "depthwise");

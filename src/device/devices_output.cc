@@ -52,6 +52,8 @@ ordered_json DeviceJson(const Device& d) {
       {"memory_efficiency", CurveJson(d.memory_efficiency)},
       {"tensor_efficiency",
        d.tensor_efficiency.points.empty() ? ordered_json(nullptr) : CurveJson(d.tensor_efficiency)},
+      {"fp8_efficiency",
+       d.fp8_efficiency.points.empty() ? ordered_json(nullptr) : CurveJson(d.fp8_efficiency)},
       {"winograd_efficiency", d.winograd_efficiency.points.empty()
                                   ? ordered_json(nullptr)
                                   : CurveJson(d.winograd_efficiency)},
@@ -137,6 +139,10 @@ void WriteDeviceDetail(std::ostream& out, const Device& d) {
   if (!d.tensor_efficiency.points.empty()) {
     out << "tensor-unit efficiency (FLOPs, fraction)" << basis("efficiency.tensor") << ":"
         << curve(d.tensor_efficiency) << "\n";
+  }
+  if (!d.fp8_efficiency.points.empty()) {
+    out << "FP8 matrix efficiency (FLOPs, fraction of the FP8 peak)" << basis("efficiency.fp8")
+        << ":" << curve(d.fp8_efficiency) << "\n";
   }
   out << "memory efficiency (bytes, fraction)" << basis("efficiency.memory") << ":"
       << curve(d.memory_efficiency) << "\n";

@@ -362,19 +362,19 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   const Precision precision = options.precision;
   // The peak of matrix work and the tile its feature dimensions are padded to.
   const double matrix_peak = MatrixPeakFlops(device, precision);
-  // FP8 (RunsInFp8): its layers' products at the FP8 peak, on the 16-bit
-  // curve carried at the same fraction of the peak (a kernel of F FLOPs runs
-  // as the curve's kernel of F x peak16 / peak8, the rule the catalog
-  // carries curves between devices by); every other matrix layer as mixed.
+  // FP8 (RunsInFp8): its layers' products at the FP8 peak on the device's
+  // FP8 curve (Device::Fp8Matrix: its own, or the 16-bit curve carried at the
+  // same fraction of the peak); every other matrix layer as mixed.
   const bool fp8 = precision == Precision::kFp8;
   const double peak16 = fp8 ? MatrixPeakFlops(device, Precision::kMixed) : matrix_peak;
-  const double fp8_curve_size = fp8 ? peak16 / matrix_peak : 1.0;
   const int feature_multiple = MatrixOnTensorUnits(device, precision)
                                    ? device.feature_multiple_tensor
                                    : device.feature_multiple_fp32;
   const bool matrix_on_tensor_units = MatrixOnTensorUnits(device, precision);
   const EfficiencyCurve& matrix_efficiency =
       matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
+  const Device::MatrixCurve fp8_matrix =
+      fp8 ? device.Fp8Matrix() : Device::MatrixCurve{&matrix_efficiency, 1.0};
   const bool transposes = ModelsTransposes(device, options);
   const bool nchw_batch_norm = ModelsNchwBatchNorm(device, options);
   const double cores = device.cores;
@@ -507,7 +507,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       const double peak = !on_matrix_units ? core_vector_peak
                           : layer_fp8      ? core_fp8_peak
                                            : core_peak16;
-      const double curve_size = on_matrix_units && layer_fp8 ? fp8_curve_size : 1.0;
+      const double curve_size = on_matrix_units && layer_fp8 ? fp8_matrix.size_factor : 1.0;
       p.tensor_units = on_matrix_units && matrix_on_tensor_units;
       const ConvAlgorithm algorithm =
           layer.kind == LayerKind::kConv2d && on_matrix_units
@@ -522,8 +522,9 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
       // depthwise curve, when it has one.
       const bool depthwise = layer.kind == LayerKind::kConv2d && !matrix && !update &&
                              !device.depthwise_efficiency.points.empty();
-      const EfficiencyCurve& efficiency = p.winograd        ? device.winograd_efficiency
-                                          : on_matrix_units ? matrix_efficiency
+      const EfficiencyCurve& efficiency = p.winograd                      ? device.winograd_efficiency
+                                          : on_matrix_units && layer_fp8 ? *fp8_matrix.curve
+                                          : on_matrix_units               ? matrix_efficiency
                                           : depthwise       ? device.depthwise_efficiency
                                                             : device.compute_efficiency;
       if (p.flops > 0 && !fused_pass) {

@@ -19,6 +19,7 @@
 #include "fit/solver_options.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/evidence/gpu_llm_check.h"
 
 namespace fitspeed {
 
@@ -395,6 +396,8 @@ const char* KernelUnitName(KernelUnit unit) {
       return "winograd";
     case KernelUnit::kTensor16:
       return "tensor16";
+    case KernelUnit::kFp8:
+      return "fp8";
   }
   return "unknown";
 }
@@ -484,7 +487,7 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
 }
 
 std::vector<KernelGpu> KernelGpus() {
-  std::vector<KernelGpu> gpus(4);
+  std::vector<KernelGpu> gpus(5);
   gpus[0] = {
       "V100",
       "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
@@ -530,6 +533,22 @@ std::vector<KernelGpu> KernelGpus() {
              5e-6,
              {},
              {"k40m", "k80"}};
+  // After the V100, which names the Hopper devices for the units the H200
+  // table has no kernels of (FP32, Winograd, depthwise).
+  gpus[4] = {"H200",
+             "NVIDIA H200 SXM of this project's first-hand run (data/llm-gpu/README.md: "
+             "bench/gpu/llm_kernels.py, 2026-11-27, PyTorch 2.11, CUDA 13.0; SM clocks "
+             "1845-1980 MHz): 67 TFLOPS FP32, 989.5 TFLOPS BF16/FP16 and 1,979 TFLOPS FP8 dense "
+             "tensor, 4.8 TB/s (datasheet)",
+             67e12,
+             989.5e12,
+             4.8e12,
+             5e-6,
+             {"h200"},
+             // The same GH100 chip on other boards (the H100 SXM at the same
+             // peaks; the H100 PCIe at its lower clocks, by F/peak).
+             {"h100", "h100-pcie"},
+             1979e12};
   return gpus;
 }
 
@@ -544,6 +563,15 @@ EfficiencyCurve KernelCurveFit::Curve() const {
     // Four significant digits, as the device files print them; never 0.
     const double eff = std::max(1e-6, std::stod(fmt::format("{:.4g}", At(size))));
     curve.points.push_back({std::stod(fmt::format("{:.4g}", size)), eff});
+  }
+  // A kernel with less work never takes longer: where the log-logistic's
+  // time F / (peak eff(F)) would rise toward small F (slope k > 1), hold it at
+  // its minimum (eff in proportion to F below that point).
+  for (size_t i = curve.points.size() - 1; i-- > 0;) {
+    EfficiencyCurve::Point& p = curve.points[i];
+    const EfficiencyCurve::Point& next = curve.points[i + 1];
+    const double floor = next.efficiency * p.size / next.size;
+    if (p.efficiency < floor) p.efficiency = std::stod(fmt::format("{:.4g}", floor));
   }
   curve.half_dim = half_dim > 0 ? std::stod(fmt::format("{:.4g}", half_dim)) : 0;
   return curve;
@@ -565,7 +593,13 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
         ++skipped[fmt::format("{}: FP16 tensor-core kernels on a GPU without tensor cores", m.gpu)];
         continue;
       }
-      KernelUnit unit = m.tensor16 ? KernelUnit::kTensor16 : KernelUnit::kFp32;
+      if (m.fp8 && gpu.fp8_flops_per_s <= 0) {
+        ++skipped[fmt::format("{}: FP8 kernels on a GPU without FP8 units", m.gpu)];
+        continue;
+      }
+      KernelUnit unit = m.fp8        ? KernelUnit::kFp8
+                        : m.tensor16 ? KernelUnit::kTensor16
+                                     : KernelUnit::kFp32;
       double flops = m.direct_flops;
       GemmDims dims = m.dims;
       if (m.op == "conv") {
@@ -588,7 +622,9 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       KernelTerm term;
       term.flops = flops;
       term.dims = dims;
-      term.peak = m.tensor16 ? gpu.tensor16_flops_per_s : gpu.fp32_flops_per_s;
+      term.peak = m.fp8        ? gpu.fp8_flops_per_s
+                  : m.tensor16 ? gpu.tensor16_flops_per_s
+                               : gpu.fp32_flops_per_s;
       term.memory_s =
           m.bytes / (gpu.memory_bandwidth_bytes_per_s * memory_of.memory_efficiency.At(m.bytes));
       term.launch_s = gpu.kernel_launch_s;
@@ -596,7 +632,8 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       terms[unit].emplace_back(term, &m);
     }
     if (agreement.convolutions > 0) report.agreement.push_back(agreement);
-    for (KernelUnit unit : {KernelUnit::kFp32, KernelUnit::kWinograd, KernelUnit::kTensor16}) {
+    for (KernelUnit unit :
+         {KernelUnit::kFp32, KernelUnit::kWinograd, KernelUnit::kTensor16, KernelUnit::kFp8}) {
       const auto& list = terms[unit];
       if (list.empty()) continue;
       if (static_cast<int>(list.size()) < kMinKernels) {
@@ -709,6 +746,29 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory) {
   return all;
 }
 
+std::vector<KernelMeasurement> ReadFirstHandGemms(const std::string& path, const std::string& gpu) {
+  std::vector<KernelMeasurement> out;
+  for (const GpuGemm& g : ReadGpuGemms(path)) {
+    KernelMeasurement m;
+    m.source = fmt::format("{}:{}", g.source, g.line);
+    m.gpu = gpu;
+    m.op = "gemm";
+    m.pass = "fwd";  // each product is its own kernel, whatever pass of the layer it serves
+    m.fp8 = g.dtype == "fp8_e4m3" || g.dtype == "fp8_e4m3_fast";
+    m.tensor16 = !m.fp8;  // bf16, fp16 (ReadGpuGemms refuses any other dtype)
+    const double rows = static_cast<double>(g.m), cols = static_cast<double>(g.n),
+                 depth = static_cast<double>(g.k);
+    m.direct_flops = g.flops;
+    m.dims = {rows, cols, depth};
+    const double element = m.fp8 ? 1 : 2;
+    m.bytes = element * (rows * depth + depth * cols) + 2 * rows * cols;
+    m.time_s = g.median_s;
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw DataError(path, 0, "status", "no timed matrix product in the file");
+  return out;
+}
+
 DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report) {
   const KernelCurveFit* tensor = nullptr;
   for (const KernelCurveFit& f : report.fits) {
@@ -777,8 +837,14 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
   return d;
 }
 
-KernelFitReport FitKernelTables(const std::string& directory, bool shape_term) {
-  KernelFitReport report = FitKernelCurves(ReadKernelTables(directory), KernelGpus(), shape_term);
+KernelFitReport FitKernelTables(const std::string& directory, bool shape_term,
+                                const std::string& first_hand_gemms) {
+  std::vector<KernelMeasurement> kernels = ReadKernelTables(directory);
+  if (!first_hand_gemms.empty()) {
+    std::vector<KernelMeasurement> h200 = ReadFirstHandGemms(first_hand_gemms, "H200");
+    kernels.insert(kernels.end(), h200.begin(), h200.end());
+  }
+  KernelFitReport report = FitKernelCurves(kernels, KernelGpus(), shape_term);
   report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
   report.memory = FitMemoryPlateaus(directory + "/neusight_vec_large.csv", MemorySweepGpus());
   return report;
@@ -794,30 +860,45 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
     for (const KernelCurveFit& fit : report.fits) {
       if (fit.gpu != gpu.name) continue;
       const bool tensor = fit.unit == KernelUnit::kTensor16;
+      const bool fp8 = fit.unit == KernelUnit::kFp8;
       const double device_peak =
-          tensor ? (device.tensor16_flops_per_s > 0 ? device.tensor16_flops_per_s
-                                                    : device.tf32_flops_per_s)
-                 : device.fp32_flops_per_s;
+          fp8      ? device.fp8_flops_per_s
+          : tensor ? (device.tensor16_flops_per_s > 0 ? device.tensor16_flops_per_s
+                                                      : device.tf32_flops_per_s)
+                   : device.fp32_flops_per_s;
       if (device_peak <= 0) continue;  // no such units
-      const double gpu_peak = tensor ? gpu.tensor16_flops_per_s : gpu.fp32_flops_per_s;
+      const double gpu_peak = fp8      ? gpu.fp8_flops_per_s
+                              : tensor ? gpu.tensor16_flops_per_s
+                                       : gpu.fp32_flops_per_s;
       const char* field = fit.unit == KernelUnit::kFp32       ? "efficiency.compute"
                           : fit.unit == KernelUnit::kWinograd ? "efficiency.winograd"
+                          : fp8                               ? "efficiency.fp8"
                                                               : "efficiency.tensor";
       EfficiencyCurve& curve = fit.unit == KernelUnit::kFp32       ? device.compute_efficiency
                                : fit.unit == KernelUnit::kWinograd ? device.winograd_efficiency
+                               : fp8                               ? device.fp8_efficiency
                                                                    : device.tensor_efficiency;
       curve = CarryCurve(fit, gpu_peak, device_peak);
+      curve.from = gpu.name;
+      bool convolutions = false;
+      for (const KernelCurveFit::Group& g : fit.groups) {
+        convolutions = convolutions || g.name.rfind("conv", 0) == 0;
+      }
       const std::string what =
           fit.unit == KernelUnit::kFp32 ? "FP32 GEMMs and implicit-GEMM convolutions"
           : fit.unit == KernelUnit::kWinograd
               ? "FP32 3x3 stride-1 convolutions run as Winograd F(2x2,3x3) (16/36 of the "
                 "direct FLOPs; Lavin & Gray 2016)"
-              : "FP16 tensor-core GEMMs and convolutions";
+          : fp8 ? "FP8 (E4M3) tensor-core GEMMs (torch._scaled_mm, per-tensor scales, with and "
+                  "without fast accumulation)"
+          : convolutions ? "FP16 tensor-core GEMMs and convolutions"
+                         : "BF16 and FP16 tensor-core GEMMs";
       std::string text = fmt::format(
           "{}: log-logistic e_max/(1+(F_half/F)^k) fitted to {} {} kernels of {} "
-          "(data/kernels, `fitspeed validate --kernels`): e_max {:.3g} +/- {:.2g}, F_half {:.3g} "
+          "({}, `fitspeed validate --kernels`): e_max {:.3g} +/- {:.2g}, F_half {:.3g} "
           "+/- {:.2g} FLOPs, k {:.3g} +/- {:.2g}; median |time error| {:.1f}%",
-          fitted ? "fitted" : "carried", fit.kernels, gpu.name, what, fit.e_max, fit.e_max_se,
+          fitted ? "fitted" : "carried", fit.kernels, gpu.name, what,
+          gpu.name == "H200" ? "data/llm-gpu/gemm.csv" : "data/kernels", fit.e_max, fit.e_max_se,
           fit.f_half, fit.f_half_se, fit.slope, fit.slope_se, 100 * fit.median_abs_error);
       if (fit.half_dim > 0) {
         text +=

@@ -1,6 +1,8 @@
 // The split model's calibration table and interval (fitspeed/llm/calibration.h).
 #include "fitspeed/llm/calibration.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -84,6 +86,19 @@ LlmCalibration LlmCalibrationFor(const Device& device) {
   if (device.name != t.device) {
     c.source = "carried from " + t.device + " (fitted there, nothing of this model measured on " +
                device.name + "): " + c.source;
+    // The size scale corrects the calibration device's matrix curve, fitted
+    // on another GPU's kernels and carried (EfficiencyCurve::from). A device
+    // whose curve was fitted on a different GPU's kernels (its own chip's)
+    // has its own curve's errors, not that one's: the scale is not carried.
+    static const std::string calibrated_from = LoadDevice(t.device).TensorEfficiency().from;
+    const std::string& from = device.TensorEfficiency().from;
+    if (!from.empty() && !calibrated_from.empty() && from != calibrated_from) {
+      c.source += fmt::format(
+          "; matrix size scale {:.3g} not carried: it corrects the {} kernels' curve that {} "
+          "carries, and {}'s matrix curve was fitted on {} kernels (scale 1)",
+          c.matrix_size_scale, calibrated_from, t.device, device.name, from);
+      c.matrix_size_scale = 1.0;
+    }
   }
   return c;
 }

@@ -77,9 +77,17 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
       t.peak = d.fp4_flops_per_s;
       break;
   }
-  // The 16-bit curve carried to the faster format at the same F/peak, the
-  // rule the catalog carries curves between devices by (docs/devices.md).
-  t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
+  // FP8: the device's FP8 curve (Device::Fp8Matrix: its own, or the 16-bit
+  // curve carried at the same F/peak). INT8 and FP4: the 16-bit curve carried
+  // to the faster format at the same F/peak, the rule the catalog carries
+  // curves between devices by (docs/devices.md).
+  if (format == MatrixFormat::kFp8 && t.peak > 0) {
+    const Device::MatrixCurve fp8 = d.Fp8Matrix();
+    t.matrix = fp8.curve;
+    t.curve_size = fp8.size_factor;
+  } else {
+    t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
+  }
   t.fp8_casts = format != MatrixFormat::k16;
   t.matrix_size_scale = cal.matrix_size_scale;
   t.memory = &d.memory_efficiency;

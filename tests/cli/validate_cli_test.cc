@@ -156,12 +156,14 @@ TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
 }
 
 TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
-  // The kernel fits: JSON with nine fits, the algorithm agreement and the depthwise derivation.
+  // The kernel fits: JSON with eleven fits (nine of data/kernels, the H200's
+  // tensor16 and fp8 of data/llm-gpu/gemm.csv), the algorithm agreement and
+  // the depthwise derivation.
   const CliRun kernels = RunCli("validate --kernels --output json");
   ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
   const auto k = nlohmann::json::parse(kernels.out);
   EXPECT_EQ(k["schema"], "fitspeed.kernel-fits/1");
-  EXPECT_EQ(k["fits"].size(), 9u);
+  EXPECT_EQ(k["fits"].size(), 11u);
   EXPECT_EQ(k["algorithm_agreement"].size(), 3u);
   EXPECT_LT(k["depthwise"]["efficiency"].get<double>(), 0.1);
   // The second sources: NeuSight's convolutions carry the algorithm

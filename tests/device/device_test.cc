@@ -272,6 +272,34 @@ TEST(DeviceJson, TensorCurveNeedsTensorUnits) {
   EXPECT_EQ(LoadBroken(t4, ::testing::TempDir() + "/fitspeed_t4_tensor.json"), "");
 }
 
+TEST(DeviceJson, Fp8CurveNeedsFp8UnitsAndCurvesSayWhichGpusKernelsTheyCameFrom) {
+  // h200: a fitted FP8 curve and "from" on its matrix curves (the H200
+  // GEMM table for tensor and FP8, the V100's for FP32 compute); both round-trip.
+  const Device h200 = LoadDevice("h200");
+  ASSERT_FALSE(h200.fp8_efficiency.points.empty());
+  EXPECT_EQ(h200.fp8_efficiency.from, "H200");
+  EXPECT_EQ(h200.tensor_efficiency.from, "H200");
+  EXPECT_EQ(h200.compute_efficiency.from, "V100");
+  EXPECT_EQ(h200.memory_efficiency.from, "");  // plateaus are not kernel-curve fits
+  const Device again = ParseDeviceJson(DeviceToJson(h200), "again.json");
+  EXPECT_EQ(again.fp8_efficiency.points.size(), h200.fp8_efficiency.points.size());
+  EXPECT_EQ(again.fp8_efficiency.from, "H200");
+  EXPECT_EQ(again.bases.at("efficiency.fp8"), "fitted");
+  // The A100 has no FP8 units: an FP8 curve in its file is an error naming the field.
+  const std::string a100 = CatalogDeviceJson("a100");
+  const std::string with_fp8 =
+      Replace(a100, "\"winograd\": {",
+              "\"fp8\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    \"winograd\": {");
+  ASSERT_NE(with_fp8, a100);
+  EXPECT_THAT(LoadBroken(with_fp8, ::testing::TempDir() + "/fitspeed_a100_fp8.json"),
+              HasSubstr("efficiency.fp8"));
+  // "from" must name a GPU.
+  const std::string bad_from = Replace(a100, "\"from\": \"V100\"", "\"from\": 7");
+  ASSERT_NE(bad_from, a100);
+  EXPECT_THAT(LoadBroken(bad_from, ::testing::TempDir() + "/fitspeed_a100_from.json"),
+              HasSubstr(".from"));
+}
+
 TEST(DeviceJson, TensorLayoutIsNhwcOrNchwOnADeviceWithTensorUnits) {
   const std::string t4 = CatalogDeviceJson("t4");
   ASSERT_NE(t4.find("\"value\": \"nhwc\""), std::string::npos);

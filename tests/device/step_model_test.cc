@@ -471,6 +471,31 @@ TEST(StepModel, Fp8RunsDenseProductsAtTheFp8PeakOnTheCarriedCurveWithCastsByHand
   }
 }
 
+TEST(StepModel, Fp8RunsOnTheDevicesOwnFp8CurveAtItsFlopsWhenItHasOne) {
+  // The same device with an FP8 curve of its own (efficiency.fp8): the FP8
+  // product is read on it at F itself; the 16-bit layers keep the tensor curve.
+  Device d = TestDevice();
+  d.fp8_flops_per_s = 160e12;
+  d.tensor_efficiency.points = {{1e6, 0.1}, {1e10, 0.5}};
+  d.fp8_efficiency.points = {{1e6, 0.05}, {1e10, 0.3}};
+  d.sources["efficiency.fp8"] = "test";
+  d = ParseDeviceJson(DeviceToJson(d), "fp8-curve.json");
+  DeviceModelOptions options;
+  options.precision = Precision::kFp8;
+  const ModeledStep step = ModelStep(DenseNet(), d, 256, options);
+  // 536,870,912 FLOPs: between (1e6, 0.05) and (1e10, 0.3), linear in log size:
+  //   f = ln(536.870912) / ln(1e4) = 6.2857577 / 9.2103404 = 0.6824675
+  //   eff = 0.05 + f x 0.25 = 0.2206169; t = 5.36870912e8 / (1.6e14 x 0.2206169) = 1.520937e-5 s
+  EXPECT_NEAR(Forward(Layer(step, "big")).compute_s, 1.520937e-5, 1e-10);
+  const Device::MatrixCurve fp8 = d.Fp8Matrix();
+  EXPECT_EQ(fp8.curve, &d.fp8_efficiency);
+  EXPECT_EQ(fp8.size_factor, 1.0);
+  // Without its own curve: the tensor curve at F x 80/160.
+  d.fp8_efficiency.points.clear();
+  EXPECT_EQ(d.Fp8Matrix().curve, &d.tensor_efficiency);
+  EXPECT_DOUBLE_EQ(d.Fp8Matrix().size_factor, 0.5);
+}
+
 TEST(StepModel, Fp8CoversAFusedAttentionCoreButNotAnUnfusedOneNorConvolutions) {
   Network net("conv", Shape::Chw(3, 8, 8));
   Conv2dAttrs conv;
@@ -926,6 +951,14 @@ TEST(StepModel, Resnet50NchwOnH200AgainstFirstHandRows) {
   // rules the model gave 4,116 images/s (+39%) and a ratio of 1.42 (62.2 /
   // 43.76 ms): both assertions below fail at 15% without them. The rules'
   // constants come from these runs' kernel table, not from these step times.
+  // The second assertion is on the time NCHW adds (86.6 - 45.4 = 41.2 ms
+  // measured), what the rules model: since the Hopper matrix curves are
+  // fitted to this project's H200 GEMMs, the convolutions run as measured
+  // (13.3 ms modeled, 13.8 ms in the kernel table) while the memory-bound
+  // kernels' carried plateau is too fast on this GPU (batch norm, ReLU and
+  // add 22.6 ms modeled, 26.9 ms measured; data/llm-gpu's element-wise rows
+  // -22%), so the NHWC step itself is about 17% short and the ratio of the
+  // two steps says more about that plateau than about the NCHW rules.
   const Network net = ZooNetwork("resnet50");
   const Device h200 = LoadDevice("h200");
   DeviceModelOptions options;
@@ -934,7 +967,7 @@ TEST(StepModel, Resnet50NchwOnH200AgainstFirstHandRows) {
   options.layout = ActivationLayout::kNhwc;
   const ModeledStep nhwc = ModelStep(net, h200, 256, options);
   EXPECT_NEAR(nchw.throughput_sps / 2960.0, 1.0, 0.15);
-  EXPECT_NEAR(nchw.step_time_s / nhwc.step_time_s / (86.6 / 45.4), 1.0, 0.15);
+  EXPECT_NEAR((nchw.step_time_s - nhwc.step_time_s) / (86.6e-3 - 45.4e-3), 1.0, 0.15);
 }
 
 TEST(StepModel, ModeledSamplesFitTheLaw) {

@@ -544,5 +544,22 @@ TEST(ReadCasesCsv, ErrorsNameFileLineAndField) {
   EXPECT_THROW(ReadCasesCsv(::testing::TempDir() + "/fitspeed_no_such_cases.csv"), InputError);
 }
 
+TEST(ApplyCalibration, TheTensorScaleScalesTheFp8CurveWithIt) {
+  // h200 has an FP8 curve of its own: the same units behind the same framework.
+  const Device h200 = LoadDevice("h200");
+  ASSERT_FALSE(h200.fp8_efficiency.points.empty());
+  CalibratedParameter tensor;
+  tensor.name = "tensor_scale";
+  tensor.value = 0.5;
+  const Device d = ApplyCalibration(h200, {tensor});
+  ASSERT_EQ(d.fp8_efficiency.points.size(), h200.fp8_efficiency.points.size());
+  for (size_t i = 0; i < d.fp8_efficiency.points.size(); ++i) {
+    EXPECT_DOUBLE_EQ(d.fp8_efficiency.points[i].efficiency,
+                     0.5 * h200.fp8_efficiency.points[i].efficiency);
+  }
+  EXPECT_NE(d.sources.at("efficiency.fp8").find("scaled with efficiency.tensor"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fitspeed

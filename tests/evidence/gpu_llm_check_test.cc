@@ -223,27 +223,28 @@ TEST(GpuLlmCheckRead, RejectsMalformedRowsNamingFileLineAndField) {
 TEST(GpuLlmCheckPredict, Bf16GemmFromTheH200File) {
   // llama-3-8b qkv forward, m 2048, n 6144, k 4096: F = 2 x 2048 x 6144 x 4096
   // = 103,079,215,104. h200.json: tensor16 9.895e14 FLOP/s; efficiency.tensor
-  // between (1e11, 0.4673) and (1.778e11, 0.5348), linear in log(size):
+  // (fitted to this file's BF16/FP16 rows) between (1e11, 0.6867) and
+  // (1.778e11, 0.6886), linear in log(size):
   //   f = ln(1.03079215104) / ln(1.778) = 0.0303276 / 0.5754891 = 0.0526988
-  //   eff = 0.4673 + f x (0.5348 - 0.4673) = 0.4673 + 0.0035572 = 0.4708572
-  //   t = F / (9.895e14 x 0.4708572) = 1.03079215104e11 / 4.6591320e14 = 2.212413e-4 s
+  //   eff = 0.6867 + f x (0.6886 - 0.6867) = 0.6867 + 0.0001001 = 0.6868001
+  //   t = F / (9.895e14 x 0.6868001) = 1.03079215104e11 / 6.7958870e14 = 1.516788e-4 s
   // No shape term (the curve has no half_dim), no calibration factor.
-  EXPECT_NEAR(PredictGpuGemmSeconds(H200GpuLlmCheck(), "bf16", 2048, 6144, 4096), 2.212413e-4,
+  EXPECT_NEAR(PredictGpuGemmSeconds(H200GpuLlmCheck(), "bf16", 2048, 6144, 4096), 1.516788e-4,
               1e-9);
   // FP16 runs at the same 16-bit peak and curve.
   EXPECT_DOUBLE_EQ(PredictGpuGemmSeconds(H200GpuLlmCheck(), "fp16", 2048, 6144, 4096),
                    PredictGpuGemmSeconds(H200GpuLlmCheck(), "bf16", 2048, 6144, 4096));
 }
 
-TEST(GpuLlmCheckPredict, Fp8GemmAtTheFp8PeakOnTheCarriedCurve) {
-  // Square 4096 in FP8: F = 2 x 4096^3 = 137,438,953,472; looked up at F x
-  // peak16 / peak8 = F x 9.895e14 / 1.979e15 = F x 0.5 = 6.8719476736e10,
-  // between (5.623e10, 0.4009) and (1e11, 0.4673):
-  //   f = ln(6.8719476736e10 / 5.623e10) / ln(1e11 / 5.623e10) = 0.2005822 / 0.5757198 = 0.3484026
-  //   eff = 0.4009 + f x 0.0664 = 0.4240339
-  //   t = F / (1.979e15 x 0.4240331) = 1.37438953472e11 / 8.3916150e14 = 1.637810e-4 s
+TEST(GpuLlmCheckPredict, Fp8GemmAtTheFp8PeakOnTheH200sFp8Curve) {
+  // Square 4096 in FP8: F = 2 x 4096^3 = 137,438,953,472 at the FP8 peak
+  // 1.979e15 on h200.json's efficiency.fp8 (fitted to this file's FP8 rows),
+  // read at F itself, between (1e11, 0.6096) and (1.778e11, 0.6218):
+  //   f = ln(1.37438953472) / ln(1.778) = 0.3180081 / 0.5754891 = 0.5525902
+  //   eff = 0.6096 + f x 0.0122 = 0.6163416
+  //   t = F / (1.979e15 x 0.6163416) = 1.37438953472e11 / 1.2197400e15 = 1.126789e-4 s
   // (no cast kernel: the measured product takes FP8 inputs).
-  EXPECT_NEAR(PredictGpuGemmSeconds(H200GpuLlmCheck(), "fp8_e4m3", 4096, 4096, 4096), 1.637810e-4,
+  EXPECT_NEAR(PredictGpuGemmSeconds(H200GpuLlmCheck(), "fp8_e4m3", 4096, 4096, 4096), 1.126789e-4,
               1e-9);
   EXPECT_DOUBLE_EQ(PredictGpuGemmSeconds(H200GpuLlmCheck(), "fp8_e4m3_fast", 4096, 4096, 4096),
                    PredictGpuGemmSeconds(H200GpuLlmCheck(), "fp8_e4m3", 4096, 4096, 4096));
@@ -268,10 +269,10 @@ TEST(GpuLlmCheckPredict, MemoryOpsAndAttention) {
 
   // Causal flash attention, b 1, 32 heads of 128, seq 1024: forward is one
   // product of F = 2 x 512 x 1024 x 128 x (2 x 32) = 8,589,934,592 (the CSV's
-  // flops_causal), between (5.623e9, 0.1849) and (1e10, 0.2291):
+  // flops_causal), between (5.623e9, 0.5971) and (1e10, 0.6389):
   //   f = ln(8.589934592e9 / 5.623e9) / ln(1e10 / 5.623e9) = 0.4237258 / 0.5757198 = 0.7359931
-  //   eff = 0.1849 + f x 0.0442 = 0.2174309
-  //   t = 8.589934592e9 / (9.895e14 x 0.2174309) = 8.589934592e9 / 2.1514788e14 = 3.992572e-5 s
+  //   eff = 0.5971 + f x 0.0418 = 0.6278645
+  //   t = 8.589934592e9 / (9.895e14 x 0.6278645) = 8.589934592e9 / 6.2127192e14 = 1.382637e-5 s
   GpuAttention a;
   a.pass = "fwd";
   a.batch = 1;
@@ -280,14 +281,14 @@ TEST(GpuLlmCheckPredict, MemoryOpsAndAttention) {
   a.head_dim = 128;
   a.seq = 1024;
   a.causal = true;
-  EXPECT_NEAR(PredictGpuAttentionSeconds(H200GpuLlmCheck(), a), 3.992572e-5, 1e-10);
+  EXPECT_NEAR(PredictGpuAttentionSeconds(H200GpuLlmCheck(), a), 1.382637e-5, 1e-10);
   // Forward and backward adds the backward kernel, 2.5 x F = 21,474,836,480,
-  // between (1.778e10, 0.2804) and (3.162e10, 0.338):
+  // between (1.778e10, 0.6629) and (3.162e10, 0.676):
   //   f = ln(2.147483648e10 / 1.778e10) / ln(3.162e10 / 1.778e10) = 0.1888076 / 0.5757156 =
-  //   0.3279529 eff = 0.2804 + f x 0.0576 = 0.2992901 t = 2.147483648e10 / (9.895e14 x 0.2992901)
-  //   = 7.251398e-5 s; with the forward 1.124397e-4 s
+  //   0.3279529; eff = 0.6629 + f x 0.0131 = 0.6671962; t = 2.147483648e10 / (9.895e14 x
+  //   0.6671962) = 3.252824e-5 s; with the forward 4.635461e-5 s
   a.pass = "fwd_bwd";
-  EXPECT_NEAR(PredictGpuAttentionSeconds(H200GpuLlmCheck(), a), 1.124397e-4, 1e-10);
+  EXPECT_NEAR(PredictGpuAttentionSeconds(H200GpuLlmCheck(), a), 4.635461e-5, 1e-10);
 }
 
 // ---- The report ----------------------------------------------------------------

@@ -23,6 +23,9 @@ namespace fitspeed {
 namespace {
 
 std::string KernelDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/kernels"; }
+std::string FirstHandGemms() {
+  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/llm-gpu/gemm.csv";
+}
 
 std::string WriteFile(const std::string& name, const std::string& text) {
   const std::string path = testing::TempDir() + name;
@@ -410,10 +413,80 @@ TEST(KernelTables, ReadTheCommittedTablesAndRefuseBadOnes) {
   EXPECT_THROW(ReadKernelTable("/nonexistent/kernels.csv"), InputError);
 }
 
+TEST(KernelFit, FirstHandH200GemmsAreReadAsTensorAndFp8Kernels) {
+  const std::vector<KernelMeasurement> k = ReadFirstHandGemms(FirstHandGemms(), "H200");
+  // data/llm-gpu/README.md: 1,492 rows, 781 FP16 + 301 BF16 + 205 + 205 FP8.
+  ASSERT_EQ(k.size(), 1492u);
+  const auto fp8 = std::count_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
+  EXPECT_EQ(fp8, 410);
+  // Row 2: llama-3-8b qkv forward, bf16, 2048 x 6144 x 4096, median 0.13792 ms:
+  // bytes 2 x (2048 x 4096 + 4096 x 6144) + 2 x 2048 x 6144 = 92,274,688.
+  EXPECT_EQ(k[0].gpu, "H200");
+  EXPECT_TRUE(k[0].tensor16);
+  EXPECT_FALSE(k[0].fp8);
+  EXPECT_DOUBLE_EQ(k[0].direct_flops, 103079215104.0);
+  EXPECT_DOUBLE_EQ(k[0].bytes, 92274688.0);
+  EXPECT_DOUBLE_EQ(k[0].time_s, 0.13792e-3);
+  EXPECT_NE(k[0].source.find("gemm.csv:2"), std::string::npos) << k[0].source;
+  // An FP8 row: one byte per input element, a BF16 output.
+  const auto first8 = std::find_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
+  ASSERT_NE(first8, k.end());
+  EXPECT_FALSE(first8->tensor16);
+  EXPECT_DOUBLE_EQ(first8->bytes, first8->dims.m * first8->dims.k + first8->dims.k * first8->dims.n +
+                                      2 * first8->dims.m * first8->dims.n);
+}
+
+TEST(KernelFit, TheH200FitsReproduceItsLargeSquareProducts) {
+  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandGemms());
+  const KernelCurveFit* tensor = nullptr;
+  const KernelCurveFit* fp8 = nullptr;
+  for (const KernelCurveFit& f : report.fits) {
+    if (f.gpu == "H200" && f.unit == KernelUnit::kTensor16) tensor = &f;
+    if (f.gpu == "H200" && f.unit == KernelUnit::kFp8) fp8 = &f;
+  }
+  ASSERT_NE(tensor, nullptr);
+  ASSERT_NE(fp8, nullptr);
+  EXPECT_TRUE(tensor->converged);
+  EXPECT_TRUE(fp8->converged);
+  EXPECT_EQ(tensor->kernels, 1082);
+  EXPECT_EQ(fp8->kernels, 410);
+  // The table's square 8,192 products (gemm.csv): BF16 670.905 TFLOP/s of
+  // 989.5 (0.678), FP8 E4M3 at 1,979 peak: the README's 66-73% range. The
+  // fits' plateau lies within 5% of the BF16 one and inside the FP8 range.
+  EXPECT_NEAR(tensor->At(2 * 8192.0 * 8192 * 8192) / (670.905 / 989.5), 1.0, 0.05);
+  EXPECT_GT(fp8->At(2 * 8192.0 * 8192 * 8192), 0.60);
+  EXPECT_LT(fp8->At(2 * 8192.0 * 8192 * 8192), 0.73);
+  // Median time error over the fitted rows, as `validate kernels` prints it.
+  EXPECT_LT(tensor->median_abs_error, 0.10);
+  EXPECT_LT(fp8->median_abs_error, 0.10);
+}
+
+TEST(KernelFit, TheCurvesTimeNeverFallsAsTheKernelGrows) {
+  // A slope above 1 would make a kernel of fewer FLOPs take longer below
+  // F_half: the points hold the time at its minimum instead. By hand for
+  // e_max 0.8, F_half 1e9, k 2: time ~ F (1 + (1e9/F)^2) is least at F = 1e9
+  // (d/dF = 1 - 1e18/F^2 = 0), where eff = 0.4; below it eff = 0.4 x F / 1e9.
+  KernelCurveFit fit;
+  fit.e_max = 0.8;
+  fit.f_half = 1e9;
+  fit.slope = 2;
+  const EfficiencyCurve c = fit.Curve();
+  for (size_t i = 0; i + 1 < c.points.size(); ++i) {
+    const double t0 = c.points[i].size / c.points[i].efficiency;
+    const double t1 = c.points[i + 1].size / c.points[i + 1].efficiency;
+    EXPECT_LE(t0, t1 * (1 + 1e-3)) << "point " << i;
+  }
+  EXPECT_NEAR(c.At(1e9), 0.4, 1e-3);
+  EXPECT_NEAR(c.At(1e8), 0.04, 1e-4);  // the raw log-logistic gives 0.8 / 101 = 0.0079
+  // A slope at or below 1 is left as fitted.
+  fit.slope = 0.5;
+  EXPECT_NEAR(fit.Curve().At(1e8), 0.8 / (1 + std::sqrt(10.0)), 1e-4);
+}
+
 TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
   // data/devices must be regenerated (`fitspeed validate --kernels --catalog-out
   // DIR`, docs/devices.md) whenever the tables, the fit or the carry rule change.
-  const KernelFitReport report = FitKernelTables(KernelDir());
+  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandGemms());
   int served = 0;
   for (const std::string& name : CatalogDeviceNames()) {
     if (name == "host") continue;
@@ -425,8 +498,10 @@ TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
          {std::pair{&catalog.compute_efficiency, &refit.compute_efficiency},
           std::pair{&catalog.winograd_efficiency, &refit.winograd_efficiency},
           std::pair{&catalog.depthwise_efficiency, &refit.depthwise_efficiency},
-          std::pair{&catalog.tensor_efficiency, &refit.tensor_efficiency}}) {
+          std::pair{&catalog.tensor_efficiency, &refit.tensor_efficiency},
+          std::pair{&catalog.fp8_efficiency, &refit.fp8_efficiency}}) {
       ASSERT_EQ(catalog_curve->points.size(), refit_curve->points.size()) << name;
+      EXPECT_EQ(catalog_curve->from, refit_curve->from) << name;
       for (size_t i = 0; i < catalog_curve->points.size(); ++i) {
         EXPECT_DOUBLE_EQ(catalog_curve->points[i].size, refit_curve->points[i].size) << name;
         EXPECT_DOUBLE_EQ(catalog_curve->points[i].efficiency, refit_curve->points[i].efficiency)

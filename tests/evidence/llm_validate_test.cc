@@ -47,6 +47,24 @@ TEST(LlmValidate, VtrainHeldOutErrorAndRankingMeetTheGoals) {
   EXPECT_EQ(BuiltinLlmCalibration().held_out.size(), 1440u);
 }
 
+TEST(LlmCalibration, TheMatrixSizeScaleIsNotCarriedToACurveFittedOnAnotherGpusKernels) {
+  // The scale corrects the a100's matrix curve (carried from the V100's
+  // kernels). The b200 carries the same V100 curve: it takes the scale. The
+  // h100 and h200 curves are fitted on this project's H200 GEMMs: scale 1.
+  const LlmCalibration& table = BuiltinLlmCalibration().calibration;
+  ASSERT_NE(table.matrix_size_scale, 1.0);
+  EXPECT_EQ(LlmCalibrationFor(LoadDevice("a100")).matrix_size_scale, table.matrix_size_scale);
+  EXPECT_EQ(LlmCalibrationFor(LoadDevice("b200")).matrix_size_scale, table.matrix_size_scale);
+  for (const char* name : {"h100", "h200"}) {
+    const LlmCalibration c = LlmCalibrationFor(LoadDevice(name));
+    EXPECT_EQ(c.matrix_size_scale, 1.0) << name;
+    EXPECT_NE(c.source.find("not carried"), std::string::npos) << c.source;
+    // The host's dispatch and the step overhead are still carried.
+    EXPECT_EQ(c.dispatch_s, table.dispatch_s) << name;
+    EXPECT_EQ(c.step_overhead_s, table.step_overhead_s) << name;
+  }
+}
+
 // NVIDIA's v4.0 one-node LoRA run (table line 56: 8 H100, tp 4, cp 1, dp 2,
 // micro-batch 1, FP8) under recorded and assumed settings. By hand, its
 // memory per GPU without recomputation exceeds the 80 GiB (85.9e9 bytes):

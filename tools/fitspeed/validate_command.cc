@@ -174,6 +174,11 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
       ->add_option("--kernel-data", options->kernel.kernel_dir,
                    "With --kernels: the directory of the kernel tables")
       ->capture_default_str();
+  command
+      ->add_option("--first-hand-gemms", options->kernel.first_hand_gemms,
+                   "With --kernels: the first-hand H200 GEMM table fitted with them "
+                   "(`validate kernels --first-hand-gemms`)")
+      ->capture_default_str();
   command->add_option("--catalog-out", options->kernel.catalog_out,
                       "With --kernels: write the catalog devices the fits serve, with the fitted "
                       "or carried curves, into this directory (data/devices regenerates the "

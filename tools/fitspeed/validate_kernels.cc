@@ -40,7 +40,8 @@ void WriteCatalog(const KernelFitReport& fits, const std::string& directory) {
 
 int RunValidateKernels(const ValidateKernelsOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
-  KernelFitReport fits = FitKernelTables(options.kernel_dir, options.shape_term);
+  KernelFitReport fits =
+      FitKernelTables(options.kernel_dir, options.shape_term, options.first_hand_gemms);
   if (!options.catalog_out.empty()) WriteCatalog(fits, options.catalog_out);
   WriteKernelValidation(
       std::cout, CheckKernelFits(std::move(fits), options.kernel_dir, options.shape_term), format);
@@ -52,10 +53,16 @@ void SetupValidateKernelsCommand(CLI::App& validate, int& exit_code) {
   CLI::App* command = validate.add_subcommand(
       "kernels",
       "Fit the device efficiency curves to the published kernel timings (DeepBench GEMMs and "
-      "convolutions, K40 SGEMM) and report the fits, their residuals, the "
+      "convolutions, K40 SGEMM) and this project's H200 GEMMs, and report the fits, their residuals, the "
       "convolution-algorithm rule's agreement with cuDNN and the catalog on the kernels it was "
       "not fitted to (docs/validation.md, \"Kernel fits\")");
   AddDataOption(*command, options->kernel_dir, "the kernel tables (data/kernels/README.md)");
+  command
+      ->add_option("--first-hand-gemms", options->first_hand_gemms,
+                   "This project's H200 GEMM table (data/llm-gpu/README.md), fitted as the "
+                   "H200's BF16/FP16 tensor and FP8 curves and carried to the H100 boards; "
+                   "\"\": leave it out (the Hopper devices then keep the V100's carried curves)")
+      ->capture_default_str();
   command->add_option("--catalog-out", options->catalog_out,
                       "Write the catalog devices the fits serve, with the fitted or carried "
                       "curves, into this directory (data/devices regenerates the catalog)");

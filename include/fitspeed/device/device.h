@@ -45,6 +45,11 @@ struct EfficiencyCurve {
   // partly empty, and a short reduction leaves each tile's load and store
   // unamortised. 0: no shape term (memory curves, older device files).
   double half_dim = 0;
+  // Matrix curves fitted to kernel timings (fitspeed/evidence/kernels.h): the
+  // GPU whose kernels they were fitted on, as KernelGpu::name ("V100",
+  // "H200"), whether this device's own (basis "fitted") or carried from it.
+  // JSON "from"; "" when not recorded (assumed curves, older device files).
+  std::string from;
   double ShapeFactor(double m, double n, double k) const;
   double ShapeFactor(const GemmDims& d) const { return ShapeFactor(d.m, d.n, d.k); }
 };
@@ -136,6 +141,11 @@ struct Device {
   // fraction of their much larger peak than FP32 kernels do, so calibrating it
   // separately matters for TF32 and mixed precision.
   EfficiencyCurve tensor_efficiency;
+  // FP8 matrix products (Transformer Engine's E4M3/E5M2 GEMMs), against their
+  // FLOPs at fp8_flops_per_s. Empty (JSON: no "efficiency.fp8"): they are
+  // timed on TensorEfficiency() at the same fraction of the peak as a 16-bit
+  // product (Fp8Matrix()). Needs fp8_flops_per_s > 0.
+  EfficiencyCurve fp8_efficiency;
   // FP32 3x3 stride-1 convolutions run with Winograd F(2x2, 3x3) (cuDNN's
   // choice on Maxwell to Turing CUDA cores; fitspeed/evidence/kernels.h), against
   // the FLOPs of the algorithm (16/36 of the direct ones). Empty (JSON: no
@@ -158,6 +168,16 @@ struct Device {
   const EfficiencyCurve& TensorEfficiency() const {
     return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;
   }
+  // The curve an FP8 matrix product of F FLOPs is timed with, read at
+  // F x size_factor: fp8_efficiency at F when the device has one, else
+  // TensorEfficiency() at F x (16-bit peak / FP8 peak), the 16-bit curve
+  // carried to the faster format at the same F/peak (the rule curves are
+  // carried between devices by, docs/devices.md). Needs fp8_flops_per_s > 0.
+  struct MatrixCurve {
+    const EfficiencyCurve* curve = nullptr;
+    double size_factor = 1;
+  };
+  MatrixCurve Fp8Matrix() const;
   // normalization_memory_efficiency, or memory_efficiency when it is empty.
   const EfficiencyCurve& NormalizationMemoryEfficiency() const {
     return normalization_memory_efficiency.points.empty() ? memory_efficiency

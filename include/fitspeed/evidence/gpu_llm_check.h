@@ -3,8 +3,10 @@
 // GEMMs, attention and memory-bound kernels at transformer shapes, and whole
 // training steps of GPT-2-medium and a Llama-3.2-1B-shaped decoder, each
 // predicted by the rules the LLM split model uses (src/llm/layer_kernels.cc)
-// and ModelLlmStep. A test of the catalog out of sample: nothing in these
-// tables sets or chooses any catalog number or model constant
+// and ModelLlmStep. The GEMM rows are the Hopper devices' matrix curves' fit
+// data (ReadFirstHandGemms, fitspeed/evidence/kernels.h): in sample. The
+// attention, memory-bound and step rows test the catalog out of sample:
+// nothing in them sets or chooses any catalog number or model constant
 // (docs/validation.md, "First-hand H200 measurements").
 //
 //   fitspeed::GpuLlmData data = fitspeed::ReadGpuLlmData("data/llm-gpu");

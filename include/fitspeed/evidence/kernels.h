@@ -40,8 +40,9 @@ enum class KernelUnit {
   kFp32,      // FP32 CUDA cores, direct or implicit-GEMM (Device::compute_efficiency)
   kWinograd,  // FP32 CUDA cores, Winograd convolution (Device::winograd_efficiency)
   kTensor16,  // FP16 tensor cores (Device::tensor_efficiency)
+  kFp8,       // FP8 tensor cores (Device::fp8_efficiency)
 };
-const char* KernelUnitName(KernelUnit unit);  // "fp32", "winograd", "tensor16"
+const char* KernelUnitName(KernelUnit unit);  // "fp32", "winograd", "tensor16", "fp8"
 
 // One published kernel timing.
 struct KernelMeasurement {
@@ -50,6 +51,7 @@ struct KernelMeasurement {
   std::string pass;       // "fwd", "bwd_data", "bwd_weights" (GEMMs: "fwd")
   bool tensor16 = false;  // FP16/BF16 inputs on tensor cores (DeepBench "FP16 ip, mixed math")
   bool tf32 = false;      // FP32 inputs on TF32 tensor cores (autoheuristic using_tf32)
+  bool fp8 = false;       // FP8 inputs on FP8 tensor cores (torch._scaled_mm, E4M3)
   // conv only: shape and the algorithm cuDNN chose for the forward pass
   // (DeepBench's column; backward rows repeat it), "" when not recorded.
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
@@ -75,6 +77,14 @@ struct KernelMeasurement {
 // positive number, or an unrecognised header.
 std::vector<KernelMeasurement> ReadKernelTable(const std::string& path);
 
+// The matrix products of this project's first-hand GEMM table
+// (data/llm-gpu/gemm.csv, read by ReadGpuGemms of
+// fitspeed/evidence/gpu_llm_check.h) as kernels of `gpu`: BF16 and FP16 rows
+// on the 16-bit tensor cores, FP8 rows (E4M3, with and without fast
+// accumulation) on the FP8 ones, at their median time; bytes are the inputs
+// at their element size and a 16-bit output. Throws as ReadGpuGemms.
+std::vector<KernelMeasurement> ReadFirstHandGemms(const std::string& path, const std::string& gpu);
+
 // A GPU whose kernels are in the tables: its peaks as measured (the clocks
 // of the measurement) and its bandwidth, and the catalog devices its curves
 // serve: `fitted` take them as fitted (the same chip and board), `carried`
@@ -88,9 +98,14 @@ struct KernelGpu {
   double kernel_launch_s = 5e-6;
   std::vector<std::string> fitted;   // catalog devices that take the fit
   std::vector<std::string> carried;  // catalog devices that take a carried curve
+  double fp8_flops_per_s = 0;        // 0: no FP8 units
 };
 // The GPUs of data/kernels/: V100 (SXM2, DGX-1), P100 (SXM2), T4 and Tesla K40
-// (boost clock), with the catalog devices each serves.
+// (boost clock), and the H200 of this project's first-hand GEMM table
+// (data/llm-gpu), with the catalog devices each serves. A device named by
+// several takes each unit's curve from the last one with a fit of that unit
+// (the Hopper devices: FP32, Winograd and depthwise curves from the V100,
+// tensor and FP8 curves from the H200).
 std::vector<KernelGpu> KernelGpus();
 
 // The fitted log-logistic efficiency curve of one GPU and unit.
@@ -123,7 +138,9 @@ struct KernelCurveFit {
   std::vector<Group> groups;
   double At(double flops) const;  // the fitted eff(F), before the shape term
   // The curve as device-file points: at 10^5 .. 10^12 FLOPs, four per decade,
-  // and half_dim.
+  // and half_dim. Where the fitted time F / (peak At(F)) would grow toward
+  // smaller F (slope > 1), the points hold it at its minimum instead: a
+  // kernel with less work never takes longer.
   EfficiencyCurve Curve() const;
 };
 
@@ -380,17 +397,20 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
 // UsageError when `report` has no V100 tensor16 fit.
 DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report);
 
-// ReadKernelTables and FitKernelCurves on `directory` with KernelGpus(), the
-// depthwise derivation from its tlkh_depsep_conv.csv and the memory plateaus
-// from its neusight_vec_large.csv: what `fitspeed validate --kernels` reports
-// and the catalog's curves come from.
-KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = false);
+// ReadKernelTables of `directory` and, unless `first_hand_gemms` is empty,
+// ReadFirstHandGemms of that file as the H200's, fitted by FitKernelCurves
+// with KernelGpus(); the depthwise derivation from its tlkh_depsep_conv.csv
+// and the memory plateaus from its neusight_vec_large.csv: what `fitspeed
+// validate --kernels` reports and the catalog's curves come from.
+KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = false,
+                                const std::string& first_hand_gemms = "");
 
 // Sets the curves of `device` that the fits of `report` serve (KernelGpus'
 // `fitted` and `carried` lists name it): efficiency.compute from the GPU's
 // FP32 fit, efficiency.winograd from its Winograd fit (a device without
 // one keeps running every convolution as implicit GEMM), efficiency.tensor
 // from its FP16 tensor-core fit when the device has 16-bit or TF32 units,
+// efficiency.fp8 from its FP8 fit when the device has FP8 units,
 // efficiency.depthwise (flat) from report.depthwise when derived, each
 // through CarryCurve from the GPU's peak to the device's (the identity
 // for a fitted device), with its source and basis ("fitted" or "carried").
