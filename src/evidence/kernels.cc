@@ -838,15 +838,20 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
 }
 
 KernelFitReport FitKernelTables(const std::string& directory, bool shape_term,
-                                const std::string& first_hand_gemms) {
+                                const std::string& first_hand_dir) {
   std::vector<KernelMeasurement> kernels = ReadKernelTables(directory);
-  if (!first_hand_gemms.empty()) {
-    std::vector<KernelMeasurement> h200 = ReadFirstHandGemms(first_hand_gemms, "H200");
+  if (!first_hand_dir.empty()) {
+    std::vector<KernelMeasurement> h200 = ReadFirstHandGemms(first_hand_dir + "/gemm.csv", "H200");
     kernels.insert(kernels.end(), h200.begin(), h200.end());
   }
   KernelFitReport report = FitKernelCurves(kernels, KernelGpus(), shape_term);
   report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
-  report.memory = FitMemoryPlateaus(directory + "/neusight_vec_large.csv", MemorySweepGpus());
+  const std::vector<MemorySweepGpu> memory_gpus = MemorySweepGpus();
+  report.memory = FitMemoryPlateaus(directory + "/neusight_vec_large.csv", memory_gpus);
+  if (!first_hand_dir.empty()) {
+    report.memory.push_back(
+        FitFirstHandNormalizationPlateau(first_hand_dir + "/memory_ops.csv", memory_gpus.back()));
+  }
   return report;
 }
 
@@ -1006,8 +1011,55 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        3e11,
        {"l4"},
        {"l40s", "a10g", "l40", "rtx-a5000", "rtx-4090", "rx-7900-xtx"}},
+      // Last: FitMemoryPlateaus finds no NeuSight rows of it; its
+      // normalization plateau is FitFirstHandNormalizationPlateau's.
+      {"H200",
+       "NVIDIA H200 SXM of this project's first-hand run (data/llm-gpu/memory_ops.csv): 4.8 "
+       "TB/s HBM3e (datasheet)",
+       4.8e12,
+       {"h200"},
+       {"h100", "h100-pcie"}},
   };
 }
+
+namespace {
+
+// The plateau statistics of one GPU and class from its kernels' (op,
+// efficiency) in file order: median, its 95% interval, quartiles, per op.
+MemoryPlateauFit PlateauOf(const std::string& gpu, MemoryClass c,
+                           const std::vector<std::pair<std::string, double>>& kernels) {
+  MemoryPlateauFit fit;
+  fit.gpu = gpu;
+  fit.memory_class = c;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_op;
+  std::vector<std::string> op_order;
+  for (const auto& [op, efficiency] : kernels) {
+    all.push_back(efficiency);
+    if (by_op.count(op) == 0) op_order.push_back(op);
+    by_op[op].push_back(efficiency);
+  }
+  fit.kernels = static_cast<int>(all.size());
+  fit.efficiency = Median(all);
+  fit.q25 = Quantile(all, 0.25);
+  fit.q75 = Quantile(all, 0.75);
+  // Ranks of the 95% interval of the median (normal approximation to the
+  // binomial): the order statistics n/2 -/+ 1.96 sqrt(n)/2, 1-based.
+  std::sort(all.begin(), all.end());
+  const double n = static_cast<double>(all.size());
+  const double half_width = 1.96 * std::sqrt(n) / 2;
+  const auto rank = [&](double r) {
+    return all[static_cast<size_t>(std::clamp(r, 1.0, n)) - 1];
+  };
+  fit.ci_low = rank(std::floor(n / 2 - half_width));
+  fit.ci_high = rank(std::ceil(n / 2 + half_width + 1));
+  for (const std::string& op : op_order) {
+    fit.ops.push_back({op, static_cast<int>(by_op[op].size()), Median(by_op[op])});
+  }
+  return fit;
+}
+
+}  // namespace
 
 std::vector<MemoryPlateauFit> FitMemoryPlateaus(const std::string& path,
                                                 const std::vector<MemorySweepGpu>& gpus) {
@@ -1045,38 +1097,25 @@ std::vector<MemoryPlateauFit> FitMemoryPlateaus(const std::string& path,
     for (MemoryClass c : {MemoryClass::kElementwise, MemoryClass::kNormalization}) {
       const auto it = rows.find({gpu.name, c});
       if (it == rows.end() || it->second.size() < static_cast<size_t>(kMinKernels)) continue;
-      MemoryPlateauFit fit;
-      fit.gpu = gpu.name;
-      fit.memory_class = c;
-      std::vector<double> all;
-      std::map<std::string, std::vector<double>> by_op;
-      std::vector<std::string> op_order;
-      for (const auto& [op, efficiency] : it->second) {
-        all.push_back(efficiency);
-        if (by_op.count(op) == 0) op_order.push_back(op);
-        by_op[op].push_back(efficiency);
-      }
-      fit.kernels = static_cast<int>(all.size());
-      fit.efficiency = Median(all);
-      fit.q25 = Quantile(all, 0.25);
-      fit.q75 = Quantile(all, 0.75);
-      // Ranks of the 95% interval of the median (normal approximation to the
-      // binomial): the order statistics n/2 -/+ 1.96 sqrt(n)/2, 1-based.
-      std::sort(all.begin(), all.end());
-      const double n = static_cast<double>(all.size());
-      const double half_width = 1.96 * std::sqrt(n) / 2;
-      const auto rank = [&](double r) {
-        return all[static_cast<size_t>(std::clamp(r, 1.0, n)) - 1];
-      };
-      fit.ci_low = rank(std::floor(n / 2 - half_width));
-      fit.ci_high = rank(std::ceil(n / 2 + half_width + 1));
-      for (const std::string& op : op_order) {
-        fit.ops.push_back({op, static_cast<int>(by_op[op].size()), Median(by_op[op])});
-      }
-      fits.push_back(std::move(fit));
+      fits.push_back(PlateauOf(gpu.name, c, it->second));
     }
   }
   return fits;
+}
+
+MemoryPlateauFit FitFirstHandNormalizationPlateau(const std::string& path,
+                                                  const MemorySweepGpu& gpu) {
+  std::vector<std::pair<std::string, double>> kernels;
+  for (const GpuMemoryOp& o : ReadGpuMemoryOps(path)) {
+    if (!o.normalizes_rows) continue;
+    kernels.emplace_back(o.op, o.bytes / (o.median_s * gpu.memory_bandwidth_bytes_per_s));
+  }
+  if (kernels.size() < static_cast<size_t>(kMinKernels)) {
+    throw DataError(path, 0, "op",
+                    fmt::format("{} LayerNorm, RMSNorm and softmax rows: a plateau needs {}",
+                                kernels.size(), kMinKernels));
+  }
+  return PlateauOf(gpu.name, MemoryClass::kNormalization, kernels);
 }
 
 EfficiencyCurve MemoryCurveWithPlateau(double plateau) {
@@ -1105,14 +1144,20 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
       EfficiencyCurve& curve =
           normalization ? device.normalization_memory_efficiency : device.memory_efficiency;
       curve = MemoryCurveWithPlateau(fit.efficiency);
+      const bool first_hand = gpu.name == "H200";
       std::string text = fmt::format(
           "{}: plateau {:.3g} of the datasheet bandwidth (95% CI {:.3g}-{:.3g}), the median "
-          "of {} {} {} kernels moving >= 1 GB in NeuSight's FP32 sweeps (PyTorch 2.1; "
-          "data/kernels/neusight_vec_large.csv, `fitspeed validate --kernels`); the shape "
-          "below 100 MB is the catalog's assumed one (latency-bound small kernels), scaled "
-          "to that plateau",
+          "of {} {} {} kernels {}, `fitspeed validate --kernels`); the shape below 100 MB is "
+          "the catalog's assumed one (latency-bound small kernels), scaled to that plateau",
           fitted ? "fitted" : "carried", fit.efficiency, fit.ci_low, fit.ci_high, fit.kernels,
-          gpu.name, normalization ? "LayerNorm and softmax" : "element-wise");
+          gpu.name,
+          first_hand     ? "LayerNorm, RMSNorm and softmax"
+          : normalization ? "LayerNorm and softmax"
+                          : "element-wise",
+          first_hand ? "of this project's BF16 run, forward and backward, 134-403 MB each "
+                       "(PyTorch 2.11; data/llm-gpu/memory_ops.csv"
+                     : "moving >= 1 GB in NeuSight's FP32 sweeps (PyTorch 2.1; "
+                       "data/kernels/neusight_vec_large.csv");
       if (carried) {
         text += fmt::format(
             "; carried from the {} at the same fraction of this device's bandwidth "

@@ -23,9 +23,8 @@ namespace fitspeed {
 namespace {
 
 std::string KernelDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/kernels"; }
-std::string FirstHandGemms() {
-  return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/llm-gpu/gemm.csv";
-}
+std::string FirstHandDir() { return std::string(FITSPEED_TEST_DATA_DIR) + "/../../data/llm-gpu"; }
+std::string FirstHandGemms() { return FirstHandDir() + "/gemm.csv"; }
 
 std::string WriteFile(const std::string& name, const std::string& text) {
   const std::string path = testing::TempDir() + name;
@@ -437,7 +436,7 @@ TEST(KernelFit, FirstHandH200GemmsAreReadAsTensorAndFp8Kernels) {
 }
 
 TEST(KernelFit, TheH200FitsReproduceItsLargeSquareProducts) {
-  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandGemms());
+  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandDir());
   const KernelCurveFit* tensor = nullptr;
   const KernelCurveFit* fp8 = nullptr;
   for (const KernelCurveFit& f : report.fits) {
@@ -486,7 +485,7 @@ TEST(KernelFit, TheCurvesTimeNeverFallsAsTheKernelGrows) {
 TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
   // data/devices must be regenerated (`fitspeed validate --kernels --catalog-out
   // DIR`, docs/devices.md) whenever the tables, the fit or the carry rule change.
-  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandGemms());
+  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandDir());
   int served = 0;
   for (const std::string& name : CatalogDeviceNames()) {
     if (name == "host") continue;
@@ -829,12 +828,46 @@ TEST(MemoryPlateau, BadRowsNameTheirLineAndField) {
   EXPECT_THROW(FitMemoryPlateaus("/nonexistent/vec.csv", MemorySweepGpus()), InputError);
 }
 
+TEST(MemoryPlateau, TheH200NormalizationPlateauIsTheMedianOfItsTwelveRowsByHand) {
+  // data/llm-gpu/memory_ops.csv: 12 LayerNorm, RMSNorm and softmax rows; the
+  // middle two of their bytes / (median time x 4.8e12 B/s):
+  //   rmsnorm bwd 8192x4096: 201,326,592 / (0.12e-3 x 4.8e12) = 0.349525
+  //   softmax bwd 8192x4096: 201,326,592 / (0.103136e-3 x 4.8e12) = 0.406677
+  // median (0.349525 + 0.406677) / 2 = 0.378101; lowest softmax fwd
+  // 8192x8192 0.220146, highest rmsnorm fwd 8192x4096 0.607237.
+  const MemorySweepGpu h200 = MemorySweepGpus().back();
+  ASSERT_EQ(h200.name, "H200");
+  const MemoryPlateauFit fit =
+      FitFirstHandNormalizationPlateau(FirstHandDir() + "/memory_ops.csv", h200);
+  EXPECT_EQ(fit.kernels, 12);
+  EXPECT_EQ(fit.memory_class, MemoryClass::kNormalization);
+  EXPECT_NEAR(fit.efficiency, 0.378101, 1e-6);
+  ASSERT_EQ(fit.ops.size(), 3u);
+  // Served: h200 fitted, h100 carried; the element-wise curve is not touched.
+  Device d = LoadDevice("h100");
+  const EfficiencyCurve elementwise = d.memory_efficiency;
+  EXPECT_EQ(ApplyMemoryPlateaus(d, {fit}, MemorySweepGpus()),
+            std::vector<std::string>{"efficiency.memory_normalization"});
+  EXPECT_NEAR(d.normalization_memory_efficiency.points.back().efficiency, 0.378101, 1e-3);
+  EXPECT_EQ(d.memory_efficiency.points.back().efficiency, elementwise.points.back().efficiency);
+  EXPECT_EQ(d.bases.at("efficiency.memory_normalization"), "carried");
+  // Fewer than 8 rows: refused, naming the file.
+  const std::string few = WriteFile(
+      "few_memory_ops.csv",
+      "op,impl,pass,dtype,tokens,hidden,elements,bytes,median_ms,status,note\n"
+      "layernorm,torch,fwd,bf16,8192,4096,33554432,134217728,0.0592,ok,\n");
+  EXPECT_THROW(FitFirstHandNormalizationPlateau(few, h200), DataError);
+}
+
 TEST(MemoryPlateau, TheCatalogCarriesThePlateausOfTheCommittedSweeps) {
   // As TheCatalogCarriesTheCurvesOfTheCommittedTables, for the memory curves.
-  const std::vector<MemoryPlateauFit> fits =
+  std::vector<MemoryPlateauFit> fits =
       FitMemoryPlateaus(KernelDir() + "/neusight_vec_large.csv", MemorySweepGpus());
   // Seven GPUs, both classes each.
   ASSERT_EQ(fits.size(), 14u);
+  // The H200's normalization plateau of this project's run.
+  fits.push_back(FitFirstHandNormalizationPlateau(FirstHandDir() + "/memory_ops.csv",
+                                                  MemorySweepGpus().back()));
   int served = 0;
   for (const std::string& name : CatalogDeviceNames()) {
     if (name == "host") continue;

@@ -50,8 +50,8 @@ void SetupValidateCasesCommand(CLI::App& validate, int& exit_code);
 
 struct ValidateKernelsOptions {
   std::string kernel_dir = kKernelDir;
-  // The first-hand H200 GEMM table fitted with them; "": none.
-  std::string first_hand_gemms = kGpuLlmDir + "/gemm.csv";
+  // This project's H200 tables (gemm.csv, memory_ops.csv) fitted with them; "": none.
+  std::string first_hand_dir = kGpuLlmDir;
   std::string catalog_out;  // write the refitted catalog devices there
   bool shape_term = false;  // fit the GEMM shape term with the curves
   std::string output = "table";

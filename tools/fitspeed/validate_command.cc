@@ -175,9 +175,9 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
                    "With --kernels: the directory of the kernel tables")
       ->capture_default_str();
   command
-      ->add_option("--first-hand-gemms", options->kernel.first_hand_gemms,
-                   "With --kernels: the first-hand H200 GEMM table fitted with them "
-                   "(`validate kernels --first-hand-gemms`)")
+      ->add_option("--first-hand-data", options->kernel.first_hand_dir,
+                   "With --kernels: this project's H200 tables fitted with them "
+                   "(`validate kernels --first-hand-data`)")
       ->capture_default_str();
   command->add_option("--catalog-out", options->kernel.catalog_out,
                       "With --kernels: write the catalog devices the fits serve, with the fitted "

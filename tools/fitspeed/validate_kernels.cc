@@ -41,7 +41,7 @@ void WriteCatalog(const KernelFitReport& fits, const std::string& directory) {
 int RunValidateKernels(const ValidateKernelsOptions& options) {
   const OutputFormat format = ParseOutputFormat(options.output);
   KernelFitReport fits =
-      FitKernelTables(options.kernel_dir, options.shape_term, options.first_hand_gemms);
+      FitKernelTables(options.kernel_dir, options.shape_term, options.first_hand_dir);
   if (!options.catalog_out.empty()) WriteCatalog(fits, options.catalog_out);
   WriteKernelValidation(
       std::cout, CheckKernelFits(std::move(fits), options.kernel_dir, options.shape_term), format);
@@ -53,15 +53,16 @@ void SetupValidateKernelsCommand(CLI::App& validate, int& exit_code) {
   CLI::App* command = validate.add_subcommand(
       "kernels",
       "Fit the device efficiency curves to the published kernel timings (DeepBench GEMMs and "
-      "convolutions, K40 SGEMM) and this project's H200 GEMMs, and report the fits, their residuals, the "
+      "convolutions, K40 SGEMM) and this project's H200 GEMMs and normalization kernels, and report the fits, their residuals, the "
       "convolution-algorithm rule's agreement with cuDNN and the catalog on the kernels it was "
       "not fitted to (docs/validation.md, \"Kernel fits\")");
   AddDataOption(*command, options->kernel_dir, "the kernel tables (data/kernels/README.md)");
   command
-      ->add_option("--first-hand-gemms", options->first_hand_gemms,
-                   "This project's H200 GEMM table (data/llm-gpu/README.md), fitted as the "
-                   "H200's BF16/FP16 tensor and FP8 curves and carried to the H100 boards; "
-                   "\"\": leave it out (the Hopper devices then keep the V100's carried curves)")
+      ->add_option("--first-hand-data", options->first_hand_dir,
+                   "This project's H200 tables (data/llm-gpu/README.md): gemm.csv fitted as the "
+                   "H200's BF16/FP16 tensor and FP8 curves, memory_ops.csv's LayerNorm, RMSNorm "
+                   "and softmax rows as its normalization plateau, both carried to the H100 "
+                   "boards; \"\": leave them out (the Hopper devices then keep the carried curves)")
       ->capture_default_str();
   command->add_option("--catalog-out", options->catalog_out,
                       "Write the catalog devices the fits serve, with the fitted or carried "

@@ -4,8 +4,10 @@
 // training steps of GPT-2-medium and a Llama-3.2-1B-shaped decoder, each
 // predicted by the rules the LLM split model uses (src/llm/layer_kernels.cc)
 // and ModelLlmStep. The GEMM rows are the Hopper devices' matrix curves' fit
-// data (ReadFirstHandGemms, fitspeed/evidence/kernels.h): in sample. The
-// attention, memory-bound and step rows test the catalog out of sample:
+// data (ReadFirstHandGemms, fitspeed/evidence/kernels.h) and the
+// normalization rows their normalization plateau's
+// (FitFirstHandNormalizationPlateau): in sample. The attention, element-wise
+// and step rows test the catalog out of sample:
 // nothing in them sets or chooses any catalog number or model constant
 // (docs/validation.md, "First-hand H200 measurements").
 //

@@ -205,7 +205,11 @@ struct MemorySweepGpu {
   std::vector<std::string> carried;
 };
 // NeuSight's GPUs: V100 PCIe 32 GB, A100 PCIe 40 GB, A100 80 GB PCIe, T4,
-// P100 PCIe, P4 and L4 (the last two serve no catalog device).
+// P100 PCIe, P4 and L4 (the last two serve no catalog device); then the
+// H200 of this project's memory_ops.csv (FitFirstHandNormalizationPlateau),
+// whose normalization plateau replaces the one the Hopper devices carry
+// from the A100 80 GB PCIe (a device named by several takes each class
+// from the last GPU with a fit of it).
 std::vector<MemorySweepGpu> MemorySweepGpus();
 
 // One GPU and class: the efficiency bytes / (time x bandwidth) of each kernel,
@@ -237,6 +241,19 @@ struct MemoryPlateauFit {
 // non-positive number or a row under 1 GB.
 std::vector<MemoryPlateauFit> FitMemoryPlateaus(const std::string& path,
                                                 const std::vector<MemorySweepGpu>& gpus);
+
+// The normalization plateau of `gpu` from this project's first-hand
+// memory-bound kernels (data/llm-gpu/memory_ops.csv, read by ReadGpuMemoryOps
+// of fitspeed/evidence/gpu_llm_check.h): the LayerNorm, RMSNorm and softmax
+// rows, forward and backward, BF16 at 134-403 MB, efficiency = the bench's
+// minimum bytes / (median time x gpu's bandwidth), with the statistics of
+// FitMemoryPlateaus. Only that class: the element-wise rows are not fitted,
+// because the step model's NCHW rules (transposes and cuDNN's NCHW batch
+// norm, fitspeed/device/step_model.h) are defined against the element-wise
+// plateau and were derived with the carried one (docs/validation.md).
+// Throws as ReadGpuMemoryOps; DataError when fewer than 8 rows are there.
+MemoryPlateauFit FitFirstHandNormalizationPlateau(const std::string& path,
+                                                  const MemorySweepGpu& gpu);
 
 // The memory curve with a measured plateau: the catalog's assumed shape
 // (2% of the bandwidth at 10 kB, 10% at 100 kB, 35% at 1 MB, 70% at 10 MB,
@@ -397,13 +414,15 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
 // UsageError when `report` has no V100 tensor16 fit.
 DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report);
 
-// ReadKernelTables of `directory` and, unless `first_hand_gemms` is empty,
-// ReadFirstHandGemms of that file as the H200's, fitted by FitKernelCurves
-// with KernelGpus(); the depthwise derivation from its tlkh_depsep_conv.csv
-// and the memory plateaus from its neusight_vec_large.csv: what `fitspeed
-// validate --kernels` reports and the catalog's curves come from.
+// ReadKernelTables of `directory` and, unless `first_hand_dir` is empty,
+// ReadFirstHandGemms of its gemm.csv as the H200's, fitted by FitKernelCurves
+// with KernelGpus(); the depthwise derivation from its tlkh_depsep_conv.csv,
+// the memory plateaus from its neusight_vec_large.csv and, with
+// `first_hand_dir`, the H200's normalization plateau from its
+// memory_ops.csv: what `fitspeed validate --kernels` reports and the
+// catalog's curves come from.
 KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = false,
-                                const std::string& first_hand_gemms = "");
+                                const std::string& first_hand_dir = "");
 
 // Sets the curves of `device` that the fits of `report` serve (KernelGpus'
 // `fitted` and `carried` lists name it): efficiency.compute from the GPU's
