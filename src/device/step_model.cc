@@ -217,7 +217,7 @@ namespace {
 // Whether AMP's FP32 layers and their casts are modeled: mixed precision
 // (FP8's rest runs as mixed) on a GPU (a TPU's XLA fuses the conversions).
 bool AmpCastsApply(const Device& device, Precision precision) {
-  return (precision == Precision::kMixed || precision == Precision::kFp8) && device.kind == "gpu";
+  return SixteenBitActivations(precision) && device.kind == "gpu";
 }
 
 }  // namespace
@@ -260,9 +260,8 @@ bool RunsInFp8(const Layer& layer, Precision precision, AttentionKernel attentio
 }
 
 double GradientBytesPerParameter(const DeviceModelOptions& options) {
-  const bool sixteen_bit =
-      options.precision == Precision::kMixed || options.precision == Precision::kFp8;
-  return sixteen_bit && options.amp_ops == AmpOpList::kNone ? 2.0 : 4.0;
+  return SixteenBitActivations(options.precision) && options.amp_ops == AmpOpList::kNone ? 2.0
+                                                                                         : 4.0;
 }
 
 bool ModelsTransposes(const Device& device, const DeviceModelOptions& options) {
@@ -397,7 +396,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // master weights and casts them to the 2-byte copy (read 4, write 2 per
   // trainable parameter). FP8 keeps the same tensors (Transformer Engine
   // casts to FP8 only in front of its products).
-  const bool mixed = precision == Precision::kMixed || fp8;
+  const bool mixed = SixteenBitActivations(precision);
   const double sample_bytes = mixed ? 2 : 4;
   const bool amp_casts = AmpCastsApply(device, precision);
   const double layer_step_bytes = mixed ? 2 : 4;

@@ -267,8 +267,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
             "amp: {} op list: {} run in FP32, each cast up before and down after, forward and "
             "backward (--amp-ops; docs/devices.md, \"Step model\")\n",
             AmpOpListName(s.amp_ops), AmpFp32KindNames(s.amp_ops));
-      } else if (s.amp_ops == AmpOpList::kNone &&
-                 (s.precision == Precision::kMixed || s.precision == Precision::kFp8)) {
+      } else if (s.amp_ops == AmpOpList::kNone && SixteenBitActivations(s.precision)) {
         out << "amp: none: the model cast to 16 bits whole (apex amp O2, model.half()): no "
                "layer kept in FP32, nothing cast (--amp-ops)\n";
       }
@@ -470,8 +469,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           {"attention", AttentionKernelName(s.attention)},
           {"attention_cores", s.attention_cores},
           {"amp_ops",
-           s.amp_casts || (s.amp_ops == AmpOpList::kNone &&
-                           (s.precision == Precision::kMixed || s.precision == Precision::kFp8))
+           s.amp_casts || (s.amp_ops == AmpOpList::kNone && SixteenBitActivations(s.precision))
                ? ordered_json(AmpOpListName(s.amp_ops))
                : ordered_json(nullptr)},
           {"fusion", ElementwiseFusionName(s.fusion)},

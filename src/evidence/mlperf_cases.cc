@@ -215,7 +215,10 @@ int SequencesPerRowMlperf(const CsvTable& table, const CsvTable::Row& row) {
 
 // The modeled case of a row whose accelerator the catalog has: the setup of
 // the code the submitters ran (file comment of mlperf.h; docs/validation.md).
-MeasuredCase ModeledCaseMlperf(const MlperfCase& c) {
+// Whether each catalog device of the table has FP8 units, loaded once per read.
+using Fp8UnitsMlperf = std::map<std::string, bool>;
+
+MeasuredCase ModeledCaseMlperf(const MlperfCase& c, Fp8UnitsMlperf& fp8_units) {
   MeasuredCase m;
   m.device = c.device;
   m.precision = Precision::kMixed;  // FP16/BF16 AMP: every closed ResNet-50 and BERT submission
@@ -270,8 +273,11 @@ MeasuredCase ModeledCaseMlperf(const MlperfCase& c) {
       // attention in FP8. The unpacked configs do not (their logs print
       // use_transformer_engine2=False or lack the option). A device without
       // FP8 units (the packed A100 PCIe rows) runs 16-bit.
-      const bool fp8 =
-          io::StartsWith(c.packing, "packed") && LoadDevice(c.device).fp8_flops_per_s > 0;
+      auto units = fp8_units.find(c.device);
+      if (units == fp8_units.end()) {
+        units = fp8_units.emplace(c.device, LoadDevice(c.device).fp8_flops_per_s > 0).first;
+      }
+      const bool fp8 = io::StartsWith(c.packing, "packed") && units->second;
       if (fp8) m.precision = Precision::kFp8;
       // No autocast: run_pretraining.py casts the model to FP16 whole
       // (model.half() with distributed LAMB's FP32 master weights, or apex amp
@@ -299,7 +305,7 @@ MeasuredCase ModeledCaseMlperf(const MlperfCase& c) {
 }
 
 MlperfCase ParseRowMlperf(const CsvTable& table, const CsvTable::Row& row,
-                          const PublisherTable& publishers) {
+                          const PublisherTable& publishers, Fp8UnitsMlperf& fp8_units) {
   MlperfCase c;
   c.source = table.source;
   c.line = row.line;
@@ -360,7 +366,7 @@ MlperfCase ParseRowMlperf(const CsvTable& table, const CsvTable::Row& row,
                                 "on {} accelerators",
                                 c.global_batch, c.sequences_per_row, c.accelerators));
   }
-  if (!c.device.empty()) c.measured = ModeledCaseMlperf(c);
+  if (!c.device.empty()) c.measured = ModeledCaseMlperf(c, fp8_units);
   return c;
 }
 
@@ -369,6 +375,7 @@ MlperfCase ParseRowMlperf(const CsvTable& table, const CsvTable::Row& row,
 MlperfTable ReadMlperfCases(const std::string& path, const PublisherTable& publishers) {
   const CsvTable table = ReadCsvTable(path, ColumnsMlperf());
   MlperfTable out;
+  Fp8UnitsMlperf fp8_units;
   for (const CsvTable::Row& row : table.rows) {
     if (!table.Get(row, "duplicate_of").empty()) {
       ++out.left_out.duplicates;
@@ -380,7 +387,7 @@ MlperfTable ReadMlperfCases(const std::string& path, const PublisherTable& publi
                       fmt::format("'{}' is neither closed nor open", io::Excerpt(division)));
     }
     const int successes = CountMlperf(table, row, "n_ttt_success");
-    MlperfCase c = ParseRowMlperf(table, row, publishers);  // every kept row is checked
+    MlperfCase c = ParseRowMlperf(table, row, publishers, fp8_units);  // every kept row is checked
     if (division == "open") {
       ++out.left_out.open_division;
     } else if (successes == 0) {

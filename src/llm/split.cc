@@ -171,6 +171,16 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
 
 namespace {
 
+// Bytes of each weight a ZeRO-3 / FSDP rank holds sharded and gathers: the
+// FP8 copy alone with fp8_weights, else the 16-bit weight. (Under FP8
+// without fp8_weights, Transformer Engine's FP8 copy of the gathered layer
+// is not counted: an approximation.)
+double GatheredWeightBytesSplit(const LlmTraining& tr) { return tr.fp8_weights ? 1.0 : 2.0; }
+
+}  // namespace
+
+namespace {
+
 // Time of a collective on a group of `n` ranks whose members sit `stride`
 // ranks apart (Megatron's order: tp fastest, then cp, dp, pp), on domains of
 // `domain` devices.
@@ -293,7 +303,7 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
   // ZeRO-3 / FSDP: every 16-bit weight sharded, a frozen LoRA base's too
   // (DeepSpeed partitions every parameter), one layer gathered at a time.
   if (s.zero >= 3) {
-    const double held = tr.fp8_weights ? 1.0 : 2.0;  // bytes per weight gathered
+    const double held = GatheredWeightBytesSplit(tr);
     mem.weights = (held * params + 2.0 * adapters) / shard + held * layer_params;
   }
   // Activations: the first stage holds p micro-batches of its layers in 1F1B
@@ -454,7 +464,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
     // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
     // gradients are reduced).
-    const double held = tr.fp8_weights ? 1.0 : 2.0;  // bytes per weight gathered
+    const double held = GatheredWeightBytesSplit(tr);
     dp_comm += mb * 2.0 * GatherSplit(held * (sparams.dense + sparams.experts), dp_group, c);
   }
   double dp_exposed = dp_comm;

@@ -30,6 +30,14 @@ enum class Precision {
            // H200, B200, L40S...), the rest as kMixed (device/step_model.h says what is modeled)
 };
 
+// Whether `precision` keeps activations and weight copies in 16 bits with
+// FP32 master weights (kMixed, and kFp8, whose products outside FP8 run as
+// kMixed): what AMP's cast rules, 16-bit gradients and the 2-byte tensors
+// of the step model turn on.
+constexpr bool SixteenBitActivations(Precision precision) {
+  return precision == Precision::kMixed || precision == Precision::kFp8;
+}
+
 // Where a precision is named (the columns of the name table).
 enum class PrecisionContext {
   kDevice,  // the device model's options, the cases CSV and every output but the host's:
