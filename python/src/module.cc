@@ -650,9 +650,11 @@ void BindLlm(py::module_& m) {
          const std::string& recompute, bool sequence_parallel, int zero,
          const std::string& precision, int64_t lora_rank, bool flash_attention,
          bool overlap_grad_reduce, double gradient_bytes, int devices_per_node,
-         const std::string& links, double interval_level, bool fp8_weights) {
+         const std::string& links, double interval_level, bool fp8_weights,
+         std::optional<bool> dropout) {
         CheckLevel(interval_level);
-        const TransformerConfig model = LoadTransformer(model_spec);
+        TransformerConfig model = LoadTransformer(model_spec);
+        if (dropout) model.dropout = *dropout;
         if (devices < 1) devices = std::max(tp, 1) * std::max(pp, 1) * std::max(cp, 1);
         const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
         LlmTraining training =
@@ -686,7 +688,7 @@ void BindLlm(py::module_& m) {
       py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
       py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("interval_level") = 0.8,
-      py::arg("fp8_weights") = false,
+      py::arg("fp8_weights") = false, py::arg("dropout") = py::none(),
       "One training step of a transformer split (fitspeed/llm/split.h): 'fitspeed.llm-step/1' "
       "JSON text, as `fitspeed sweep MODEL --device D --tp .. --output json` writes it.");
 
@@ -697,9 +699,10 @@ void BindLlm(py::module_& m) {
          std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
          bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
          int devices_per_node, const std::string& links, const std::string& fix,
-         double interval_level, bool fp8_weights) {
+         double interval_level, bool fp8_weights, std::optional<bool> dropout) {
         CheckLevel(interval_level);
-        const TransformerConfig model = LoadTransformer(model_spec);
+        TransformerConfig model = LoadTransformer(model_spec);
+        if (dropout) model.dropout = *dropout;
         if (global_batch < 1) throw UsageError("global_batch: give the sequences per step (>= 1)");
         if (price && !tokens) throw UsageError("price prices a run: give its tokens as well");
         if (tokens && !(*tokens > 0)) throw UsageError("tokens must be > 0");
@@ -732,6 +735,7 @@ void BindLlm(py::module_& m) {
       py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("fix") = "",
       py::arg("interval_level") = 0.8, py::arg("fp8_weights") = false,
+      py::arg("dropout") = py::none(),
       "Every split of the cluster for the model and global batch, ranked by time per token; fix "
       "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
       "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "

@@ -99,15 +99,16 @@ struct StepArchitectureGpuLlmCheck {
   NormKind norm;
   FeedForwardKind feed_forward;
   bool bias;
+  bool dropout;  // the script's dropout > 0
 };
 // gpt2-medium: ffn 4096 = 4 x 1024, learned positions, LayerNorm, GELU MLP,
 // biases, tied head, dropout 0.1. llama-1b: Llama-3.2-1B's shape, ffn 8192,
 // RoPE, RMSNorm, SwiGLU, no biases, tied head, no dropout.
 constexpr StepArchitectureGpuLlmCheck kStepModelsGpuLlmCheck[] = {
     {"gpt2-medium", "gpt2", 4, 0, PositionEncoding::kLearned, NormKind::kLayerNorm,
-     FeedForwardKind::kPlain, true},
+     FeedForwardKind::kPlain, true, true},
     {"llama-1b", "llama", 0, 8192, PositionEncoding::kRope, NormKind::kRmsNorm,
-     FeedForwardKind::kGated, false},
+     FeedForwardKind::kGated, false, false},
 };
 
 }  // namespace
@@ -258,6 +259,7 @@ std::vector<GpuStep> ReadGpuSteps(const std::string& path, std::vector<GpuLlmSki
     m.attention_bias = arch->bias;
     m.feed_forward_bias = arch->bias;
     m.tied_embeddings = true;
+    m.dropout = arch->dropout;
     const double params = table.Positive(row, "params");
     RequireEqualGpuLlmCheck(table, row, "params", params,
                             static_cast<double>(CountParameters(m).total),

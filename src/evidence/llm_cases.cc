@@ -250,7 +250,7 @@ const std::vector<std::string>& SettingsColumnsLlmCases() {
   static const std::vector<std::string> columns = {
       "round",         "submitter",  "system",      "benchmark", "recompute",   "recompute_setting",
       "fp8_attention", "zero",       "fp8_weights", "evidence",  "source_repo", "source_commit",
-      "source_paths",  "not_modeled"};
+      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap"};
   return columns;
 }
 
@@ -275,6 +275,9 @@ MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable
   }
   s.recompute_setting = table.Get(row, "recompute_setting");
   if (!table.Get(row, "fp8_attention").empty()) s.fp8_attention = table.Bool(row, "fp8_attention");
+  if (!table.Get(row, "dropout").empty()) s.dropout = table.Bool(row, "dropout");
+  if (!table.Get(row, "tp_comm_overlap").empty())
+    s.tp_comm_overlap = table.Bool(row, "tp_comm_overlap");
   const std::string& zero = table.Get(row, "zero");
   if (zero != "0" && zero != "1" && zero != "2" && zero != "3") {
     throw DataError(table.source, row.line, "zero",

@@ -36,6 +36,7 @@ LlmCaseSetup SetupForVtrainCase(const LlmCase& c, const Device& device) {
   m.attention_bias = true;
   m.feed_forward_bias = true;
   m.tied_embeddings = true;
+  m.dropout = true;  // Megatron's --hidden-dropout and --attention-dropout default to 0.1
   s.cluster = MakeCluster(device, c.accelerators, 8);
   s.training.seq_len = c.seq_len;
   s.training.format = MatrixFormat::k16;
@@ -299,7 +300,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
       if (it == devices.end()) it = devices.emplace(c.device, LoadDevice(c.device)).first;
       const Device& device = it->second;
       const bool lora = c.benchmark == "llama2_70b_lora";
-      const TransformerConfig model = LoadTransformer(lora ? "llama-2-70b" : "gpt3-175b");
+      TransformerConfig model = LoadTransformer(lora ? "llama-2-70b" : "gpt3-175b");
       const LlmCluster cluster = MakeCluster(device, c.accelerators);
       LlmTraining tr;
       tr.seq_len = c.seq_len;
@@ -326,6 +327,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         between = set.recompute == "selective-or-full";
         s.recompute = between ? Recompute::kSelective : ParseRecompute(set.recompute);
         s.zero = set.zero;
+        if (set.dropout) model.dropout = *set.dropout;
         if (set.fp8_weights) {
           if (tr.format == MatrixFormat::kFp8) {
             tr.fp8_weights = true;

@@ -25,7 +25,7 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
   s.cp = cp;
   s.ep = ep;
   s.gated = m.feed_forward == FeedForwardKind::kGated;
-  s.dropout = m.feed_forward == FeedForwardKind::kPlain && m.norm == NormKind::kLayerNorm;
+  s.dropout = m.dropout;
   s.causal = m.causal;
   s.experts = m.experts > 1 ? static_cast<double>(m.experts) : 0.0;
   s.top_k = static_cast<double>(m.top_k);

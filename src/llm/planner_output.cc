@@ -123,7 +123,8 @@ void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, 
                   {"architecture", model.architecture},
                   {"source", model.source},
                   {"parameters", params.total},
-                  {"active_parameters", params.active_per_token}};
+                  {"active_parameters", params.active_per_token},
+                  {"dropout", model.dropout}};
   ordered_json links = ordered_json::array();
   links.push_back({{"connects", "devices"},
                    {"bandwidth_bytes_per_s", c.intra.bandwidth_bytes_per_s},

@@ -510,9 +510,9 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.tokens_per_s = step.sequences_per_s * static_cast<double>(tr.seq_len);
   step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
   step.memory = MemoryPerGpuWith(m, ctx.params, c, tr, s, shape);
-  if (m.feed_forward == FeedForwardKind::kPlain && m.norm == NormKind::kLayerNorm)
+  if (m.dropout)
     step.notes.push_back(
-        "dropout assumed on (GPT/BERT-style model): masks held, dropout kernels timed");
+        "dropout on (as the model's configuration gives it): masks held, dropout kernels timed");
   if (vocab != static_cast<double>(m.vocab))
     step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) +
                          " (a multiple of 128 x tp, as Megatron pads)");

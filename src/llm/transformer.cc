@@ -206,6 +206,16 @@ class HfFieldsTf {
     return Has(key) ? Count(key, hi) : absent;
   }
 
+  // A dropout probability: a number in [0, 1), `absent` when not given.
+  double Probability(const std::string& key, double absent) const {
+    if (!Has(key)) return absent;
+    const json& v = doc_[key];
+    if (!v.is_number()) Fail(key, fmt::format("expected a probability, got {}", ExcerptTf(v)));
+    const double p = v.get<double>();
+    if (!(p >= 0.0 && p < 1.0)) Fail(key, fmt::format("{} is not a probability in [0, 1)", p));
+    return p;
+  }
+
   bool Bool(const std::string& key, bool absent) const {
     if (!doc_.contains(key)) return absent;
     const json& v = doc_[key];
@@ -273,7 +283,8 @@ bool ShortFlagTf(const std::string& key, const std::string& value) {
 TransformerConfig ParseShortFormTf(const std::string& spec) {
   static const std::vector<std::string> kKeys = {
       "layers",        "hidden", "heads", "kv_heads", "head_dim", "ffn",  "vocab", "positions",
-      "max_positions", "gated",  "norm",  "experts",  "top_k",    "bias", "tied"};
+      "max_positions", "gated",  "norm",  "experts",  "top_k",    "bias", "tied",
+      "dropout"};
   std::map<std::string, std::string> values;
   std::stringstream items(spec.substr(std::string(kShortPrefixTf).size()));
   std::string item;
@@ -352,6 +363,8 @@ TransformerConfig ParseShortFormTf(const std::string& spec) {
   m.attention_bias = bias;
   m.feed_forward_bias = bias;
   m.tied_embeddings = flag("tied", true);
+  m.dropout = flag("dropout", m.norm == NormKind::kLayerNorm &&
+                                  m.feed_forward == FeedForwardKind::kPlain);
   if (m.head_dim == 0) {
     if (m.hidden % m.heads != 0) {
       throw UsageError(
@@ -486,6 +499,7 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
     m.attention_bias = true;
     m.feed_forward_bias = true;
     m.tied_embeddings = f.Bool("tie_word_embeddings", true);
+    m.dropout = f.Probability("resid_pdrop", 0.1) > 0 || f.Probability("attn_pdrop", 0.1) > 0;
   } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "mixtral" ||
              type == "bert") {
     m.layers = f.Count("num_hidden_layers", kMaxLayersTf);
@@ -506,6 +520,8 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
       m.causal = false;
       m.final_norm = false;
       m.bert_heads = true;
+      m.dropout = f.Probability("hidden_dropout_prob", 0.1) > 0 ||
+                  f.Probability("attention_probs_dropout_prob", 0.1) > 0;
     } else {
       m.kv_heads = f.Count("num_key_value_heads", kMaxHeadsTf, m.heads);
       m.head_dim = f.Count("head_dim", kMaxWidthTf, 0);
@@ -518,6 +534,7 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
         m.feed_forward_bias = f.Bool("mlp_bias", false);
       }
       m.qkv_bias_only = type == "qwen2";
+      m.dropout = f.Probability("attention_dropout", 0.0) > 0;
       if (type == "mixtral") {
         m.experts = f.Count("num_local_experts", kMaxExpertsTf);
         m.top_k = f.Count("num_experts_per_tok", kMaxExpertsTf);

@@ -130,6 +130,30 @@ TEST(LlmCli, Fp8WeightsHoldTheBaseInOneBytePerWeight) {
   EXPECT_DOUBLE_EQ(b["step_time_s"].get<double>(), a["step_time_s"].get<double>());
 }
 
+TEST(LlmCli, DropoutOffDropsTwoMaskBytesPerHiddenElement) {
+  // GPT-3 175B at tp 8 with sequence parallelism, one stage of 96 layers,
+  // micro-batch 1 of 2,048 tokens: dropout's two 1-byte hidden masks are
+  // 2 s b h / t per layer (Korthikanti et al.'s 34 -> 32), so turning it off
+  // saves 96 x 2 x 2048 x 12288 / 8 = 603,979,776 bytes of activations.
+  const std::string common =
+      "sweep gpt3-175b --device h100 --devices 8 --tp 8 --sequence-parallel --recompute "
+      "selective --seq-len 2048 --micro-batch 1 --global-batch 1 --output json";
+  const CliRun on = RunCli(common);
+  const CliRun off = RunCli(common + " --dropout off");
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const auto a = nlohmann::json::parse(on.out);
+  const auto b = nlohmann::json::parse(off.out);
+  EXPECT_EQ(a["model"]["dropout"], true);  // gpt3-175b is a GPT-2 config: 0.1 by default
+  EXPECT_EQ(b["model"]["dropout"], false);
+  EXPECT_NEAR(a["memory"]["activations"].get<double>() - b["memory"]["activations"].get<double>(),
+              603979776.0, 1.0);
+  EXPECT_LT(b["step_time_s"].get<double>(), a["step_time_s"].get<double>());
+  const CliRun bad = RunCli("sweep gpt3-175b --device h100 --tp 8 --seq-len 2048 --dropout maybe");
+  EXPECT_EQ(bad.exit_code, kUsage);
+  EXPECT_THAT(bad.err, HasSubstr("--dropout"));
+}
+
 TEST(LlmCli, BadOptionsAreRefused) {
   const CliRun zero = RunCli("sweep llama-2-7b --device h100 --tp 0 --seq-len 4096");
   EXPECT_EQ(zero.exit_code, kUsage);

@@ -48,6 +48,46 @@ TEST(SplitMemory, LayerActivationsMatchKorthikantiTable2) {
               1.0);
 }
 
+TEST(SplitMemory, DropoutOffDropsItsMasksAndOutput) {
+  // The same GPT-3 layer without dropout (MLPerf's GPT-3 runs set both
+  // dropouts to 0): Korthikanti's 34 s b h loses the two 1-byte hidden masks
+  // (32), and the 5 a s^2 b of the scores keep only the 16-bit softmax output
+  // (2): no attention mask (1), no dropout output (2).
+  TransformerConfig m = GptShape(96, 12288, 96);
+  ASSERT_TRUE(m.dropout);  // the short form's default for norm=layer, gated=0
+  m.dropout = false;
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 1, false, Recompute::kNone, false),
+              s * b * h * (32 + 2 * a * s / h), 1.0);
+  // Sequence parallel, selective: 32 s b h / t.
+  EXPECT_NEAR(LayerActivationBytes(m, 2048, 1, 8, true, Recompute::kSelective, false),
+              32 * s * b * h / t, 1.0);
+}
+
+TEST(SplitStep, DropoutOffRemovesItsKernelsAndNote) {
+  // Dropout's kernels are memory-bound passes: turning it off makes the step
+  // faster and removes the note that says it was assumed.
+  TransformerConfig m = GptShape(4, 1024, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("a100"), 1);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  LlmSplit s;
+  s.micro_batch = 4;
+  s.global_batch = 4;
+  const LlmStep on = ModelLlmStep(m, c, tr, s, LlmCalibration{});
+  m.dropout = false;
+  const LlmStep off = ModelLlmStep(m, c, tr, s, LlmCalibration{});
+  EXPECT_LT(off.step_s, on.step_s);
+  EXPECT_LT(off.memory.activations, on.memory.activations);
+  auto has_dropout_note = [](const LlmStep& step) {
+    for (const std::string& n : step.notes)
+      if (n.find("dropout on") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_dropout_note(on));
+  EXPECT_FALSE(has_dropout_note(off));
+}
+
 TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
   // One stage, tp = 1, dp = 8: the GPU holds every parameter P of the
   // padded model. 16-bit weights 2P, 16-bit gradients 2P, Adam's FP32

@@ -263,6 +263,35 @@ TEST(ParseHfConfig, ReadsALlamaConfigWithDefaults) {
   EXPECT_EQ(CountParameters(m).total, 512000 + 2 * (131072 + 32768 + 528384 + 512) + 256);
 }
 
+TEST(ParseHfConfig, DropoutFollowsTheConfigsProbabilities) {
+  // Llama family: attention_dropout, 0.0 when absent (LlamaConfig's default).
+  EXPECT_FALSE(ParseHfConfig(kLlamaTf, "cfg.json").dropout);
+  EXPECT_TRUE(ParseHfConfig(Replace(kLlamaTf, "\"vocab_size\": 1000",
+                                    "\"vocab_size\": 1000, \"attention_dropout\": 0.1"),
+                            "cfg.json")
+                  .dropout);
+  // GPT-2 and BERT: 0.1 in the built-in configs (and GPT2Config's default).
+  EXPECT_TRUE(LoadTransformer("gpt2-medium").dropout);
+  EXPECT_TRUE(LoadTransformer("bert-large-uncased").dropout);
+  EXPECT_FALSE(LoadTransformer("llama-3-8b").dropout);
+  const std::string gpt2 =
+      "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4,\n"
+      " \"vocab_size\": 100, \"n_positions\": 128";
+  EXPECT_TRUE(ParseHfConfig(gpt2 + "}", "gpt2.json").dropout);  // absent: 0.1
+  EXPECT_TRUE(ParseHfConfig(gpt2 + ", \"resid_pdrop\": 0.0}", "gpt2.json").dropout);
+  EXPECT_FALSE(
+      ParseHfConfig(gpt2 + ", \"resid_pdrop\": 0.0, \"attn_pdrop\": 0}", "gpt2.json").dropout);
+  // Not a probability: the field is named.
+  std::string message = DataErrorOf(Replace(kLlamaTf, "\"vocab_size\": 1000",
+                                            "\"vocab_size\": 1000, \"attention_dropout\": 1.5"));
+  EXPECT_NE(message.find("field 'attention_dropout': 1.5 is not a probability"), std::string::npos)
+      << message;
+  message = DataErrorOf(Replace(kLlamaTf, "\"vocab_size\": 1000",
+                                "\"vocab_size\": 1000, \"attention_dropout\": \"0.1\""));
+  EXPECT_NE(message.find("field 'attention_dropout': expected a probability"), std::string::npos)
+      << message;
+}
+
 TEST(ParseHfConfig, KvHeadsDefaultToHeadsAndHeadDimIsRead) {
   std::string text = Replace(kLlamaTf, "  \"num_key_value_heads\": 2,\n", "  \"head_dim\": 64,\n");
   const TransformerConfig m = ParseHfConfig(text, "cfg.json");
@@ -383,6 +412,15 @@ TEST(ParseHfConfig, Gpt2NInnerNullIsFourTimesHidden) {
 }
 
 // --- short form and loading ---------------------------------------------------
+
+TEST(LoadTransformer, ShortFormDropoutFlag) {
+  const std::string base = "transformer:layers=2,hidden=64,heads=4,vocab=100";
+  EXPECT_TRUE(LoadTransformer(base).dropout);                     // norm=layer, gated=0
+  EXPECT_FALSE(LoadTransformer(base + ",gated=1").dropout);       // Llama-style
+  EXPECT_FALSE(LoadTransformer(base + ",norm=rms").dropout);
+  EXPECT_FALSE(LoadTransformer(base + ",dropout=0").dropout);
+  EXPECT_TRUE(LoadTransformer(base + ",gated=1,dropout=1").dropout);
+}
 
 TEST(LoadTransformer, ShortFormDefaults) {
   const TransformerConfig m =

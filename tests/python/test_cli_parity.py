@@ -99,6 +99,16 @@ def test_llm_step_with_fp8_weights_equals_the_cli_json(cli):
     assert got["training"]["fp8_weights"] is True
 
 
+def test_llm_step_with_dropout_off_equals_the_cli_json(cli):
+    expected = run_cli(cli, "sweep", "gpt3-175b", "--device", "h100", "--devices", "8", "--tp",
+                       "8", "--sequence-parallel", "--micro-batch", "1", "--global-batch", "1",
+                       "--seq-len", "2048", "--dropout", "off", "--output", "json")
+    got = fitspeed.llm_step("gpt3-175b", "h100", devices=8, tp=8, sequence_parallel=True,
+                            micro_batch=1, global_batch=1, seq_len=2048, dropout=False).to_dict()
+    assert got == expected
+    assert got["model"]["dropout"] is False
+
+
 def test_llm_plan_equals_the_cli_json_but_for_the_search_speed(cli):
     expected = run_cli(cli, "plan", "llama-3-8b", "--device", "h100", "--devices", "64",
                        "--global-batch", "256", "--seq-len", "8192", "--tokens", "1e12",

@@ -68,6 +68,13 @@ LlmCluster MakeClusterLlmCli(const LlmCliOptions& o) {
   return MakeCluster(device, o.devices, o.devices_per_node);
 }
 
+void ApplyDropoutLlmCli(TransformerConfig& model, const std::string& dropout) {
+  if (dropout.empty()) return;
+  if (dropout != "on" && dropout != "off")
+    throw UsageError(fmt::format("--dropout {}: expected on or off", dropout));
+  model.dropout = dropout == "on";
+}
+
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
   LlmTraining t =
       MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);

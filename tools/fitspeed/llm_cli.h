@@ -25,6 +25,15 @@ struct LlmCliOptions {
   bool fp8_weights = false;     // --fp8-weights
 };
 
+// --dropout on|off over the model's own (TransformerConfig::dropout); "" keeps it.
+void ApplyDropoutLlmCli(TransformerConfig& model, const std::string& dropout);
+
+// The --dropout option's help, shared by sweep and plan.
+constexpr const char* kDropoutHelpLlmCli =
+    "Transformer: dropout in the layers, on or off (masks held and dropout kernels timed); "
+    "default: as the model's configuration gives it (config.json's dropout probabilities; "
+    "GPT-2/BERT 0.1: on, Llama family: off)";
+
 // MODEL is a transformer and not a zoo network: a short form
 // ("transformer:..."), a built-in transformer the zoo lacks, a folder, or a
 // JSON file with a "model_type" (a Hugging Face config.json).

@@ -68,6 +68,7 @@ ordered_json TransformerJsonLlm(const TransformerConfig& m) {
   j["norm"] = m.norm == NormKind::kRmsNorm ? "rms" : "layer";
   j["tied_embeddings"] = m.tied_embeddings;
   j["causal"] = m.causal;
+  j["dropout"] = m.dropout;
   j["params"] = p.total;
   j["active_params"] = p.active_per_token;
   j["parameters"] = {{"embedding", p.embedding},
@@ -140,7 +141,7 @@ void WriteTransformerLlm(std::ostream& out, const TransformerConfig& m, int64_t 
   TextTable table({"quantity", "value"});
   for (const char* key : {"name", "architecture", "source", "layers", "hidden", "heads", "kv_heads",
                           "head_dim", "ffn_hidden", "feed_forward", "vocab", "experts", "top_k",
-                          "positions", "max_positions", "norm", "tied_embeddings", "causal"}) {
+                          "positions", "max_positions", "norm", "tied_embeddings", "causal", "dropout"}) {
     const ordered_json& v = doc["model"][key];
     table.AddRow({key, v.is_string() ? v.get<std::string>() : v.dump()});
   }

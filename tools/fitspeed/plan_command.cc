@@ -45,6 +45,7 @@ struct PlanCommandOptions {
   std::string precision = "mixed";
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights
+  std::string dropout;       // --dropout on|off; "": the model's
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
@@ -91,7 +92,7 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
 constexpr const char* kLlmOnlyPlan[] = {"--global-batch", "--seq-len",  "--tokens",
                                         "--fix",          "--top",      "--precision",
                                         "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce",
-                                        "--fp8-weights"};
+                                        "--fp8-weights",  "--dropout"};
 
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
@@ -112,7 +113,8 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   if (!IsTransformerSpecLlmCli(name)) {
     LoadTransformerLlmCli(name, "plan --device");  // the zoo's message, or LoadTransformer's
   }
-  const TransformerConfig model = LoadTransformer(name);
+  TransformerConfig model = LoadTransformer(name);
+  ApplyDropoutLlmCli(model, o.dropout);
   if (o.scaling.devices.size() != 1) {
     throw UsageError("plan --device D needs --devices N: one device count (the cluster)");
   }
@@ -319,6 +321,8 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                     "With --device --precision fp8: the weights held in FP8 alone (Transformer "
                     "Engine's FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit "
                     "copy: memory only");
+  command->add_option("--dropout", options->dropout, kDropoutHelpLlmCli)
+      ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", options->no_flash,
                     "With --device: attention without flash attention (score matrices in memory; "
                     "no context parallelism)");

@@ -76,6 +76,7 @@ struct SweepCommandOptions {
   bool sequence_parallel = false;
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights (transformer splits)
+  std::string dropout;       // --dropout on|off (transformer splits); "": the model's
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   double gradient_bytes = 2;
@@ -258,7 +259,8 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
         "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, int8 or fp4",
         o.precision));
   }
-  const TransformerConfig model = LoadTransformerLlmCli(o.model, "a split (--tp, --pp, ...)");
+  TransformerConfig model = LoadTransformerLlmCli(o.model, "a split (--tp, --pp, ...)");
+  ApplyDropoutLlmCli(model, o.dropout);
   const int tp = std::max(o.tp, 1), pp = std::max(o.pp, 1), cp = std::max(o.cp, 1);
   LlmCliOptions c;
   c.device = o.device;
@@ -681,6 +683,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                     "Transformer split with --precision fp8: the weights held in FP8 alone "
                     "(Transformer Engine's FP8 parameters, NeMo's fp8_params), 1 byte each "
                     "and no 16-bit copy: memory only");
+  command->add_option("--dropout", o->dropout, kDropoutHelpLlmCli)
+      ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", o->no_flash,
                     "Transformer split: attention without flash attention (score matrices in "
                     "memory, Megatron's kernels before FlashAttention)");
@@ -701,7 +705,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->callback([o, command, &exit_code] {
     for (const char* name :
          {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch", "--global-batch", "--zero",
-          "--sequence-parallel", "--lora-rank", "--fp8-weights"}) {
+          "--sequence-parallel", "--lora-rank", "--fp8-weights", "--dropout"}) {
       if (command->count(name) > 0) o->llm = true;
     }
     if (command->count("--recompute") > 0 && o->recompute_name.empty()) o->recompute_name = "full";

@@ -36,6 +36,15 @@ struct MlperfLlmSettings {
   int zero = 0;
   // The weights held in FP8 alone (NeMo's fp8_params; LlmTraining::fp8_weights).
   bool fp8_weights = false;
+  // Dropout in the transformer layers (a hidden or attention dropout
+  // probability > 0; LoRA's adapter dropout not counted): true, false (the
+  // model's TransformerConfig::dropout is set from it), or not recorded.
+  std::optional<bool> dropout;
+  // Transformer Engine's userbuffers tensor-parallel communication overlap
+  // (NeMo's ub_tp_comm_overlap, TP_COMM_OVERLAP): true, false, or not
+  // recorded or not applicable. Recorded only: the split model does not
+  // overlap tensor-parallel collectives (not_modeled says so where on).
+  std::optional<bool> tp_comm_overlap;
   // How it was read ("config (...)", "printed config in the result log",
   // "family: ..."), from where (repository, commit, ';'-separated paths),
   // and the recorded settings the split model cannot express (" | " between
@@ -126,13 +135,14 @@ std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path);
 
 // Reads the settings the MLPerf LLM runs' configurations record
 // (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark,
-// recompute, recompute_setting, fp8_attention, zero, evidence, source_repo,
-// source_commit, source_paths, not_modeled. Throws InputError when the file
+// recompute, recompute_setting, fp8_attention, zero, fp8_weights, evidence,
+// source_repo, source_commit, source_paths, not_modeled, dropout,
+// tp_comm_overlap. Throws InputError when the file
 // cannot be opened, DataError(file, line, field) on a missing column, a blank
 // round, submitter, system, benchmark, recompute_setting, evidence,
 // source_repo, source_commit or source_paths, a recompute other than none,
-// selective, full, selective-or-full, an fp8_attention other than True, False
-// or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
+// selective, full, selective-or-full, an fp8_attention, fp8_weights, dropout
+// or tp_comm_overlap other than True, False or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
 // hexadecimal digits, or a run given twice.
 std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path);
 

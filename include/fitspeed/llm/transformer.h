@@ -53,6 +53,14 @@ struct TransformerConfig {
   bool tied_embeddings = true;     // the output projection shares the input embedding
   bool causal = true;              // decoder (causal mask); false: encoder (BERT)
   bool final_norm = true;          // a norm after the last layer (pre-norm decoders); BERT has none
+  // The layers apply dropout (masks drawn and held, dropout kernels run): as
+  // config.json gives it, a probability > 0 in gpt2's resid_pdrop or
+  // attn_pdrop (GPT2Config default 0.1), bert's hidden_dropout_prob or
+  // attention_probs_dropout_prob (0.1), or the llama family's
+  // attention_dropout (0.0; they have no other dropout); the short form's
+  // dropout= flag (default: on for norm=layer without gated=1, the GPT/BERT
+  // style). A run can turn it off (MLPerf's GPT-3 sets both dropouts to 0).
+  bool dropout = false;
   // BERT only: token-type embeddings (type_vocab rows), the embedding
   // LayerNorm, and BertForPreTraining's heads: the pooler (hidden x hidden +
   // bias), the masked-LM head's transform (dense hidden x hidden + bias,
