@@ -250,7 +250,7 @@ const std::vector<std::string>& SettingsColumnsLlmCases() {
   static const std::vector<std::string> columns = {
       "round",         "submitter",  "system",      "benchmark", "recompute",   "recompute_setting",
       "fp8_attention", "zero",       "fp8_weights", "evidence",  "source_repo", "source_commit",
-      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap"};
+      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap", "gradient_bytes"};
   return columns;
 }
 
@@ -278,6 +278,14 @@ MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable
   if (!table.Get(row, "dropout").empty()) s.dropout = table.Bool(row, "dropout");
   if (!table.Get(row, "tp_comm_overlap").empty())
     s.tp_comm_overlap = table.Bool(row, "tp_comm_overlap");
+  const std::string gradient_bytes = table.Get(row, "gradient_bytes");
+  if (!gradient_bytes.empty()) {
+    if (gradient_bytes != "2" && gradient_bytes != "4") {
+      throw DataError(table.source, row.line, "gradient_bytes",
+                      fmt::format("'{}' is none of 2, 4 or blank", io::Excerpt(gradient_bytes)));
+    }
+    s.gradient_bytes = gradient_bytes[0] - '0';
+  }
   const std::string& zero = table.Get(row, "zero");
   if (zero != "0" && zero != "1" && zero != "2" && zero != "3") {
     throw DataError(table.source, row.line, "zero",

@@ -328,6 +328,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         s.recompute = between ? Recompute::kSelective : ParseRecompute(set.recompute);
         s.zero = set.zero;
         if (set.dropout) model.dropout = *set.dropout;
+        if (set.gradient_bytes) tr.gradient_bytes = *set.gradient_bytes;
         if (set.fp8_weights) {
           if (tr.format == MatrixFormat::kFp8) {
             tr.fp8_weights = true;

@@ -456,27 +456,55 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     stage_expert_params = 0;
   }
   const double grad_bytes = tr.gradient_bytes * stage_params;
+  const double expert_grad_bytes = tr.gradient_bytes * stage_expert_params;
   const GroupPlacementSplit expert_dp =
       PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
-  double dp_comm = AllReduceSplit(grad_bytes, dp_group, c) +
-                   AllReduceSplit(tr.gradient_bytes * stage_expert_params, expert_dp, c);
+  // Data-parallel communication (Rajbhandari et al. 2020, sec. 7): without
+  // sharding an all-reduce of the gradients; sharded (ZeRO-1/2, Megatron's
+  // distributed optimizer) a reduce-scatter of the gradients, each rank then
+  // updating its shard, and an all-gather of the updated weights (16-bit, the
+  // FP8 weights alone with fp8_weights, LoRA's 16-bit adapters); ZeRO-3 the
+  // reduce-scatter and the weights gathered for every micro-batch's passes.
+  // Each collective half an all-reduce of its bytes (GatherSplit).
+  const auto reduce = [&](double bytes, const GroupPlacementSplit& g) {
+    return s.zero >= 1 ? GatherSplit(bytes, g, c) : AllReduceSplit(bytes, g, c);
+  };
+  const double grad_comm = reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp);
+  const double weight_bytes = lora ? 2.0 : GatheredWeightBytesSplit(tr);
+  double param_comm = 0;
+  if (s.zero == 1 || s.zero == 2) {
+    param_comm = GatherSplit(weight_bytes * stage_params, dp_group, c) +
+                 GatherSplit(weight_bytes * stage_expert_params, expert_dp, c);
+  }
+  double gather_comm = 0;
   if (s.zero >= 3) {
     // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
     // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
     // gradients are reduced).
     const double held = GatheredWeightBytesSplit(tr);
-    dp_comm += mb * 2.0 * GatherSplit(held * (sparams.dense + sparams.experts), dp_group, c);
+    gather_comm = mb * 2.0 * GatherSplit(held * (sparams.dense + sparams.experts), dp_group, c);
   }
-  double dp_exposed = dp_comm;
-  if (s.overlap_grad_reduce && dp_comm > 0) {
+  double dp_exposed = grad_comm + param_comm + gather_comm;
+  if (s.overlap_grad_reduce && dp_exposed > 0) {
     // Buckets of 40 MB reduced as the last micro-batch's backward frees
     // them: at least the last bucket is exposed.
-    const double bucket = AllReduceSplit(std::min(grad_bytes, 40e6), dp_group, c);
-    // ZeRO-3's gathers hide behind every micro-batch's layers, the gradient
-    // buckets behind the last micro-batch's backward pass.
-    const double window =
-        s.zero >= 3 ? mb * layers_per_stage * (f_layer + b_layer) : layers_per_stage * b_layer;
-    dp_exposed = std::max(bucket, dp_comm - window);
+    const double bucket = reduce(std::min(grad_bytes, 40e6), dp_group);
+    if (s.zero >= 3) {
+      // ZeRO-3's gathers and the gradient buckets hide behind every
+      // micro-batch's layers.
+      dp_exposed =
+          std::max(bucket, grad_comm + gather_comm - mb * layers_per_stage * (f_layer + b_layer));
+    } else {
+      // The gradient buckets behind the last micro-batch's backward pass;
+      // the sharded optimizer's weight all-gather, bucket by bucket, behind
+      // the next step's first forward pass (Megatron's --overlap-param-gather,
+      // NeMo's overlap_param_sync), its first bucket exposed.
+      dp_exposed = std::max(bucket, grad_comm - layers_per_stage * b_layer);
+      if (param_comm > 0) {
+        const double first = GatherSplit(std::min(weight_bytes * stage_params, 40e6), dp_group, c);
+        dp_exposed += std::max(first, param_comm - layers_per_stage * f_layer);
+      }
+    }
   }
 
   // The update: Adam over the FP32 master weights this GPU owns.

@@ -473,7 +473,8 @@ TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
   EXPECT_EQ(SettingsOf(cases, "v4.1", "cloud-tpu-trillium-512-maxtext").recompute, "full");
   // NVIDIA's v4.0 NeMo GPT-3 at 64 nodes: custom.yaml reads ACT_CKPT_GRANULARITY
   // (null when unset, as no config sets it), hidden and attention dropout 0.0,
-  // USE_DIST_OPTIMIZER, FP8_PARAMS and TP_COMM_OVERLAP True.
+  // USE_DIST_OPTIMIZER, FP8_PARAMS and TP_COMM_OVERLAP True; the distributed
+  // optimizer's yaml reduces the gradients in BF16 (grad_sync_dtype).
   const MlperfLlmSettings& eos = SettingsOf(cases, "v4.0", "eos_n64_ngc24.04_nemo");
   EXPECT_EQ(eos.benchmark, "gpt3");
   EXPECT_EQ(eos.recompute, "none");
@@ -481,22 +482,24 @@ TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
   EXPECT_TRUE(eos.fp8_weights);
   EXPECT_EQ(eos.dropout, std::optional<bool>(false));
   EXPECT_EQ(eos.tp_comm_overlap, std::optional<bool>(true));
+  EXPECT_EQ(eos.gradient_bytes, std::optional<int>(2));
   // Habana's Megatron-DeepSpeed GPT-3: selective checkpointing, ZeRO 0, DROPOUT=0.0.
   const MlperfLlmSettings& gaudi = SettingsOf(cases, "v3.0", "HLS-Gaudi2-N32-PT");
   EXPECT_EQ(gaudi.recompute, "selective");
   EXPECT_EQ(gaudi.zero, 0);
   EXPECT_EQ(gaudi.dropout, std::optional<bool>(false));
   EXPECT_FALSE(gaudi.tp_comm_overlap.has_value());
+  EXPECT_FALSE(gaudi.gradient_bytes.has_value());
 }
 
 constexpr const char* kSettingsHeaderLlmCases =
     "round,submitter,system,benchmark,recompute,recompute_setting,fp8_attention,zero,fp8_weights,"
     "evidence,"
     "source_repo,"
-    "source_commit,source_paths,not_modeled,dropout,tp_comm_overlap\n";
+    "source_commit,source_paths,not_modeled,dropout,tp_comm_overlap,gradient_bytes\n";
 constexpr const char* kSettingsGoodRowLlmCases =
     "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,True,config,repo,"
-    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True";
+    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True,2";
 
 std::string SettingsError(const std::string& rows) {
   return ErrorLlmCases(ReadMlperfLlmSettings, "settings",
@@ -517,15 +520,17 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
   EXPECT_EQ(read[0].source_paths, "a.sh;b.yaml");
   EXPECT_EQ(read[0].dropout, std::optional<bool>(false));
   EXPECT_EQ(read[0].tp_comm_overlap, std::optional<bool>(true));
+  EXPECT_EQ(read[0].gradient_bytes, std::optional<int>(2));
   // Blank: not recorded.
   const std::string blank = WriteTempLlmCases(
       "blank_settings", std::string(kSettingsHeaderLlmCases) +
-                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15}, "") + "\n");
+                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15, 16}, "") + "\n");
   const std::vector<MlperfLlmSettings> unread = ReadMlperfLlmSettings(blank);
   std::remove(blank.c_str());
   ASSERT_EQ(unread.size(), 1u);
   EXPECT_FALSE(unread[0].dropout.has_value());
   EXPECT_FALSE(unread[0].tp_comm_overlap.has_value());
+  EXPECT_FALSE(unread[0].gradient_bytes.has_value());
 
   struct Bad {
     int index;
@@ -547,6 +552,7 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
       {12, "", "source_paths", "is blank"},
       {14, "0.1", "dropout", "expected True or False"},
       {15, "on", "tp_comm_overlap", "expected True or False"},
+      {16, "3", "gradient_bytes", "none of 2, 4 or blank"},
   };
   for (const Bad& b : bad) {
     const std::string m =

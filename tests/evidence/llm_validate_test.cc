@@ -129,10 +129,11 @@ TEST(LlmValidate, MlperfRecordedSettingsAreTakenAsRecorded) {
 
   // ZeRO-3 as recorded: the base's weights sharded (less memory than the
   // assumed ZeRO-1's) and gathered every pass, here hidden behind the
-  // recomputed passes (never faster), no note about it.
+  // recomputed passes: the same speed to 0.1% (ZeRO-1's exposed part is the
+  // first bucket of the adapters' all-gather, microseconds), no note about it.
   EXPECT_EQ(v.rows[3].recompute, "full");
   EXPECT_LT(v.rows[3].memory_fraction, v.rows[0].memory_fraction);
-  EXPECT_LE(v.rows[3].predicted_tokens_per_s, v.rows[0].predicted_tokens_per_s);
+  EXPECT_NEAR(v.rows[3].predicted_tokens_per_s / v.rows[0].predicted_tokens_per_s, 1.0, 1e-3);
   for (const std::string& note : v.rows[3].notes) {
     EXPECT_EQ(note.find("ZeRO-3"), std::string::npos) << note;
   }

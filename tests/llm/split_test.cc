@@ -255,6 +255,47 @@ TEST(SplitMoe, ExpertParallelismShardsTheExpertsAndAddsAllToAlls) {
   EXPECT_THROW(ModelLlmStep(m, c, tr, e), UsageError);
 }
 
+TEST(SplitDataParallel, ShardedOptimizerReduceScattersGradientsAndGathersWeights) {
+  // A 4-layer GPT (hidden 1024) on 8 H100s of one NVLink domain, dp 8,
+  // nothing overlapped. Rajbhandari et al. 2020 (sec. 7): DDP all-reduces
+  // the gradients, 2(n-1)/n x bytes / B + 2(n-1) a on a ring (Patarasuk &
+  // Yuan); ZeRO-1 reduce-scatters them and all-gathers the updated 16-bit
+  // weights, each half a ring all-reduce of its bytes: with 2-byte
+  // gradients the same time as DDP, with 4-byte gradients 4P / 2 + 2P / 2.
+  const TransformerConfig m = GptShape(4, 1024, 16);
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 1024;
+  tr.format = MatrixFormat::kFp8;
+  LlmSplit s;
+  s.dp = 8;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  s.overlap_grad_reduce = false;
+  // P: the stage's parameters: 4 layers x 12,596,224 + the 50,304-row
+  // padded vocabulary (128 x tp) x 1024 + 2,048 learned positions x 1024 +
+  // the final LayerNorm's 2,048.
+  const double P = 4.0 * 12596224 + 50304.0 * 1024 + 2048.0 * 1024 + 2048;
+  const double n = 8, B = c.intra.bandwidth_bytes_per_s, a = c.intra.latency_s;
+  auto ring = [&](double bytes) { return 2 * (n - 1) / n * bytes / B + 2 * (n - 1) * a; };
+  tr.gradient_bytes = 2;
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.data_comm_s, ring(2 * P), 1e-12);
+  s.zero = 1;
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.data_comm_s, ring(2 * P), 1e-12);
+  tr.gradient_bytes = 4;
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.data_comm_s, ring(4 * P) / 2 + ring(2 * P) / 2,
+              1e-12);
+  // The weights held in FP8 alone are gathered at 1 byte each.
+  tr.fp8_weights = true;
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.data_comm_s, ring(4 * P) / 2 + ring(1 * P) / 2,
+              1e-12);
+  // Overlapped: the gradients behind the last backward pass, the weights'
+  // gather behind the next step's first forward pass; never more exposed.
+  const double exposed = ModelLlmStep(m, c, tr, s).parts.data_comm_s;
+  s.overlap_grad_reduce = true;
+  EXPECT_LT(ModelLlmStep(m, c, tr, s).parts.data_comm_s, exposed);
+}
+
 TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   // Llama-2-70B, LoRA rank 16 on the fused QKV (8192 -> 8192 + 2 x 1024)
   // and the output projection (8192 -> 8192), tp 1: per layer

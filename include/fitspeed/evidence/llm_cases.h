@@ -45,6 +45,10 @@ struct MlperfLlmSettings {
   // recorded or not applicable. Recorded only: the split model does not
   // overlap tensor-parallel collectives (not_modeled says so where on).
   std::optional<bool> tp_comm_overlap;
+  // Bytes per gradient element reduced across the data-parallel ranks: 2
+  // (NeMo's distributed optimizer with grad_sync_dtype bf16), 4 (FP32), or
+  // not recorded (validate llm then assumes Megatron's FP32 main_grad, 4).
+  std::optional<int> gradient_bytes;
   // How it was read ("config (...)", "printed config in the result log",
   // "family: ..."), from where (repository, commit, ';'-separated paths),
   // and the recorded settings the split model cannot express (" | " between
@@ -137,12 +141,13 @@ std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path);
 // (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark,
 // recompute, recompute_setting, fp8_attention, zero, fp8_weights, evidence,
 // source_repo, source_commit, source_paths, not_modeled, dropout,
-// tp_comm_overlap. Throws InputError when the file
+// tp_comm_overlap, gradient_bytes. Throws InputError when the file
 // cannot be opened, DataError(file, line, field) on a missing column, a blank
 // round, submitter, system, benchmark, recompute_setting, evidence,
 // source_repo, source_commit or source_paths, a recompute other than none,
 // selective, full, selective-or-full, an fp8_attention, fp8_weights, dropout
-// or tp_comm_overlap other than True, False or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
+// or tp_comm_overlap other than True, False or blank, a gradient_bytes other
+// than 2, 4 or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
 // hexadecimal digits, or a run given twice.
 std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path);
 

@@ -65,9 +65,12 @@ struct LlmSplit {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;  // Megatron's: norms and dropout split over tp, RS + AG for AR
   int zero = 0;  // 0: DDP; 1: optimizer state sharded over dp; 2: + gradients; 3: + weights (FSDP)
-  // The gradient reduction overlapped with the backward pass (DDP's buckets,
-  // Megatron's --overlap-grad-reduce); false: it runs after the last
-  // micro-batch, exposed (vTrain's runs).
+  // The data-parallel communication overlapped: the gradient reduction with
+  // the backward pass (DDP's buckets, Megatron's --overlap-grad-reduce) and,
+  // with zero 1 or 2, the updated weights' all-gather with the next step's
+  // forward pass (Megatron's --overlap-param-gather, NeMo's
+  // overlap_param_sync); false: both run after the last micro-batch,
+  // exposed (vTrain's runs).
   bool overlap_grad_reduce = true;
 
   int64_t Accumulation() const;  // global_batch / (micro_batch x dp)
