@@ -548,7 +548,8 @@ std::vector<KernelGpu> KernelGpus() {
              // The same GH100 chip on other boards (the H100 SXM at the same
              // peaks; the H100 PCIe at its lower clocks, by F/peak).
              {"h100", "h100-pcie"},
-             1979e12};
+             1979e12,
+             "data/llm-gpu/gemm.csv"};
   return gpus;
 }
 
@@ -903,7 +904,7 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
           "({}, `fitspeed validate --kernels`): e_max {:.3g} +/- {:.2g}, F_half {:.3g} "
           "+/- {:.2g} FLOPs, k {:.3g} +/- {:.2g}; median |time error| {:.1f}%",
           fitted ? "fitted" : "carried", fit.kernels, gpu.name, what,
-          gpu.name == "H200" ? "data/llm-gpu/gemm.csv" : "data/kernels", fit.e_max, fit.e_max_se,
+          gpu.data, fit.e_max, fit.e_max_se,
           fit.f_half, fit.f_half_se, fit.slope, fit.slope_se, 100 * fit.median_abs_error);
       if (fit.half_dim > 0) {
         text +=
@@ -1018,7 +1019,8 @@ std::vector<MemorySweepGpu> MemorySweepGpus() {
        "TB/s HBM3e (datasheet)",
        4.8e12,
        {"h200"},
-       {"h100", "h100-pcie"}},
+       {"h100", "h100-pcie"},
+       true},
   };
 }
 
@@ -1144,7 +1146,7 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
       EfficiencyCurve& curve =
           normalization ? device.normalization_memory_efficiency : device.memory_efficiency;
       curve = MemoryCurveWithPlateau(fit.efficiency);
-      const bool first_hand = gpu.name == "H200";
+      const bool first_hand = gpu.first_hand;
       std::string text = fmt::format(
           "{}: plateau {:.3g} of the datasheet bandwidth (95% CI {:.3g}-{:.3g}), the median "
           "of {} {} {} kernels {}, `fitspeed validate --kernels`); the shape below 100 MB is "

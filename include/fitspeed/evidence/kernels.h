@@ -99,6 +99,8 @@ struct KernelGpu {
   std::vector<std::string> fitted;   // catalog devices that take the fit
   std::vector<std::string> carried;  // catalog devices that take a carried curve
   double fp8_flops_per_s = 0;        // 0: no FP8 units
+  // Where its kernels come from, as the fitted curves' source text names it.
+  std::string data = "data/kernels";
 };
 // The GPUs of data/kernels/: V100 (SXM2, DGX-1), P100 (SXM2), T4 and Tesla K40
 // (boost clock), and the H200 of this project's first-hand GEMM table
@@ -203,6 +205,9 @@ struct MemorySweepGpu {
   double memory_bandwidth_bytes_per_s = 0;
   std::vector<std::string> fitted;
   std::vector<std::string> carried;
+  // Its kernels are this project's first-hand BF16 run
+  // (data/llm-gpu/memory_ops.csv), not NeuSight's FP32 sweeps.
+  bool first_hand = false;
 };
 // NeuSight's GPUs: V100 PCIe 32 GB, A100 PCIe 40 GB, A100 80 GB PCIe, T4,
 // P100 PCIe, P4 and L4 (the last two serve no catalog device); then the
