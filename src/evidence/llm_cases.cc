@@ -250,7 +250,7 @@ const std::vector<std::string>& SettingsColumnsLlmCases() {
   static const std::vector<std::string> columns = {
       "round",         "submitter",  "system",      "benchmark", "recompute",   "recompute_setting",
       "fp8_attention", "zero",       "fp8_weights", "evidence",  "source_repo", "source_commit",
-      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap", "gradient_bytes"};
+      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap", "gradient_bytes", "lora_dropout"};
   return columns;
 }
 
@@ -278,6 +278,7 @@ MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable
   if (!table.Get(row, "dropout").empty()) s.dropout = table.Bool(row, "dropout");
   if (!table.Get(row, "tp_comm_overlap").empty())
     s.tp_comm_overlap = table.Bool(row, "tp_comm_overlap");
+  if (!table.Get(row, "lora_dropout").empty()) s.lora_dropout = table.Bool(row, "lora_dropout");
   const std::string gradient_bytes = table.Get(row, "gradient_bytes");
   if (!gradient_bytes.empty()) {
     if (gradient_bytes != "2" && gradient_bytes != "4") {

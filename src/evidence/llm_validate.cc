@@ -329,6 +329,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         s.zero = set.zero;
         if (set.dropout) model.dropout = *set.dropout;
         if (set.gradient_bytes) tr.gradient_bytes = *set.gradient_bytes;
+        if (set.lora_dropout && lora) tr.lora_dropout = *set.lora_dropout;
         if (set.fp8_weights) {
           if (tr.format == MatrixFormat::kFp8) {
             tr.fp8_weights = true;

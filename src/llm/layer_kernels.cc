@@ -134,6 +134,12 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // LoRA: x A (k -> r) then (x A) B (r -> n), added to the frozen product.
   auto lora = [&](double m, double n, double k) {
     if (!frozen) return;
+    if (tr.lora_dropout) {
+      // Dropout of the adapter's m x k input: read 2, write 2, mask 1 byte
+      // forward; the gradient read 2, mask 1, written 2 backward.
+      f.Add(t.MemoryTime(5.0 * m * k));
+      b.Add(t.MemoryTime(5.0 * m * k));
+    }
     linear(m, r, k, false);
     linear(m, n, r, false);
     f.Add(t.MemoryTime(3.0 * 2.0 * m * n));

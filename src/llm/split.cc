@@ -161,6 +161,8 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
     fail(d.name + " has no " + MatrixFormatName(training.format) +
          " matrix units in its catalog entry");
   if (training.lora_rank < 0) fail("LoRA rank must be >= 0");
+  if (training.lora_dropout && training.lora_rank == 0)
+    fail("LoRA dropout (--lora-dropout) needs LoRA adapters (--lora-rank > 0)");
   if (training.fp8_weights && training.format != MatrixFormat::kFp8)
     fail("FP8 weights (--fp8-weights) need FP8 matrix products (--precision fp8)");
   if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
@@ -316,7 +318,14 @@ LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParamete
       LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention,
                              /*frozen_mlp=*/tr.lora_rank > 0);
   const double tokens = static_cast<double>(s.micro_batch) * tr.seq_len / s.cp;
-  mem.activations = per_layer * layers_per_stage * in_flight * interleave;
+  double lora_dropped = 0;
+  if (tr.lora_rank > 0 && tr.lora_dropout && s.recompute != Recompute::kFull) {
+    // Each adapter's dropped input (2 bytes) and mask (1 byte), kept for its
+    // weight gradient: the QKV adapter's T x h (the gathered norm output),
+    // the output projection adapter's T x q_width (this GPU's heads).
+    lora_dropped = 3.0 * tokens * (m.hidden + shape.q_width);
+  }
+  mem.activations = (per_layer + lora_dropped) * layers_per_stage * in_flight * interleave;
   if (s.recompute == Recompute::kFull) {
     // During the backward pass one layer's forward is rebuilt in full.
     mem.activations +=

@@ -152,6 +152,10 @@ TEST(LlmCli, DropoutOffDropsTwoMaskBytesPerHiddenElement) {
   const CliRun bad = RunCli("sweep gpt3-175b --device h100 --tp 8 --seq-len 2048 --dropout maybe");
   EXPECT_EQ(bad.exit_code, kUsage);
   EXPECT_THAT(bad.err, HasSubstr("--dropout"));
+  // LoRA's adapter dropout without adapters.
+  const CliRun lora = RunCli("sweep gpt3-175b --device h100 --tp 8 --seq-len 2048 --lora-dropout");
+  EXPECT_EQ(lora.exit_code, kUsage);
+  EXPECT_THAT(lora.err, HasSubstr("--lora-rank"));
 }
 
 TEST(LlmCli, BadOptionsAreRefused) {

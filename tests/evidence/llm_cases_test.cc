@@ -450,6 +450,8 @@ TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
   EXPECT_EQ(smc.zero, 0);
   EXPECT_EQ(smc.evidence.rfind("printed config in the result log", 0), 0u) << smc.evidence;
   EXPECT_EQ(smc.source_commit, "62f111b7690f163b269f32e4f93dcaaa13717c9c");
+  // The yaml's adapter_dropout 0.1 on the adapters' input.
+  EXPECT_EQ(smc.lora_dropout, std::optional<bool>(true));
   // Juniper's DeepSpeed runs: --use_gradient_checkpointing True, ZeRO stage 3, BF16.
   const MlperfLlmSettings& juniper = SettingsOf(cases, "v4.0", "h100_n4_ngc24.1_pytorch_deepspeed");
   EXPECT_EQ(juniper.recompute, "full");
@@ -496,10 +498,11 @@ constexpr const char* kSettingsHeaderLlmCases =
     "round,submitter,system,benchmark,recompute,recompute_setting,fp8_attention,zero,fp8_weights,"
     "evidence,"
     "source_repo,"
-    "source_commit,source_paths,not_modeled,dropout,tp_comm_overlap,gradient_bytes\n";
+    "source_commit,source_paths,not_modeled,dropout,tp_comm_overlap,gradient_bytes,"
+    "lora_dropout\n";
 constexpr const char* kSettingsGoodRowLlmCases =
     "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,True,config,repo,"
-    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True,2";
+    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True,2,True";
 
 std::string SettingsError(const std::string& rows) {
   return ErrorLlmCases(ReadMlperfLlmSettings, "settings",
@@ -521,16 +524,18 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
   EXPECT_EQ(read[0].dropout, std::optional<bool>(false));
   EXPECT_EQ(read[0].tp_comm_overlap, std::optional<bool>(true));
   EXPECT_EQ(read[0].gradient_bytes, std::optional<int>(2));
+  EXPECT_EQ(read[0].lora_dropout, std::optional<bool>(true));
   // Blank: not recorded.
   const std::string blank = WriteTempLlmCases(
       "blank_settings", std::string(kSettingsHeaderLlmCases) +
-                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15, 16}, "") + "\n");
+                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15, 16, 17}, "") + "\n");
   const std::vector<MlperfLlmSettings> unread = ReadMlperfLlmSettings(blank);
   std::remove(blank.c_str());
   ASSERT_EQ(unread.size(), 1u);
   EXPECT_FALSE(unread[0].dropout.has_value());
   EXPECT_FALSE(unread[0].tp_comm_overlap.has_value());
   EXPECT_FALSE(unread[0].gradient_bytes.has_value());
+  EXPECT_FALSE(unread[0].lora_dropout.has_value());
 
   struct Bad {
     int index;
@@ -553,6 +558,7 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
       {14, "0.1", "dropout", "expected True or False"},
       {15, "on", "tp_comm_overlap", "expected True or False"},
       {16, "3", "gradient_bytes", "none of 2, 4 or blank"},
+      {17, "0.1", "lora_dropout", "expected True or False"},
   };
   for (const Bad& b : bad) {
     const std::string m =

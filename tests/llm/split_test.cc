@@ -296,6 +296,43 @@ TEST(SplitDataParallel, ShardedOptimizerReduceScattersGradientsAndGathersWeights
   EXPECT_LT(ModelLlmStep(m, c, tr, s).parts.data_comm_s, exposed);
 }
 
+TEST(SplitLora, AdapterDropoutHoldsTheDroppedInputsAndTimesTheirPasses) {
+  // Llama-2-70B, LoRA rank 16, tp 4 with sequence parallelism, one stage of
+  // 80 layers, one micro-batch of 4,096 tokens, no recomputation. Dropout on
+  // each adapter's input keeps the dropped input (2 bytes) and its mask (1
+  // byte): the QKV adapter's 4096 x 8192 (the gathered norm output) and the
+  // output projection adapter's 4096 x 2048 (64 heads / 4 of 128), so
+  // 80 x 3 x 4096 x (8192 + 2048) = 10,066,329,600 bytes more activations.
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 4);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  tr.lora_rank = 16;
+  LlmSplit s;
+  s.tp = 4;
+  s.sequence_parallel = true;
+  s.micro_batch = 1;
+  s.global_batch = 1;
+  const LlmStep plain = ModelLlmStep(m, c, tr, s);
+  tr.lora_dropout = true;
+  const LlmStep dropped = ModelLlmStep(m, c, tr, s);
+  EXPECT_NEAR(dropped.memory.activations - plain.memory.activations, 10066329600.0, 1.0);
+  // Two more memory-bound passes per adapter: slower, never faster.
+  EXPECT_GT(dropped.step_s, plain.step_s);
+  // Full recomputation rebuilds them from the layer's input: nothing held.
+  s.recompute = Recompute::kFull;
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).memory.activations,
+              [&] {
+                LlmTraining t = tr;
+                t.lora_dropout = false;
+                return ModelLlmStep(m, c, t, s).memory.activations;
+              }(),
+              1.0);
+  // Without adapters it is refused.
+  tr.lora_rank = 0;
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+}
+
 TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   // Llama-2-70B, LoRA rank 16 on the fused QKV (8192 -> 8192 + 2 x 1024)
   // and the output projection (8192 -> 8192), tp 1: per layer

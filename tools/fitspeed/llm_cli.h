@@ -23,12 +23,17 @@ struct LlmCliOptions {
   bool flash_attention = true;  // --no-flash: false
   double gradient_bytes = 2;    // --gradient-bytes 2|4
   bool fp8_weights = false;     // --fp8-weights
+  bool lora_dropout = false;    // --lora-dropout
 };
 
 // --dropout on|off over the model's own (TransformerConfig::dropout); "" keeps it.
 void ApplyDropoutLlmCli(TransformerConfig& model, const std::string& dropout);
 
 // The --dropout option's help, shared by sweep and plan.
+constexpr const char* kLoraDropoutHelpLlmCli =
+    "Transformer with --lora-rank: dropout on each adapter's input (PEFT's lora_dropout, NeMo's "
+    "adapter_dropout > 0): a dropout pass forward and backward, the dropped input and mask held";
+
 constexpr const char* kDropoutHelpLlmCli =
     "Transformer: dropout in the layers, on or off (masks held and dropout kernels timed); "
     "default: as the model's configuration gives it (config.json's dropout probabilities; "
@@ -46,7 +51,7 @@ TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::str
 LlmCluster MakeClusterLlmCli(const LlmCliOptions& o);
 
 // The training of --seq-len, --precision, --lora-rank, --no-flash, --gradient-bytes,
-// --fp8-weights.
+// --fp8-weights, --lora-dropout.
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o);
 
 }  // namespace fitspeed::cli

@@ -46,6 +46,7 @@ struct PlanCommandOptions {
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights
   std::string dropout;       // --dropout on|off; "": the model's
+  bool lora_dropout = false;  // --lora-dropout
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
@@ -92,7 +93,7 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
 constexpr const char* kLlmOnlyPlan[] = {"--global-batch", "--seq-len",  "--tokens",
                                         "--fix",          "--top",      "--precision",
                                         "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce",
-                                        "--fp8-weights",  "--dropout"};
+                                        "--fp8-weights",  "--dropout", "--lora-dropout"};
 
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
@@ -147,6 +148,7 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   c.precision = o.precision;
   c.lora_rank = o.lora_rank;
   c.fp8_weights = o.fp8_weights;
+  c.lora_dropout = o.lora_dropout;
   c.flash_attention = !o.no_flash;
   if (!std::isnan(o.scaling.gradient_bytes)) c.gradient_bytes = o.scaling.gradient_bytes;
   const LlmCluster cluster = MakeClusterLlmCli(c);
@@ -321,6 +323,7 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                     "With --device --precision fp8: the weights held in FP8 alone (Transformer "
                     "Engine's FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit "
                     "copy: memory only");
+  command->add_flag("--lora-dropout", options->lora_dropout, kLoraDropoutHelpLlmCli);
   command->add_option("--dropout", options->dropout, kDropoutHelpLlmCli)
       ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", options->no_flash,

@@ -77,6 +77,7 @@ struct SweepCommandOptions {
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights (transformer splits)
   std::string dropout;       // --dropout on|off (transformer splits); "": the model's
+  bool lora_dropout = false;  // --lora-dropout (transformer splits)
   bool no_flash = false;
   bool no_overlap_grad_reduce = false;
   double gradient_bytes = 2;
@@ -273,6 +274,7 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
   c.flash_attention = !o.no_flash;
   c.gradient_bytes = o.gradient_bytes;
   c.fp8_weights = o.fp8_weights;
+  c.lora_dropout = o.lora_dropout;
   const LlmCluster cluster = MakeClusterLlmCli(c);
   const LlmTraining training = MakeTrainingLlmCli(c);
   LlmSplit split;
@@ -683,6 +685,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                     "Transformer split with --precision fp8: the weights held in FP8 alone "
                     "(Transformer Engine's FP8 parameters, NeMo's fp8_params), 1 byte each "
                     "and no 16-bit copy: memory only");
+  command->add_flag("--lora-dropout", o->lora_dropout, kLoraDropoutHelpLlmCli);
   command->add_option("--dropout", o->dropout, kDropoutHelpLlmCli)
       ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", o->no_flash,
@@ -705,7 +708,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->callback([o, command, &exit_code] {
     for (const char* name :
          {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch", "--global-batch", "--zero",
-          "--sequence-parallel", "--lora-rank", "--fp8-weights", "--dropout"}) {
+          "--sequence-parallel", "--lora-rank", "--fp8-weights", "--dropout",
+          "--lora-dropout"}) {
       if (command->count(name) > 0) o->llm = true;
     }
     if (command->count("--recompute") > 0 && o->recompute_name.empty()) o->recompute_name = "full";

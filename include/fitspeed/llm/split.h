@@ -86,6 +86,11 @@ struct LlmTraining {
   // weight-gradient products, gradients, optimizer state and gradient
   // reduction vanish; the activation gradients remain.
   int64_t lora_rank = 0;
+  // LoRA with dropout on each adapter's input (PEFT's lora_dropout > 0,
+  // NeMo's adapter_dropout; MLPerf's Llama-2-70B LoRA: 0.1): a dropout pass
+  // over that input forward and backward, and the dropped input and its mask
+  // held for the adapter's weight gradient (3 bytes an element). Needs lora_rank > 0.
+  bool lora_dropout = false;
   // Transformer Engine's FP8 parameters (NeMo's fp8_params,
   // te.fp8_model_init): the base weights held in FP8 alone, 1 byte each,
   // with no 16-bit copy (the trained weights' FP32 master stays in the
