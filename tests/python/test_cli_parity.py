@@ -99,6 +99,18 @@ def test_llm_step_with_fp8_weights_equals_the_cli_json(cli):
     assert got["training"]["fp8_weights"] is True
 
 
+def test_llm_step_with_lora_dropout_equals_the_cli_json(cli):
+    expected = run_cli(cli, "sweep", "llama-2-70b", "--device", "h100", "--devices", "8", "--tp",
+                       "4", "--micro-batch", "1", "--global-batch", "8", "--seq-len", "8192",
+                       "--precision", "fp8", "--lora-rank", "16", "--lora-dropout", "--output",
+                       "json")
+    got = fitspeed.llm_step("llama-2-70b", "h100", devices=8, tp=4, micro_batch=1,
+                            global_batch=8, seq_len=8192, precision="fp8", lora_rank=16,
+                            lora_dropout=True).to_dict()
+    assert got == expected
+    assert got["training"]["lora_dropout"] is True
+
+
 def test_llm_step_with_dropout_off_equals_the_cli_json(cli):
     expected = run_cli(cli, "sweep", "gpt3-175b", "--device", "h100", "--devices", "8", "--tp",
                        "8", "--sequence-parallel", "--micro-batch", "1", "--global-batch", "1",
