@@ -499,7 +499,9 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
     m.attention_bias = true;
     m.feed_forward_bias = true;
     m.tied_embeddings = f.Bool("tie_word_embeddings", true);
-    m.dropout = f.Probability("resid_pdrop", 0.1) > 0 || f.Probability("attn_pdrop", 0.1) > 0;
+    // Both read, so that a bad one is refused whatever the other says.
+    const double resid = f.Probability("resid_pdrop", 0.1), attn = f.Probability("attn_pdrop", 0.1);
+    m.dropout = resid > 0 || attn > 0;
   } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "mixtral" ||
              type == "bert") {
     m.layers = f.Count("num_hidden_layers", kMaxLayersTf);
@@ -520,8 +522,9 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
       m.causal = false;
       m.final_norm = false;
       m.bert_heads = true;
-      m.dropout = f.Probability("hidden_dropout_prob", 0.1) > 0 ||
-                  f.Probability("attention_probs_dropout_prob", 0.1) > 0;
+      const double hidden_p = f.Probability("hidden_dropout_prob", 0.1);
+      const double attention_p = f.Probability("attention_probs_dropout_prob", 0.1);
+      m.dropout = hidden_p > 0 || attention_p > 0;
     } else {
       m.kv_heads = f.Count("num_key_value_heads", kMaxHeadsTf, m.heads);
       m.head_dim = f.Count("head_dim", kMaxWidthTf, 0);

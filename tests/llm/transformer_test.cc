@@ -281,6 +281,12 @@ TEST(ParseHfConfig, DropoutFollowsTheConfigsProbabilities) {
   EXPECT_TRUE(ParseHfConfig(gpt2 + ", \"resid_pdrop\": 0.0}", "gpt2.json").dropout);
   EXPECT_FALSE(
       ParseHfConfig(gpt2 + ", \"resid_pdrop\": 0.0, \"attn_pdrop\": 0}", "gpt2.json").dropout);
+  // Not a probability: the field is named, even where the other field
+  // already says dropout is on.
+  const std::string bad_attn =
+      DataErrorOf(gpt2 + ", \"resid_pdrop\": 0.1, \"attn_pdrop\": 5}");
+  EXPECT_NE(bad_attn.find("field 'attn_pdrop': 5 is not a probability"), std::string::npos)
+      << bad_attn;
   // Not a probability: the field is named.
   std::string message = DataErrorOf(Replace(kLlamaTf, "\"vocab_size\": 1000",
                                             "\"vocab_size\": 1000, \"attention_dropout\": 1.5"));
