@@ -18,7 +18,8 @@ import os
 import re
 import sys
 
-ORDER = ["compute", "memory", "tensor", "fp8", "winograd", "depthwise", "memory_normalization"]
+ORDER = ["compute", "memory", "tensor", "fp8", "winograd", "depthwise", "memory_normalization",
+         "attention_forward", "attention_backward"]
 
 
 def number(x):

@@ -25,9 +25,11 @@ Device Apply(const Device& base, const Values& x, const std::array<bool, kParams
     // From the curve ModelStep used (the compute curve when the device has no
     // tensor curve of its own), before the compute scale touches it.
     d.tensor_efficiency = base.TensorEfficiency();
-    // An FP8 curve of its own scales with it: the same units, the same
-    // framework and host around them.
-    for (EfficiencyCurve* curve : {&d.tensor_efficiency, &d.fp8_efficiency}) {
+    // An FP8 curve and attention curves of its own scale with it: the same
+    // units, the same framework and host around them.
+    for (EfficiencyCurve* curve :
+         {&d.tensor_efficiency, &d.fp8_efficiency, &d.attention_forward_efficiency,
+          &d.attention_backward_efficiency}) {
       for (EfficiencyCurve::Point& p : curve->points) {
         p.efficiency = std::min(1.0, p.efficiency * x[4]);
       }
@@ -49,23 +51,25 @@ double MaxEfficiency(const EfficiencyCurve& curve) {
 
 // After parameter `j` was written into `d` (from `before`): the compute scale
 // scales the Winograd and depthwise curves too, the memory scale the
-// normalization curve, the tensor scale the FP8 curve, and their sources and bases say so, those of the
-// compute or memory curve.
+// normalization curve, the tensor scale the FP8 and attention curves, and their sources and bases
+// say so, those of the compute or memory curve.
 void MarkScaledCurves(Device& d, const Device& before, size_t j) {
   if (j != 0 && j != 1 && j != 4) return;
   const char* with = j == 0   ? "efficiency.compute"
                      : j == 1 ? "efficiency.memory"
                               : "efficiency.tensor";
-  const std::vector<std::pair<const char*, const EfficiencyCurve*>> curves =
-      j == 4 ? std::vector<std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.fp8",
-                                                                          &before.fp8_efficiency}}
-      : j == 0 ? std::vector<
-                   std::pair<const char*, const EfficiencyCurve*>>{{"efficiency.winograd",
-                                                                    &before.winograd_efficiency},
-                                                                   {"efficiency.depthwise",
-                                                                    &before.depthwise_efficiency}}
-             : std::vector<std::pair<const char*, const EfficiencyCurve*>>{
-                   {"efficiency.memory_normalization", &before.normalization_memory_efficiency}};
+  using Scaled = std::vector<std::pair<const char*, const EfficiencyCurve*>>;
+  Scaled curves;
+  if (j == 4) {
+    curves = {{"efficiency.fp8", &before.fp8_efficiency},
+              {"efficiency.attention_forward", &before.attention_forward_efficiency},
+              {"efficiency.attention_backward", &before.attention_backward_efficiency}};
+  } else if (j == 0) {
+    curves = {{"efficiency.winograd", &before.winograd_efficiency},
+              {"efficiency.depthwise", &before.depthwise_efficiency}};
+  } else {
+    curves = {{"efficiency.memory_normalization", &before.normalization_memory_efficiency}};
+  }
   for (const auto& [field, curve] : curves) {
     if (curve->points.empty()) continue;
     const auto old = before.sources.find(field);

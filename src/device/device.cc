@@ -571,6 +571,14 @@ std::string DeviceToJson(const Device& d) {
     doc["efficiency"]["memory_normalization"] =
         curve("efficiency.memory_normalization", d.normalization_memory_efficiency);
   }
+  if (!d.attention_forward_efficiency.points.empty()) {
+    doc["efficiency"]["attention_forward"] =
+        curve("efficiency.attention_forward", d.attention_forward_efficiency);
+  }
+  if (!d.attention_backward_efficiency.points.empty()) {
+    doc["efficiency"]["attention_backward"] =
+        curve("efficiency.attention_backward", d.attention_backward_efficiency);
+  }
   doc["overheads"] = {{"kernel_launch_s", quantity("overheads.kernel_launch_s", d.kernel_launch_s)},
                       {"step_host_s", quantity("overheads.step_host_s", d.step_host_s)}};
   doc["tiles"] = {
@@ -733,8 +741,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   const Path eff_path = Reader::Sub(root, "efficiency");
   const json& eff = r.Required(doc, root, "efficiency");
   r.Object(eff, eff_path,
-           {"compute", "memory", "tensor", "fp8", "winograd", "depthwise",
-            "memory_normalization"});
+           {"compute", "memory", "tensor", "fp8", "winograd", "depthwise", "memory_normalization",
+            "attention_forward", "attention_backward"});
   d.compute_efficiency = r.Curve(eff, eff_path, "compute");
   d.memory_efficiency = r.Curve(eff, eff_path, "memory");
   if (eff.contains("tensor")) {
@@ -754,6 +762,15 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   if (eff.contains("depthwise")) d.depthwise_efficiency = r.Curve(eff, eff_path, "depthwise");
   if (eff.contains("memory_normalization")) {
     d.normalization_memory_efficiency = r.Curve(eff, eff_path, "memory_normalization");
+  }
+  for (const auto& [key, curve] :
+       {std::pair{"attention_forward", &d.attention_forward_efficiency},
+        std::pair{"attention_backward", &d.attention_backward_efficiency}}) {
+    if (!eff.contains(key)) continue;
+    if (d.tensor16_flops_per_s == 0) {
+      r.Fail(Reader::Sub(eff_path, key), "needs 16-bit tensor units: peak_flops_per_s.tensor16");
+    }
+    *curve = r.Curve(eff, eff_path, key);
   }
 
   const Path over_path = Reader::Sub(root, "overheads");

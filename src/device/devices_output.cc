@@ -63,6 +63,12 @@ ordered_json DeviceJson(const Device& d) {
       {"normalization_memory_efficiency", d.normalization_memory_efficiency.points.empty()
                                               ? ordered_json(nullptr)
                                               : CurveJson(d.normalization_memory_efficiency)},
+      {"attention_forward_efficiency", d.attention_forward_efficiency.points.empty()
+                                           ? ordered_json(nullptr)
+                                           : CurveJson(d.attention_forward_efficiency)},
+      {"attention_backward_efficiency", d.attention_backward_efficiency.points.empty()
+                                            ? ordered_json(nullptr)
+                                            : CurveJson(d.attention_backward_efficiency)},
       {"bases", d.bases},
       {"kernel_launch_s", d.kernel_launch_s},
       {"step_host_s", d.step_host_s},
@@ -150,6 +156,16 @@ void WriteDeviceDetail(std::ostream& out, const Device& d) {
     out << "memory efficiency of layer norm, RMS norm, softmax (bytes, fraction)"
         << basis("efficiency.memory_normalization") << ":"
         << curve(d.normalization_memory_efficiency) << "\n";
+  }
+  if (!d.attention_forward_efficiency.points.empty()) {
+    out << "fused attention forward efficiency (FLOPs, fraction of the 16-bit peak)"
+        << basis("efficiency.attention_forward") << ":" << curve(d.attention_forward_efficiency)
+        << "\n";
+  }
+  if (!d.attention_backward_efficiency.points.empty()) {
+    out << "fused attention backward efficiency (FLOPs, fraction of the 16-bit peak)"
+        << basis("efficiency.attention_backward") << ":" << curve(d.attention_backward_efficiency)
+        << "\n";
   }
   if (d.price_per_hour) {
     const auto source = d.sources.find("price_per_hour");

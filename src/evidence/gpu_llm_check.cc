@@ -666,8 +666,9 @@ void WriteTableGpuLlmCheck(std::ostream& out, const GpuLlmCheck& c) {
   out << fmt::format(
       "The catalog's {} against first-hand H200 measurements (data/llm-gpu: one run, 2026-11-27, "
       "bench/gpu/llm_kernels.py). The Hopper devices' BF16/FP16 and FP8 matrix curves are "
-      "fitted to the GEMM rows and their normalization plateau to the LayerNorm, RMSNorm and "
-      "softmax rows (`validate kernels`): those rows are in sample; nothing in the attention, "
+      "fitted to the GEMM rows, their attention curves to the cuDNN attention rows and their "
+      "normalization plateau to the LayerNorm, RMSNorm and softmax rows (`validate kernels`): "
+      "those rows are in sample; nothing in the flash, memory-efficient and eager attention, "
       "element-wise and step rows set or chose a catalog number. error = "
       "predicted / measured - 1 of the times (positive: the model is too slow, pessimistic). "
       "Kernels by the split model's "

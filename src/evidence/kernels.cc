@@ -398,6 +398,10 @@ const char* KernelUnitName(KernelUnit unit) {
       return "tensor16";
     case KernelUnit::kFp8:
       return "fp8";
+    case KernelUnit::kAttentionForward:
+      return "attention_fwd";
+    case KernelUnit::kAttentionBackward:
+      return "attention_bwd";
   }
   return "unknown";
 }
@@ -598,7 +602,10 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
         ++skipped[fmt::format("{}: FP8 kernels on a GPU without FP8 units", m.gpu)];
         continue;
       }
-      KernelUnit unit = m.fp8        ? KernelUnit::kFp8
+      const bool attention = m.op == "attention";
+      KernelUnit unit = attention    ? (m.pass == "bwd" ? KernelUnit::kAttentionBackward
+                                                        : KernelUnit::kAttentionForward)
+                        : m.fp8      ? KernelUnit::kFp8
                         : m.tensor16 ? KernelUnit::kTensor16
                                      : KernelUnit::kFp32;
       double flops = m.direct_flops;
@@ -634,7 +641,10 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
     }
     if (agreement.convolutions > 0) report.agreement.push_back(agreement);
     for (KernelUnit unit :
-         {KernelUnit::kFp32, KernelUnit::kWinograd, KernelUnit::kTensor16, KernelUnit::kFp8}) {
+         {KernelUnit::kFp32, KernelUnit::kWinograd, KernelUnit::kTensor16, KernelUnit::kFp8,
+          KernelUnit::kAttentionForward, KernelUnit::kAttentionBackward}) {
+      const bool attention_unit =
+          unit == KernelUnit::kAttentionForward || unit == KernelUnit::kAttentionBackward;
       const auto& list = terms[unit];
       if (list.empty()) continue;
       if (static_cast<int>(list.size()) < kMinKernels) {
@@ -647,7 +657,8 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       double a = std::log(0.8), b = std::log(1e9), k = 1.0, d = std::log(16.0);
       // The shape term: fitted where the kernels tell it from the curve, else
       // the V100's of the unit (fitted first), else none.
-      const bool shape_fitted = shape_term && ShapeIdentifiable(list);
+      // Attention has none: its kernels are not one GEMM's tiles.
+      const bool shape_fitted = shape_term && !attention_unit && ShapeIdentifiable(list);
       double fixed_half_dim = 0;
       if (!shape_fitted) {
         for (const KernelCurveFit& f : report.fits) {
@@ -720,7 +731,10 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
       for (const auto& [term, m] : list) {
         const double e = term.Modeled(a, b, k, d) / term.measured_s - 1;
         abs_errors.push_back(std::abs(e));
-        by_group[m->op == "gemm" ? "gemm" : "conv/" + m->pass].push_back(e);
+        by_group[m->op == "gemm"        ? "gemm"
+                 : m->op == "attention" ? "attention/" + m->pass
+                                        : "conv/" + m->pass]
+            .push_back(e);
       }
       fit.median_abs_error = Median(abs_errors);
       fit.p90_abs_error = Quantile(abs_errors, 0.9);
@@ -767,6 +781,59 @@ std::vector<KernelMeasurement> ReadFirstHandGemms(const std::string& path, const
     out.push_back(std::move(m));
   }
   if (out.empty()) throw DataError(path, 0, "status", "no timed matrix product in the file");
+  return out;
+}
+
+std::vector<KernelMeasurement> ReadFirstHandAttention(const std::string& path,
+                                                      const std::string& gpu) {
+  const std::vector<GpuAttention> rows = ReadGpuAttention(path);
+  auto same_shape = [](const GpuAttention& a, const GpuAttention& b) {
+    return a.backend == b.backend && a.batch == b.batch && a.heads == b.heads &&
+           a.kv_heads == b.kv_heads && a.head_dim == b.head_dim && a.seq == b.seq &&
+           a.causal == b.causal;
+  };
+  std::vector<KernelMeasurement> out;
+  for (const GpuAttention& a : rows) {
+    if (a.backend != "cudnn") continue;
+    KernelMeasurement m;
+    m.source = fmt::format("{}:{}", a.source, a.line);
+    m.gpu = gpu;
+    m.op = "attention";
+    m.tensor16 = true;
+    const double b = static_cast<double>(a.batch), s = static_cast<double>(a.seq),
+                 d = static_cast<double>(a.head_dim);
+    // Q and the output of every head, K and V of every key/value head.
+    m.bytes = 2.0 * b * s * d *
+              (2.0 * static_cast<double>(a.heads) + 2.0 * static_cast<double>(a.kv_heads));
+    const double forward_flops =
+        (a.causal ? 0.5 : 1.0) * 4.0 * b * static_cast<double>(a.heads) * s * s * d;
+    // The same rows as the split model counts them (TimeFlashAttention).
+    m.dims = {(a.causal ? 0.5 : 1.0) * s, s, d};
+    if (a.pass == "fwd") {
+      m.pass = "fwd";
+      m.direct_flops = forward_flops;
+      m.time_s = a.median_s;
+    } else {
+      const auto fwd = std::find_if(rows.begin(), rows.end(), [&](const GpuAttention& f) {
+        return f.pass == "fwd" && same_shape(f, a);
+      });
+      if (fwd == rows.end()) {
+        throw DataError(a.source, a.line, "pass",
+                        "a forward+backward row without the forward row of its shape");
+      }
+      if (!(a.median_s > fwd->median_s)) {
+        throw DataError(a.source, a.line, "median_ms",
+                        fmt::format("forward+backward {} ms is not longer than the forward "
+                                    "{} ms of line {}",
+                                    a.median_s * 1e3, fwd->median_s * 1e3, fwd->line));
+      }
+      m.pass = "bwd";
+      m.direct_flops = 2.5 * forward_flops;
+      m.time_s = a.median_s - fwd->median_s;
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw DataError(path, 0, "backend", "no timed cuDNN attention row in the file");
   return out;
 }
 
@@ -844,6 +911,9 @@ KernelFitReport FitKernelTables(const std::string& directory, bool shape_term,
   if (!first_hand_dir.empty()) {
     std::vector<KernelMeasurement> h200 = ReadFirstHandGemms(first_hand_dir + "/gemm.csv", "H200");
     kernels.insert(kernels.end(), h200.begin(), h200.end());
+    std::vector<KernelMeasurement> attention =
+        ReadFirstHandAttention(first_hand_dir + "/attention.csv", "H200");
+    kernels.insert(kernels.end(), attention.begin(), attention.end());
   }
   KernelFitReport report = FitKernelCurves(kernels, KernelGpus(), shape_term);
   report.depthwise = DeriveDepthwise(directory + "/tlkh_depsep_conv.csv", report);
@@ -867,23 +937,31 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
       if (fit.gpu != gpu.name) continue;
       const bool tensor = fit.unit == KernelUnit::kTensor16;
       const bool fp8 = fit.unit == KernelUnit::kFp8;
+      const bool attention_fwd = fit.unit == KernelUnit::kAttentionForward;
+      const bool attention_bwd = fit.unit == KernelUnit::kAttentionBackward;
+      const bool attention = attention_fwd || attention_bwd;
       const double device_peak =
-          fp8      ? device.fp8_flops_per_s
-          : tensor ? (device.tensor16_flops_per_s > 0 ? device.tensor16_flops_per_s
-                                                      : device.tf32_flops_per_s)
-                   : device.fp32_flops_per_s;
+          fp8         ? device.fp8_flops_per_s
+          : attention ? device.tensor16_flops_per_s
+          : tensor    ? (device.tensor16_flops_per_s > 0 ? device.tensor16_flops_per_s
+                                                         : device.tf32_flops_per_s)
+                      : device.fp32_flops_per_s;
       if (device_peak <= 0) continue;  // no such units
-      const double gpu_peak = fp8      ? gpu.fp8_flops_per_s
-                              : tensor ? gpu.tensor16_flops_per_s
-                                       : gpu.fp32_flops_per_s;
+      const double gpu_peak = fp8                   ? gpu.fp8_flops_per_s
+                              : tensor || attention ? gpu.tensor16_flops_per_s
+                                                    : gpu.fp32_flops_per_s;
       const char* field = fit.unit == KernelUnit::kFp32       ? "efficiency.compute"
                           : fit.unit == KernelUnit::kWinograd ? "efficiency.winograd"
                           : fp8                               ? "efficiency.fp8"
+                          : attention_fwd                     ? "efficiency.attention_forward"
+                          : attention_bwd                     ? "efficiency.attention_backward"
                                                               : "efficiency.tensor";
       EfficiencyCurve& curve = fit.unit == KernelUnit::kFp32       ? device.compute_efficiency
                                : fit.unit == KernelUnit::kWinograd ? device.winograd_efficiency
                                : fp8                               ? device.fp8_efficiency
-                                                                   : device.tensor_efficiency;
+                               : attention_fwd ? device.attention_forward_efficiency
+                               : attention_bwd ? device.attention_backward_efficiency
+                                               : device.tensor_efficiency;
       curve = CarryCurve(fit, gpu_peak, device_peak);
       curve.from = gpu.name;
       bool convolutions = false;
@@ -897,6 +975,12 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
                 "direct FLOPs; Lavin & Gray 2016)"
           : fp8 ? "FP8 (E4M3) tensor-core GEMMs (torch._scaled_mm, per-tensor scales, with and "
                   "without fast accumulation)"
+          : attention_fwd
+              ? "BF16 causal fused attention forward kernels (cuDNN SDPA; FLOPs 2 x 2 b h s^2 d "
+                "/ 2)"
+          : attention_bwd
+              ? "BF16 causal fused attention backward kernels (cuDNN SDPA: forward+backward "
+                "less forward, 2.5x the forward FLOPs)"
           : convolutions ? "FP16 tensor-core GEMMs and convolutions"
                          : "BF16 and FP16 tensor-core GEMMs";
       std::string text = fmt::format(
@@ -904,7 +988,7 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
           "({}, `fitspeed validate --kernels`): e_max {:.3g} +/- {:.2g}, F_half {:.3g} "
           "+/- {:.2g} FLOPs, k {:.3g} +/- {:.2g}; median |time error| {:.1f}%",
           fitted ? "fitted" : "carried", fit.kernels, gpu.name, what,
-          gpu.data, fit.e_max, fit.e_max_se,
+          attention ? std::string("data/llm-gpu/attention.csv") : gpu.data, fit.e_max, fit.e_max_se,
           fit.f_half, fit.f_half_se, fit.slope, fit.slope_se, 100 * fit.median_abs_error);
       if (fit.half_dim > 0) {
         text +=

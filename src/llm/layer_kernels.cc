@@ -46,6 +46,24 @@ double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   return t;
 }
 
+double KernelTimer::Gemm16(double m, double n, double k, double batch) const {
+  const double flops = 2.0 * m * n * k * batch;
+  if (flops <= 0) return 0;
+  double eff = matrix16->At(flops * matrix_size_scale);
+  if (matrix16->half_dim > 0) eff *= matrix16->ShapeFactor(m, n, k);
+  return flops / (peak16 * std::min(eff, 1.0));
+}
+
+double KernelTimer::Attention(double flops, bool backward, double m, double n, double k) const {
+  if (flops <= 0) return 0;
+  const EfficiencyCurve& curve = backward ? *attention_backward : *attention_forward;
+  double eff = curve.At(flops * matrix_size_scale);
+  // The tensor curve standing in for a missing attention curve keeps its
+  // shape term (the attention curves have none).
+  if (curve.half_dim > 0) eff *= curve.ShapeFactor(m, n, k);
+  return flops / (peak16 * std::min(eff, 1.0));
+}
+
 double KernelTimer::MemoryTime(double bytes) const {
   if (bytes <= 0) return 0;
   const double eff = std::min(1.0, memory->At(bytes) * memory_scale);
@@ -89,6 +107,10 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
     t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
   }
   t.fp8_casts = format != MatrixFormat::k16;
+  t.matrix16 = tensor16 ? &d.TensorEfficiency() : &d.compute_efficiency;
+  t.peak16 = peak16;
+  t.attention_forward = tensor16 ? &d.AttentionEfficiency(false) : &d.compute_efficiency;
+  t.attention_backward = tensor16 ? &d.AttentionEfficiency(true) : &d.compute_efficiency;
   t.matrix_size_scale = cal.matrix_size_scale;
   t.memory = &d.memory_efficiency;
   t.normalization = &d.NormalizationMemoryEfficiency();
@@ -101,9 +123,11 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& t, double batch_heads, double seq_q,
                                        double seq_kv, double head_dim, bool causal) {
   const double rows = causal ? 0.5 * seq_q : seq_q;
+  // Two products (scores, values) of rows x seq_kv x head_dim per head.
+  const double forward_flops = 2.0 * 2.0 * rows * seq_kv * head_dim * batch_heads;
   FlashAttentionTimes out;
-  out.forward_s = t.Gemm(rows, seq_kv, head_dim, 2.0 * batch_heads);
-  out.backward_s = t.Gemm(rows, seq_kv, head_dim, 5.0 * batch_heads);
+  out.forward_s = t.Attention(forward_flops, false, rows, seq_kv, head_dim);
+  out.backward_s = t.Attention(2.5 * forward_flops, true, rows, seq_kv, head_dim);
   return out;
 }
 
@@ -164,16 +188,16 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     // product, fused scale-mask-softmax, dropout, values, output rearranged.
     const double scores = bh * s.seq * s.seq;  // elements
     af.Add(t.MemoryTime(2.0 * 2.0 * T * qkv), 3);
-    af.Add(t.Gemm(s.seq, s.seq, s.head_dim, bh));
+    af.Add(t.Gemm16(s.seq, s.seq, s.head_dim, bh));
     af.Add(t.NormalizationTime(2.0 * 2.0 * scores));
     if (s.dropout) af.Add(t.MemoryTime(5.0 * scores));
-    af.Add(t.Gemm(s.seq, s.head_dim, s.seq, bh));
+    af.Add(t.Gemm16(s.seq, s.head_dim, s.seq, bh));
     af.Add(t.MemoryTime(2.0 * 2.0 * T * s.q_width));
     ab.Add(t.MemoryTime(2.0 * 2.0 * T * s.q_width));
-    ab.Add(2.0 * t.Gemm(s.seq, s.head_dim, s.seq, bh), 2);  // grads of the probabilities and of V
+    ab.Add(2.0 * t.Gemm16(s.seq, s.head_dim, s.seq, bh), 2);  // grads of the probabilities and of V
     if (s.dropout) ab.Add(t.MemoryTime(5.0 * scores));
     ab.Add(t.NormalizationTime(3.0 * 2.0 * scores));
-    ab.Add(2.0 * t.Gemm(s.seq, s.head_dim, s.seq, bh), 2);  // grads of Q and K
+    ab.Add(2.0 * t.Gemm16(s.seq, s.head_dim, s.seq, bh), 2);  // grads of Q and K
     ab.Add(t.MemoryTime(2.0 * 2.0 * T * qkv), 3);
   }
   f.Add(af.gpu, af.kernels);

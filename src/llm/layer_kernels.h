@@ -52,9 +52,23 @@ struct KernelTimer {
   double memory_scale = 1;
   double dispatch_s = 0;
   bool fp8_casts = false;  // FP8 products cast their 16-bit input first
+  // Attention runs in 16 bits whatever the format of the layers' products
+  // (Transformer Engine's FP8 recipe casts the linear layers' inputs only):
+  // the device's 16-bit curve and peak, and its fused-attention curves
+  // (Device::AttentionEfficiency) read at the same size scale.
+  const EfficiencyCurve* matrix16 = nullptr;
+  double peak16 = 0;
+  const EfficiencyCurve* attention_forward = nullptr;
+  const EfficiencyCurve* attention_backward = nullptr;
 
   // `batch` products of m x n (reduction k) in one kernel.
   double Gemm(double m, double n, double k, double batch = 1) const;
+  // The same in 16 bits (no cast): the unfused attention's batched products.
+  double Gemm16(double m, double n, double k, double batch = 1) const;
+  // One fused attention kernel of `flops`, forward or backward, in 16 bits;
+  // m x n x k the dimensions of its products (the tensor curve's shape term
+  // where the device has no attention curve).
+  double Attention(double flops, bool backward, double m, double n, double k) const;
   double MemoryTime(double bytes) const;         // element-wise
   double NormalizationTime(double bytes) const;  // row reductions: norms, softmax
 };
@@ -64,7 +78,8 @@ KernelTimer MakeKernelTimer(const Device& device, MatrixFormat format, const Llm
 // Flash attention over `batch_heads` (micro-batch x heads) of `seq_q` query
 // rows against `seq_kv` keys of `head_dim`: the score and value products of
 // the unmasked rows (half of them when causal) in one kernel; the backward
-// pass recomputes the scores, 2.5x the forward FLOPs.
+// pass recomputes the scores, 2.5x the forward FLOPs. Timed in 16 bits on
+// the device's attention curves (KernelTimer::Attention).
 struct FlashAttentionTimes {
   double forward_s = 0, backward_s = 0;
 };

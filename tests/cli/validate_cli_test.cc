@@ -156,14 +156,15 @@ TEST(ValidateCli, DeviceFileReplacesTheCatalogDevice) {
 }
 
 TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
-  // The kernel fits: JSON with eleven fits (nine of data/kernels, the H200's
-  // tensor16 and fp8 of data/llm-gpu/gemm.csv), the algorithm agreement and
-  // the depthwise derivation.
+  // The kernel fits: JSON with thirteen fits (nine of data/kernels, the H200's
+  // tensor16 and fp8 of data/llm-gpu/gemm.csv, its attention_fwd and
+  // attention_bwd of attention.csv), the algorithm agreement and the
+  // depthwise derivation.
   const CliRun kernels = RunCli("validate --kernels --output json");
   ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
   const auto k = nlohmann::json::parse(kernels.out);
   EXPECT_EQ(k["schema"], "fitspeed.kernel-fits/1");
-  EXPECT_EQ(k["fits"].size(), 11u);
+  EXPECT_EQ(k["fits"].size(), 13u);
   EXPECT_EQ(k["algorithm_agreement"].size(), 3u);
   EXPECT_LT(k["depthwise"]["efficiency"].get<double>(), 0.1);
   // The second sources: NeuSight's convolutions carry the algorithm
@@ -176,13 +177,19 @@ TEST(ValidateCli, KernelsAndFrameworksSectionsAndTheFrameworkOption) {
   EXPECT_EQ(k["allreduce_checks"][0]["catalog_device"], "p100");
   EXPECT_EQ(k["allreduce_checks"][3]["buffers"], 0);
   EXPECT_EQ(RunCli("validate --kernels --kernel-data /nonexistent").exit_code, 66);
-  // --shape-term: the fits carry half_dim (fitted on DeepBench's non-square
-  // kernels, held on the K40's square ones); without it, none.
+  // --shape-term: the matrix fits carry half_dim (fitted on DeepBench's
+  // non-square kernels, held on the K40's square ones); the attention fits
+  // have no shape term; without the option, no fit has one.
   const CliRun shaped = RunCli("validate --kernels --shape-term --output json");
   ASSERT_EQ(shaped.exit_code, 0) << shaped.err;
   // (the parsed document must outlive the loop: a range over a temporary's member dangles)
   const auto shaped_json = nlohmann::json::parse(shaped.out);
   for (const auto& fit : shaped_json["fits"]) {
+    if (fit["unit"].get<std::string>().rfind("attention", 0) == 0) {
+      EXPECT_EQ(fit["half_dim"].get<double>(), 0) << fit.dump();
+      EXPECT_FALSE(fit["half_dim_fitted"].get<bool>()) << fit.dump();
+      continue;
+    }
     EXPECT_GT(fit["half_dim"].get<double>(), 0) << fit.dump();
     EXPECT_EQ(fit["half_dim_fitted"].get<bool>(), fit["gpu"] != "Tesla K40") << fit.dump();
   }

@@ -161,8 +161,11 @@ TEST(Issue30Catalog, NothingIsFittedExceptTheL4sSweepAndTheH200sOwnTables) {
       if (basis != "fitted") continue;
       if (std::string(s.name) == "h200") {
         // This project's H200 tables (data/llm-gpu): the matrix curves from
-        // gemm.csv, the normalization plateau from memory_ops.csv.
+        // gemm.csv, the attention curves from attention.csv, the
+        // normalization plateau from memory_ops.csv.
         EXPECT_TRUE(field == "efficiency.tensor" || field == "efficiency.fp8" ||
+                    field == "efficiency.attention_forward" ||
+                    field == "efficiency.attention_backward" ||
                     field == "efficiency.memory_normalization")
             << field;
         EXPECT_THAT(d.sources.at(field), HasSubstr("H200")) << field;

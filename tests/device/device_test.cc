@@ -285,6 +285,12 @@ TEST(DeviceJson, Fp8CurveNeedsFp8UnitsAndCurvesSayWhichGpusKernelsTheyCameFrom) 
   EXPECT_EQ(again.fp8_efficiency.points.size(), h200.fp8_efficiency.points.size());
   EXPECT_EQ(again.fp8_efficiency.from, "H200");
   EXPECT_EQ(again.bases.at("efficiency.fp8"), "fitted");
+  // Its attention curves (the H200's cuDNN rows) round-trip too.
+  ASSERT_FALSE(h200.attention_forward_efficiency.points.empty());
+  EXPECT_EQ(again.attention_forward_efficiency.points.size(),
+            h200.attention_forward_efficiency.points.size());
+  EXPECT_EQ(again.attention_backward_efficiency.from, "H200");
+  EXPECT_EQ(again.bases.at("efficiency.attention_backward"), "fitted");
   // The A100 has no FP8 units: an FP8 curve in its file is an error naming the field.
   const std::string a100 = CatalogDeviceJson("a100");
   const std::string with_fp8 =
@@ -293,6 +299,15 @@ TEST(DeviceJson, Fp8CurveNeedsFp8UnitsAndCurvesSayWhichGpusKernelsTheyCameFrom) 
   ASSERT_NE(with_fp8, a100);
   EXPECT_THAT(LoadBroken(with_fp8, ::testing::TempDir() + "/fitspeed_a100_fp8.json"),
               HasSubstr("efficiency.fp8"));
+  // An attention curve needs 16-bit tensor units: the K80 has none.
+  const std::string k80 = CatalogDeviceJson("k80");
+  const std::string with_attention = Replace(
+      k80, "\"memory\": {\n      \"points\"",
+      "\"attention_forward\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
+      "\"memory\": {\n      \"points\"");
+  ASSERT_NE(with_attention, k80);
+  EXPECT_THAT(LoadBroken(with_attention, ::testing::TempDir() + "/fitspeed_k80_attention.json"),
+              HasSubstr("efficiency.attention_forward"));
   // "from" must name a GPU.
   const std::string bad_from = Replace(a100, "\"from\": \"V100\"", "\"from\": 7");
   ASSERT_NE(bad_from, a100);

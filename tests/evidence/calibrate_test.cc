@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -544,21 +545,28 @@ TEST(ReadCasesCsv, ErrorsNameFileLineAndField) {
   EXPECT_THROW(ReadCasesCsv(::testing::TempDir() + "/fitspeed_no_such_cases.csv"), InputError);
 }
 
-TEST(ApplyCalibration, TheTensorScaleScalesTheFp8CurveWithIt) {
-  // h200 has an FP8 curve of its own: the same units behind the same framework.
+TEST(ApplyCalibration, TheTensorScaleScalesTheFp8AndAttentionCurvesWithIt) {
+  // h200 has FP8 and attention curves of its own: the same units behind the
+  // same framework.
   const Device h200 = LoadDevice("h200");
-  ASSERT_FALSE(h200.fp8_efficiency.points.empty());
   CalibratedParameter tensor;
   tensor.name = "tensor_scale";
   tensor.value = 0.5;
   const Device d = ApplyCalibration(h200, {tensor});
-  ASSERT_EQ(d.fp8_efficiency.points.size(), h200.fp8_efficiency.points.size());
-  for (size_t i = 0; i < d.fp8_efficiency.points.size(); ++i) {
-    EXPECT_DOUBLE_EQ(d.fp8_efficiency.points[i].efficiency,
-                     0.5 * h200.fp8_efficiency.points[i].efficiency);
+  for (const auto& [field, scaled, base] :
+       {std::tuple{"efficiency.fp8", &d.fp8_efficiency, &h200.fp8_efficiency},
+        std::tuple{"efficiency.attention_forward", &d.attention_forward_efficiency,
+                   &h200.attention_forward_efficiency},
+        std::tuple{"efficiency.attention_backward", &d.attention_backward_efficiency,
+                   &h200.attention_backward_efficiency}}) {
+    ASSERT_FALSE(base->points.empty()) << field;
+    ASSERT_EQ(scaled->points.size(), base->points.size()) << field;
+    for (size_t i = 0; i < scaled->points.size(); ++i) {
+      EXPECT_DOUBLE_EQ(scaled->points[i].efficiency, 0.5 * base->points[i].efficiency) << field;
+    }
+    EXPECT_NE(d.sources.at(field).find("scaled with efficiency.tensor"), std::string::npos)
+        << field;
   }
-  EXPECT_NE(d.sources.at("efficiency.fp8").find("scaled with efficiency.tensor"),
-            std::string::npos);
 }
 
 }  // namespace

@@ -460,6 +460,72 @@ TEST(KernelFit, TheH200FitsReproduceItsLargeSquareProducts) {
   EXPECT_LT(fp8->median_abs_error, 0.10);
 }
 
+TEST(KernelFit, FirstHandCudnnAttentionIsReadAsForwardAndBackwardKernels) {
+  const std::vector<KernelMeasurement> k =
+      ReadFirstHandAttention(FirstHandDir() + "/attention.csv", "H200");
+  // 12 cuDNN forward rows and 12 forward+backward rows (6 sequences, 32 or 8
+  // KV heads); the other backends are not read.
+  ASSERT_EQ(k.size(), 24u);
+  int forward = 0;
+  for (const KernelMeasurement& m : k) {
+    EXPECT_EQ(m.op, "attention");
+    EXPECT_TRUE(m.tensor16);
+    forward += m.pass == "fwd";
+  }
+  EXPECT_EQ(forward, 12);
+  // attention.csv:100-101, 32 heads of 128 at 32,768, causal: forward
+  // F = 2 x 2 x 32 x 32768^2 x 128 / 2 = 8,796,093,022,208 in 15.4494 ms;
+  // backward 2.5 F = 21,990,232,555,520 in 57.4012 - 15.4494 = 41.9518 ms.
+  const auto at = [&](const std::string& source) {
+    const auto it = std::find_if(k.begin(), k.end(), [&](const KernelMeasurement& m) {
+      return m.source.size() >= source.size() &&
+             m.source.compare(m.source.size() - source.size(), source.size(), source) == 0;
+    });
+    EXPECT_NE(it, k.end()) << source;
+    return *it;
+  };
+  const KernelMeasurement fwd = at("attention.csv:100");
+  EXPECT_EQ(fwd.pass, "fwd");
+  EXPECT_DOUBLE_EQ(fwd.direct_flops, 8796093022208.0);
+  EXPECT_DOUBLE_EQ(fwd.time_s, 15.4494e-3);
+  const KernelMeasurement bwd = at("attention.csv:101");
+  EXPECT_EQ(bwd.pass, "bwd");
+  EXPECT_DOUBLE_EQ(bwd.direct_flops, 2.5 * 8796093022208.0);
+  EXPECT_NEAR(bwd.time_s, 41.9518e-3, 1e-12);
+  // A forward+backward row without its forward row is refused, naming it.
+  const std::string header =
+      "section,backend,pass,dtype,batch,heads,kv_heads,head_dim,seq,causal,flops_full,"
+      "flops_causal,median_ms,min_ms,tflops,tflops_full,reps,status,note\n";
+  ExpectRowRefused([](const std::string& path) { return ReadFirstHandAttention(path, "H200"); },
+                   header +
+                       "attention,cudnn,fwd_bwd,bf16,1,32,32,128,32768,1,61572651155456,"
+                       "30786325577728,57.4012,56.6947,536.336,1072.67,10,ok,\n",
+                   "pass");
+}
+
+TEST(KernelFit, TheH200AttentionFitsReproduceTheLongestSequence) {
+  const KernelFitReport report = FitKernelTables(KernelDir(), false, FirstHandDir());
+  const KernelCurveFit* fwd = nullptr;
+  const KernelCurveFit* bwd = nullptr;
+  for (const KernelCurveFit& f : report.fits) {
+    if (f.gpu == "H200" && f.unit == KernelUnit::kAttentionForward) fwd = &f;
+    if (f.gpu == "H200" && f.unit == KernelUnit::kAttentionBackward) bwd = &f;
+  }
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(fwd->kernels, 12);
+  EXPECT_EQ(bwd->kernels, 12);
+  EXPECT_EQ(fwd->half_dim, 0);  // no shape term
+  // At 32,768 tokens (the rows above): forward 8.796093e12 / (15.4494e-3 x
+  // 989.5e12) = 0.5754 of the peak; backward 2.199023e13 / (41.9518e-3 x
+  // 989.5e12) = 0.5297. The fits lie within 5% of both, below the GEMMs'
+  // 0.678 at square 8,192.
+  EXPECT_NEAR(fwd->At(8796093022208.0) / 0.5754, 1.0, 0.05);
+  EXPECT_NEAR(bwd->At(2.5 * 8796093022208.0) / 0.5297, 1.0, 0.05);
+  EXPECT_LT(fwd->median_abs_error, 0.05);
+  EXPECT_LT(bwd->median_abs_error, 0.05);
+}
+
 TEST(KernelFit, TheCurvesTimeNeverFallsAsTheKernelGrows) {
   // A slope above 1 would make a kernel of fewer FLOPs take longer below
   // F_half: the points hold the time at its minimum instead. By hand for
@@ -498,7 +564,10 @@ TEST(KernelFit, TheCatalogCarriesTheCurvesOfTheCommittedTables) {
           std::pair{&catalog.winograd_efficiency, &refit.winograd_efficiency},
           std::pair{&catalog.depthwise_efficiency, &refit.depthwise_efficiency},
           std::pair{&catalog.tensor_efficiency, &refit.tensor_efficiency},
-          std::pair{&catalog.fp8_efficiency, &refit.fp8_efficiency}}) {
+          std::pair{&catalog.fp8_efficiency, &refit.fp8_efficiency},
+          std::pair{&catalog.attention_forward_efficiency, &refit.attention_forward_efficiency},
+          std::pair{&catalog.attention_backward_efficiency,
+                    &refit.attention_backward_efficiency}}) {
       ASSERT_EQ(catalog_curve->points.size(), refit_curve->points.size()) << name;
       EXPECT_EQ(catalog_curve->from, refit_curve->from) << name;
       for (size_t i = 0; i < catalog_curve->points.size(); ++i) {

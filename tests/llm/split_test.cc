@@ -12,6 +12,7 @@
 #include "fitspeed/device/device.h"
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/transformer.h"
+#include "llm/layer_kernels.h"
 
 namespace fitspeed {
 namespace {
@@ -455,6 +456,36 @@ TEST(SplitLora, ZeroThreeShardsTheFrozenBaseAndGathersItEveryPass) {
   const double gathered = ModelLlmStep(m, c, tr, s).parts.data_comm_s;
   s.zero = 1;
   EXPECT_GT(gathered, 10 * ModelLlmStep(m, c, tr, s).parts.data_comm_s);
+}
+
+TEST(LayerKernels, FusedAttentionRunsIn16BitsOnTheDevicesAttentionCurves) {
+  // Llama-2-70B's attention on one GPU of tp 4 (64 / 4 = 16 heads of 128),
+  // sequence 8,192, causal, micro-batch 1, on the h100 (its attention curves
+  // carried from the H200's cuDNN rows at the same 989.5 TFLOPS peak).
+  // Forward: F = 2 x 2 x 4,096 x 8,192 x 128 x 16 = 274,877,906,944, between
+  // the curve's points (1.778e11, 0.5333) and (3.162e11, 0.5516):
+  //   f = ln(2.748779e11 / 1.778e11) / ln(3.162e11 / 1.778e11) = 0.7567412
+  //   eff = 0.5333 + f x 0.0183 = 0.5471484; t = F / (9.895e14 x eff) = 5.077138e-4 s
+  // Backward: 2.5 F = 687,194,767,360, between (5.623e11, 0.4794) and (1e12, 0.4975):
+  //   f = 0.3484026; eff = 0.4794 + f x 0.0181 = 0.4857061; t = 1.429850e-3 s
+  const Device h100 = LoadDevice("h100");
+  const LlmCalibration unit;  // sizes as they are
+  for (MatrixFormat format : {MatrixFormat::k16, MatrixFormat::kFp8}) {
+    // FP8 (Transformer Engine's recipe) leaves attention in 16 bits: the same times.
+    const KernelTimer t = MakeKernelTimer(h100, format, unit);
+    const FlashAttentionTimes fa = TimeFlashAttention(t, 16, 8192, 8192, 128, true);
+    EXPECT_NEAR(fa.forward_s, 5.077138e-4, 1e-9);
+    EXPECT_NEAR(fa.backward_s, 1.429850e-3, 1e-8);
+  }
+  // A device without attention curves (the a100) times the kernel as before
+  // they existed: one batched 16-bit product of the unmasked rows on its
+  // tensor curve, with the curve's shape term.
+  const Device a100 = LoadDevice("a100");
+  ASSERT_TRUE(a100.attention_forward_efficiency.points.empty());
+  const KernelTimer t = MakeKernelTimer(a100, MatrixFormat::k16, unit);
+  const FlashAttentionTimes fa = TimeFlashAttention(t, 16, 8192, 8192, 128, true);
+  EXPECT_DOUBLE_EQ(fa.forward_s, t.Gemm(4096, 8192, 128, 2 * 16));
+  EXPECT_DOUBLE_EQ(fa.backward_s, t.Gemm(4096, 8192, 128, 5 * 16));
 }
 
 }  // namespace

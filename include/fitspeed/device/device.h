@@ -164,6 +164,22 @@ struct Device {
   // fitspeed/evidence/kernels.h, MemoryPlateauFit). Empty (JSON: no
   // "efficiency.memory_normalization"): memory_efficiency serves for them.
   EfficiencyCurve normalization_memory_efficiency;
+  // Fused (flash) attention kernels on the 16-bit tensor units, forward and
+  // backward, against the FLOPs of one kernel (the unmasked score and value
+  // products: 4 b h s_q s_kv d, half of it when causal; the backward pass
+  // 2.5x the forward) at tensor16_flops_per_s. They reach a smaller fraction
+  // of the peak than a GEMM of the same FLOPs (the online softmax between
+  // the two products; fitspeed/evidence/kernels.h, ReadFirstHandAttention).
+  // Empty (JSON: no "efficiency.attention_forward" / "attention_backward"):
+  // TensorEfficiency() serves for them.
+  EfficiencyCurve attention_forward_efficiency;
+  EfficiencyCurve attention_backward_efficiency;
+  // The attention curve of a pass, or TensorEfficiency() when it is empty.
+  const EfficiencyCurve& AttentionEfficiency(bool backward) const {
+    const EfficiencyCurve& c =
+        backward ? attention_backward_efficiency : attention_forward_efficiency;
+    return c.points.empty() ? TensorEfficiency() : c;
+  }
   // tensor_efficiency, or compute_efficiency when it is empty.
   const EfficiencyCurve& TensorEfficiency() const {
     return tensor_efficiency.points.empty() ? compute_efficiency : tensor_efficiency;

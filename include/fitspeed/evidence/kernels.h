@@ -41,8 +41,13 @@ enum class KernelUnit {
   kWinograd,  // FP32 CUDA cores, Winograd convolution (Device::winograd_efficiency)
   kTensor16,  // FP16 tensor cores (Device::tensor_efficiency)
   kFp8,       // FP8 tensor cores (Device::fp8_efficiency)
+  // Fused attention on the 16-bit tensor cores (Device::attention_forward_efficiency,
+  // attention_backward_efficiency): no shape term.
+  kAttentionForward,
+  kAttentionBackward,
 };
-const char* KernelUnitName(KernelUnit unit);  // "fp32", "winograd", "tensor16", "fp8"
+// "fp32", "winograd", "tensor16", "fp8", "attention_fwd", "attention_bwd"
+const char* KernelUnitName(KernelUnit unit);
 
 // One published kernel timing.
 struct KernelMeasurement {
@@ -84,6 +89,20 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path);
 // accumulation) on the FP8 ones, at their median time; bytes are the inputs
 // at their element size and a 16-bit output. Throws as ReadGpuGemms.
 std::vector<KernelMeasurement> ReadFirstHandGemms(const std::string& path, const std::string& gpu);
+
+// The cuDNN fused-attention rows of this project's first-hand table
+// (data/llm-gpu/attention.csv, read by ReadGpuAttention) as kernels of `gpu`
+// (op "attention"): each forward row as a forward kernel of its causal
+// FLOPs (2 x 2 b h s^2 d / 2); each forward+backward row, less the forward
+// row of the same shape, as a backward kernel of 2.5x those FLOPs (the
+// backward pass recomputes the scores: five products to the forward's two).
+// The cuDNN backend is what Transformer Engine's fused attention and
+// PyTorch's default SDPA run on Hopper (the table's default rows repeat it);
+// bytes are Q, K, V and the output read or written once, 16-bit. Throws as
+// ReadGpuAttention; DataError when a forward+backward row has no forward row
+// of its shape, or is not slower than it.
+std::vector<KernelMeasurement> ReadFirstHandAttention(const std::string& path,
+                                                      const std::string& gpu);
 
 // A GPU whose kernels are in the tables: its peaks as measured (the clocks
 // of the measurement) and its bandwidth, and the catalog devices its curves
@@ -420,7 +439,8 @@ std::vector<KernelMeasurement> ReadKernelTables(const std::string& directory);
 DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitReport& report);
 
 // ReadKernelTables of `directory` and, unless `first_hand_dir` is empty,
-// ReadFirstHandGemms of its gemm.csv as the H200's, fitted by FitKernelCurves
+// ReadFirstHandGemms of its gemm.csv and ReadFirstHandAttention of its
+// attention.csv as the H200's, fitted by FitKernelCurves
 // with KernelGpus(); the depthwise derivation from its tlkh_depsep_conv.csv,
 // the memory plateaus from its neusight_vec_large.csv and, with
 // `first_hand_dir`, the H200's normalization plateau from its
@@ -435,10 +455,11 @@ KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = 
 // one keeps running every convolution as implicit GEMM), efficiency.tensor
 // from its FP16 tensor-core fit when the device has 16-bit or TF32 units,
 // efficiency.fp8 from its FP8 fit when the device has FP8 units,
-// efficiency.depthwise (flat) from report.depthwise when derived, each
-// through CarryCurve from the GPU's peak to the device's (the identity
-// for a fitted device), with its source and basis ("fitted" or "carried").
-// Returns the fields it set, empty when no GPU serves the device.
+// efficiency.attention_forward and .attention_backward from its attention
+// fits when the device has 16-bit tensor units, efficiency.depthwise (flat) from report.depthwise
+// when derived, each through CarryCurve from the GPU's peak to the device's (the identity for a
+// fitted device), with its source and basis ("fitted" or "carried"). Returns the fields it set,
+// empty when no GPU serves the device.
 std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport& report,
                                            const std::vector<KernelGpu>& gpus);
 
