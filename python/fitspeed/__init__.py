@@ -579,19 +579,21 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              gradient_bytes: float = 2, devices_per_node: int = 0,
              links: Optional[str] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False) -> LlmStep:
+             lora_dropout: bool = False, activation_fp8_store: bool = False) -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
     json` (docs/llm.md). fp8_weights (with precision 'fp8'): the weights held in
     FP8 alone, `--fp8-weights`. dropout: True or False over the model's own
     (None), `--dropout on|off`. lora_dropout (with lora_rank): dropout on each
-    adapter's input, `--lora-dropout`."""
+    adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
+    the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`."""
     return LlmStep(_fitspeed.llm_step(model, device, devices, tp, pp, vp, cp, ep, micro_batch,
                                       global_batch, seq_len, recompute, sequence_parallel, zero,
                                       precision, lora_rank, flash_attention, overlap_grad_reduce,
                                       float(gradient_bytes), devices_per_node, links or "",
-                                      interval_level, fp8_weights, dropout, lora_dropout))
+                                      interval_level, fp8_weights, dropout, lora_dropout,
+                                      activation_fp8_store))
 
 
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
@@ -601,7 +603,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              gradient_bytes: float = 2, devices_per_node: int = 0, links: Optional[str] = None,
              fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False) -> LlmPlan:
+             lora_dropout: bool = False, activation_fp8_store: bool = False) -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -609,14 +611,16 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     'sequence_parallel': True, 'zero': 1, ...} (keys tp, pp, vp, cp, ep, dp,
     micro_batch or mb, recompute, sequence_parallel or sp, zero), checked as
     `fitspeed plan --fix` checks them. dropout: True or False over the
-    model's own (None), `--dropout on|off`; lora_dropout, `--lora-dropout`.
+    model's own (None), `--dropout on|off`; lora_dropout, `--lora-dropout`;
+    activation_fp8_store, `--activation-fp8-store`.
     `fitspeed plan MODEL
     --device D --output json`."""
     return LlmPlan(_fitspeed.llm_plan(model, device, devices, global_batch, seq_len, tokens,
                                       price_per_device_hour, top, precision, lora_rank,
                                       flash_attention, overlap_grad_reduce, float(gradient_bytes),
                                       devices_per_node, links or "", _fix_text(fix or {}),
-                                      interval_level, fp8_weights, dropout, lora_dropout))
+                                      interval_level, fp8_weights, dropout, lora_dropout,
+                                      activation_fp8_store))
 
 
 # plan_llm's fix keys as `fitspeed plan --fix` names them.

@@ -112,7 +112,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: i
              gradient_bytes: float = ..., devices_per_node: int = ...,
              links: Optional[str] = ..., interval_level: float = ...,
              fp8_weights: bool = ..., dropout: Optional[bool] = ...,
-             lora_dropout: bool = ...) -> LlmStep: ...
+             lora_dropout: bool = ...,
+             activation_fp8_store: bool = ...) -> LlmStep: ...
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,
@@ -120,4 +121,5 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              gradient_bytes: float = ..., devices_per_node: int = ...,
              links: Optional[str] = ..., fix: Optional[Mapping[str, Any]] = ...,
              interval_level: float = ..., fp8_weights: bool = ...,
-             dropout: Optional[bool] = ..., lora_dropout: bool = ...) -> LlmPlan: ...
+             dropout: Optional[bool] = ..., lora_dropout: bool = ...,
+             activation_fp8_store: bool = ...) -> LlmPlan: ...

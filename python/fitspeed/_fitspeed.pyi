@@ -137,11 +137,13 @@ def llm_step(model: str, device: str, devices: int = ..., tp: int = ..., pp: int
              lora_rank: int = ..., flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
              gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
              interval_level: float = ..., fp8_weights: bool = ...,
-             dropout: Optional[bool] = ..., lora_dropout: bool = ...) -> str: ...
+             dropout: Optional[bool] = ..., lora_dropout: bool = ...,
+             activation_fp8_store: bool = ...) -> str: ...
 def llm_plan(model: str, device: str, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,
              flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
              gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
              fix: str = ..., interval_level: float = ..., fp8_weights: bool = ...,
-             dropout: Optional[bool] = ..., lora_dropout: bool = ...) -> str: ...
+             dropout: Optional[bool] = ..., lora_dropout: bool = ...,
+             activation_fp8_store: bool = ...) -> str: ...

@@ -651,7 +651,7 @@ void BindLlm(py::module_& m) {
          const std::string& precision, int64_t lora_rank, bool flash_attention,
          bool overlap_grad_reduce, double gradient_bytes, int devices_per_node,
          const std::string& links, double interval_level, bool fp8_weights,
-         std::optional<bool> dropout, bool lora_dropout) {
+         std::optional<bool> dropout, bool lora_dropout, bool activation_fp8_store) {
         CheckLevel(interval_level);
         TransformerConfig model = LoadTransformer(model_spec);
         if (dropout) model.dropout = *dropout;
@@ -661,6 +661,7 @@ void BindLlm(py::module_& m) {
             MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
         training.fp8_weights = fp8_weights;
         training.lora_dropout = lora_dropout;
+        training.activation_fp8_store = activation_fp8_store;
         LlmSplit split;
         split.tp = tp;
         split.pp = pp;
@@ -690,7 +691,7 @@ void BindLlm(py::module_& m) {
       py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("interval_level") = 0.8,
       py::arg("fp8_weights") = false, py::arg("dropout") = py::none(),
-      py::arg("lora_dropout") = false,
+      py::arg("lora_dropout") = false, py::arg("activation_fp8_store") = false,
       "One training step of a transformer split (fitspeed/llm/split.h): 'fitspeed.llm-step/1' "
       "JSON text, as `fitspeed sweep MODEL --device D --tp .. --output json` writes it.");
 
@@ -701,8 +702,8 @@ void BindLlm(py::module_& m) {
          std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
          bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
          int devices_per_node, const std::string& links, const std::string& fix,
-         double interval_level, bool fp8_weights, std::optional<bool> dropout,
-         bool lora_dropout) {
+         double interval_level, bool fp8_weights, std::optional<bool> dropout, bool lora_dropout,
+         bool activation_fp8_store) {
         CheckLevel(interval_level);
         TransformerConfig model = LoadTransformer(model_spec);
         if (dropout) model.dropout = *dropout;
@@ -717,6 +718,7 @@ void BindLlm(py::module_& m) {
             MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
         options.training.fp8_weights = fp8_weights;
         options.training.lora_dropout = lora_dropout;
+        options.training.activation_fp8_store = activation_fp8_store;
         options.overlap_grad_reduce = overlap_grad_reduce;
         options.top = top;
         ApplyLlmPlanFix(fix, options);
@@ -740,6 +742,7 @@ void BindLlm(py::module_& m) {
       py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("fix") = "",
       py::arg("interval_level") = 0.8, py::arg("fp8_weights") = false,
       py::arg("dropout") = py::none(), py::arg("lora_dropout") = false,
+      py::arg("activation_fp8_store") = false,
       "Every split of the cluster for the model and global batch, ranked by time per token; fix "
       "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
       "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "

@@ -247,10 +247,25 @@ LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
 // ---- The settings the runs' configurations record --------------------------
 
 const std::vector<std::string>& SettingsColumnsLlmCases() {
-  static const std::vector<std::string> columns = {
-      "round",         "submitter",  "system",      "benchmark", "recompute",   "recompute_setting",
-      "fp8_attention", "zero",       "fp8_weights", "evidence",  "source_repo", "source_commit",
-      "source_paths",  "not_modeled", "dropout",     "tp_comm_overlap", "gradient_bytes", "lora_dropout"};
+  static const std::vector<std::string> columns = {"round",
+                                                   "submitter",
+                                                   "system",
+                                                   "benchmark",
+                                                   "recompute",
+                                                   "recompute_setting",
+                                                   "fp8_attention",
+                                                   "zero",
+                                                   "fp8_weights",
+                                                   "evidence",
+                                                   "source_repo",
+                                                   "source_commit",
+                                                   "source_paths",
+                                                   "not_modeled",
+                                                   "dropout",
+                                                   "tp_comm_overlap",
+                                                   "gradient_bytes",
+                                                   "lora_dropout",
+                                                   "activation_fp8_store"};
   return columns;
 }
 
@@ -279,6 +294,8 @@ MlperfLlmSettings ParseSettingsRowLlmCases(const CsvTable& table, const CsvTable
   if (!table.Get(row, "tp_comm_overlap").empty())
     s.tp_comm_overlap = table.Bool(row, "tp_comm_overlap");
   if (!table.Get(row, "lora_dropout").empty()) s.lora_dropout = table.Bool(row, "lora_dropout");
+  if (!table.Get(row, "activation_fp8_store").empty())
+    s.activation_fp8_store = table.Bool(row, "activation_fp8_store");
   const std::string gradient_bytes = table.Get(row, "gradient_bytes");
   if (!gradient_bytes.empty()) {
     if (gradient_bytes != "2" && gradient_bytes != "4") {

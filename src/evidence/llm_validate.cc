@@ -330,6 +330,7 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         if (set.dropout) model.dropout = *set.dropout;
         if (set.gradient_bytes) tr.gradient_bytes = *set.gradient_bytes;
         if (set.lora_dropout && lora) tr.lora_dropout = *set.lora_dropout;
+        if (set.activation_fp8_store) tr.activation_fp8_store = *set.activation_fp8_store;
         if (set.fp8_weights) {
           if (tr.format == MatrixFormat::kFp8) {
             tr.fp8_weights = true;

@@ -32,6 +32,11 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
   return s;
 }
 
+void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training) {
+  shape.capacity_factor = training.capacity_factor;
+  shape.activation_fp8_store = training.activation_fp8_store;
+}
+
 double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   const double flops = 2.0 * m * n * k * batch;
   if (flops <= 0) return 0;
@@ -214,6 +219,15 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   const double up = s.gated ? 2.0 * s.ffn : s.ffn;
   const double act_bytes =
       2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
+  // The FP8 activation store: the SwiGLU's 2f-wide input cast to FP8 after
+  // the forward (read 2, write 1 byte an element) and back before the
+  // gradient (read 1, write 2).
+  const double store_bytes = s.gated && s.activation_fp8_store ? 3.0 * 2.0 : 0.0;
+  auto store_casts = [&](double tokens) {
+    if (store_bytes == 0) return;
+    f.Add(t.MemoryTime(store_bytes * tokens * s.ffn));
+    b.Add(t.MemoryTime(store_bytes * tokens * s.ffn));
+  };
   if (s.experts > 0) {
     // Router, top-k, permutation to the experts and back; the local experts'
     // products as one grouped kernel of their balanced share of the tokens.
@@ -228,11 +242,13 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     linear(per_expert, up, h, frozen, local_experts);
     f.Add(t.MemoryTime(act_bytes * routed * s.ffn));
     b.Add(t.MemoryTime(1.5 * act_bytes * routed * s.ffn));
+    store_casts(routed);
     linear(per_expert, h, s.ffn, frozen, local_experts);
   } else {
     linear(T, up, h, frozen);
     f.Add(t.MemoryTime(act_bytes * T * s.ffn));
     b.Add(t.MemoryTime(1.5 * act_bytes * T * s.ffn));
+    store_casts(T);
     linear(T, h, s.ffn, frozen);
   }
   f.Add(t.MemoryTime(residual));
@@ -306,7 +322,9 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   double mlp = 0;
   const double routed = s.experts > 0 ? s.top_k * s.capacity_factor : 1.0;
   const double activation_output = frozen_mlp ? 0.0 : 2.0 * T * s.ffn;
-  mlp = routed * (2.0 * T * s.ffn * (s.gated ? 2.0 : 1.0) + activation_output);
+  // The activation's input: 2 bytes an element, 1 in the FP8 store.
+  const double input_bytes = s.gated && s.activation_fp8_store ? 1.0 : 2.0;
+  mlp = routed * (input_bytes * T * s.ffn * (s.gated ? 2.0 : 1.0) + activation_output);
   if (s.experts > 0) mlp += routed * 2.0 * T * h;  // the permuted expert inputs
   if (recompute == Recompute::kSelective) scores = 0;
   return rest_here + attention + scores + mlp;

@@ -34,10 +34,14 @@ struct LayerShape {
   double experts = 0;  // 0: dense
   double top_k = 0;
   double capacity_factor = 1;
+  bool activation_fp8_store = false;  // LlmTraining::activation_fp8_store
 };
 
 LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
                           int tp, int cp, int ep = 1);
+// The training's settings a layer's kernels and memory depend on: the MoE
+// capacity factor and the FP8 activation store.
+void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training);
 
 // Times kernels on one device in one matrix format.
 struct KernelTimer {

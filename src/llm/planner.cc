@@ -155,7 +155,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
           if (sit == shapes.end()) {
             LayerShape shape = MakeLayerShape(m, o.training.seq_len, mb, static_cast<int>(tp),
                                               static_cast<int>(cp), static_cast<int>(ep));
-            shape.capacity_factor = o.training.capacity_factor;
+            ApplyTrainingToShape(shape, o.training);
             sit = shapes.emplace(skey, shape).first;
           }
           if (it == cache.end()) {

@@ -144,6 +144,7 @@ void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, 
                      {"lora_rank", t.lora_rank},
                      {"lora_dropout", t.lora_dropout},
                      {"fp8_weights", t.fp8_weights},
+                     {"activation_fp8_store", t.activation_fp8_store},
                      {"flash_attention", t.flash_attention},
                      {"gradient_bytes", t.gradient_bytes},
                      {"workspace_bytes", t.workspace_bytes},
@@ -179,15 +180,22 @@ std::string IntervalNotePlannerOutput(const PredictionInterval& i) {
                      i.basis);
 }
 
+// What the header line says of the training beyond its format.
+std::string TrainingTextPlannerOutput(const LlmTraining& t) {
+  std::string text = t.fp8_weights ? " (weights in FP8 alone)" : "";
+  if (t.activation_fp8_store) text += ", SwiGLU input held in FP8";
+  if (t.lora_rank > 0) text += fmt::format(", LoRA rank {}", t.lora_rank);
+  return text;
+}
+
 void WriteStepTablePlannerOutput(std::ostream& out, const TransformerConfig& model,
                                  const LlmCluster& c, const LlmTraining& t, const LlmStep& s,
                                  const PredictionInterval& interval,
                                  const LlmCalibration& calibration) {
   const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
-  out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}{}\n", model.name,
+  out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}\n", model.name,
                      CountParameters(model).total, c.devices, c.device.name, t.seq_len,
-                     MatrixFormatName(t.format), t.fp8_weights ? " (weights in FP8 alone)" : "",
-                     t.lora_rank > 0 ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
+                     MatrixFormatName(t.format), TrainingTextPlannerOutput(t));
   out << "split: " << SplitTextPlannerOutput(s.split) << "\n\n";
   TextTable summary({"quantity", "value"});
   summary.AddRow(
@@ -428,8 +436,7 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
       "{}{}\n\n",
       model.name, CountParameters(model).total, cluster.devices, cluster.device.name,
       GbPlannerOutput(cluster.device.memory_capacity_bytes), options.global_batch, t.seq_len,
-      MatrixFormatName(t.format),
-      t.lora_rank > 0 ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
+      MatrixFormatName(t.format), TrainingTextPlannerOutput(t));
   std::vector<std::string> header = {"rank", "tp",     "pp",       "vp",        "cp",
                                      "ep",   "dp",     "mb",       "recompute", "sp",
                                      "zero", "step s", "tokens/s", "MFU %",     "memory GB"};

@@ -165,6 +165,9 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
     fail("LoRA dropout (--lora-dropout) needs LoRA adapters (--lora-rank > 0)");
   if (training.fp8_weights && training.format != MatrixFormat::kFp8)
     fail("FP8 weights (--fp8-weights) need FP8 matrix products (--precision fp8)");
+  if (training.activation_fp8_store && model.feed_forward != FeedForwardKind::kGated)
+    fail("the FP8 activation store (--activation-fp8-store) keeps a SwiGLU's input: " + model.name +
+         " has no gated feed-forward");
   if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
     fail("capacity factor must be > 0");
   if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
@@ -275,7 +278,7 @@ double LayerActivationBytes(const TransformerConfig& m, int64_t seq_len, int64_t
 LlmMemory LlmMemoryPerGpu(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                           const LlmSplit& s) {
   LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
-  shape.capacity_factor = tr.capacity_factor;
+  ApplyTrainingToShape(shape, tr);
   return MemoryPerGpuWith(m, CountParameters(m), c, tr, s, shape);
 }
 
@@ -360,7 +363,7 @@ LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmT
   ValidateSplit(m, c, tr, s);
   const LlmStepContext ctx = MakeStepContext(m, c, tr, cal);
   LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
-  shape.capacity_factor = tr.capacity_factor;
+  ApplyTrainingToShape(shape, tr);
   const LayerTimes lt = TimeLayer(shape, ctx.timer, tr, s.sequence_parallel);
   const HeadTimes head =
       TimeHead(shape, PaddedVocab(m, s.tp), ctx.timer, s.sequence_parallel, tr.lora_rank > 0);

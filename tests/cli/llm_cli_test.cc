@@ -158,6 +158,35 @@ TEST(LlmCli, DropoutOffDropsTwoMaskBytesPerHiddenElement) {
   EXPECT_THAT(lora.err, HasSubstr("--lora-rank"));
 }
 
+TEST(LlmCli, ActivationFp8StoreHalvesTheSwigluInputAndIsRefusedWithoutOne) {
+  // Llama-2-7B at tp 8, one micro-batch of 4,096 tokens: the SwiGLU's input
+  // is 2 x 11,008 / 8 = 2,752 wide on each GPU, so keeping it in FP8 saves
+  // 32 layers x 4,096 x 2,752 x 1 byte = 360,710,144 bytes of activations.
+  const std::string common =
+      "sweep llama-2-7b --device h100 --devices 8 --tp 8 --seq-len 4096 --output json";
+  const CliRun bf16 = RunCli(common);
+  const CliRun fp8 = RunCli(common + " --activation-fp8-store");
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  const auto a = nlohmann::json::parse(bf16.out);
+  const auto b = nlohmann::json::parse(fp8.out);
+  EXPECT_EQ(b["training"]["activation_fp8_store"], true);
+  EXPECT_EQ(a["training"]["activation_fp8_store"], false);
+  EXPECT_NEAR(a["memory"]["activations"].get<double>() - b["memory"]["activations"].get<double>(),
+              360710144.0, 1.0);
+  // GPT-3's feed-forward is GELU, not gated: exit 64, naming the option.
+  const CliRun gelu =
+      RunCli("sweep gpt3-175b --device h100 --tp 8 --seq-len 2048 --activation-fp8-store");
+  EXPECT_EQ(gelu.exit_code, kUsage);
+  EXPECT_THAT(gelu.err, HasSubstr("--activation-fp8-store"));
+  // plan takes it too.
+  const CliRun plan = RunCli(
+      "plan llama-2-7b --device h100 --devices 8 --global-batch 8 --seq-len 4096 --top 1 "
+      "--activation-fp8-store --output json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_EQ(nlohmann::json::parse(plan.out)["training"]["activation_fp8_store"], true);
+}
+
 TEST(LlmCli, BadOptionsAreRefused) {
   const CliRun zero = RunCli("sweep llama-2-7b --device h100 --tp 0 --seq-len 4096");
   EXPECT_EQ(zero.exit_code, kUsage);

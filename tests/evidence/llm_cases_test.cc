@@ -457,6 +457,12 @@ TEST(ReadMlperfLlmSettings, RowsAsTheConfigurationsRecordThem) {
   EXPECT_EQ(juniper.recompute, "full");
   EXPECT_EQ(juniper.zero, 3);
   EXPECT_EQ(juniper.fp8_attention, std::optional<bool>(false));
+  // Lenovo's v4.1 H200 config (tp 1, cp 2) exports FP8_ACTIVATION=True, which
+  // v4.1's yaml maps to Megatron's activation_func_fp8_input_store; v4.0's
+  // yaml key (fp8_activation_input_store) reached no field: smc's log prints 0.
+  EXPECT_EQ(SettingsOf(cases, "v4.1", "SR685aV3-8xH200_SXM_141GB_700W").activation_fp8_store,
+            std::optional<bool>(true));
+  EXPECT_EQ(smc.activation_fp8_store, std::optional<bool>(false));
   // Azure's v4.1 config: FP8_DPA=0, CUDA graphs (not modeled, so noted).
   const MlperfLlmSettings& azure = SettingsOf(cases, "v4.1", "ND_H200_v5_n64_nemo");
   EXPECT_EQ(azure.fp8_attention, std::optional<bool>(false));
@@ -499,10 +505,10 @@ constexpr const char* kSettingsHeaderLlmCases =
     "evidence,"
     "source_repo,"
     "source_commit,source_paths,not_modeled,dropout,tp_comm_overlap,gradient_bytes,"
-    "lora_dropout\n";
+    "lora_dropout,activation_fp8_store\n";
 constexpr const char* kSettingsGoodRowLlmCases =
     "v4.0,NVIDIA,eos_ngc24.04_nemo,llama2_70b_lora,none,ACG unset,True,0,True,config,repo,"
-    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True,2,True";
+    "62f111b7690f163b269f32e4f93dcaaa13717c9c,a.sh;b.yaml,,False,True,2,True,False";
 
 std::string SettingsError(const std::string& rows) {
   return ErrorLlmCases(ReadMlperfLlmSettings, "settings",
@@ -525,10 +531,12 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
   EXPECT_EQ(read[0].tp_comm_overlap, std::optional<bool>(true));
   EXPECT_EQ(read[0].gradient_bytes, std::optional<int>(2));
   EXPECT_EQ(read[0].lora_dropout, std::optional<bool>(true));
+  EXPECT_EQ(read[0].activation_fp8_store, std::optional<bool>(false));
   // Blank: not recorded.
   const std::string blank = WriteTempLlmCases(
       "blank_settings", std::string(kSettingsHeaderLlmCases) +
-                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15, 16, 17}, "") + "\n");
+                            SetCellsLlmCases(kSettingsGoodRowLlmCases, {14, 15, 16, 17, 18}, "") +
+                            "\n");
   const std::vector<MlperfLlmSettings> unread = ReadMlperfLlmSettings(blank);
   std::remove(blank.c_str());
   ASSERT_EQ(unread.size(), 1u);
@@ -536,6 +544,7 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
   EXPECT_FALSE(unread[0].tp_comm_overlap.has_value());
   EXPECT_FALSE(unread[0].gradient_bytes.has_value());
   EXPECT_FALSE(unread[0].lora_dropout.has_value());
+  EXPECT_FALSE(unread[0].activation_fp8_store.has_value());
 
   struct Bad {
     int index;
@@ -559,6 +568,7 @@ TEST(ReadMlperfLlmSettings, ErrorsNameFileLineAndField) {
       {15, "on", "tp_comm_overlap", "expected True or False"},
       {16, "3", "gradient_bytes", "none of 2, 4 or blank"},
       {17, "0.1", "lora_dropout", "expected True or False"},
+      {18, "1", "activation_fp8_store", "expected True or False"},
   };
   for (const Bad& b : bad) {
     const std::string m =

@@ -414,6 +414,56 @@ TEST(SplitMemory, Fp8WeightsHoldOneBytePerWeightInsteadOfThree) {
   EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
 }
 
+TEST(SplitMemory, Fp8ActivationStoreHoldsTheSwigluInputInOneByte) {
+  // Llama-2-70B LoRA on one H200 group of the MLPerf v4.1 split (tp 1, cp 2,
+  // dp 4, micro-batch 1 of 8,192 tokens: 4,096 on each GPU). The SwiGLU's
+  // input is 2 x 28,672 wide; Megatron's activation_func_fp8_input_store keeps
+  // it in FP8, 1 byte an element instead of 2, so a micro-batch's layers hold
+  //   80 x 4,096 x 2 x 28,672 x 1 = 18,790,481,920 bytes less
+  // (one micro-batch in flight without pipelining).
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const LlmCluster c = MakeCluster(LoadDevice("h200"), 8);
+  LlmTraining tr;
+  tr.seq_len = 8192;
+  tr.lora_rank = 16;
+  tr.format = MatrixFormat::kFp8;
+  LlmSplit s;
+  s.cp = 2;
+  s.dp = 4;
+  s.micro_batch = 1;
+  s.global_batch = 8;
+  s.zero = 1;
+  const double bf16 = LlmMemoryPerGpu(m, c, tr, s).activations;
+  tr.activation_fp8_store = true;
+  const double fp8 = LlmMemoryPerGpu(m, c, tr, s).activations;
+  EXPECT_DOUBLE_EQ(bf16 - fp8, 18790481920.0);
+  // Time: a cast of the 2 x 28,672 x 4,096 elements forward (read 2, write 1
+  // byte) and back before the gradient (read 1, write 2), per layer.
+  LayerShape shape = MakeLayerShape(m, tr.seq_len, 1, 1, 2);
+  const KernelTimer t = MakeKernelTimer(c.device, tr.format, LlmCalibration{});
+  tr.activation_fp8_store = false;
+  ApplyTrainingToShape(shape, tr);
+  const LayerTimes off = TimeLayer(shape, t, tr, false);
+  tr.activation_fp8_store = true;
+  ApplyTrainingToShape(shape, tr);
+  const LayerTimes on = TimeLayer(shape, t, tr, false);
+  const double cast = t.MemoryTime(3.0 * 2.0 * 28672 * 4096);
+  EXPECT_NEAR(on.forward_gpu_s - off.forward_gpu_s, cast, 1e-12);
+  EXPECT_NEAR(on.backward_gpu_s - off.backward_gpu_s, cast, 1e-12);
+  EXPECT_EQ(on.forward_kernels, off.forward_kernels + 1);
+  // A plain (GELU) feed-forward has no SwiGLU input: refused, naming the option.
+  tr.lora_rank = 0;
+  tr.format = MatrixFormat::k16;
+  tr.seq_len = 1024;
+  const TransformerConfig gpt = GptShape(2, 1024, 16);
+  try {
+    ModelLlmStep(gpt, MakeCluster(LoadDevice("h200"), 1), tr, LlmSplit{});
+    ADD_FAILURE() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--activation-fp8-store"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SplitLora, ZeroThreeShardsTheFrozenBaseAndGathersItEveryPass) {
   // DeepSpeed ZeRO-3 with LoRA (the Habana and Juniper MLPerf runs):
   // every parameter is partitioned, the frozen base's too. Llama-2-70B, tp 1,

@@ -80,6 +80,7 @@ LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
       MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);
   t.fp8_weights = o.fp8_weights;
   t.lora_dropout = o.lora_dropout;
+  t.activation_fp8_store = o.activation_fp8_store;
   return t;
 }
 

@@ -24,6 +24,7 @@ struct LlmCliOptions {
   double gradient_bytes = 2;    // --gradient-bytes 2|4
   bool fp8_weights = false;     // --fp8-weights
   bool lora_dropout = false;    // --lora-dropout
+  bool activation_fp8_store = false;  // --activation-fp8-store
 };
 
 // --dropout on|off over the model's own (TransformerConfig::dropout); "" keeps it.
@@ -33,6 +34,11 @@ void ApplyDropoutLlmCli(TransformerConfig& model, const std::string& dropout);
 constexpr const char* kLoraDropoutHelpLlmCli =
     "Transformer with --lora-rank: dropout on each adapter's input (PEFT's lora_dropout, NeMo's "
     "adapter_dropout > 0): a dropout pass forward and backward, the dropped input and mask held";
+
+constexpr const char* kActivationFp8StoreHelpLlmCli =
+    "Transformer with a gated feed-forward: the SwiGLU's input kept for the backward pass in FP8 "
+    "(Megatron's activation_func_fp8_input_store, NeMo's FP8_ACTIVATION): 1 byte an element "
+    "instead of 2, and a cast forward and backward";
 
 constexpr const char* kDropoutHelpLlmCli =
     "Transformer: dropout in the layers, on or off (masks held and dropout kernels timed); "
@@ -51,7 +57,7 @@ TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::str
 LlmCluster MakeClusterLlmCli(const LlmCliOptions& o);
 
 // The training of --seq-len, --precision, --lora-rank, --no-flash, --gradient-bytes,
-// --fp8-weights, --lora-dropout.
+// --fp8-weights, --lora-dropout, --activation-fp8-store.
 LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o);
 
 }  // namespace fitspeed::cli

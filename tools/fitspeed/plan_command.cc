@@ -45,6 +45,7 @@ struct PlanCommandOptions {
   std::string precision = "mixed";
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights
+  bool activation_fp8_store = false;  // --activation-fp8-store
   std::string dropout;       // --dropout on|off; "": the model's
   bool lora_dropout = false;  // --lora-dropout
   bool no_flash = false;
@@ -90,10 +91,19 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
                                         "--loss",
                                         "--loss-scale",
                                         "--no-loo"};
-constexpr const char* kLlmOnlyPlan[] = {"--global-batch", "--seq-len",  "--tokens",
-                                        "--fix",          "--top",      "--precision",
-                                        "--lora-rank",    "--no-flash", "--no-overlap-grad-reduce",
-                                        "--fp8-weights",  "--dropout", "--lora-dropout"};
+constexpr const char* kLlmOnlyPlan[] = {"--global-batch",
+                                        "--seq-len",
+                                        "--tokens",
+                                        "--fix",
+                                        "--top",
+                                        "--precision",
+                                        "--lora-rank",
+                                        "--no-flash",
+                                        "--no-overlap-grad-reduce",
+                                        "--fp8-weights",
+                                        "--dropout",
+                                        "--lora-dropout",
+                                        "--activation-fp8-store"};
 
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
@@ -148,6 +158,7 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   c.precision = o.precision;
   c.lora_rank = o.lora_rank;
   c.fp8_weights = o.fp8_weights;
+  c.activation_fp8_store = o.activation_fp8_store;
   c.lora_dropout = o.lora_dropout;
   c.flash_attention = !o.no_flash;
   if (!std::isnan(o.scaling.gradient_bytes)) c.gradient_bytes = o.scaling.gradient_bytes;
@@ -324,6 +335,8 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                     "Engine's FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit "
                     "copy: memory only");
   command->add_flag("--lora-dropout", options->lora_dropout, kLoraDropoutHelpLlmCli);
+  command->add_flag("--activation-fp8-store", options->activation_fp8_store,
+                    kActivationFp8StoreHelpLlmCli);
   command->add_option("--dropout", options->dropout, kDropoutHelpLlmCli)
       ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", options->no_flash,

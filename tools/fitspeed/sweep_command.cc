@@ -76,6 +76,7 @@ struct SweepCommandOptions {
   bool sequence_parallel = false;
   int64_t lora_rank = 0;
   bool fp8_weights = false;  // --fp8-weights (transformer splits)
+  bool activation_fp8_store = false;  // --activation-fp8-store (transformer splits)
   std::string dropout;       // --dropout on|off (transformer splits); "": the model's
   bool lora_dropout = false;  // --lora-dropout (transformer splits)
   bool no_flash = false;
@@ -274,6 +275,7 @@ int RunLlmSweep(const SweepCommandOptions& o, bool devices_given) {
   c.flash_attention = !o.no_flash;
   c.gradient_bytes = o.gradient_bytes;
   c.fp8_weights = o.fp8_weights;
+  c.activation_fp8_store = o.activation_fp8_store;
   c.lora_dropout = o.lora_dropout;
   const LlmCluster cluster = MakeClusterLlmCli(c);
   const LlmTraining training = MakeTrainingLlmCli(c);
@@ -686,6 +688,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                     "(Transformer Engine's FP8 parameters, NeMo's fp8_params), 1 byte each "
                     "and no 16-bit copy: memory only");
   command->add_flag("--lora-dropout", o->lora_dropout, kLoraDropoutHelpLlmCli);
+  command->add_flag("--activation-fp8-store", o->activation_fp8_store,
+                    kActivationFp8StoreHelpLlmCli);
   command->add_option("--dropout", o->dropout, kDropoutHelpLlmCli)
       ->check(CLI::IsMember({"on", "off"}));
   command->add_flag("--no-flash", o->no_flash,
@@ -708,8 +712,8 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   command->callback([o, command, &exit_code] {
     for (const char* name :
          {"--tp", "--pp", "--vp", "--cp", "--ep", "--micro-batch", "--global-batch", "--zero",
-          "--sequence-parallel", "--lora-rank", "--fp8-weights", "--dropout",
-          "--lora-dropout"}) {
+          "--sequence-parallel", "--lora-rank", "--fp8-weights", "--dropout", "--lora-dropout",
+          "--activation-fp8-store"}) {
       if (command->count(name) > 0) o->llm = true;
     }
     if (command->count("--recompute") > 0 && o->recompute_name.empty()) o->recompute_name = "full";

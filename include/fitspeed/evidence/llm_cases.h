@@ -53,6 +53,10 @@ struct MlperfLlmSettings {
   // DeepSpeed runs' lora_dropout: 0.1): true (LlmTraining::lora_dropout),
   // false, or not recorded.
   std::optional<bool> lora_dropout;
+  // The SwiGLU's input kept in FP8 for the backward pass (Megatron's
+  // activation_func_fp8_input_store, set by NeMo's MLPerf FP8_ACTIVATION):
+  // true (LlmTraining::activation_fp8_store), false, or not recorded.
+  std::optional<bool> activation_fp8_store;
   // How it was read ("config (...)", "printed config in the result log",
   // "family: ..."), from where (repository, commit, ';'-separated paths),
   // and the recorded settings the split model cannot express (" | " between
@@ -145,12 +149,14 @@ std::vector<LlmCase> ReadMlperfLlmCases(const std::string& path);
 // (mlperf_llm_run_settings.csv): columns round, submitter, system, benchmark,
 // recompute, recompute_setting, fp8_attention, zero, fp8_weights, evidence,
 // source_repo, source_commit, source_paths, not_modeled, dropout,
-// tp_comm_overlap, gradient_bytes, lora_dropout. Throws InputError when the file
+// tp_comm_overlap, gradient_bytes, lora_dropout, activation_fp8_store. Throws
+// InputError when the file
 // cannot be opened, DataError(file, line, field) on a missing column, a blank
 // round, submitter, system, benchmark, recompute_setting, evidence,
 // source_repo, source_commit or source_paths, a recompute other than none,
 // selective, full, selective-or-full, an fp8_attention, fp8_weights, dropout
-// tp_comm_overlap or lora_dropout other than True, False or blank, a gradient_bytes other
+// tp_comm_overlap, lora_dropout or activation_fp8_store other than True, False
+// or blank, a gradient_bytes other
 // than 2, 4 or blank, a zero other than 0, 1, 2, 3, a source_commit that is not 40
 // hexadecimal digits, or a run given twice.
 std::vector<MlperfLlmSettings> ReadMlperfLlmSettings(const std::string& path);

@@ -97,6 +97,12 @@ struct LlmTraining {
   // optimizer state; LoRA adapters stay 16-bit). Memory only: the FP8
   // products are timed alike. Needs format kFp8.
   bool fp8_weights = false;
+  // The SwiGLU's input kept for the backward pass in FP8 (1 byte an element,
+  // cast back before the gradient; Megatron's activation_func_fp8_input_store,
+  // NeMo's MLPerf FP8_ACTIVATION): half the memory of the feed-forward's
+  // largest held tensor, for a cast forward and one backward. Needs a gated
+  // feed-forward.
+  bool activation_fp8_store = false;
   // Attention kernels: true, flash attention (the causal half of the score
   // and value products, no sequence-squared tensors in memory); false, the
   // products and a fused softmax over the whole score matrix (Megatron's
