@@ -26,6 +26,24 @@ TransformerConfig GptShape(int64_t layers, int64_t hidden, int64_t heads) {
       ",vocab=50257,positions=learned,max_positions=2048,norm=layer,gated=0,bias=1");
 }
 
+// Llama-2-70B with LoRA adapters of rank 16 (MLPerf's llama2_70b_lora) on
+// `devices` of `device` at `seq_len` tokens, 16-bit, one micro-batch of one
+// sequence per step and no parallelism until a test sets its split.
+struct LoraSetup {
+  TransformerConfig model;
+  LlmCluster cluster;
+  LlmTraining training;
+  LlmSplit split;
+};
+LoraSetup Llama70bLora(const std::string& device, int devices, int64_t seq_len) {
+  LoraSetup l{LoadTransformer("llama-2-70b"), MakeCluster(LoadDevice(device), devices), {}, {}};
+  l.training.seq_len = seq_len;
+  l.training.lora_rank = 16;
+  l.split.micro_batch = 1;
+  l.split.global_batch = 1;
+  return l;
+}
+
 TEST(SplitMemory, LayerActivationsMatchKorthikantiTable2) {
   // GPT-3 175B's layer: h = 12288, a = 96, s = 2048, b = 1.
   const TransformerConfig m = GptShape(96, 12288, 96);
@@ -304,16 +322,13 @@ TEST(SplitLora, AdapterDropoutHoldsTheDroppedInputsAndTimesTheirPasses) {
   // byte): the QKV adapter's 4096 x 8192 (the gathered norm output) and the
   // output projection adapter's 4096 x 2048 (64 heads / 4 of 128), so
   // 80 x 3 x 4096 x (8192 + 2048) = 10,066,329,600 bytes more activations.
-  const TransformerConfig m = LoadTransformer("llama-2-70b");
-  const LlmCluster c = MakeCluster(LoadDevice("h100"), 4);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  tr.lora_rank = 16;
-  LlmSplit s;
+  LoraSetup l = Llama70bLora("h100", 4, 4096);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
   s.tp = 4;
   s.sequence_parallel = true;
-  s.micro_batch = 1;
-  s.global_batch = 1;
   const LlmStep plain = ModelLlmStep(m, c, tr, s);
   tr.lora_dropout = true;
   const LlmStep dropped = ModelLlmStep(m, c, tr, s);
@@ -340,14 +355,12 @@ TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   // 16 x (8192 + 10240) + 16 x (8192 + 8192) = 557,056 adapter parameters,
   // 80 layers: 44,564,480. Gradients 2 bytes and Adam 12 bytes each; the
   // frozen base keeps only its 16-bit weights.
-  const TransformerConfig m = LoadTransformer("llama-2-70b");
-  const LlmCluster c = MakeCluster(LoadDevice("h200"), 8);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  tr.lora_rank = 16;
-  LlmSplit s;  // tp 1, pp 8: 10 layers per stage
-  s.pp = 8;
-  s.micro_batch = 1;
+  LoraSetup l = Llama70bLora("h200", 8, 4096);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
+  s.pp = 8;  // tp 1, pp 8: 10 layers per stage
   s.global_batch = 8;
   const double adapters = 10 * 557056.0;
   const LlmStep lora = ModelLlmStep(m, c, tr, s);
@@ -389,16 +402,14 @@ TEST(SplitMemory, Fp8WeightsHoldOneBytePerWeightInsteadOfThree) {
   // GPU holds 16-bit weights and Transformer Engine's FP8 copies, 3 bytes per
   // base weight; NeMo's fp8_params keeps the FP8 weight alone, 1 byte. The
   // adapters stay 16-bit (2 bytes) in both.
-  const TransformerConfig m = LoadTransformer("llama-2-70b");
-  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
-  LlmTraining tr;
-  tr.seq_len = 8192;
-  tr.lora_rank = 16;
+  LoraSetup l = Llama70bLora("h100", 8, 8192);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
   tr.format = MatrixFormat::kFp8;
-  LlmSplit s;
   s.tp = 4;
   s.dp = 2;
-  s.micro_batch = 1;
   s.global_batch = 8;
   const double copies = LlmMemoryPerGpu(m, c, tr, s).weights;
   tr.fp8_weights = true;
@@ -421,16 +432,14 @@ TEST(SplitMemory, Fp8ActivationStoreHoldsTheSwigluInputInOneByte) {
   // it in FP8, 1 byte an element instead of 2, so a micro-batch's layers hold
   //   80 x 4,096 x 2 x 28,672 x 1 = 18,790,481,920 bytes less
   // (one micro-batch in flight without pipelining).
-  const TransformerConfig m = LoadTransformer("llama-2-70b");
-  const LlmCluster c = MakeCluster(LoadDevice("h200"), 8);
-  LlmTraining tr;
-  tr.seq_len = 8192;
-  tr.lora_rank = 16;
+  LoraSetup l = Llama70bLora("h200", 8, 8192);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
   tr.format = MatrixFormat::kFp8;
-  LlmSplit s;
   s.cp = 2;
   s.dp = 4;
-  s.micro_batch = 1;
   s.global_batch = 8;
   s.zero = 1;
   const double bf16 = LlmMemoryPerGpu(m, c, tr, s).activations;
@@ -469,15 +478,12 @@ TEST(SplitLora, ZeroThreeShardsTheFrozenBaseAndGathersItEveryPass) {
   // every parameter is partitioned, the frozen base's too. Llama-2-70B, tp 1,
   // pp 1, dp 8: the GPU holds 2 x (P + adapters) / 8 bytes of weights plus
   // one gathered layer's 2 x per_layer, where ZeRO-1 holds 2 x (P + adapters).
-  const TransformerConfig m = LoadTransformer("llama-2-70b");
-  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  tr.lora_rank = 16;
-  tr.format = MatrixFormat::k16;
-  LlmSplit s;
+  LoraSetup l = Llama70bLora("h100", 8, 4096);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
   s.dp = 8;
-  s.micro_batch = 1;
   s.global_batch = 8;
   s.recompute = Recompute::kFull;
   s.zero = 1;
