@@ -805,13 +805,12 @@ std::vector<KernelMeasurement> ReadFirstHandAttention(const std::string& path,
     // Q and the output of every head, K and V of every key/value head.
     m.bytes = 2.0 * b * s * d *
               (2.0 * static_cast<double>(a.heads) + 2.0 * static_cast<double>(a.kv_heads));
-    const double forward_flops =
-        (a.causal ? 0.5 : 1.0) * 4.0 * b * static_cast<double>(a.heads) * s * s * d;
-    // The same rows as the split model counts them (TimeFlashAttention).
+    // The products' dimensions as the split model counts them (TimeFlashAttention); the fit
+    // holds no shape term for attention, whose factor is 1 only for dimensions > 0.
     m.dims = {(a.causal ? 0.5 : 1.0) * s, s, d};
     if (a.pass == "fwd") {
       m.pass = "fwd";
-      m.direct_flops = forward_flops;
+      m.direct_flops = a.flops_causal;  // the unmasked products, as ReadGpuAttention checked
       m.time_s = a.median_s;
     } else {
       const auto fwd = std::find_if(rows.begin(), rows.end(), [&](const GpuAttention& f) {
@@ -828,7 +827,7 @@ std::vector<KernelMeasurement> ReadFirstHandAttention(const std::string& path,
                                     a.median_s * 1e3, fwd->median_s * 1e3, fwd->line));
       }
       m.pass = "bwd";
-      m.direct_flops = 2.5 * forward_flops;
+      m.direct_flops = 2.5 * fwd->flops_causal;
       m.time_s = a.median_s - fwd->median_s;
     }
     out.push_back(std::move(m));
