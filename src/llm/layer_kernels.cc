@@ -46,7 +46,11 @@ double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   double eff = matrix->At(flops * curve_size * matrix_size_scale);
   if (matrix->half_dim > 0) eff *= matrix->ShapeFactor(m, n, k);
   eff = std::min(eff, 1.0);
-  double t = flops / (peak * eff);
+  // The roofline: no faster than moving its operands (1 byte each in the
+  // 8-bit formats, 2 in 16 bits) and its 16-bit result at the memory curve.
+  const double in_bytes = fp8_casts ? 1.0 : 2.0;
+  double t = std::max(flops / (peak * eff),
+                      MemoryTime((in_bytes * (m * k + k * n) + 2.0 * m * n) * batch));
   if (fp8_casts) t += MemoryTime(3.0 * m * k * batch);  // read 16-bit, write 8-bit
   return t;
 }
@@ -56,7 +60,8 @@ double KernelTimer::Gemm16(double m, double n, double k, double batch) const {
   if (flops <= 0) return 0;
   double eff = matrix16->At(flops * matrix_size_scale);
   if (matrix16->half_dim > 0) eff *= matrix16->ShapeFactor(m, n, k);
-  return flops / (peak16 * std::min(eff, 1.0));
+  return std::max(flops / (peak16 * std::min(eff, 1.0)),
+                  MemoryTime(2.0 * (m * k + k * n + m * n) * batch));
 }
 
 double KernelTimer::Attention(double flops, bool backward, double m, double n, double k) const {
@@ -161,7 +166,19 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     if (!frozen_weight) b.Add(t.Gemm(k, n, m, batch), per_gemm);
   };
   // LoRA: x A (k -> r) then (x A) B (r -> n), added to the frozen product.
-  auto lora = [&](double m, double n, double k) {
+  // The adapters are plain 16-bit layers in every format (NeMo's
+  // ParallelLinearAdapter builds them from Megatron's tensor-parallel
+  // linears, not Transformer Engine's, so FP8 autocast leaves them alone;
+  // PEFT's are torch Linears): three products each, no casts, and skinny
+  // (rank r), so their operands' traffic (KernelTimer's roofline) sets them.
+  auto linear16 = [&](double m, double n, double k) {
+    f.Add(t.Gemm16(m, n, k));
+    b.Add(t.Gemm16(m, k, n));
+    b.Add(t.Gemm16(k, n, m));
+  };
+  // m x k input, m x n output on this GPU; `added_fwd` and `added_bwd`: the
+  // elements of the sums with the frozen product's output and input gradient.
+  auto lora = [&](double m, double n, double k, double added_fwd, double added_bwd) {
     if (!frozen) return;
     if (tr.lora_dropout) {
       // Dropout of the adapter's m x k input: read 2, write 2, mask 1 byte
@@ -169,10 +186,12 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
       f.Add(t.MemoryTime(5.0 * m * k));
       b.Add(t.MemoryTime(5.0 * m * k));
     }
-    linear(m, r, k, false);
-    linear(m, n, r, false);
-    f.Add(t.MemoryTime(3.0 * 2.0 * m * n));
-    b.Add(t.MemoryTime(2.0 * 2.0 * m * n));
+    linear16(m, r, k);
+    linear16(m, n, r);
+    // Forward: the adapter's output added to the frozen product's (read both,
+    // write one); backward: its input gradient added to the frozen product's.
+    f.Add(t.MemoryTime(3.0 * 2.0 * added_fwd));
+    b.Add(t.MemoryTime(3.0 * 2.0 * added_bwd));
   };
   // Pre-attention norm: read and write the 16-bit hidden states.
   f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
@@ -180,7 +199,10 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Fused QKV projection.
   const double qkv = s.q_width + 2.0 * s.kv_width;
   linear(T, qkv, h, frozen);
-  lora(T, qkv, h);
+  // The QKV adapter (NeMo: A column-parallel with its output gathered, B
+  // column-parallel) reads the gathered norm output; its input gradient,
+  // reduce-scattered with sequence parallelism, joins the norm's.
+  lora(T, qkv, h, T * qkv, Tn * h);
   // Attention core.
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {
@@ -209,7 +231,10 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   b.Add(ab.gpu, ab.kernels);
   // Output projection, then bias, dropout and the residual add.
   linear(T, h, s.q_width, frozen);
-  lora(T, h, s.q_width);
+  // The output projection's adapter (A row-parallel, B column-parallel: h /
+  // tp columns, exchanged to the sequence-parallel layout or gathered) joins
+  // the projection's output.
+  lora(T, h / s.tp, s.q_width, Tn * h, T * s.q_width);
   const double residual = 2.0 * 3.0 * Tn * h + (s.dropout ? Tn * h : 0.0);
   f.Add(t.MemoryTime(residual));
   b.Add(t.MemoryTime(1.5 * residual));

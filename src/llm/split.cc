@@ -391,7 +391,30 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   // (sequence parallel: a reduce-scatter and an all-gather for each, the same volume).
   const double tp_one = s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, tp_group, c)
                                             : AllReduceSplit(act_bytes, tp_group, c);
-  const double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
+  double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
+  // LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
+  // each adapter's rank-r activations are gathered or all-reduced (four small
+  // collectives of T x r a layer, forward and backward), and the two adapters
+  // move hidden states of their own. Sequence parallel: the QKV adapter
+  // gathers the norm output forward and reduce-scatters its gradient
+  // backward; the output adapter's T x h/tp result goes to the
+  // sequence-parallel layout by an all-to-all each way (MLPerf's LORA_A2A).
+  // Without it: the output adapter gathers its result forward and the QKV
+  // adapter all-reduces its input gradient backward.
+  double tp_lora_calls = 0;
+  if (tr.lora_rank > 0 && s.tp > 1) {
+    const double rank_bytes = 2.0 * shape.tokens * static_cast<double>(tr.lora_rank);
+    const double small = AllReduceSplit(rank_bytes, tp_group, c);
+    if (s.sequence_parallel) {
+      const double a2a = AllToAllSplit(act_bytes / s.tp, tp_group, c);
+      tp_fwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c) + a2a;
+      tp_bwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c) + a2a;
+    } else {
+      tp_fwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c);
+      tp_bwd += 2.0 * small + AllReduceSplit(act_bytes, tp_group, c);
+    }
+    tp_lora_calls = 4.0;
+  }
   // Ring attention: cp - 1 exchanges of the K and V chunks forward, twice
   // that backward (K, V and their gradients), each hidden behind the
   // attention of the chunk in hand when shorter.
@@ -419,7 +442,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   // device's time (kernels, then the collectives it waits for) and the host's
   // (dispatch_s per kernel and per collective it issues).
   const double d = cal.dispatch_s;
-  const double tp_calls = s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0;
+  const double tp_calls = (s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0) + tp_lora_calls;
   const double ep_calls = m.experts > 1 ? 2.0 : 0.0;
   const double cp_calls = s.cp > 1 ? 2.0 * (s.cp - 1) : 0.0;
   const double comm_f = tp_fwd + cp_fwd + ep_fwd;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -349,6 +350,80 @@ TEST(SplitLora, AdapterDropoutHoldsTheDroppedInputsAndTimesTheirPasses) {
   EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
 }
 
+TEST(SplitLora, AdaptersRunInSixteenBitsWhateverTheFormat) {
+  // NeMo builds its adapters from Megatron's tensor-parallel linears, not
+  // Transformer Engine's, so an FP8 run's adapters stay 16-bit: the time a
+  // layer gains from rank 16 to rank 64 (the adapters' products and nothing
+  // else; the frozen base is the same) is the same in FP8 and BF16, forward
+  // and backward. Llama-2-70B, tp 4 with sequence parallelism, 8,192 tokens.
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const Device h100 = LoadDevice("h100");
+  const LlmCalibration unit;
+  LayerShape shape = MakeLayerShape(m, 8192, 1, 4, 1, 1);
+  auto gain = [&](MatrixFormat format, bool backward) {
+    const KernelTimer t = MakeKernelTimer(h100, format, unit);
+    LlmTraining tr;
+    tr.seq_len = 8192;
+    tr.format = format;
+    tr.lora_rank = 16;
+    const LayerTimes r16 = TimeLayer(shape, t, tr, true);
+    tr.lora_rank = 64;
+    const LayerTimes r64 = TimeLayer(shape, t, tr, true);
+    return backward ? r64.backward_gpu_s - r16.backward_gpu_s
+                    : r64.forward_gpu_s - r16.forward_gpu_s;
+  };
+  for (bool backward : {false, true}) {
+    const double fp8 = gain(MatrixFormat::kFp8, backward);
+    EXPECT_GE(fp8, 0.0);
+    EXPECT_NEAR(fp8, gain(MatrixFormat::k16, backward), 1e-15);
+  }
+}
+
+TEST(SplitLora, TensorParallelAdaptersMoveTheirOwnActivations) {
+  // Llama-2-70B, LoRA rank 16, tp 4 on one h100 node (NVLink: 450 GB/s a
+  // direction, 5 us), one micro-batch of 4,096 tokens, 80 layers, no
+  // recomputation. NeMo's adapters under tensor parallelism add, per layer
+  // and pass, two all-reduces of the rank-16 activations (2 x 4096 x 16 =
+  // 131,072 bytes) and, with sequence parallelism, a gather (forward;
+  // reduce-scatter backward) of the 2 x 4096 x 8192 = 67,108,864-byte hidden
+  // states and an all-to-all of their quarter (16,777,216 bytes). Ring over
+  // n = 4 (Patarasuk & Yuan): all-reduce 2(n-1)/n S/B + 2(n-1) a; gather
+  // half of it; all-to-all (n-1)/n S/B + (n-1) a:
+  //   all-reduce(131,072) = 1.5 x 131072 / 4.5e11 + 30e-6 = 3.043691e-5 s
+  //   gather(67,108,864) = 0.75 x 67108864 / 4.5e11 + 15e-6 = 1.268481e-4 s
+  //   all-to-all(16,777,216) = 0.75 x 16777216 / 4.5e11 + 15e-6 = 4.296203e-5 s
+  // per layer and pass 2.306839e-4 s; x 2 passes x 80 layers = 3.690943e-2 s.
+  LoraSetup l = Llama70bLora("h100", 4, 4096);
+  const TransformerConfig& m = l.model;
+  const LlmCluster& c = l.cluster;
+  LlmTraining& tr = l.training;
+  LlmSplit& s = l.split;
+  ASSERT_EQ(c.intra.bandwidth_bytes_per_s, 4.5e11);
+  ASSERT_EQ(c.intra.latency_s, 5e-6);
+  s.tp = 4;
+  s.sequence_parallel = true;
+  const double lora = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
+  tr.lora_rank = 0;
+  const double full = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
+  EXPECT_NEAR(lora - full, 3.690943e-2, 1e-7);
+  // Without sequence parallelism the output adapter gathers its result
+  // forward and the QKV adapter all-reduces its input gradient backward:
+  // forward 2 x 3.043691e-5 + 1.268481e-4, backward 2 x 3.043691e-5 +
+  // (1.5 x 67108864 / 4.5e11 + 30e-6 = 2.536962e-4): 5.022919e-4 s a layer,
+  // 4.018336e-2 s for 80.
+  s.sequence_parallel = false;
+  tr.lora_rank = 16;
+  const double lora_no_sp = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
+  tr.lora_rank = 0;
+  EXPECT_NEAR(lora_no_sp - ModelLlmStep(m, c, tr, s).parts.tensor_comm_s, 4.018336e-2, 1e-7);
+  // One GPU a layer (four data-parallel replicas): nothing to exchange.
+  s.tp = 1;
+  s.dp = 4;
+  s.global_batch = 4;
+  tr.lora_rank = 16;
+  EXPECT_EQ(ModelLlmStep(m, c, tr, s).parts.tensor_comm_s, 0.0);
+}
+
 TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   // Llama-2-70B, LoRA rank 16 on the fused QKV (8192 -> 8192 + 2 x 1024)
   // and the output projection (8192 -> 8192), tp 1: per layer
@@ -533,15 +608,45 @@ TEST(LayerKernels, FusedAttentionRunsIn16BitsOnTheDevicesAttentionCurves) {
     EXPECT_NEAR(fa.forward_s, 5.077138e-4, 1e-9);
     EXPECT_NEAR(fa.backward_s, 1.429850e-3, 1e-8);
   }
-  // A device without attention curves (the a100) times the kernel as before
-  // they existed: one batched 16-bit product of the unmasked rows on its
-  // tensor curve, with the curve's shape term.
+  // A device without attention curves (the a100) times the kernel on its
+  // tensor curve with the curve's shape term, as one batched 16-bit product of
+  // the unmasked rows: F / (peak x eff(F) x shape), with no roofline (flash
+  // attention never writes the score matrix a product's result would be).
   const Device a100 = LoadDevice("a100");
   ASSERT_TRUE(a100.attention_forward_efficiency.points.empty());
   const KernelTimer t = MakeKernelTimer(a100, MatrixFormat::k16, unit);
   const FlashAttentionTimes fa = TimeFlashAttention(t, 16, 8192, 8192, 128, true);
-  EXPECT_DOUBLE_EQ(fa.forward_s, t.Gemm(4096, 8192, 128, 2 * 16));
-  EXPECT_DOUBLE_EQ(fa.backward_s, t.Gemm(4096, 8192, 128, 5 * 16));
+  const EfficiencyCurve& tensor = a100.TensorEfficiency();
+  auto on_tensor_curve = [&](double flops) {
+    double eff = tensor.At(flops);
+    if (tensor.half_dim > 0) eff *= tensor.ShapeFactor(4096, 8192, 128);
+    return flops / (a100.tensor16_flops_per_s * std::min(1.0, eff));
+  };
+  EXPECT_DOUBLE_EQ(fa.forward_s, on_tensor_curve(2.0 * 4096 * 8192 * 128 * 2 * 16));
+  EXPECT_DOUBLE_EQ(fa.backward_s, on_tensor_curve(2.0 * 4096 * 8192 * 128 * 5 * 16));
+}
+
+TEST(LayerKernels, SkinnyProductsTakeTheirOperandsTrafficAtLeast) {
+  // A LoRA adapter's first product on the h100: 8,192 tokens x hidden 8,192
+  // -> rank 16. 2 x 8192 x 16 x 8192 = 2.1 GFLOP, a few microseconds at the
+  // 16-bit peak, but its 16-bit operands and result are
+  // 2 x (8192 x 8192 + 8192 x 16 + 8192 x 16) = 134,742,016 bytes: the
+  // memory curve's time for them bounds it (the roofline).
+  const Device h100 = LoadDevice("h100");
+  const LlmCalibration unit;
+  const KernelTimer t16 = MakeKernelTimer(h100, MatrixFormat::k16, unit);
+  const double flops = 2.0 * 8192 * 16 * 8192;
+  ASSERT_LT(flops / h100.tensor16_flops_per_s, t16.MemoryTime(134742016.0));
+  EXPECT_DOUBLE_EQ(t16.Gemm16(8192, 16, 8192), t16.MemoryTime(134742016.0));
+  EXPECT_DOUBLE_EQ(t16.Gemm(8192, 16, 8192), t16.MemoryTime(134742016.0));
+  // FP8: 1-byte operands, a 16-bit result, then the input's cast (read 2,
+  // write 1 byte an element): 8192 x 8192 + 8192 x 16 + 2 x 8192 x 16 =
+  // 67,502,080 bytes, plus the cast's 3 x 8192 x 8192 = 201,326,592.
+  const KernelTimer t8 = MakeKernelTimer(h100, MatrixFormat::kFp8, unit);
+  EXPECT_DOUBLE_EQ(t8.Gemm(8192, 16, 8192), t8.MemoryTime(67502080.0) + t8.MemoryTime(201326592.0));
+  // A large product stays on its FLOP curve: 8192 x 8192 x 8192 in 16 bits
+  // moves 402,653,184 bytes, far less time than its 1.1 TFLOP.
+  EXPECT_GT(t16.Gemm16(8192, 8192, 8192), 2.0 * t16.MemoryTime(402653184.0));
 }
 
 }  // namespace
