@@ -131,13 +131,16 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
 }
 
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& t, double batch_heads, double seq_q,
-                                       double seq_kv, double head_dim, bool causal) {
+                                       double seq_kv, double head_dim, bool causal, double chunks) {
   const double rows = causal ? 0.5 * seq_q : seq_q;
   // Two products (scores, values) of rows x seq_kv x head_dim per head.
   const double forward_flops = 2.0 * 2.0 * rows * seq_kv * head_dim * batch_heads;
+  // A ring's kernel: the rows against one K/V chunk of seq_kv / chunks.
+  const double n = std::max(1.0, chunks);
+  const double kv = seq_kv / n;
   FlashAttentionTimes out;
-  out.forward_s = t.Attention(forward_flops, false, rows, seq_kv, head_dim);
-  out.backward_s = t.Attention(2.5 * forward_flops, true, rows, seq_kv, head_dim);
+  out.forward_s = n * t.Attention(forward_flops / n, false, rows, kv, head_dim);
+  out.backward_s = n * t.Attention(2.5 * forward_flops / n, true, rows, kv, head_dim);
   return out;
 }
 
@@ -207,9 +210,29 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {
     const FlashAttentionTimes fa =
-        TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal);
-    af.Add(fa.forward_s);
-    ab.Add(fa.backward_s);
+        TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal, s.cp);
+    af.Add(fa.forward_s, s.cp);
+    ab.Add(fa.backward_s, s.cp);
+    if (s.cp > 1) {
+      // Ring attention's bookkeeping as Transformer Engine's P2P ring
+      // (AttnFuncWithCPAndKVP2P) does it, on the rank whose chunks cover every
+      // row (the ring waits for it). Forward: K and V copied into the send
+      // buffer (read, write), the output accumulator zeroed, the first chunk's
+      // output and log-sum-exp written into it and each later chunk's merged
+      // with it (read both, write one). Backward: the K/V buffer again, then
+      // dQ and dK/dV likewise: the first chunk's copied, each later one added.
+      const double q_bytes = 2.0 * T * s.q_width;
+      const double kv_bytes = 2.0 * T * s.kv_width;
+      const double later = s.cp - 1.0;
+      af.Add(t.MemoryTime(4.0 * kv_bytes));  // K, V into the send buffer
+      af.Add(t.MemoryTime(q_bytes));         // the accumulator zeroed
+      af.Add(t.MemoryTime(2.0 * q_bytes));   // the first chunk's output in
+      af.Add(later * t.MemoryTime(3.0 * q_bytes), later);
+      ab.Add(t.MemoryTime(4.0 * kv_bytes));
+      ab.Add(t.MemoryTime(2.0 * q_bytes) + t.MemoryTime(2.0 * 2.0 * kv_bytes), 2);
+      ab.Add(later * (t.MemoryTime(3.0 * q_bytes) + t.MemoryTime(3.0 * 2.0 * kv_bytes)),
+             2.0 * later);
+    }
   } else {
     // Megatron's unfused path: Q, K, V rearranged, scores as one batched
     // product, fused scale-mask-softmax, dropout, values, output rearranged.

@@ -83,12 +83,17 @@ KernelTimer MakeKernelTimer(const Device& device, MatrixFormat format, const Llm
 // rows against `seq_kv` keys of `head_dim`: the score and value products of
 // the unmasked rows (half of them when causal) in one kernel; the backward
 // pass recomputes the scores, 2.5x the forward FLOPs. Timed in 16 bits on
-// the device's attention curves (KernelTimer::Attention).
+// the device's attention curves (KernelTimer::Attention). `chunks` > 1: ring
+// attention over that many ranks, the work split into as many kernels of
+// equal FLOPs (Transformer Engine's load-balanced causal ring: the local
+// causal block, then a half block per received K/V chunk), each timed at its
+// own size.
 struct FlashAttentionTimes {
   double forward_s = 0, backward_s = 0;
 };
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& timer, double batch_heads, double seq_q,
-                                       double seq_kv, double head_dim, bool causal);
+                                       double seq_kv, double head_dim, bool causal,
+                                       double chunks = 1);
 
 // One layer's kernels per micro-batch (no communication): the device's time
 // for each pass and the kernels the host issues for it. A pass takes the

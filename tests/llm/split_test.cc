@@ -626,6 +626,65 @@ TEST(LayerKernels, FusedAttentionRunsIn16BitsOnTheDevicesAttentionCurves) {
   EXPECT_DOUBLE_EQ(fa.backward_s, on_tensor_curve(2.0 * 4096 * 8192 * 128 * 5 * 16));
 }
 
+TEST(LayerKernels, RingAttentionRunsOneKernelPerChunkAtItsOwnSize) {
+  // Llama-2-70B's attention on one GPU of tp 4 (16 heads of 128) with
+  // context parallelism 2: 4,096 local query rows against the 8,192-token
+  // sequence, causal, on the h100. Forward F = 2 x 2 x 2,048 x 8,192 x 128 x
+  // 16 = 137,438,953,472 FLOPs in two kernels of F / 2 = 68,719,476,736,
+  // between the forward curve's points (5.623e10, 0.4711) and (1e11, 0.5071):
+  //   f = ln(6.871948e10 / 5.623e10) / ln(1e11 / 5.623e10) = 0.3484026
+  //   eff = 0.4711 + f x 0.036 = 0.4836425; two kernels 2 x F/2 / (9.895e14 x
+  //   eff) = 2.871902e-4 s
+  // Backward: two kernels of 2.5 F / 2 = 171,798,691,840, between (1e11,
+  // 0.35) and (1.778e11, 0.408): f = 0.9403361, eff = 0.4045395, 8.583672e-4 s.
+  const Device h100 = LoadDevice("h100");
+  const LlmCalibration unit;
+  const KernelTimer t = MakeKernelTimer(h100, MatrixFormat::k16, unit);
+  const FlashAttentionTimes ring = TimeFlashAttention(t, 16, 4096, 8192, 128, true, 2);
+  EXPECT_NEAR(ring.forward_s, 2.871902e-4, 1e-9);
+  EXPECT_NEAR(ring.backward_s, 8.583672e-4, 1e-9);
+  // One kernel of the whole work would run higher on the curve: faster.
+  EXPECT_LT(TimeFlashAttention(t, 16, 4096, 8192, 128, true).forward_s, ring.forward_s);
+}
+
+TEST(LayerKernels, RingAttentionTimesTransformerEnginesBookkeeping) {
+  // Llama-2-70B at tp 1, cp 2, one sequence of 8,192: T = 4,096 local
+  // tokens, Q width 8,192 (67,108,864 bytes in 16 bits), K/V width 1,024
+  // (8,388,608 bytes each). Beyond its two attention kernels the ring
+  // (Transformer Engine's P2P ring, one later chunk) moves, forward:
+  //   K and V into the send buffer (read, write)   33,554,432
+  //   the output accumulator zeroed                 67,108,864
+  //   the first chunk's output written into it     134,217,728
+  //   the later chunk's merged (read two, write)   201,326,592
+  // backward: the K/V buffer 33,554,432; the first chunk's dQ 134,217,728
+  // and dK/dV 33,554,432 copied; the later chunk's added, 201,326,592 and
+  // 50,331,648 bytes. Each a memory-bound kernel on the memory curve.
+  const TransformerConfig m = LoadTransformer("llama-2-70b");
+  const Device h200 = LoadDevice("h200");
+  const LlmCalibration unit;
+  const KernelTimer t = MakeKernelTimer(h200, MatrixFormat::k16, unit);
+  LlmTraining tr;
+  tr.seq_len = 8192;
+  const LayerShape shape = MakeLayerShape(m, 8192, 1, 1, 2, 1);
+  const LayerTimes layer = TimeLayer(shape, t, tr, false);
+  const FlashAttentionTimes kernels = TimeFlashAttention(t, 64, 4096, 8192, 128, true, 2);
+  const double fwd = t.MemoryTime(33554432.0) + t.MemoryTime(67108864.0) +
+                     t.MemoryTime(134217728.0) + t.MemoryTime(201326592.0);
+  const double bwd = t.MemoryTime(33554432.0) + t.MemoryTime(134217728.0) +
+                     t.MemoryTime(33554432.0) + t.MemoryTime(201326592.0) +
+                     t.MemoryTime(50331648.0);
+  EXPECT_NEAR(layer.attention_fwd_gpu_s, kernels.forward_s + fwd, 1e-12);
+  EXPECT_NEAR(layer.attention_bwd_gpu_s, kernels.backward_s + bwd, 1e-12);
+  // Two attention kernels and four copies forward; two kernels and five
+  // copies backward (counted in the layer's backward pass).
+  EXPECT_EQ(layer.attention_fwd_kernels, 6.0);
+  // Without context parallelism: one kernel a pass, nothing else.
+  const LayerTimes whole = TimeLayer(MakeLayerShape(m, 8192, 1, 1, 1, 1), t, tr, false);
+  EXPECT_EQ(whole.attention_fwd_kernels, 1.0);
+  EXPECT_DOUBLE_EQ(whole.attention_fwd_gpu_s,
+                   TimeFlashAttention(t, 64, 8192, 8192, 128, true).forward_s);
+}
+
 TEST(LayerKernels, SkinnyProductsTakeTheirOperandsTrafficAtLeast) {
   // A LoRA adapter's first product on the h100: 8,192 tokens x hidden 8,192
   // -> rank 16. 2 x 8192 x 16 x 8192 = 2.1 GFLOP, a few microseconds at the
