@@ -393,25 +393,27 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
                                             : AllReduceSplit(act_bytes, tp_group, c);
   double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
   // LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
-  // each adapter's rank-r activations are gathered or all-reduced (four small
-  // collectives of T x r a layer, forward and backward), and the two adapters
-  // move hidden states of their own. Sequence parallel: the QKV adapter
-  // gathers the norm output forward and reduce-scatters its gradient
-  // backward; the output adapter's T x h/tp result goes to the
-  // sequence-parallel layout by an all-to-all each way (MLPerf's LORA_A2A).
-  // Without it: the output adapter gathers its result forward and the QKV
+  // the adapters' rank-r activations (T x r) are gathered (the QKV adapter's
+  // A, column-parallel with its output gathered) and all-reduced (the output
+  // adapter's A, row-parallel) forward, and both B's input gradients
+  // all-reduced backward; the two adapters move hidden states of their own. Sequence parallel: the
+  // QKV adapter gathers the norm output forward and reduce-scatters its gradient backward; the
+  // output adapter's T x h/tp result goes to the sequence-parallel layout by an all-to-all each way
+  // (MLPerf's LORA_A2A). Without it: the output adapter gathers its result forward and the QKV
   // adapter all-reduces its input gradient backward.
   double tp_lora_calls = 0;
   if (tr.lora_rank > 0 && s.tp > 1) {
     const double rank_bytes = 2.0 * shape.tokens * static_cast<double>(tr.lora_rank);
-    const double small = AllReduceSplit(rank_bytes, tp_group, c);
+    const double small_fwd =
+        GatherSplit(rank_bytes, tp_group, c) + AllReduceSplit(rank_bytes, tp_group, c);
+    const double small_bwd = 2.0 * AllReduceSplit(rank_bytes, tp_group, c);
     if (s.sequence_parallel) {
       const double a2a = AllToAllSplit(act_bytes / s.tp, tp_group, c);
-      tp_fwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c) + a2a;
-      tp_bwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c) + a2a;
+      tp_fwd += small_fwd + GatherSplit(act_bytes, tp_group, c) + a2a;
+      tp_bwd += small_bwd + GatherSplit(act_bytes, tp_group, c) + a2a;
     } else {
-      tp_fwd += 2.0 * small + GatherSplit(act_bytes, tp_group, c);
-      tp_bwd += 2.0 * small + AllReduceSplit(act_bytes, tp_group, c);
+      tp_fwd += small_fwd + GatherSplit(act_bytes, tp_group, c);
+      tp_bwd += small_bwd + AllReduceSplit(act_bytes, tp_group, c);
     }
     tp_lora_calls = 4.0;
   }
