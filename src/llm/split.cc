@@ -393,13 +393,14 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
                                             : AllReduceSplit(act_bytes, tp_group, c);
   double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
   // LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
-  // the adapters' rank-r activations (T x r) are gathered (the QKV adapter's
-  // A, column-parallel with its output gathered) and all-reduced (the output
-  // adapter's A, row-parallel) forward, and both B's input gradients
-  // all-reduced backward; the two adapters move hidden states of their own. Sequence parallel: the
-  // QKV adapter gathers the norm output forward and reduce-scatters its gradient backward; the
-  // output adapter's T x h/tp result goes to the sequence-parallel layout by an all-to-all each way
-  // (MLPerf's LORA_A2A). Without it: the output adapter gathers its result forward and the QKV
+  // forward, the QKV adapter's rank-r output gathered (its A is
+  // column-parallel with gather_output) and the output adapter's all-reduced
+  // (its A is row-parallel); backward, both B's input gradients all-reduced.
+  // The adapters move hidden states of their own too. Sequence parallel: the
+  // QKV adapter gathers the norm output forward and reduce-scatters its
+  // gradient backward; the output adapter's T x h/tp result goes to the
+  // sequence-parallel layout by an all-to-all each way (MLPerf's LORA_A2A).
+  // Without it: the output adapter gathers its result forward and the QKV
   // adapter all-reduces its input gradient backward.
   double tp_lora_calls = 0;
   if (tr.lora_rank > 0 && s.tp > 1) {
@@ -415,7 +416,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
       tp_fwd += small_fwd + GatherSplit(act_bytes, tp_group, c);
       tp_bwd += small_bwd + AllReduceSplit(act_bytes, tp_group, c);
     }
-    tp_lora_calls = 4.0;
+    tp_lora_calls = s.sequence_parallel ? 4.0 : 3.0;  // a pass's collectives
   }
   // Ring attention: cp - 1 exchanges of the K and V chunks forward, twice
   // that backward (K, V and their gradients), each hidden behind the
