@@ -27,6 +27,7 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
   s.gated = m.feed_forward == FeedForwardKind::kGated;
   s.dropout = m.dropout;
   s.causal = m.causal;
+  s.rope = m.positions == PositionEncoding::kRope;
   s.experts = m.experts > 1 ? static_cast<double>(m.experts) : 0.0;
   s.top_k = static_cast<double>(m.top_k);
   return s;
@@ -206,6 +207,12 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // column-parallel) reads the gathered norm output; its input gradient,
   // reduce-scattered with sequence parallelism, joins the norm's.
   lora(T, qkv, h, T * qkv, Tn * h);
+  // Rotary positions: Q and K read and written once forward (Megatron's and
+  // Transformer Engine's fused kernel) and their gradients once backward.
+  if (s.rope) {
+    f.Add(t.MemoryTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
+    b.Add(t.MemoryTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
+  }
   // Attention core.
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {

@@ -31,6 +31,7 @@ struct LayerShape {
   bool dropout =
       false;  // GPT/BERT-style (LayerNorm, plain feed-forward): dropout after attention and MLP
   bool causal = true;
+  bool rope = false;   // rotary positions: applied to Q and K in each layer
   double experts = 0;  // 0: dense
   double top_k = 0;
   double capacity_factor = 1;

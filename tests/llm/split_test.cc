@@ -688,6 +688,25 @@ TEST(LayerKernels, RingAttentionTimesTransformerEnginesBookkeeping) {
                    TimeFlashAttention(t, 64, 8192, 8192, 128, true).forward_s);
 }
 
+TEST(LayerKernels, RotaryPositionsReadAndWriteQueriesAndKeysEachPass) {
+  // Llama-2-70B at tp 1, one sequence of 4,096: Q is 4,096 x 8,192 and K
+  // 4,096 x 1,024, so the fused rotary kernel reads and writes 2 x 2 x 4096
+  // x 9216 = 150,994,944 bytes forward, and as much for the gradients
+  // backward. The same layer with learned positions does neither.
+  TransformerConfig m = LoadTransformer("llama-2-70b");
+  const Device h100 = LoadDevice("h100");
+  const LlmCalibration unit;
+  const KernelTimer t = MakeKernelTimer(h100, MatrixFormat::k16, unit);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  const LayerTimes rope = TimeLayer(MakeLayerShape(m, 4096, 1, 1, 1, 1), t, tr, false);
+  m.positions = PositionEncoding::kLearned;
+  const LayerTimes learned = TimeLayer(MakeLayerShape(m, 4096, 1, 1, 1, 1), t, tr, false);
+  EXPECT_NEAR(rope.forward_gpu_s - learned.forward_gpu_s, t.MemoryTime(150994944.0), 1e-12);
+  EXPECT_NEAR(rope.backward_gpu_s - learned.backward_gpu_s, t.MemoryTime(150994944.0), 1e-12);
+  EXPECT_EQ(rope.forward_kernels - learned.forward_kernels, 1.0);
+}
+
 TEST(LayerKernels, SkinnyProductsTakeTheirOperandsTrafficAtLeast) {
   // A LoRA adapter's first product on the h100: 8,192 tokens x hidden 8,192
   // -> rank 16. 2 x 8192 x 16 x 8192 = 2.1 GFLOP, a few microseconds at the
