@@ -679,11 +679,13 @@ TEST(LayerKernels, RingAttentionTimesTransformerEnginesBookkeeping) {
   EXPECT_NEAR(layer.attention_fwd_gpu_s, kernels.forward_s + fwd, 1e-12);
   EXPECT_NEAR(layer.attention_bwd_gpu_s, kernels.backward_s + bwd, 1e-12);
   // Two attention kernels and four copies forward; two kernels and five
-  // copies backward (counted in the layer's backward pass).
+  // copies backward, where the layer without the ring issues one a pass.
   EXPECT_EQ(layer.attention_fwd_kernels, 6.0);
   // Without context parallelism: one kernel a pass, nothing else.
   const LayerTimes whole = TimeLayer(MakeLayerShape(m, 8192, 1, 1, 1, 1), t, tr, false);
   EXPECT_EQ(whole.attention_fwd_kernels, 1.0);
+  EXPECT_EQ(layer.forward_kernels - whole.forward_kernels, 5.0);
+  EXPECT_EQ(layer.backward_kernels - whole.backward_kernels, 6.0);
   EXPECT_DOUBLE_EQ(whole.attention_fwd_gpu_s,
                    TimeFlashAttention(t, 64, 8192, 8192, 128, true).forward_s);
 }
