@@ -548,13 +548,17 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
     and --head-positions: unpadded sequences and BERT's masked-LM positions. amp_ops
     is --amp-ops ('pytorch', 'tensorflow', or 'none' for a model cast to 16 bits
     whole); default: the framework's. precision 'fp8' models Transformer Engine."""
-    text, notes = _fitspeed.model_sweep(
-        network, device, [int(b) for b in (batches or [])], max_batch, precision, optimizer,
-        devices, devices_per_node, overlap, accumulation, recompute, attention, layout,
-        framework or "", steps_per_execution, float(input_samples_per_s), seq_len,
-        interval_level, links or "", float(mean_tokens), float(mean_square_tokens),
-        int(head_positions), amp_ops or "")
-    return ModeledSweep(text, notes)
+    answer = _run(_fitspeed.DeviceSweepRequest, model=network, device=device,
+                  batches=[int(b) for b in (batches or [])], max_batch=max_batch,
+                  precision=precision, optimizer=optimizer, devices=devices,
+                  devices_per_node=devices_per_node, overlap=overlap, accumulation=accumulation,
+                  recompute=recompute, attention=attention, layout=layout,
+                  framework=framework or "", steps_per_execution=steps_per_execution,
+                  input_samples_per_s=float(input_samples_per_s), seq_len=seq_len,
+                  interval_level=interval_level, links=links or "",
+                  mean_tokens=float(mean_tokens), mean_square_tokens=float(mean_square_tokens),
+                  head_positions=int(head_positions), amp_ops=amp_ops)
+    return ModeledSweep(answer.to_json(), answer.notes)
 
 
 def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: int = 4096,
@@ -565,10 +569,12 @@ def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: i
     """Times the real training step (forward, backward, update; oneDNN) of a zoo
     network on this CPU at every batch (default: doubling until the throughput
     saturates) and fits the law: `fitspeed sweep NETWORK --output json`."""
-    text = _fitspeed.host_sweep(network, [int(b) for b in (batches or [])], max_batch, precision,
-                                backend, optimizer, threads, min_repeats, max_repeats,
-                                min_time_s, warmup_steps, seed, seq_len)
-    return HostSweep(text)
+    answer = _run(_fitspeed.HostSweepRequest, model=network,
+                  batches=[int(b) for b in (batches or [])], max_batch=max_batch,
+                  precision=precision, backend=backend, optimizer=optimizer, threads=threads,
+                  min_repeats=min_repeats, max_repeats=max_repeats, min_time_s=min_time_s,
+                  warmup_steps=warmup_steps, seed=seed, seq_len=seq_len)
+    return HostSweep(answer.to_json())
 
 
 def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int = 1,
@@ -588,12 +594,16 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     (None), `--dropout on|off`. lora_dropout (with lora_rank): dropout on each
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
     the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`."""
-    return LlmStep(_fitspeed.llm_step(model, device, devices, tp, pp, vp, cp, ep, micro_batch,
-                                      global_batch, seq_len, recompute, sequence_parallel, zero,
-                                      precision, lora_rank, flash_attention, overlap_grad_reduce,
-                                      float(gradient_bytes), devices_per_node, links or "",
-                                      interval_level, fp8_weights, dropout, lora_dropout,
-                                      activation_fp8_store))
+    answer = _run(_fitspeed.LlmStepRequest, model=model, device=device, seq_len=seq_len,
+                  devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
+                  global_batch=global_batch, recompute=recompute,
+                  sequence_parallel=sequence_parallel, zero=zero, precision=precision,
+                  lora_rank=lora_rank, flash_attention=flash_attention,
+                  overlap_grad_reduce=overlap_grad_reduce, gradient_bytes=float(gradient_bytes),
+                  devices_per_node=devices_per_node, links=links or "",
+                  interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
+                  lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store)
+    return LlmStep(answer.to_json())
 
 
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
@@ -615,12 +625,34 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     activation_fp8_store, `--activation-fp8-store`.
     `fitspeed plan MODEL
     --device D --output json`."""
-    return LlmPlan(_fitspeed.llm_plan(model, device, devices, global_batch, seq_len, tokens,
-                                      price_per_device_hour, top, precision, lora_rank,
-                                      flash_attention, overlap_grad_reduce, float(gradient_bytes),
-                                      devices_per_node, links or "", _fix_text(fix or {}),
-                                      interval_level, fp8_weights, dropout, lora_dropout,
-                                      activation_fp8_store))
+    request = _request(_fitspeed.LlmPlanRequest, model=model, device=device, devices=devices,
+                       global_batch=global_batch, seq_len=seq_len, tokens=tokens,
+                       price_per_device_hour=price_per_device_hour, top=top,
+                       precision=precision, lora_rank=lora_rank,
+                       flash_attention=flash_attention,
+                       overlap_grad_reduce=overlap_grad_reduce,
+                       gradient_bytes=float(gradient_bytes), devices_per_node=devices_per_node,
+                       links=links or "", interval_level=interval_level,
+                       fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,
+                       activation_fp8_store=activation_fp8_store)
+    request.fix(_fix_text(fix or {}))
+    return LlmPlan(request.run().to_json())
+
+
+def _request(cls, **fields):
+    """A request of the scenario layer (fitspeed/scenario/) with its fields set from
+    keyword arguments; TypeError for a field it does not have."""
+    request = cls()
+    for name, value in fields.items():
+        if not hasattr(request, name):
+            raise TypeError(f"{cls.__name__} has no field '{name}'")
+        setattr(request, name, value)
+    return request
+
+
+def _run(cls, **fields):
+    """The answer of a request made by _request."""
+    return _request(cls, **fields).run()
 
 
 # plan_llm's fix keys as `fitspeed plan --fix` names them.

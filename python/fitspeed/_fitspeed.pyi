@@ -117,33 +117,122 @@ def zoo_models() -> List[Dict[str, Any]]: ...
 def transformer(spec: str) -> Dict[str, Any]: ...
 def transformer_names() -> List[str]: ...
 def forward_flops_per_token(spec: str, seq_len: int) -> float: ...
-def model_sweep(network: str, device: str, batches: Sequence[int], max_batch: int = ...,
-                precision: str = ..., optimizer: str = ..., devices: int = ...,
-                devices_per_node: int = ..., overlap: bool = ..., accumulation: int = ...,
-                recompute: bool = ..., attention: str = ..., layout: str = ...,
-                framework: str = ..., steps_per_execution: int = ...,
-                input_samples_per_s: float = ..., seq_len: int = ...,
-                interval_level: float = ..., links: str = ..., mean_tokens: float = ...,
-                mean_square_tokens: float = ...,
-                head_positions: int = ..., amp_ops: str = ...) -> Tuple[str, List[str]]: ...
-def host_sweep(network: str, batches: Sequence[int], max_batch: int = ..., precision: str = ...,
-               backend: str = ..., optimizer: str = ..., threads: int = ...,
-               min_repeats: int = ..., max_repeats: int = ..., min_time_s: float = ...,
-               warmup_steps: int = ..., seed: int = ..., seq_len: int = ...) -> str: ...
-def llm_step(model: str, device: str, devices: int = ..., tp: int = ..., pp: int = ...,
-             vp: int = ..., cp: int = ..., ep: int = ..., micro_batch: int = ...,
-             global_batch: int = ..., seq_len: int = ..., recompute: str = ...,
-             sequence_parallel: bool = ..., zero: int = ..., precision: str = ...,
-             lora_rank: int = ..., flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
-             gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
-             interval_level: float = ..., fp8_weights: bool = ...,
-             dropout: Optional[bool] = ..., lora_dropout: bool = ...,
-             activation_fp8_store: bool = ...) -> str: ...
-def llm_plan(model: str, device: str, devices: int, global_batch: int, seq_len: int,
-             tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
-             top: int = ..., precision: str = ..., lora_rank: int = ...,
-             flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
-             gradient_bytes: float = ..., devices_per_node: int = ..., links: str = ...,
-             fix: str = ..., interval_level: float = ..., fp8_weights: bool = ...,
-             dropout: Optional[bool] = ..., lora_dropout: bool = ...,
-             activation_fp8_store: bool = ...) -> str: ...
+
+class Answer:
+    notes: List[str]
+    usable: bool
+    problem: str
+    def brief_report(self) -> str: ...
+    def full_report(self) -> str: ...
+    def to_json(self) -> str: ...
+class HostSweepAnswer(Answer): ...
+class DeviceSweepAnswer(Answer): ...
+class LlmStepAnswer(Answer): ...
+class LlmPlanAnswer(Answer): ...
+
+class HostSweepRequest:
+    model: str
+    seq_len: int
+    layers: bool
+    batches: List[int]
+    max_batch: int
+    precision: str
+    backend: str
+    optimizer: str
+    threads: int
+    min_repeats: int
+    max_repeats: int
+    min_time_s: float
+    warmup_steps: int
+    seed: int
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> HostSweepAnswer: ...
+
+class DeviceSweepRequest:
+    model: str
+    device: str
+    links: str
+    framework: str
+    intervals: str
+    interval_level: float
+    layers: bool
+    seq_len: int
+    mean_tokens: float
+    mean_square_tokens: float
+    head_positions: int
+    batches: List[int]
+    max_batch: int
+    precision: str
+    optimizer: str
+    devices: int
+    devices_per_node: int
+    overlap: bool
+    accumulation: int
+    recompute: bool
+    steps_per_execution: int
+    input_samples_per_s: float
+    attention: str
+    layout: str
+    amp_ops: Optional[str]
+    fusion: Optional[str]
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> DeviceSweepAnswer: ...
+
+class LlmStepRequest:
+    model: str
+    dropout: Optional[bool]
+    interval_level: float
+    device: str
+    devices: int
+    devices_per_node: int
+    links: str
+    seq_len: int
+    precision: str
+    lora_rank: int
+    lora_dropout: bool
+    fp8_weights: bool
+    activation_fp8_store: bool
+    flash_attention: bool
+    gradient_bytes: float
+    tp: int
+    pp: int
+    vp: int
+    cp: int
+    ep: int
+    micro_batch: int
+    global_batch: int
+    recompute: str
+    sequence_parallel: bool
+    zero: int
+    overlap_grad_reduce: bool
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> LlmStepAnswer: ...
+
+class LlmPlanRequest:
+    model: str
+    dropout: Optional[bool]
+    interval_level: float
+    device: str
+    devices: int
+    devices_per_node: int
+    links: str
+    seq_len: int
+    precision: str
+    lora_rank: int
+    lora_dropout: bool
+    fp8_weights: bool
+    activation_fp8_store: bool
+    flash_attention: bool
+    gradient_bytes: float
+    tokens: Optional[float]
+    price_per_device_hour: Optional[float]
+    global_batch: int
+    top: int
+    overlap_grad_reduce: bool
+    def __init__(self) -> None: ...
+    def fix(self, text: str) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> LlmPlanAnswer: ...

@@ -25,6 +25,8 @@
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/report.h"
+#include "fitspeed/scenario/llm.h"
+#include "fitspeed/scenario/sweep.h"
 
 namespace py = pybind11;
 
@@ -513,240 +515,263 @@ void BindCatalog(py::module_& m) {
       py::arg("spec"), py::arg("seq_len"), "Forward FLOPs per token at a sequence length.");
 }
 
-// ---------------------------------------------------------------- modeled and host sweeps
+// ---------------------------------------------------------------- requests and answers
+//
+// The scenario layer (fitspeed/scenario/): each request bound as a class
+// whose fields are read and written as attributes (the package's functions
+// set them from keyword arguments), run() returning the answer the CLI prints.
 
-struct ModelRun {
-  std::string json;
-  std::vector<std::string> notes;
-};
-
-void BindSweeps(py::module_& m) {
-  m.def(
-      "model_sweep",
-      [](const std::string& network_name, const std::string& device_name,
-         const std::vector<int64_t>& batches, int64_t max_batch, const std::string& precision,
-         const std::string& optimizer, int devices, int devices_per_node, bool overlap,
-         int accumulation, bool recompute, const std::string& attention, const std::string& layout,
-         const std::string& framework, int steps_per_execution, double input_samples_per_s,
-         int64_t seq_len, double interval_level, const std::string& links, double mean_tokens,
-         double mean_square_tokens, int64_t head_positions, const std::string& amp_ops) {
-        DeviceModelOptions options;
-        options.batches = batches;
-        options.max_batch = max_batch;
-        options.precision = ParsePrecision(precision, PrecisionContext::kDevice);
-        options.optimizer = ParseOptimizer(optimizer);
-        options.devices = devices;
-        options.devices_per_node = devices_per_node;
-        options.overlap = overlap;
-        options.accumulation = accumulation;
-        options.recompute = recompute;
-        options.attention = ParseAttentionKernel(attention);
-        options.layout = ParseActivationLayout(layout);
-        options.steps_per_execution = steps_per_execution;
-        options.input_samples_per_s = input_samples_per_s;
-        options.amp_ops = amp_ops.empty() ? FrameworkAmpOps(framework) : ParseAmpOpList(amp_ops);
-        options.fusion = FrameworkFusion(framework, options.precision);
-        if (!(interval_level > 0 && interval_level < 1)) {
-          throw UsageError("interval_level must be in (0, 1)");
-        }
-        const Network network = LoadNetwork(
-            network_name, ZooOptions{seq_len, mean_tokens, mean_square_tokens, head_positions});
-        Device device = LoadDevice(device_name);
-        ModelRun run;
-        if (!links.empty()) {
-          const LinksFile file = ReadLinksJsonFile(links);
-          ApplyLinks(device, file);
-          for (const DeviceLink& l : file.links) {
-            run.notes.push_back("the " + l.connects + " link of " + device.name + " comes from " +
-                                links + ": '" + l.name + "'");
-          }
-        }
-        if (!framework.empty()) {
-          const FrameworkProfile& profile = FindFrameworkProfile(framework);
-          device = ApplyFrameworkProfile(device, profile);
-          run.notes.push_back("framework profile '" + profile.name + "' applied to " + device.name +
-                              "; the interval is that of the framework profiles' "
-                              "predictions on GPUs they were not fitted on");
-        }
-        const DeviceSweepResult result = ModelSweep(network, device, options);
-        const FitResult fit = result.steps.size() >= 2 ? Fit(result.Samples()) : FitResult();
-        const IntervalTable& table = BuiltinIntervalTable();
-        const PredictionInterval interval =
-            !framework.empty() ? table.ForFramework(device, options.precision, interval_level)
-                               : table.For(device, options.precision, interval_level);
-        std::ostringstream out;
-        WriteDeviceSweep(out, result, fit, OutputFormat::kJson, false, &interval);
-        run.json = out.str();
-        return py::make_tuple(run.json, run.notes);
-      },
-      py::arg("network"), py::arg("device"), py::arg("batches"), py::arg("max_batch") = 4096,
-      py::arg("precision") = "fp32", py::arg("optimizer") = "sgd-momentum", py::arg("devices") = 1,
-      py::arg("devices_per_node") = 0, py::arg("overlap") = false, py::arg("accumulation") = 1,
-      py::arg("recompute") = false, py::arg("attention") = "unfused", py::arg("layout") = "nchw",
-      py::arg("framework") = "", py::arg("steps_per_execution") = 1,
-      py::arg("input_samples_per_s") = 0.0, py::arg("seq_len") = 0, py::arg("interval_level") = 0.8,
-      py::arg("links") = "", py::arg("mean_tokens") = 0.0, py::arg("mean_square_tokens") = 0.0,
-      py::arg("head_positions") = 0, py::arg("amp_ops") = "",
-      "The training step of a zoo network (or fitspeed.network/1 file) modeled on a catalogued "
-      "device at every batch, fitted, with the model's prediction interval: (JSON text as "
-      "`fitspeed sweep --device --output json` writes it, notes).");
-
-  m.def(
-      "host_sweep",
-      [](const std::string& network_name, const std::vector<int64_t>& batches, int64_t max_batch,
-         const std::string& precision, const std::string& backend, const std::string& optimizer,
-         int threads, int min_repeats, int max_repeats, double min_time_s, int warmup_steps,
-         uint64_t seed, int64_t seq_len) {
-        SweepOptions options;
-        options.batches = batches;
-        options.auto_max_batch = max_batch;
-        options.precision = ParsePrecision(precision, PrecisionContext::kHost);
-        options.backend = ParseBackend(backend);
-        options.optimizer = ParseOptimizer(optimizer);
-        options.threads = threads;
-        options.min_repeats = min_repeats;
-        options.max_repeats = max_repeats;
-        options.min_time_s = min_time_s;
-        options.warmup_steps = warmup_steps;
-        options.seed = seed;
-        ValidateSweepOptions(options);
-        const Network network = LoadNetwork(network_name, ZooOptions{seq_len});
-        std::string json;
-        {
-          py::gil_scoped_release release;
-          const SweepResult sweep = Sweep(network, options);
-          const FitResult fit = sweep.measurements.size() >= 2 ? Fit(sweep.Samples()) : FitResult();
-          json = SweepToJson(sweep, fit);
-        }
-        return json;
-      },
-      py::arg("network"), py::arg("batches"), py::arg("max_batch") = 4096,
-      py::arg("precision") = "fp32", py::arg("backend") = "onednn",
-      py::arg("optimizer") = "sgd-momentum", py::arg("threads") = 0, py::arg("min_repeats") = 5,
-      py::arg("max_repeats") = 1000, py::arg("min_time_s") = 0.5, py::arg("warmup_steps") = 2,
-      py::arg("seed") = 1, py::arg("seq_len") = 0,
-      "The real training step (forward, backward, update; oneDNN) of a network timed on this CPU "
-      "at every batch, and fitted: JSON text as `fitspeed sweep --output json` writes it.");
+// A field of a request reached through `ref` (a lambda returning a reference
+// to it), read and written as its own type.
+template <class C, class Ref>
+void Field(py::class_<C>& c, const char* name, Ref ref, const char* doc) {
+  using T = std::remove_reference_t<decltype(ref(std::declval<C&>()))>;
+  c.def_property(
+      name, [ref](C& r) { return ref(r); }, [ref](C& r, T v) { ref(r) = std::move(v); }, doc);
 }
 
-// ---------------------------------------------------------------- LLM splits and plans
-
-LlmCluster MakeLlmCluster(const std::string& device_name, int devices, int devices_per_node,
-                          const std::string& links) {
-  Device device = LoadDevice(device_name);
-  if (!links.empty()) ApplyLinks(device, ReadLinksJsonFile(links));
-  return MakeCluster(device, devices, devices_per_node);
+// A field held as an enum, read and written by its name.
+template <class C, class Ref, class Parse, class Name>
+void NamedField(py::class_<C>& c, const char* name, Ref ref, Parse parse, Name name_of,
+                const char* doc) {
+  c.def_property(
+      name, [ref, name_of](C& r) { return name_of(ref(r)); },
+      [ref, parse](C& r, const std::string& v) { ref(r) = parse(v); }, doc);
 }
 
-void CheckLevel(double level) {
-  if (!(level > 0 && level < 1)) throw UsageError("interval_level must be in (0, 1)");
-}
-
-void BindLlm(py::module_& m) {
-  m.def(
-      "llm_step",
-      [](const std::string& model_spec, const std::string& device, int devices, int tp, int pp,
-         int vp, int cp, int ep, int64_t micro_batch, int64_t global_batch, int64_t seq_len,
-         const std::string& recompute, bool sequence_parallel, int zero,
-         const std::string& precision, int64_t lora_rank, bool flash_attention,
-         bool overlap_grad_reduce, double gradient_bytes, int devices_per_node,
-         const std::string& links, double interval_level, bool fp8_weights,
-         std::optional<bool> dropout, bool lora_dropout, bool activation_fp8_store) {
-        CheckLevel(interval_level);
-        TransformerConfig model = LoadTransformer(model_spec);
-        if (dropout) model.dropout = *dropout;
-        if (devices < 1) devices = std::max(tp, 1) * std::max(pp, 1) * std::max(cp, 1);
-        const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
-        LlmTraining training =
-            MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
-        training.fp8_weights = fp8_weights;
-        training.lora_dropout = lora_dropout;
-        training.activation_fp8_store = activation_fp8_store;
-        LlmSplit split;
-        split.tp = tp;
-        split.pp = pp;
-        split.vp = vp;
-        split.cp = cp;
-        split.ep = ep;
-        split.dp = std::max(1, cluster.devices / std::max(1, tp * pp * cp));
-        split.micro_batch = micro_batch;
-        split.global_batch = global_batch > 0 ? global_batch : micro_batch * split.dp;
-        split.recompute = ParseRecompute(recompute);
-        split.sequence_parallel = sequence_parallel;
-        split.zero = zero;
-        split.overlap_grad_reduce = overlap_grad_reduce;
-        const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
-        const LlmStep step = ModelLlmStep(model, cluster, training, split, calibration);
-        const PredictionInterval interval = LlmInterval(cluster.device, interval_level);
-        std::ostringstream out;
-        WriteLlmStep(out, model, cluster, training, step, interval, calibration,
-                     OutputFormat::kJson);
-        return out.str();
+// An optional field held as an enum: None or its name.
+template <class C, class Ref, class Parse, class Name>
+void OptionalNamedField(py::class_<C>& c, const char* name, Ref ref, Parse parse, Name name_of,
+                        const char* doc) {
+  c.def_property(
+      name,
+      [ref, name_of](C& r) -> std::optional<std::string> {
+        return ref(r) ? std::optional<std::string>(name_of(*ref(r))) : std::nullopt;
       },
-      py::arg("model"), py::arg("device"), py::arg("devices") = 0, py::arg("tp") = 1,
-      py::arg("pp") = 1, py::arg("vp") = 1, py::arg("cp") = 1, py::arg("ep") = 1,
-      py::arg("micro_batch") = 1, py::arg("global_batch") = 0, py::arg("seq_len") = 0,
-      py::arg("recompute") = "none", py::arg("sequence_parallel") = false, py::arg("zero") = 0,
-      py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
-      py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
-      py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("interval_level") = 0.8,
-      py::arg("fp8_weights") = false, py::arg("dropout") = py::none(),
-      py::arg("lora_dropout") = false, py::arg("activation_fp8_store") = false,
-      "One training step of a transformer split (fitspeed/llm/split.h): 'fitspeed.llm-step/1' "
-      "JSON text, as `fitspeed sweep MODEL --device D --tp .. --output json` writes it.");
-
-  m.def(
-      "llm_plan",
-      [](const std::string& model_spec, const std::string& device, int devices,
-         int64_t global_batch, int64_t seq_len, std::optional<double> tokens,
-         std::optional<double> price, int top, const std::string& precision, int64_t lora_rank,
-         bool flash_attention, bool overlap_grad_reduce, double gradient_bytes,
-         int devices_per_node, const std::string& links, const std::string& fix,
-         double interval_level, bool fp8_weights, std::optional<bool> dropout, bool lora_dropout,
-         bool activation_fp8_store) {
-        CheckLevel(interval_level);
-        TransformerConfig model = LoadTransformer(model_spec);
-        if (dropout) model.dropout = *dropout;
-        if (global_batch < 1) throw UsageError("global_batch: give the sequences per step (>= 1)");
-        if (price && !tokens) throw UsageError("price prices a run: give its tokens as well");
-        if (tokens && !(*tokens > 0)) throw UsageError("tokens must be > 0");
-        if (price && !(*price >= 0)) throw UsageError("price must be >= 0");
-        const LlmCluster cluster = MakeLlmCluster(device, devices, devices_per_node, links);
-        LlmPlanOptions options;
-        options.global_batch = global_batch;
-        options.training =
-            MakeLlmTraining(seq_len, precision, lora_rank, flash_attention, gradient_bytes);
-        options.training.fp8_weights = fp8_weights;
-        options.training.lora_dropout = lora_dropout;
-        options.training.activation_fp8_store = activation_fp8_store;
-        options.overlap_grad_reduce = overlap_grad_reduce;
-        options.top = top;
-        ApplyLlmPlanFix(fix, options);
-        const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
-        LlmPlan plan;
-        {
-          py::gil_scoped_release release;
-          plan = PlanLlm(model, cluster, options, calibration);
+      [ref, parse](C& r, const std::optional<std::string>& v) {
+        if (v) {
+          ref(r) = parse(*v);
+        } else {
+          ref(r).reset();
         }
-        const PredictionInterval interval = LlmInterval(cluster.device, interval_level);
-        std::ostringstream out;
-        WriteLlmPlan(out, model, cluster, options, plan, interval, calibration, tokens, price,
-                     OutputFormat::kJson);
-        return out.str();
       },
-      py::arg("model"), py::arg("device"), py::arg("devices"), py::arg("global_batch"),
-      py::arg("seq_len"), py::arg("tokens") = py::none(),
-      py::arg("price_per_device_hour") = py::none(), py::arg("top") = 10,
-      py::arg("precision") = "mixed", py::arg("lora_rank") = 0, py::arg("flash_attention") = true,
-      py::arg("overlap_grad_reduce") = true, py::arg("gradient_bytes") = 2.0,
-      py::arg("devices_per_node") = 0, py::arg("links") = "", py::arg("fix") = "",
-      py::arg("interval_level") = 0.8, py::arg("fp8_weights") = false,
-      py::arg("dropout") = py::none(), py::arg("lora_dropout") = false,
-      py::arg("activation_fp8_store") = false,
-      "Every split of the cluster for the model and global batch, ranked by time per token; fix "
-      "pins choices as `fitspeed plan --fix` does ('tp=8,mb=2,recompute=full') "
-      "(fitspeed/llm/planner.h): 'fitspeed.llm-plan/1' JSON text, as `fitspeed plan MODEL "
-      "--device D --output json` writes it.");
+      doc);
+}
+
+// Runs a request without the GIL (it may take seconds).
+template <class Request>
+auto RunReleased(const Request& request) {
+  py::gil_scoped_release release;
+  return request.Run();
+}
+
+void BindAnswer(py::module_& m) {
+  py::class_<Answer>(m, "Answer", "What a request's run() returns (fitspeed/scenario/answer.h).")
+      .def("brief_report", &Answer::BriefReport, "One line.")
+      .def("full_report", &Answer::FullReport, "The table `fitspeed` prints.")
+      .def("to_json", &Answer::ToJson, "The JSON `fitspeed --output json` prints.")
+      .def_readonly("notes", &Answer::notes, "Sentences said on the way (the CLI's stderr).")
+      .def_readonly("usable", &Answer::usable)
+      .def_readonly("problem", &Answer::problem, "Why not usable, else empty.");
+  py::class_<HostSweepAnswer, Answer>(m, "HostSweepAnswer");
+  py::class_<DeviceSweepAnswer, Answer>(m, "DeviceSweepAnswer");
+  py::class_<LlmStepAnswer, Answer>(m, "LlmStepAnswer");
+  py::class_<LlmPlanAnswer, Answer>(m, "LlmPlanAnswer");
+}
+
+std::string HostPrecisionName(Precision p) { return PrecisionName(p, PrecisionContext::kHost); }
+Precision ParseHostPrecision(const std::string& n) {
+  return ParsePrecision(n, PrecisionContext::kHost);
+}
+Precision ParseDevicePrecision(const std::string& n) {
+  return ParsePrecision(n, PrecisionContext::kDevice);
+}
+std::string DevicePrecisionName(Precision p) { return PrecisionName(p); }
+
+void BindHostSweepRequest(py::module_& m) {
+  using R = HostSweepRequest;
+  py::class_<R> c(m, "HostSweepRequest",
+                  "`fitspeed sweep host`: the real training step timed on this CPU at every "
+                  "batch, then fitted (fitspeed/scenario/sweep.h).");
+  c.def(py::init<>())
+      .def_readwrite("model", &R::model, "zoo network or fitspeed.network/1 file")
+      .def_readwrite("seq_len", &R::seq_len, "tokens per sequence; 0: the model's default")
+      .def_readwrite("layers", &R::layers, "per-layer times in the report")
+      .def("validate", &R::Validate)
+      .def("run", &RunReleased<R>);
+  Field(
+      c, "batches", [](R & r) -> auto& { return r.options.batches; }, "[]: automatic");
+  Field(
+      c, "max_batch", [](R & r) -> auto& { return r.options.auto_max_batch; }, "");
+  NamedField(
+      c, "precision", [](R & r) -> auto& { return r.options.precision; }, &ParseHostPrecision,
+      &HostPrecisionName, "fp32 or bf16");
+  NamedField(
+      c, "backend", [](R & r) -> auto& { return r.options.backend; }, &ParseBackend, &BackendName,
+      "onednn or eigen");
+  NamedField(
+      c, "optimizer", [](R & r) -> auto& { return r.options.optimizer; }, &ParseOptimizer,
+      &OptimizerName, "sgd, sgd-momentum, adam, rmsprop");
+  Field(
+      c, "threads", [](R & r) -> auto& { return r.options.threads; }, "0: every CPU");
+  Field(
+      c, "min_repeats", [](R & r) -> auto& { return r.options.min_repeats; }, "");
+  Field(
+      c, "max_repeats", [](R & r) -> auto& { return r.options.max_repeats; }, "");
+  Field(
+      c, "min_time_s", [](R & r) -> auto& { return r.options.min_time_s; }, "");
+  Field(
+      c, "warmup_steps", [](R & r) -> auto& { return r.options.warmup_steps; }, "");
+  Field(
+      c, "seed", [](R & r) -> auto& { return r.options.seed; }, "");
+}
+
+void BindDeviceSweepRequest(py::module_& m) {
+  using R = DeviceSweepRequest;
+  py::class_<R> c(m, "DeviceSweepRequest",
+                  "`fitspeed sweep device`: the training step modeled on a catalogued device "
+                  "at every batch, fitted, with the model's interval (fitspeed/scenario/sweep.h).");
+  c.def(py::init<>())
+      .def_readwrite("model", &R::model, "zoo network or fitspeed.network/1 file")
+      .def_readwrite("device", &R::device, "catalog device or device JSON file")
+      .def_readwrite("links", &R::links, "links file; '': the device's")
+      .def_readwrite("framework", &R::framework, "framework profile; '': none")
+      .def_readwrite("intervals", &R::intervals, "intervals file; '': built in")
+      .def_readwrite("interval_level", &R::interval_level, "in (0, 1)")
+      .def_readwrite("layers", &R::layers, "per-layer times in the report")
+      .def("validate", &R::Validate)
+      .def("run", &RunReleased<R>);
+  Field(
+      c, "seq_len", [](R & r) -> auto& { return r.zoo.seq_len; }, "");
+  Field(
+      c, "mean_tokens", [](R & r) -> auto& { return r.zoo.mean_tokens; }, "");
+  Field(
+      c, "mean_square_tokens", [](R & r) -> auto& { return r.zoo.mean_square_tokens; }, "");
+  Field(
+      c, "head_positions", [](R & r) -> auto& { return r.zoo.head_positions; }, "");
+  Field(
+      c, "batches", [](R & r) -> auto& { return r.options.batches; }, "[]: 1, 2, 4, ...");
+  Field(
+      c, "max_batch", [](R & r) -> auto& { return r.options.max_batch; }, "");
+  NamedField(
+      c, "precision", [](R & r) -> auto& { return r.options.precision; }, &ParseDevicePrecision,
+      &DevicePrecisionName, "fp32, tf32, mixed or fp8");
+  NamedField(
+      c, "optimizer", [](R & r) -> auto& { return r.options.optimizer; }, &ParseOptimizer,
+      &OptimizerName, "sgd, sgd-momentum, adam, rmsprop");
+  Field(
+      c, "devices", [](R & r) -> auto& { return r.options.devices; }, "");
+  Field(
+      c, "devices_per_node", [](R & r) -> auto& { return r.options.devices_per_node; }, "");
+  Field(
+      c, "overlap", [](R & r) -> auto& { return r.options.overlap; }, "");
+  Field(
+      c, "accumulation", [](R & r) -> auto& { return r.options.accumulation; }, "");
+  Field(
+      c, "recompute", [](R & r) -> auto& { return r.options.recompute; }, "");
+  Field(
+      c, "steps_per_execution", [](R & r) -> auto& { return r.options.steps_per_execution; }, "");
+  Field(
+      c, "input_samples_per_s", [](R & r) -> auto& { return r.options.input_samples_per_s; }, "");
+  NamedField(
+      c, "attention", [](R & r) -> auto& { return r.options.attention; }, &ParseAttentionKernel,
+      &AttentionKernelName, "unfused or fused");
+  NamedField(
+      c, "layout", [](R & r) -> auto& { return r.options.layout; }, &ParseActivationLayout,
+      &ActivationLayoutName, "nchw or nhwc");
+  OptionalNamedField(
+      c, "amp_ops", [](R & r) -> auto& { return r.amp_ops; }, &ParseAmpOpList, &AmpOpListName,
+      "pytorch, tensorflow, none; None: the framework's");
+  OptionalNamedField(
+      c, "fusion", [](R & r) -> auto& { return r.fusion; }, &ParseElementwiseFusion,
+      &ElementwiseFusionName, "none or bn-relu-add; None: the framework's");
+}
+
+// The cluster and training fields an LLM request shares with the other.
+template <class R, class Training>
+void BindLlmCommon(py::class_<R>& c, Training training) {
+  c.def_readwrite("model", &R::model, "built-in transformer, transformer:..., or a config.json")
+      .def_readwrite("dropout", &R::dropout, "True/False over the model's own; None: the model's")
+      .def_readwrite("interval_level", &R::interval_level, "in (0, 1)")
+      .def("validate", &R::Validate)
+      .def("run", &RunReleased<R>);
+  Field(
+      c, "device", [](R & r) -> auto& { return r.cluster.device; }, "");
+  Field(
+      c, "devices", [](R & r) -> auto& { return r.cluster.devices; }, "");
+  Field(
+      c, "devices_per_node", [](R & r) -> auto& { return r.cluster.devices_per_node; }, "");
+  Field(
+      c, "links", [](R & r) -> auto& { return r.cluster.links; }, "");
+  Field(
+      c, "seq_len", [training](R & r) -> auto& { return training(r).seq_len; }, "");
+  NamedField(
+      c, "precision", [training](R & r) -> auto& { return training(r).format; }, &ParseMatrixFormat,
+      &MatrixFormatName, "mixed, bf16, fp16, fp8, int8 or fp4");
+  Field(
+      c, "lora_rank", [training](R & r) -> auto& { return training(r).lora_rank; }, "");
+  Field(
+      c, "lora_dropout", [training](R & r) -> auto& { return training(r).lora_dropout; }, "");
+  Field(
+      c, "fp8_weights", [training](R & r) -> auto& { return training(r).fp8_weights; }, "");
+  Field(
+      c, "activation_fp8_store",
+      [training](R & r) -> auto& { return training(r).activation_fp8_store; }, "");
+  Field(
+      c, "flash_attention", [training](R & r) -> auto& { return training(r).flash_attention; }, "");
+  Field(
+      c, "gradient_bytes", [training](R & r) -> auto& { return training(r).gradient_bytes; },
+      "2 or 4");
+}
+
+void BindLlmRequests(py::module_& m) {
+  using S = LlmStepRequest;
+  py::class_<S> step(m, "LlmStepRequest",
+                     "One training step of a transformer split (fitspeed/scenario/llm.h).");
+  step.def(py::init<>());
+  BindLlmCommon(step, [](S& r) -> LlmTraining& { return r.training; });
+  Field(
+      step, "tp", [](S & r) -> auto& { return r.split.tp; }, "");
+  Field(
+      step, "pp", [](S & r) -> auto& { return r.split.pp; }, "");
+  Field(
+      step, "vp", [](S & r) -> auto& { return r.split.vp; }, "");
+  Field(
+      step, "cp", [](S & r) -> auto& { return r.split.cp; }, "");
+  Field(
+      step, "ep", [](S & r) -> auto& { return r.split.ep; }, "");
+  Field(
+      step, "micro_batch", [](S & r) -> auto& { return r.split.micro_batch; }, "");
+  Field(
+      step, "global_batch", [](S & r) -> auto& { return r.split.global_batch; },
+      "0: micro_batch x dp");
+  NamedField(
+      step, "recompute", [](S & r) -> auto& { return r.split.recompute; }, &ParseRecompute,
+      &RecomputeName, "none, selective or full");
+  Field(
+      step, "sequence_parallel", [](S & r) -> auto& { return r.split.sequence_parallel; }, "");
+  Field(
+      step, "zero", [](S & r) -> auto& { return r.split.zero; }, "0..3");
+  Field(
+      step, "overlap_grad_reduce", [](S & r) -> auto& { return r.split.overlap_grad_reduce; }, "");
+
+  using P = LlmPlanRequest;
+  py::class_<P> plan(m, "LlmPlanRequest",
+                     "Every split of a cluster ranked (fitspeed/scenario/llm.h).");
+  plan.def(py::init<>())
+      .def_readwrite("tokens", &P::tokens, "tokens of the run; None: no days")
+      .def_readwrite("price_per_device_hour", &P::price_per_device_hour, "None: no cost")
+      .def(
+          "fix", [](P& r, const std::string& text) { ApplyLlmPlanFix(text, r.options); },
+          py::arg("text"), "Pins sizes as `fitspeed plan --fix` does ('tp=8,mb=2').");
+  BindLlmCommon(plan, [](P& r) -> LlmTraining& { return r.options.training; });
+  Field(
+      plan, "global_batch", [](P & r) -> auto& { return r.options.global_batch; }, "");
+  Field(
+      plan, "top", [](P & r) -> auto& { return r.options.top; }, "");
+  Field(
+      plan, "overlap_grad_reduce", [](P & r) -> auto& { return r.options.overlap_grad_reduce; },
+      "");
 }
 
 }  // namespace
@@ -773,6 +798,8 @@ PYBIND11_MODULE(_fitspeed, m) {
   BindFit(m);
   BindProject(m);
   BindCatalog(m);
-  BindSweeps(m);
-  BindLlm(m);
+  BindAnswer(m);
+  BindHostSweepRequest(m);
+  BindDeviceSweepRequest(m);
+  BindLlmRequests(m);
 }

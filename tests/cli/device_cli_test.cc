@@ -213,7 +213,8 @@ TEST(DeviceCli, SweepUnpaddedOptionsOutOfPlaceAreUsageErrors) {
            Bad{"sweep bert-large --device h100 --mean-square-tokens 90000", "needs --mean-tokens"},
            Bad{"sweep gpt2 --device h100 --head-positions 10", "no masked-LM head"},
            Bad{"sweep bert-base --head-positions 300 --device h100", "not in 1..128"},
-           Bad{"sweep bert-base --mean-tokens 100 --batches 1,2", "need --device"},
+           Bad{"sweep bert-base --mean-tokens 100 --batches 1,2", "is for `sweep device`"},
+           Bad{"sweep host bert-base --mean-tokens 100", "--mean-tokens"},
            Bad{"sweep resnet50 --device h100 --mean-tokens 100", "takes no sequence length"},
        }) {
     SCOPED_TRACE(bad.args);

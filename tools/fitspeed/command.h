@@ -123,7 +123,6 @@ struct DataParallelCliOptions {
   std::string links;             // links file: modeled communication next to the measured
   int model_ranks = 0;           // ranks the modeled table is for; 0: the run's
 };
-void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& options);
 // Runs the sweep on MPI's ranks (rank 0 writes the report); returns the exit
 // code. A rank that fails ends the job (MPI_Abort) with its exit code.
 int RunDataParallelSweep(const Network& network, const SweepOptions& options,

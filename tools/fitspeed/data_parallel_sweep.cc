@@ -55,34 +55,6 @@ int Report(const Network& network, const SweepResult& result, const DataParallel
 
 }  // namespace
 
-void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& o) {
-  CLI::Option* flag = command.add_flag(
-      "--data-parallel", o.enabled,
-      "Run on every rank of an MPI job (mpirun -np N fitspeed sweep MODEL --data-parallel): each "
-      "rank trains on its 1/N of every batch, the gradients are averaged by MPI all-reduce in "
-      "buckets started as soon as the backward pass finishes them (PyTorch DDP's method), rank "
-      "0 prints the report with the exposed communication; batches are global. Threads default "
-      "to the node's CPUs shared between its ranks");
-  command
-      .add_option("--bucket-mb", o.bucket_mib,
-                  "With --data-parallel or --device: gradient bucket size, MiB (DDP's "
-                  "bucket_cap_mb)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--first-bucket-mb", o.first_bucket_mib,
-                  "With --data-parallel or --device: size of the first bucket, MiB (DDP: 1), so "
-                  "the first all-reduce starts early")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--model-ranks", o.model_ranks,
-                  "With --data-parallel --links: the ranks the modeled table predicts, at the "
-                  "same per-rank batch (e.g. 2 from a 1-rank run); default: the run's own")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(flag);
-}
-
 int RunDataParallelSweep(const Network& network, const SweepOptions& options,
                          const DataParallelCliOptions& dp, const FitOptions& fit_options,
                          OutputFormat format, bool layers, const std::string& plot_path,

@@ -1,87 +1,63 @@
-// Shared by the transformer paths of `fitspeed sweep` and `fitspeed plan` (llm_cli.h).
+// The training options of the transformer commands (llm_cli.h).
 #include "llm_cli.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <nlohmann/json.hpp>
-
 #include "fitspeed/core/error.h"
-#include "fitspeed/model/zoo.h"
 
 namespace fitspeed::cli {
 
-namespace {
-
-bool InZooLlmCli(const std::string& name) {
-  for (const ZooEntry& entry : ZooEntries()) {
-    if (entry.name == name) return true;
+void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gradient_bytes) {
+  command
+      .add_option("--lora-rank", o.lora_rank,
+                  "LoRA adapters of this rank on every attention and feed-forward matrix of a "
+                  "frozen base; 0: full training (default)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command.add_flag("--fp8-weights", o.fp8_weights,
+                   "With --precision fp8: the weights held in FP8 alone (Transformer Engine's "
+                   "FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit copy: memory "
+                   "only");
+  command.add_flag("--lora-dropout", o.lora_dropout,
+                   "With --lora-rank: dropout on each adapter's input (PEFT's lora_dropout, "
+                   "NeMo's adapter_dropout > 0): a dropout pass forward and backward, the dropped "
+                   "input and mask held");
+  command.add_flag("--activation-fp8-store", o.activation_fp8_store,
+                   "With a gated feed-forward: the SwiGLU's input kept for the backward pass in "
+                   "FP8 (Megatron's activation_func_fp8_input_store, NeMo's FP8_ACTIVATION): 1 "
+                   "byte an element instead of 2, and a cast forward and backward");
+  command
+      .add_option("--dropout", o.dropout,
+                  "Dropout in the layers, on or off (masks held and dropout kernels timed); "
+                  "default: as the model's configuration gives it (config.json's dropout "
+                  "probabilities; GPT-2/BERT 0.1: on, Llama family: off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  command.add_flag("--no-flash", o.no_flash,
+                   "Attention without flash attention (score matrices in memory, Megatron's "
+                   "kernels before FlashAttention; no context parallelism)");
+  if (gradient_bytes) {
+    command
+        .add_option("--gradient-bytes", o.gradient_bytes,
+                    "Bytes per gradient element reduced and accumulated, 2 (16-bit, "
+                    "DeepSpeed's and DDP's default) or 4 (Megatron's FP32 main_grad)")
+        ->capture_default_str();
   }
-  return false;
 }
 
-}  // namespace
-
-bool IsTransformerSpecLlmCli(const std::string& model) {
-  if (model.rfind("transformer:", 0) == 0) return true;
-  if (InZooLlmCli(model)) return false;
-  const std::vector<std::string> builtins = BuiltinTransformerNames();
-  if (std::find(builtins.begin(), builtins.end(), model) != builtins.end()) return true;
-  std::error_code error;
-  if (std::filesystem::is_directory(model, error)) {
-    return std::filesystem::is_regular_file(std::filesystem::path(model) / "config.json", error);
-  }
-  if (!std::filesystem::is_regular_file(model, error)) return false;
-  std::ifstream file(model);
-  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
-  return doc.is_object() && doc.contains("model_type");
-}
-
-TransformerConfig LoadTransformerLlmCli(const std::string& model, const std::string& why) {
-  const std::vector<std::string> builtins = BuiltinTransformerNames();
-  const bool builtin = std::find(builtins.begin(), builtins.end(), model) != builtins.end();
-  if (InZooLlmCli(model) && !builtin) {
-    throw UsageError(fmt::format(
-        "{} models a transformer, but '{}' is a zoo network, not a transformer: give a built-in "
-        "transformer ({}), transformer:layers=..,hidden=..,heads=..,vocab=.. or a config.json",
-        why, model, fmt::join(builtins, ", ")));
-  }
-  return LoadTransformer(model);
-}
-
-LlmCluster MakeClusterLlmCli(const LlmCliOptions& o) {
-  if (o.device.empty())
-    throw UsageError("a transformer is modeled on a catalogued device: give --device");
-  Device device = LoadDevice(o.device);
-  if (!o.links.empty()) {
-    const LinksFile links = ReadLinksJsonFile(o.links);
-    ApplyLinks(device, links);
-    for (const DeviceLink& l : links.links) {
-      std::cerr << fmt::format(
-          "fitspeed: the {} link of {} comes from {}: '{}', {:.4g} B/s, {:.4g} s\n", l.connects,
-          device.name, o.links, l.name, l.bandwidth_bytes_per_s, l.latency_s);
-    }
-  }
-  return MakeCluster(device, o.devices, o.devices_per_node);
-}
-
-void ApplyDropoutLlmCli(TransformerConfig& model, const std::string& dropout) {
-  if (dropout.empty()) return;
-  if (dropout != "on" && dropout != "off")
-    throw UsageError(fmt::format("--dropout {}: expected on or off", dropout));
-  model.dropout = dropout == "on";
-}
-
-LlmTraining MakeTrainingLlmCli(const LlmCliOptions& o) {
-  LlmTraining t =
-      MakeLlmTraining(o.seq_len, o.precision, o.lora_rank, o.flash_attention, o.gradient_bytes);
+LlmTraining ToLlmTraining(const LlmTrainingCliOptions& o, int64_t seq_len,
+                          const std::string& precision) {
+  LlmTraining t = MakeLlmTraining(seq_len, precision, o.lora_rank, !o.no_flash, o.gradient_bytes);
   t.fp8_weights = o.fp8_weights;
   t.lora_dropout = o.lora_dropout;
   t.activation_fp8_store = o.activation_fp8_store;
   return t;
+}
+
+std::optional<bool> DropoutOf(const LlmTrainingCliOptions& o) {
+  if (o.dropout.empty()) return std::nullopt;
+  if (o.dropout != "on" && o.dropout != "off") {
+    throw UsageError(fmt::format("--dropout {}: expected on or off", o.dropout));
+  }
+  return o.dropout == "on";
 }
 
 }  // namespace fitspeed::cli

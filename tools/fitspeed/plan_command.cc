@@ -14,6 +14,7 @@
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/project/plan.h"
 #include "fitspeed/project/report.h"
+#include "fitspeed/scenario/llm.h"
 #include "llm_cli.h"
 #include "project/units.h"
 #include "project_options.h"
@@ -43,12 +44,7 @@ struct PlanCommandOptions {
   std::string fix;
   int top = 10;
   std::string precision = "mixed";
-  int64_t lora_rank = 0;
-  bool fp8_weights = false;  // --fp8-weights
-  bool activation_fp8_store = false;  // --activation-fp8-store
-  std::string dropout;       // --dropout on|off; "": the model's
-  bool lora_dropout = false;  // --lora-dropout
-  bool no_flash = false;
+  LlmTrainingCliOptions training;
   bool no_overlap_grad_reduce = false;
   std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
@@ -91,19 +87,21 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
                                         "--loss",
                                         "--loss-scale",
                                         "--no-loo"};
-constexpr const char* kLlmOnlyPlan[] = {"--global-batch",
-                                        "--seq-len",
-                                        "--tokens",
-                                        "--fix",
-                                        "--top",
-                                        "--precision",
-                                        "--lora-rank",
-                                        "--no-flash",
-                                        "--no-overlap-grad-reduce",
-                                        "--fp8-weights",
-                                        "--dropout",
-                                        "--lora-dropout",
-                                        "--activation-fp8-store"};
+// "2.5": a finite price >= 0 per device-hour; UsageError otherwise.
+double ParsePricePerDeviceHour(const std::string& text) {
+  size_t used = 0;
+  double p = NAN;
+  try {
+    p = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(p) || p < 0) {
+    throw UsageError(fmt::format(
+        "--price {}: plan --device D takes one price per device-hour, a finite number >= 0", text));
+  }
+  return p;
+}
 
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
@@ -120,76 +118,52 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
         "plan --device D plans one transformer: give one MODEL (a built-in name, "
         "transformer:..., or a config.json)");
   }
-  const std::string& name = o.input.inputs.front();
-  if (!IsTransformerSpecLlmCli(name)) {
-    LoadTransformerLlmCli(name, "plan --device");  // the zoo's message, or LoadTransformer's
-  }
-  TransformerConfig model = LoadTransformer(name);
-  ApplyDropoutLlmCli(model, o.dropout);
   if (o.scaling.devices.size() != 1) {
     throw UsageError("plan --device D needs --devices N: one device count (the cluster)");
   }
   if (o.global_batch < 1)
     throw UsageError("plan --device D needs --global-batch B (sequences per step)");
-  std::optional<double> price;
+  LlmPlanRequest r;
+  r.model = o.input.inputs.front();
+  r.dropout = DropoutOf(o.training);
+  r.cluster.device = o.device;
+  r.cluster.devices = o.scaling.devices.front();
+  r.cluster.devices_per_node = o.scaling.devices_per_node;
+  r.cluster.links = o.scaling.links;
+  LlmTrainingCliOptions training = o.training;
+  if (!std::isnan(o.scaling.gradient_bytes)) training.gradient_bytes = o.scaling.gradient_bytes;
+  r.options.global_batch = o.global_batch;
+  r.options.training = ToLlmTraining(training, o.seq_len, o.precision);
+  r.options.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  r.options.top = o.top;
+  ApplyLlmPlanFix(o.fix, r.options);
   if (!o.law.prices.empty()) {
-    size_t used = 0;
-    double p = NAN;
-    try {
-      p = std::stod(o.law.prices.front(), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (o.law.prices.size() != 1 || used != o.law.prices.front().size() || !(p >= 0)) {
+    if (o.law.prices.size() != 1) {
       throw UsageError("plan --device D takes one --price: the price per device-hour");
     }
-    price = p;
+    r.price_per_device_hour = ParsePricePerDeviceHour(o.law.prices.front());
   }
-  if (price && std::isnan(o.tokens)) {
-    throw UsageError("--price prices a run: give its --tokens as well");
-  }
-  if (!std::isnan(o.tokens) && !(o.tokens > 0)) throw UsageError("--tokens must be > 0");
-  LlmCliOptions c;
-  c.device = o.device;
-  c.devices = o.scaling.devices.front();
-  c.devices_per_node = o.scaling.devices_per_node;
-  c.links = o.scaling.links;
-  c.seq_len = o.seq_len;
-  c.precision = o.precision;
-  c.lora_rank = o.lora_rank;
-  c.fp8_weights = o.fp8_weights;
-  c.activation_fp8_store = o.activation_fp8_store;
-  c.lora_dropout = o.lora_dropout;
-  c.flash_attention = !o.no_flash;
-  if (!std::isnan(o.scaling.gradient_bytes)) c.gradient_bytes = o.scaling.gradient_bytes;
-  const LlmCluster cluster = MakeClusterLlmCli(c);
-  LlmPlanOptions options;
-  options.global_batch = o.global_batch;
-  options.training = MakeTrainingLlmCli(c);
-  options.overlap_grad_reduce = !o.no_overlap_grad_reduce;
-  options.top = o.top;
-  ApplyLlmPlanFix(o.fix, options);
-  const LlmCalibration calibration = LlmCalibrationFor(cluster.device);
-  ProgressLine progress(o.progress);
-  options.progress = progress.Callback("plan " + model.name);
-  const LlmPlan plan = PlanLlm(model, cluster, options, calibration);
-  progress.Clear();
+  if (!std::isnan(o.tokens)) r.tokens = o.tokens;
   // --confidence when given; else the 80% interval the other device predictions carry.
-  const double level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
-  const PredictionInterval interval = LlmInterval(cluster.device, level);
-  std::optional<double> tokens;
-  if (!std::isnan(o.tokens)) tokens = o.tokens;
-  WriteLlmPlan(std::cout, model, cluster, options, plan, interval, calibration, tokens, price,
-               ParseOutputFormat(o.output));
+  r.interval_level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
+  r.Validate();
+  ProgressLine progress(o.progress);
+  r.options.progress = progress.Callback("plan " + r.model);
+  const LlmPlanAnswer answer = r.Run();
+  progress.Clear();
+  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
+  answer.Write(std::cout, ParseOutputFormat(o.output));
   return 0;
 }
 
-int RunPlan(const PlanCommandOptions& o, const CLI::App& command) {
+int RunPlan(const PlanCommandOptions& o, const CLI::App& command,
+            const std::vector<const CLI::Option*>& llm_only) {
   if (!o.device.empty()) return RunLlmPlan(o, command);
-  for (const char* name : kLlmOnlyPlan) {
-    if (command.count(name) > 0) {
-      throw UsageError(fmt::format(
-          "{} plans a transformer's splits: give --device D and a transformer MODEL", name));
+  for (const CLI::Option* option : llm_only) {
+    if (option->count() > 0) {
+      throw UsageError(
+          fmt::format("{} plans a transformer's splits: give --device D and a transformer MODEL",
+                      option->get_name()));
     }
   }
   std::vector<Sample> samples;
@@ -297,6 +271,8 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                       "--devices-per-node shape the cluster, --gradient-bytes is 2 or 4 bytes "
                       "per gradient element (default 2), and --confidence sets the interval's "
                       "level (default 0.8 here)");
+  // Every option from here on is the transformer planner's alone.
+  const size_t llm_first = command->get_options().size();
   command
       ->add_option("--global-batch", options->global_batch,
                    "With --device: sequences per optimizer step")
@@ -324,28 +300,15 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                    "products in FP8, the rest in BF16), int8 or fp4, on a device that has them")
       ->capture_default_str()
       ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
-  command
-      ->add_option("--lora-rank", options->lora_rank,
-                   "With --device: LoRA adapters of this rank on a frozen base; 0: full "
-                   "training")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
-  command->add_flag("--fp8-weights", options->fp8_weights,
-                    "With --device --precision fp8: the weights held in FP8 alone (Transformer "
-                    "Engine's FP8 parameters, NeMo's fp8_params), 1 byte each and no 16-bit "
-                    "copy: memory only");
-  command->add_flag("--lora-dropout", options->lora_dropout, kLoraDropoutHelpLlmCli);
-  command->add_flag("--activation-fp8-store", options->activation_fp8_store,
-                    kActivationFp8StoreHelpLlmCli);
-  command->add_option("--dropout", options->dropout, kDropoutHelpLlmCli)
-      ->check(CLI::IsMember({"on", "off"}));
-  command->add_flag("--no-flash", options->no_flash,
-                    "With --device: attention without flash attention (score matrices in memory; "
-                    "no context parallelism)");
+  AddLlmTrainingOptions(*command, options->training, /*gradient_bytes=*/false);
   command->add_flag("--no-overlap-grad-reduce", options->no_overlap_grad_reduce,
                     "With --device: the gradient reduction runs after the last micro-batch, "
                     "exposed (default: overlapped with the backward pass)");
-  command->callback([options, command, &exit_code] { exit_code = RunPlan(*options, *command); });
+  const std::vector<CLI::Option*> all = command->get_options();
+  const std::vector<const CLI::Option*> llm_only(all.begin() + llm_first, all.end());
+  command->callback([options, command, llm_only, &exit_code] {
+    exit_code = RunPlan(*options, *command, llm_only);
+  });
 }
 
 }  // namespace fitspeed::cli
