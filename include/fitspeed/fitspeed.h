@@ -40,6 +40,7 @@
 #include "fitspeed/project/whatif.h"
 #include "fitspeed/scenario/answer.h"
 #include "fitspeed/scenario/llm.h"
+#include "fitspeed/scenario/project.h"
 #include "fitspeed/scenario/sweep.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "fitspeed/timing/host.h"

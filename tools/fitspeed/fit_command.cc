@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/scenario/project.h"
 
 namespace fitspeed::cli {
 
@@ -28,13 +29,14 @@ void WritePlot(const std::string& path, const FitResult& result) {
 }
 
 int RunFit(const FitCommandOptions& options) {
-  const FitOptions fit_options = ToFitOptions(options.fit);
-  const std::vector<Sample> samples = LoadSamples(options.input);
-  const FitResult result = Fit(samples, fit_options);
-  WriteFit(std::cout, result, ParseOutputFormat(options.output));
-  if (!options.plot_path.empty()) WritePlot(options.plot_path, result);
-  if (!result.AllUsable()) {
-    std::cerr << "fitspeed: some fits are not usable (see their warnings)\n";
+  FitRequest request;
+  request.options = ToFitOptions(options.fit);
+  request.samples = LoadSamples(options.input);
+  const FitAnswer answer = request.Run();
+  answer.Write(std::cout, ParseOutputFormat(options.output));
+  if (!options.plot_path.empty()) WritePlot(options.plot_path, answer.fit);
+  if (!answer.usable) {
+    std::cerr << "fitspeed: " << answer.problem << "\n";
     return static_cast<int>(ExitCode::kFitUnusable);
   }
   return 0;

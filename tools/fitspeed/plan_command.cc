@@ -166,15 +166,15 @@ int RunPlan(const PlanCommandOptions& o, const CLI::App& command,
                       option->get_name()));
     }
   }
-  std::vector<Sample> samples;
-  const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
-  const Workload workload = MakeWorkload(o.law, samples);
-
-  PlanRequest request;
-  request.samples_per_epoch = workload.samples_per_epoch;
-  request.steps_rule = workload.steps_rule;
-  request.startup_s = workload.startup_s;
-  request.first_epoch_extra_s = workload.first_epoch_extra_s;
+  LawPlanRequest r;
+  r.source = ToLawSource(o.input, o.fit, o.law);
+  if (!std::isnan(o.law.samples_per_epoch)) r.samples_per_epoch = o.law.samples_per_epoch;
+  PlanRequest& request = r.plan;
+  request.steps_rule = o.law.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+  if (!o.law.startup.empty()) request.startup_s = ParseSeconds(o.law.startup, "--startup");
+  if (!o.law.first_epoch_extra.empty()) {
+    request.first_epoch_extra_s = ParseSeconds(o.law.first_epoch_extra, "--first-epoch-extra");
+  }
   if (!std::isnan(o.epochs)) request.epochs = o.epochs;
   if (std::isnan(o.e_min) != std::isnan(o.b_noise)) {
     throw UsageError("--e-min and --b-noise go together (E(B) = E_min*(1 + B/B_noise))");
@@ -187,37 +187,9 @@ int RunPlan(const PlanCommandOptions& o, const CLI::App& command,
   // A law fitted to a modeled sweep carries the model's errors: their interval
   // at the fit options' confidence level (--confidence).
   request.interval_level = o.fit.confidence;
-
-  std::vector<PlanCandidate> candidates;
-  std::vector<std::string> notes;
-  bool all_usable = true;
-  for (const Configuration& c : configs) {
-    all_usable = all_usable && c.usable;
-    candidates.push_back(CandidateFromLaw(c.Name(), c.devices, c.law, c.batches));
-  }
-  if (!o.scaling.devices.empty()) {
-    bool any = false;
-    for (const Configuration& c : configs) {
-      if (c.devices != 1) continue;
-      any = true;
-      const DataParallelModel model = MakeDataParallelModel(c, o.scaling, configs, notes);
-      for (int n : o.scaling.devices) {
-        if (n == 1) continue;  // the configuration itself
-        // Without --batch, each measured batch per device, on n devices.
-        std::vector<double> batches = c.batches;
-        if (o.law.batches.empty()) {
-          for (double& b : batches) b *= n;
-        }
-        candidates.push_back(CandidateFromScaling(c.Name(), n, model, batches));
-      }
-    }
-    if (!any) throw UsageError("--devices scales single-device configurations; none was given");
-  }
-  PlanResult plan =
-      Plan(candidates, request, o.sort == "cheapest" ? PlanOrder::kCheapest : PlanOrder::kFastest);
-  plan.assumptions.insert(plan.assumptions.end(), notes.begin(), notes.end());
-  WritePlan(std::cout, plan, ParseOutputFormat(o.output));
-  return all_usable ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  r.scaling = ToScalingSpec(o.scaling);
+  r.order = o.sort == "cheapest" ? PlanOrder::kCheapest : PlanOrder::kFastest;
+  return PrintAnswer(r.Run(), o.output);
 }
 
 }  // namespace

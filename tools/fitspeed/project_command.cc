@@ -20,6 +20,7 @@
 #include "fitspeed/project/report.h"
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/project/whatif.h"
+#include "fitspeed/scenario/project.h"
 #include "project/units.h"
 #include "project_options.h"
 
@@ -125,34 +126,9 @@ void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
                    "t(n) - t(1) fitted to the ring's shape, extrapolated to larger n");
 }
 
-Workload MakeWorkload(const LawSourceOptions& o, const std::vector<Sample>& samples) {
-  Workload w;
-  if (!std::isnan(o.samples_per_epoch)) {
-    w.samples_per_epoch = o.samples_per_epoch;
-  } else {
-    for (const Sample& s : samples) {
-      if (!s.samples_per_epoch) continue;
-      if (w.samples_per_epoch > 0 && w.samples_per_epoch != *s.samples_per_epoch) {
-        throw UsageError("the inputs have different samples per epoch; give --samples");
-      }
-      w.samples_per_epoch = *s.samples_per_epoch;
-    }
-    if (!(w.samples_per_epoch > 0)) {
-      throw UsageError("give the training samples per epoch with --samples N");
-    }
-  }
-  w.steps_rule = o.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
-  if (!o.startup.empty()) w.startup_s = ParseSeconds(o.startup, "--startup");
-  if (!o.first_epoch_extra.empty()) {
-    w.first_epoch_extra_s = ParseSeconds(o.first_epoch_extra, "--first-epoch-extra");
-  }
-  return w;
-}
-
-std::vector<Configuration> LoadConfigurations(const InputOptions& input,
-                                              const FitCliOptions& fit_cli,
-                                              const LawSourceOptions& o,
-                                              std::vector<Sample>& samples) {
+LawSource ToLawSource(const InputOptions& input, const FitCliOptions& fit,
+                      const LawSourceOptions& o) {
+  LawSource source;
   const bool numbers = !std::isnan(o.v0) || !std::isnan(o.t);
   const int sources = numbers + !o.fit_json.empty() + !input.inputs.empty();
   if (sources != 1) {
@@ -160,146 +136,54 @@ std::vector<Configuration> LoadConfigurations(const InputOptions& input,
         "give exactly one source of the law: logs (INPUT...), --fit FILE.json, or "
         "--v0 and --t");
   }
-  std::vector<Configuration> configs;
   if (numbers) {
     if (std::isnan(o.v0) || std::isnan(o.t)) throw UsageError("--v0 and --t go together");
-    Configuration c;
-    c.label = o.label;
-    c.devices = o.law_devices;
-    c.law.v0_sps = o.v0;
-    c.law.t_s = o.t;
-    ValidateSpeedLaw(c.law, "--v0/--t");
-    configs.push_back(c);
+    SpeedLaw law;
+    law.v0_sps = o.v0;
+    law.t_s = o.t;
+    source.law = law;
+    source.label = o.label;
+    source.law_devices = o.law_devices;
   } else if (!o.fit_json.empty()) {
     std::ifstream file(o.fit_json);
     if (!file) throw InputError(fmt::format("cannot open the fit file '{}'", o.fit_json));
     std::stringstream text;
     text << file.rdbuf();
-    configs = ConfigurationsFromFitJson(text.str(), o.fit_json);
+    source.fit_json = text.str();
+    source.fit_json_name = o.fit_json;
   } else {
-    samples = LoadSamples(input);
-    try {
-      configs = ConfigurationsFromFit(Fit(samples, ToFitOptions(fit_cli)), samples);
-    } catch (const DataError& e) {
-      // A per-epoch log at one batch size cannot be fitted, but its epochs
-      // can be projected as they are.
-      const auto groups = GroupSamples(samples);
-      const bool one_batch_epochs =
-          std::any_of(groups.begin(), groups.end(), [](const auto& group) {
-            const std::vector<Sample>& g = group.second;
-            return std::all_of(g.begin(), g.end(), [&](const Sample& x) {
-              return x.epoch_time_s && x.batch == g.front().batch;
-            });
-          });
-      if (!one_batch_epochs) throw;
-      throw DataError(
-          fmt::format("{}; or project its epochs as they were measured, without a law: "
-                      "fitspeed project --measured INPUT...",
-                      e.what()));
-    }
+    source.samples = LoadSamples(input);
+    source.fit = ToFitOptions(fit);
   }
-  for (Configuration& c : configs) {
-    if (!o.batches.empty()) c.batches = o.batches;
-    if (c.batches.empty()) {
-      throw UsageError(fmt::format("no batch sizes for '{}': give --batch", c.Name()));
-    }
-    if (!c.usable) {
-      std::cerr << fmt::format("fitspeed: warning: the fit of '{}' is not usable{}{}\n", c.Name(),
-                               c.warnings.empty() ? "" : ": ",
-                               c.warnings.empty() ? "" : c.warnings.front());
-    }
-  }
-  return configs;
+  source.batches = o.batches;
+  return source;
 }
 
-DataParallelModel MakeDataParallelModel(const Configuration& config, const ScalingCliOptions& o,
-                                        const std::vector<Configuration>& all,
-                                        std::vector<std::string>& notes) {
-  DataParallelModel m;
-  m.single_device = config.law;
-  m.comm.algorithm = ParseAllReduce(o.allreduce);
-  m.comm.devices_per_node = o.devices_per_node;
-  m.overlap_gamma = o.overlap;
-  const int byte_sources = !std::isnan(o.gradient_bytes) + !std::isnan(o.params) + !o.model.empty();
-  if (byte_sources > 1) {
-    throw UsageError("give one of --gradient-bytes, --params and --model");
-  }
-  if (!std::isnan(o.gradient_bytes)) m.gradient_bytes = o.gradient_bytes;
-  if (!std::isnan(o.params)) m.gradient_bytes = GradientBytes(o.params, o.bytes_per_param);
-  if (!o.model.empty()) {
-    const auto published = FindPublishedModel(o.model);
-    if (!published) throw UsageError(fmt::format("--model '{}' is not in the table", o.model));
-    m.gradient_bytes = GradientBytes(published->parameters, o.bytes_per_param);
-    notes.push_back(fmt::format("{}: {} parameters ({})", published->name,
-                                FormatSig(published->parameters, 10), published->source));
-  }
-  const LinksFile links = o.links.empty() ? LinksFile() : ReadLinksJsonFile(o.links);
-  const DeviceLink* intra_link = links.FindLink("devices");
-  const DeviceLink* inter_link = links.FindLink("network");
-  // Each link used, in the file's order: not also given by options, and noted.
-  for (size_t i = 0; i < links.links.size(); ++i) {
-    const DeviceLink& l = links.links[i];
-    if (&l != intra_link && &l != inter_link) continue;
-    const bool intra = &l == intra_link;
-    if (intra ? !o.intra_bw.empty() || !o.intra_latency.empty() || o.comm_from_fit
-              : !o.inter_bw.empty() || !o.inter_latency.empty()) {
-      throw UsageError(fmt::format("--links {} gives the {} link (its \"{}\" link): not with {}",
-                                   o.links, intra ? "in-node" : "between-node", l.connects,
-                                   intra ? "--intra-bw, --intra-latency or --comm-from-fit"
-                                         : "--inter-bw or --inter-latency"));
-    }
-    const std::string note = fmt::format(
-        "{} link from {}: '{}', {} B/s ({}), latency {} s ({})", intra ? "in-node" : "between-node",
-        o.links, l.name, FormatSig(l.bandwidth_bytes_per_s, 4),
-        links.sources.at(fmt::format("links[{}].bandwidth_bytes_per_s", i)),
-        FormatSig(l.latency_s, 3), links.sources.at(fmt::format("links[{}].latency_s", i)));
-    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
-  }
-  if (!o.links.empty() && intra_link == nullptr && inter_link == nullptr) {
-    throw UsageError(
-        fmt::format("--links {}: no link connects \"devices\" or \"network\"", o.links));
-  }
-  if (inter_link != nullptr) {
-    m.comm.inter_node = *inter_link;
-  }
-  if (!o.intra_latency.empty()) {
-    m.comm.intra_node.latency_s = ParseSeconds(o.intra_latency, "--intra-latency");
-  }
-  if (!o.inter_latency.empty()) {
-    m.comm.inter_node.latency_s = ParseSeconds(o.inter_latency, "--inter-latency");
-  }
-  if (!o.inter_bw.empty()) {
-    m.comm.inter_node.bandwidth_bytes_per_s = ParseBandwidth(o.inter_bw, "--inter-bw");
-  }
-  if (o.comm_from_fit) {
-    if (!o.intra_bw.empty()) throw UsageError("--comm-from-fit and --intra-bw exclude each other");
-    const RingCommFit ring = FitRingToConfigurations(config, all);
-    // Without a gradient size the link is calibrated for one "byte" per step.
-    if (m.gradient_bytes == 0) m.gradient_bytes = 1;
-    m.comm.intra_node = ring.AsLink(m.gradient_bytes);
-    notes.push_back(fmt::format(
-        "{}: in-node communication fitted to t(n) - t(1) of {} fits: 2(n-1)/n * {} s + 2(n-1) * "
-        "{} s (rms residual {} s), extrapolated beyond the measured device counts",
-        config.Name(), ring.points + 1, FormatSig(ring.bandwidth_term_s, 4),
-        FormatSig(ring.latency_s, 4), FormatSig(ring.rms_residual_s, 3)));
-  } else {
-    if (intra_link != nullptr) {
-      m.comm.intra_node = *intra_link;
-    } else if (o.intra_bw.empty()) {
-      throw UsageError(
-          "scaling to --devices needs --intra-bw, a --links file with a \"devices\" link, or "
-          "--comm-from-fit");
-    } else {
-      m.comm.intra_node.bandwidth_bytes_per_s = ParseBandwidth(o.intra_bw, "--intra-bw");
-    }
-    if (m.gradient_bytes == 0) {
-      throw UsageError(
-          "scaling to --devices needs the gradient size: --params, --model or "
-          "--gradient-bytes");
-    }
-  }
-  ValidateDataParallelModel(m);
-  return m;
+ScalingSpec ToScalingSpec(const ScalingCliOptions& o) {
+  ScalingSpec s;
+  s.devices = o.devices;
+  s.allreduce = ParseAllReduce(o.allreduce);
+  if (!o.intra_bw.empty()) s.intra_bandwidth = ParseBandwidth(o.intra_bw, "--intra-bw");
+  if (!o.intra_latency.empty()) s.intra_latency = ParseSeconds(o.intra_latency, "--intra-latency");
+  if (!o.inter_bw.empty()) s.inter_bandwidth = ParseBandwidth(o.inter_bw, "--inter-bw");
+  if (!o.inter_latency.empty()) s.inter_latency = ParseSeconds(o.inter_latency, "--inter-latency");
+  s.links = o.links;
+  s.comm_from_fit = o.comm_from_fit;
+  s.devices_per_node = o.devices_per_node;
+  s.overlap = o.overlap;
+  if (!std::isnan(o.gradient_bytes)) s.gradient_bytes = o.gradient_bytes;
+  if (!std::isnan(o.params)) s.params = o.params;
+  s.model = o.model;
+  s.bytes_per_param = o.bytes_per_param;
+  return s;
+}
+
+int PrintAnswer(const Answer& answer, const std::string& output) {
+  const OutputFormat format = ParseOutputFormat(output);
+  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
+  answer.Write(std::cout, format);
+  if (answer.usable) return 0;
+  return static_cast<int>(ExitCode::kFitUnusable);
 }
 
 // --- project ----------------------------------------------------------------
@@ -332,15 +216,8 @@ struct ProjectCommandOptions {
 };
 
 int RunProject(ProjectCommandOptions o) {
-  ProjectOptions options;
-  options.epochs = o.epochs;
-  options.confidence = o.fit.confidence;
-  options.prices = ParsePrices(o.law.prices);
-  std::vector<EpochModel> models;
-  std::vector<std::string> notes;
-  std::vector<ScalingRow> scaling_rows;
-  bool all_usable = true;
-
+  ProjectRequest r;
+  r.measured = o.measured;
   if (o.measured) {
     if (o.input.inputs.empty() || !o.law.fit_json.empty() || !std::isnan(o.law.v0)) {
       throw UsageError(
@@ -348,55 +225,32 @@ int RunProject(ProjectCommandOptions o) {
           "--v0 or --t");
     }
     o.input.skip_epochs = 0;  // epoch 1 is needed
-    const std::vector<Sample> samples = LoadSamples(o.input);
-    for (EpochLog& log : EpochLogsFromSamples(samples)) {
-      if (!log.startup_s && !o.law.startup.empty()) {
-        log.startup_s = ParseSeconds(o.law.startup, "--startup");
-      }
-      models.push_back(EpochModelFromLog(log));
-    }
+    r.source.samples = LoadSamples(o.input);
   } else {
-    std::vector<Sample> samples;
-    const std::vector<Configuration> configs = LoadConfigurations(o.input, o.fit, o.law, samples);
-    Workload w = MakeWorkload(o.law, samples);
-    w.validation = MakeValidationSpec(o.val_samples, o.val_batch, o.val_v0, o.val_t,
+    r.source = ToLawSource(o.input, o.fit, o.law);
+    r.validation = MakeValidationSpec(o.val_samples, o.val_batch, o.val_v0, o.val_t,
                                       o.val_forward_fraction, o.val_fixed_fraction);
-    ValidateWorkload(w);
-    WhatIfs whatifs{o.scale_v0, o.scale_t, std::nullopt, o.spe_k};
+    r.whatifs = WhatIfs{o.scale_v0, o.scale_t, std::nullopt, o.spe_k};
     if (!o.spe_points.empty()) {
       if (!(o.spe_k >= 1)) throw UsageError("--spe-t needs --spe-k K >= 1 to project");
-      whatifs.host = FitHostOverhead(ParseFixedTimesAtK(o.spe_points, "--spe-t"));
-    }
-    for (const std::string& note : WhatIfNotes(whatifs)) notes.push_back(note);
-    for (const Configuration& c : configs) {
-      all_usable = all_usable && c.usable;
-      for (EpochModel& m : LawModels(c, w, whatifs)) models.push_back(std::move(m));
-    }
-    if (!o.scaling.devices.empty()) {
-      ScalingRequest request;
-      request.devices = o.scaling.devices;
-      request.weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
-      request.strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
-      request.max_devices = o.max_devices;
-      request.min_efficiency = o.min_efficiency;
-      bool any = false;
-      for (const Configuration& c : configs) {
-        if (c.devices != 1) continue;
-        any = true;
-        const DataParallelModel m = MakeDataParallelModel(c, o.scaling, configs, notes);
-        ScaledProjection scaled = ProjectScaling(c.Name(), m, c.batches, w, request);
-        scaling_rows.insert(scaling_rows.end(), scaled.rows.begin(), scaled.rows.end());
-        for (EpochModel& model : scaled.models) models.push_back(std::move(model));
-        notes.insert(notes.end(), scaled.notes.begin(), scaled.notes.end());
-      }
-      if (!any) throw UsageError("--devices scales single-device configurations; none was given");
+      r.whatifs.host = FitHostOverhead(ParseFixedTimesAtK(o.spe_points, "--spe-t"));
     }
   }
-  Projection projection = MakeProjection(std::move(models), options);
-  projection.scaling = std::move(scaling_rows);
-  projection.assumptions.insert(projection.assumptions.end(), notes.begin(), notes.end());
-  WriteProjection(std::cout, projection, ParseOutputFormat(o.output));
-  return all_usable ? 0 : static_cast<int>(ExitCode::kFitUnusable);
+  if (!std::isnan(o.law.samples_per_epoch)) r.samples_per_epoch = o.law.samples_per_epoch;
+  r.steps_rule = o.law.drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+  if (!o.law.startup.empty()) r.startup_s = ParseSeconds(o.law.startup, "--startup");
+  if (!o.law.first_epoch_extra.empty()) {
+    r.first_epoch_extra_s = ParseSeconds(o.law.first_epoch_extra, "--first-epoch-extra");
+  }
+  r.scaling = ToScalingSpec(o.scaling);
+  r.weak = o.scaling_mode == "weak" || o.scaling_mode == "both";
+  r.strong = o.scaling_mode == "strong" || o.scaling_mode == "both";
+  r.max_devices = o.max_devices;
+  r.min_efficiency = o.min_efficiency;
+  r.options.epochs = o.epochs;
+  r.options.confidence = o.fit.confidence;
+  r.options.prices = ParsePrices(o.law.prices);
+  return PrintAnswer(r.Run(), o.output);
 }
 
 }  // namespace

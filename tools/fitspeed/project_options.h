@@ -13,6 +13,7 @@
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/epochs.h"
 #include "fitspeed/project/scaling.h"
+#include "fitspeed/scenario/project.h"
 
 namespace fitspeed::cli {
 
@@ -50,24 +51,18 @@ struct ScalingCliOptions {
 };
 void AddScalingOptions(CLI::App& command, ScalingCliOptions& options);
 
-// The samples per epoch (--samples, else the samples' own), steps rule,
-// startup and first-epoch extra. Throws UsageError when N is unknown.
-Workload MakeWorkload(const LawSourceOptions& options, const std::vector<Sample>& samples);
+// The law's source of the command line: logs (read here), --fit FILE.json
+// (read here) or --v0/--t, with --batch. UsageError unless exactly one.
+LawSource ToLawSource(const InputOptions& input, const FitCliOptions& fit,
+                      const LawSourceOptions& options);
 
-// Configurations from exactly one source: logs (read and fitted; `samples`
-// receives them), --fit JSON, or --v0/--t. --batch replaces each one's
-// batches. Warns on stderr about unusable fits.
-std::vector<Configuration> LoadConfigurations(const InputOptions& input, const FitCliOptions& fit,
-                                              const LawSourceOptions& options,
-                                              std::vector<Sample>& samples);
+// The scaling of --devices, --allreduce, the links and the gradient size, with
+// the bandwidths and durations parsed.
+ScalingSpec ToScalingSpec(const ScalingCliOptions& options);
 
-// The data-parallel model of a single-device configuration; `all` supplies
-// the fits on other device counts for --comm-from-fit; `notes` receives words
-// on the sources used.
-DataParallelModel MakeDataParallelModel(const Configuration& config,
-                                        const ScalingCliOptions& options,
-                                        const std::vector<Configuration>& all,
-                                        std::vector<std::string>& notes);
+// Prints the answer's notes on stderr and the answer on stdout; 1 when it is
+// not usable, else 0.
+int PrintAnswer(const Answer& answer, const std::string& output);
 
 }  // namespace fitspeed::cli
 
