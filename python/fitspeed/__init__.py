@@ -356,9 +356,10 @@ def fit(samples, *, law: str = "hyperbolic", objective: str = "relative-time",
     for invalid samples or too few batch sizes; a fit that does not converge is
     reported (usable False), not raised."""
     items = _as_samples(samples)
-    native = _fitspeed.fit_samples(items, law, objective, loss, loss_scale, confidence,
-                                   leave_one_out, max_iterations, list(initial))
-    return FitResult(native, items)
+    answer = _run(_fitspeed.FitRequest, samples=items, law=law, objective=objective, loss=loss,
+                  loss_scale=loss_scale, confidence=confidence, leave_one_out=leave_one_out,
+                  max_iterations=max_iterations, initial=[float(x) for x in initial])
+    return FitResult(answer.fit, items)
 
 
 # ---------------------------------------------------------------- results built from JSON
@@ -472,32 +473,39 @@ def project(source, *, samples_per_epoch: Optional[float] = None,
     source is their samples (read with skip_first_epochs=0, epoch 1 is needed),
     one configuration per (devices, label, precision, batch); startup_s fills a
     startup the log does not state (`fitspeed project --measured`)."""
+    epoch_list = [] if epochs is None else [float(e) for e in epochs]
+    request = _request(_fitspeed.ProjectRequest, confidence=float(confidence),
+                       price_per_device_hour=price_per_device_hour)
+    if epoch_list:
+        request.epochs = epoch_list
     if measured:
         if samples_per_epoch is not None or batch is not None:
             raise UsageError("measured=True projects the epochs as logged: not with "
                              "samples_per_epoch or batch")
-        return Projection(_fitspeed.project_measured(
-            _as_samples(source), [] if epochs is None else [float(e) for e in epochs],
-            float(confidence), price_per_device_hour, startup_s or None))
+        request.measured = True
+        request.samples = _as_samples(source)
+        request.startup_s = startup_s or None
+        return Projection(request.run().to_json())
     if samples_per_epoch is None:
         raise UsageError("project: give samples_per_epoch (training samples per epoch)")
-    batches = [] if batch is None else ([float(batch)] if isinstance(batch, (int, float))
-                                        else [float(b) for b in batch])
-    epoch_list = [] if epochs is None else [float(e) for e in epochs]
-    rest = (batches, epoch_list, float(samples_per_epoch), drop_remainder,
-            float(validation_samples), float(validation_batch), float(startup_s),
-            float(first_epoch_extra_s), float(confidence), price_per_device_hour)
-    if isinstance(source, FitResult):
-        text = _fitspeed.project_fit_json(source.to_json(), *rest)
-    elif isinstance(source, (ModeledSweep, HostSweep)):
-        text = _fitspeed.project_fit_json(source.to_json(), *rest)
+    request.batches = [] if batch is None else ([float(batch)] if isinstance(batch, (int, float))
+                                                else [float(b) for b in batch])
+    request.samples_per_epoch = float(samples_per_epoch)
+    request.drop_remainder = drop_remainder
+    request.validation_samples = float(validation_samples)
+    request.validation_batch = float(validation_batch)
+    request.startup_s = float(startup_s)
+    request.first_epoch_extra_s = float(first_epoch_extra_s)
+    if isinstance(source, (FitResult, ModeledSweep, HostSweep)):
+        request.fit_json = source.to_json()
     elif isinstance(source, (tuple, list)) and len(source) == 2:
-        text = _fitspeed.project_law(float(source[0]), float(source[1]), int(devices), label,
-                                     *rest)
+        request.law = (float(source[0]), float(source[1]))
+        request.devices = int(devices)
+        request.label = label
     else:
         raise UsageError("project: source must be a FitResult, a ModeledSweep, a HostSweep or "
                          "(v0, t)")
-    return Projection(text)
+    return Projection(request.run().to_json())
 
 
 # ---------------------------------------------------------------- catalog and models

@@ -96,22 +96,6 @@ def parse_samples(text: bytes, source: str = ..., attributes: str = ..., format:
                   skip_first_epochs: int = ...,
                   warn: Optional[Callable[[str], None]] = ...) -> List[Sample]: ...
 def law_names() -> List[str]: ...
-def fit_samples(samples: Sequence[Sample], law: str = ..., objective: str = ..., loss: str = ...,
-                loss_scale: float = ..., confidence: float = ..., leave_one_out: bool = ...,
-                max_iterations: int = ..., initial: Sequence[float] = ...) -> FitResult: ...
-def project_fit_json(fit_json: str, batches: Sequence[float], epochs: Sequence[float],
-                     samples_per_epoch: float, drop_remainder: bool = ...,
-                     validation_samples: float = ..., validation_batch: float = ...,
-                     startup_s: float = ..., first_epoch_extra_s: float = ...,
-                     confidence: float = ..., price_per_device_hour: Optional[float] = ...) -> str: ...
-def project_law(v0: float, t: float, devices: int, label: str, batches: Sequence[float],
-                epochs: Sequence[float], samples_per_epoch: float, drop_remainder: bool = ...,
-                validation_samples: float = ..., validation_batch: float = ...,
-                startup_s: float = ..., first_epoch_extra_s: float = ...,
-                confidence: float = ..., price_per_device_hour: Optional[float] = ...) -> str: ...
-def project_measured(samples: Sequence[Sample], epochs: Sequence[float], confidence: float = ...,
-                     price_per_device_hour: Optional[float] = ...,
-                     startup_s: Optional[float] = ...) -> str: ...
 def devices_json(include_host: bool = ...) -> str: ...
 def zoo_models() -> List[Dict[str, Any]]: ...
 def transformer(spec: str) -> Dict[str, Any]: ...
@@ -236,3 +220,42 @@ class LlmPlanRequest:
     def fix(self, text: str) -> None: ...
     def validate(self) -> None: ...
     def run(self) -> LlmPlanAnswer: ...
+
+class FitAnswer(Answer):
+    fit: FitResult
+class ProjectAnswer(Answer): ...
+
+class FitRequest:
+    samples: List[Sample]
+    law: str
+    objective: str
+    loss: str
+    loss_scale: float
+    confidence: float
+    leave_one_out: bool
+    max_iterations: int
+    initial: List[float]
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> FitAnswer: ...
+
+class ProjectRequest:
+    measured: bool
+    samples_per_epoch: float
+    startup_s: Optional[float]
+    first_epoch_extra_s: float
+    samples: List[Sample]
+    fit_json: str
+    label: str
+    devices: int
+    batches: List[float]
+    law: Optional[Tuple[float, float]]
+    drop_remainder: bool
+    validation_samples: float
+    validation_batch: float
+    epochs: List[float]
+    confidence: float
+    price_per_device_hour: Optional[float]
+    def __init__(self) -> None: ...
+    def validate(self) -> None: ...
+    def run(self) -> ProjectAnswer: ...

@@ -26,6 +26,7 @@
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/report.h"
 #include "fitspeed/scenario/llm.h"
+#include "fitspeed/scenario/project.h"
 #include "fitspeed/scenario/sweep.h"
 
 namespace py = pybind11;
@@ -306,144 +307,6 @@ their covariance s^2 (J^T J)^-1.)")
           "The 'fitspeed.fit/1' JSON text, as `fitspeed fit --output json` writes it.");
 
   m.def("law_names", &LawNames, "The laws fit() takes.");
-  m.def(
-      "fit_samples",
-      [](const std::vector<Sample>& samples, const std::string& law, const std::string& objective,
-         const std::string& loss, double loss_scale, double confidence, bool leave_one_out,
-         int max_iterations, const std::vector<double>& initial) {
-        FitOptions options;
-        options.law = law;
-        options.objective = ParseObjective(objective);
-        options.loss = ParseLoss(loss);
-        options.loss_scale = loss_scale;
-        options.confidence = confidence;
-        options.leave_one_out = leave_one_out;
-        options.max_iterations = max_iterations;
-        options.initial = initial;
-        ValidateFitOptions(options);
-        if (samples.empty()) throw DataError("no samples to fit");
-        py::gil_scoped_release release;
-        return Fit(samples, options);
-      },
-      py::arg("samples"), py::arg("law") = "hyperbolic", py::arg("objective") = "relative-time",
-      py::arg("loss") = "squared", py::arg("loss_scale") = 0.05, py::arg("confidence") = 0.95,
-      py::arg("leave_one_out") = true, py::arg("max_iterations") = 200,
-      py::arg("initial") = std::vector<double>{},
-      "Groups the samples by (devices, label, precision, unit) and fits the law to each group "
-      "(fitspeed/fit/fit.h). Raises DataError for an invalid sample or too few batch sizes; a fit "
-      "that does not converge is reported (usable False), not raised.");
-}
-
-// ---------------------------------------------------------------- project
-
-// One price per device-hour for every row, as `--price P` gives it.
-PriceList PriceOf(double price) {
-  if (!(price >= 0) || !std::isfinite(price))
-    throw UsageError("price_per_device_hour must be >= 0");
-  std::ostringstream text;
-  text.precision(17);
-  text << price;
-  return ParsePrices({text.str()});
-}
-
-std::string ProjectConfigurations(std::vector<Configuration> configs,
-                                  const std::vector<double>& batches,
-                                  const std::vector<double>& epochs, double samples_per_epoch,
-                                  bool drop_remainder, double validation_samples,
-                                  double validation_batch, double startup_s,
-                                  double first_epoch_extra_s, double confidence,
-                                  std::optional<double> price_per_device_hour) {
-  Workload workload;
-  workload.samples_per_epoch = samples_per_epoch;
-  workload.steps_rule = drop_remainder ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
-  workload.validation = MakeValidationSpec(validation_samples, validation_batch, NAN, NAN);
-  workload.startup_s = startup_s;
-  workload.first_epoch_extra_s = first_epoch_extra_s;
-  ValidateWorkload(workload);
-  ProjectOptions options;
-  if (!epochs.empty()) options.epochs = epochs;
-  options.confidence = confidence;
-  if (price_per_device_hour) options.prices = PriceOf(*price_per_device_hour);
-  std::vector<EpochModel> models;
-  for (Configuration& c : configs) {
-    if (!batches.empty()) c.batches = batches;
-    if (c.batches.empty()) throw UsageError("no batch sizes for '" + c.Name() + "': give batch");
-    for (double b : c.batches) {
-      models.push_back(EpochModelFromLaw(c.law, b, workload, c.Name(), c.devices));
-    }
-  }
-  std::ostringstream out;
-  WriteProjection(out, MakeProjection(models, options), OutputFormat::kJson);
-  return out.str();
-}
-
-void BindProject(py::module_& m) {
-  m.def(
-      "project_measured",
-      [](const std::vector<Sample>& samples, const std::vector<double>& epochs, double confidence,
-         std::optional<double> price, std::optional<double> startup_s) {
-        ProjectOptions options;
-        if (!epochs.empty()) options.epochs = epochs;
-        options.confidence = confidence;
-        if (price) options.prices = PriceOf(*price);
-        std::vector<EpochModel> models;
-        for (EpochLog& log : EpochLogsFromSamples(samples)) {
-          if (!log.startup_s && startup_s) log.startup_s = *startup_s;
-          models.push_back(EpochModelFromLog(log));
-        }
-        std::ostringstream out;
-        WriteProjection(out, MakeProjection(models, options), OutputFormat::kJson);
-        return out.str();
-      },
-      py::arg("samples"), py::arg("epochs"), py::arg("confidence") = 0.95,
-      py::arg("price_per_device_hour") = py::none(), py::arg("startup_s") = py::none(),
-      "Projects per-epoch logs as they were measured (read with skip_first_epochs=0: epoch 1 "
-      "is needed): startup, first-epoch extra and the steady epoch's mean and spread, as "
-      "`fitspeed project --measured` writes them ('fitspeed.project/1' JSON text).");
-  m.def(
-      "project_fit_json",
-      [](const std::string& fit_json, const std::vector<double>& batches,
-         const std::vector<double>& epochs, double samples_per_epoch, bool drop_remainder,
-         double validation_samples, double validation_batch, double startup_s,
-         double first_epoch_extra_s, double confidence, std::optional<double> price) {
-        return ProjectConfigurations(ConfigurationsFromFitJson(fit_json, "<fit>"), batches, epochs,
-                                     samples_per_epoch, drop_remainder, validation_samples,
-                                     validation_batch, startup_s, first_epoch_extra_s, confidence,
-                                     price);
-      },
-      py::arg("fit_json"), py::arg("batches"), py::arg("epochs"), py::arg("samples_per_epoch"),
-      py::arg("drop_remainder") = false, py::arg("validation_samples") = 0.0,
-      py::arg("validation_batch") = 0.0, py::arg("startup_s") = 0.0,
-      py::arg("first_epoch_extra_s") = 0.0, py::arg("confidence") = 0.95,
-      py::arg("price_per_device_hour") = py::none(),
-      "Projects the laws of a 'fitspeed.fit/1' JSON (a fit, or a modeled sweep with its model "
-      "interval) over epochs: 'fitspeed.projection/1' JSON text, as `fitspeed project --fit` "
-      "writes it.");
-  m.def(
-      "project_law",
-      [](double v0, double t, int devices, const std::string& label,
-         const std::vector<double>& batches, const std::vector<double>& epochs,
-         double samples_per_epoch, bool drop_remainder, double validation_samples,
-         double validation_batch, double startup_s, double first_epoch_extra_s, double confidence,
-         std::optional<double> price) {
-        Configuration c;
-        c.label = label;
-        c.devices = devices;
-        c.law.v0_sps = v0;
-        c.law.t_s = t;
-        ValidateSpeedLaw(c.law, "v0/t");
-        if (devices < 1) throw UsageError("devices " + std::to_string(devices) + ": must be >= 1");
-        return ProjectConfigurations({c}, batches, epochs, samples_per_epoch, drop_remainder,
-                                     validation_samples, validation_batch, startup_s,
-                                     first_epoch_extra_s, confidence, price);
-      },
-      py::arg("v0"), py::arg("t"), py::arg("devices"), py::arg("label"), py::arg("batches"),
-      py::arg("epochs"), py::arg("samples_per_epoch"), py::arg("drop_remainder") = false,
-      py::arg("validation_samples") = 0.0, py::arg("validation_batch") = 0.0,
-      py::arg("startup_s") = 0.0, py::arg("first_epoch_extra_s") = 0.0,
-      py::arg("confidence") = 0.95, py::arg("price_per_device_hour") = py::none(),
-      "Projects a law given as numbers (v0 in samples/s of all devices, t in s): "
-      "'fitspeed.projection/1' JSON text, as `fitspeed project --v0 --t` writes it.");
 }
 
 // ---------------------------------------------------------------- catalog and models
@@ -774,6 +637,89 @@ void BindLlmRequests(py::module_& m) {
       "");
 }
 
+void BindFitAndProjectRequests(py::module_& m) {
+  py::class_<FitAnswer, Answer>(m, "FitAnswer").def_readonly("fit", &FitAnswer::fit);
+  py::class_<ProjectAnswer, Answer>(m, "ProjectAnswer");
+  using F = FitRequest;
+  py::class_<F> fit(m, "FitRequest",
+                    "`fitspeed fit`: the law fitted to every group of samples "
+                    "(fitspeed/scenario/project.h).");
+  fit.def(py::init<>())
+      .def_readwrite("samples", &F::samples)
+      .def("validate", &F::Validate)
+      .def("run", &RunReleased<F>);
+  Field(
+      fit, "law", [](F & r) -> auto& { return r.options.law; }, "law_names()");
+  NamedField(
+      fit, "objective", [](F & r) -> auto& { return r.options.objective; }, &ParseObjective,
+      &ObjectiveName, "relative-time, absolute-throughput, absolute-time");
+  NamedField(
+      fit, "loss", [](F & r) -> auto& { return r.options.loss; }, &ParseLoss, &LossName,
+      "squared, huber, cauchy");
+  Field(
+      fit, "loss_scale", [](F & r) -> auto& { return r.options.loss_scale; }, "");
+  Field(
+      fit, "confidence", [](F & r) -> auto& { return r.options.confidence; }, "");
+  Field(
+      fit, "leave_one_out", [](F & r) -> auto& { return r.options.leave_one_out; }, "");
+  Field(
+      fit, "max_iterations", [](F & r) -> auto& { return r.options.max_iterations; }, "");
+  Field(
+      fit, "initial", [](F & r) -> auto& { return r.options.initial; }, "");
+
+  using P = ProjectRequest;
+  py::class_<P> project(m, "ProjectRequest",
+                        "`fitspeed project`: epoch and run totals with their intervals and "
+                        "costs (fitspeed/scenario/project.h).");
+  project.def(py::init<>())
+      .def_readwrite("measured", &P::measured, "samples are per-epoch logs, projected as measured")
+      .def_readwrite("samples_per_epoch", &P::samples_per_epoch, "0: the samples' own")
+      .def_readwrite("startup_s", &P::startup_s)
+      .def_readwrite("first_epoch_extra_s", &P::first_epoch_extra_s)
+      .def("validate", &P::Validate)
+      .def("run", &RunReleased<P>);
+  Field(
+      project, "samples", [](P & r) -> auto& { return r.source.samples; }, "");
+  Field(
+      project, "fit_json", [](P & r) -> auto& { return r.source.fit_json; }, "");
+  Field(
+      project, "label", [](P & r) -> auto& { return r.source.label; }, "");
+  Field(
+      project, "devices", [](P & r) -> auto& { return r.source.law_devices; }, "");
+  Field(
+      project, "batches", [](P & r) -> auto& { return r.source.batches; }, "");
+  project.def_property(
+      "law",
+      [](P& r) -> std::optional<std::pair<double, double>> {
+        if (!r.source.law) return std::nullopt;
+        return std::make_pair(r.source.law->v0_sps, r.source.law->t_s);
+      },
+      [](P& r, std::optional<std::pair<double, double>> law) {
+        r.source.law.reset();
+        if (!law) return;
+        r.source.law = SpeedLaw{};
+        r.source.law->v0_sps = law->first;
+        r.source.law->t_s = law->second;
+      },
+      "(v0, t): v0 of all devices together, samples/s; t, s");
+  project.def_property(
+      "drop_remainder", [](P& r) { return r.steps_rule == StepsRule::kDropRemainder; },
+      [](P& r, bool drop) {
+        r.steps_rule = drop ? StepsRule::kDropRemainder : StepsRule::kKeepPartial;
+      });
+  Field(
+      project, "validation_samples", [](P & r) -> auto& { return r.validation.samples; }, "");
+  Field(
+      project, "validation_batch", [](P & r) -> auto& { return r.validation.batch; }, "");
+  Field(
+      project, "epochs", [](P & r) -> auto& { return r.options.epochs; }, "");
+  Field(
+      project, "confidence", [](P & r) -> auto& { return r.options.confidence; }, "");
+  Field(
+      project, "price_per_device_hour",
+      [](P & r) -> auto& { return r.options.prices.default_per_device_hour; }, "");
+}
+
 }  // namespace
 }  // namespace fitspeed::python
 
@@ -796,10 +742,10 @@ PYBIND11_MODULE(_fitspeed, m) {
   py::register_exception_translator(&TranslateErrors);
   BindSamples(m);
   BindFit(m);
-  BindProject(m);
   BindCatalog(m);
   BindAnswer(m);
   BindHostSweepRequest(m);
   BindDeviceSweepRequest(m);
   BindLlmRequests(m);
+  BindFitAndProjectRequests(m);
 }
