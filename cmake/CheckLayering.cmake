@@ -20,21 +20,22 @@
 # including file (e.g. "kinds/kind.h" from src/model/).
 #
 # LAYER_<name>: what <name> may include besides itself.
-set(LAYERS core fit io model timing device project llm scenario evidence umbrella mpi tools python)
+set(LAYERS core fit io model timing device calibrate project llm scenario evidence umbrella mpi tools python)
 set(LAYER_core "")
 set(LAYER_fit core)
 set(LAYER_io core fit)
 set(LAYER_model core)
 set(LAYER_timing core fit io model)
 set(LAYER_device core fit io model timing)
+set(LAYER_calibrate core fit io model timing device)
 set(LAYER_project core fit io)
 set(LAYER_llm core fit io model device)
-set(LAYER_scenario core fit io model timing device project llm)
-set(LAYER_evidence core fit io model timing device project llm)
-set(LAYER_umbrella core fit io model timing device project llm scenario)
+set(LAYER_scenario core fit io model timing device calibrate project llm)
+set(LAYER_evidence core fit io model timing device calibrate project llm)
+set(LAYER_umbrella core fit io model timing device calibrate project llm scenario)
 set(LAYER_mpi core timing)
-set(LAYER_tools core fit io model timing device project llm scenario evidence umbrella mpi)
-set(LAYER_python core fit io model timing device project llm scenario umbrella)
+set(LAYER_tools core fit io model timing device calibrate project llm scenario evidence umbrella mpi)
+set(LAYER_python core fit io model timing device calibrate project llm scenario umbrella)
 
 # Named exceptions, "file|include|why": each must match an include that the
 # table refuses, and goes when the include does.

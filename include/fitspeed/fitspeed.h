@@ -3,6 +3,11 @@
 #ifndef FITSPEED_FITSPEED_H_
 #define FITSPEED_FITSPEED_H_
 
+#include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/calibrate/cases.h"
+#include "fitspeed/calibrate/output.h"
+#include "fitspeed/calibrate/transfer.h"
+#include "fitspeed/calibrate/transfer_run.h"
 #include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/output_format.h"
@@ -39,6 +44,7 @@
 #include "fitspeed/project/scaling.h"
 #include "fitspeed/project/whatif.h"
 #include "fitspeed/scenario/answer.h"
+#include "fitspeed/scenario/calibrate.h"
 #include "fitspeed/scenario/llm.h"
 #include "fitspeed/scenario/project.h"
 #include "fitspeed/scenario/sweep.h"

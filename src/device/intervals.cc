@@ -90,7 +90,7 @@ std::map<std::string, std::vector<ModelError>> ErrorsFromJson(const Json& doc,
 }
 
 // The device of a case key, network[/sN]/device/precision/xD/bB[/aN][@line]
-// (CaseKey of fitspeed/evidence/cases.h): the part two before "xD"; "" when
+// (CaseKey of fitspeed/calibrate/cases.h): the part two before "xD"; "" when
 // there is none.
 std::string CaseDeviceIntervals(const std::string& case_key) {
   std::vector<std::string> parts;

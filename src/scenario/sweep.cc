@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/table.h"
+#include "fitspeed/calibrate/output.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
@@ -141,6 +142,20 @@ void DeviceSweepRequest::Validate() const {
   ValidateDeviceModelOptions(options);
   CheckLevel(interval_level);
   ValidateFitOptions(fit);
+  if (!from.empty() && !framework.empty()) {
+    throw UsageError(
+        "--framework and --from both calibrate the device: --from already fits what your own "
+        "run says (framework included); give one of them");
+  }
+  if (!from.empty() &&
+      (zoo.mean_tokens != 0 || zoo.mean_square_tokens != 0 || zoo.head_positions != 0)) {
+    throw UsageError(
+        "--mean-tokens, --mean-square-tokens and --head-positions are not read with --from "
+        "(the measured run is read as padded sequences with the default head)");
+  }
+  if (from.empty() && !from_device.empty()) {
+    throw UsageError("--from-device names the device of a --from measurement; give --from");
+  }
 }
 
 DeviceSweepRequest::Setup DeviceSweepRequest::Prepare() const {
@@ -162,23 +177,43 @@ DeviceSweepAnswer DeviceSweepRequest::Run() const {
   DeviceSweepAnswer answer;
   answer.notes = std::move(setup.notes);
   answer.layers = layers;
+  if (!from.empty()) {
+    answer.transfer =
+        CalibrateFromRun(setup.network, setup.device, setup.options,
+                         {from, from_device, model, zoo.seq_len, precision_stated, layout_stated});
+    answer.notes.insert(answer.notes.end(), answer.transfer->notes.begin(),
+                        answer.transfer->notes.end());
+    setup.device = answer.transfer->calibration.target;
+  }
   answer.sweep = ModelSweep(setup.network, setup.device, setup.options);
   if (answer.sweep.steps.size() >= 2) answer.fit = Fit(answer.sweep.Samples(), fit);
   // The interval from the model's out-of-sample errors on published cases
   // (fitspeed/device/intervals.h): those of the catalog model for this device
-  // and precision; with a framework profile, those of profiles on GPUs they
-  // were not fitted on (the catalog's do not describe a calibrated device).
+  // and precision; for a transfer, those of transferred predictions to a
+  // device of this kind; with a framework profile, those of profiles on GPUs
+  // they were not fitted on (the catalog's do not describe a calibrated device).
   const IntervalTable& table =
       intervals.empty() ? BuiltinIntervalTable() : ReadIntervalTableFile(intervals);
-  answer.interval = framework.empty()
+  answer.interval = answer.transfer ? table.ForTransfer(setup.device.kind, interval_level)
+                    : framework.empty()
                         ? table.For(setup.device, setup.options.precision, interval_level)
                         : table.ForFramework(setup.device, setup.options.precision, interval_level);
   JudgeSweep(answer.sweep.steps.size(), answer.sweep.out_of_memory.empty(), answer.fit, answer);
+  if (answer.transfer && !answer.transfer->calibration.converged) {
+    answer.usable = false;
+    answer.problem = fmt::format("the calibration on {} did not converge ({})",
+                                 answer.transfer->calibration.source_device,
+                                 answer.transfer->calibration.solver_message);
+  }
   return answer;
 }
 
 void DeviceSweepAnswer::Write(std::ostream& out, OutputFormat format) const {
-  WriteDeviceSweep(out, sweep, fit, format, layers, &interval);
+  if (transfer) {
+    WriteTransferSweep(out, *transfer, sweep, fit, format, layers, &interval);
+  } else {
+    WriteDeviceSweep(out, sweep, fit, format, layers, &interval);
+  }
 }
 
 std::string DeviceSweepAnswer::Title() const {

@@ -11,7 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/calibrate/calibrate.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed::test {

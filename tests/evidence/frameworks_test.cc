@@ -12,6 +12,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/evidence/framework_profiles.h"
+#include "fitspeed/evidence/validate.h"
 
 namespace fitspeed {
 namespace {

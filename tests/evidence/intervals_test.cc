@@ -11,7 +11,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/frameworks.h"
-#include "fitspeed/evidence/cases.h"
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/evidence/framework_profiles.h"
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/mlperf.h"

@@ -17,9 +17,7 @@
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
-#include "fitspeed/evidence/calibrate.h"
-#include "fitspeed/evidence/cases.h"
-#include "fitspeed/evidence/output.h"
+#include "fitspeed/scenario/calibrate.h"
 
 namespace fitspeed::cli {
 
@@ -54,31 +52,6 @@ std::vector<std::string> SplitList(const std::string& text) {
   }
 }
 
-// The cases of `devices` (by name, or as written on the command line in
-// `written`); the others are counted on stderr.
-std::vector<MeasuredCase> CasesOf(const std::vector<Device>& devices,
-                                  const std::vector<std::string>& written,
-                                  const std::vector<std::string>& inputs,
-                                  std::vector<MeasuredCase>& skipped) {
-  std::vector<std::string> names = written;
-  for (const Device& d : devices) names.push_back(d.name);
-  std::vector<MeasuredCase> used;
-  for (const std::string& input : inputs) {
-    CaseSelection selection = SelectCasesOf(ReadCasesCsv(input), names);
-    for (MeasuredCase& c : selection.used) used.push_back(std::move(c));
-    for (MeasuredCase& c : selection.skipped) skipped.push_back(std::move(c));
-  }
-  if (!skipped.empty()) {
-    std::cerr << fmt::format("fitspeed: skipped {} case(s) of other devices: {}\n", skipped.size(),
-                             CountByDevice(skipped));
-  }
-  if (used.empty()) {
-    throw DataError(fmt::format("no case of device{} '{}' in {}", written.size() > 1 ? "s" : "",
-                                fmt::join(written, "', '"), fmt::join(inputs, ", ")));
-  }
-  return used;
-}
-
 // Writes `device` to `path` (fitspeed.device/1).
 void WriteDevice(const Device& device, const std::string& path) {
   std::ofstream file(path, std::ios::binary);
@@ -88,67 +61,26 @@ void WriteDevice(const Device& device, const std::string& path) {
   std::cerr << fmt::format("fitspeed: wrote the calibrated device to {}\n", path);
 }
 
-// --from: the scales fitted jointly to the cases of the --from devices,
-// applied to --device.
-int RunTransfer(const CalibrateOptions& o, CalibrationOptions options,
-                const std::vector<std::string>& from_names) {
-  std::vector<Device> from;
-  for (const std::string& name : from_names) from.push_back(LoadDevice(name));
-  const Device target = LoadDevice(o.device);
-  std::vector<MeasuredCase> skipped;
-  std::vector<MeasuredCase> used = CasesOf(from, from_names, o.inputs, skipped);
-  // Each case named by its device's name (a case may name it as written on
-  // the command line, a file path), as CalibrateShared matches them.
-  std::vector<const Device*> devices;
-  for (MeasuredCase& c : used) {
-    for (size_t i = 0; i < from.size(); ++i) {
-      if (c.device == from[i].name || c.device == from_names[i]) {
-        c.device = from[i].name;
-        devices.push_back(&from[i]);
-        break;
-      }
-    }
-  }
-  if (!o.params_given) {
-    // The scales the cases determine: compute for work on CUDA cores, tensor
-    // for tensor-unit work (TF32, FP16/BF16, a TPU's FP32). Overheads belong to
-    // each setup and are not carried to another device unless asked for.
-    options.parameters = ScalesDetermined(used, devices);
-  }
-  const SharedCalibration r = CalibrateShared(from, used, options);
-  const Device calibrated = ApplyCalibration(target, r.parameters);
-  WriteSharedCalibration(std::cout, r, target.name, from_names, used.size(),
-                         ParseOutputFormat(o.output));
-  if (!r.converged) {
-    std::cerr << "fitspeed: the calibration did not converge; no device file written\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  if (!o.write.empty()) WriteDevice(calibrated, o.write);
-  return 0;
-}
-
 int RunCalibrate(const CalibrateOptions& o) {
-  CalibrationOptions options;
-  options.parameters.clear();
+  CalibrateRequest r;
+  r.device = o.device;
+  if (!o.from.empty()) r.from = SplitList(o.from);
+  r.cases_files = o.inputs;
+  r.options.parameters.clear();
   for (const std::string& name : SplitList(o.params)) {
-    options.parameters.push_back(ParseCalibrationParameter(name));
+    r.options.parameters.push_back(ParseCalibrationParameter(name));
   }
-  options.optimizer = ParseOptimizer(o.optimizer);
-  options.confidence = o.confidence;
-  ValidateCalibrationOptions(options);
-  if (!o.from.empty()) return RunTransfer(o, options, SplitList(o.from));
-  const Device device = LoadDevice(o.device);
-
-  // The cases of this device (by its name, or as --device was written); the others are skipped.
-  std::vector<MeasuredCase> skipped;
-  const std::vector<MeasuredCase> used = CasesOf({device}, {o.device}, o.inputs, skipped);
-  const CalibrationResult result = CalibrateDevice(device, used, options);
-  WriteCalibration(std::cout, result, skipped, ParseOutputFormat(o.output));
-  if (!result.usable()) {
-    std::cerr << "fitspeed: the calibration did not converge; no device file written\n";
+  r.parameters_stated = o.params_given;
+  r.options.optimizer = ParseOptimizer(o.optimizer);
+  r.options.confidence = o.confidence;
+  const CalibrateAnswer answer = r.Run();
+  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
+  answer.Write(std::cout, ParseOutputFormat(o.output));
+  if (!answer.usable) {
+    std::cerr << "fitspeed: " << answer.problem << "\n";
     return static_cast<int>(ExitCode::kFitUnusable);
   }
-  if (!o.write.empty()) WriteDevice(result.device, o.write);
+  if (!o.write.empty()) WriteDevice(answer.device, o.write);
   return 0;
 }
 

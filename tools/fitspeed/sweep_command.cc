@@ -14,9 +14,7 @@
 
 #include "command.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/device/intervals.h"
 #include "sweep_options.h"
-#include "transfer_cli.h"
 
 namespace fitspeed::cli {
 
@@ -57,41 +55,8 @@ int RunHost(const SweepValues& v) {
   return Print(answer, v.output);
 }
 
-// --from: the device calibrated by transfer from a measurement on --from-device
-// (fitspeed/evidence/transfer_run.h), then modeled as Run() would.
-int RunTransfer(const SweepValues& v, const DeviceSweepRequest& request) {
-  DeviceSweepRequest::Setup setup = request.Prepare();
-  const TransferRun transfer = CalibrateFromRun(
-      setup.network, setup.device, setup.options,
-      {v.from, v.from_device, v.model, v.seq_len, !v.precision.empty(), !v.layout.empty()});
-  for (const std::string& note : setup.notes) std::cerr << "fitspeed: " << note << "\n";
-  for (const std::string& note : transfer.notes) std::cerr << "fitspeed: " << note << "\n";
-  DeviceSweepAnswer answer;
-  answer.sweep = ModelSweep(setup.network, transfer.calibration.target, setup.options);
-  if (answer.sweep.steps.size() >= 2) answer.fit = Fit(answer.sweep.Samples(), request.fit);
-  const IntervalTable& table =
-      request.intervals.empty() ? BuiltinIntervalTable() : ReadIntervalTableFile(request.intervals);
-  answer.interval = table.ForTransfer(transfer.calibration.target.kind, request.interval_level);
-  WriteTransferSweep(std::cout, transfer, answer.sweep, answer.fit, ParseOutputFormat(v.output),
-                     v.layers, &answer.interval);
-  MaybePlot(v, answer.fit, answer.Title());
-  JudgeSweep(answer.sweep.steps.size(), answer.sweep.out_of_memory.empty(), answer.fit, answer);
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  int code = 0;
-  if (!answer.usable) {
-    std::cerr << "fitspeed: " << answer.problem << "\n";
-    code = static_cast<int>(ExitCode::kFitUnusable);
-  }
-  return TransferExitCode(transfer, code);
-}
-
 int RunDevice(const SweepValues& v) {
-  const DeviceSweepRequest request = ToDeviceRequest(v);
-  if (!v.from.empty()) return RunTransfer(v, request);
-  if (!v.from_device.empty()) {
-    throw UsageError("--from-device names the device of a --from measurement; give --from");
-  }
-  const DeviceSweepAnswer answer = request.Run();
+  const DeviceSweepAnswer answer = ToDeviceRequest(v).Run();
   MaybePlot(v, answer.fit, answer.Title());
   return Print(answer, v.output);
 }
@@ -167,16 +132,6 @@ DeviceSweepRequest ToDeviceRequest(const SweepValues& v) {
         "mixed or fp8",
         v.precision));
   }
-  if (!v.framework.empty() && !v.from.empty()) {
-    throw UsageError(
-        "--framework and --from both calibrate the device: --from already fits what your own "
-        "run says (framework included); give one of them");
-  }
-  if (!v.from.empty() && (v.mean_tokens != 0 || v.mean_square_tokens != 0 || v.head_positions)) {
-    throw UsageError(
-        "--mean-tokens, --mean-square-tokens and --head-positions are not read with --from "
-        "(the measured run is read as padded sequences with the default head)");
-  }
   if (v.recompute == "selective") {
     throw UsageError(
         "--recompute selective is for transformer splits (`sweep llm`); a zoo network "
@@ -207,6 +162,10 @@ DeviceSweepRequest ToDeviceRequest(const SweepValues& v) {
   o.attention = ParseAttentionKernel(v.attention.empty() ? "unfused" : v.attention);
   if (!v.amp_ops.empty()) r.amp_ops = ParseAmpOpList(v.amp_ops);
   if (!v.fuse.empty()) r.fusion = ParseElementwiseFusion(v.fuse);
+  r.from = v.from;
+  r.from_device = v.from_device;
+  r.precision_stated = !v.precision.empty();
+  r.layout_stated = !v.layout.empty();
   r.intervals = v.intervals;
   r.interval_level = v.interval_level;
   r.fit = FitOf(v);

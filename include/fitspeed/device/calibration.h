@@ -1,5 +1,5 @@
 // A device's calibration parameters and how they apply: the efficiency scales
-// and overheads that `fitspeed calibrate` fits (fitspeed/evidence/calibrate.h),
+// and overheads that `fitspeed calibrate` fits (fitspeed/calibrate/calibrate.h),
 // that framework profiles carry (fitspeed/device/frameworks.h) and that a
 // calibrated device file records (docs/devices.md, "Calibration").
 //

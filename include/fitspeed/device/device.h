@@ -72,7 +72,7 @@ struct DeviceLink : Link {
 };
 
 // How a device's efficiencies and overheads were calibrated (fitspeed calibrate,
-// fitspeed/evidence/calibrate.h): the "calibration" object of a device file.
+// fitspeed/calibrate/calibrate.h): the "calibration" object of a device file.
 struct DeviceCalibration {
   // One fitted parameter: "compute_scale" and "memory_scale" (factors applied
   // to every point of the efficiency curves, dimensionless), "kernel_launch_s"
@@ -221,7 +221,7 @@ struct Device {
   // their own device files. JSON: "price_per_hour": {"value": 2.48, "source": ...}.
   std::optional<double> price_per_hour;
 
-  // Cases (CaseKey() of fitspeed/evidence/cases.h) whose measurements this
+  // Cases (CaseKey() of fitspeed/calibrate/cases.h) whose measurements this
   // device's efficiencies and overheads were calibrated on; empty for the
   // catalog's datasheet-and-assumption devices. JSON: "calibration":
   // {"cases": [...], ...} (docs/devices.md).

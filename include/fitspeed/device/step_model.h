@@ -146,7 +146,7 @@ struct DeviceModelOptions {
   // gradients after the backward pass, all of it exposed. Serial is the
   // default because on Pollux's 2-4 T4 placements it predicts the cost of the
   // other GPUs better with the catalog's datasheet links (docs/validation.md,
-  // "Pollux placements"), and calibration (fitspeed/evidence/calibrate.h)
+  // "Pollux placements"), and calibration (fitspeed/calibrate/calibrate.h)
   // decomposes a step into passes plus a fixed communication time; overlap
   // is for a link measured with `fitspeed linkbench`.
   bool overlap = false;

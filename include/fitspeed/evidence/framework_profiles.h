@@ -13,8 +13,8 @@
 #include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/frameworks.h"
-#include "fitspeed/evidence/calibrate.h"
-#include "fitspeed/evidence/cases.h"
+#include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/calibrate/cases.h"
 
 namespace fitspeed {
 

@@ -21,7 +21,7 @@
 
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/progress.h"
-#include "fitspeed/evidence/cases.h"
+#include "fitspeed/calibrate/cases.h"
 
 namespace fitspeed {
 

@@ -1,19 +1,20 @@
 // Writers of the evidence reports, one per report type, as text tables, CSV
 // or JSON (the output of `fitspeed validate` and its subcommands,
-// docs/validation.md; of `calibrate` and of `sweep --from`, docs/devices.md).
+// docs/validation.md; `calibrate`'s and `sweep --from`'s are in
+// fitspeed/calibrate/output.h).
 // The JSON schemas are named in each.
 #ifndef FITSPEED_EVIDENCE_OUTPUT_H_
 #define FITSPEED_EVIDENCE_OUTPUT_H_
 
 #include <ostream>
 
+#include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/calibrate/output.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/evidence/calibrate.h"
 #include "fitspeed/evidence/checks.h"
 #include "fitspeed/evidence/layer_check.h"
 #include "fitspeed/evidence/transfer.h"
-#include "fitspeed/evidence/transfer_run.h"
 #include "fitspeed/fit/fit.h"
 #include "fitspeed/io/output.h"
 
@@ -67,33 +68,6 @@ void WritePlacementValidation(std::ostream& out, const PlacementValidation& vali
 // JSON schema "fitspeed.validate_frameworks/1".
 void WriteFrameworkValidation(std::ostream& out, const FrameworkValidation& validation,
                               OutputFormat format);
-
-// A sweep of device B transferred from the user's run on A (`sweep --device B
-// --from RUN --from-device A`): B's sweep as WriteDeviceSweep writes it, with
-// the transfer's header (what was fitted on A, applied to B, kept, A's error
-// before and after, where the interval comes from): table lines before it,
-// '#' comment lines before the CSV, a "transfer" object in the JSON.
-// `interval`: the transfer's prediction interval, passed on to
-// WriteDeviceSweep; nullptr: the header says none is given.
-void WriteTransferSweep(std::ostream& out, const TransferRun& run, const DeviceSweepResult& sweep,
-                        const FitResult& fit, OutputFormat format, bool layers,
-                        const PredictionInterval* interval = nullptr);
-
-// A device calibrated on its cases (`fitspeed calibrate`): table, its
-// FullReport; CSV, one row per case (measured, modeled before, after and
-// out-of-sample throughputs and their errors); JSON schema
-// "fitspeed.calibration/1" with the parameters, errors, cases, the
-// leave-one-network-out folds and the `skipped` cases of other devices.
-void WriteCalibration(std::ostream& out, const CalibrationResult& result,
-                      const std::vector<MeasuredCase>& skipped, OutputFormat format);
-
-// Efficiency scales fitted jointly to `cases` cases of the devices `from`
-// and applied to `target` (`fitspeed calibrate --from`): table, the scales
-// and the in-sample error; CSV, one row per parameter; JSON schema
-// "fitspeed.calibration-transfer/1".
-void WriteSharedCalibration(std::ostream& out, const SharedCalibration& result,
-                            const std::string& target, const std::vector<std::string>& from,
-                            size_t cases, OutputFormat format);
 
 }  // namespace fitspeed
 

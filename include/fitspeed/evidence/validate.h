@@ -8,7 +8,7 @@
 //   std::cout << report.overall.median_abs_error_pct;  // out-of-sample
 //
 // With cross-validation, every case is also predicted by its device calibrated
-// (fitspeed/evidence/calibrate.h) on the device's other cases only: those of the
+// (fitspeed/calibrate/calibrate.h) on the device's other cases only: those of the
 // other networks when the device has cases of two or more networks (leave one
 // network out), else those of the other frameworks (leave one framework out);
 // a device with one network and one framework keeps its catalog prediction,
@@ -32,13 +32,18 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/evidence/calibrate.h"
-#include "fitspeed/evidence/cases.h"
 
 namespace fitspeed {
+
+// The published cases fitspeed can model, read from the tables in
+// `measured_dir` (copies of ../shared/data/measured: NVIDIA DLE, Pollux T4,
+// koshian2 Colab TPU/GPU, Paddle K40m and Xeon). src/evidence/published_cases.cc.
+std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 
 struct ValidateOptions {
   // Devices used instead of the catalog device of the same Device::name (e.g.

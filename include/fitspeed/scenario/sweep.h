@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/transfer_run.h"
 #include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
@@ -98,6 +99,20 @@ struct DeviceSweepRequest {
   // Element-wise work fused into batch norms; not set: the framework's
   // (FrameworkFusion: bn-relu-add for mxnet in mixed precision, else none).
   std::optional<ElementwiseFusion> fusion;
+  // Transfer from the user's own run (docs/devices.md, "Transfer from your own
+  // run"): a measurement of `model` on `from_device` (a catalog name, `host`,
+  // or a device file) given as a training log PATH[@key=value,...], a cases
+  // CSV or a host sweep CSV calibrates the step model (CalibrateFromRun), and
+  // `device` is modeled with what carries over; the interval is then that of
+  // transferred predictions. Empty: none. Not with `framework` or unpadded
+  // sequences.
+  std::string from;
+  std::string from_device;
+  // Whether `options.precision` and `options.layout` were stated by the user:
+  // a transfer checks the measurement against what was stated and takes the
+  // rest from the measurement's attributes.
+  bool precision_stated = false;
+  bool layout_stated = false;
   // A fitspeed.intervals/1 file instead of the built-in errors; empty: built in.
   std::string intervals;
   // Level of the prediction interval on every modeled number, in (0, 1).
@@ -127,6 +142,8 @@ struct DeviceSweepRequest {
 };
 
 struct DeviceSweepAnswer : Answer {
+  // With `from`: the measurement read and the calibration carried to the device.
+  std::optional<TransferRun> transfer;
   DeviceSweepResult sweep;
   FitResult fit;  // empty when fewer than two batches fit in memory
   PredictionInterval interval;

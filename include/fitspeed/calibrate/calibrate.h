@@ -10,16 +10,16 @@
 //   fitspeed::CalibrationResult r = fitspeed::CalibrateDevice(fitspeed::LoadDevice("t4"), cases);
 //   std::cout << r.FullReport();
 //   std::ofstream("t4-calibrated.json") << fitspeed::DeviceToJson(r.device);
-#ifndef FITSPEED_EVIDENCE_CALIBRATE_H_
-#define FITSPEED_EVIDENCE_CALIBRATE_H_
+#ifndef FITSPEED_CALIBRATE_CALIBRATE_H_
+#define FITSPEED_CALIBRATE_CALIBRATE_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"
-#include "fitspeed/evidence/cases.h"
 #include "fitspeed/model/network_cost.h"
 
 namespace fitspeed {
@@ -149,4 +149,4 @@ DeviceCalibration::Error SummarizeErrors(const std::vector<double>& errors);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_EVIDENCE_CALIBRATE_H_
+#endif  // FITSPEED_CALIBRATE_CALIBRATE_H_

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/error.h"
-#include "fitspeed/evidence/cases.h"
 #include "io/text.h"
 
 namespace fitspeed {

@@ -1,11 +1,11 @@
-// Cases split by device and counted (fitspeed/evidence/cases.h), as
+// Cases split by device and counted (fitspeed/calibrate/cases.h), as
 // `calibrate` selects the cases of its devices.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "fitspeed/evidence/cases.h"
+#include "fitspeed/calibrate/cases.h"
 
 namespace fitspeed {
 namespace {

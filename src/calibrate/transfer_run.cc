@@ -1,7 +1,7 @@
-// Transfer from the command line's measurement (fitspeed/evidence/transfer_run.h):
+// Transfer from the command line's measurement (fitspeed/calibrate/transfer_run.h):
 // a training log, a host sweep CSV or a cases CSV read as cases of MODEL on A,
 // checked against what is modeled on B, and calibrated (CalibrateTransfer).
-#include "fitspeed/evidence/transfer_run.h"
+#include "fitspeed/calibrate/transfer_run.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // Calibration of a device to measured cases: recovery of parameters set by
 // hand, leave-one-network-out on the held-out network only, refusals, the
 // cases CSV reader, and a real calibration on published T4 numbers.
-#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/calibrate/calibrate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/evidence/cases.h"
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

@@ -16,7 +16,7 @@
 // update, and the host is called once per micro-batch. The pieces come from one
 // ModelStep per case; the sum is written once as a template so that Ceres
 // differentiates it, and the calibrated device is checked against ModelStep.
-#include "fitspeed/evidence/calibrate.h"
+#include "fitspeed/calibrate/calibrate.h"
 
 #include <ceres/ceres.h>
 #include <fmt/format.h>

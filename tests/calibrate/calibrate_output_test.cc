@@ -1,5 +1,5 @@
 // The writers of `calibrate` and of a sweep transferred from the user's run
-// (fitspeed/evidence/output.h), on results set by hand.
+// (fitspeed/calibrate/output.h), on results set by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fitspeed/evidence/output.h"
+#include "fitspeed/calibrate/output.h"
 
 namespace fitspeed {
 namespace {

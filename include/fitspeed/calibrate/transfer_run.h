@@ -5,18 +5,18 @@
 // own), a host sweep CSV, or a cases CSV (ReadCasesCsv). Its samples or rows
 // become cases of MODEL on A, checked against what is modeled on B (network,
 // precision, layout, sequence length), and A's calibration carries over to B
-// (CalibrateTransfer, fitspeed/evidence/transfer.h). Errors name the command
+// (CalibrateTransfer, fitspeed/calibrate/transfer.h). Errors name the command
 // line's options.
-#ifndef FITSPEED_EVIDENCE_TRANSFER_RUN_H_
-#define FITSPEED_EVIDENCE_TRANSFER_RUN_H_
+#ifndef FITSPEED_CALIBRATE_TRANSFER_RUN_H_
+#define FITSPEED_CALIBRATE_TRANSFER_RUN_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/transfer.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/evidence/transfer.h"
 #include "fitspeed/model/network.h"
 
 namespace fitspeed {
@@ -55,4 +55,4 @@ TransferRun CalibrateFromRun(const Network& network, const Device& target,
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_EVIDENCE_TRANSFER_RUN_H_
+#endif  // FITSPEED_CALIBRATE_TRANSFER_RUN_H_

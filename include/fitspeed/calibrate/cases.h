@@ -1,8 +1,8 @@
 // Measured training cases of zoo networks on catalogued devices: what the
 // device model is calibrated on (fitspeed calibrate) and validated against
 // (fitspeed validate). One case is one published or user-measured throughput.
-#ifndef FITSPEED_EVIDENCE_CASES_H_
-#define FITSPEED_EVIDENCE_CASES_H_
+#ifndef FITSPEED_CALIBRATE_CASES_H_
+#define FITSPEED_CALIBRATE_CASES_H_
 
 #include <cstdint>
 #include <optional>
@@ -72,18 +72,13 @@ std::string CaseNetworkKey(const MeasuredCase& c);
 
 // The options that model a case: its precision, layout, devices and
 // optimizer, `default_optimizer` when the case records none.
-// src/device/published_cases.cc.
+// src/calibrate/cases.cc.
 DeviceModelOptions CaseModelOptions(const MeasuredCase& c, Optimizer default_optimizer);
-
-// The published cases fitspeed can model, read from the tables in
-// `measured_dir` (copies of ../shared/data/measured: NVIDIA DLE, Pollux T4,
-// koshian2 Colab TPU/GPU, Paddle K40m and Xeon). src/device/published_cases.cc.
-std::vector<MeasuredCase> PublishedCases(const std::string& measured_dir);
 
 // A user's cases: CSV with the header
 //   network,device,precision,devices,batch,throughput_sps[,framework][,layout][,optimizer][,fusion][,note]
 // (docs/devices.md). Throws DataError naming file, line and field.
-// src/evidence/cases_csv.cc.
+// src/calibrate/cases_csv.cc.
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path);
 
 // Cases split by device (`calibrate`): `used`, those whose device is one of
@@ -106,4 +101,4 @@ bool LooksLikeCasesCsv(const std::string& path);
 
 }  // namespace fitspeed
 
-#endif  // FITSPEED_EVIDENCE_CASES_H_
+#endif  // FITSPEED_CALIBRATE_CASES_H_

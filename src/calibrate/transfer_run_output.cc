@@ -1,5 +1,5 @@
 // The writer of a sweep transferred from the user's own run
-// (fitspeed/evidence/output.h; fitspeed/evidence/transfer_run.h): B's modeled
+// (fitspeed/calibrate/output.h; fitspeed/calibrate/transfer_run.h): B's modeled
 // sweep with the calibration on A as its header.
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/table.h"
-#include "fitspeed/evidence/output.h"
+#include "fitspeed/calibrate/output.h"
 
 namespace fitspeed {
 

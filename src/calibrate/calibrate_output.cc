@@ -1,5 +1,5 @@
-// The writers of `fitspeed calibrate`'s reports (fitspeed/evidence/output.h):
-// a device calibrated on its own cases (fitspeed/evidence/calibrate.h,
+// The writers of `fitspeed calibrate`'s reports (fitspeed/calibrate/output.h):
+// a device calibrated on its own cases (fitspeed/calibrate/calibrate.h,
 // CalibrateDevice) and efficiency scales fitted on other devices' cases and
 // carried to it (CalibrateShared).
 #include <fmt/format.h>
@@ -8,8 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table.h"
-#include "evidence/output_util.h"
-#include "fitspeed/evidence/output.h"
+#include "fitspeed/calibrate/output.h"
 
 namespace fitspeed {
 
@@ -17,7 +16,10 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-using evidence_output::Number;
+// A number, null when not finite (JSON has no NaN or infinity).
+ordered_json Number(double value) {
+  return std::isfinite(value) ? ordered_json(value) : ordered_json(nullptr);
+}
 
 ordered_json ErrorJson(const DeviceCalibration::Error& e) {
   return {{"cases", e.cases}, {"rms", e.rms}, {"median_abs", e.median_abs}, {"max_abs", e.max_abs}};

@@ -1,7 +1,7 @@
 // The measurement of `sweep --device B --from RUN --from-device A` read as
-// cases of the network on A (fitspeed/evidence/transfer_run.h): which files
+// cases of the network on A (fitspeed/calibrate/transfer_run.h): which files
 // are cases CSVs, the precision names logs use, and what is left out.
-#include "fitspeed/evidence/transfer_run.h"
+#include "fitspeed/calibrate/transfer_run.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
