@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/median.h"
 #include "device/conv_algorithm.h"

@@ -618,7 +618,7 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   return out;
 }
 
-// The notes of a step: what the model did that the user did not ask for.
+// The notes of a step: choices of the model its numbers depend on.
 std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTraining& tr,
                                         double vocab) {
   std::vector<std::string> notes;
