@@ -511,7 +511,48 @@ void ReadCurvesFrom(const Reader& r, const json& object, const Path& path, Devic
   }
 }
 
+// Who the device is: "aliases", "curves_from" and "class_interval", each optional.
+void ReadIdentity(const Reader& r, const json& doc, const Path& root, Device& d) {
+  if (doc.contains("aliases")) {
+    d.aliases = ReadAliases(r, doc.at("aliases"), Reader::Sub(root, "aliases"));
+  }
+  if (doc.contains("curves_from")) {
+    ReadCurvesFrom(r, doc.at("curves_from"), Reader::Sub(root, "curves_from"), d);
+  }
+  if (doc.contains("class_interval")) {
+    const json& v = doc.at("class_interval");
+    if (!v.is_boolean()) r.Fail(Reader::Sub(root, "class_interval"), "expected true or false");
+    d.class_interval = v.get<bool>();
+  }
+}
+
 using ordered_json = nlohmann::ordered_json;
+
+// Writes what ReadIdentity reads into `doc`, each only when set.
+void WriteIdentity(const Device& d, ordered_json& doc) {
+  if (!d.aliases.empty()) {
+    ordered_json aliases = ordered_json::array();
+    for (const DeviceAlias& a : d.aliases) {
+      if (a.note.empty()) {
+        aliases.push_back(a.name);
+      } else {
+        aliases.push_back(ordered_json{{"name", a.name}, {"note", a.note}});
+      }
+    }
+    doc["aliases"] = aliases;
+  }
+  ordered_json curves_from = ordered_json::object();
+  for (const auto& [key, sources] : {std::pair{"kernels", &d.kernel_curves_from},
+                                     std::pair{"memory_sweeps", &d.memory_curves_from}}) {
+    if (sources->empty()) continue;
+    ordered_json part = ordered_json::object();
+    if (!sources->fitted.empty()) part["fitted"] = sources->fitted;
+    if (!sources->carried.empty()) part["carried"] = sources->carried;
+    curves_from[key] = part;
+  }
+  if (!curves_from.empty()) doc["curves_from"] = curves_from;
+  if (d.class_interval) doc["class_interval"] = true;
+}
 
 // A number JSON can hold: NaN (not estimated) becomes null.
 ordered_json NumberOrNull(double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(); }
@@ -600,28 +641,7 @@ std::string DeviceToJson(const Device& d) {
   doc["name"] = d.name;
   if (!d.description.empty()) doc["description"] = d.description;
   doc["kind"] = d.kind;
-  if (!d.aliases.empty()) {
-    ordered_json aliases = ordered_json::array();
-    for (const DeviceAlias& a : d.aliases) {
-      if (a.note.empty()) {
-        aliases.push_back(a.name);
-      } else {
-        aliases.push_back(ordered_json{{"name", a.name}, {"note", a.note}});
-      }
-    }
-    doc["aliases"] = aliases;
-  }
-  ordered_json curves_from = ordered_json::object();
-  for (const auto& [key, sources] : {std::pair{"kernels", &d.kernel_curves_from},
-                                     std::pair{"memory_sweeps", &d.memory_curves_from}}) {
-    if (sources->empty()) continue;
-    ordered_json part = ordered_json::object();
-    if (!sources->fitted.empty()) part["fitted"] = sources->fitted;
-    if (!sources->carried.empty()) part["carried"] = sources->carried;
-    curves_from[key] = part;
-  }
-  if (!curves_from.empty()) doc["curves_from"] = curves_from;
-  if (d.class_interval) doc["class_interval"] = true;
+  WriteIdentity(d, doc);
   doc["cores"] = quantity("cores", d.cores);
   ordered_json peaks;
   peaks["fp32"] = quantity("peak_flops_per_s.fp32", d.fp32_flops_per_s);
@@ -795,16 +815,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   if (d.kind != "gpu" && d.kind != "tpu" && d.kind != "cpu") {
     r.Fail(Reader::Sub(root, "kind"), fmt::format("expected gpu, tpu or cpu, got \"{}\"", d.kind));
   }
-  if (doc.contains("aliases"))
-    d.aliases = ReadAliases(r, doc.at("aliases"), Reader::Sub(root, "aliases"));
-  if (doc.contains("curves_from")) {
-    ReadCurvesFrom(r, doc.at("curves_from"), Reader::Sub(root, "curves_from"), d);
-  }
-  if (doc.contains("class_interval")) {
-    const json& v = doc.at("class_interval");
-    if (!v.is_boolean()) r.Fail(Reader::Sub(root, "class_interval"), "expected true or false");
-    d.class_interval = v.get<bool>();
-  }
+  ReadIdentity(r, doc, root, d);
   d.cores = r.Count(doc, root, "cores");
 
   const Path peaks_path = Reader::Sub(root, "peak_flops_per_s");
