@@ -441,7 +441,118 @@ void ReadCalibration(const Reader& r, const json& c, Device& d) {
   }
 }
 
+// A non-empty list of distinct non-empty strings at `path`.
+std::vector<std::string> ReadNameList(const Reader& r, const json& list, const Path& path) {
+  if (!list.is_array() || list.empty()) {
+    r.Fail(path, fmt::format("expected a non-empty list of names, got {}", Reader::Excerpt(list)));
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Path p = Reader::Index(path, static_cast<int>(i));
+    const json& v = list[i];
+    if (!v.is_string() || v.get<std::string>().empty()) {
+      r.Fail(p, fmt::format("expected a non-empty string, got {}", Reader::Excerpt(v)));
+    }
+    if (std::find(names.begin(), names.end(), v.get<std::string>()) != names.end()) {
+      r.Fail(p, fmt::format("{} is listed twice", Reader::Excerpt(v)));
+    }
+    names.push_back(v.get<std::string>());
+  }
+  return names;
+}
+
+// The "aliases" list: each a name, or {"name": ..., "note": ...}.
+std::vector<DeviceAlias> ReadAliases(const Reader& r, const json& list, const Path& path) {
+  if (!list.is_array() || list.empty()) {
+    r.Fail(path, fmt::format("expected a non-empty list of names, got {}", Reader::Excerpt(list)));
+  }
+  std::vector<DeviceAlias> aliases;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Path p = Reader::Index(path, static_cast<int>(i));
+    const json& v = list[i];
+    DeviceAlias a;
+    if (v.is_string()) {
+      a.name = v.get<std::string>();
+    } else if (v.is_object()) {
+      r.Object(v, p, {"name", "note"});
+      a.name = r.String(v, p, "name");
+      a.note = r.String(v, p, "note", false);
+      if (v.contains("note") && a.note.empty()) r.Fail(Reader::Sub(p, "note"), "must not be empty");
+    } else {
+      r.Fail(p,
+             fmt::format("expected a name or {{\"name\", \"note\"}}, got {}", Reader::Excerpt(v)));
+    }
+    if (a.name.empty()) r.Fail(p, "the name must not be empty");
+    for (const DeviceAlias& other : aliases) {
+      if (other.name == a.name) r.Fail(p, fmt::format("\"{}\" is listed twice", a.name));
+    }
+    aliases.push_back(std::move(a));
+  }
+  return aliases;
+}
+
+// The "curves_from" object: {"kernels": {"fitted": [...], "carried": [...]},
+// "memory_sweeps": {...}}, each part and list optional but not empty.
+void ReadCurvesFrom(const Reader& r, const json& object, const Path& path, Device& d) {
+  r.Object(object, path, {"kernels", "memory_sweeps"});
+  for (const auto& [key, sources] : {std::pair{"kernels", &d.kernel_curves_from},
+                                     std::pair{"memory_sweeps", &d.memory_curves_from}}) {
+    if (!object.contains(key)) continue;
+    const Path p = Reader::Sub(path, key);
+    const json& part = object.at(key);
+    r.Object(part, p, {"fitted", "carried"});
+    if (part.empty()) r.Fail(p, "expected \"fitted\" or \"carried\" GPUs");
+    if (part.contains("fitted")) {
+      sources->fitted = ReadNameList(r, part.at("fitted"), Reader::Sub(p, "fitted"));
+    }
+    if (part.contains("carried")) {
+      sources->carried = ReadNameList(r, part.at("carried"), Reader::Sub(p, "carried"));
+    }
+  }
+}
+
+// Who the device is: "aliases", "curves_from" and "class_interval", each optional.
+void ReadIdentity(const Reader& r, const json& doc, const Path& root, Device& d) {
+  if (doc.contains("aliases")) {
+    d.aliases = ReadAliases(r, doc.at("aliases"), Reader::Sub(root, "aliases"));
+  }
+  if (doc.contains("curves_from")) {
+    ReadCurvesFrom(r, doc.at("curves_from"), Reader::Sub(root, "curves_from"), d);
+  }
+  if (doc.contains("class_interval")) {
+    const json& v = doc.at("class_interval");
+    if (!v.is_boolean()) r.Fail(Reader::Sub(root, "class_interval"), "expected true or false");
+    d.class_interval = v.get<bool>();
+  }
+}
+
 using ordered_json = nlohmann::ordered_json;
+
+// Writes what ReadIdentity reads into `doc`, each only when set.
+void WriteIdentity(const Device& d, ordered_json& doc) {
+  if (!d.aliases.empty()) {
+    ordered_json aliases = ordered_json::array();
+    for (const DeviceAlias& a : d.aliases) {
+      if (a.note.empty()) {
+        aliases.push_back(a.name);
+      } else {
+        aliases.push_back(ordered_json{{"name", a.name}, {"note", a.note}});
+      }
+    }
+    doc["aliases"] = aliases;
+  }
+  ordered_json curves_from = ordered_json::object();
+  for (const auto& [key, sources] : {std::pair{"kernels", &d.kernel_curves_from},
+                                     std::pair{"memory_sweeps", &d.memory_curves_from}}) {
+    if (sources->empty()) continue;
+    ordered_json part = ordered_json::object();
+    if (!sources->fitted.empty()) part["fitted"] = sources->fitted;
+    if (!sources->carried.empty()) part["carried"] = sources->carried;
+    curves_from[key] = part;
+  }
+  if (!curves_from.empty()) doc["curves_from"] = curves_from;
+  if (d.class_interval) doc["class_interval"] = true;
+}
 
 // A number JSON can hold: NaN (not estimated) becomes null.
 ordered_json NumberOrNull(double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(); }
@@ -530,6 +641,7 @@ std::string DeviceToJson(const Device& d) {
   doc["name"] = d.name;
   if (!d.description.empty()) doc["description"] = d.description;
   doc["kind"] = d.kind;
+  WriteIdentity(d, doc);
   doc["cores"] = quantity("cores", d.cores);
   ordered_json peaks;
   peaks["fp32"] = quantity("peak_flops_per_s.fp32", d.fp32_flops_per_s);
@@ -670,9 +782,26 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   const Reader r(text, source, &d.sources, &d.bases);
   const Path root;
   r.Object(doc, root,
-           {"schema", "name", "description", "kind", "cores", "peak_flops_per_s",
-            "fp32_matrix_on_tensor16", "tensor_layout", "memory", "efficiency", "overheads",
-            "tiles", "scale_up_domain", "links", "price_per_hour", "calibration", "comment"});
+           {"schema",
+            "name",
+            "description",
+            "kind",
+            "aliases",
+            "curves_from",
+            "class_interval",
+            "cores",
+            "peak_flops_per_s",
+            "fp32_matrix_on_tensor16",
+            "tensor_layout",
+            "memory",
+            "efficiency",
+            "overheads",
+            "tiles",
+            "scale_up_domain",
+            "links",
+            "price_per_hour",
+            "calibration",
+            "comment"});
   const std::string schema = r.String(doc, root, "schema");
   if (schema != kSchema) {
     r.Fail(Reader::Sub(root, "schema"),
@@ -686,6 +815,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   if (d.kind != "gpu" && d.kind != "tpu" && d.kind != "cpu") {
     r.Fail(Reader::Sub(root, "kind"), fmt::format("expected gpu, tpu or cpu, got \"{}\"", d.kind));
   }
+  ReadIdentity(r, doc, root, d);
   d.cores = r.Count(doc, root, "cores");
 
   const Path peaks_path = Reader::Sub(root, "peak_flops_per_s");
@@ -931,6 +1061,22 @@ const std::string& CatalogDeviceJson(const std::string& name) {
   for (const EmbeddedDevice& e : EmbeddedDevices()) names.push_back(e.name);
   throw UsageError(
       fmt::format("unknown catalog device '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+std::optional<CatalogAlias> FindCatalogAlias(const std::string& alias) {
+  static const std::map<std::string, CatalogAlias> aliases = [] {
+    std::map<std::string, CatalogAlias> all;
+    for (const EmbeddedDevice& e : EmbeddedDevices()) {
+      for (const DeviceAlias& a : LoadDevice(e.name).aliases) {
+        const bool once = all.emplace(a.name, CatalogAlias{e.name, a.note}).second;
+        FITSPEED_CHECK(once, "a name is the alias of one catalog device");
+      }
+    }
+    return all;
+  }();
+  const auto it = aliases.find(alias);
+  if (it == aliases.end()) return std::nullopt;
+  return it->second;
 }
 
 Device LoadDevice(const std::string& name_or_path) {

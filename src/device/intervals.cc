@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 #include "core/model_error_json.h"
@@ -109,16 +108,6 @@ std::string CaseDeviceIntervals(const std::string& case_key) {
   return "";
 }
 
-// Catalog devices without published cases whose interval stayed their class's
-// when issue 30 added the devices that get UncalibratedDeviceInterval: the
-// catalog before it, whose intervals docs/validation.md reports. h100 and
-// tpu-v3-8 are no better covered than the new devices; they are kept so that
-// the intervals the catalog gave do not change.
-const std::set<std::string>& ClassIntervalDevicesIntervals() {
-  static const std::set<std::string> names = {"h100", "p100", "v100-pcie", "tpu-v3-8"};
-  return names;
-}
-
 // The interval of `base` (a class's, available) for a device with no published
 // case: each of its errors is shifted by each measured device's bias (the
 // median log ratio of that device's cases, less the median of those medians),
@@ -187,8 +176,7 @@ PredictionInterval IntervalTable::For(const std::string& error_class, double lev
 PredictionInterval IntervalTable::For(const Device& device, Precision precision,
                                       double level) const {
   PredictionInterval interval = For(ModelErrorClass(device, precision), level);
-  if (!interval.available || HasPublishedCases(*this, device) ||
-      ClassIntervalDevicesIntervals().count(device.name) > 0) {
+  if (!interval.available || HasPublishedCases(*this, device) || device.class_interval) {
     return interval;
   }
   return UncalibratedDeviceInterval(interval, device.name, level);

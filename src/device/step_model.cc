@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <tuple>
 #include <utility>
 
 #include "device/conv_algorithm.h"
@@ -350,259 +352,438 @@ bool LayerTime::memory_bound() const {
   return memory > compute;
 }
 
-ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
-                      const DeviceModelOptions& options) {
-  ValidateDeviceModelOptions(options);
-  if (!network.finalized()) throw UsageError("ModelStep needs a finalized network");
-  if (batch < options.devices) {
-    throw UsageError(
-        fmt::format("batch {} cannot be split over {} devices", batch, options.devices));
-  }
-  const Precision precision = options.precision;
-  // The peak of matrix work and the tile its feature dimensions are padded to.
-  const double matrix_peak = MatrixPeakFlops(device, precision);
+namespace {
+
+// What every layer's passes in one ModelStep share: the device's peaks and
+// bandwidth per core, its curves for the precision, and the bytes of an
+// activation and of a weight.
+struct StepUnits {
+  const Device* device = nullptr;
+  double matrix_peak = 0;        // the peak of matrix work (MatrixPeakFlops)
+  int feature_multiple = 1;      // the tile matrix layers' feature dimensions pad to
+  bool on_tensor_units = false;  // matrix work on tensor units (MatrixOnTensorUnits)
+  const EfficiencyCurve* matrix_efficiency = nullptr;
   // FP8 (RunsInFp8): its layers' products at the FP8 peak on the device's
-  // FP8 curve (Device::Fp8Matrix: its own, or the 16-bit curve carried at the
-  // same fraction of the peak); every other matrix layer as mixed.
-  const bool fp8 = precision == Precision::kFp8;
-  const double peak16 = fp8 ? MatrixPeakFlops(device, Precision::kMixed) : matrix_peak;
-  const int feature_multiple = MatrixOnTensorUnits(device, precision)
-                                   ? device.feature_multiple_tensor
-                                   : device.feature_multiple_fp32;
-  const bool matrix_on_tensor_units = MatrixOnTensorUnits(device, precision);
-  const EfficiencyCurve& matrix_efficiency =
-      matrix_on_tensor_units ? device.TensorEfficiency() : device.compute_efficiency;
-  const Device::MatrixCurve fp8_matrix =
-      fp8 ? device.Fp8Matrix() : Device::MatrixCurve{&matrix_efficiency, 1.0};
-  const bool transposes = ModelsTransposes(device, options);
-  const bool nchw_batch_norm = ModelsNchwBatchNorm(device, options);
-  const double cores = device.cores;
+  // FP8 curve (Device::Fp8Matrix: its own, or the 16-bit curve carried at
+  // the same fraction of the peak); every other matrix layer as mixed.
+  Device::MatrixCurve fp8_matrix;
+  bool transposes = false;       // ModelsTransposes
+  bool nchw_batch_norm = false;  // ModelsNchwBatchNorm
   // Each core runs its share of the batch on its share of the device.
-  const double core_peak16 = peak16 / cores;
-  const double core_fp8_peak = matrix_peak / cores;
-  const double core_vector_peak = device.fp32_flops_per_s / cores;
-  const double core_bandwidth = device.memory_bandwidth_bytes_per_s / cores;
-
-  ModeledStep step;
-  step.batch = batch;
-  step.devices = options.devices;
-  step.per_device_batch = static_cast<double>(batch) / options.devices;
-  step.per_core_batch = RoundUp(static_cast<int64_t>(std::ceil(step.per_device_batch / cores)),
-                                device.batch_multiple);
-  const double b = static_cast<double>(step.per_core_batch);
-
+  double core_peak16 = 0, core_fp8_peak = 0, core_vector_peak = 0, core_bandwidth = 0;
+  double b = 0;  // samples per core
   // Mixed precision (Micikevicius et al., ICLR 2018): activations and the
   // weight copies the layers read are 2 bytes; the optimizer updates FP32
   // master weights and casts them to the 2-byte copy (read 4, write 2 per
   // trainable parameter). FP8 keeps the same tensors (Transformer Engine
   // casts to FP8 only in front of its products).
-  const bool mixed = SixteenBitActivations(precision);
-  const double sample_bytes = mixed ? 2 : 4;
-  const bool amp_casts = AmpCastsApply(device, precision);
-  const double layer_step_bytes = mixed ? 2 : 4;
+  bool mixed = false;
+  double sample_bytes = 4, weight_bytes = 4;
+  bool amp_casts = false;  // AmpCastsApply
+};
 
-  const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
-  const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
-  const std::vector<FusedRole> fused = FusedRoles(network, options.fusion);
-  // Each layer's part of one micro-batch's backward pass: its backward
-  // passes, and its forward again when recomputed (run just before them).
-  std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
-  double fp8_weights = 0;  // parameters of the dense layers run in FP8
-  for (int id = 0; id < network.size(); ++id) {
-    const Layer& layer = network.layer(id);
-    const LayerCost& c = cost.layers[static_cast<size_t>(id)];
-    LayerTime t;
-    t.name = layer.name;
-    t.kind = LayerKindName(layer.kind);
-    t.fused = fused[static_cast<size_t>(id)];
-    const auto [matrix, padding] = MatrixWork(network, layer, feature_multiple);
-    t.matrix = matrix;
-    t.padding = padding;
-    // A layer AMP keeps in FP32: 4-byte activations and parameters, and
-    // casts around it.
-    const bool amp_fp32 = amp_casts && layer.kind != LayerKind::kInput &&
-                          RunsInFp32UnderAmp(layer.kind, options.amp_ops);
-    const double layer_sample_bytes = amp_fp32 ? 4 : sample_bytes;
-    const double layer_params_bytes = amp_fp32 ? 4 : layer_step_bytes;
-    const bool layer_fp8 = matrix && RunsInFp8(layer, precision, options.attention);
-    if (layer_fp8 && layer.kind == LayerKind::kDense) {
-      fp8_weights += static_cast<double>(c.trainable_params);
-    }
-    for (Pass pass : kAllPasses) {
-      const PassCost& work = c.pass(pass);
-      const bool update = pass == Pass::kUpdate;
-      PassTime& p = t.passes[static_cast<size_t>(pass)];
-      const double pad = matrix && !update ? padding : 1.0;
-      p.flops = work.flops.At(b) * pad;
-      const double step_bytes = update ? 4 : layer_params_bytes;
-      p.bytes = work.BytesRead(b, layer_sample_bytes, step_bytes) +
-                work.BytesWritten(b, layer_sample_bytes, step_bytes);
-      if (amp_fp32 && (pass == Pass::kForward || pass == Pass::kBackwardData) &&
-          (p.flops > 0 || p.bytes > 0)) {
-        // Forward: the input cast up, the output cast down; backward-data:
-        // the output gradient up, the input gradient down. Each cast reads
-        // 2 and writes 4 bytes per element, or reads 4 and writes 2.
-        const double in =
-            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
-        const double out = static_cast<double>(layer.output_shape.elements());
-        for (const double elements : {in, out}) {
-          const double moved = 6 * elements * b;
-          p.cast_bytes += moved;
-          p.cast_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
-          p.cast_kernels += 1;
-        }
-        p.cast_s = p.cast_memory_s + p.cast_kernels * device.kernel_launch_s;
-      }
-      if (layer_fp8 && layer.kind == LayerKind::kDense &&
-          (pass == Pass::kForward || pass == Pass::kBackwardData)) {
-        // Transformer Engine's fused cast-transpose in front of an FP8 dense
-        // layer (te.Linear; NVIDIA's MLPerf BERT te_layers.py): the forward
-        // pass casts its input and its weight, the backward-data pass the
-        // output gradient, each to FP8 and to FP8 transposed for the
-        // weight-gradient product (read 2, write 1 + 1 bytes per element).
-        // A product that writes FP8 itself (a GEMM-GELU epilogue) would spare
-        // its reader the input cast: not modeled (every input is cast).
-        const double in =
-            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
-        const double out = static_cast<double>(layer.output_shape.elements());
-        const std::vector<double> tensors =
-            pass == Pass::kForward
-                ? std::vector<double>{in * b, static_cast<double>(c.trainable_params)}
-                : std::vector<double>{out * b};
-        for (const double elements : tensors) {
-          const double moved = 4 * elements;
-          p.cast_bytes += moved;
-          p.cast_memory_s += moved / (core_bandwidth * device.memory_efficiency.At(moved));
-          p.cast_kernels += 1;
-        }
-        p.cast_s = p.cast_memory_s + p.cast_kernels * device.kernel_launch_s;
-      }
-      if (update && mixed) p.bytes += 6 * static_cast<double>(c.trainable_params);
-      // A layer fused into a batch norm's kernel (FusedRoles): its own work
-      // runs there and launches nothing, and it moves only what the fused
-      // kernel moves on its account, in tensors of its output: the add its
-      // other inputs in the forward pass (unfused: all inputs and the output);
-      // the ReLU its output for the mask in the backward pass (unfused: dy and
-      // y read, dx written), and after an add also the residual branch's
-      // gradient. A sum of the gradients from several readers (CountCost)
-      // stays a kernel of its own.
-      bool fused_pass = false;
-      if (t.fused != FusedRole::kNone && !update) {
-        const double tensor =
-            static_cast<double>(layer.output_shape.elements()) * b * layer_sample_bytes;
-        const double inputs = static_cast<double>(layer.input_ids.size());
-        double unfused = 0, kept = 0;  // tensors of the layer's own pass
-        if (pass == Pass::kForward) {
-          unfused = t.fused == FusedRole::kAddIntoBn ? inputs + 1 : 2;
-          kept = t.fused == FusedRole::kAddIntoBn ? inputs - 1 : 0;
-        } else if (pass == Pass::kBackwardData && t.fused != FusedRole::kAddIntoBn) {
-          unfused = 3;
-          kept = t.fused == FusedRole::kReluIntoBnAdd ? 2 : 1;
-        }
-        p.bytes = std::max(0.0, p.bytes - (unfused - kept) * tensor);
-        fused_pass = !(pass == Pass::kBackwardData && layer.consumer_ids.size() > 1);
-      }
-      const bool on_matrix_units = matrix && !update;
-      const double peak = !on_matrix_units ? core_vector_peak
-                          : layer_fp8      ? core_fp8_peak
-                                           : core_peak16;
-      const double curve_size = on_matrix_units && layer_fp8 ? fp8_matrix.size_factor : 1.0;
-      p.tensor_units = on_matrix_units && matrix_on_tensor_units;
-      const ConvAlgorithm algorithm =
-          layer.kind == LayerKind::kConv2d && on_matrix_units
-              ? ConvAlgorithmFor(layer.conv.window.kernel_h, layer.conv.window.kernel_w,
-                                 layer.conv.window.stride_h, layer.conv.window.stride_w,
-                                 static_cast<int>(layer.conv.groups), p.tensor_units,
-                                 !device.winograd_efficiency.points.empty())
-              : ConvAlgorithm::kImplicitGemm;
-      p.winograd = algorithm == ConvAlgorithm::kWinogradF2x2_3x3;
-      p.algorithm_flops = AlgorithmFlops(algorithm, p.flops);
-      // A grouped convolution off the matrix units (depthwise) at the device's
-      // depthwise curve, when it has one.
-      const bool depthwise = layer.kind == LayerKind::kConv2d && !matrix && !update &&
-                             !device.depthwise_efficiency.points.empty();
-      const EfficiencyCurve& efficiency = p.winograd                      ? device.winograd_efficiency
-                                          : on_matrix_units && layer_fp8 ? *fp8_matrix.curve
-                                          : on_matrix_units               ? matrix_efficiency
-                                          : depthwise       ? device.depthwise_efficiency
-                                                            : device.compute_efficiency;
-      if (p.flops > 0 && !fused_pass) {
-        // Matrix work: the curve at the kernel's FLOPs times its shape term
-        // (its dimensions worked out only when the curve has one).
-        const double shape =
-            on_matrix_units && efficiency.half_dim > 0
-                ? efficiency.ShapeFactor(PassGemmDims(network, layer, pass, b, algorithm))
-                : 1.0;
-        p.compute_s =
-            p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops * curve_size) * shape);
-      }
-      if (p.bytes > 0) {
-        const EfficiencyCurve& memory_efficiency = !update && NormalizesRows(layer.kind)
-                                                       ? device.NormalizationMemoryEfficiency()
-                                                       : device.memory_efficiency;
-        p.memory_s = p.bytes / (core_bandwidth * memory_efficiency.At(p.bytes));
-        if (nchw_batch_norm && layer.kind == LayerKind::kBatchNorm && !update) {
-          // cuDNN's NCHW per-channel kernels (ModelsNchwBatchNorm): the pass's
-          // tensors and parameters at 4 bytes per element, at
-          // kNchwBatchNormTimeRatio times the element-wise memory time.
-          const double fp32_bytes = work.BytesRead(b, 4, 4) + work.BytesWritten(b, 4, 4);
-          p.memory_s = kNchwBatchNormTimeRatio * fp32_bytes /
-                       (core_bandwidth * device.memory_efficiency.At(fp32_bytes));
-        }
-      }
-      p.kernels = (p.flops > 0 || p.bytes > 0) && !fused_pass ? 1 : 0;
-      p.launch_s = p.kernels * device.kernel_launch_s;
-      if (transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0 &&
-          !RunsAsNchwGemm(layer)) {
-        // Each pass of a convolution touches its input (x or dx) and its
-        // output (y or dy): in the other layout each is transposed to the
-        // kernel's layout or back, read once and written once by a kernel of
-        // its own (cuDNN's nchwToNhwcKernel and nhwcToNchwKernel); its kernel
-        // (W or dW) too unless the window is 1x1, where both layouts are the
-        // same bytes. Timed as 4-byte elements whatever the precision
-        // (ModelsTransposes). From the H200 kernel table: AMP's 169 + 79
-        // transposes per step are exactly this count for the passes cuDNN ran
-        // through its NHWC kernels; TF32's 159 + 67 within one.
-        const double x =
-            static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
-        const double y = static_cast<double>(layer.output_shape.elements());
-        const bool window = layer.conv.window.kernel_h * layer.conv.window.kernel_w > 1;
-        const double w = window ? static_cast<double>(MatrixKernel(layer)->shape.elements()) : 0.0;
-        for (const auto& [elements, bytes_per_element] :
-             {std::pair{x * b, sample_bytes}, std::pair{y * b, sample_bytes},
-              std::pair{w, layer_step_bytes}}) {
-          if (elements <= 0) continue;
-          const double as_fp32 = 2 * elements * 4;
-          p.layout_bytes += 2 * elements * bytes_per_element;
-          p.layout_memory_s += as_fp32 / (core_bandwidth * device.memory_efficiency.At(as_fp32));
-          p.layout_kernels += 1;
-        }
-        p.layout_s = p.layout_memory_s + p.layout_kernels * device.kernel_launch_s;
-      }
-      p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s + p.cast_s;
-      if (update) {
-        step.update_s += p.time_s;
-      } else {
-        const bool twice = pass == Pass::kForward && rerun[static_cast<size_t>(id)];
-        const double runs = twice ? 2 : 1;
-        step.compute_s += runs * p.time_s;
-        step.layout_s += runs * p.layout_s;
-        step.cast_s += runs * p.cast_s;
-        if (twice) step.recompute_s += p.time_s;
-        if (pass != Pass::kForward || twice) backward_s[static_cast<size_t>(id)] += p.time_s;
-      }
-    }
-    step.layers.push_back(std::move(t));
+StepUnits MakeStepUnits(const Device& device, const DeviceModelOptions& options,
+                        int64_t per_core_batch) {
+  const Precision precision = options.precision;
+  StepUnits u;
+  u.device = &device;
+  u.matrix_peak = MatrixPeakFlops(device, precision);
+  const bool fp8 = precision == Precision::kFp8;
+  const double peak16 = fp8 ? MatrixPeakFlops(device, Precision::kMixed) : u.matrix_peak;
+  u.on_tensor_units = MatrixOnTensorUnits(device, precision);
+  u.feature_multiple =
+      u.on_tensor_units ? device.feature_multiple_tensor : device.feature_multiple_fp32;
+  u.matrix_efficiency = u.on_tensor_units ? &device.TensorEfficiency() : &device.compute_efficiency;
+  u.fp8_matrix = fp8 ? device.Fp8Matrix() : Device::MatrixCurve{u.matrix_efficiency, 1.0};
+  u.transposes = ModelsTransposes(device, options);
+  u.nchw_batch_norm = ModelsNchwBatchNorm(device, options);
+  const double cores = device.cores;
+  u.core_peak16 = peak16 / cores;
+  u.core_fp8_peak = u.matrix_peak / cores;
+  u.core_vector_peak = device.fp32_flops_per_s / cores;
+  u.core_bandwidth = device.memory_bandwidth_bytes_per_s / cores;
+  u.b = static_cast<double>(per_core_batch);
+  u.mixed = SixteenBitActivations(precision);
+  u.sample_bytes = u.mixed ? 2 : 4;
+  u.weight_bytes = u.mixed ? 2 : 4;
+  u.amp_casts = AmpCastsApply(device, precision);
+  return u;
+}
+
+// Time of a memory-bound kernel moving `bytes`, at the element-wise curve.
+double MemoryTimeStep(const StepUnits& u, double bytes) {
+  return bytes / (u.core_bandwidth * u.device->memory_efficiency.At(bytes));
+}
+
+// What the passes of one layer share.
+struct LayerPlanStep {
+  const Layer* layer = nullptr;
+  const LayerCost* cost = nullptr;
+  bool matrix = false;    // MatrixWork
+  double padding = 1;     // MatrixWork
+  bool amp_fp32 = false;  // AMP keeps it in FP32: 4-byte tensors, casts around it
+  double sample_bytes = 4, weight_bytes = 4;
+  bool fp8 = false;  // RunsInFp8
+  FusedRole fused = FusedRole::kNone;
+};
+
+// Elements of the layer's (first) input and of its output, per sample.
+double InputElementsStep(const Network& network, const Layer& layer) {
+  return static_cast<double>(network.layer(layer.input_ids.front()).output_shape.elements());
+}
+double OutputElementsStep(const Layer& layer) {
+  return static_cast<double>(layer.output_shape.elements());
+}
+
+// Adds cast kernels to the pass, one per tensor, each moving `moved` bytes.
+void AddCastsStep(const StepUnits& u, std::initializer_list<double> moved_bytes, PassTime& p) {
+  for (const double moved : moved_bytes) {
+    p.cast_bytes += moved;
+    p.cast_memory_s += MemoryTimeStep(u, moved);
+    p.cast_kernels += 1;
   }
+  p.cast_s = p.cast_memory_s + p.cast_kernels * u.device->kernel_launch_s;
+}
 
-  // Gradients all-reduced between the cores of the device, then between
-  // devices, each by the ring formula (core/comm.h): FP32 (the gradients of
-  // FP32 weights, autocast's too), or 16-bit when the model is cast to 16
-  // bits whole (GradientBytesPerParameter).
+// AMP's casts around a layer it keeps in FP32. Forward: the input cast up,
+// the output cast down; backward-data: the output gradient up, the input
+// gradient down. Each cast reads 2 and writes 4 bytes per element, or reads
+// 4 and writes 2.
+void AddAmpCastsStep(const StepUnits& u, const Network& network, const Layer& layer, PassTime& p) {
+  const double in = InputElementsStep(network, layer);
+  const double out = OutputElementsStep(layer);
+  AddCastsStep(u, {6 * in * u.b, 6 * out * u.b}, p);
+}
+
+// Transformer Engine's fused cast-transpose in front of an FP8 dense layer
+// (te.Linear; NVIDIA's MLPerf BERT te_layers.py): the forward pass casts its
+// input and its weight, the backward-data pass the output gradient, each to
+// FP8 and to FP8 transposed for the weight-gradient product (read 2, write 1
+// + 1 bytes per element). A product that writes FP8 itself (a GEMM-GELU
+// epilogue) would spare its reader the input cast: not modeled (every input
+// is cast).
+void AddFp8CastsStep(const StepUnits& u, const Network& network, const LayerPlanStep& l, Pass pass,
+                     PassTime& p) {
+  if (pass == Pass::kForward) {
+    const double in = InputElementsStep(network, *l.layer);
+    AddCastsStep(u, {4 * (in * u.b), 4 * static_cast<double>(l.cost->trainable_params)}, p);
+  } else {
+    AddCastsStep(u, {4 * (OutputElementsStep(*l.layer) * u.b)}, p);
+  }
+}
+
+// A layer fused into a batch norm's kernel (FusedRoles): its own work runs
+// there and launches nothing, and it moves only what the fused kernel moves
+// on its account, in tensors of its output: the add its other inputs in the
+// forward pass (unfused: all inputs and the output); the ReLU its output for
+// the mask in the backward pass (unfused: dy and y read, dx written), and
+// after an add also the residual branch's gradient. A sum of the gradients
+// from several readers (CountCost) stays a kernel of its own. Takes the bytes
+// off `p`; whether the pass runs inside the fused kernel.
+bool FuseIntoBatchNormStep(const StepUnits& u, const LayerPlanStep& l, Pass pass, PassTime& p) {
+  const Layer& layer = *l.layer;
+  const double tensor = OutputElementsStep(layer) * u.b * l.sample_bytes;
+  const double inputs = static_cast<double>(layer.input_ids.size());
+  double unfused = 0, kept = 0;  // tensors of the layer's own pass
+  if (pass == Pass::kForward) {
+    unfused = l.fused == FusedRole::kAddIntoBn ? inputs + 1 : 2;
+    kept = l.fused == FusedRole::kAddIntoBn ? inputs - 1 : 0;
+  } else if (pass == Pass::kBackwardData && l.fused != FusedRole::kAddIntoBn) {
+    unfused = 3;
+    kept = l.fused == FusedRole::kReluIntoBnAdd ? 2 : 1;
+  }
+  p.bytes = std::max(0.0, p.bytes - (unfused - kept) * tensor);
+  return !(pass == Pass::kBackwardData && layer.consumer_ids.size() > 1);
+}
+
+// The convolution algorithm of a pass (ConvAlgorithmFor) on the matrix units;
+// implicit GEMM for everything else.
+ConvAlgorithm PassAlgorithmStep(const StepUnits& u, const Layer& layer, bool on_matrix_units,
+                                bool tensor_units) {
+  if (layer.kind != LayerKind::kConv2d || !on_matrix_units) return ConvAlgorithm::kImplicitGemm;
+  const Window2d& w = layer.conv.window;
+  return ConvAlgorithmFor(w.kernel_h, w.kernel_w, w.stride_h, w.stride_w,
+                          static_cast<int>(layer.conv.groups), tensor_units,
+                          !u.device->winograd_efficiency.points.empty());
+}
+
+// The compute time of a forward or backward pass: its algorithm's FLOPs on
+// the units and curve it runs on. Matrix work: the curve at the kernel's
+// FLOPs times its shape term (its dimensions worked out only when the curve
+// has one). A grouped convolution off the matrix units (depthwise) at the
+// device's depthwise curve, when it has one.
+void TimePassComputeStep(const StepUnits& u, const Network& network, const LayerPlanStep& l,
+                         Pass pass, bool fused_pass, PassTime& p) {
+  const Device& device = *u.device;
+  const Layer& layer = *l.layer;
+  const bool on_matrix_units = l.matrix;
+  const double peak = !on_matrix_units ? u.core_vector_peak
+                      : l.fp8          ? u.core_fp8_peak
+                                       : u.core_peak16;
+  const double curve_size = on_matrix_units && l.fp8 ? u.fp8_matrix.size_factor : 1.0;
+  p.tensor_units = on_matrix_units && u.on_tensor_units;
+  const ConvAlgorithm algorithm = PassAlgorithmStep(u, layer, on_matrix_units, p.tensor_units);
+  p.winograd = algorithm == ConvAlgorithm::kWinogradF2x2_3x3;
+  p.algorithm_flops = AlgorithmFlops(algorithm, p.flops);
+  const bool depthwise =
+      layer.kind == LayerKind::kConv2d && !l.matrix && !device.depthwise_efficiency.points.empty();
+  const EfficiencyCurve& efficiency = p.winograd                 ? device.winograd_efficiency
+                                      : on_matrix_units && l.fp8 ? *u.fp8_matrix.curve
+                                      : on_matrix_units          ? *u.matrix_efficiency
+                                      : depthwise                ? device.depthwise_efficiency
+                                                                 : device.compute_efficiency;
+  if (!(p.flops > 0) || fused_pass) return;
+  const double shape =
+      on_matrix_units && efficiency.half_dim > 0
+          ? efficiency.ShapeFactor(PassGemmDims(network, layer, pass, u.b, algorithm))
+          : 1.0;
+  p.compute_s = p.algorithm_flops / (peak * efficiency.At(p.algorithm_flops * curve_size) * shape);
+}
+
+// The memory time of a forward or backward pass: a row-normalizing layer at
+// the device's normalization curve; a batch norm under cuDNN's NCHW
+// per-channel kernels (ModelsNchwBatchNorm) its tensors and parameters at 4
+// bytes per element, at kNchwBatchNormTimeRatio times the element-wise
+// memory time.
+void TimePassMemoryStep(const StepUnits& u, const LayerPlanStep& l, const PassCost& work,
+                        PassTime& p) {
+  if (!(p.bytes > 0)) return;
+  const Device& device = *u.device;
+  const Layer& layer = *l.layer;
+  const EfficiencyCurve& memory_efficiency = NormalizesRows(layer.kind)
+                                                 ? device.NormalizationMemoryEfficiency()
+                                                 : device.memory_efficiency;
+  p.memory_s = p.bytes / (u.core_bandwidth * memory_efficiency.At(p.bytes));
+  if (u.nchw_batch_norm && layer.kind == LayerKind::kBatchNorm) {
+    const double fp32_bytes = work.BytesRead(u.b, 4, 4) + work.BytesWritten(u.b, 4, 4);
+    p.memory_s = kNchwBatchNormTimeRatio * fp32_bytes /
+                 (u.core_bandwidth * device.memory_efficiency.At(fp32_bytes));
+  }
+}
+
+// Layout transposes around a tensor-unit convolution (ModelsTransposes). Each
+// pass of a convolution touches its input (x or dx) and its output (y or
+// dy): in the other layout each is transposed to the kernel's layout or back,
+// read once and written once by a kernel of its own (cuDNN's nchwToNhwcKernel
+// and nhwcToNchwKernel); its kernel (W or dW) too unless the window is 1x1,
+// where both layouts are the same bytes. Timed as 4-byte elements whatever
+// the precision. From the H200 kernel table: AMP's 169 + 79 transposes per
+// step are exactly this count for the passes cuDNN ran through its NHWC
+// kernels; TF32's 159 + 67 within one.
+void AddLayoutTransposesStep(const StepUnits& u, const Network& network, const Layer& layer,
+                             PassTime& p) {
+  const double x = InputElementsStep(network, layer);
+  const double y = OutputElementsStep(layer);
+  const bool window = layer.conv.window.kernel_h * layer.conv.window.kernel_w > 1;
+  const double w = window ? static_cast<double>(MatrixKernel(layer)->shape.elements()) : 0.0;
+  for (const auto& [elements, bytes_per_element] :
+       {std::pair{x * u.b, u.sample_bytes}, std::pair{y * u.b, u.sample_bytes},
+        std::pair{w, u.weight_bytes}}) {
+    if (elements <= 0) continue;
+    const double as_fp32 = 2 * elements * 4;
+    p.layout_bytes += 2 * elements * bytes_per_element;
+    p.layout_memory_s += MemoryTimeStep(u, as_fp32);
+    p.layout_kernels += 1;
+  }
+  p.layout_s = p.layout_memory_s + p.layout_kernels * u.device->kernel_launch_s;
+}
+
+// A forward or backward pass of a layer: its work (padded on the matrix
+// units), AMP's and FP8's casts, its fusion into a batch norm, its compute
+// and memory times, its launch and layout transposes.
+PassTime TimeLayerPassStep(const StepUnits& u, const Network& network, const LayerPlanStep& l,
+                           Pass pass) {
+  const Layer& layer = *l.layer;
+  const PassCost& work = l.cost->pass(pass);
+  const bool casts_pass = pass == Pass::kForward || pass == Pass::kBackwardData;
+  PassTime p;
+  p.flops = work.flops.At(u.b) * (l.matrix ? l.padding : 1.0);
+  p.bytes = work.BytesRead(u.b, l.sample_bytes, l.weight_bytes) +
+            work.BytesWritten(u.b, l.sample_bytes, l.weight_bytes);
+  if (l.amp_fp32 && casts_pass && (p.flops > 0 || p.bytes > 0)) {
+    AddAmpCastsStep(u, network, layer, p);
+  }
+  if (l.fp8 && layer.kind == LayerKind::kDense && casts_pass) {
+    AddFp8CastsStep(u, network, l, pass, p);
+  }
+  const bool fused_pass = l.fused != FusedRole::kNone && FuseIntoBatchNormStep(u, l, pass, p);
+  TimePassComputeStep(u, network, l, pass, fused_pass, p);
+  TimePassMemoryStep(u, l, work, p);
+  p.kernels = (p.flops > 0 || p.bytes > 0) && !fused_pass ? 1 : 0;
+  p.launch_s = p.kernels * u.device->kernel_launch_s;
+  if (u.transposes && p.tensor_units && layer.kind == LayerKind::kConv2d && p.flops > 0 &&
+      !RunsAsNchwGemm(layer)) {
+    AddLayoutTransposesStep(u, network, layer, p);
+  }
+  p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s + p.cast_s;
+  return p;
+}
+
+// A layer's update pass: the optimizer's vector work over FP32 state and,
+// under mixed precision, the 2-byte copy of each weight written (read 4,
+// write 2 per trainable parameter).
+PassTime TimeUpdatePassStep(const StepUnits& u, const LayerPlanStep& l) {
+  const Device& device = *u.device;
+  const PassCost& work = l.cost->pass(Pass::kUpdate);
+  PassTime p;
+  p.flops = work.flops.At(u.b);
+  p.bytes = work.BytesRead(u.b, l.sample_bytes, 4) + work.BytesWritten(u.b, l.sample_bytes, 4);
+  if (u.mixed) p.bytes += 6 * static_cast<double>(l.cost->trainable_params);
+  p.algorithm_flops = AlgorithmFlops(ConvAlgorithm::kImplicitGemm, p.flops);
+  if (p.flops > 0) {
+    p.compute_s =
+        p.algorithm_flops / (u.core_vector_peak * device.compute_efficiency.At(p.algorithm_flops));
+  }
+  if (p.bytes > 0) p.memory_s = MemoryTimeStep(u, p.bytes);
+  p.kernels = p.flops > 0 || p.bytes > 0 ? 1 : 0;
+  p.launch_s = p.kernels * device.kernel_launch_s;
+  p.time_s = std::max(p.compute_s, p.memory_s) + p.launch_s + p.layout_s + p.cast_s;
+  return p;
+}
+
+// What one layer's passes share (LayerPlanStep).
+LayerPlanStep PlanLayerStep(const StepUnits& u, const Network& network, const Layer& layer,
+                            const LayerCost& cost, FusedRole fused,
+                            const DeviceModelOptions& options) {
+  LayerPlanStep l;
+  l.layer = &layer;
+  l.cost = &cost;
+  l.fused = fused;
+  std::tie(l.matrix, l.padding) = MatrixWork(network, layer, u.feature_multiple);
+  l.amp_fp32 = u.amp_casts && layer.kind != LayerKind::kInput &&
+               RunsInFp32UnderAmp(layer.kind, options.amp_ops);
+  l.sample_bytes = l.amp_fp32 ? 4 : u.sample_bytes;
+  l.weight_bytes = l.amp_fp32 ? 4 : u.weight_bytes;
+  l.fp8 = l.matrix && RunsInFp8(layer, options.precision, options.attention);
+  return l;
+}
+
+// One layer's passes, each timed (TimeLayerPassStep, TimeUpdatePassStep).
+LayerTime TimeLayerStep(const StepUnits& u, const Network& network, const LayerPlanStep& l) {
+  LayerTime t;
+  t.name = l.layer->name;
+  t.kind = LayerKindName(l.layer->kind);
+  t.fused = l.fused;
+  t.matrix = l.matrix;
+  t.padding = l.padding;
+  for (Pass pass : kAllPasses) {
+    t.passes[static_cast<size_t>(pass)] =
+        pass == Pass::kUpdate ? TimeUpdatePassStep(u, l) : TimeLayerPassStep(u, network, l, pass);
+  }
+  return t;
+}
+
+// Adds a layer's passes to one micro-batch's totals: the update to
+// update_s, the others to compute_s (the forward twice when recomputed,
+// `rerun`), and to `backward_s` its part of the backward pass (its backward
+// passes, and its forward again when recomputed, run just before them).
+void AddLayerToStep(const LayerTime& t, bool rerun, ModeledStep& step, double& backward_s) {
+  for (Pass pass : kAllPasses) {
+    const PassTime& p = t.passes[static_cast<size_t>(pass)];
+    if (pass == Pass::kUpdate) {
+      step.update_s += p.time_s;
+      continue;
+    }
+    const bool twice = pass == Pass::kForward && rerun;
+    const double runs = twice ? 2 : 1;
+    step.compute_s += runs * p.time_s;
+    step.layout_s += runs * p.layout_s;
+    step.cast_s += runs * p.cast_s;
+    if (twice) step.recompute_s += p.time_s;
+    if (pass != Pass::kForward || twice) backward_s += p.time_s;
+  }
+}
+
+// DDP: gradients in the order the backward pass finishes them (the last
+// layer first), a layer's ready when its backward passes end; packed into
+// buckets, each all-reduced once its last gradient is ready and the
+// communicator is free (fitspeed/timing/data_parallel.h). Adds the
+// all-reduces and what of them the backward pass does not hide to `step`.
+template <typename AllReduce>
+void OverlapGradientBucketsStep(const NetworkCost& cost, const std::vector<double>& backward_s,
+                                double grad_bytes_per_param, const DeviceModelOptions& options,
+                                AllReduce all_reduce, ModeledStep& step) {
+  std::vector<double> bytes, ready;
+  double clock = 0;
+  for (int id = static_cast<int>(backward_s.size()) - 1; id >= 0; --id) {
+    clock += backward_s[static_cast<size_t>(id)];
+    const double params =
+        static_cast<double>(cost.layers[static_cast<size_t>(id)].trainable_params);
+    if (params <= 0) continue;
+    bytes.push_back(GradientBytes(params, grad_bytes_per_param));
+    ready.push_back(clock);
+  }
+  std::vector<BucketComm> buckets;
+  for (const std::vector<int>& bucket :
+       PlanGradientBuckets(bytes, options.bucket_bytes, options.first_bucket_bytes)) {
+    double size = 0;
+    for (int i : bucket) size += bytes[static_cast<size_t>(i)];
+    buckets.push_back({ready[static_cast<size_t>(bucket.back())], all_reduce(size)});
+  }
+  const OverlapTimeline timeline = ScheduleBucketedAllReduce(buckets, step.backward_s);
+  step.comm_s += timeline.comm_s;
+  step.exposed_comm_s += timeline.exposed_s;
+  step.comm_buckets = static_cast<int>(buckets.size());
+}
+
+// The gradients all-reduced between the devices: a ring in one node, or a
+// ring in each node and one over the nodes (HierarchicalAllReduceTime); once
+// after the backward pass, or bucket by bucket behind it (options.overlap).
+void AllReduceBetweenDevicesStep(const Device& device, const NetworkCost& cost,
+                                 const std::vector<double>& backward_s, double gradient_bytes,
+                                 double grad_bytes_per_param, const DeviceModelOptions& options,
+                                 ModeledStep& step) {
+  const DeviceLink* link = device.FindLink("devices");
+  if (link == nullptr) {
+    throw UsageError(
+        fmt::format("device {} has no link that connects devices: cannot model {} devices",
+                    device.name, options.devices));
+  }
+  const Link intra = *link;
+  const int per_node = options.devices_per_node > 0
+                           ? std::min(options.devices_per_node, options.devices)
+                           : options.devices;
+  step.nodes = options.devices / per_node;
+  Link inter;
+  int rails = 1;  // the node's interfaces that carry the between-node ring at once
+  if (step.nodes > 1) {
+    const DeviceLink* network_link = device.FindLink("network");
+    if (network_link == nullptr) {
+      throw UsageError(fmt::format(
+          "{} devices over {} nodes of {}: device {} has no network link between nodes; give "
+          "one with a links file (--links FILE, written by `fitspeed linkbench --from` from "
+          "an nccl-tests or osu_allreduce log; docs/devices.md, \"Links files\")",
+          options.devices, step.nodes, per_node, device.name));
+    }
+    inter = *network_link;
+    if (network_link->per_device) rails = per_node;
+  }
+  auto all_reduce = [&](double bytes) {
+    return step.nodes > 1
+               ? HierarchicalAllReduceTime(bytes, per_node, step.nodes, intra, inter, rails)
+               : RingAllReduceTime(bytes, options.devices, intra);
+  };
+  if (options.overlap) {
+    OverlapGradientBucketsStep(cost, backward_s, grad_bytes_per_param, options, all_reduce, step);
+    return;
+  }
+  // One all-reduce of every gradient after the backward pass.
+  const double t = all_reduce(gradient_bytes);
+  step.comm_s += t;
+  step.exposed_comm_s += t;
+  step.comm_buckets = 1;
+}
+
+// Gradients all-reduced between the cores of the device, then between
+// devices, each by the ring formula (core/comm.h): FP32 (the gradients of
+// FP32 weights, autocast's too), or 16-bit when the model is cast to 16 bits
+// whole (GradientBytesPerParameter).
+void ReduceGradientsStep(const Device& device, const NetworkCost& cost,
+                         const std::vector<double>& backward_s, const DeviceModelOptions& options,
+                         ModeledStep& step) {
   const double grad_bytes_per_param = GradientBytesPerParameter(options);
   const double gradient_bytes =
       GradientBytes(static_cast<double>(cost.total.trainable_params), grad_bytes_per_param);
-  for (double s : backward_s) step.backward_s += s;
   if (device.cores > 1) {
     // Between the cores of one device (a TPU board's ICI): one all-reduce
     // after the backward pass, exposed whole.
@@ -612,74 +793,16 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
     step.exposed_comm_s = step.comm_s;
   }
   if (options.devices > 1) {
-    const DeviceLink* link = device.FindLink("devices");
-    if (link == nullptr) {
-      throw UsageError(
-          fmt::format("device {} has no link that connects devices: cannot model {} devices",
-                      device.name, options.devices));
-    }
-    const Link intra = *link;
-    const int per_node = options.devices_per_node > 0
-                             ? std::min(options.devices_per_node, options.devices)
-                             : options.devices;
-    step.nodes = options.devices / per_node;
-    Link inter;
-    int rails = 1;  // the node's interfaces that carry the between-node ring at once
-    if (step.nodes > 1) {
-      const DeviceLink* network_link = device.FindLink("network");
-      if (network_link == nullptr) {
-        throw UsageError(fmt::format(
-            "{} devices over {} nodes of {}: device {} has no network link between nodes; give "
-            "one with a links file (--links FILE, written by `fitspeed linkbench --from` from "
-            "an nccl-tests or osu_allreduce log; docs/devices.md, \"Links files\")",
-            options.devices, step.nodes, per_node, device.name));
-      }
-      inter = *network_link;
-      if (network_link->per_device) rails = per_node;
-    }
-    // A ring in one node, or a ring in each node and one over the nodes
-    // (HierarchicalAllReduceTime).
-    auto all_reduce = [&](double bytes) {
-      return step.nodes > 1
-                 ? HierarchicalAllReduceTime(bytes, per_node, step.nodes, intra, inter, rails)
-                 : RingAllReduceTime(bytes, options.devices, intra);
-    };
-    if (!options.overlap) {
-      // One all-reduce of every gradient after the backward pass.
-      const double t = all_reduce(gradient_bytes);
-      step.comm_s += t;
-      step.exposed_comm_s += t;
-      step.comm_buckets = 1;
-    } else {
-      // DDP: gradients in the order the backward pass finishes them (the
-      // last layer first), a layer's ready when its backward passes end;
-      // packed into buckets, each all-reduced once its last gradient is ready
-      // and the communicator is free (fitspeed/timing/data_parallel.h).
-      std::vector<double> bytes, ready;
-      double clock = 0;
-      for (int id = network.size() - 1; id >= 0; --id) {
-        clock += backward_s[static_cast<size_t>(id)];
-        const double params =
-            static_cast<double>(cost.layers[static_cast<size_t>(id)].trainable_params);
-        if (params <= 0) continue;
-        bytes.push_back(GradientBytes(params, grad_bytes_per_param));
-        ready.push_back(clock);
-      }
-      std::vector<BucketComm> buckets;
-      for (const std::vector<int>& bucket :
-           PlanGradientBuckets(bytes, options.bucket_bytes, options.first_bucket_bytes)) {
-        double size = 0;
-        for (int i : bucket) size += bytes[static_cast<size_t>(i)];
-        buckets.push_back({ready[static_cast<size_t>(bucket.back())], all_reduce(size)});
-      }
-      const OverlapTimeline timeline = ScheduleBucketedAllReduce(buckets, step.backward_s);
-      step.comm_s += timeline.comm_s;
-      step.exposed_comm_s += timeline.exposed_s;
-      step.comm_buckets = static_cast<int>(buckets.size());
-    }
+    AllReduceBetweenDevicesStep(device, cost, backward_s, gradient_bytes, grad_bytes_per_param,
+                                options, step);
   }
-  // Gradient accumulation: every micro-batch runs its passes and is a host
-  // call of its own; the all-reduce and the update run once per step.
+}
+
+// The step from one micro-batch's passes: gradient accumulation (every
+// micro-batch runs its passes and is a host call of its own; the all-reduce
+// and the update run once per step), the input pipeline, throughput and MFU.
+void CompleteStepTimes(const Network& network, const Device& device, const NetworkCost& cost,
+                       double matrix_peak, const DeviceModelOptions& options, ModeledStep& step) {
   const double micro = options.accumulation;
   step.accumulation = options.accumulation;
   step.compute_s *= micro;
@@ -696,27 +819,73 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   }
   step.input_bound = step.input_s > step.device_step_s;
   step.step_time_s = std::max(step.device_step_s, step.input_s);
-  const double samples = micro * static_cast<double>(batch);
+  const double samples = micro * static_cast<double>(step.batch);
   step.throughput_sps = samples / step.step_time_s;
   step.step_flops = cost.StepFlops(samples) - (micro - 1) * cost.UpdateFlopsPerStep();
   const double model_flops = options.attention == AttentionKernel::kUnfused
                                  ? cost.TrainFlopsPerSample()
                                  : CountCost(network, options.optimizer).TrainFlopsPerSample();
   step.mfu = model_flops * samples / step.step_time_s / (matrix_peak * options.devices);
+}
 
-  // Memory of one core: every core holds the parameters, gradients and
-  // optimizer state, and the activations of its share of the batch.
-  const MemoryEstimate memory = EstimateTrainingMemory(network, b, options.optimizer, sample_bytes,
-                                                       4, options.attention, options.recompute);
-  // Mixed precision adds the 2-byte copy of every parameter (half the FP32
-  // bytes); FP8 the FP8 weight of each FP8 dense layer and its transpose (2
-  // bytes per parameter). Activations are counted at 2 bytes under FP8 too
-  // (Transformer Engine keeps some inputs for the backward pass in FP8: an
-  // upper bound).
+// Memory of one core: every core holds the parameters, gradients and
+// optimizer state, and the activations of its share of the batch. Mixed
+// precision adds the 2-byte copy of every parameter (half the FP32 bytes);
+// FP8 the FP8 weight of each FP8 dense layer and its transpose (2 bytes per
+// parameter, `fp8_weights` parameters). Activations are counted at 2 bytes
+// under FP8 too (Transformer Engine keeps some inputs for the backward pass
+// in FP8: an upper bound).
+void EstimateStepMemory(const Network& network, const StepUnits& u, double fp8_weights,
+                        const DeviceModelOptions& options, ModeledStep& step) {
+  const MemoryEstimate memory = EstimateTrainingMemory(
+      network, u.b, options.optimizer, u.sample_bytes, 4, options.attention, options.recompute);
   step.memory_bytes =
-      memory.total_bytes() + (mixed ? memory.parameter_bytes / 2 : 0) + 2 * fp8_weights;
-  step.memory_capacity_bytes = device.memory_capacity_bytes / cores;
+      memory.total_bytes() + (u.mixed ? memory.parameter_bytes / 2 : 0) + 2 * fp8_weights;
+  step.memory_capacity_bytes =
+      u.device->memory_capacity_bytes / static_cast<double>(u.device->cores);
   step.fits = step.memory_bytes <= step.memory_capacity_bytes;
+}
+
+}  // namespace
+
+ModeledStep ModelStep(const Network& network, const Device& device, int64_t batch,
+                      const DeviceModelOptions& options) {
+  ValidateDeviceModelOptions(options);
+  if (!network.finalized()) throw UsageError("ModelStep needs a finalized network");
+  if (batch < options.devices) {
+    throw UsageError(
+        fmt::format("batch {} cannot be split over {} devices", batch, options.devices));
+  }
+  ModeledStep step;
+  step.batch = batch;
+  step.devices = options.devices;
+  step.per_device_batch = static_cast<double>(batch) / options.devices;
+  const double cores = device.cores;
+  step.per_core_batch = RoundUp(static_cast<int64_t>(std::ceil(step.per_device_batch / cores)),
+                                device.batch_multiple);
+  const StepUnits u = MakeStepUnits(device, options, step.per_core_batch);
+
+  const NetworkCost cost = CountCost(network, options.optimizer, options.attention);
+  const std::vector<bool> rerun = RecomputedForwards(network, options.recompute);
+  const std::vector<FusedRole> fused = FusedRoles(network, options.fusion);
+  // Each layer's part of one micro-batch's backward pass (AddLayerToStep).
+  std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
+  double fp8_weights = 0;  // parameters of the dense layers run in FP8
+  for (int id = 0; id < network.size(); ++id) {
+    const size_t i = static_cast<size_t>(id);
+    const Layer& layer = network.layer(id);
+    const LayerPlanStep l = PlanLayerStep(u, network, layer, cost.layers[i], fused[i], options);
+    if (l.fp8 && layer.kind == LayerKind::kDense) {
+      fp8_weights += static_cast<double>(cost.layers[i].trainable_params);
+    }
+    LayerTime t = TimeLayerStep(u, network, l);
+    AddLayerToStep(t, rerun[i], step, backward_s[i]);
+    step.layers.push_back(std::move(t));
+  }
+  for (double s : backward_s) step.backward_s += s;
+  ReduceGradientsStep(device, cost, backward_s, options, step);
+  CompleteStepTimes(network, device, cost, u.matrix_peak, options, step);
+  EstimateStepMemory(network, u, fp8_weights, options, step);
   return step;
 }
 

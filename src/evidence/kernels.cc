@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/median.h"
 #include "device/conv_algorithm.h"
@@ -260,23 +261,36 @@ bool NamesWinograd(std::string name) {
   return name.find("winograd") != std::string::npos;
 }
 
-// Whether `list` (a GPU's fitted or carried catalog devices) holds `name`.
+// Whether `list` (the GPUs a device's curves are fitted on or carried from) holds `name`.
 bool Names(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// The catalog device a checked GPU maps to ("" when none).
+// The catalog device a checked GPU maps to: the one that lists its name among
+// its aliases ("" when none).
 std::string CatalogDeviceOf(const std::string& gpu) {
-  static const std::map<std::string, std::string> map = {{"Tesla V100-PCIE-32GB", "v100-pcie"},
-                                                         {"Tesla T4", "t4"},
-                                                         {"Tesla P100-PCIE-16GB", "p100"},
-                                                         {"NVIDIA A100-PCIE-40GB", "a100"},
-                                                         {"NVIDIA A100 80GB PCIe", "a100-80gb"},
-                                                         {"NVIDIA H100 80GB HBM3", "h100"},
-                                                         {"A100", "a100"},
-                                                         {"H100", "h100"}};
-  const auto it = map.find(gpu);
-  return it == map.end() ? std::string() : it->second;
+  const std::optional<CatalogAlias> alias = FindCatalogAlias(gpu);
+  return alias ? alias->device : std::string();
+}
+
+// The catalog device whose memory curve times `gpu`'s fitted kernels: the
+// first fitted on its kernels, else the first that carries their curves
+// (Device::kernel_curves_from).
+std::string CatalogDeviceTakingCurves(const std::string& gpu) {
+  std::string carried;
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    const Device d = LoadDevice(name);
+    if (Names(d.kernel_curves_from.fitted, gpu)) return name;
+    if (carried.empty() && Names(d.kernel_curves_from.carried, gpu)) carried = name;
+  }
+  if (carried.empty()) {
+    throw UsageError(
+        fmt::format("no catalog device takes the curves of GPU '{}' (curves_from): give its "
+                    "KernelGpu::memory_device",
+                    gpu));
+  }
+  return carried;
 }
 
 }  // namespace
@@ -491,24 +505,20 @@ std::vector<KernelMeasurement> ReadKernelTable(const std::string& path) {
 }
 
 std::vector<KernelGpu> KernelGpus() {
+  // The devices name the GPUs in their curves_from. The V100's fits are
+  // carried to the devices nothing of whose was measured here (issue 30's and
+  // issue 32's: the catalog's nearest; AMD and Gaudi: another vendor's
+  // kernels, carried by the same F/peak rule; docs/devices.md); the H200's to
+  // the same GH100 chip on other boards (the H100 SXM at the same peaks, the
+  // H100 PCIe at its lower clocks, by F/peak).
   std::vector<KernelGpu> gpus(5);
-  gpus[0] = {
-      "V100",
-      "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
-      "FP32, 125 TFLOPS FP16 tensor, 900 GB/s (datasheet)",
-      15.7e12,
-      125e12,
-      9e11,
-      5e-6,
-      {"v100-sxm2"},
-      // Issue 30's and issue 32's devices: nothing of theirs was measured
-      // here, the V100's fits are the catalog's nearest (AMD and Gaudi:
-      // another vendor's kernels, carried by the same F/peak rule;
-      // docs/devices.md).
-      {"v100-sxm3-32gb", "v100-pcie", "a100",     "a100-80gb",      "h100", "h200",   "b200",
-       "b300",           "gb200",     "gb300",    "l40s",           "l4",   "mi300x", "mi325x",
-       "mi355x",         "gaudi2",    "gaudi3",   "a100-pcie-80gb", "a30",  "a10g",   "l40",
-       "h100-pcie",      "rtx-a5000", "rtx-4090", "rx-7900-xtx"}};
+  gpus[0] = {"V100",
+             "Tesla V100 SXM2 in a DGX-1 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 15.7 TFLOPS "
+             "FP32, 125 TFLOPS FP16 tensor, 900 GB/s (datasheet)",
+             15.7e12,
+             125e12,
+             9e11,
+             5e-6};
   gpus[1] = {"P100",
              "Tesla P100 (DeepBench sheet; CUDA 8, cuDNN 6): read as the SXM2 board, 10.6 TFLOPS "
              "FP32 and 732 GB/s (datasheet); its largest SGEMMs reach 9.1 TFLOPS, 98% of the PCIe "
@@ -516,27 +526,21 @@ std::vector<KernelGpu> KernelGpus() {
              10.6e12,
              0,
              7.32e11,
-             5e-6,
-             {},
-             {"p100"}};
+             5e-6};
   gpus[2] = {"T4",
              "Tesla T4 (DeepBench sheet; CUDA 10.1, cuDNN 7.6.2): 8.1 TFLOPS FP32, 65 TFLOPS FP16 "
              "tensor, 320 GB/s (datasheet)",
              8.1e12,
              65e12,
              3.2e11,
-             5e-6,
-             {"t4"},
-             {}};
+             5e-6};
   gpus[3] = {"Tesla K40",
              "Tesla K40 at its 875 MHz boost clock, as the clBLAS tables were measured: 2880 cores "
              "x 2 x 0.875 GHz = 5.04 TFLOPS FP32, 288 GB/s",
              5.04e12,
              0,
              2.88e11,
-             5e-6,
-             {},
-             {"k40m", "k80"}};
+             5e-6};
   // After the V100, which names the Hopper devices for the units the H200
   // table has no kernels of (FP32, Winograd, depthwise).
   gpus[4] = {"H200",
@@ -548,10 +552,6 @@ std::vector<KernelGpu> KernelGpus() {
              989.5e12,
              4.8e12,
              5e-6,
-             {"h200"},
-             // The same GH100 chip on other boards (the H100 SXM at the same
-             // peaks; the H100 PCIe at its lower clocks, by F/peak).
-             {"h100", "h100-pcie"},
              1979e12,
              "data/llm-gpu/gemm.csv"};
   return gpus;
@@ -587,8 +587,8 @@ KernelFitReport FitKernelCurves(const std::vector<KernelMeasurement>& measuremen
   KernelFitReport report;
   std::map<std::string, int> skipped;
   for (const KernelGpu& gpu : gpus) {
-    const Device memory_of =
-        LoadDevice(gpu.fitted.empty() ? gpu.carried.front() : gpu.fitted.front());
+    const Device memory_of = LoadDevice(
+        gpu.memory_device.empty() ? CatalogDeviceTakingCurves(gpu.name) : gpu.memory_device);
     AlgorithmAgreement agreement;
     agreement.gpu = gpu.name;
     std::map<KernelUnit, std::vector<std::pair<KernelTerm, const KernelMeasurement*>>> terms;
@@ -929,8 +929,8 @@ std::vector<std::string> ApplyKernelCurves(Device& device, const KernelFitReport
                                            const std::vector<KernelGpu>& gpus) {
   std::vector<std::string> set;
   for (const KernelGpu& gpu : gpus) {
-    const bool fitted = Names(gpu.fitted, device.name);
-    const bool carried = Names(gpu.carried, device.name);
+    const bool fitted = Names(device.kernel_curves_from.fitted, gpu.name);
+    const bool carried = Names(device.kernel_curves_from.carried, gpu.name);
     if (!fitted && !carried) continue;
     for (const KernelCurveFit& fit : report.fits) {
       if (fit.gpu != gpu.name) continue;
@@ -1067,43 +1067,20 @@ const char* MemoryClassName(MemoryClass c) {
 
 std::vector<MemorySweepGpu> MemorySweepGpus() {
   return {
-      {"Tesla V100-PCIE-32GB",
-       "Tesla V100 PCIe 32 GB: 900 GB/s HBM2 (datasheet)",
-       9e11,
-       {"v100-pcie"},
-       {"v100-sxm2", "v100-sxm3-32gb"}},
-      {"NVIDIA A100-PCIE-40GB",
-       "A100 PCIe 40 GB: 1555 GB/s HBM2 (datasheet)",
-       1.555e12,
-       {},
-       {"a100"}},
-      {"NVIDIA A100 80GB PCIe",
-       "A100 80 GB PCIe: 1935 GB/s HBM2e (datasheet); test split only",
-       1.935e12,
-       {},
-       {"a100-80gb", "h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x",
-        "gaudi2", "gaudi3", "a100-pcie-80gb", "a30", "h100-pcie"}},
-      {"Tesla T4", "Tesla T4: 320 GB/s GDDR6 (datasheet)", 3.2e11, {"t4"}, {}},
-      {"Tesla P100-PCIE-16GB",
-       "Tesla P100 PCIe 16 GB: 732 GB/s HBM2 (datasheet)",
-       7.32e11,
-       {"p100"},
-       {}},
-      {"Tesla P4", "Tesla P4: 192 GB/s GDDR5 (datasheet)", 1.92e11, {}, {}},
-      {"NVIDIA L4",
-       "L4: 300 GB/s GDDR6 (datasheet); test split only",
-       3e11,
-       {"l4"},
-       {"l40s", "a10g", "l40", "rtx-a5000", "rtx-4090", "rx-7900-xtx"}},
+      {"Tesla V100-PCIE-32GB", "Tesla V100 PCIe 32 GB: 900 GB/s HBM2 (datasheet)", 9e11},
+      {"NVIDIA A100-PCIE-40GB", "A100 PCIe 40 GB: 1555 GB/s HBM2 (datasheet)", 1.555e12},
+      {"NVIDIA A100 80GB PCIe", "A100 80 GB PCIe: 1935 GB/s HBM2e (datasheet); test split only",
+       1.935e12},
+      {"Tesla T4", "Tesla T4: 320 GB/s GDDR6 (datasheet)", 3.2e11},
+      {"Tesla P100-PCIE-16GB", "Tesla P100 PCIe 16 GB: 732 GB/s HBM2 (datasheet)", 7.32e11},
+      {"Tesla P4", "Tesla P4: 192 GB/s GDDR5 (datasheet)", 1.92e11},
+      {"NVIDIA L4", "L4: 300 GB/s GDDR6 (datasheet); test split only", 3e11},
       // Last: FitMemoryPlateaus finds no NeuSight rows of it; its
       // normalization plateau is FitFirstHandNormalizationPlateau's.
       {"H200",
        "NVIDIA H200 SXM of this project's first-hand run (data/llm-gpu/memory_ops.csv): 4.8 "
        "TB/s HBM3e (datasheet)",
-       4.8e12,
-       {"h200"},
-       {"h100", "h100-pcie"},
-       true},
+       4.8e12, true},
   };
 }
 
@@ -1133,9 +1110,7 @@ MemoryPlateauFit PlateauOf(const std::string& gpu, MemoryClass c,
   std::sort(all.begin(), all.end());
   const double n = static_cast<double>(all.size());
   const double half_width = 1.96 * std::sqrt(n) / 2;
-  const auto rank = [&](double r) {
-    return all[static_cast<size_t>(std::clamp(r, 1.0, n)) - 1];
-  };
+  const auto rank = [&](double r) { return all[static_cast<size_t>(std::clamp(r, 1.0, n)) - 1]; };
   fit.ci_low = rank(std::floor(n / 2 - half_width));
   fit.ci_high = rank(std::ceil(n / 2 + half_width + 1));
   for (const std::string& op : op_order) {
@@ -1219,8 +1194,8 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
                                              const std::vector<MemorySweepGpu>& gpus) {
   std::vector<std::string> set;
   for (const MemorySweepGpu& gpu : gpus) {
-    const bool fitted = Names(gpu.fitted, device.name);
-    const bool carried = Names(gpu.carried, device.name);
+    const bool fitted = Names(device.memory_curves_from.fitted, gpu.name);
+    const bool carried = Names(device.memory_curves_from.carried, gpu.name);
     if (!fitted && !carried) continue;
     for (const MemoryPlateauFit& fit : fits) {
       if (fit.gpu != gpu.name) continue;
@@ -1236,7 +1211,7 @@ std::vector<std::string> ApplyMemoryPlateaus(Device& device,
           "the catalog's assumed one (latency-bound small kernels), scaled to that plateau",
           fitted ? "fitted" : "carried", fit.efficiency, fit.ci_low, fit.ci_high, fit.kernels,
           gpu.name,
-          first_hand     ? "LayerNorm, RMSNorm and softmax"
+          first_hand      ? "LayerNorm, RMSNorm and softmax"
           : normalization ? "LayerNorm and softmax"
                           : "element-wise",
           first_hand ? "of this project's BF16 run, forward and backward, 134-403 MB each "
@@ -1297,16 +1272,15 @@ std::vector<AllReduceMeasurement> ReadAllReduceTable(const std::string& path) {
 
 std::vector<AllReduceCheck> CheckLinksOnAllReduce(
     const std::vector<AllReduceMeasurement>& measurements, const std::vector<Device>& given) {
-  static const std::map<std::string, std::string> catalog_of = {{"P100", "p100"}};
   std::map<std::string, Device> devices;
   for (const Device& d : given) devices.emplace(d.name, d);
   std::vector<AllReduceCheck> checks;
   std::vector<std::vector<double>> errors;
   for (const AllReduceMeasurement& m : measurements) {
-    const auto name = catalog_of.find(m.gpu);
-    if (name == catalog_of.end()) continue;
-    if (devices.count(name->second) == 0) devices.emplace(name->second, LoadDevice(name->second));
-    const Device& d = devices.at(name->second);
+    const std::string name = CatalogDeviceOf(m.gpu);
+    if (name.empty()) continue;
+    if (devices.count(name) == 0) devices.emplace(name, LoadDevice(name));
+    const Device& d = devices.at(name);
     auto check = std::find_if(checks.begin(), checks.end(), [&](const AllReduceCheck& c) {
       return c.gpu == m.gpu && c.devices == m.devices && c.nodes == m.nodes;
     });

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "evidence/csv_table.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 #include "io/text.h"
@@ -91,19 +93,15 @@ const std::vector<LayerNodeMapping> kBertLayerNodes = {
     {"bert_encoder_layer_0_output_layer_norm", "layer0.norm2", "LayerNorm after add2"},
 };
 
-// Torch device names (spaces as '_') of the file and the catalog devices
-// that model them. Peaks from the NVIDIA datasheets of each part.
-const std::vector<GpuMatch> kGpuMatches = {
-    {"Tesla_V100-PCIE-32GB", "v100-pcie",
-     "catalog v100-pcie is the 16 GB card: same 14 TFLOPS FP32 and 900 GB/s; only the memory "
-     "capacity differs, which no layer time depends on"},
-    {"NVIDIA_A100_80GB_PCIe", "a100-80gb",
-     "catalog a100-80gb is the SXM4 part (2039 GB/s, 400 W); the PCIe card has the same 19.5 "
-     "TFLOPS FP32 peak but 1935 GB/s (5% less) and a 300 W limit that can lower sustained "
-     "clocks: memory-bound layers are modeled up to ~5% fast"},
-    {"NVIDIA_H100_80GB_HBM3", "h100",
-     "80 GB HBM3 is the SXM5 part (the PCIe H100 has HBM2e), as catalog h100"},
-};
+// The catalog device that models a GPU of the file (torch's name with '_'
+// for ' '): the one that lists the name among its aliases; nullopt when none.
+std::optional<GpuMatch> MatchGpu(const std::string& gpu) {
+  std::string name = gpu;
+  std::replace(name.begin(), name.end(), '_', ' ');
+  const std::optional<CatalogAlias> alias = FindCatalogAlias(name);
+  if (!alias) return std::nullopt;
+  return GpuMatch{gpu, alias->device, alias->note};
+}
 
 constexpr const char* kKindOrder[] = {"dense",   "batched_matmul",   "softmax",
                                       "dropout", "layer_norm",       "gelu",
@@ -307,9 +305,8 @@ LayerCheckReport CheckBertLayers(const std::string& path, const LayerCheckOption
   }
   std::vector<double> forward_errors, backward_errors, forward_layer, backward_layer;
   for (const Group& group : groups) {
-    const auto match = std::find_if(kGpuMatches.begin(), kGpuMatches.end(),
-                                    [&group](const GpuMatch& m) { return group.gpu == m.gpu; });
-    if (match == kGpuMatches.end()) {
+    const std::optional<GpuMatch> match = MatchGpu(group.gpu);
+    if (!match) {
       EncoderNodes(group, path);  // its layer is read all the same: no node goes unchecked
       auto skipped = std::find_if(report.skipped.begin(), report.skipped.end(),
                                   [&group](const SkippedGpu& s) { return s.gpu == group.gpu; });
@@ -330,9 +327,8 @@ LayerCheckReport CheckBertLayers(const std::string& path, const LayerCheckOption
     }
     forward_layer.push_back(g.encoder_layer.forward.error_pct);
     backward_layer.push_back(g.encoder_layer.backward.error_pct);
-    const bool listed =
-        std::any_of(report.matches.begin(), report.matches.end(),
-                    [&match](const GpuMatch& m) { return std::string(m.gpu) == match->gpu; });
+    const bool listed = std::any_of(report.matches.begin(), report.matches.end(),
+                                    [&match](const GpuMatch& m) { return m.gpu == match->gpu; });
     if (!listed) report.matches.push_back(*match);
     report.groups.push_back(std::move(g));
   }

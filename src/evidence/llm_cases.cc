@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "evidence/csv_table.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
 #include "io/text.h"
 
 namespace fitspeed {
@@ -89,22 +91,6 @@ LlmCase ParseVtrainRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
 
 // ---- MLPerf Training LLM ----------------------------------------------------
 
-// The table's accelerator names and the catalog devices they are.
-constexpr std::pair<const char*, const char*> kMlperfDevicesLlmCases[] = {
-    {"NVIDIA H100-SXM5-80GB", "h100"},
-    {"NVIDIA H100-SXM-80GB", "h100"},
-    {"NVIDIA H200-SXM5-141GB", "h200"},
-    {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200"},
-    {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
-    {"NVIDIA L40S", "l40s"},
-    {"Habana Gaudi2", "gaudi2"},
-    {"Intel Gaudi2", "gaudi2"},
-    {"Intel(R) Gaudi(R) 2 AI Accelerator", "gaudi2"},
-    {"TPU-v5e", "tpu-v5e"},
-    {"TPU-v5p", "tpu-v5p"},
-    {"TPU-trillium", "tpu-v6e"},
-};
-
 // The model each benchmark trains: GPT-3 175B (Brown et al. 2020, table 2.1)
 // and Llama-2-70B (Touvron et al. 2023; its config.json: 80 layers, hidden
 // 8192, 64 heads, 8 key-value heads).
@@ -169,8 +155,9 @@ LlmCase ParseMlperfRowLlmCases(const CsvTable& table, const CsvTable::Row& row) 
   c.lora = model->lora;
 
   c.accelerator = table.Get(row, "accelerator");
-  for (const auto& [name, device] : kMlperfDevicesLlmCases) {
-    if (c.accelerator == name) c.device = device;
+  // The catalog device that lists the table's accelerator name among its aliases.
+  if (const std::optional<CatalogAlias> alias = FindCatalogAlias(c.accelerator)) {
+    c.device = alias->device;
   }
   if (c.device.empty()) {
     throw DataError(table.source, row.line, "accelerator",

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -123,30 +124,6 @@ PublisherTable ParsePublishers(const std::string& text, const std::string& path)
 // ---- The table -----------------------------------------------------------------
 
 namespace {
-
-// The catalog device of each accelerator the catalog has (`fitspeed devices`);
-// the others (H100 SXM 96 GB, A40, CPUs) are not modelable. The GeForce RTX
-// 4090 and Radeon RX 7900 XTX have catalog devices (rtx-4090, rx-7900-xtx) but
-// are left out: tinycorp ran them with tinygrad, which ModeledCaseMlperf would
-// take for NVIDIA's reference code (docs/validation.md, "MLPerf Training").
-constexpr std::pair<const char*, const char*> kDevicesMlperf[] = {
-    {"H100-SXM-80GB", "h100"},
-    {"H200-SXM-141GB", "h200"},
-    {"B200-SXM-180GB", "b200"},
-    {"GB200 (B200 GPU in GB200)", "gb200"},
-    {"A100-SXM-40GB", "a100"},
-    {"A100-SXM-80GB", "a100-80gb"},
-    {"L40S-48GB", "l40s"},
-    {"L4-24GB", "l4"},
-    {"Gaudi2-96GB", "gaudi2"},
-    {"Instinct MI300X-192GB", "mi300x"},
-    {"A100-PCIe-80GB", "a100-pcie-80gb"},
-    {"H100-PCIe-80GB", "h100-pcie"},
-    {"A30-24GB", "a30"},
-    {"A10G-24GB", "a10g"},
-    {"L40-48GB", "l40"},
-    {"RTX A5000-24GB", "rtx-a5000"},
-};
 
 // The tokens of a BERT sequence, the benchmark's (MLPerf Training rules).
 constexpr int kBertSeqLenMlperf = 512;
@@ -330,8 +307,14 @@ MlperfCase ParseRowMlperf(const CsvTable& table, const CsvTable::Row& row,
                     fmt::format("'{}' is neither resnet nor bert", io::Excerpt(c.benchmark)));
   }
   c.accelerator = table.Get(row, "accelerator");
-  for (const auto& [name, device] : kDevicesMlperf) {
-    if (c.accelerator == name) c.device = device;
+  // The catalog device that lists the table's name among its aliases; the
+  // others (H100 SXM 96 GB, A40, CPUs) are not modelable. The GeForce RTX
+  // 4090 and Radeon RX 7900 XTX have catalog devices (rtx-4090, rx-7900-xtx)
+  // but their MLPerf names are not their aliases: tinycorp ran them with
+  // tinygrad, which ModeledCaseMlperf would take for NVIDIA's reference code
+  // (docs/validation.md, "MLPerf Training").
+  if (const std::optional<CatalogAlias> alias = FindCatalogAlias(c.accelerator)) {
+    c.device = alias->device;
   }
   c.accelerators = CountMlperf(table, row, "n_accelerators");
   c.accelerators_per_node = CountMlperf(table, row, "accelerators_per_node");

@@ -370,6 +370,271 @@ LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmT
   return ModelLlmStepWith(m, c, tr, s, cal, ctx, shape, lt, head);
 }
 
+namespace {
+
+// The gradient bucket of Megatron-core's DistributedDataParallel (its
+// DistributedDataParallelConfig.bucket_size default, max(40,000,000,
+// 1,000,000 x dp) parameters), taken here as 40 MB of gradients whatever dp
+// since the split model's first version (commit b675319): what an
+// overlapped reduction leaves exposed at least, and the sharded optimizer's
+// first all-gather bucket.
+constexpr double kGradientBucketBytesSplit = 40e6;
+
+// Bytes Adam's update moves per parameter on top of reading the gradient
+// (LlmTraining::gradient_bytes): the FP32 master weight, m and v read and
+// written (24), the 16-bit weight written (2), the gradient's conversion to
+// FP32 read and written once more (8). A hand count (commit b675319) of Adam
+// over FP32 master weights beside their 16-bit copies, as mixed-precision
+// training keeps them (Micikevicius et al. 2018); docs/llm.md, "Update".
+constexpr double kAdamBytesPerParameterSplit = 34.0;
+
+// One parallelism's communication for one micro-batch: the time each pass
+// waits for it on one layer (on one chunk boundary for the pipeline), and the
+// collectives the host issues for it in each pass.
+struct PassCommSplit {
+  double forward_s = 0, backward_s = 0;
+  double forward_calls = 0, backward_calls = 0;
+};
+
+// Tensor parallel: two all-reduces forward and two backward per layer
+// (sequence parallel: a reduce-scatter and an all-gather for each, the same
+// volume) of `act_bytes`, one micro-batch's hidden states.
+//
+// LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
+// forward, the QKV adapter's rank-r output gathered (its A is
+// column-parallel with gather_output) and the output adapter's all-reduced
+// (its A is row-parallel); backward, both B's input gradients all-reduced.
+// The adapters move hidden states of their own too. Sequence parallel: the
+// QKV adapter gathers the norm output forward and reduce-scatters its
+// gradient backward; the output adapter's T x h/tp result goes to the
+// sequence-parallel layout by an all-to-all each way (MLPerf's LORA_A2A).
+// Without it: the output adapter gathers its result forward and the QKV
+// adapter all-reduces its input gradient backward.
+PassCommSplit TensorCommSplit(const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
+                              const LayerShape& shape, double act_bytes) {
+  const GroupPlacementSplit g = PlaceGroupSplit(s.tp, 1, c.domain);
+  const double one =
+      s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, g, c) : AllReduceSplit(act_bytes, g, c);
+  PassCommSplit out;
+  out.forward_s = 2.0 * one;
+  out.backward_s = 2.0 * one;
+  out.forward_calls = s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0;
+  if (tr.lora_rank > 0 && s.tp > 1) {
+    const double rank_bytes = 2.0 * shape.tokens * static_cast<double>(tr.lora_rank);
+    const double small_fwd = GatherSplit(rank_bytes, g, c) + AllReduceSplit(rank_bytes, g, c);
+    const double small_bwd = 2.0 * AllReduceSplit(rank_bytes, g, c);
+    if (s.sequence_parallel) {
+      const double a2a = AllToAllSplit(act_bytes / s.tp, g, c);
+      out.forward_s += small_fwd + GatherSplit(act_bytes, g, c) + a2a;
+      out.backward_s += small_bwd + GatherSplit(act_bytes, g, c) + a2a;
+    } else {
+      out.forward_s += small_fwd + GatherSplit(act_bytes, g, c);
+      out.backward_s += small_bwd + AllReduceSplit(act_bytes, g, c);
+    }
+    out.forward_calls += s.sequence_parallel ? 4.0 : 3.0;  // a pass's collectives
+  }
+  out.backward_calls = out.forward_calls;
+  return out;
+}
+
+// Ring attention: cp - 1 exchanges of the K and V chunks forward, twice
+// that backward (K, V and their gradients), each hidden behind the
+// attention of the chunk in hand when shorter.
+PassCommSplit ContextCommSplit(const LlmCluster& c, const LlmSplit& s, const LayerShape& shape,
+                               const LayerTimes& lt) {
+  PassCommSplit out;
+  if (s.cp <= 1) return out;
+  const GroupPlacementSplit g = PlaceGroupSplit(s.cp, s.tp, c.domain);
+  const double kv_bytes = 2.0 * 2.0 * shape.tokens * shape.kv_width;
+  const double hop = PointToPointSplit(kv_bytes, g.per_domain >= g.n ? c.intra : c.inter);
+  const double steps = s.cp - 1;
+  out.forward_s = steps * std::max(0.0, hop - lt.attention_fwd_gpu_s / s.cp);
+  out.backward_s = steps * std::max(0.0, 2.0 * hop - lt.attention_bwd_gpu_s / s.cp);
+  out.forward_calls = 2.0 * (s.cp - 1);
+  out.backward_calls = 2 * out.forward_calls;
+  return out;
+}
+
+// Expert parallel: dispatch and combine all-to-alls forward and backward of
+// the routed tokens' hidden states.
+PassCommSplit ExpertCommSplit(const TransformerConfig& m, const LlmCluster& c,
+                              const LlmTraining& tr, const LlmSplit& s, double act_bytes) {
+  PassCommSplit out;
+  if (m.experts <= 1) return out;
+  const GroupPlacementSplit g =
+      PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
+  const double routed = act_bytes * m.top_k * tr.capacity_factor;
+  const double a2a = AllToAllSplit(routed, g, c);
+  out.forward_s = 2.0 * a2a;
+  out.backward_s = 2.0 * a2a;
+  out.forward_calls = 2.0;
+  out.backward_calls = 2.0;
+  return out;
+}
+
+// Pipeline: at each chunk boundary a stage sends its output forward and
+// receives its gradient back for every micro-batch, point to point (one
+// send each way; the per-layer host floor does not count them).
+PassCommSplit PipelineCommSplit(const LlmCluster& c, const LlmSplit& s, double act_bytes) {
+  PassCommSplit out;
+  if (s.pp <= 1) return out;
+  const int64_t stride = int64_t{s.tp} * s.cp * s.dp;
+  const bool intra = stride * s.pp <= c.domain;
+  const double bytes = act_bytes / (s.sequence_parallel ? s.tp : 1);
+  out.forward_s = PointToPointSplit(bytes, intra ? c.intra : c.inter);
+  out.backward_s = out.forward_s;
+  out.forward_calls = 1;
+  out.backward_calls = 1;
+  return out;
+}
+
+// One layer's passes for one micro-batch on a middle stage. Each pass takes
+// the longer of the device's time (kernels, then the collectives it waits
+// for) and the host's (dispatch_s per kernel and per collective it issues);
+// recomputation reruns the whole forward pass (full) or the attention core
+// (selective, when it holds recomputable score tensors).
+struct LayerPassesSplit {
+  double comm_forward_s = 0, comm_backward_s = 0;  // the collectives each pass waits for
+  double forward_s = 0, backward_s = 0, recompute_s = 0;
+};
+
+LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration& cal,
+                                      Recompute recompute, const PassCommSplit& tp,
+                                      const PassCommSplit& cp, const PassCommSplit& ep) {
+  const double d = cal.dispatch_s;
+  LayerPassesSplit out;
+  out.comm_forward_s = tp.forward_s + cp.forward_s + ep.forward_s;
+  out.comm_backward_s = tp.backward_s + cp.backward_s + ep.backward_s;
+  out.forward_s =
+      std::max(lt.forward_gpu_s + out.comm_forward_s,
+               (lt.forward_kernels + tp.forward_calls + ep.forward_calls + cp.forward_calls) * d);
+  out.backward_s = std::max(
+      lt.backward_gpu_s + out.comm_backward_s,
+      (lt.backward_kernels + tp.backward_calls + ep.backward_calls + cp.backward_calls) * d);
+  if (recompute == Recompute::kFull) out.recompute_s = out.forward_s;
+  if (recompute == Recompute::kSelective && lt.selective_recompute)
+    out.recompute_s = std::max(lt.attention_fwd_gpu_s, lt.attention_fwd_kernels * d);
+  return out;
+}
+
+// One micro-batch's time on the slowest stage and the stages' mean, from a
+// middle stage's `mid`: the first stage adds the embedding, the last the
+// output projection and the loss.
+struct StageTimesSplit {
+  double max_s = 0, mean_s = 0;
+};
+
+StageTimesSplit TimeStagesSplit(const LlmSplit& s, const HeadTimes& head, double mid) {
+  StageTimesSplit out;
+  if (s.pp == 1) {
+    out.max_s = out.mean_s = mid + head.embedding_s + head.output_s;
+    return out;
+  }
+  const double first = mid + head.embedding_s;
+  const double last = mid + head.output_s;
+  out.max_s = std::max(first, last);
+  out.mean_s = (first + last + (s.pp - 2) * mid) / s.pp;
+  return out;
+}
+
+// The parameters one GPU of the first stage reduces the gradients of and
+// updates: its stage's (StageParameters), or with LoRA its adapters alone.
+struct TrainedParametersSplit {
+  double dense = 0, experts = 0;
+};
+
+TrainedParametersSplit TrainedStageParametersSplit(const StageParameters& stage,
+                                                   const LlmTraining& tr, const LayerShape& shape,
+                                                   double layers_per_stage) {
+  if (tr.lora_rank > 0) return {layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank), 0};
+  return {stage.dense, stage.experts};
+}
+
+// Data-parallel communication of one step over the data (and context)
+// parallel ranks, the experts' over dp x cp / ep (Rajbhandari et al. 2020,
+// sec. 7): without sharding an all-reduce of the gradients; sharded
+// (ZeRO-1/2, Megatron's distributed optimizer) a reduce-scatter of the
+// gradients, each rank then updating its shard, and an all-gather of the
+// updated weights (16-bit, the FP8 weights alone with fp8_weights, LoRA's
+// 16-bit adapters); ZeRO-3 the reduce-scatter and the weights gathered for
+// every micro-batch's passes. Each collective half an all-reduce of its bytes
+// (GatherSplit).
+struct DataCommSplit {
+  double gradients_s = 0;  // the gradients' all-reduce or reduce-scatter
+  double weights_s = 0;    // ZeRO-1/2: the updated weights' all-gather
+  double gathers_s = 0;    // ZeRO-3: every micro-batch's weight gathers
+  double exposed_s = 0;    // what of them the step waits for
+};
+
+DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
+                                    const StageParameters& stage,
+                                    const TrainedParametersSplit& trained, double mb,
+                                    double layers_per_stage, const LayerPassesSplit& layer) {
+  const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
+  const GroupPlacementSplit expert_dp =
+      PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
+  const auto reduce = [&](double bytes, const GroupPlacementSplit& g) {
+    return s.zero >= 1 ? GatherSplit(bytes, g, c) : AllReduceSplit(bytes, g, c);
+  };
+  const double grad_bytes = tr.gradient_bytes * trained.dense;
+  const double expert_grad_bytes = tr.gradient_bytes * trained.experts;
+  const double weight_bytes = tr.lora_rank > 0 ? 2.0 : GatheredWeightBytesSplit(tr);
+  DataCommSplit out;
+  out.gradients_s = reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp);
+  if (s.zero == 1 || s.zero == 2) {
+    out.weights_s = GatherSplit(weight_bytes * trained.dense, dp_group, c) +
+                    GatherSplit(weight_bytes * trained.experts, expert_dp, c);
+  }
+  if (s.zero >= 3) {
+    // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
+    // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
+    // gradients are reduced).
+    const double held = GatheredWeightBytesSplit(tr);
+    out.gathers_s = mb * 2.0 * GatherSplit(held * (stage.dense + stage.experts), dp_group, c);
+  }
+  out.exposed_s = out.gradients_s + out.weights_s + out.gathers_s;
+  if (!s.overlap_grad_reduce || !(out.exposed_s > 0)) return out;
+  // Buckets reduced as the last micro-batch's backward frees them: at least
+  // the last bucket is exposed.
+  const double bucket = reduce(std::min(grad_bytes, kGradientBucketBytesSplit), dp_group);
+  if (s.zero >= 3) {
+    // ZeRO-3's gathers and the gradient buckets hide behind every
+    // micro-batch's layers.
+    out.exposed_s =
+        std::max(bucket, out.gradients_s + out.gathers_s -
+                             mb * layers_per_stage * (layer.forward_s + layer.backward_s));
+    return out;
+  }
+  // The gradient buckets behind the last micro-batch's backward pass; the
+  // sharded optimizer's weight all-gather, bucket by bucket, behind the next
+  // step's first forward pass (Megatron's --overlap-param-gather, NeMo's
+  // overlap_param_sync), its first bucket exposed.
+  out.exposed_s = std::max(bucket, out.gradients_s - layers_per_stage * layer.backward_s);
+  if (out.weights_s > 0) {
+    const double first =
+        GatherSplit(std::min(weight_bytes * trained.dense, kGradientBucketBytesSplit), dp_group, c);
+    out.exposed_s += std::max(first, out.weights_s - layers_per_stage * layer.forward_s);
+  }
+  return out;
+}
+
+// The notes of a step: choices of the model its numbers depend on.
+std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTraining& tr,
+                                        double vocab) {
+  std::vector<std::string> notes;
+  if (m.dropout)
+    notes.push_back(
+        "dropout on (as the model's configuration gives it): masks held, dropout kernels timed");
+  if (vocab != static_cast<double>(m.vocab))
+    notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) +
+                    " (a multiple of 128 x tp, as Megatron pads)");
+  if (!tr.flash_attention)
+    notes.push_back("attention without flash: full score matrices computed and held");
+  return notes;
+}
+
+}  // namespace
+
 LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                          const LlmSplit& s, const LlmCalibration& cal, const LlmStepContext& ctx,
                          const LayerShape& shape, const LayerTimes& lt, const HeadTimes& head) {
@@ -379,194 +644,59 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   const double mb = static_cast<double>(step.accumulation);
   const KernelTimer& timer = ctx.timer;
   const double vocab = PaddedVocab(m, s.tp);
-  // Collectives per micro-batch of one layer.
-  const GroupPlacementSplit tp_group = PlaceGroupSplit(s.tp, 1, c.domain);
-  const GroupPlacementSplit cp_group = PlaceGroupSplit(s.cp, s.tp, c.domain);
-  const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
-  const GroupPlacementSplit ep_group =
-      PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
-  const double act_bytes =
-      2.0 * shape.tokens * m.hidden;  // one micro-batch's hidden states, 16-bit
-  // Tensor parallel: two all-reduces forward and two backward per layer
-  // (sequence parallel: a reduce-scatter and an all-gather for each, the same volume).
-  const double tp_one = s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, tp_group, c)
-                                            : AllReduceSplit(act_bytes, tp_group, c);
-  double tp_fwd = 2.0 * tp_one, tp_bwd = 2.0 * tp_one;
-  // LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
-  // forward, the QKV adapter's rank-r output gathered (its A is
-  // column-parallel with gather_output) and the output adapter's all-reduced
-  // (its A is row-parallel); backward, both B's input gradients all-reduced.
-  // The adapters move hidden states of their own too. Sequence parallel: the
-  // QKV adapter gathers the norm output forward and reduce-scatters its
-  // gradient backward; the output adapter's T x h/tp result goes to the
-  // sequence-parallel layout by an all-to-all each way (MLPerf's LORA_A2A).
-  // Without it: the output adapter gathers its result forward and the QKV
-  // adapter all-reduces its input gradient backward.
-  double tp_lora_calls = 0;
-  if (tr.lora_rank > 0 && s.tp > 1) {
-    const double rank_bytes = 2.0 * shape.tokens * static_cast<double>(tr.lora_rank);
-    const double small_fwd =
-        GatherSplit(rank_bytes, tp_group, c) + AllReduceSplit(rank_bytes, tp_group, c);
-    const double small_bwd = 2.0 * AllReduceSplit(rank_bytes, tp_group, c);
-    if (s.sequence_parallel) {
-      const double a2a = AllToAllSplit(act_bytes / s.tp, tp_group, c);
-      tp_fwd += small_fwd + GatherSplit(act_bytes, tp_group, c) + a2a;
-      tp_bwd += small_bwd + GatherSplit(act_bytes, tp_group, c) + a2a;
-    } else {
-      tp_fwd += small_fwd + GatherSplit(act_bytes, tp_group, c);
-      tp_bwd += small_bwd + AllReduceSplit(act_bytes, tp_group, c);
-    }
-    tp_lora_calls = s.sequence_parallel ? 4.0 : 3.0;  // a pass's collectives
-  }
-  // Ring attention: cp - 1 exchanges of the K and V chunks forward, twice
-  // that backward (K, V and their gradients), each hidden behind the
-  // attention of the chunk in hand when shorter.
-  double cp_fwd = 0, cp_bwd = 0;
-  if (s.cp > 1) {
-    const double kv_bytes = 2.0 * 2.0 * shape.tokens * shape.kv_width;
-    const double hop =
-        PointToPointSplit(kv_bytes, cp_group.per_domain >= cp_group.n ? c.intra : c.inter);
-    const double steps = s.cp - 1;
-    cp_fwd = steps * std::max(0.0, hop - lt.attention_fwd_gpu_s / s.cp);
-    cp_bwd = steps * std::max(0.0, 2.0 * hop - lt.attention_bwd_gpu_s / s.cp);
-  }
-  // Expert parallel: dispatch and combine all-to-alls forward and backward.
-  double ep_fwd = 0, ep_bwd = 0;
-  if (m.experts > 1) {
-    const double routed = act_bytes * m.top_k * tr.capacity_factor;
-    const double a2a = AllToAllSplit(routed, ep_group, c);
-    ep_fwd = 2.0 * a2a;
-    ep_bwd = 2.0 * a2a;
-  }
   const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
   const bool full = s.recompute == Recompute::kFull;
-  const bool selective = s.recompute == Recompute::kSelective;
-  // Per micro-batch on a middle stage: each pass takes the longer of the
-  // device's time (kernels, then the collectives it waits for) and the host's
-  // (dispatch_s per kernel and per collective it issues).
-  const double d = cal.dispatch_s;
-  const double tp_calls = (s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0) + tp_lora_calls;
-  const double ep_calls = m.experts > 1 ? 2.0 : 0.0;
-  const double cp_calls = s.cp > 1 ? 2.0 * (s.cp - 1) : 0.0;
-  const double comm_f = tp_fwd + cp_fwd + ep_fwd;
-  const double comm_b = tp_bwd + cp_bwd + ep_bwd;
-  const double f_layer = std::max(lt.forward_gpu_s + comm_f,
-                                  (lt.forward_kernels + tp_calls + ep_calls + cp_calls) * d);
-  const double b_layer = std::max(lt.backward_gpu_s + comm_b,
-                                  (lt.backward_kernels + tp_calls + ep_calls + 2 * cp_calls) * d);
-  double r_layer = 0;
-  if (full) r_layer = f_layer;
-  if (selective && lt.selective_recompute)
-    r_layer = std::max(lt.attention_fwd_gpu_s, lt.attention_fwd_kernels * d);
-  const double comm_layer_tp = tp_fwd + tp_bwd + (full ? tp_fwd : 0.0);
-  const double comm_layer_cp = cp_fwd + cp_bwd + (full ? cp_fwd : 0.0);
-  const double comm_layer_ep = ep_fwd + ep_bwd + (full ? ep_fwd : 0.0);
-  const double mid = layers_per_stage * (f_layer + b_layer + r_layer);
-  // The first stage adds the embedding, the last the output projection and the loss.
-  const double first = mid + head.embedding_s;
-  const double last = mid + head.output_s;
-  double c_max = 0, c_mean = 0;
-  if (s.pp == 1) {
-    c_max = c_mean = mid + head.embedding_s + head.output_s;
-  } else {
-    c_max = std::max(first, last);
-    c_mean = (first + last + (s.pp - 2) * mid) / s.pp;
-  }
-  // Point-to-point: a stage sends its output forward and receives its
-  // gradient back for every micro-batch at each of its v chunk boundaries.
-  double p2p = 0;
-  if (s.pp > 1) {
-    const int64_t stride = int64_t{s.tp} * s.cp * s.dp;
-    const bool intra = stride * s.pp <= c.domain;
-    const double bytes = act_bytes / (s.sequence_parallel ? s.tp : 1);
-    p2p = PointToPointSplit(bytes, intra ? c.intra : c.inter);
-  }
-  const double p2p_total = s.pp > 1 ? 2.0 * p2p * (s.vp * mb + (s.pp - 1)) : 0.0;
-  const double bubble = (s.pp - 1.0) / s.vp * c_mean;
-
-  // Gradient reduction over the data (and context) parallel ranks.
-  const StageParameters sparams = FirstStageParameters(m, ctx.params, s, vocab);
-  double stage_params = sparams.dense;
-  double stage_expert_params = sparams.experts;
-  const bool lora = tr.lora_rank > 0;
-  if (lora) {
-    stage_params = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
-    stage_expert_params = 0;
-  }
-  const double grad_bytes = tr.gradient_bytes * stage_params;
-  const double expert_grad_bytes = tr.gradient_bytes * stage_expert_params;
-  const GroupPlacementSplit expert_dp =
-      PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
-  // Data-parallel communication (Rajbhandari et al. 2020, sec. 7): without
-  // sharding an all-reduce of the gradients; sharded (ZeRO-1/2, Megatron's
-  // distributed optimizer) a reduce-scatter of the gradients, each rank then
-  // updating its shard, and an all-gather of the updated weights (16-bit, the
-  // FP8 weights alone with fp8_weights, LoRA's 16-bit adapters); ZeRO-3 the
-  // reduce-scatter and the weights gathered for every micro-batch's passes.
-  // Each collective half an all-reduce of its bytes (GatherSplit).
-  const auto reduce = [&](double bytes, const GroupPlacementSplit& g) {
-    return s.zero >= 1 ? GatherSplit(bytes, g, c) : AllReduceSplit(bytes, g, c);
+  // One micro-batch's hidden states, 16-bit.
+  const double act_bytes = 2.0 * shape.tokens * m.hidden;
+  const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, act_bytes);
+  const PassCommSplit cp = ContextCommSplit(c, s, shape, lt);
+  const PassCommSplit ep = ExpertCommSplit(m, c, tr, s, act_bytes);
+  const PassCommSplit pipe = PipelineCommSplit(c, s, act_bytes);
+  const LayerPassesSplit layer = TimeLayerPassesSplit(lt, cal, s.recompute, tp, cp, ep);
+  // A layer's collectives of one parallelism, its forward pass's twice under
+  // full recomputation.
+  const auto per_layer = [full](const PassCommSplit& x) {
+    return x.forward_s + x.backward_s + (full ? x.forward_s : 0.0);
   };
-  const double grad_comm = reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp);
-  const double weight_bytes = lora ? 2.0 : GatheredWeightBytesSplit(tr);
-  double param_comm = 0;
-  if (s.zero == 1 || s.zero == 2) {
-    param_comm = GatherSplit(weight_bytes * stage_params, dp_group, c) +
-                 GatherSplit(weight_bytes * stage_expert_params, expert_dp, c);
-  }
-  double gather_comm = 0;
-  if (s.zero >= 3) {
-    // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
-    // micro-batch: all of them, a frozen LoRA base's too (only the adapters'
-    // gradients are reduced).
-    const double held = GatheredWeightBytesSplit(tr);
-    gather_comm = mb * 2.0 * GatherSplit(held * (sparams.dense + sparams.experts), dp_group, c);
-  }
-  double dp_exposed = grad_comm + param_comm + gather_comm;
-  if (s.overlap_grad_reduce && dp_exposed > 0) {
-    // Buckets of 40 MB reduced as the last micro-batch's backward frees
-    // them: at least the last bucket is exposed.
-    const double bucket = reduce(std::min(grad_bytes, 40e6), dp_group);
-    if (s.zero >= 3) {
-      // ZeRO-3's gathers and the gradient buckets hide behind every
-      // micro-batch's layers.
-      dp_exposed =
-          std::max(bucket, grad_comm + gather_comm - mb * layers_per_stage * (f_layer + b_layer));
-    } else {
-      // The gradient buckets behind the last micro-batch's backward pass;
-      // the sharded optimizer's weight all-gather, bucket by bucket, behind
-      // the next step's first forward pass (Megatron's --overlap-param-gather,
-      // NeMo's overlap_param_sync), its first bucket exposed.
-      dp_exposed = std::max(bucket, grad_comm - layers_per_stage * b_layer);
-      if (param_comm > 0) {
-        const double first = GatherSplit(std::min(weight_bytes * stage_params, 40e6), dp_group, c);
-        dp_exposed += std::max(first, param_comm - layers_per_stage * f_layer);
-      }
-    }
-  }
+  const double comm_layer_tp = per_layer(tp);
+  const double comm_layer_cp = per_layer(cp);
+  const double comm_layer_ep = per_layer(ep);
+
+  // The schedule (1F1B, interleaved over v chunks): m x the slowest stage plus
+  // a bubble of (p - 1) / v x the mean stage, and the pipeline's sends.
+  const StageTimesSplit stages = TimeStagesSplit(
+      s, head, layers_per_stage * (layer.forward_s + layer.backward_s + layer.recompute_s));
+  const double p2p_total =
+      s.pp > 1 ? (pipe.forward_s + pipe.backward_s) * (s.vp * mb + (s.pp - 1)) : 0.0;
+  const double bubble = (s.pp - 1.0) / s.vp * stages.mean_s;
+
+  const StageParameters stage = FirstStageParameters(m, ctx.params, s, vocab);
+  const TrainedParametersSplit trained =
+      TrainedStageParametersSplit(stage, tr, shape, layers_per_stage);
+  const DataCommSplit data =
+      DataParallelCommSplit(c, tr, s, stage, trained, mb, layers_per_stage, layer);
 
   // The update: Adam over the FP32 master weights this GPU owns.
-  double owned = stage_params + stage_expert_params;
+  double owned = trained.dense + trained.experts;
   if (s.zero >= 1) owned /= (s.dp * s.cp);
-  // Per parameter: the FP32 master weight, m and v read and written (24
-  // bytes), the gradient read, the 16-bit weight written (2); 34 with the
-  // gradient's conversion to FP32 read and written once more (8).
-  const double optimizer = timer.MemoryTime(owned * (34.0 + tr.gradient_bytes));
+  const double optimizer =
+      timer.MemoryTime(owned * (kAdamBytesPerParameterSplit + tr.gradient_bytes));
 
   LlmStepParts& parts = step.parts;
   // The parts: communication as the device waits for it, recomputation as
   // its pass takes, compute the rest of the slowest stage's passes.
+  const double comm_f = layer.comm_forward_s;
   const double per_mb_compute_max =
-      c_max - layers_per_stage *
-                  (r_layer + comm_layer_tp + comm_layer_cp + comm_layer_ep - (full ? comm_f : 0.0));
+      stages.max_s - layers_per_stage * (layer.recompute_s + comm_layer_tp + comm_layer_cp +
+                                         comm_layer_ep - (full ? comm_f : 0.0));
   parts.compute_s = mb * per_mb_compute_max;
-  parts.recompute_s = mb * layers_per_stage * (r_layer - (full ? comm_f : 0.0));
-  parts.tensor_comm_s = mb * layers_per_stage * (comm_layer_tp);
+  parts.recompute_s = mb * layers_per_stage * (layer.recompute_s - (full ? comm_f : 0.0));
+  parts.tensor_comm_s = mb * layers_per_stage * comm_layer_tp;
   parts.context_comm_s = mb * layers_per_stage * comm_layer_cp;
   parts.expert_comm_s = mb * layers_per_stage * comm_layer_ep;
   parts.pipeline_comm_s = p2p_total;
   parts.bubble_s = bubble;
-  parts.data_comm_s = dp_exposed;
+  parts.data_comm_s = data.exposed_s;
   parts.optimizer_s = optimizer;
   parts.overhead_s = cal.step_overhead_s;
   step.step_s = parts.compute_s + parts.recompute_s + parts.tensor_comm_s + parts.context_comm_s +
@@ -576,14 +706,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.tokens_per_s = step.sequences_per_s * static_cast<double>(tr.seq_len);
   step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
   step.memory = MemoryPerGpuWith(m, ctx.params, c, tr, s, shape);
-  if (m.dropout)
-    step.notes.push_back(
-        "dropout on (as the model's configuration gives it): masks held, dropout kernels timed");
-  if (vocab != static_cast<double>(m.vocab))
-    step.notes.push_back("vocabulary padded to " + Str(static_cast<int64_t>(vocab)) +
-                         " (a multiple of 128 x tp, as Megatron pads)");
-  if (!tr.flash_attention)
-    step.notes.push_back("attention without flash: full score matrices computed and held");
+  step.notes = StepNotesSplit(m, tr, vocab);
   return step;
 }
 

@@ -11,11 +11,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
@@ -466,6 +468,58 @@ TEST(Issue32Intervals, DevicesWithMlperfDevelopmentCasesKeepTheirClasssInterval)
     EXPECT_EQ(i.low_factor, calibrated.low_factor);
     EXPECT_EQ(i.high_factor, calibrated.high_factor);
   }
+}
+
+// Issue 45: what the validation knows of a device is in its file. The lookups
+// give what the C++ lists they replaced gave.
+TEST(Issue45Catalog, AliasesNameTheDevicesTheTablesListsNamed) {
+  // llm_cases.cc's list had {"NVIDIA H100-SXM5-80GB", "h100"}; mlperf_cases.cc's
+  // {"A100-SXM-40GB", "a100"}; kernels.cc's CatalogDeviceOf {"H100", "h100"}.
+  EXPECT_EQ(FindCatalogAlias("NVIDIA H100-SXM5-80GB")->device, "h100");
+  EXPECT_EQ(FindCatalogAlias("A100-SXM-40GB")->device, "a100");
+  EXPECT_EQ(FindCatalogAlias("H100")->device, "h100");
+  // layer_check.cc's kGpuMatches had {"NVIDIA_A100_80GB_PCIe", "a100-80gb", "catalog
+  // a100-80gb is the SXM4 part ..."}: the layer check reads '_' as ' '.
+  const std::optional<CatalogAlias> a100 = FindCatalogAlias("NVIDIA A100 80GB PCIe");
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_EQ(a100->device, "a100-80gb");
+  EXPECT_THAT(a100->note, StartsWith("catalog a100-80gb is the SXM4 part (2039 GB/s, 400 W)"));
+  // Left out of mlperf_cases.cc's list (tinygrad's runs), and NeuSight's L4
+  // left out of kGpuMatches: no device claims them.
+  EXPECT_FALSE(FindCatalogAlias("GeForce RTX 4090-24GB").has_value());
+  EXPECT_FALSE(FindCatalogAlias("NVIDIA L4").has_value());
+  // Every alias of every catalog device finds that device: none is claimed twice.
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name == "host") continue;
+    for (const DeviceAlias& alias : LoadDevice(name).aliases) {
+      EXPECT_EQ(FindCatalogAlias(alias.name)->device, name) << alias.name;
+    }
+  }
+}
+
+TEST(Issue45Catalog, CurvesFromAndClassIntervalAreWhatTheListsSaid) {
+  // KernelGpus() listed h100 among the V100's carried devices and the H200's
+  // ("the same GH100 chip on other boards"), fitted on none; MemorySweepGpus()
+  // among the A100 80 GB PCIe's carried and the H200's.
+  const Device h100 = LoadDevice("h100");
+  EXPECT_TRUE(h100.kernel_curves_from.fitted.empty());
+  EXPECT_EQ(h100.kernel_curves_from.carried, (std::vector<std::string>{"V100", "H200"}));
+  EXPECT_EQ(h100.memory_curves_from.carried,
+            (std::vector<std::string>{"NVIDIA A100 80GB PCIe", "H200"}));
+  // t4: fitted on the DeepBench T4 and on NeuSight's Tesla T4, carried from none.
+  const Device t4 = LoadDevice("t4");
+  EXPECT_EQ(t4.kernel_curves_from.fitted, std::vector<std::string>{"T4"});
+  EXPECT_TRUE(t4.kernel_curves_from.carried.empty());
+  EXPECT_EQ(t4.memory_curves_from.fitted, std::vector<std::string>{"Tesla T4"});
+  // intervals.cc's ClassIntervalDevicesIntervals() was {h100, p100, v100-pcie,
+  // tpu-v3-8}: h100 keeps its class's interval, h200 (issue 30's) does not.
+  EXPECT_TRUE(h100.class_interval);
+  EXPECT_FALSE(LoadDevice("h200").class_interval);
+  int keep = 0;
+  for (const std::string& name : CatalogDeviceNames()) {
+    if (name != "host") keep += LoadDevice(name).class_interval;
+  }
+  EXPECT_EQ(keep, 4);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 
@@ -190,14 +191,15 @@ TEST(DeviceJson, NegativeBandwidthNamesFileLineAndField) {
 }
 
 TEST(DeviceJson, BadJsonNamesFileAndLine) {
-  // A comma removed after the "kind" line: the parser stops at the next key.
+  // A comma removed after the "kind" line: the parser stops at the next key,
+  // on the next line.
   const std::string broken =
       Replace(CatalogDeviceJson("v100-sxm2"), "\"kind\": \"gpu\",", "\"kind\": \"gpu\"");
   const std::string path = ::testing::TempDir() + "/fitspeed_bad_json.json";
   const std::string message = LoadBroken(broken, path);
   EXPECT_THAT(message, HasSubstr(path));
   EXPECT_THAT(message, HasSubstr("malformed JSON"));
-  EXPECT_THAT(message, HasSubstr(fmt::format("{}:{}:", path, LineOf(broken, "\"cores\""))));
+  EXPECT_THAT(message, HasSubstr(fmt::format("{}:{}:", path, LineOf(broken, "\"kind\"") + 1)));
 }
 
 // `text` with the efficiency of the first point of the curve `curve` (the
@@ -301,10 +303,10 @@ TEST(DeviceJson, Fp8CurveNeedsFp8UnitsAndCurvesSayWhichGpusKernelsTheyCameFrom) 
               HasSubstr("efficiency.fp8"));
   // An attention curve needs 16-bit tensor units: the K80 has none.
   const std::string k80 = CatalogDeviceJson("k80");
-  const std::string with_attention = Replace(
-      k80, "\"memory\": {\n      \"points\"",
-      "\"attention_forward\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
-      "\"memory\": {\n      \"points\"");
+  const std::string with_attention =
+      Replace(k80, "\"memory\": {\n      \"points\"",
+              "\"attention_forward\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
+              "\"memory\": {\n      \"points\"");
   ASSERT_NE(with_attention, k80);
   EXPECT_THAT(LoadBroken(with_attention, ::testing::TempDir() + "/fitspeed_k80_attention.json"),
               HasSubstr("efficiency.attention_forward"));
@@ -391,6 +393,12 @@ void ExpectSameDevice(const Device& a, const Device& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.description, b.description);
   EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.aliases, b.aliases);
+  EXPECT_EQ(a.kernel_curves_from.fitted, b.kernel_curves_from.fitted);
+  EXPECT_EQ(a.kernel_curves_from.carried, b.kernel_curves_from.carried);
+  EXPECT_EQ(a.memory_curves_from.fitted, b.memory_curves_from.fitted);
+  EXPECT_EQ(a.memory_curves_from.carried, b.memory_curves_from.carried);
+  EXPECT_EQ(a.class_interval, b.class_interval);
   EXPECT_EQ(a.cores, b.cores);
   EXPECT_EQ(a.fp32_flops_per_s, b.fp32_flops_per_s);
   EXPECT_EQ(a.tf32_flops_per_s, b.tf32_flops_per_s);
@@ -475,6 +483,54 @@ TEST(DeviceToJson, EveryCatalogDeviceRoundTrips) {
     ExpectSameDevice(d, back);
     EXPECT_TRUE(back.calibrated_on.empty());
   }
+}
+
+// The identity fields: aliases (a note on one), the GPUs whose curves the
+// device takes, and class_interval, set by hand on a user's file, are read,
+// written back by DeviceToJson and read back the same.
+TEST(DeviceJson, AliasesCurvesFromAndClassIntervalAreReadAndRoundTrip) {
+  const std::string text =
+      Replace(CatalogDeviceJson("tpu-v2-8"), "\"kind\": \"tpu\",",
+              "\"kind\": \"tpu\", \"aliases\": [\"TPU v2\", {\"name\": \"Cloud TPU v2-8\", "
+              "\"note\": \"one board\"}], \"curves_from\": {\"kernels\": {\"fitted\": [\"A\"], "
+              "\"carried\": [\"B\", \"C\"]}, \"memory_sweeps\": {\"carried\": [\"D\"]}}, "
+              "\"class_interval\": true,");
+  const Device d = ParseDeviceJson(text, "my-tpu.json");
+  ASSERT_EQ(d.aliases.size(), 2u);
+  EXPECT_EQ(d.aliases[0], (DeviceAlias{"TPU v2", ""}));
+  EXPECT_EQ(d.aliases[1], (DeviceAlias{"Cloud TPU v2-8", "one board"}));
+  EXPECT_EQ(d.kernel_curves_from.fitted, std::vector<std::string>{"A"});
+  EXPECT_EQ(d.kernel_curves_from.carried, (std::vector<std::string>{"B", "C"}));
+  EXPECT_TRUE(d.memory_curves_from.fitted.empty());
+  EXPECT_EQ(d.memory_curves_from.carried, std::vector<std::string>{"D"});
+  EXPECT_TRUE(d.class_interval);
+  const std::string written = DeviceToJson(d);
+  EXPECT_THAT(written, HasSubstr("\"note\": \"one board\""));
+  const Device back = ParseDeviceJson(written, "my-tpu.json");
+  ExpectSameDevice(d, back);
+  // A device without them writes none.
+  const std::string plain = DeviceToJson(LoadDevice("tpu-v2-8"));
+  for (const char* key : {"aliases", "curves_from", "class_interval"}) {
+    EXPECT_THAT(plain, ::testing::Not(HasSubstr(key))) << key;
+  }
+}
+
+TEST(DeviceJson, BrokenIdentityFieldsNameTheField) {
+  const std::string valid = CatalogDeviceJson("h100");
+  const std::string path = ::testing::TempDir() + "/fitspeed_identity.json";
+  EXPECT_THAT(
+      LoadBroken(Replace(valid, "\"curves_from\": {", "\"curves_from\": {\"kernel\": {},"), path),
+      HasSubstr("field 'curves_from.kernel': unknown key"));
+  EXPECT_THAT(LoadBroken(Replace(valid, "\"carried\": [\n        \"V100\",",
+                                 "\"carried\": [\n        \"H200\","),
+                         path),
+              HasSubstr("field 'curves_from.kernels.carried[1]': \"H200\" is listed twice"));
+  EXPECT_THAT(LoadBroken(Replace(valid, "\"aliases\": [", "\"aliases\": [7,"), path),
+              HasSubstr("field 'aliases[0]': expected a name or {\"name\", \"note\"}, got 7"));
+  EXPECT_THAT(LoadBroken(Replace(valid, "\"aliases\": [", "\"aliases\": [\"H100\","), path),
+              HasSubstr("\"H100\" is listed twice"));
+  EXPECT_THAT(LoadBroken(Replace(valid, "\"class_interval\": true", "\"class_interval\": 1"), path),
+              HasSubstr("field 'class_interval': expected true or false"));
 }
 
 // A calibrated device with every part of the "calibration" object set by hand.

@@ -229,7 +229,7 @@ TEST(KernelFit, RecoversAKnownCurve) {
   gpu.fp32_flops_per_s = 10e12;
   gpu.memory_bandwidth_bytes_per_s = 1e12;
   gpu.kernel_launch_s = 5e-6;
-  gpu.fitted = {"v100-sxm2"};  // its memory curve; bytes below make memory time negligible
+  gpu.memory_device = "v100-sxm2";  // bytes below make memory time negligible
   std::vector<KernelMeasurement> kernels;
   for (double f = 1e6; f < 1e12; f *= 2.3) {
     KernelMeasurement m;
@@ -261,7 +261,7 @@ TEST(KernelFit, RecoversAKnownShapeTermAndLeavesItOutByDefault) {
   gpu.fp32_flops_per_s = 10e12;
   gpu.memory_bandwidth_bytes_per_s = 1e12;
   gpu.kernel_launch_s = 5e-6;
-  gpu.fitted = {"v100-sxm2"};
+  gpu.memory_device = "v100-sxm2";
   EfficiencyCurve shape;
   shape.half_dim = 12;
   std::vector<KernelMeasurement> kernels;

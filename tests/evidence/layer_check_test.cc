@@ -142,9 +142,9 @@ TEST(LayerCheck, ComparesTheCataloguedGpusAndSkipsTheOthers) {
   const LayerCheckReport& r = Report();
   ASSERT_EQ(r.groups.size(), 6u);
   ASSERT_EQ(r.matches.size(), 3u);
-  EXPECT_STREQ(r.matches[0].device, "a100-80gb");
-  EXPECT_STREQ(r.matches[1].device, "h100");
-  EXPECT_STREQ(r.matches[2].device, "v100-pcie");
+  EXPECT_EQ(r.matches[0].device, "a100-80gb");
+  EXPECT_EQ(r.matches[1].device, "h100");
+  EXPECT_EQ(r.matches[2].device, "v100-pcie");
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_EQ(r.skipped[0].gpu, "NVIDIA_L4");
   for (const LayerCheckGroup& g : r.groups) {

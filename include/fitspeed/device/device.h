@@ -100,11 +100,44 @@ struct DeviceCalibration {
   std::optional<Error> error_loo;  // leave-one-network-out (out-of-sample), if computed
 };
 
+// A name under which published measurements list the GPU a device models
+// (an MLPerf submission's accelerator, a kernel table's or a profiler's GPU
+// name), with how the device differs from that GPU when it does.
+struct DeviceAlias {
+  std::string name;  // non-empty, "NVIDIA H100-SXM5-80GB"
+  std::string note;  // "" or one line: how the device differs from the GPU so named
+  bool operator==(const DeviceAlias& o) const { return name == o.name && note == o.note; }
+};
+
+// The measured GPUs (`fitspeed validate kernels`) whose fitted curves a device
+// takes: its own kernels' (fitted) or another GPU's, carried by F/peak.
+struct CurveSources {
+  std::vector<std::string> fitted;   // GPUs measured as this device
+  std::vector<std::string> carried;  // other GPUs whose curves it carries
+  bool empty() const { return fitted.empty() && carried.empty(); }
+};
+
 struct Device {
   std::string name;         // "v100-sxm2", "host", or the file's "name"
   std::string description;  // one line
   std::string kind;         // "gpu", "tpu" or "cpu"
   std::string origin;       // "catalog:v100-sxm2", a file path, or "probe:host"
+
+  // Names published measurements give the GPU this device models
+  // (FindCatalogAlias). JSON: "aliases": ["H100-SXM-80GB", {"name": ...,
+  // "note": ...}, ...].
+  std::vector<DeviceAlias> aliases;
+  // Whose fitted curves `fitspeed validate kernels` gives the device: the
+  // kernel tables' GPUs (KernelGpus, fitspeed/evidence/kernels.h) and the
+  // memory sweeps' (MemorySweepGpus). JSON: "curves_from": {"kernels":
+  // {"fitted": [...], "carried": [...]}, "memory_sweeps": {...}}.
+  CurveSources kernel_curves_from;
+  CurveSources memory_curves_from;
+  // The prediction interval of `sweep --device` is its error class's
+  // although no published case ran on it (IntervalTable::For): the catalog's
+  // devices before issue 30, whose intervals docs/validation.md reports.
+  // JSON: "class_interval": true.
+  bool class_interval = false;
 
   // Data-parallel cores sharing the device (TPU v2-8: 8); peaks, bandwidth and
   // capacity below are of the whole device, split evenly between the cores.
@@ -329,6 +362,14 @@ std::vector<std::string> CatalogDeviceNames();
 // The JSON text of a catalog device (not "host"); UsageError naming the known
 // devices for another name.
 const std::string& CatalogDeviceJson(const std::string& name);
+
+// The catalog device that lists `alias` among its aliases (Device::aliases),
+// and that alias's note; nullopt when no catalog device does.
+struct CatalogAlias {
+  std::string device;
+  std::string note;
+};
+std::optional<CatalogAlias> FindCatalogAlias(const std::string& alias);
 
 // A catalog device, "host" (ProbeHostDevice), or else a path to a device JSON
 // file. Throws UsageError for a name that is neither a device nor an existing

@@ -76,9 +76,10 @@ struct IntervalTable {
   // available with both reasons.
   PredictionInterval For(const std::string& error_class, double level) const;
   // For a device: its class's interval when some published case of the table
-  // ran on it (or it was calibrated, or it is one of the catalog devices the
-  // class's interval was reported for before issue 30: h100, p100, v100-pcie,
-  // tpu-v3-8); for a device without one (the catalog's H200, B200, MI300X, ...,
+  // ran on it (or it was calibrated, or its file has "class_interval": true,
+  // Device::class_interval: the catalog devices the class's interval was
+  // reported for before issue 30, h100, p100, v100-pcie and tpu-v3-8); for a
+  // device without one (the catalog's H200, B200, MI300X, ...,
   // a user's file), wider: each error of the class is shifted by each measured
   // device's bias (its cases' median log ratio less the median over devices),
   // and the basis says "widened: <device> has no published case (uncalibrated)".

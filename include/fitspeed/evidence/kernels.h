@@ -105,9 +105,10 @@ std::vector<KernelMeasurement> ReadFirstHandAttention(const std::string& path,
                                                       const std::string& gpu);
 
 // A GPU whose kernels are in the tables: its peaks as measured (the clocks
-// of the measurement) and its bandwidth, and the catalog devices its curves
-// serve: `fitted` take them as fitted (the same chip and board), `carried`
-// by CarryCurve (another board or a later generation).
+// of the measurement) and its bandwidth. The devices its curves serve name it
+// in their Device::kernel_curves_from: `fitted` take them as fitted (the same
+// chip and board), `carried` by CarryCurve (another board or a later
+// generation).
 struct KernelGpu {
   std::string name;                 // KernelMeasurement::gpu
   std::string description;          // one line, with the source of the peaks
@@ -115,16 +116,17 @@ struct KernelGpu {
   double tensor16_flops_per_s = 0;  // 0: no tensor cores
   double memory_bandwidth_bytes_per_s = 0;
   double kernel_launch_s = 5e-6;
-  std::vector<std::string> fitted;   // catalog devices that take the fit
-  std::vector<std::string> carried;  // catalog devices that take a carried curve
-  double fp8_flops_per_s = 0;        // 0: no FP8 units
+  double fp8_flops_per_s = 0;  // 0: no FP8 units
   // Where its kernels come from, as the fitted curves' source text names it.
   std::string data = "data/kernels";
+  // The device whose memory curve times the fitted kernels' bytes; "": the
+  // first catalog device fitted on this GPU, else the first carrying it.
+  std::string memory_device = {};
 };
 // The GPUs of data/kernels/: V100 (SXM2, DGX-1), P100 (SXM2), T4 and Tesla K40
 // (boost clock), and the H200 of this project's first-hand GEMM table
-// (data/llm-gpu), with the catalog devices each serves. A device named by
-// several takes each unit's curve from the last one with a fit of that unit
+// (data/llm-gpu). A device that names several (Device::kernel_curves_from)
+// takes each unit's curve from the last one with a fit of that unit
 // (the Hopper devices: FP32, Winograd and depthwise curves from the V100,
 // tensor and FP8 curves from the H200).
 std::vector<KernelGpu> KernelGpus();
@@ -215,24 +217,23 @@ enum class MemoryClass {
 };
 const char* MemoryClassName(MemoryClass c);  // "elementwise", "normalization"
 
-// A GPU of the sweeps: its datasheet bandwidth and the catalog devices its
-// plateaus serve: `fitted` (the same chip, memory system and board family)
-// and `carried` (the same fraction of another board's bandwidth).
+// A GPU of the sweeps and its datasheet bandwidth. The devices its plateaus
+// serve name it in their Device::memory_curves_from: `fitted` (the same chip,
+// memory system and board family) and `carried` (the same fraction of
+// another board's bandwidth).
 struct MemorySweepGpu {
   std::string name;  // NeuSight's gpu column
   std::string description;
   double memory_bandwidth_bytes_per_s = 0;
-  std::vector<std::string> fitted;
-  std::vector<std::string> carried;
   // Its kernels are this project's first-hand BF16 run
   // (data/llm-gpu/memory_ops.csv), not NeuSight's FP32 sweeps.
   bool first_hand = false;
 };
 // NeuSight's GPUs: V100 PCIe 32 GB, A100 PCIe 40 GB, A100 80 GB PCIe, T4,
-// P100 PCIe, P4 and L4 (the last two serve no catalog device); then the
+// P100 PCIe, P4 and L4 (P4 serves no catalog device); then the
 // H200 of this project's memory_ops.csv (FitFirstHandNormalizationPlateau),
 // whose normalization plateau replaces the one the Hopper devices carry
-// from the A100 80 GB PCIe (a device named by several takes each class
+// from the A100 80 GB PCIe (a device that names several takes each class
 // from the last GPU with a fit of it).
 std::vector<MemorySweepGpu> MemorySweepGpus();
 
@@ -288,7 +289,8 @@ EfficiencyCurve MemoryCurveWithPlateau(double plateau);
 
 // Sets efficiency.memory (the element-wise plateau) and
 // efficiency.memory_normalization (the normalization plateau) of `device`
-// when a GPU of `gpus` serves it, with MemoryCurveWithPlateau, sources and
+// when a GPU of `gpus` serves it (its memory_curves_from names the GPU),
+// with MemoryCurveWithPlateau, sources and
 // bases ("fitted" or "carried"). Returns the fields set, empty when no GPU
 // serves the device or `fits` lacks its plateaus.
 std::vector<std::string> ApplyMemoryPlateaus(Device& device,
@@ -449,8 +451,8 @@ DepthwiseDerivation DeriveDepthwise(const std::string& path, const KernelFitRepo
 KernelFitReport FitKernelTables(const std::string& directory, bool shape_term = false,
                                 const std::string& first_hand_dir = "");
 
-// Sets the curves of `device` that the fits of `report` serve (KernelGpus'
-// `fitted` and `carried` lists name it): efficiency.compute from the GPU's
+// Sets the curves of `device` that the fits of `report` serve (the GPUs its
+// kernel_curves_from names): efficiency.compute from the GPU's
 // FP32 fit, efficiency.winograd from its Winograd fit (a device without
 // one keeps running every convolution as implicit GEMM), efficiency.tensor
 // from its FP16 tensor-core fit when the device has 16-bit or TF32 units,

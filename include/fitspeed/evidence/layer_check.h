@@ -41,12 +41,13 @@ struct LayerNodeMapping {
 // a BERT-large training file, in graph order.
 const std::vector<LayerNodeMapping>& BertLayerNodeMap();
 
-// A GPU of the file and the catalog device that models it (GPUs without one
-// are skipped).
+// A GPU of the file and the catalog device that models it: the one that
+// lists the GPU's name (spaces for the file's '_') among its aliases, whose
+// note says how it differs (FindCatalogAlias). GPUs without one are skipped.
 struct GpuMatch {
-  const char* gpu;     // the file's name (torch.cuda.get_device_name with '_' for ' ')
-  const char* device;  // the catalog device
-  const char* note;    // how the catalog device differs from the measured card
+  std::string gpu;     // the file's name (torch.cuda.get_device_name with '_' for ' ')
+  std::string device;  // the catalog device
+  std::string note;    // how the catalog device differs from the measured card
 };
 
 struct LayerCheckOptions {
