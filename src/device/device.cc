@@ -11,8 +11,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "device/embedded_devices.h"
 #include "fitspeed/core/error.h"
 
@@ -494,16 +494,6 @@ void CheckLinks(const LinksFile& links, const char* what) {
   }
 }
 
-// The text of the `what` file at `path`; InputError when it cannot be read.
-std::string ReadText(const std::string& path, const char* what) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open {} file '{}'", what, path));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read {} file '{}'", what, path));
-  return text.str();
-}
-
 }  // namespace
 
 std::string DeviceToJson(const Device& d) {
@@ -798,7 +788,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 }
 
 Device ReadDeviceJsonFile(const std::string& path) {
-  return ParseDeviceJson(ReadText(path, "device"), path);
+  return ParseDeviceJson(ReadInputFile(path, "device file"), path);
 }
 
 LinksFile ParseLinksJson(const std::string& text, const std::string& source) {
@@ -852,7 +842,7 @@ const DeviceLink* LinksFile::FindLink(const std::string& what) const {
 }
 
 LinksFile ReadLinksJsonFile(const std::string& path) {
-  return ParseLinksJson(ReadText(path, "links"), path);
+  return ParseLinksJson(ReadInputFile(path, "links file"), path);
 }
 
 void WriteLinksJsonFile(const std::string& path, const LinksFile& links) {

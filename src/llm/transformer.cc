@@ -6,14 +6,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "llm/embedded_llm_models.h"
 
@@ -381,15 +383,6 @@ TransformerConfig ParseShortFormTf(const std::string& spec) {
   return m;
 }
 
-std::string ReadFileTf(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open '{}'", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read '{}'", path));
-  return text.str();
-}
-
 }  // namespace
 
 void ValidateTransformer(const TransformerConfig& model) {
@@ -572,10 +565,8 @@ TransformerConfig LoadTransformer(const std::string& spec) {
   std::string path = spec;
   if (std::filesystem::is_directory(path, error))
     path = (std::filesystem::path(path) / "config.json").string();
-  const bool looks_like_path = spec.find('/') != std::string::npos ||
-                               (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0);
-  if (looks_like_path || std::filesystem::exists(path, error)) {
-    return ParseHfConfig(ReadFileTf(path), path);
+  if (LooksLikeFilePath(spec) || std::filesystem::exists(path, error)) {
+    return ParseHfConfig(ReadInputFile(path, "the config.json"), path);
   }
   throw UsageError(fmt::format(
       "'{}' is neither a built-in transformer ({}), a transformer:key=value,... short form nor "

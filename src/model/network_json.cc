@@ -3,15 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "kinds/kind.h"
 
@@ -199,12 +196,7 @@ Network ParseNetworkJson(const std::string& text, const std::string& source) {
 }
 
 Network ReadNetworkJsonFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  return ParseNetworkJson(text.str(), path);
+  return ParseNetworkJson(ReadInputFile(path, "the network JSON"), path);
 }
 
 std::string NetworkToJson(const Network& network, int indent) {

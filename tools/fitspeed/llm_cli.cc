@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/zoo.h"
 
@@ -32,11 +32,12 @@ bool IsTransformerSpecLlmCli(const std::string& model) {
   if (std::find(builtins.begin(), builtins.end(), model) != builtins.end()) return true;
   std::error_code error;
   if (std::filesystem::is_directory(model, error)) {
-    return std::filesystem::is_regular_file(std::filesystem::path(model) / "config.json", error);
+    // Any config.json, so that LoadTransformer names the one it refuses.
+    return std::filesystem::exists(std::filesystem::path(model) / "config.json", error);
   }
   if (!std::filesystem::is_regular_file(model, error)) return false;
-  std::ifstream file(model);
-  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
+  const nlohmann::json doc =
+      nlohmann::json::parse(ReadInputFile(model, "the model file"), nullptr, false);
   return doc.is_object() && doc.contains("model_type");
 }
 

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "command.h"
+#include "core/input_file.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
@@ -171,11 +170,7 @@ std::vector<Configuration> LoadConfigurations(const InputOptions& input,
     ValidateSpeedLaw(c.law, "--v0/--t");
     configs.push_back(c);
   } else if (!o.fit_json.empty()) {
-    std::ifstream file(o.fit_json);
-    if (!file) throw InputError(fmt::format("cannot open the fit file '{}'", o.fit_json));
-    std::stringstream text;
-    text << file.rdbuf();
-    configs = ConfigurationsFromFitJson(text.str(), o.fit_json);
+    configs = ConfigurationsFromFitJson(ReadInputFile(o.fit_json, "the fit file"), o.fit_json);
   } else {
     samples = LoadSamples(input);
     try {
