@@ -932,8 +932,12 @@ Device LoadDevice(const std::string& name_or_path) {
       return d;
     }
   }
+  // A path (a '/', a ".json" name or a file that exists) is read as one, so
+  // that a missing, unreadable or special file is an InputError.
   struct stat info {};
-  if (stat(name_or_path.c_str(), &info) == 0) return ReadDeviceJsonFile(name_or_path);
+  if (LooksLikeFilePath(name_or_path) || stat(name_or_path.c_str(), &info) == 0) {
+    return ReadDeviceJsonFile(name_or_path);
+  }
   throw UsageError(fmt::format("'{}' is neither a catalog device ({}) nor a device JSON file",
                                name_or_path, fmt::join(CatalogDeviceNames(), ", ")));
 }

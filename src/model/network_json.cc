@@ -163,6 +163,19 @@ Network ParseNetworkJson(const std::string& text, const std::string& source) {
     throw DataError(source, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw DataError(source, 1, "", "expected a JSON object");
+  if (!doc.contains("input") && !doc.contains("layers")) {
+    // Not a network: say what the file would need rather than "input: missing".
+    if (doc.contains("architectures") || doc.contains("hidden_size") ||
+        doc.contains("num_hidden_layers") || doc.contains("vocab_size")) {
+      throw DataError(source, 0, "model_type",
+                      "missing: a Hugging Face config.json names its architecture there (e.g. "
+                      "\"llama\")");
+    }
+    throw DataError(source, 0, "",
+                    fmt::format("neither a network JSON (\"schema\": \"{}\" with \"input\" and "
+                                "\"layers\") nor a Hugging Face config.json (with \"model_type\")",
+                                kSchema));
+  }
   ObjectReader top(doc, source, 0, "");
   const std::string schema = top.String("schema", kSchema);
   if (schema != kSchema) {
