@@ -20,6 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // tools/fitspeed/exit_code.h, ExitCode
+constexpr int kUsageInputs = 64;
 constexpr int kDataInputs = 65;
 constexpr int kInputInputs = 66;
 
@@ -95,6 +96,17 @@ TEST(InputsCli, ConfigJsonWithoutModelTypeSaysWhatIsMissing) {
   const CliRun neither = RunCli("models " + path);
   EXPECT_EQ(neither.exit_code, kDataInputs) << neither.err;
   EXPECT_THAT(neither.err, HasSubstr("neither a network JSON"));
+}
+
+// Doubling to 2^62 overflowed int64 and looped, growing to 8 GB.
+TEST(InputsCli, BatchesBeyondTheMaximumAreUsageErrors) {
+  const CliRun max_batch = RunCli("sweep resnet50 --device h100 --max-batch 4611686018427387904");
+  EXPECT_EQ(max_batch.exit_code, kUsageInputs) << max_batch.err;
+  EXPECT_THAT(max_batch.err, AllOf(HasSubstr("--max-batch"), HasSubstr("1073741824")));
+  const CliRun batches = RunCli("sweep resnet50 --device h100 --batches 1:4611686018427387904");
+  EXPECT_EQ(batches.exit_code, kUsageInputs) << batches.err;
+  EXPECT_THAT(batches.err,
+              HasSubstr("--batches: '4611686018427387904' is not a batch size in [1, 1073741824]"));
 }
 
 }  // namespace

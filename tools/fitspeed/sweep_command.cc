@@ -99,8 +99,9 @@ int64_t ParseBatch(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || used == 0 || value < 1) {
-    throw UsageError(fmt::format("--batches: '{}' is not a batch size >= 1", text));
+  if (used != text.size() || used == 0 || value < 1 || value > kMaxSweepBatch) {
+    throw UsageError(
+        fmt::format("--batches: '{}' is not a batch size in [1, {}]", text, kMaxSweepBatch));
   }
   return value;
 }
@@ -625,7 +626,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--max-batch", o->max_batch, "Largest batch of --batches auto")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, kMaxSweepBatch));
   command
       ->add_option("--memory-limit", o->memory_limit_gib,
                    "Skip batches whose step needs more GiB; 0: 80% of the available memory")
