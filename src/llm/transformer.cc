@@ -162,6 +162,35 @@ int KeyLineTf(const std::string& text, const std::string& key) {
   return LineAtTf(text, open);
 }
 
+// The first key given twice in one object of the (valid) JSON object in
+// `text`, and the line of its second appearance; nullopt when none. (nlohmann
+// ::json keeps the last silently.)
+std::optional<std::pair<std::string, int>> DuplicateKeyTf(const std::string& text) {
+  std::vector<std::set<std::string>> objects;  // the keys of each open object
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '"') {
+      const size_t start = i;
+      std::string s;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        if (i < text.size()) s += text[i];
+      }
+      size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+      const bool is_key = next < text.size() && text[next] == ':';
+      if (is_key && !objects.empty() && !objects.back().insert(s).second) {
+        return std::pair{s, LineAtTf(text, start)};
+      }
+    } else if (ch == '{') {
+      objects.emplace_back();
+    } else if (ch == '}' && !objects.empty()) {
+      objects.pop_back();
+    }
+  }
+  return std::nullopt;
+}
+
 std::string ExcerptTf(const json& v) {
   std::string text = v.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
@@ -470,6 +499,10 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
   if (!doc.is_object()) {
     throw DataError(source, 1, "",
                     fmt::format("expected a config.json object, got {}", ExcerptTf(doc)));
+  }
+  if (const auto duplicate = DuplicateKeyTf(text)) {
+    throw DataError(source, duplicate->second, duplicate->first,
+                    "given twice in one object (which one holds is ambiguous)");
   }
   const HfFieldsTf f(text, doc, source);
   TransformerConfig m;

@@ -507,6 +507,20 @@ TEST(LoadTransformer, ReadsAConfigFileAndRefusesAMissingOne) {
   std::filesystem::remove_all(dir);
 }
 
+// nlohmann::json keeps the last of two equal keys silently; which one the
+// author meant is unknown, so the config.json is refused.
+TEST(ParseHfConfig, DuplicateKeyNamesFileLineAndKey) {
+  const std::string message = DataErrorOf(Replace(
+      kLlamaTf, "  \"vocab_size\": 1000\n", "  \"vocab_size\": 1000,\n  \"hidden_size\": 512\n"));
+  EXPECT_NE(message.find("cfg.json:10: field 'hidden_size': given twice"), std::string::npos)
+      << message;
+  // The same key in two different objects is no duplicate.
+  const std::string nested = Replace(kLlamaTf, "  \"vocab_size\": 1000\n",
+                                     "  \"vocab_size\": 1000,\n  \"rope_scaling\": {\"factor\": 2, "
+                                     "\"type\": \"linear\"},\n  \"x\": {\"factor\": 3}\n");
+  EXPECT_EQ(ParseHfConfig(nested, "cfg.json").hidden, 256);
+}
+
 // Opened blocking, a FIFO named config.json would hang; read, /dev/zero would
 // fill memory.
 TEST(LoadTransformer, FifoConfigJsonIsAnInputError) {
