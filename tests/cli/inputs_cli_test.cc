@@ -40,6 +40,7 @@ class ScratchInputs {
   std::string dir_;
 };
 
+const char kPlanInputs[] = "plan llama-2-7b --device h100 --global-batch 64 --seq-len 4096 --top 1";
 const char kLlmSweepInputs[] = "sweep llama-2-7b --device h100 --tp 1 --seq-len 4096";
 
 // A FIFO without a writer blocked the CLI forever; each is refused at once.
@@ -107,6 +108,28 @@ TEST(InputsCli, BatchesBeyondTheMaximumAreUsageErrors) {
   EXPECT_EQ(batches.exit_code, kUsageInputs) << batches.err;
   EXPECT_THAT(batches.err,
               HasSubstr("--batches: '4611686018427387904' is not a batch size in [1, 1073741824]"));
+}
+
+// nan passed CLI11's PositiveNumber (and dropped the days column); inf
+// priced the run at inf.
+TEST(InputsCli, NonFiniteNumberOptionsAreUsageErrors) {
+  const CliRun tokens = RunCli(std::string(kPlanInputs) + " --devices 8 --tokens nan");
+  EXPECT_EQ(tokens.exit_code, kUsageInputs) << tokens.out;
+  EXPECT_THAT(tokens.err, HasSubstr("--tokens: nan is not a finite number > 0"));
+  const CliRun price = RunCli(std::string(kPlanInputs) + " --devices 8 --tokens 1e12 --price inf");
+  EXPECT_EQ(price.exit_code, kUsageInputs) << price.out;
+  EXPECT_THAT(price.err, HasSubstr("--price"));
+}
+
+// CLI11's PositiveNumber printed its bounds in full: a 309-digit DBL_MAX.
+TEST(InputsCli, ZeroDevicesIsAShortUsageError) {
+  for (const std::string& args :
+       {std::string(kPlanInputs) + " --devices 0", std::string(kLlmSweepInputs) + " --devices 0"}) {
+    const CliRun run = RunCli(args);
+    EXPECT_EQ(run.exit_code, kUsageInputs) << args << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr("--devices")) << args;
+    EXPECT_LT(run.err.size(), 300u) << run.err;
+  }
 }
 
 }  // namespace

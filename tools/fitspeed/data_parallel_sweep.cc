@@ -68,13 +68,13 @@ void AddDataParallelOptions(CLI::App& command, DataParallelCliOptions& o) {
                   "With --data-parallel or --device: gradient bucket size, MiB (DDP's "
                   "bucket_cap_mb)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--first-bucket-mb", o.first_bucket_mib,
                   "With --data-parallel or --device: size of the first bucket, MiB (DDP: 1), so "
                   "the first all-reduce starts early")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--model-ranks", o.model_ranks,
                   "With --data-parallel --links: the ranks the modeled table predicts, at the "

@@ -504,7 +504,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "(docs/validation.md, \"Prediction intervals\"); a transformer split: the "
                    "interval of LlmInterval (docs/llm.md)")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+      ->check(FiniteRange(0.01, 0.99));
   command->add_option("--intervals", o->intervals,
                       "With --device: an intervals file (schema fitspeed.intervals/1, written by "
                       "`fitspeed validate --intervals-out`) instead of the built-in errors");
@@ -602,7 +602,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
                    "delivers to each device; a step takes the longer of the device's step and "
                    "per-device batch / rate. 0: unlimited")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--optimizer", o->optimizer,
                    "sgd, sgd-momentum (alias momentum), adam or rmsprop (with momentum)")
@@ -615,7 +615,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 4096));
   command->add_option("--warmup", o->warmup, "Steps run before timing each batch")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command->add_option("--min-repeats", o->min_repeats, "Timed steps per batch, at least")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
@@ -623,7 +623,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->add_option("--min-time", o->min_time_s,
                    "Seconds of timed steps per batch, at least (after --min-repeats)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command->add_option("--max-batch", o->max_batch, "Largest batch of --batches auto")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, kMaxSweepBatch));
@@ -631,7 +631,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
       ->add_option("--memory-limit", o->memory_limit_gib,
                    "Skip batches whose step needs more GiB; 0: 80% of the available memory")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command->add_flag("--layers", o->layers,
                     "Also print the per-layer time by pass at the largest batch (table output; "
                     "with --device also in JSON, each layer marked compute- or memory-bound)");
