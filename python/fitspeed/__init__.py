@@ -244,8 +244,7 @@ def read(path_or_spec: str, *, format: str = "auto", skip_first_epochs: int = 1,
     FitspeedWarning. Raises InputError (cannot read), DataError (bad content:
     .file, .line, .field), UsageError (bad spec or option)."""
     samples = _fitspeed.read_samples(_path_arg(path_or_spec, "read", "path_or_spec"), format,
-                                     skip_first_epochs,
-                                     tensorboard_tag, tensorboard_unit, _warn)
+                                     skip_first_epochs, tensorboard_tag, tensorboard_unit, _warn)
     return _frame_or_list(samples, as_frame)
 
 
@@ -569,11 +568,12 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
     is --amp-ops ('pytorch', 'tensorflow', or 'none' for a model cast to 16 bits
     whole); default: the framework's. precision 'fp8' models Transformer Engine."""
     text, notes = _fitspeed.model_sweep(
-        _path_arg(network, "model", "network"), _path_arg(device, "model", "device"), [int(b) for b in (batches or [])], max_batch, precision, optimizer,
+        _path_arg(network, "model", "network"), _path_arg(device, "model", "device"),
+        [int(b) for b in (batches or [])], max_batch, precision, optimizer,
         devices, devices_per_node, overlap, accumulation, recompute, attention, layout,
         framework or "", steps_per_execution, float(input_samples_per_s), seq_len,
-        interval_level, _path_arg(links or "", "model", "links"), float(mean_tokens), float(mean_square_tokens),
-        int(head_positions), amp_ops or "")
+        interval_level, _path_arg(links or "", "model", "links"), float(mean_tokens),
+        float(mean_square_tokens), int(head_positions), amp_ops or "")
     return ModeledSweep(text, notes)
 
 
@@ -609,7 +609,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
     the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`."""
     return LlmStep(_fitspeed.llm_step(_path_arg(model, "llm_step", "model"),
-                                      _path_arg(device, "llm_step", "device"), devices, tp, pp, vp, cp, ep, micro_batch,
+                                      _path_arg(device, "llm_step", "device"), devices, tp,
+                                      pp, vp, cp, ep, micro_batch,
                                       global_batch, seq_len, recompute, sequence_parallel, zero,
                                       precision, lora_rank, flash_attention, overlap_grad_reduce,
                                       float(gradient_bytes), devices_per_node,
@@ -638,10 +639,12 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     `fitspeed plan MODEL
     --device D --output json`."""
     return LlmPlan(_fitspeed.llm_plan(_path_arg(model, "plan_llm", "model"),
-                                      _path_arg(device, "plan_llm", "device"), devices, global_batch, seq_len, tokens,
+                                      _path_arg(device, "plan_llm", "device"), devices,
+                                      global_batch, seq_len, tokens,
                                       price_per_device_hour, top, precision, lora_rank,
                                       flash_attention, overlap_grad_reduce, float(gradient_bytes),
-                                      devices_per_node, _path_arg(links or "", "plan_llm", "links"),
+                                      devices_per_node,
+                                      _path_arg(links or "", "plan_llm", "links"),
                                       _fix_text({} if fix is None else fix),
                                       interval_level, fp8_weights, dropout, lora_dropout,
                                       activation_fp8_store))
