@@ -11,8 +11,8 @@
 
 namespace fitspeed {
 
-// The most a JSON or text document may hold: 64 MiB, a thousand times the
-// largest config.json or network JSON fitspeed knows.
+// The most a JSON or text document may hold: 64 MiB, over a hundred times
+// the largest JSON in data/ (llm-calibration.json, 0.25 MB).
 inline constexpr uint64_t kMaxDocumentBytes = uint64_t{64} << 20;
 // The most a training log may hold: 2 GiB.
 inline constexpr uint64_t kMaxLogBytes = uint64_t{2} << 30;
