@@ -186,3 +186,10 @@ def test_plan_llm_fix_values_cannot_inject_items():
     with pytest.raises(TypeError, match="plan_llm: fix must be a mapping"):
         fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
                           fix=[1, 2])
+
+
+def test_plan_llm_refuses_an_infinite_price():
+    # The plan priced the run at inf.
+    with pytest.raises(fitspeed.UsageError, match="price per device-hour inf"):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          tokens=1e12, price_per_device_hour=math.inf, top=1)
