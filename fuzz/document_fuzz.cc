@@ -5,7 +5,9 @@
 // (validate --kernels; read from a file, so the input is written to one) and framework
 // profiles (data/frameworks.json), and Hugging Face config.json files
 // (fitspeed models CONFIG.json; the parsed shape is then counted), and the
-// publishers file (validate mlperf --publishers). Any input may be rejected with a
+// publishers file (validate mlperf --publishers), a config.json read from a
+// file as `fitspeed models PATH` reads it (configfile), and the text of
+// `plan --fix` (planfix). Any input may be rejected with a
 // fitspeed::Error; anything else (a crash, another exception, a sanitizer
 // report) is a bug.
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/kernels.h"
 #include "fitspeed/evidence/mlperf.h"
+#include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/transformer.h"
 #include "fitspeed/project/config.h"
 #include "fitspeed/project/link_logs.h"
@@ -35,6 +38,8 @@
 #define FITSPEED_FUZZ_FRAMEWORKS 6
 #define FITSPEED_FUZZ_HFCONFIG 7
 #define FITSPEED_FUZZ_PUBLISHERS 8
+#define FITSPEED_FUZZ_CONFIGFILE 9
+#define FITSPEED_FUZZ_PLANFIX 10
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -75,6 +80,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const fitspeed::PublisherTable table = fitspeed::ParsePublishers(text, "fuzz-input");
     (void)table.OfSubmitter("NVIDIA");
     (void)table.OfCaseFile("/a/b.csv");
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_CONFIGFILE
+    // LoadTransformer's path: the file read (bounded, regular files only),
+    // then parsed and validated; the shape is then counted.
+    const std::string path = "/tmp/fitspeed-fuzz-config-" + std::to_string(getpid()) + ".json";
+    std::ofstream(path, std::ios::binary) << text;
+    const fitspeed::TransformerConfig model = fitspeed::LoadTransformer(path);
+    (void)fitspeed::CountParameters(model);
+#elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_PLANFIX
+    fitspeed::LlmPlanOptions options;
+    fitspeed::ApplyLlmPlanFix(text, options);
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

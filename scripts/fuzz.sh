@@ -18,7 +18,8 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
 fi
 targets=(auto csv nist keras mllog dllogger timm hf hfstate tfcnn megatron deepspeed nanogpt fairseq
          detectron2 lightning kerascsv wandb epochs tensorboard
-         linklog intervals links fitjson kerneltable frameworks hfconfig publishers)
+         linklog intervals links fitjson kerneltable frameworks hfconfig publishers configfile
+         planfix)
 cmake --build "$build_dir" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 seeds="$build_dir/fuzz-seeds"
@@ -37,6 +38,9 @@ for f in data/llm-models/*.json; do
 done
 # And the publishers file (the publishers target's format).
 cp data/publishers.json "$seeds/data_publishers.json"
+# And plan --fix texts (the planfix target's format).
+printf 'tp=8,pp=4,vp=2,cp=1,ep=1,dp=2,mb=2,recompute=full,sp=1,zero=1' > "$seeds/fix_all"
+printf 'tp=8,recompute=selective' > "$seeds/fix_two"
 # One target: its summary line, or on a finding the end of its log.
 fuzz_one() {
   local t=$1 log="$build_dir/fuzz-$1.log"

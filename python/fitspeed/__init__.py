@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -208,6 +209,21 @@ def _as_samples(samples) -> List[Sample]:
     raise UsageError("samples: expected a DataFrame, Samples or mappings with a 'batch'")
 
 
+def _path_arg(value: Any, function: str, argument: str) -> str:
+    """`value` as the path (or spec) the library opens: a str or os.PathLike,
+    else TypeError; a NUL, which C would read as the end of the path, is an
+    InputError. Both name the function and argument."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{function}: {argument} must be a str or os.PathLike, "
+                        f"not {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{function}: {argument} must be a str path, not {type(path).__name__}")
+    if "\0" in path:
+        raise InputError(f"{function}: {argument} {path!r} contains a NUL character")
+    return path
+
+
 def _frame_or_list(samples: List[Sample], as_frame: Optional[bool]):
     if as_frame is None:
         as_frame = _pd is not None
@@ -227,8 +243,8 @@ def read(path_or_spec: str, *, format: str = "auto", skip_first_epochs: int = 1,
     as_frame is True, else a list of Sample. A reader's doubts are issued as
     FitspeedWarning. Raises InputError (cannot read), DataError (bad content:
     .file, .line, .field), UsageError (bad spec or option)."""
-    samples = _fitspeed.read_samples(str(path_or_spec), format, skip_first_epochs,
-                                     tensorboard_tag, tensorboard_unit, _warn)
+    samples = _fitspeed.read_samples(_path_arg(path_or_spec, "read", "path_or_spec"), format,
+                                     skip_first_epochs, tensorboard_tag, tensorboard_unit, _warn)
     return _frame_or_list(samples, as_frame)
 
 
@@ -237,6 +253,9 @@ def read_text(text: Union[str, bytes], *, source: str = "<text>", attributes: st
               as_frame: Optional[bool] = None):
     """Reads the samples of a log given as text or bytes; `source` names it in
     messages, `attributes` are those after '@' in a spec ('batch=64,devices=8')."""
+    # Checked first: bytes(10**9) would build a gigabyte of zeros.
+    if not isinstance(text, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"read_text: text must be str or bytes, not {type(text).__name__}")
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     samples = _fitspeed.parse_samples(data, source, attributes, format, skip_first_epochs, _warn)
     return _frame_or_list(samples, as_frame)
@@ -536,7 +555,7 @@ def transformer(spec: str) -> Dict[str, Any]:
     """A transformer's shape and exact parameter count: a built-in name, the short
     form 'transformer:layers=..,hidden=..,heads=..', or a Hugging Face
     config.json path."""
-    return _fitspeed.transformer(spec)
+    return _fitspeed.transformer(_path_arg(spec, "transformer", "spec"))
 
 
 def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
@@ -556,14 +575,16 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
     and --head-positions: unpadded sequences and BERT's masked-LM positions. amp_ops
     is --amp-ops ('pytorch', 'tensorflow', or 'none' for a model cast to 16 bits
     whole); default: the framework's. precision 'fp8' models Transformer Engine."""
-    answer = _run(_fitspeed.DeviceSweepRequest, model=network, device=device,
+    answer = _run(_fitspeed.DeviceSweepRequest, model=_path_arg(network, "model", "network"),
+                  device=_path_arg(device, "model", "device"),
                   batches=[int(b) for b in (batches or [])], max_batch=max_batch,
                   precision=precision, optimizer=optimizer, devices=devices,
                   devices_per_node=devices_per_node, overlap=overlap, accumulation=accumulation,
                   recompute=recompute, attention=attention, layout=layout,
                   framework=framework or "", steps_per_execution=steps_per_execution,
                   input_samples_per_s=float(input_samples_per_s), seq_len=seq_len,
-                  interval_level=interval_level, links=links or "",
+                  interval_level=interval_level,
+                  links=_path_arg(links or "", "model", "links"),
                   mean_tokens=float(mean_tokens), mean_square_tokens=float(mean_square_tokens),
                   head_positions=int(head_positions), amp_ops=amp_ops)
     return ModeledSweep(answer.to_json(), answer.notes)
@@ -577,7 +598,7 @@ def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: i
     """Times the real training step (forward, backward, update; oneDNN) of a zoo
     network on this CPU at every batch (default: doubling until the throughput
     saturates) and fits the law: `fitspeed sweep NETWORK --output json`."""
-    answer = _run(_fitspeed.HostSweepRequest, model=network,
+    answer = _run(_fitspeed.HostSweepRequest, model=_path_arg(network, "sweep", "network"),
                   batches=[int(b) for b in (batches or [])], max_batch=max_batch,
                   precision=precision, backend=backend, optimizer=optimizer, threads=threads,
                   min_repeats=min_repeats, max_repeats=max_repeats, min_time_s=min_time_s,
@@ -602,13 +623,15 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     (None), `--dropout on|off`. lora_dropout (with lora_rank): dropout on each
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
     the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`."""
-    answer = _run(_fitspeed.LlmStepRequest, model=model, device=device, seq_len=seq_len,
+    answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
+                  device=_path_arg(device, "llm_step", "device"), seq_len=seq_len,
                   devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
                   global_batch=global_batch, recompute=recompute,
                   sequence_parallel=sequence_parallel, zero=zero, precision=precision,
                   lora_rank=lora_rank, flash_attention=flash_attention,
                   overlap_grad_reduce=overlap_grad_reduce, gradient_bytes=float(gradient_bytes),
-                  devices_per_node=devices_per_node, links=links or "",
+                  devices_per_node=devices_per_node,
+                  links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
                   lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store)
     return LlmStep(answer.to_json())
@@ -633,14 +656,16 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     activation_fp8_store, `--activation-fp8-store`.
     `fitspeed plan MODEL
     --device D --output json`."""
-    request = _request(_fitspeed.LlmPlanRequest, model=model, device=device, devices=devices,
+    request = _request(_fitspeed.LlmPlanRequest, model=_path_arg(model, "plan_llm", "model"),
+                       device=_path_arg(device, "plan_llm", "device"), devices=devices,
                        global_batch=global_batch, seq_len=seq_len, tokens=tokens,
                        price_per_device_hour=price_per_device_hour, top=top,
                        precision=precision, lora_rank=lora_rank,
                        flash_attention=flash_attention,
                        overlap_grad_reduce=overlap_grad_reduce,
                        gradient_bytes=float(gradient_bytes), devices_per_node=devices_per_node,
-                       links=links or "", interval_level=interval_level,
+                       links=_path_arg(links or "", "plan_llm", "links"),
+                       interval_level=interval_level,
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,
                        activation_fp8_store=activation_fp8_store)
     request.fix(_fix_text(fix or {}))
@@ -669,10 +694,22 @@ _FIX_KEYS = {"micro_batch": "mb", "sequence_parallel": "sp"}
 
 def _fix_text(fix: Mapping[str, Any]) -> str:
     """{'tp': 8, 'micro_batch': 2, 'sequence_parallel': True} -> 'tp=8,mb=2,sp=1': the
-    text the library's --fix parser reads (and checks)."""
+    text the library's --fix parser reads (and checks). TypeError when fix is not
+    a mapping; UsageError for a key or value that is not an int or a str without
+    ',' and '=' (which would smuggle in another item: {'tp': '8,pp=2'})."""
+    if not isinstance(fix, Mapping):
+        raise TypeError(f"plan_llm: fix must be a mapping such as {{'tp': 8}}, "
+                        f"not {type(fix).__name__}")
     items = []
     for key, value in fix.items():
         if isinstance(value, bool):
             value = int(value)
+        for what, text in (("key", key), ("value", value)):
+            if isinstance(text, int) and what == "value":
+                continue
+            if not isinstance(text, str) or "," in text or "=" in text:
+                raise UsageError(f"plan_llm: fix {what} {text!r} (of {key!r}): expected "
+                                 f"{'an int or ' if what == 'value' else ''}a str without "
+                                 f"',' and '='")
         items.append(f"{_FIX_KEYS.get(key, key)}={value}")
     return ",".join(items)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "fitspeed/calibrate/cases.h"
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "io/text.h"
 
@@ -88,12 +90,7 @@ std::string CountByDevice(const std::vector<MeasuredCase>& cases) {
 }
 
 std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open cases file '{}'", path));
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read cases file '{}'", path));
-  const std::string text = buffer.str();
+  const std::string text = ReadInputFile(path, "cases file");
   if (io::LooksBinary(text)) throw DataError(path, 0, "", "not a text file");
 
   io::LineCursor cursor(text);
@@ -187,7 +184,10 @@ std::vector<MeasuredCase> ReadCasesCsv(const std::string& path) {
 }
 
 bool LooksLikeCasesCsv(const std::string& path) {
-  if (path == "-") return false;
+  // Only a regular file: a pipe would lose what is read here, a device such
+  // as /dev/zero never end its first line.
+  std::error_code error;
+  if (path == "-" || !std::filesystem::is_regular_file(path, error)) return false;
   std::ifstream file(path);
   std::string line;
   while (std::getline(file, line)) {

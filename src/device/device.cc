@@ -11,8 +11,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "device/embedded_devices.h"
 #include "fitspeed/core/error.h"
 
@@ -605,16 +605,6 @@ void CheckLinks(const LinksFile& links, const char* what) {
   }
 }
 
-// The text of the `what` file at `path`; InputError when it cannot be read.
-std::string ReadText(const std::string& path, const char* what) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open {} file '{}'", what, path));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read {} file '{}'", what, path));
-  return text.str();
-}
-
 }  // namespace
 
 std::string DeviceToJson(const Device& d) {
@@ -928,7 +918,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
 }
 
 Device ReadDeviceJsonFile(const std::string& path) {
-  return ParseDeviceJson(ReadText(path, "device"), path);
+  return ParseDeviceJson(ReadInputFile(path, "device file"), path);
 }
 
 LinksFile ParseLinksJson(const std::string& text, const std::string& source) {
@@ -982,7 +972,7 @@ const DeviceLink* LinksFile::FindLink(const std::string& what) const {
 }
 
 LinksFile ReadLinksJsonFile(const std::string& path) {
-  return ParseLinksJson(ReadText(path, "links"), path);
+  return ParseLinksJson(ReadInputFile(path, "links file"), path);
 }
 
 void WriteLinksJsonFile(const std::string& path, const LinksFile& links) {
@@ -1088,8 +1078,12 @@ Device LoadDevice(const std::string& name_or_path) {
       return d;
     }
   }
+  // A path (a '/', a ".json" name or a file that exists) is read as one, so
+  // that a missing, unreadable or special file is an InputError.
   struct stat info {};
-  if (stat(name_or_path.c_str(), &info) == 0) return ReadDeviceJsonFile(name_or_path);
+  if (LooksLikeFilePath(name_or_path) || stat(name_or_path.c_str(), &info) == 0) {
+    return ReadDeviceJsonFile(name_or_path);
+  }
   throw UsageError(fmt::format("'{}' is neither a catalog device ({}) nor a device JSON file",
                                name_or_path, fmt::join(CatalogDeviceNames(), ", ")));
 }

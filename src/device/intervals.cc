@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <set>
 
+#include "core/input_file.h"
 #include "core/model_error_json.h"
 #include "device/embedded_intervals.h"
 #include "fitspeed/core/error.h"
@@ -245,11 +246,7 @@ IntervalTable ParseIntervalTable(std::string_view text, const std::string& sourc
 }
 
 IntervalTable ReadIntervalTableFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open intervals file {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseIntervalTable(text.str(), path);
+  return ParseIntervalTable(ReadInputFile(path, "intervals file"), path);
 }
 
 const IntervalTable& BuiltinIntervalTable() {

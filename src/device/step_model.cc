@@ -294,10 +294,14 @@ bool ModelsNchwBatchNorm(const Device& device, const DeviceModelOptions& options
 
 void ValidateDeviceModelOptions(const DeviceModelOptions& o) {
   for (int64_t b : o.batches) {
-    if (b < 1) throw UsageError(fmt::format("DeviceModelOptions.batches: {} is not >= 1", b));
+    if (b < 1 || b > kMaxSweepBatch) {
+      throw UsageError(
+          fmt::format("DeviceModelOptions.batches: {} is not in [1, {}]", b, kMaxSweepBatch));
+    }
   }
-  if (o.max_batch < 1) {
-    throw UsageError(fmt::format("DeviceModelOptions.max_batch = {}: must be >= 1", o.max_batch));
+  if (o.max_batch < 1 || o.max_batch > kMaxSweepBatch) {
+    throw UsageError(fmt::format("DeviceModelOptions.max_batch = {}: must be in [1, {}]",
+                                 o.max_batch, kMaxSweepBatch));
   }
   if (o.devices < 1) {
     throw UsageError(fmt::format("DeviceModelOptions.devices = {}: must be >= 1", o.devices));

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "io/text.h"
 
@@ -47,11 +46,7 @@ bool CsvTable::Bool(const Row& row, const std::string& name) const {
 }
 
 CsvTable ReadCsvTable(const std::string& path, const std::vector<std::string>& required) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("{}: cannot open the measurement table", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string content = text.str();
+  const std::string content = ReadInputFile(path, "the measurement table");
   if (io::LooksBinary(content)) {
     throw DataError(path, 0, "", "binary data, not a CSV table");
   }

@@ -2,16 +2,15 @@
 // MlperfCases (fitspeed/evidence/mlperf.h; data/measured/README.md).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/input_file.h"
 #include "evidence/csv_table.h"
 #include "evidence/embedded_publishers.h"
 #include "fitspeed/core/error.h"
@@ -33,11 +32,7 @@ const Publisher* PublisherTable::OfSubmitter(const std::string& submitter) const
 }
 
 PublisherTable ReadPublishers(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw InputError(fmt::format("{}: cannot open the publishers file", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParsePublishers(text.str(), path);
+  return ParsePublishers(ReadInputFile(path, "the publishers file"), path);
 }
 
 const PublisherTable& BuiltinPublishers() {

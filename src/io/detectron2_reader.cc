@@ -46,11 +46,19 @@ struct Detectron2Line {
 
 bool IsDigitDetectron2(char c) { return c >= '0' && c <= '9'; }
 
-// The number of the digits at the start of `s` ("12]" -> 12), or nullopt.
-std::optional<long long> LeadingWholeDetectron2(std::string_view s) {
+// The epoch printed at the start of `s` ("12]" -> 12), or nullopt when `s`
+// does not start with a digit. DataError naming the field "epoch" when it has
+// more than 9 digits (Sample::epoch is an int).
+std::optional<long long> LeadingEpochDetectron2(std::string_view s, const std::string& source,
+                                                int line) {
   size_t n = 0;
-  while (n < s.size() && n < 9 && IsDigitDetectron2(s[n])) ++n;
+  while (n < s.size() && IsDigitDetectron2(s[n])) ++n;
   if (n == 0) return std::nullopt;
+  if (n > 9) {
+    throw DataError(
+        source, line, "epoch",
+        fmt::format("'{}' has {} digits; an epoch has at most 9", Excerpt(s.substr(0, n)), n));
+  }
   return static_cast<long long>(*ToDouble(s.substr(0, n)));
 }
 
@@ -68,12 +76,13 @@ size_t FindFieldDetectron2(std::string_view text, std::string_view key) {
 
 // The epoch of an mmcv or mmengine line, "Epoch [3][100/5005]" or
 // "Epoch(train)  [3][ 50/7330]" -> 3; nullopt when `rest` does not start so.
-std::optional<long long> MmcvEpoch(std::string_view rest) {
+std::optional<long long> MmcvEpoch(std::string_view rest, const std::string& source, int line) {
   rest = Trim(rest);
   if (!StartsWith(rest, "[")) return std::nullopt;
-  const auto epoch = LeadingWholeDetectron2(rest.substr(1));
   const size_t close = rest.find("][");
-  if (!epoch || close == std::string_view::npos) return std::nullopt;
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto epoch = LeadingEpochDetectron2(rest.substr(1), source, line);
+  if (!epoch) return std::nullopt;
   return epoch;
 }
 
@@ -86,15 +95,16 @@ std::optional<Detectron2Line> ParseDetectron2Line(std::string_view text, int lin
   t.line = line;
   const size_t torchvision = text.find("Epoch: [");
   if (torchvision != std::string_view::npos) {
-    const auto epoch = LeadingWholeDetectron2(text.substr(torchvision + 8));
+    const auto epoch = LeadingEpochDetectron2(text.substr(torchvision + 8), source, line);
     if (!epoch) return std::nullopt;
     t.epoch = *epoch + 1;  // printed from 0
     const size_t total = text.find("Total time: ", torchvision);
     if (total != std::string_view::npos) {
       const size_t open = text.find('(', total);
-      if (open == std::string_view::npos) return std::nullopt;
       std::string_view rest;
-      const auto per_it = LeadingDouble(text.substr(open + 1), &rest);
+      const auto per_it = open == std::string_view::npos
+                              ? std::nullopt
+                              : LeadingDouble(text.substr(open + 1), &rest);
       if (!per_it || !StartsWith(Trim(rest), "s / it")) {
         throw DataError(source, line, "time",
                         fmt::format("expected 'Total time: H:MM:SS (<s> s / it)', got '{}'",
@@ -109,7 +119,7 @@ std::optional<Detectron2Line> ParseDetectron2Line(std::string_view text, int lin
                                               StartsWith(text.substr(mm + 5), "(train)"))) {
     std::string_view rest = text.substr(mm + 5);
     if (StartsWith(rest, "(train)")) rest = rest.substr(7);
-    const auto epoch = MmcvEpoch(rest);
+    const auto epoch = MmcvEpoch(rest, source, line);
     if (!epoch) return std::nullopt;
     t.epoch = *epoch;  // printed from 1
   } else if (Contains(text, "Iter [") || Contains(text, "Iter(train)")) {

@@ -52,18 +52,19 @@ std::map<std::string, std::string, std::less<>> FairseqFields(std::string_view r
 
 // Reads the line when it is a fairseq training line carrying wps or wpb;
 // nullopt for other text (validation lines: "valid on 'valid' subset").
-std::optional<FairseqLine> ParseFairseqLine(std::string_view text, int line) {
+// DataError naming the field "epoch" for a training line whose epoch has more
+// than 9 digits (Sample::epoch is an int).
+std::optional<FairseqLine> ParseFairseqLine(std::string_view text, int line,
+                                            const std::string& source) {
   const size_t at = text.find("| epoch ");
   if (at == std::string_view::npos || Contains(text, "valid on ")) return std::nullopt;
   std::string_view rest = text.substr(at + 8);
   size_t digits = 0;
-  while (digits < rest.size() && digits < 9 && rest[digits] >= '0' && rest[digits] <= '9') {
-    ++digits;
-  }
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
   if (digits == 0 || digits == rest.size()) return std::nullopt;
   FairseqLine f;
   f.line = line;
-  f.epoch = static_cast<long long>(*ToDouble(rest.substr(0, digits)));
+  const std::string_view epoch = rest.substr(0, digits);
   rest = rest.substr(digits);
   if (rest[0] == ':') {  // ":   1000 / 2184 loss=..., wps=..."
     const size_t slash = rest.find(" / ");
@@ -79,6 +80,12 @@ std::optional<FairseqLine> ParseFairseqLine(std::string_view text, int line) {
     return std::nullopt;
   }
   if (f.fields.count("wps") == 0 && f.fields.count("wpb") == 0) return std::nullopt;
+  if (digits > 9) {
+    throw DataError(
+        source, line, "epoch",
+        fmt::format("'{}' has {} digits; an epoch has at most 9", Excerpt(epoch), digits));
+  }
+  f.epoch = static_cast<long long>(*ToDouble(epoch));
   return f;
 }
 
@@ -87,7 +94,7 @@ class FairseqReader {
   explicit FairseqReader(const ReaderContext& context) : context_(context) {}
 
   void Add(std::string_view text, int line) {
-    if (auto f = ParseFairseqLine(text, line)) {
+    if (auto f = ParseFairseqLine(text, line, context_.source)) {
       lines_.push_back(std::move(*f));
       return;
     }
@@ -249,8 +256,12 @@ bool LooksLikeFairseq(std::string_view head) {
   LineCursor cursor(head);
   std::string_view line;
   while (cursor.Next(line)) {
-    const auto f = ParseFairseqLine(line, cursor.number());
-    if (f && f->fields.count("wps") && f->fields.count("wpb")) return true;
+    try {
+      const auto f = ParseFairseqLine(line, cursor.number(), "");
+      if (f && f->fields.count("wps") && f->fields.count("wpb")) return true;
+    } catch (const DataError&) {
+      return true;  // a training line with a broken epoch: the reader says which
+    }
   }
   return false;
 }

@@ -4,14 +4,10 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "readers.h"
 #include "text.h"
@@ -281,39 +277,11 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
 }
 
 std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& options) {
-  std::string text;
-  if (input.path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) throw InputError("cannot read standard input");
-  } else {
-    std::error_code error;
-    if (std::filesystem::is_directory(input.path, error)) {
-      throw InputError(fmt::format("cannot read '{}': it is a directory", input.path));
-    }
-    std::ifstream file(input.path, std::ios::binary);
-    if (!file) {
-      throw InputError(fmt::format("cannot open '{}': {}", input.path, std::strerror(errno)));
-    }
-    // Read straight into the string at the file's size (a stream buffer and its
-    // copy would hold the text twice); a file that grows meanwhile is read on.
-    // Not mapped: a log truncated while it is read (logrotate's copytruncate
-    // of a running job's log) would kill the process with SIGBUS.
-    file.seekg(0, std::ios::end);
-    const std::streamoff size = file.tellg();
-    file.seekg(0, std::ios::beg);
-    if (size > 0) {
-      text.resize(static_cast<size_t>(size));
-      file.read(text.data(), size);
-      text.resize(static_cast<size_t>(file.gcount()));
-    }
-    if (!file.bad()) {
-      file.clear();
-      text.append(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    }
-    if (file.bad()) {
-      throw InputError(fmt::format("cannot read '{}': {}", input.path, std::strerror(errno)));
-    }
-  }
+  // A FIFO is read like standard input (`fitspeed read <(zcat run.log.gz)`);
+  // a device such as /dev/zero or a directory is refused; both stop at the cap.
+  const std::string text = input.path == "-"
+                               ? ReadInputStream(std::cin, "standard input", kMaxLogBytes)
+                               : ReadInputFile(input.path, "", kMaxLogBytes, PipeInputs::kRead);
   return ParseSamples(text, input.path, input.attributes, options);
 }
 

@@ -222,7 +222,12 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
 
 LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& c, double tokens,
                        std::optional<double> price, const PredictionInterval& interval) {
-  if (!(tokens > 0) || !std::isfinite(tokens)) throw UsageError("token budget must be > 0");
+  if (!(tokens > 0) || !std::isfinite(tokens)) {
+    throw UsageError(fmt::format("token budget {}: must be finite and > 0", tokens));
+  }
+  if (price && !(std::isfinite(*price) && *price >= 0)) {
+    throw UsageError(fmt::format("price per device-hour {}: must be finite and >= 0", *price));
+  }
   LlmRunTotals t;
   t.tokens = tokens;
   t.seconds = tokens / step.tokens_per_s;
@@ -237,6 +242,7 @@ LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& c, double tokens,
 
 void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
   if (text.empty()) return;
+  std::map<std::string, std::string> given;  // key -> its item, to refuse a key given twice
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
@@ -250,6 +256,10 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
                       item));
     }
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (const auto [it, inserted] = given.emplace(key, item); !inserted) {
+      throw UsageError(
+          fmt::format("--fix: key '{}' given twice ('{}' and '{}')", key, it->second, item));
+    }
     if (key == "recompute") {
       o.recompute = ParseRecompute(value);
       continue;

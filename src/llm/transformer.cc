@@ -6,14 +6,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "llm/embedded_llm_models.h"
 
@@ -158,6 +160,35 @@ int KeyLineTf(const std::string& text, const std::string& key) {
     }
   }
   return LineAtTf(text, open);
+}
+
+// The first key given twice in one object of the (valid) JSON object in
+// `text`, and the line of its second appearance; nullopt when none. (nlohmann
+// ::json keeps the last silently.)
+std::optional<std::pair<std::string, int>> DuplicateKeyTf(const std::string& text) {
+  std::vector<std::set<std::string>> objects;  // the keys of each open object
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '"') {
+      const size_t start = i;
+      std::string s;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        if (i < text.size()) s += text[i];
+      }
+      size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+      const bool is_key = next < text.size() && text[next] == ':';
+      if (is_key && !objects.empty() && !objects.back().insert(s).second) {
+        return std::pair{s, LineAtTf(text, start)};
+      }
+    } else if (ch == '{') {
+      objects.emplace_back();
+    } else if (ch == '}' && !objects.empty()) {
+      objects.pop_back();
+    }
+  }
+  return std::nullopt;
 }
 
 std::string ExcerptTf(const json& v) {
@@ -381,15 +412,6 @@ TransformerConfig ParseShortFormTf(const std::string& spec) {
   return m;
 }
 
-std::string ReadFileTf(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open '{}'", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read '{}'", path));
-  return text.str();
-}
-
 }  // namespace
 
 void ValidateTransformer(const TransformerConfig& model) {
@@ -477,6 +499,10 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
   if (!doc.is_object()) {
     throw DataError(source, 1, "",
                     fmt::format("expected a config.json object, got {}", ExcerptTf(doc)));
+  }
+  if (const auto duplicate = DuplicateKeyTf(text)) {
+    throw DataError(source, duplicate->second, duplicate->first,
+                    "given twice in one object (which one holds is ambiguous)");
   }
   const HfFieldsTf f(text, doc, source);
   TransformerConfig m;
@@ -572,10 +598,8 @@ TransformerConfig LoadTransformer(const std::string& spec) {
   std::string path = spec;
   if (std::filesystem::is_directory(path, error))
     path = (std::filesystem::path(path) / "config.json").string();
-  const bool looks_like_path = spec.find('/') != std::string::npos ||
-                               (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0);
-  if (looks_like_path || std::filesystem::exists(path, error)) {
-    return ParseHfConfig(ReadFileTf(path), path);
+  if (LooksLikeFilePath(spec) || std::filesystem::exists(path, error)) {
+    return ParseHfConfig(ReadInputFile(path, "the config.json"), path);
   }
   throw UsageError(fmt::format(
       "'{}' is neither a built-in transformer ({}), a transformer:key=value,... short form nor "

@@ -3,15 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "kinds/kind.h"
 
@@ -166,6 +163,19 @@ Network ParseNetworkJson(const std::string& text, const std::string& source) {
     throw DataError(source, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw DataError(source, 1, "", "expected a JSON object");
+  if (!doc.contains("input") && !doc.contains("layers")) {
+    // Not a network: say what the file would need rather than "input: missing".
+    if (doc.contains("architectures") || doc.contains("hidden_size") ||
+        doc.contains("num_hidden_layers") || doc.contains("vocab_size")) {
+      throw DataError(source, 0, "model_type",
+                      "missing: a Hugging Face config.json names its architecture there (e.g. "
+                      "\"llama\")");
+    }
+    throw DataError(source, 0, "",
+                    fmt::format("neither a network JSON (\"schema\": \"{}\" with \"input\" and "
+                                "\"layers\") nor a Hugging Face config.json (with \"model_type\")",
+                                kSchema));
+  }
   ObjectReader top(doc, source, 0, "");
   const std::string schema = top.String("schema", kSchema);
   if (schema != kSchema) {
@@ -199,12 +209,7 @@ Network ParseNetworkJson(const std::string& text, const std::string& source) {
 }
 
 Network ReadNetworkJsonFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw InputError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  return ParseNetworkJson(text.str(), path);
+  return ParseNetworkJson(ReadInputFile(path, "the network JSON"), path);
 }
 
 std::string NetworkToJson(const Network& network, int indent) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <system_error>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/model/network_json.h"
 #include "zoo_transformers.h"
@@ -588,8 +589,10 @@ Network LoadNetwork(const std::string& name_or_path, const ZooOptions& options) 
   for (const ZooEntry& entry : ZooEntries()) {
     if (entry.name == name_or_path) return ZooNetwork(name_or_path, options);
   }
+  // A path (a '/', a ".json" name or a file that exists) is read as one, so
+  // that a missing, unreadable or special file is an InputError.
   std::error_code error;
-  if (std::filesystem::is_regular_file(name_or_path, error)) {
+  if (LooksLikeFilePath(name_or_path) || std::filesystem::exists(name_or_path, error)) {
     if (options.seq_len != 0 || options.mean_tokens != 0 || options.mean_square_tokens != 0 ||
         options.head_positions != 0) {
       throw UsageError(

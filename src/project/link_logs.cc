@@ -6,11 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "io/text.h"
 
@@ -290,12 +289,7 @@ LinkLog ParseLinkLog(const std::string& text, const std::string& source, LinkLog
 }
 
 LinkLog ReadLinkLogFile(const std::string& path, LinkLogFormat format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open the link log '{}'", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("cannot read the link log '{}'", path));
-  return ParseLinkLog(buffer.str(), path, format);
+  return ParseLinkLog(ReadInputFile(path, "the link log"), path, format);
 }
 
 MeasuredLink InterNodeLinkFromAllReduce(const AlphaBetaFit& fit, int per_node, int nodes,
@@ -381,11 +375,7 @@ NodeCountLinkFit NetworkLinkFromNodeCounts(const std::vector<NodeCountRun>& runs
 }
 
 std::vector<NodeCountRun> ReadNodeCountRuns(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open the runs file '{}'", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = ReadInputFile(path, "the runs file");
   if (io::LooksBinary(text)) throw DataError(path, 0, "", "binary data, not a CSV file");
   std::vector<NodeCountRun> runs;
   std::vector<std::string> header;

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/llm/calibration.h"
 #include "fitspeed/model/zoo.h"
@@ -38,11 +38,12 @@ bool IsTransformerModel(const std::string& model) {
   if (std::find(builtins.begin(), builtins.end(), model) != builtins.end()) return true;
   std::error_code error;
   if (std::filesystem::is_directory(model, error)) {
-    return std::filesystem::is_regular_file(std::filesystem::path(model) / "config.json", error);
+    // Any config.json, so that LoadTransformer names the one it refuses.
+    return std::filesystem::exists(std::filesystem::path(model) / "config.json", error);
   }
   if (!std::filesystem::is_regular_file(model, error)) return false;
-  std::ifstream file(model);
-  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
+  const nlohmann::json doc =
+      nlohmann::json::parse(ReadInputFile(model, "the model file"), nullptr, false);
   return doc.is_object() && doc.contains("model_type");
 }
 

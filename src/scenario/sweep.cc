@@ -29,7 +29,7 @@ int64_t ParseOneBatch(const std::string& text, const std::string& option) {
     throw UsageError(fmt::format("{}: '{}' is not a batch size >= 1", option, text));
   }
   if (value > kMaxSweepBatch) {
-    throw UsageError(fmt::format("{}: {} is above the largest batch a sweep takes, 2^40 = {}",
+    throw UsageError(fmt::format("{}: {} is above the largest batch a sweep takes, 2^30 = {}",
                                  option, text, kMaxSweepBatch));
   }
   return value;
@@ -39,7 +39,7 @@ void CheckBatches(const std::vector<int64_t>& batches, int64_t max_batch,
                   const std::string& field) {
   for (int64_t b : batches) {
     if (b < 1 || b > kMaxSweepBatch) {
-      throw UsageError(fmt::format("{}: batch {} is outside 1..2^40", field, b));
+      throw UsageError(fmt::format("{}: batch {} is outside 1..2^30", field, b));
     }
   }
   if (max_batch < 1 || max_batch > kMaxSweepBatch) {
@@ -64,7 +64,7 @@ std::vector<int64_t> ParseBatchList(const std::string& text, const std::string& 
     const int64_t first = ParseOneBatch(text.substr(0, colon), option);
     const int64_t last = ParseOneBatch(text.substr(colon + 1), option);
     if (last < first) throw UsageError(fmt::format("{} {}: {} < {}", option, text, last, first));
-    // last <= 2^40, so b never overflows.
+    // last <= 2^30, so b never overflows.
     for (int64_t b = first; b <= last; b *= 2) batches.push_back(b);
     return batches;
   }

@@ -211,10 +211,15 @@ void ValidateSweepOptions(const SweepOptions& o) {
                       PrecisionName(o.precision)));
   }
   for (int64_t b : o.batches) {
-    Require(b >= 1, "batches[]", static_cast<double>(b), "every batch must be >= 1");
+    if (b < 1 || b > kMaxSweepBatch) {
+      throw UsageError(
+          fmt::format("SweepOptions.batches[] = {}: every batch must be in [1, {}]", b, kMaxSweepBatch));
+    }
   }
-  Require(o.auto_max_batch >= 1, "auto_max_batch", static_cast<double>(o.auto_max_batch),
-          "must be >= 1");
+  if (o.auto_max_batch < 1 || o.auto_max_batch > kMaxSweepBatch) {
+    throw UsageError(fmt::format("SweepOptions.auto_max_batch = {}: must be in [1, {}]",
+                                 o.auto_max_batch, kMaxSweepBatch));
+  }
   Require(std::isfinite(o.auto_saturation) && o.auto_saturation >= 0, "auto_saturation",
           o.auto_saturation, "must be finite and >= 0");
   Require(o.auto_min_batches >= 1, "auto_min_batches", o.auto_min_batches, "must be >= 1");

@@ -64,6 +64,24 @@ const PassTime& Forward(const LayerTime& t) {
   return t.passes[static_cast<size_t>(Pass::kForward)];
 }
 
+// ModelSweep doubled from 1 to max_batch: at 2^62 the batch overflowed int64
+// and the list grew until memory ran out.
+TEST(StepModel, BatchesAboveTheMaximumAreRefusedNamingTheField) {
+  DeviceModelOptions options;
+  options.max_batch = int64_t{1} << 62;
+  try {
+    ValidateDeviceModelOptions(options);
+    FAIL() << "max_batch = 2^62 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("DeviceModelOptions.max_batch = "
+                                               "4611686018427387904: must be in [1, 1073741824]"));
+  }
+  options.max_batch = kMaxSweepBatch;
+  EXPECT_NO_THROW(ValidateDeviceModelOptions(options));
+  options.batches = {kMaxSweepBatch + 1};
+  EXPECT_THROW(ValidateDeviceModelOptions(options), UsageError);
+}
+
 TEST(StepModel, ComputeBoundDenseLayerMatchesHandCalculation) {
   const ModeledStep step = ModelStep(DenseNet(), TestDevice(), 256);
   const PassTime& p = Forward(Layer(step, "big"));

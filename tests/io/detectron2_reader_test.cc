@@ -241,6 +241,30 @@ TEST(Detectron2Reader, BadTimeNamesFileLineAndField) {
               HasSubstr("det.log:1: field 'time': expected 'Total time: H:MM:SS (<s> s / it)'"));
 }
 
+// docs/formats/detectron2.md: a Total time line without "(<s> s / it)" is a
+// DataError; it was skipped.
+TEST(Detectron2Reader, TorchvisionTotalWithoutSecondsPerIterationIsRefused) {
+  EXPECT_THAT(
+      ErrorOfDetectron2(std::string(kTorchvisionLines) + "Epoch: [2] Total time: 0:00:03\n"),
+      HasSubstr("det.log:5: field 'time': expected 'Total time: H:MM:SS (<s> s / it)', "
+                "got 'Total time: 0:00:03'"));
+}
+
+// Epochs were cut to their first 9 digits (an epoch of 13 read as
+// 123456789). Sample::epoch is an int: at most 9 digits.
+TEST(Detectron2Reader, EpochOfMoreThanNineDigitsNamesFileLineAndField) {
+  EXPECT_THAT(ErrorOfDetectron2(
+                  "Epoch [1234567890123][200/5005]    lr: 1.000e-01, eta: 0:00:00, time: 0.196\n"),
+              HasSubstr("det.log:1: field 'epoch': '1234567890123' has 13 digits"));
+  EXPECT_THAT(ErrorOfDetectron2("Epoch: [1234567890123]  [5/6]  eta: 0:00:00  time: 0.5654\n"),
+              HasSubstr("det.log:1: field 'epoch': '1234567890123' has 13 digits"));
+  Attributes batch;
+  batch.batch = 256;
+  const testing::ReadResult nine = ReadDetectron2Text(
+      "Epoch [123456789][200/5005]    lr: 1.000e-01, eta: 0:00:00, time: 0.196\n", batch, 0);
+  EXPECT_EQ(nine.samples.at(0).epoch, 123456789);
+}
+
 TEST(Detectron2Reader, DetectedAndNamed) {
   EXPECT_EQ(ParseFormat("detectron2"), Format::kDetectron2);
   EXPECT_EQ(DetectFormat(kDetectron2Lines), Format::kDetectron2);

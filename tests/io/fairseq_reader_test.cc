@@ -153,6 +153,18 @@ TEST(FairseqReader, BadFieldsNameFileLineAndField) {
               HasSubstr("fairseq.log:2: field 'ups'"));
 }
 
+// An epoch of 20 digits: the line was dropped, so the log read as one
+// without that epoch. Sample::epoch is an int: at most 9 digits.
+TEST(FairseqReader, EpochOfMoreThanNineDigitsNamesFileLineAndField) {
+  std::string text = WithFairseqField("wps", "177660");
+  text.replace(text.find("epoch 002"), 9, "epoch 12345678901234567890");
+  EXPECT_THAT(ErrorOfFairseq(text),
+              HasSubstr("fairseq.log:2: field 'epoch': '12345678901234567890' has 20 digits"));
+  std::string nine = WithFairseqField("wps", "177660");
+  nine.replace(nine.find("epoch 002"), 9, "epoch 123456789");
+  EXPECT_EQ(ReadFairseqText(nine, 0).samples.at(0).epoch, 123456789);
+}
+
 TEST(FairseqReader, NumbersTheLogContradictsAreRefused) {
   // 4 workers of max_tokens 15360 hold at most 61440 tokens per update.
   EXPECT_THAT(ErrorOfFairseq(WithFairseqField("wpb", "61441")),

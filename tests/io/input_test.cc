@@ -5,8 +5,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fitspeed/core/error.h"
@@ -130,6 +135,27 @@ TEST(DetectFormat, FindsMllogTagsPastTheHead) {
 TEST(ReadSamples, DirectoryIsAnInputError) {
   const InputSpec spec = ParseInputSpec(std::string(FITSPEED_TEST_DATA_DIR));
   EXPECT_THAT(ErrorOfInput<InputError>([&] { ReadSamples(spec); }), HasSubstr("is a directory"));
+}
+
+// A log may be a pipe (`<(zcat run.log.gz)`), never a device: /dev/zero was
+// read until memory ran out.
+TEST(ReadSamples, CharacterDeviceIsAnInputError) {
+  EXPECT_THAT(ErrorOfInput<InputError>([] { ReadSamples(ParseInputSpec("/dev/zero")); }),
+              HasSubstr("cannot read '/dev/zero': it is a character device, not a regular file"));
+}
+
+// `fitspeed read <(zcat run.log.gz)` and named pipes: a log is read from a
+// FIFO to its end.
+TEST(ReadSamples, FifoIsReadToItsEnd) {
+  const std::string path =
+      ::testing::TempDir() + "/input_test_fifo_" + std::to_string(getpid()) + ".csv";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(path) << "batch,throughput_sps\n64,100\n128,180\n"; });
+  const std::vector<Sample> samples = ReadSamples(ParseInputSpec(path));
+  writer.join();
+  std::remove(path.c_str());
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].batch, 128);
 }
 
 // --- ParseSamples errors ---------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "fitspeed/llm/transformer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -503,6 +504,38 @@ TEST(LoadTransformer, ReadsAConfigFileAndRefusesAMissingOne) {
   EXPECT_EQ(from_file.hidden, 256);
   EXPECT_EQ(LoadTransformer(dir).layers, 2);  // the folder holding config.json
   EXPECT_THROW(LoadTransformer(dir + "/absent.json"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+// nlohmann::json keeps the last of two equal keys silently; which one the
+// author meant is unknown, so the config.json is refused.
+TEST(ParseHfConfig, DuplicateKeyNamesFileLineAndKey) {
+  const std::string message = DataErrorOf(Replace(
+      kLlamaTf, "  \"vocab_size\": 1000\n", "  \"vocab_size\": 1000,\n  \"hidden_size\": 512\n"));
+  EXPECT_NE(message.find("cfg.json:10: field 'hidden_size': given twice"), std::string::npos)
+      << message;
+  // The same key in two different objects is no duplicate.
+  const std::string nested = Replace(kLlamaTf, "  \"vocab_size\": 1000\n",
+                                     "  \"vocab_size\": 1000,\n  \"rope_scaling\": {\"factor\": 2, "
+                                     "\"type\": \"linear\"},\n  \"x\": {\"factor\": 3}\n");
+  EXPECT_EQ(ParseHfConfig(nested, "cfg.json").hidden, 256);
+}
+
+// Opened blocking, a FIFO named config.json would hang; read, /dev/zero would
+// fill memory.
+TEST(LoadTransformer, FifoConfigJsonIsAnInputError) {
+  const std::string dir = ::testing::TempDir() + "/fitspeed_llm_fifo_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(mkfifo((dir + "/config.json").c_str(), 0600), 0);
+  for (const std::string& spec : {dir, dir + "/config.json"}) {
+    try {
+      LoadTransformer(spec);
+      ADD_FAILURE() << spec << " was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(dir + "/config.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -123,7 +123,13 @@ TEST(Zoo, UnknownNameListsTheZoo) {
     EXPECT_NE(std::string(e.what()).find("resnet-1000"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("wrn-k7n4-7x7"), std::string::npos);
   }
-  EXPECT_THROW(LoadNetwork("/no/such/file.json"), UsageError);
+  EXPECT_THROW(LoadNetwork("resnet-1000"), UsageError);
+}
+
+// A path is read as a file: missing, it is an InputError (66), as in sweep.
+TEST(Zoo, MissingNetworkFileIsAnInputError) {
+  EXPECT_THROW(LoadNetwork("/no/such/file.json"), InputError);
+  EXPECT_THROW(LoadNetwork("no-such-file.json"), InputError);
 }
 
 TEST(Zoo, LoadNetworkReadsZooNamesAndFiles) {

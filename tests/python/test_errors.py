@@ -147,3 +147,49 @@ def test_reader_doubts_are_warnings(data_dir):
     assert caught, "no warning"
     assert all(issubclass(w.category, fitspeed.FitspeedWarning) for w in caught)
     assert any(str(w.message).startswith(path + ":8: ") for w in caught)
+
+
+def test_a_path_that_is_not_a_str_is_a_type_error():
+    # str(None) opened a file named "None".
+    with pytest.raises(TypeError, match="read: path_or_spec must be a str"):
+        fitspeed.read(None)
+    with pytest.raises(TypeError, match="transformer: spec"):
+        fitspeed.transformer(42)
+
+
+def test_a_nul_in_a_path_is_an_input_error(tmp_path):
+    # C reads the NUL as the end of the path: "runs.csv\0x" opened runs.csv.
+    path = tmp_path / "runs.csv"
+    path.write_text("batch,throughput_sps\n64,100\n128,180\n")
+    with pytest.raises(fitspeed.InputError, match="path_or_spec .* contains a NUL"):
+        fitspeed.read(str(path) + "\0.txt")
+    with pytest.raises(fitspeed.InputError, match="plan_llm: links"):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          links=str(path) + "\0")
+
+
+def test_read_text_refuses_what_is_not_text_before_building_it():
+    # bytes(10**9) built a gigabyte of zeros before the reader saw it.
+    with pytest.raises(TypeError, match="read_text: text must be str or bytes, not int"):
+        fitspeed.read_text(10**9)
+    with pytest.raises(TypeError):
+        fitspeed.read_text(None)
+
+
+def test_plan_llm_fix_values_cannot_inject_items():
+    # {"tp": "8,pp=2"} became "tp=8,pp=2": pp pinned without being asked.
+    for fix in ({"tp": "8,pp=2"}, {"tp": "8=2"}, {"tp": 8.0}, {"tp,pp": 8}):
+        with pytest.raises(fitspeed.UsageError, match="plan_llm: fix"):
+            fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                              fix=fix)
+    # A list raised AttributeError ('list' object has no attribute 'items').
+    with pytest.raises(TypeError, match="plan_llm: fix must be a mapping"):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          fix=[1, 2])
+
+
+def test_plan_llm_refuses_an_infinite_price():
+    # The plan priced the run at inf.
+    with pytest.raises(fitspeed.UsageError, match="price per device-hour inf"):
+        fitspeed.plan_llm("llama-3-8b", "h100", devices=8, global_batch=8, seq_len=2048,
+                          tokens=1e12, price_per_device_hour=math.inf, top=1)

@@ -191,6 +191,27 @@ TEST(Sweep, RejectsBadOptions) {
   EXPECT_THROW(ParseBackend("cuda"), UsageError);
 }
 
+// An automatic sweep doubled to auto_max_batch: at 2^62 the batch overflowed
+// int64 and the sweep never ended.
+TEST(Sweep, BatchesAboveTheMaximumAreRefusedNamingTheField) {
+  SweepOptions o;
+  o.auto_max_batch = int64_t{1} << 62;
+  try {
+    ValidateSweepOptions(o);
+    FAIL() << "auto_max_batch = 2^62 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("SweepOptions.auto_max_batch = 4611686018427387904: must "
+                                         "be in [1, 1073741824]"),
+              std::string::npos)
+        << e.what();
+  }
+  o = SweepOptions();
+  o.auto_max_batch = kMaxSweepBatch;
+  EXPECT_NO_THROW(ValidateSweepOptions(o));
+  o.batches = {4, kMaxSweepBatch + 1};
+  EXPECT_THROW(ValidateSweepOptions(o), UsageError);
+}
+
 TEST(Sweep, JsonIsTheFitJsonPlusMeasurementsAndContext) {
   SweepOptions o = Quick();
   o.batches = {1, 2, 3};

@@ -64,6 +64,15 @@ FitOptions ToFitOptions(const FitCliOptions& options);
 // --output table|csv|json
 void AddOutputOption(CLI::App& command, std::string& output);
 
+// Checks of a number option, in place of CLI11's PositiveNumber,
+// NonNegativeNumber and Range on doubles, which let "nan" through and state
+// their bounds in full (309 digits for DBL_MAX): a finite number > 0, >= 0,
+// or in [low, high]. The message names the option (CLI11 prefixes it), the
+// value and the rule; the CLI exits with 64.
+CLI::Validator PositiveFinite();
+CLI::Validator NonNegativeFinite();
+CLI::Validator FiniteRange(double low, double high);
+
 // --progress auto|always|never: whether long work (host sweeps, the slower
 // `validate` checks, the LLM planner) redraws a line of progress on stderr.
 // Not given: FITSPEED_PROGRESS when set, else auto (only when stderr is a

@@ -24,7 +24,40 @@ constexpr const char* kInputHelp =
     "count), seq_len (tokens per sequence: tokens become sequences)). '-' reads standard input; "
     "write '-- -@key=value' to give it attributes.";
 
+// A finite number in [low, high] (above low when `low_open`), else a
+// message saying `rule`.
+CLI::Validator FiniteCheckCommon(double low, bool low_open, double high, std::string rule,
+                                 std::string name) {
+  return CLI::Validator(
+      [low, low_open, high, rule](std::string& input) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(input.c_str(), &end);
+        if (input.empty() || end != input.c_str() + input.size()) {
+          return fmt::format("'{}' is not a number", input);
+        }
+        const bool below = low_open ? !(value > low) : !(value >= low);
+        if (!std::isfinite(value) || below || value > high) {
+          return fmt::format("{} is not {}", input, rule);
+        }
+        return std::string();
+      },
+      std::move(name));
+}
+
 }  // namespace
+
+CLI::Validator PositiveFinite() {
+  return FiniteCheckCommon(0, true, HUGE_VAL, "a finite number > 0", "POSITIVE");
+}
+
+CLI::Validator NonNegativeFinite() {
+  return FiniteCheckCommon(0, false, HUGE_VAL, "a finite number >= 0", "NONNEGATIVE");
+}
+
+CLI::Validator FiniteRange(double low, double high) {
+  return FiniteCheckCommon(low, false, high, fmt::format("a finite number in [{}, {}]", low, high),
+                           fmt::format("FLOAT in [{} - {}]", low, high));
+}
 
 void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_required) {
   auto* inputs = command.add_option("inputs", options.inputs, kInputHelp);
@@ -38,7 +71,7 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool inputs_requi
                   "Drop samples of epochs 1..N where the log numbers epochs (epoch 1 carries "
                   "compilation and warm-up); 0 keeps all")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command.add_option("--tag", options.tag,
                      "TensorBoard event files: the scalar tag to read (default: the one whose "
                      "name states a throughput or step time, e.g. examples/sec, global_step/sec, "
@@ -97,12 +130,12 @@ void AddFitOptions(CLI::App& command, FitCliOptions& options) {
       .add_option("--loss-scale", options.loss_scale,
                   "Scale of the huber/cauchy loss, in the residual's unit")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--confidence", options.confidence,
                   "Confidence level of the reported intervals, in (0, 1)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   command.add_flag("--no-loo", options.no_loo,
                    "Skip the leave-one-out prediction error (one re-fit per point)");
 }

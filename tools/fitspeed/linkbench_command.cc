@@ -342,7 +342,7 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
                    "Seconds of timed operations per size and kind, at least (after "
                    "--min-repeats, up to --max-repeats)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--fit-min-bytes", o->fit_min_bytes,
                    "Fit only sizes >= this, bytes (the sizes the link will carry: gradient "
@@ -351,7 +351,7 @@ void SetupLinkbenchCommand(CLI::App& app, int& exit_code) {
   command->add_option("--fit-max-bytes", o->fit_max_bytes, "Fit only sizes <= this, bytes");
   command->add_option("--confidence", o->confidence, "Level of the fit's intervals")
       ->capture_default_str()
-      ->check(CLI::Range(0.5, 0.999));
+      ->check(FiniteRange(0.5, 0.999));
   command->add_option("--links-out", o->links_out,
                       "Write the calibrated link as a links file (fitspeed.links/1) here");
   command->add_option(

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "command.h"
+#include "core/input_file.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/llm/transformer.h"
@@ -119,8 +119,8 @@ bool IsTransformerLlm(const std::string& name, bool llm) {
   std::string path = name;
   if (std::filesystem::is_directory(path, error)) return true;
   if (!std::filesystem::is_regular_file(path, error)) return false;
-  std::ifstream file(path);
-  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
+  const nlohmann::json doc =
+      nlohmann::json::parse(ReadInputFile(path, "the model file"), nullptr, false);
   return doc.is_object() && doc.contains("model_type");
 }
 

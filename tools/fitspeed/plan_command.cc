@@ -212,21 +212,21 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
   AddOutputOption(*command, options->output);
   AddProgressOption(*command, options->progress);
   command->add_option("--epochs", options->epochs, "Epochs of the run, at every batch")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       ->add_option("--e-min", options->e_min,
                    "Epochs to the target at a very small batch, E_min (with --b-noise)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       ->add_option("--b-noise", options->b_noise,
                    "Gradient noise scale B_noise, samples (with --e-min)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command->add_option("--deadline", options->deadline,
                       "Longest acceptable run, e.g. 12h, 90m, 1:30:00");
   command
       ->add_option("--budget", options->budget,
                    "Largest acceptable cost, in the currency of --price")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command->add_option("--sort", options->sort, "Order: fastest or cheapest first")
       ->capture_default_str()
       ->check(CLI::IsMember({"fastest", "cheapest"}));
@@ -256,7 +256,7 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                    "With --device: tokens of the whole run; adds its days (and with --price "
                    "its cost) to every split, days = tokens / (tokens/s) / 86400, with the "
                    "interval [low, high]")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command->add_option("--fix", options->fix,
                       "With --device: sizes fixed instead of searched, comma-separated key=value: "
                       "tp, pp, vp, cp, ep, dp, mb (micro-batch), recompute (none, selective, "

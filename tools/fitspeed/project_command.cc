@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "command.h"
+#include "core/input_file.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
@@ -42,11 +41,11 @@ void AddLawSourceOptions(CLI::App& command, LawSourceOptions& o) {
       .add_option("--law-devices", o.law_devices,
                   "Devices the --v0/--t law was measured on (its v0 covers them all)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--samples", o.samples_per_epoch,
                   "Training samples per epoch N (default: the logs' samples per epoch)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command.add_flag("--drop-remainder", o.drop_remainder,
                    "Epochs have floor(N/b) steps, the remainder dropped (TPU input pipelines, "
                    "fit_generator); default ceil(N/b) steps with a partial last batch");
@@ -55,7 +54,7 @@ void AddLawSourceOptions(CLI::App& command, LawSourceOptions& o) {
                   "Global batch sizes (samples per step, all devices), comma-separated "
                   "(default: the batches measured for each configuration)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command.add_option("--startup", o.startup,
                      "Time before epoch 1 (build, compile), e.g. 90s, 2m (default 0)");
   command.add_option("--first-epoch-extra", o.first_epoch_extra,
@@ -73,7 +72,7 @@ void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
                   "Device counts to scale single-device configurations to, comma-separated "
                   "(data parallel)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--allreduce", o.allreduce,
                   "Gradient all-reduce: ring (2(n-1)/n S/B + 2(n-1)a), tree (2 ceil(log2 n)(a + "
@@ -99,16 +98,16 @@ void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
       .add_option("--devices-per-node", o.devices_per_node,
                   "Devices per node; 0: all devices in one node")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       .add_option("--overlap", o.overlap,
                   "Overlap exponent g >= 1 of compute and communication: T = (Tc^g + Tn^g)^(1/g); "
                   "1 = none (Pollux, OSDI'21)")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(FiniteRange(1.0, 1e6));
   command
       .add_option("--params", o.params, "Model parameters (gradient elements) all-reduced per step")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command.add_option("--model", o.model,
                      "A published model for --params: resnet50 (imagenet), resnet18-cifar "
                      "(cifar10), bert-base-squad (bert), deepspeech2, neumf (ncf), yolov3-voc");
@@ -116,11 +115,11 @@ void AddScalingOptions(CLI::App& command, ScalingCliOptions& o) {
       .add_option("--bytes-per-param", o.bytes_per_param,
                   "Bytes per gradient element: 4 (FP32), 2 (FP16/BF16)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       .add_option("--gradient-bytes", o.gradient_bytes,
                   "Bytes all-reduced per step, instead of --params/--model")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command.add_flag("--comm-from-fit", o.comm_from_fit,
                    "Take the in-node communication time from the fits on several device counts: "
                    "t(n) - t(1) fitted to the ring's shape, extrapolated to larger n");
@@ -145,11 +144,7 @@ LawSource ToLawSource(const InputOptions& input, const FitCliOptions& fit,
     source.label = o.label;
     source.law_devices = o.law_devices;
   } else if (!o.fit_json.empty()) {
-    std::ifstream file(o.fit_json);
-    if (!file) throw InputError(fmt::format("cannot open the fit file '{}'", o.fit_json));
-    std::stringstream text;
-    text << file.rdbuf();
-    source.fit_json = text.str();
+    source.fit_json = ReadInputFile(o.fit_json, "the fit file");
     source.fit_json_name = o.fit_json;
   } else {
     source.samples = LoadSamples(input);
@@ -272,7 +267,7 @@ void SetupProjectCommand(CLI::App& app, int& exit_code) {
   AddOutputOption(*command, options->output);
   command->add_option("--epochs", options->epochs, "Epoch counts to project, comma-separated")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveFinite())
       ->default_str("10,20,50,100,200,500,1000,2000");
   command->add_flag("--measured", options->measured,
                     "INPUTs are per-epoch logs: startup = time before epoch 1 (a CSV column "
@@ -288,50 +283,50 @@ void SetupProjectCommand(CLI::App& app, int& exit_code) {
       ->add_option("--max-devices", options->max_devices,
                    "With --devices: also report the device count (1..N) where strong scaling of "
                    "each batch stops paying")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--min-efficiency", options->min_efficiency,
                    "With --max-devices: the scaling efficiency still worth paying for")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(FiniteRange(0.01, 1.0));
   command
       ->add_option("--val-samples", options->val_samples,
                    "Validation samples per epoch (0: no validation pass)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--val-batch", options->val_batch,
                    "Validation batch (default: the training batch)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--val-v0", options->val_v0,
                    "Measured forward-only v0 of the validation pass, samples/s (with --val-t)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       ->add_option("--val-t", options->val_t,
                    "Measured fixed time per validation step, s (with --val-v0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command
       ->add_option("--val-forward-fraction", options->val_forward_fraction,
                    "Without --val-v0: validation time per sample as a fraction of training's "
                    "(assumption: forward ~ 1/3 of the training FLOPs)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   command
       ->add_option("--val-fixed-fraction", options->val_fixed_fraction,
                    "Without --val-t: validation fixed time per step as a fraction of t "
                    "(assumption: no optimizer update or all-reduce)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   command
       ->add_option("--scale-v0", options->scale_v0,
                    "What-if: also project with v0 times this factor (e.g. 1.8 for mixed "
                    "precision)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       ->add_option("--scale-t", options->scale_t,
                    "What-if: also project with t times this factor (e.g. 0.5 for a faster "
                    "all-reduce)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   command
       ->add_option("--spe-t", options->spe_points,
                    "Steps per call: fixed time t measured at K steps per call, as K=SECONDS, "

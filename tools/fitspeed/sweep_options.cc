@@ -82,7 +82,7 @@ const Row kRows[] = {
      [](CLI::App& c, V& v, unsigned app) {
        const char* b =
            "Batch sizes: 1,2,4,... or A:B (A doubling up to B) or auto (double from 1 until the "
-           "throughput saturates or memory runs out); at most 2^40";
+           "throughput saturates or memory runs out); at most 2^30";
        c.add_option("--batches", v.batches, Help(app, b, b, nullptr))->capture_default_str();
        c.add_option("--max-batch", v.max_batch,
                     Help(app, "Largest batch of --batches auto", "Largest batch of --batches auto",
@@ -133,14 +133,14 @@ const Row kRows[] = {
                     Help(app, "Seconds of timed steps per batch, at least (after --min-repeats)",
                          nullptr, nullptr))
            ->capture_default_str()
-           ->check(CLI::Range(0.0, 86400.0));
+           ->check(FiniteRange(0.0, 86400.0));
        c.add_option("--memory-limit", v.memory_limit_gib,
                     Help(app,
                          "Skip batches whose step needs more GiB; 0: 80% of the available "
                          "memory",
                          nullptr, nullptr))
            ->capture_default_str()
-           ->check(CLI::Range(0.0, 1e9));
+           ->check(FiniteRange(0.0, 1e9));
        CLI::Option* dp = c.add_flag(
            "--data-parallel", v.data_parallel.enabled,
            Help(app,
@@ -168,12 +168,12 @@ const Row kRows[] = {
                     Help(app, (std::string("With --data-parallel: ") + b).c_str(),
                          (std::string("With --overlap: ") + b).c_str(), nullptr))
            ->capture_default_str()
-           ->check(CLI::Range(1e-6, 1e6));
+           ->check(FiniteRange(1e-6, 1e6));
        c.add_option("--first-bucket-mb", v.data_parallel.first_bucket_mib,
                     Help(app, (std::string("With --data-parallel: ") + f).c_str(),
                          (std::string("With --overlap: ") + f).c_str(), nullptr))
            ->capture_default_str()
-           ->check(CLI::Range(1e-6, 1e6));
+           ->check(FiniteRange(1e-6, 1e6));
      }},
     {kDeviceMode | kLlmMode,
      [](CLI::App& c, V& v, unsigned app) {
@@ -187,7 +187,7 @@ const Row kRows[] = {
                          "same device kind and precision group (docs/validation.md)",
                          "Level of the interval of LlmInterval (docs/llm.md)"))
            ->capture_default_str()
-           ->check(CLI::Range(0.01, 0.99));
+           ->check(FiniteRange(0.01, 0.99));
        c.add_option("--devices", v.devices,
                     Help(app, nullptr,
                          "Data-parallel devices sharing each batch (gradients all-reduced over "
@@ -295,7 +295,7 @@ const Row kRows[] = {
                          "longer of the device's step and per-device batch / rate. 0: unlimited",
                          nullptr))
            ->capture_default_str()
-           ->check(CLI::Range(0.0, 1e15));
+           ->check(FiniteRange(0.0, 1e15));
      }},
     {kDeviceMode | kLlmMode,
      [](CLI::App& c, V& v, unsigned app) {

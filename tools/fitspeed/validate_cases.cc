@@ -68,7 +68,7 @@ void SetupValidateCasesCommand(CLI::App& validate, int& exit_code) {
                    "With --host-check: threads of the measured sweep and of the host probe it "
                    "is compared with; 0: every CPU")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command->add_flag("--require-fit", options->require_fit,
                     "Do not predict cases whose batch the memory model says does not fit "
                     "(by default they are predicted and marked oom*: they were measured)");

@@ -96,7 +96,7 @@ void AddIntervalOptions(CLI::App& command, double& level, std::string& intervals
                   "Level of the prediction intervals whose leave-one-source-out coverage is "
                   "reported, in (0, 1)")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+      ->check(FiniteRange(0.01, 0.99));
   command.add_option("--intervals-out", intervals_out,
                      "Write the out-of-sample errors per class (schema fitspeed.intervals/1) "
                      "to this file: data/intervals.json is the build's copy");
@@ -148,7 +148,7 @@ void SetupValidateCommand(CLI::App& app, int& exit_code) {
                    "With --host-check: threads of the measured sweep and of the host probe it "
                    "is compared with; 0: every CPU")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeFinite());
   command->add_flag("--require-fit", cases.require_fit,
                     "Do not predict cases whose batch the memory model says does not fit "
                     "(by default they are predicted and marked oom*: they were measured)");

@@ -61,7 +61,7 @@ void SetupValidateMlperfCommand(CLI::App& validate, int& exit_code) {
       ->add_option("--interval-level", options->interval_level,
                    "Level of the catalog's prediction interval each case is checked against "
                    "(default 0.8)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   AddOutputOption(*command, options->output);
   command->callback([command, options, &exit_code] {
     RejectValidateOptions(*command);

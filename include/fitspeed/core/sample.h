@@ -74,6 +74,11 @@ using SourceName = SharedString;
 // Tags as a std::map, to build them (Sample::tags is a compact Tags).
 using TagMap = std::map<std::string, std::string>;
 
+// The largest batch a sweep, run or modeled, takes (2^30 samples): far above
+// any real step, and low enough that doubling it and the element counts
+// derived from it stay within int64.
+inline constexpr int64_t kMaxSweepBatch = int64_t{1} << 30;
+
 // A measurement. `batch` is the global batch of one optimizer step (summed over
 // all `devices`); exactly one of throughput_sps, step_time_s, epoch_time_s is
 // the observation (the others stay empty). An epoch time also needs

@@ -120,10 +120,10 @@ std::vector<FusedRole> FusedRoles(const Network& network, ElementwiseFusion fusi
 bool NormalizesRows(LayerKind kind);
 
 struct DeviceModelOptions {
-  // Global batch sizes (all devices together), each >= 1. Empty: 1, 2, 4, ...
-  // up to max_batch.
+  // Global batch sizes (all devices together), each in [1, kMaxSweepBatch] (2^30,
+  // fitspeed/core/sample.h). Empty: 1, 2, 4, ... up to max_batch.
   std::vector<int64_t> batches;
-  int64_t max_batch = 4096;  // >= 1
+  int64_t max_batch = 4096;  // in [1, kMaxSweepBatch]
   Precision precision = Precision::kFp32;
   Optimizer optimizer = Optimizer::kSgdMomentum;
   // Data-parallel devices sharing each global batch (>= 1); the gradients are

@@ -23,13 +23,9 @@
 
 namespace fitspeed {
 
-// The largest batch a sweep takes (listed, or the end of an automatic
-// doubling): 2^40 samples, far above any step that fits in a device's memory,
-// and low enough that doubling it never overflows.
-inline constexpr int64_t kMaxSweepBatch = int64_t{1} << 40;
-
 // "auto" (empty: the sweep chooses), "1,2,4,8", or "A:B" (A, 2A, 4A, ... up to
-// B). UsageError naming `option` for a batch < 1, above kMaxSweepBatch, B < A,
+// B). UsageError naming `option` for a batch < 1, above kMaxSweepBatch (2^30,
+// fitspeed/core/sample.h), B < A,
 // or text that is not a list of integers.
 std::vector<int64_t> ParseBatchList(const std::string& text, const std::string& option);
 

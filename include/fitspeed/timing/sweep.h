@@ -57,11 +57,12 @@ struct SweepProgress {
 };
 
 struct SweepOptions {
-  // Batch sizes to measure, in this order, each >= 1. Empty: automatic, from 1
+  // Batch sizes to measure, in this order, each in [1, kMaxSweepBatch] (2^30,
+  // fitspeed/core/sample.h). Empty: automatic, from 1
   // doubling until the throughput saturates, memory runs out or
   // auto_max_batch is passed.
   std::vector<int64_t> batches;
-  // Automatic sweep: the largest batch tried (>= 1).
+  // Automatic sweep: the largest batch tried, in [1, kMaxSweepBatch].
   int64_t auto_max_batch = 4096;
   // Automatic sweep: stops after two doublings in a row that each raise the
   // throughput by less than this fraction of the best so far (>= 0).
