@@ -4,6 +4,7 @@
 #define FITSPEED_FITSPEED_H_
 
 #include "fitspeed/core/comm.h"
+#include "fitspeed/core/compact.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/precision.h"
