@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/llm/planner.h"
 
@@ -19,7 +20,7 @@ using ordered_json = nlohmann::ordered_json;
 constexpr double kGbPlannerOutput = 1e9;  // GB, decimal, as the catalog states capacities
 
 // A step time's interval: throughput lies in predicted x [low, high], so a
-// time in predicted / [high, low]. NaN (JSON null) when there is none.
+// time in predicted / [high, low]. NaN (null in JSON) when there is none.
 struct StepBoundsPlannerOutput {
   double step_low = NAN, step_high = NAN, tokens_low = NAN, tokens_high = NAN;
 };
@@ -91,12 +92,12 @@ ordered_json StepJsonPlannerOutput(const LlmStep& s, const PredictionInterval& i
   const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
   ordered_json j;
   j["step_time_s"] = s.step_s;
-  j["step_time_s_low"] = b.step_low;
-  j["step_time_s_high"] = b.step_high;
+  j["step_time_s_low"] = FiniteOrNull<ordered_json>(b.step_low);
+  j["step_time_s_high"] = FiniteOrNull<ordered_json>(b.step_high);
   j["throughput_sps"] = s.sequences_per_s;
   j["tokens_per_s"] = s.tokens_per_s;
-  j["tokens_per_s_low"] = b.tokens_low;
-  j["tokens_per_s_high"] = b.tokens_high;
+  j["tokens_per_s_low"] = FiniteOrNull<ordered_json>(b.tokens_low);
+  j["tokens_per_s_high"] = FiniteOrNull<ordered_json>(b.tokens_high);
   j["mfu"] = s.mfu;
   j["memory_bytes"] = s.memory.total;
   j["fits"] = s.memory.fits;
