@@ -301,10 +301,10 @@ TEST(DeviceJson, Fp8CurveNeedsFp8UnitsAndCurvesSayWhichGpusKernelsTheyCameFrom) 
               HasSubstr("efficiency.fp8"));
   // An attention curve needs 16-bit tensor units: the K80 has none.
   const std::string k80 = CatalogDeviceJson("k80");
-  const std::string with_attention = Replace(
-      k80, "\"memory\": {\n      \"points\"",
-      "\"attention_forward\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
-      "\"memory\": {\n      \"points\"");
+  const std::string with_attention =
+      Replace(k80, "\"memory\": {\n      \"points\"",
+              "\"attention_forward\": {\"points\": [[1e9, 0.3]], \"source\": \"test\"},\n    "
+              "\"memory\": {\n      \"points\"");
   ASSERT_NE(with_attention, k80);
   EXPECT_THAT(LoadBroken(with_attention, ::testing::TempDir() + "/fitspeed_k80_attention.json"),
               HasSubstr("efficiency.attention_forward"));

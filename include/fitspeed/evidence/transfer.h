@@ -101,10 +101,10 @@ struct TransferredCase {
   int devices = 1;
   int64_t batch = 0;
   int accumulation = 1;
-  std::string key;     // CaseKey of B's case
-  std::string source;  // MeasuredCase::source of B's case (file)
+  std::string key;                        // CaseKey of B's case
+  std::string source;                     // MeasuredCase::source of B's case (file)
   std::vector<std::string> from_sources;  // the files of A's cases it was calibrated on
-  int line = 0;        // and its line
+  int line = 0;                           // and its line
   double measured_sps = 0;
   double predicted_sps = 0;  // on B with A's parameters
   double catalog_sps = 0;    // on B as catalogued (no transfer), for comparison
