@@ -22,8 +22,8 @@ struct LlmCalibrationTable {
   std::string generated_by;
   std::string device;  // the device the runs were measured on ("a100")
   LlmCalibration calibration;
-  std::vector<ModelError>
-      held_out;  // ln(measured / predicted) of each row, from folds that excluded it
+  // ln(measured / predicted) of each row, from folds that excluded it.
+  std::vector<ModelError> held_out;
 };
 
 // Parses a "fitspeed.llm-calibration/1" document; DataError(source, line, field, problem).
