@@ -28,8 +28,10 @@ void Plan(benchmark::State& state, const std::string& model, int devices, int64_
     fitting = plan.fitting;
     benchmark::DoNotOptimize(plan);
   }
-  state.counters["configs_per_s"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
-  state.counters["configs"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
+  state.counters["configs_per_s"] =
+      benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
+  state.counters["configs"] =
+      static_cast<double>(evaluated) / static_cast<double>(state.iterations());
   state.counters["fitting"] = static_cast<double>(fitting);
 }
 

@@ -9,6 +9,7 @@
 #include "fitspeed/calibrate/transfer.h"
 #include "fitspeed/calibrate/transfer_run.h"
 #include "fitspeed/core/comm.h"
+#include "fitspeed/core/compact.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/precision.h"

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/calibrate/output.h"
 
@@ -80,11 +81,10 @@ ordered_json ParametersJsonTransferRun(const std::vector<CalibratedParameter>& p
 }
 
 ordered_json ErrorJsonTransferRun(const DeviceCalibration::Error& e) {
-  auto number = [](double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(nullptr); };
   return {{"cases", e.cases},
-          {"rms", number(e.rms)},
-          {"median_abs", number(e.median_abs)},
-          {"max_abs", number(e.max_abs)}};
+          {"rms", FiniteOrNull<ordered_json>(e.rms)},
+          {"median_abs", FiniteOrNull<ordered_json>(e.median_abs)},
+          {"max_abs", FiniteOrNull<ordered_json>(e.max_abs)}};
 }
 
 ordered_json TransferJson(const TransferRun& run) {

@@ -19,7 +19,10 @@ std::string DataMessage(const std::string& source, int line, const std::string& 
 
 DataError::DataError(const std::string& source, int line, const std::string& field,
                      const std::string& problem)
-    : Error(DataMessage(source, line, field, problem)), source_(source), line_(line), field_(field) {}
+    : Error(DataMessage(source, line, field, problem)),
+      source_(source),
+      line_(line),
+      field_(field) {}
 
 void CheckFailed(const char* condition, const char* file, int line, const std::string& message) {
   std::fprintf(stderr, "fitspeed: internal error: %s:%d: check '%s' failed: %s\n", file, line,

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/finite.h"
 #include "device/embedded_frameworks.h"
 #include "fitspeed/core/error.h"
 #include "io/text.h"
@@ -33,10 +34,6 @@ double NumberOrNaN(const ordered_json& v) {
   return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
-ordered_json NumberOrNullFrameworks(double v) {
-  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
-}
-
 }  // namespace
 
 std::string FrameworkProfilesToJson(const std::vector<FrameworkProfile>& profiles) {
@@ -46,16 +43,16 @@ std::string FrameworkProfilesToJson(const std::vector<FrameworkProfile>& profile
     for (const CalibratedParameter& q : p.parameters) {
       parameters.push_back({{"name", q.name},
                             {"value", q.value},
-                            {"std_error", NumberOrNullFrameworks(q.std_error)},
-                            {"ci_low", NumberOrNullFrameworks(q.ci_low)},
-                            {"ci_high", NumberOrNullFrameworks(q.ci_high)}});
+                            {"std_error", FiniteOrNull<ordered_json>(q.std_error)},
+                            {"ci_low", FiniteOrNull<ordered_json>(q.ci_low)},
+                            {"ci_high", FiniteOrNull<ordered_json>(q.ci_high)}});
     }
     list.push_back({{"name", p.name},
                     {"devices", p.devices},
                     {"networks", p.networks},
                     {"cases", p.cases},
                     {"converged", p.converged},
-                    {"rms_error", NumberOrNullFrameworks(p.rms_error)},
+                    {"rms_error", FiniteOrNull<ordered_json>(p.rms_error)},
                     {"parameters", parameters}});
   }
   return ordered_json{{"schema", kSchemaFrameworks}, {"method", kMethod}, {"profiles", list}}.dump(

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/finite.h"
 #include "core/model_error_json.h"
 #include "core/table.h"
 #include "device/conv_algorithm.h"
@@ -20,8 +21,6 @@ namespace fitspeed {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
-
-ordered_json Number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 std::string Gib(double bytes) { return FormatSig(bytes / (1u << 30), 4); }
 
@@ -115,32 +114,33 @@ ordered_json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool
   ordered_json j = {
       {"batch", s.batch},
       {"devices", s.devices},
-      {"per_device_batch", Number(s.per_device_batch)},
+      {"per_device_batch", FiniteOrNull<ordered_json>(s.per_device_batch)},
       {"per_core_batch", s.per_core_batch},
-      {"step_time_s", Number(s.step_time_s)},
-      {"throughput_sps", Number(s.throughput_sps)},
-      {"compute_s", Number(s.compute_s)},
-      {"recompute_s", Number(s.recompute_s)},
-      {"layout_s", Number(s.layout_s)},
-      {"cast_s", Number(s.cast_s)},
-      {"update_s", Number(s.update_s)},
-      {"comm_s", Number(s.comm_s)},
-      {"exposed_comm_s", Number(s.exposed_comm_s)},
+      {"step_time_s", FiniteOrNull<ordered_json>(s.step_time_s)},
+      {"throughput_sps", FiniteOrNull<ordered_json>(s.throughput_sps)},
+      {"compute_s", FiniteOrNull<ordered_json>(s.compute_s)},
+      {"recompute_s", FiniteOrNull<ordered_json>(s.recompute_s)},
+      {"layout_s", FiniteOrNull<ordered_json>(s.layout_s)},
+      {"cast_s", FiniteOrNull<ordered_json>(s.cast_s)},
+      {"update_s", FiniteOrNull<ordered_json>(s.update_s)},
+      {"comm_s", FiniteOrNull<ordered_json>(s.comm_s)},
+      {"exposed_comm_s", FiniteOrNull<ordered_json>(s.exposed_comm_s)},
       {"comm_buckets", s.comm_buckets},
-      {"host_s", Number(s.host_s)},
-      {"device_step_s", Number(s.device_step_s)},
-      {"input_s", Number(s.input_s)},
+      {"host_s", FiniteOrNull<ordered_json>(s.host_s)},
+      {"device_step_s", FiniteOrNull<ordered_json>(s.device_step_s)},
+      {"input_s", FiniteOrNull<ordered_json>(s.input_s)},
       {"input_bound", s.input_bound},
       {"cost_per_million_samples", sweep.CostPerMillionSamples(s)
                                        ? ordered_json(*sweep.CostPerMillionSamples(s))
                                        : ordered_json(nullptr)},
-      {"step_flops", Number(s.step_flops)},
-      {"mfu", Number(s.mfu)},
+      {"step_flops", FiniteOrNull<ordered_json>(s.step_flops)},
+      {"mfu", FiniteOrNull<ordered_json>(s.mfu)},
       {"tokens_per_s", sweep.tokens_per_sample > 0
-                           ? Number(s.throughput_sps * static_cast<double>(sweep.tokens_per_sample))
+                           ? FiniteOrNull<ordered_json>(
+                                 s.throughput_sps * static_cast<double>(sweep.tokens_per_sample))
                            : ordered_json(nullptr)},
-      {"memory_bytes", Number(s.memory_bytes)},
-      {"memory_capacity_bytes", Number(s.memory_capacity_bytes)},
+      {"memory_bytes", FiniteOrNull<ordered_json>(s.memory_bytes)},
+      {"memory_capacity_bytes", FiniteOrNull<ordered_json>(s.memory_capacity_bytes)},
       {"fits", s.fits}};
   if (const PredictionInterval* i = Usable(interval)) {
     j["throughput_interval_sps"] = {s.throughput_sps * i->low_factor,
@@ -157,19 +157,23 @@ ordered_json StepJson(const DeviceSweepResult& sweep, const ModeledStep& s, bool
       ordered_json passes = ordered_json::object();
       for (Pass p : kAllPasses) {
         const PassTime& pt = t.passes[static_cast<size_t>(p)];
-        passes[PassName(p)] = {
-            {"time_s", Number(pt.time_s)},     {"flops", Number(pt.flops)},
-            {"bytes", Number(pt.bytes)},       {"bound", Bound(pt.memory_bound())},
-            {"layout_s", Number(pt.layout_s)}, {"layout_bytes", Number(pt.layout_bytes)},
-            {"winograd", pt.winograd},         {"algorithm_flops", Number(pt.algorithm_flops)},
-            {"cast_s", Number(pt.cast_s)},     {"cast_bytes", Number(pt.cast_bytes)}};
+        passes[PassName(p)] = {{"time_s", FiniteOrNull<ordered_json>(pt.time_s)},
+                               {"flops", FiniteOrNull<ordered_json>(pt.flops)},
+                               {"bytes", FiniteOrNull<ordered_json>(pt.bytes)},
+                               {"bound", Bound(pt.memory_bound())},
+                               {"layout_s", FiniteOrNull<ordered_json>(pt.layout_s)},
+                               {"layout_bytes", FiniteOrNull<ordered_json>(pt.layout_bytes)},
+                               {"winograd", pt.winograd},
+                               {"algorithm_flops", FiniteOrNull<ordered_json>(pt.algorithm_flops)},
+                               {"cast_s", FiniteOrNull<ordered_json>(pt.cast_s)},
+                               {"cast_bytes", FiniteOrNull<ordered_json>(pt.cast_bytes)}};
       }
       layers.push_back({{"name", t.name},
                         {"kind", t.kind},
                         {"matrix", t.matrix},
                         {"algorithm", Algorithm(t)},
-                        {"padding", Number(t.padding)},
-                        {"time_s", Number(t.time_s())},
+                        {"padding", FiniteOrNull<ordered_json>(t.padding)},
+                        {"time_s", FiniteOrNull<ordered_json>(t.time_s())},
                         {"bound", Bound(t.memory_bound())},
                         {"passes", passes}});
     }
@@ -453,17 +457,17 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
           {"devices", s.devices},
           {"devices_per_node", s.devices_per_node},
           {"overlap", s.overlap},
-          {"bucket_bytes", Number(s.bucket_bytes)},
-          {"first_bucket_bytes", Number(s.first_bucket_bytes)},
+          {"bucket_bytes", FiniteOrNull<ordered_json>(s.bucket_bytes)},
+          {"first_bucket_bytes", FiniteOrNull<ordered_json>(s.first_bucket_bytes)},
           {"steps_per_execution", s.steps_per_execution},
           {"accumulation", s.accumulation},
           {"recompute", s.recompute},
           {"checkpoint_segments", s.checkpoint_segments},
-          {"input_samples_per_s", Number(s.input_samples_per_s)},
+          {"input_samples_per_s", FiniteOrNull<ordered_json>(s.input_samples_per_s)},
           {"price_per_hour",
            s.price_per_hour ? ordered_json(*s.price_per_hour) : ordered_json(nullptr)},
-          {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
-          {"train_flops_per_sample", Number(s.train_flops_per_sample)},
+          {"forward_flops_per_sample", FiniteOrNull<ordered_json>(s.forward_flops_per_sample)},
+          {"train_flops_per_sample", FiniteOrNull<ordered_json>(s.train_flops_per_sample)},
           {"tokens_per_sample",
            s.tokens_per_sample > 0 ? ordered_json(s.tokens_per_sample) : ordered_json(nullptr)},
           {"attention", AttentionKernelName(s.attention)},
@@ -474,7 +478,7 @@ void WriteDeviceSweep(std::ostream& out, const DeviceSweepResult& s, const FitRe
                : ordered_json(nullptr)},
           {"fusion", ElementwiseFusionName(s.fusion)},
           {"fused_layers", s.fused_layers},
-          {"matrix_peak_flops", Number(s.matrix_peak_flops)}};
+          {"matrix_peak_flops", FiniteOrNull<ordered_json>(s.matrix_peak_flops)}};
       j["model_interval"] = IntervalJson(interval);
       j["steps"] = ordered_json::array();
       for (size_t i = 0; i < s.steps.size(); ++i) {

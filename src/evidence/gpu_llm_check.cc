@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/finite.h"
 #include "core/median.h"
 #include "core/table.h"
 #include "evidence/csv_table.h"
@@ -570,9 +571,6 @@ std::string SignedPercentGpuLlmCheck(double fraction) {
 std::string MsGpuLlmCheck(double seconds) {
   return std::isfinite(seconds) ? FormatSig(seconds * 1e3, 4) : "-";
 }
-nlohmann::ordered_json NumberGpuLlmCheck(double value) {
-  return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json RowJsonGpuLlmCheck(const GpuLlmRow& r) {
   return {{"class", r.cls},   {"source", r.source},         {"line", r.line},
@@ -581,10 +579,11 @@ nlohmann::ordered_json RowJsonGpuLlmCheck(const GpuLlmRow& r) {
 }
 
 nlohmann::ordered_json SummaryJsonGpuLlmCheck(const GpuLlmClassSummary& s) {
-  nlohmann::ordered_json j = {{"class", s.cls},
-                              {"n", s.n},
-                              {"median_abs_error", NumberGpuLlmCheck(s.median_abs_error)},
-                              {"median_error", NumberGpuLlmCheck(s.median_error)}};
+  nlohmann::ordered_json j = {
+      {"class", s.cls},
+      {"n", s.n},
+      {"median_abs_error", FiniteOrNull<nlohmann::ordered_json>(s.median_abs_error)},
+      {"median_error", FiniteOrNull<nlohmann::ordered_json>(s.median_error)}};
   j["worst"] = nlohmann::ordered_json::array();
   for (const GpuLlmRow& r : s.worst) j["worst"].push_back(RowJsonGpuLlmCheck(r));
   return j;
@@ -625,16 +624,17 @@ void WriteJsonGpuLlmCheck(std::ostream& out, const GpuLlmCheck& c) {
   }
   j["micro_batch_1"] = nlohmann::ordered_json::array();
   for (const GpuLlmRegime& g : c.regimes) {
-    j["micro_batch_1"].push_back({{"model", g.model},
-                                  {"impl", g.impl},
-                                  {"mb1_s", NumberGpuLlmCheck(g.mb1_s)},
-                                  {"mb2_s", NumberGpuLlmCheck(g.mb2_s)},
-                                  {"mb4_s", NumberGpuLlmCheck(g.mb4_s)},
-                                  {"modeled_work_s", NumberGpuLlmCheck(g.modeled_work_s)},
-                                  {"unexplained_modeled", NumberGpuLlmCheck(g.unexplained_modeled)},
-                                  {"line_micro_batches", {g.line_b1, g.line_b2}},
-                                  {"line_s", NumberGpuLlmCheck(g.line_s)},
-                                  {"unexplained_line", NumberGpuLlmCheck(g.unexplained_line)}});
+    j["micro_batch_1"].push_back(
+        {{"model", g.model},
+         {"impl", g.impl},
+         {"mb1_s", FiniteOrNull<nlohmann::ordered_json>(g.mb1_s)},
+         {"mb2_s", FiniteOrNull<nlohmann::ordered_json>(g.mb2_s)},
+         {"mb4_s", FiniteOrNull<nlohmann::ordered_json>(g.mb4_s)},
+         {"modeled_work_s", FiniteOrNull<nlohmann::ordered_json>(g.modeled_work_s)},
+         {"unexplained_modeled", FiniteOrNull<nlohmann::ordered_json>(g.unexplained_modeled)},
+         {"line_micro_batches", {g.line_b1, g.line_b2}},
+         {"line_s", FiniteOrNull<nlohmann::ordered_json>(g.line_s)},
+         {"unexplained_line", FiniteOrNull<nlohmann::ordered_json>(g.unexplained_line)}});
   }
   j["skipped"] = nlohmann::ordered_json::array();
   for (const GpuLlmSkippedRow& s : c.skipped) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/finite.h"
 #include "fitspeed/device/intervals.h"
 #include "fitspeed/evidence/transfer.h"
 #include "fitspeed/evidence/validate.h"
@@ -26,9 +27,10 @@ inline std::string SignedPercentCell(double percent) {
   return std::isnan(percent) ? "-" : fmt::format("{:+.1f}", percent);
 }
 
-// A number, null when not finite (JSON has no NaN or infinity).
+// A number, null when not finite: the evidence writers' short name for
+// FiniteOrNull (core/finite.h).
 inline nlohmann::ordered_json Number(double value) {
-  return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+  return FiniteOrNull<nlohmann::ordered_json>(value);
 }
 
 // {"cases", "median_abs_error_pct", "max_abs_error_pct"}.

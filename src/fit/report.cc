@@ -93,7 +93,8 @@ std::string GroupFit::BriefReport() const {
     if (std::isfinite(p.std_error)) text += fmt::format(" +/- {}", Num(p.std_error, 2));
     text += " " + p.unit;
     if (seq_len && IsSequenceRate(p)) {
-      text += fmt::format(" ({} tokens/s)", Num(p.value * *seq_len, DigitsFor(p.value, p.std_error)));
+      text +=
+          fmt::format(" ({} tokens/s)", Num(p.value * *seq_len, DigitsFor(p.value, p.std_error)));
     }
   }
   text += fmt::format("; rel RMSE {}, n = {}, {}", Percent(rel_rmse), n_points,
@@ -151,7 +152,8 @@ std::string GroupFit::FullReport() const {
   }
 
   line("[[Statistics]]");
-  line(fmt::format("    RSS          {:.6g} ({})", rss, ResidualUnitSquared(objective, CountName())));
+  line(fmt::format("    RSS          {:.6g} ({})", rss,
+                   ResidualUnitSquared(objective, CountName())));
   line(fmt::format("    R^2          {:.6g}", r2));
   line(fmt::format("    rel RMSE     {} (throughput, predicted/observed - 1)", Percent(rel_rmse)));
   line(fmt::format("    AIC          {:.6g} (n ln(RSS/n) + 2p)", aic));
@@ -160,8 +162,10 @@ std::string GroupFit::FullReport() const {
                                                     " (throughput of each point from a fit "
                                                     "without it)"
                                               : std::string("not computed")));
-  line(fmt::format("    b_half       {} (throughput at half the asymptote)", Batch(b_half, CountName())));
-  line(fmt::format("    b_90         {} (throughput at 90% of the asymptote)", Batch(b_90, CountName())));
+  line(fmt::format("    b_half       {} (throughput at half the asymptote)",
+                   Batch(b_half, CountName())));
+  line(fmt::format("    b_90         {} (throughput at 90% of the asymptote)",
+                   Batch(b_90, CountName())));
   line("[[Warnings]]");
   if (warnings.empty()) line("    none");
   for (const std::string& warning : warnings) line("    - " + warning);

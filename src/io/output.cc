@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 
@@ -17,9 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-// A number for JSON: NaN and infinities have no JSON form and become null.
-json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-json Optional(const std::optional<double>& value) { return value ? Number(*value) : json(nullptr); }
 std::string Cell(const std::optional<double>& value, int digits = 6) {
   return value ? FormatSig(*value, digits) : "";
 }
@@ -36,14 +34,14 @@ json SampleJson(const Sample& s) {
   j["devices"] = s.devices;
   j["label"] = s.label.str();
   j["precision"] = s.precision.empty() ? json(nullptr) : json(s.precision.str());
-  j["throughput_sps"] = Optional(s.throughput_sps);
-  j["step_time_s"] = Optional(s.step_time_s);
-  j["epoch_time_s"] = Optional(s.epoch_time_s);
-  j["samples_per_epoch"] = Optional(s.samples_per_epoch);
+  j["throughput_sps"] = FiniteOrNull<json>(s.throughput_sps);
+  j["step_time_s"] = FiniteOrNull<json>(s.step_time_s);
+  j["epoch_time_s"] = FiniteOrNull<json>(s.epoch_time_s);
+  j["samples_per_epoch"] = FiniteOrNull<json>(s.samples_per_epoch);
   j["epoch"] = s.epoch ? json(*s.epoch) : json(nullptr);
   j["steps_rule"] = s.epoch_time_s ? json(StepsRuleName(s.steps_rule)) : json(nullptr);
   j["unit"] = UnitName(s.unit);
-  j["seq_len"] = Optional(s.seq_len);
+  j["seq_len"] = FiniteOrNull<json>(s.seq_len);
   j["tags"] = s.tags.ToMap();
   return j;
 }
@@ -97,7 +95,7 @@ json FitJson(const GroupFit& fit) {
   json j;
   j["group"] = GroupJson(fit.group);
   j["counts"] = fit.CountName();  // what batches and rates count
-  j["seq_len"] = Optional(fit.seq_len);
+  j["seq_len"] = FiniteOrNull<json>(fit.seq_len);
   j["law"] = fit.law;
   j["objective"] = ObjectiveName(fit.objective);
   j["loss"] = LossName(fit.loss);
@@ -110,9 +108,9 @@ json FitJson(const GroupFit& fit) {
   j["usable"] = fit.usable;
   json params = json::object();
   for (const ParamEstimate& p : fit.params) {
-    params[p.name] = {{"value", Number(p.value)},
-                      {"stderr", Number(p.std_error)},
-                      {"ci95", {Number(p.ci_low), Number(p.ci_high)}},
+    params[p.name] = {{"value", FiniteOrNull<json>(p.value)},
+                      {"stderr", FiniteOrNull<json>(p.std_error)},
+                      {"ci95", {FiniteOrNull<json>(p.ci_low), FiniteOrNull<json>(p.ci_high)}},
                       {"unit", p.unit}};
   }
   j["params"] = params;
@@ -121,28 +119,29 @@ json FitJson(const GroupFit& fit) {
     for (size_t b = a + 1; b < fit.params.size(); ++b) {
       const bool have = static_cast<Eigen::Index>(b) < fit.correlation.rows();
       corr[fit.params[a].name + "," + fit.params[b].name] =
-          have ? Number(fit.correlation(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)))
+          have ? FiniteOrNull<json>(
+                     fit.correlation(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)))
                : json(nullptr);
     }
   }
   j["corr"] = corr;
-  j["rss"] = Number(fit.rss);
-  j["r2"] = Number(fit.r2);
-  j["rel_rmse"] = Number(fit.rel_rmse);
-  j["aic"] = Number(fit.aic);
-  j["loo_rel_rmse"] = Number(fit.loo_rel_rmse);
-  j["b_half"] = Number(fit.b_half);
-  j["b_90"] = Number(fit.b_90);
+  j["rss"] = FiniteOrNull<json>(fit.rss);
+  j["r2"] = FiniteOrNull<json>(fit.r2);
+  j["rel_rmse"] = FiniteOrNull<json>(fit.rel_rmse);
+  j["aic"] = FiniteOrNull<json>(fit.aic);
+  j["loo_rel_rmse"] = FiniteOrNull<json>(fit.loo_rel_rmse);
+  j["b_half"] = FiniteOrNull<json>(fit.b_half);
+  j["b_90"] = FiniteOrNull<json>(fit.b_90);
   j["warnings"] = fit.warnings;
   json points = json::array();
   for (const FitPoint& p : fit.points) {
     points.push_back({{"source", p.source},
                       {"line", p.line > 0 ? json(p.line) : json(nullptr)},
-                      {"batch", Number(p.batch)},
+                      {"batch", FiniteOrNull<json>(p.batch)},
                       {"devices", p.devices},
-                      {"observed", Number(p.observed)},
-                      {"predicted", Number(p.predicted)},
-                      {"residual", Number(p.residual)}});
+                      {"observed", FiniteOrNull<json>(p.observed)},
+                      {"predicted", FiniteOrNull<json>(p.predicted)},
+                      {"residual", FiniteOrNull<json>(p.residual)}});
   }
   j["points"] = points;
   return j;
@@ -152,10 +151,10 @@ json ScalingJson(const DeviceScaling& scaling) {
   json rows = json::array();
   for (const DeviceScalingRow& r : scaling.rows) {
     rows.push_back({{"devices", r.devices},
-                    {"v0", Number(r.v0)},
-                    {"v0_stderr", Number(r.v0_stderr)},
-                    {"t", Number(r.t)},
-                    {"t_stderr", Number(r.t_stderr)}});
+                    {"v0", FiniteOrNull<json>(r.v0)},
+                    {"v0_stderr", FiniteOrNull<json>(r.v0_stderr)},
+                    {"t", FiniteOrNull<json>(r.t)},
+                    {"t_stderr", FiniteOrNull<json>(r.t_stderr)}});
   }
   return {{"label", scaling.label},
           {"precision", scaling.precision.empty() ? json(nullptr) : json(scaling.precision)},

@@ -18,14 +18,15 @@ const char* EmbeddedLlmCalibrationJson();
 
 namespace {
 
-double PositiveFieldLlmCalibration(const nlohmann::json& object, const char* key, const std::string& source,
-                                   bool allow_zero) {
+double PositiveFieldLlmCalibration(const nlohmann::json& object, const char* key,
+                                   const std::string& source, bool allow_zero) {
   const std::string field = std::string("calibration.") + key;
   if (!object.contains(key)) throw DataError(source, 0, field, "missing");
   if (!object[key].is_number()) throw DataError(source, 0, field, "expected a number");
   const double v = object[key].get<double>();
   if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
-    throw DataError(source, 0, field, allow_zero ? "must be finite and >= 0" : "must be finite and > 0");
+    throw DataError(source, 0, field,
+                    allow_zero ? "must be finite and >= 0" : "must be finite and > 0");
   return v;
 }
 
@@ -42,13 +43,16 @@ LlmCalibrationTable ParseLlmCalibrationJson(const std::string& text, const std::
   LlmCalibrationTable t;
   if (!doc.contains("schema") || doc["schema"] != t.schema)
     throw DataError(source, 0, "schema", "expected \"" + t.schema + "\"");
-  if (doc.contains("generated_by") && doc["generated_by"].is_string()) t.generated_by = doc["generated_by"];
-  if (!doc.contains("device") || !doc["device"].is_string()) throw DataError(source, 0, "device", "expected a device name");
+  if (doc.contains("generated_by") && doc["generated_by"].is_string())
+    t.generated_by = doc["generated_by"];
+  if (!doc.contains("device") || !doc["device"].is_string())
+    throw DataError(source, 0, "device", "expected a device name");
   t.device = doc["device"];
   if (!doc.contains("calibration") || !doc["calibration"].is_object())
     throw DataError(source, 0, "calibration", "expected an object");
   const nlohmann::json& c = doc["calibration"];
-  t.calibration.matrix_size_scale = PositiveFieldLlmCalibration(c, "matrix_size_scale", source, false);
+  t.calibration.matrix_size_scale =
+      PositiveFieldLlmCalibration(c, "matrix_size_scale", source, false);
   t.calibration.memory_scale = PositiveFieldLlmCalibration(c, "memory_scale", source, false);
   t.calibration.dispatch_s = PositiveFieldLlmCalibration(c, "dispatch_s", source, true);
   t.calibration.step_overhead_s = PositiveFieldLlmCalibration(c, "step_overhead_s", source, true);
@@ -75,8 +79,8 @@ std::string LlmCalibrationToJson(const LlmCalibrationTable& t) {
 }
 
 const LlmCalibrationTable& BuiltinLlmCalibration() {
-  static const LlmCalibrationTable table =
-      ParseLlmCalibrationJson(EmbeddedLlmCalibrationJson(), "data/llm-calibration.json (compiled in)");
+  static const LlmCalibrationTable table = ParseLlmCalibrationJson(
+      EmbeddedLlmCalibrationJson(), "data/llm-calibration.json (compiled in)");
   return table;
 }
 
@@ -110,12 +114,15 @@ PredictionInterval LlmInterval(const Device& device, double level) {
   // vTrain's (another framework, another cluster) is not covered by it.
   PredictionInterval own = EmpiricalInterval(
       t.held_out, level,
-      "llm/" + t.device + ": vTrain's rows, one publisher, predicted by folds that left their GPU count out", 2);
+      "llm/" + t.device +
+          ": vTrain's rows, one publisher, predicted by folds that left their GPU count out",
+      2);
   if (device.name == t.device || !own.available) return own;
   // Another device: the held-out spread combined in quadrature, per side in
   // log space, with the catalog interval of the device's class (what the
   // step model is known to miss on a device of that kind), around the held-out bias.
-  const PredictionInterval device_side = BuiltinIntervalTable().For(device, Precision::kMixed, level);
+  const PredictionInterval device_side =
+      BuiltinIntervalTable().For(device, Precision::kMixed, level);
   if (!device_side.available) {
     own.available = false;
     own.reason = "no interval for " + device.name + ": " + device_side.reason;
@@ -124,7 +131,8 @@ PredictionInterval LlmInterval(const Device& device, double level) {
   const double m = own.median_log_ratio;
   const double lo_own = m - std::log(own.low_factor), hi_own = std::log(own.high_factor) - m;
   const double md = device_side.median_log_ratio;
-  const double lo_dev = md - std::log(device_side.low_factor), hi_dev = std::log(device_side.high_factor) - md;
+  const double lo_dev = md - std::log(device_side.low_factor),
+               hi_dev = std::log(device_side.high_factor) - md;
   PredictionInterval out = own;
   out.low_factor = std::exp(m - std::hypot(lo_own, lo_dev));
   out.high_factor = std::exp(m + std::hypot(hi_own, hi_dev));

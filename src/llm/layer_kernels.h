@@ -1,6 +1,8 @@
 // The kernels of one transformer layer on one GPU of a split, timed on a
-// device: private to the llm layer (split.cc, planner.cc), tested through
-// tests/llm. docs/llm.md, "The split model", lists every kernel.
+// device: private to the library, used by the llm layer (split.cc,
+// planner.cc) and by the evidence's H200 check (gpu_llm_check.cc), which
+// times the same kernels; tested through tests/llm. docs/llm.md, "The split
+// model", lists every kernel.
 #ifndef FITSPEED_SRC_LLM_LAYER_KERNELS_H_
 #define FITSPEED_SRC_LLM_LAYER_KERNELS_H_
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/llm/planner.h"
 
@@ -16,16 +17,24 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-constexpr double kGbPlannerOutput = 1e9;  // GB, decimal, as the catalog states capacities
+}  // namespace
+
+// This file's helpers: a namespace of its own, so that their names need not
+// differ from the other files' of src/llm, which compile with it as one unit
+// (docs/design.md, "Build and CI time").
+namespace planner_output {
+namespace {
+
+constexpr double kGb = 1e9;  // GB, decimal, as the catalog states capacities
 
 // A step time's interval: throughput lies in predicted x [low, high], so a
-// time in predicted / [high, low]. NaN (JSON null) when there is none.
-struct StepBoundsPlannerOutput {
+// time in predicted / [high, low]. NaN (null in JSON) when there is none.
+struct StepBounds {
   double step_low = NAN, step_high = NAN, tokens_low = NAN, tokens_high = NAN;
 };
 
-StepBoundsPlannerOutput BoundsPlannerOutput(const LlmStep& s, const PredictionInterval& i) {
-  StepBoundsPlannerOutput b;
+StepBounds Bounds(const LlmStep& s, const PredictionInterval& i) {
+  StepBounds b;
   if (!i.available) return b;
   b.step_low = s.step_s / i.high_factor;
   b.step_high = s.step_s / i.low_factor;
@@ -35,7 +44,7 @@ StepBoundsPlannerOutput BoundsPlannerOutput(const LlmStep& s, const PredictionIn
 }
 
 // The parts in the order of LlmStepParts, with their JSON names.
-std::vector<std::pair<const char*, double>> PartsPlannerOutput(const LlmStepParts& p) {
+std::vector<std::pair<const char*, double>> Parts(const LlmStepParts& p) {
   return {{"compute_s", p.compute_s},         {"recompute_s", p.recompute_s},
           {"tensor_comm_s", p.tensor_comm_s}, {"context_comm_s", p.context_comm_s},
           {"expert_comm_s", p.expert_comm_s}, {"pipeline_comm_s", p.pipeline_comm_s},
@@ -43,7 +52,7 @@ std::vector<std::pair<const char*, double>> PartsPlannerOutput(const LlmStepPart
           {"optimizer_s", p.optimizer_s},     {"overhead_s", p.overhead_s}};
 }
 
-std::vector<std::pair<const char*, double>> MemoryPartsPlannerOutput(const LlmMemory& m) {
+std::vector<std::pair<const char*, double>> MemoryParts(const LlmMemory& m) {
   return {{"weights", m.weights},
           {"gradients", m.gradients},
           {"optimizer", m.optimizer},
@@ -53,7 +62,7 @@ std::vector<std::pair<const char*, double>> MemoryPartsPlannerOutput(const LlmMe
           {"fragmentation", m.fragmentation}};
 }
 
-ordered_json IntervalJsonPlannerOutput(const PredictionInterval& i) {
+ordered_json IntervalJson(const PredictionInterval& i) {
   ordered_json j;
   j["level"] = i.level;
   j["available"] = i.available;
@@ -66,7 +75,7 @@ ordered_json IntervalJsonPlannerOutput(const PredictionInterval& i) {
   return j;
 }
 
-ordered_json SplitJsonPlannerOutput(const LlmStep& s) {
+ordered_json SplitJson(const LlmStep& s) {
   const LlmSplit& p = s.split;
   ordered_json j;
   j["tp"] = p.tp;
@@ -87,26 +96,26 @@ ordered_json SplitJsonPlannerOutput(const LlmStep& s) {
 
 // Every field of one step (the body of fitspeed.llm-step/1 and of each entry
 // of fitspeed.llm-plan/1's lists).
-ordered_json StepJsonPlannerOutput(const LlmStep& s, const PredictionInterval& interval) {
-  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
+ordered_json StepJson(const LlmStep& s, const PredictionInterval& interval) {
+  const StepBounds b = Bounds(s, interval);
   ordered_json j;
   j["step_time_s"] = s.step_s;
-  j["step_time_s_low"] = b.step_low;
-  j["step_time_s_high"] = b.step_high;
+  j["step_time_s_low"] = FiniteOrNull<ordered_json>(b.step_low);
+  j["step_time_s_high"] = FiniteOrNull<ordered_json>(b.step_high);
   j["throughput_sps"] = s.sequences_per_s;
   j["tokens_per_s"] = s.tokens_per_s;
-  j["tokens_per_s_low"] = b.tokens_low;
-  j["tokens_per_s_high"] = b.tokens_high;
+  j["tokens_per_s_low"] = FiniteOrNull<ordered_json>(b.tokens_low);
+  j["tokens_per_s_high"] = FiniteOrNull<ordered_json>(b.tokens_high);
   j["mfu"] = s.mfu;
   j["memory_bytes"] = s.memory.total;
   j["fits"] = s.memory.fits;
   j["shortfall_bytes"] = s.memory.shortfall;
-  j["split"] = SplitJsonPlannerOutput(s);
+  j["split"] = SplitJson(s);
   ordered_json parts;
-  for (const auto& [name, value] : PartsPlannerOutput(s.parts)) parts[name] = value;
+  for (const auto& [name, value] : Parts(s.parts)) parts[name] = value;
   j["parts"] = parts;
   ordered_json memory;
-  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) memory[name] = value;
+  for (const auto& [name, value] : MemoryParts(s.memory)) memory[name] = value;
   memory["total"] = s.memory.total;
   memory["capacity"] = s.memory.capacity;
   memory["shortfall"] = s.memory.shortfall;
@@ -116,8 +125,8 @@ ordered_json StepJsonPlannerOutput(const LlmStep& s, const PredictionInterval& i
 }
 
 // What the document is about: the model, the cluster, the training and the calibration.
-void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, const LlmCluster& c,
-                             const LlmTraining& t, const LlmCalibration& calibration) {
+void HeaderJson(ordered_json& doc, const TransformerConfig& model, const LlmCluster& c,
+                const LlmTraining& t, const LlmCalibration& calibration) {
   const TransformerParameters params = CountParameters(model);
   doc["model"] = {{"name", model.name},
                   {"architecture", model.architecture},
@@ -156,16 +165,16 @@ void HeaderJsonPlannerOutput(ordered_json& doc, const TransformerConfig& model, 
                         {"step_overhead_s", calibration.step_overhead_s}};
 }
 
-std::string GbPlannerOutput(double bytes) { return FormatSig(bytes / kGbPlannerOutput, 4); }
+std::string Gb(double bytes) { return FormatSig(bytes / kGb, 4); }
 
-std::string PercentPlannerOutput(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
+std::string Percent(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
 
-std::string IntervalTextPlannerOutput(double low, double high, int digits = 4) {
+std::string IntervalText(double low, double high, int digits = 4) {
   if (std::isnan(low)) return "";
   return fmt::format(" [{}, {}]", FormatSig(low, digits), FormatSig(high, digits));
 }
 
-std::string SplitTextPlannerOutput(const LlmSplit& s) {
+std::string SplitText(const LlmSplit& s) {
   return fmt::format(
       "tp {}, pp {}, vp {}, cp {}, ep {}, dp {}, micro-batch {}, recompute {}, "
       "sequence parallel {}, zero {}",
@@ -173,7 +182,7 @@ std::string SplitTextPlannerOutput(const LlmSplit& s) {
       s.sequence_parallel ? "on" : "off", s.zero);
 }
 
-std::string IntervalNotePlannerOutput(const PredictionInterval& i) {
+std::string IntervalNote(const PredictionInterval& i) {
   if (!i.available) return fmt::format("interval: not available ({})", i.reason);
   return fmt::format("interval: {:.0f}% of throughputs lie in predicted x [{}, {}] ({})",
                      100 * i.level, FormatSig(i.low_factor, 3), FormatSig(i.high_factor, 3),
@@ -181,61 +190,58 @@ std::string IntervalNotePlannerOutput(const PredictionInterval& i) {
 }
 
 // What the header line says of the training beyond its format.
-std::string TrainingTextPlannerOutput(const LlmTraining& t) {
+std::string TrainingText(const LlmTraining& t) {
   std::string text = t.fp8_weights ? " (weights in FP8 alone)" : "";
   if (t.activation_fp8_store) text += ", SwiGLU input held in FP8";
   if (t.lora_rank > 0) text += fmt::format(", LoRA rank {}", t.lora_rank);
   return text;
 }
 
-void WriteStepTablePlannerOutput(std::ostream& out, const TransformerConfig& model,
-                                 const LlmCluster& c, const LlmTraining& t, const LlmStep& s,
-                                 const PredictionInterval& interval,
-                                 const LlmCalibration& calibration) {
-  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, interval);
+void WriteStepTable(std::ostream& out, const TransformerConfig& model, const LlmCluster& c,
+                    const LlmTraining& t, const LlmStep& s, const PredictionInterval& interval,
+                    const LlmCalibration& calibration) {
+  const StepBounds b = Bounds(s, interval);
   out << fmt::format("{} ({} parameters) on {} x {}, sequence {}, {}{}\n", model.name,
                      CountParameters(model).total, c.devices, c.device.name, t.seq_len,
-                     MatrixFormatName(t.format), TrainingTextPlannerOutput(t));
-  out << "split: " << SplitTextPlannerOutput(s.split) << "\n\n";
+                     MatrixFormatName(t.format), TrainingText(t));
+  out << "split: " << SplitText(s.split) << "\n\n";
   TextTable summary({"quantity", "value"});
-  summary.AddRow(
-      {"step time (ms)",
-       FormatSig(1e3 * s.step_s) + IntervalTextPlannerOutput(1e3 * b.step_low, 1e3 * b.step_high)});
+  summary.AddRow({"step time (ms)",
+                  FormatSig(1e3 * s.step_s) + IntervalText(1e3 * b.step_low, 1e3 * b.step_high)});
   summary.AddRow({"sequences/s", FormatSig(s.sequences_per_s)});
-  summary.AddRow({"tokens/s", FormatSig(s.tokens_per_s) +
-                                  IntervalTextPlannerOutput(b.tokens_low, b.tokens_high)});
-  summary.AddRow({"MFU (%)", PercentPlannerOutput(s.mfu)});
+  summary.AddRow(
+      {"tokens/s", FormatSig(s.tokens_per_s) + IntervalText(b.tokens_low, b.tokens_high)});
+  summary.AddRow({"MFU (%)", Percent(s.mfu)});
   summary.AddRow({"micro-batches per step", std::to_string(s.accumulation)});
-  summary.AddRow({"memory per GPU (GB)", fmt::format("{} of {}", GbPlannerOutput(s.memory.total),
-                                                     GbPlannerOutput(s.memory.capacity))});
-  summary.AddRow({"fits", s.memory.fits ? "yes"
-                                        : fmt::format("no: {} GB short",
-                                                      GbPlannerOutput(s.memory.shortfall))});
+  summary.AddRow(
+      {"memory per GPU (GB)", fmt::format("{} of {}", Gb(s.memory.total), Gb(s.memory.capacity))});
+  summary.AddRow(
+      {"fits", s.memory.fits ? "yes" : fmt::format("no: {} GB short", Gb(s.memory.shortfall))});
   out << summary.Render() << "\n";
   TextTable parts({"part", "ms", "% of step"});
-  for (const auto& [name, value] : PartsPlannerOutput(s.parts)) {
+  for (const auto& [name, value] : Parts(s.parts)) {
     std::string label = name;
     label.resize(label.size() - 2);  // "_s"
-    parts.AddRow({label, FormatSig(1e3 * value), PercentPlannerOutput(value / s.step_s)});
+    parts.AddRow({label, FormatSig(1e3 * value), Percent(value / s.step_s)});
   }
   parts.AddRow({"step", FormatSig(1e3 * s.step_s), "100.0"});
   out << parts.Render() << "\n";
   TextTable memory({"memory", "GB"});
-  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) {
-    memory.AddRow({name, GbPlannerOutput(value)});
+  for (const auto& [name, value] : MemoryParts(s.memory)) {
+    memory.AddRow({name, Gb(value)});
   }
-  memory.AddRow({"total", GbPlannerOutput(s.memory.total)});
-  memory.AddRow({"capacity", GbPlannerOutput(s.memory.capacity)});
+  memory.AddRow({"total", Gb(s.memory.total)});
+  memory.AddRow({"capacity", Gb(s.memory.capacity)});
   out << memory.Render() << "\n";
   out << "assumptions:\n";
   for (const std::string& note : s.notes) out << "  - " << note << "\n";
-  out << "  - " << IntervalNotePlannerOutput(interval) << "\n";
+  out << "  - " << IntervalNote(interval) << "\n";
   out << "  - calibration: " << calibration.source << "\n";
   out << "  - links: devices " << c.intra_source << "; network " << c.inter_source << "\n";
 }
 
 // The CSV columns of one step (sweep: one row; plan: one per split).
-std::vector<std::string> CsvHeaderPlannerOutput() {
+std::vector<std::string> CsvHeader() {
   std::vector<std::string> h = {"tp",
                                 "pp",
                                 "vp",
@@ -259,18 +265,15 @@ std::vector<std::string> CsvHeaderPlannerOutput() {
                                 "memory_bytes",
                                 "fits",
                                 "shortfall_bytes"};
-  for (const auto& [name, value] : PartsPlannerOutput({})) h.push_back(name);
-  for (const auto& [name, value] : MemoryPartsPlannerOutput({}))
-    h.push_back(std::string(name) + "_bytes");
+  for (const auto& [name, value] : Parts({})) h.push_back(name);
+  for (const auto& [name, value] : MemoryParts({})) h.push_back(std::string(name) + "_bytes");
   return h;
 }
 
-std::string CsvNumberPlannerOutput(double v) {
-  return std::isnan(v) ? "" : fmt::format("{:.9g}", v);
-}
+std::string CsvNumber(double v) { return std::isnan(v) ? "" : fmt::format("{:.9g}", v); }
 
-std::vector<std::string> CsvRowPlannerOutput(const LlmStep& s, const PredictionInterval& i) {
-  const StepBoundsPlannerOutput b = BoundsPlannerOutput(s, i);
+std::vector<std::string> CsvRow(const LlmStep& s, const PredictionInterval& i) {
+  const StepBounds b = Bounds(s, i);
   const LlmSplit& p = s.split;
   std::vector<std::string> r = {std::to_string(p.tp),
                                 std::to_string(p.pp),
@@ -284,26 +287,25 @@ std::vector<std::string> CsvRowPlannerOutput(const LlmStep& s, const PredictionI
                                 RecomputeName(p.recompute),
                                 p.sequence_parallel ? "1" : "0",
                                 std::to_string(p.zero),
-                                CsvNumberPlannerOutput(s.step_s),
-                                CsvNumberPlannerOutput(b.step_low),
-                                CsvNumberPlannerOutput(b.step_high),
-                                CsvNumberPlannerOutput(s.sequences_per_s),
-                                CsvNumberPlannerOutput(s.tokens_per_s),
-                                CsvNumberPlannerOutput(b.tokens_low),
-                                CsvNumberPlannerOutput(b.tokens_high),
-                                CsvNumberPlannerOutput(s.mfu),
-                                CsvNumberPlannerOutput(s.memory.total),
+                                CsvNumber(s.step_s),
+                                CsvNumber(b.step_low),
+                                CsvNumber(b.step_high),
+                                CsvNumber(s.sequences_per_s),
+                                CsvNumber(s.tokens_per_s),
+                                CsvNumber(b.tokens_low),
+                                CsvNumber(b.tokens_high),
+                                CsvNumber(s.mfu),
+                                CsvNumber(s.memory.total),
                                 s.memory.fits ? "1" : "0",
-                                CsvNumberPlannerOutput(s.memory.shortfall)};
-  for (const auto& [name, value] : PartsPlannerOutput(s.parts))
-    r.push_back(CsvNumberPlannerOutput(value));
-  for (const auto& [name, value] : MemoryPartsPlannerOutput(s.memory)) {
-    r.push_back(CsvNumberPlannerOutput(value));
+                                CsvNumber(s.memory.shortfall)};
+  for (const auto& [name, value] : Parts(s.parts)) r.push_back(CsvNumber(value));
+  for (const auto& [name, value] : MemoryParts(s.memory)) {
+    r.push_back(CsvNumber(value));
   }
   return r;
 }
 
-ordered_json RunJsonPlannerOutput(const LlmRunTotals& t) {
+ordered_json RunJson(const LlmRunTotals& t) {
   return {{"tokens", t.tokens},
           {"seconds", t.seconds},
           {"days", t.days},
@@ -313,7 +315,7 @@ ordered_json RunJsonPlannerOutput(const LlmRunTotals& t) {
           {"cost", t.cost ? ordered_json(*t.cost) : ordered_json(nullptr)}};
 }
 
-ordered_json FixedJsonPlannerOutput(const LlmPlanOptions& o) {
+ordered_json FixedJson(const LlmPlanOptions& o) {
   ordered_json j = ordered_json::object();
   auto size = [&](const char* key, int64_t v) {
     if (v > 0) j[key] = v;
@@ -332,24 +334,25 @@ ordered_json FixedJsonPlannerOutput(const LlmPlanOptions& o) {
 }
 
 }  // namespace
+}  // namespace planner_output
 
 void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
                   const LlmTraining& training, const LlmStep& step,
                   const PredictionInterval& interval, const LlmCalibration& calibration,
                   OutputFormat format) {
   if (format == OutputFormat::kTable) {
-    WriteStepTablePlannerOutput(out, model, cluster, training, step, interval, calibration);
+    planner_output::WriteStepTable(out, model, cluster, training, step, interval, calibration);
     return;
   }
   if (format == OutputFormat::kCsv) {
     std::vector<std::string> header = {"model", "device", "devices", "seq_len"};
-    const std::vector<std::string> rest = CsvHeaderPlannerOutput();
+    const std::vector<std::string> rest = planner_output::CsvHeader();
     header.insert(header.end(), rest.begin(), rest.end());
     TextTable table(header);
     std::vector<std::string> row = {model.name, cluster.device.name,
                                     std::to_string(cluster.devices),
                                     std::to_string(training.seq_len)};
-    const std::vector<std::string> values = CsvRowPlannerOutput(step, interval);
+    const std::vector<std::string> values = planner_output::CsvRow(step, interval);
     row.insert(row.end(), values.begin(), values.end());
     table.AddRow(row);
     out << table.RenderCsv();
@@ -357,9 +360,9 @@ void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCl
   }
   ordered_json doc;
   doc["schema"] = "fitspeed.llm-step/1";
-  HeaderJsonPlannerOutput(doc, model, cluster, training, calibration);
-  doc["interval"] = IntervalJsonPlannerOutput(interval);
-  doc.update(StepJsonPlannerOutput(step, interval));
+  planner_output::HeaderJson(doc, model, cluster, training, calibration);
+  doc["interval"] = planner_output::IntervalJson(interval);
+  doc.update(planner_output::StepJson(step, interval));
   out << doc.dump(2) << "\n";
 }
 
@@ -375,10 +378,10 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
   if (format == OutputFormat::kJson) {
     ordered_json doc;
     doc["schema"] = "fitspeed.llm-plan/1";
-    HeaderJsonPlannerOutput(doc, model, cluster, options.training, calibration);
+    planner_output::HeaderJson(doc, model, cluster, options.training, calibration);
     doc["global_batch"] = options.global_batch;
-    doc["fixed"] = FixedJsonPlannerOutput(options);
-    doc["interval"] = IntervalJsonPlannerOutput(interval);
+    doc["fixed"] = planner_output::FixedJson(options);
+    doc["interval"] = planner_output::IntervalJson(interval);
     doc["tokens"] = tokens ? ordered_json(*tokens) : ordered_json(nullptr);
     doc["price_per_device_hour"] =
         price_per_device_hour ? ordered_json(*price_per_device_hour) : ordered_json(nullptr);
@@ -390,21 +393,21 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
     for (size_t i = 0; i < plan.ranked.size(); ++i) {
       ordered_json j;
       j["rank"] = i + 1;
-      j.update(StepJsonPlannerOutput(plan.ranked[i], interval));
-      if (tokens) j["run"] = RunJsonPlannerOutput(totals(plan.ranked[i]));
+      j.update(planner_output::StepJson(plan.ranked[i], interval));
+      if (tokens) j["run"] = planner_output::RunJson(totals(plan.ranked[i]));
       ranked.push_back(j);
     }
     doc["ranked"] = ranked;
     ordered_json not_fitting = ordered_json::array();
     for (const LlmStep& s : plan.not_fitting)
-      not_fitting.push_back(StepJsonPlannerOutput(s, interval));
+      not_fitting.push_back(planner_output::StepJson(s, interval));
     doc["not_fitting"] = not_fitting;
     out << doc.dump(2) << "\n";
     return;
   }
   if (format == OutputFormat::kCsv) {
     std::vector<std::string> header = {"rank"};
-    const std::vector<std::string> rest = CsvHeaderPlannerOutput();
+    const std::vector<std::string> rest = planner_output::CsvHeader();
     header.insert(header.end(), rest.begin(), rest.end());
     if (tokens) {
       for (const char* h : {"days", "days_low", "days_high", "device_hours", "cost"}) {
@@ -414,14 +417,14 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
     TextTable table(header);
     auto add = [&](const LlmStep& s, const std::string& rank) {
       std::vector<std::string> row = {rank};
-      const std::vector<std::string> values = CsvRowPlannerOutput(s, interval);
+      const std::vector<std::string> values = planner_output::CsvRow(s, interval);
       row.insert(row.end(), values.begin(), values.end());
       if (tokens) {
         const LlmRunTotals t = totals(s);
         for (double v : {t.days, t.days_low, t.days_high, t.device_hours}) {
-          row.push_back(CsvNumberPlannerOutput(v));
+          row.push_back(planner_output::CsvNumber(v));
         }
-        row.push_back(t.cost ? CsvNumberPlannerOutput(*t.cost) : "");
+        row.push_back(t.cost ? planner_output::CsvNumber(*t.cost) : "");
       }
       table.AddRow(row);
     };
@@ -435,8 +438,8 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
       "{} ({} parameters) on {} x {} ({} GB each), global batch {} x {} tokens, "
       "{}{}\n\n",
       model.name, CountParameters(model).total, cluster.devices, cluster.device.name,
-      GbPlannerOutput(cluster.device.memory_capacity_bytes), options.global_batch, t.seq_len,
-      MatrixFormatName(t.format), TrainingTextPlannerOutput(t));
+      planner_output::Gb(cluster.device.memory_capacity_bytes), options.global_batch, t.seq_len,
+      MatrixFormatName(t.format), planner_output::TrainingText(t));
   std::vector<std::string> header = {"rank", "tp",     "pp",       "vp",        "cp",
                                      "ep",   "dp",     "mb",       "recompute", "sp",
                                      "zero", "step s", "tokens/s", "MFU %",     "memory GB"};
@@ -459,12 +462,12 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
     row.insert(row.end(), cells.begin(), cells.end());
     row.push_back(FormatSig(s.step_s));
     row.push_back(FormatSig(s.tokens_per_s));
-    row.push_back(PercentPlannerOutput(s.mfu));
-    row.push_back(GbPlannerOutput(s.memory.total) + "/" + GbPlannerOutput(s.memory.capacity));
+    row.push_back(planner_output::Percent(s.mfu));
+    row.push_back(planner_output::Gb(s.memory.total) + "/" + planner_output::Gb(s.memory.capacity));
     if (tokens) {
       const LlmRunTotals run = totals(s);
       row.push_back(FormatSig(run.days, 3) +
-                    IntervalTextPlannerOutput(run.days_low, run.days_high, 3));
+                    planner_output::IntervalText(run.days_low, run.days_high, 3));
       if (price_per_device_hour) row.push_back(FormatSig(*run.cost, 4));
     }
     ranked.AddRow(row);
@@ -472,7 +475,7 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
   if (ranked.rows() > 0) {
     out << "fastest splits that fit:\n" << ranked.Render() << "\n";
   } else {
-    out << "no split fits in " << GbPlannerOutput(cluster.device.memory_capacity_bytes)
+    out << "no split fits in " << planner_output::Gb(cluster.device.memory_capacity_bytes)
         << " GB per device\n\n";
   }
   if (!plan.not_fitting.empty()) {
@@ -482,8 +485,8 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
       std::vector<std::string> row = split_cells(s.split);
       row.push_back(FormatSig(s.step_s));
       row.push_back(FormatSig(s.tokens_per_s));
-      row.push_back(GbPlannerOutput(s.memory.total));
-      row.push_back(GbPlannerOutput(s.memory.shortfall));
+      row.push_back(planner_output::Gb(s.memory.total));
+      row.push_back(planner_output::Gb(s.memory.shortfall));
       missing.AddRow(row);
     }
     out << "fastest splits that do not fit:\n" << missing.Render() << "\n";
@@ -499,7 +502,7 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
   if (first) {
     for (const std::string& note : first->notes) out << "  - " << note << "\n";
   }
-  out << "  - " << IntervalNotePlannerOutput(interval) << "\n";
+  out << "  - " << planner_output::IntervalNote(interval) << "\n";
   if (tokens) {
     out << "  - days = tokens / tokens/s / 86400; the interval widens them by its factors\n";
   }

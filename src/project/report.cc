@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 
@@ -16,10 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-json NumberReport(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-json Optional(const std::optional<double>& value) {
-  return value ? NumberReport(*value) : json(nullptr);
-}
 std::string Money(const std::optional<double>& value) {
   return value ? fmt::format("{:.2f}", *value) : "";
 }
@@ -54,11 +51,11 @@ json ScalingJson(const ScalingRow& r) {
           {"devices", r.devices},
           {"per_device_batch", r.per_device_batch},
           {"global_batch", r.global_batch},
-          {"comm_s", NumberReport(r.comm_s)},
-          {"step_time_s", NumberReport(r.step_time_s)},
-          {"throughput_sps", NumberReport(r.throughput_sps)},
-          {"speedup", NumberReport(r.speedup)},
-          {"efficiency", NumberReport(r.efficiency)}};
+          {"comm_s", FiniteOrNull<json>(r.comm_s)},
+          {"step_time_s", FiniteOrNull<json>(r.step_time_s)},
+          {"throughput_sps", FiniteOrNull<json>(r.throughput_sps)},
+          {"speedup", FiniteOrNull<json>(r.speedup)},
+          {"efficiency", FiniteOrNull<json>(r.efficiency)}};
 }
 
 json ModelJson(const EpochModel& m) {
@@ -66,16 +63,16 @@ json ModelJson(const EpochModel& m) {
           {"devices", m.devices},
           {"batch", m.batch},
           {"origin", m.origin},
-          {"steps_per_epoch", NumberReport(m.steps_per_epoch)},
-          {"samples_used", NumberReport(m.samples_used)},
-          {"train_epoch_s", NumberReport(m.train_epoch_s)},
-          {"validation_epoch_s", NumberReport(m.validation_epoch_s)},
-          {"epoch_s", NumberReport(m.epoch_s)},
-          {"epoch_stderr_s", m.dof > 0 ? NumberReport(m.epoch_stderr_s) : json(nullptr)},
-          {"epoch_sd_s", m.dof > 0 ? NumberReport(m.epoch_sd_s) : json(nullptr)},
+          {"steps_per_epoch", FiniteOrNull<json>(m.steps_per_epoch)},
+          {"samples_used", FiniteOrNull<json>(m.samples_used)},
+          {"train_epoch_s", FiniteOrNull<json>(m.train_epoch_s)},
+          {"validation_epoch_s", FiniteOrNull<json>(m.validation_epoch_s)},
+          {"epoch_s", FiniteOrNull<json>(m.epoch_s)},
+          {"epoch_stderr_s", m.dof > 0 ? FiniteOrNull<json>(m.epoch_stderr_s) : json(nullptr)},
+          {"epoch_sd_s", m.dof > 0 ? FiniteOrNull<json>(m.epoch_sd_s) : json(nullptr)},
           {"dof", m.dof},
-          {"startup_s", NumberReport(m.startup_s)},
-          {"first_epoch_extra_s", NumberReport(m.first_epoch_extra_s)}};
+          {"startup_s", FiniteOrNull<json>(m.startup_s)},
+          {"first_epoch_extra_s", FiniteOrNull<json>(m.first_epoch_extra_s)}};
 }
 
 }  // namespace
@@ -160,16 +157,16 @@ void WriteProjection(std::ostream& out, const Projection& p, OutputFormat format
                       {"devices", r.devices},
                       {"batch", r.batch},
                       {"epochs", r.epochs},
-                      {"steps_per_epoch", NumberReport(r.steps_per_epoch)},
-                      {"epoch_s", NumberReport(r.epoch_s)},
-                      {"total_s", NumberReport(r.total_s)},
+                      {"steps_per_epoch", FiniteOrNull<json>(r.steps_per_epoch)},
+                      {"epoch_s", FiniteOrNull<json>(r.epoch_s)},
+                      {"total_s", FiniteOrNull<json>(r.total_s)},
                       {"total_hms", FormatHms(r.total_s)},
-                      {"ci95_s", r.ci_low_s ? json::array({NumberReport(*r.ci_low_s),
-                                                           NumberReport(*r.ci_high_s)})
+                      {"ci95_s", r.ci_low_s ? json::array({FiniteOrNull<json>(*r.ci_low_s),
+                                                           FiniteOrNull<json>(*r.ci_high_s)})
                                             : json(nullptr)},
                       {"interval_basis", r.ci_low_s ? json(r.interval_basis) : json(nullptr)},
-                      {"price_per_device_hour", Optional(r.price_per_device_hour)},
-                      {"cost", Optional(r.cost)}});
+                      {"price_per_device_hour", FiniteOrNull<json>(r.price_per_device_hour)},
+                      {"cost", FiniteOrNull<json>(r.cost)}});
     }
     json models = json::array();
     for (const EpochModel& m : p.models) models.push_back(ModelJson(m));
@@ -267,17 +264,17 @@ void WritePlan(std::ostream& out, const PlanResult& plan, OutputFormat format) {
            {"devices", r.devices},
            {"batch", r.batch},
            {"optimal_batch", r.optimal_batch},
-           {"epochs", NumberReport(r.epochs)},
-           {"steps_per_epoch", NumberReport(r.steps_per_epoch)},
-           {"epoch_s", NumberReport(r.epoch_s)},
-           {"total_s", NumberReport(r.total_s)},
-           {"cost", Optional(r.cost)},
+           {"epochs", FiniteOrNull<json>(r.epochs)},
+           {"steps_per_epoch", FiniteOrNull<json>(r.steps_per_epoch)},
+           {"epoch_s", FiniteOrNull<json>(r.epoch_s)},
+           {"total_s", FiniteOrNull<json>(r.total_s)},
+           {"cost", FiniteOrNull<json>(r.cost)},
            {"meets_deadline", r.meets_deadline},
            {"meets_budget", r.meets_budget},
            {"feasible", r.feasible()},
            {"pareto", r.pareto},
-           {"total_interval_s", r.total_low_s ? json::array({NumberReport(*r.total_low_s),
-                                                             NumberReport(*r.total_high_s)})
+           {"total_interval_s", r.total_low_s ? json::array({FiniteOrNull<json>(*r.total_low_s),
+                                                             FiniteOrNull<json>(*r.total_high_s)})
                                               : json(nullptr)},
            {"interval_basis", r.total_low_s ? json(r.interval_basis) : json(nullptr)},
            {"deadline_at_risk", r.deadline_at_risk}});

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <set>
 
-#include "fitspeed/core/error.h"
 #include "core/table.h"
+#include "fitspeed/core/error.h"
 #include "project/units.h"
 
 namespace fitspeed {

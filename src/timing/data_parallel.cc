@@ -25,9 +25,7 @@ class SelfCommunicator final : public Communicator {
     void Wait() override {}
   };
   std::unique_ptr<Pending> StartSum(float*, int64_t) override { return std::make_unique<Done>(); }
-  std::unique_ptr<Pending> StartSum(double*, int64_t) override {
-    return std::make_unique<Done>();
-  }
+  std::unique_ptr<Pending> StartSum(double*, int64_t) override { return std::make_unique<Done>(); }
   void Sum(float*, int64_t) override {}
   void Sum(double*, int64_t) override {}
   void Broadcast(double*, int) override {}
@@ -49,9 +47,9 @@ void ValidateDataParallelOptions(const DataParallelOptions& o) {
                                  o.bucket_bytes));
   }
   if (!(std::isfinite(o.first_bucket_bytes) && o.first_bucket_bytes > 0)) {
-    throw UsageError(fmt::format(
-        "DataParallelOptions.first_bucket_bytes = {}: must be finite and > 0",
-        o.first_bucket_bytes));
+    throw UsageError(
+        fmt::format("DataParallelOptions.first_bucket_bytes = {}: must be finite and > 0",
+                    o.first_bucket_bytes));
   }
   if (o.bare_repeats < 1) {
     throw UsageError(
@@ -65,8 +63,7 @@ double DataParallelTiming::hidden_fraction() const {
 }
 
 std::vector<std::vector<int>> PlanGradientBuckets(const std::vector<double>& bytes,
-                                                  double bucket_bytes,
-                                                  double first_bucket_bytes) {
+                                                  double bucket_bytes, double first_bucket_bytes) {
   FITSPEED_CHECK(bucket_bytes > 0 && first_bucket_bytes > 0, "bucket limits are positive");
   std::vector<std::vector<int>> buckets;
   std::vector<int> open;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/finite.h"
 #include "core/table.h"
 #include "fitspeed/timing/sweep.h"
 
@@ -13,9 +14,6 @@ namespace fitspeed {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
-
-// A JSON number, or null where it is not finite.
-ordered_json Number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 ordered_json ContextJson(const HostContext& c) {
   return {{"cpu", c.cpu_model},
@@ -28,14 +26,15 @@ ordered_json ContextJson(const HostContext& c) {
           {"onednn_runtime", c.onednn_runtime},
           {"build_type", c.build_type},
           {"compiler", c.compiler},
-          {"fp32_peak_gflops", Number(c.fp32_peak_gflops)},
-          {"memory_total_bytes", Number(c.memory_total_bytes)},
-          {"memory_available_bytes", Number(c.memory_available_bytes)}};
+          {"fp32_peak_gflops", FiniteOrNull<ordered_json>(c.fp32_peak_gflops)},
+          {"memory_total_bytes", FiniteOrNull<ordered_json>(c.memory_total_bytes)},
+          {"memory_available_bytes", FiniteOrNull<ordered_json>(c.memory_available_bytes)}};
 }
 
 ordered_json PassesJson(const std::array<double, 4>& values) {
   ordered_json j = ordered_json::object();
-  for (Pass p : kAllPasses) j[PassName(p)] = Number(values[static_cast<size_t>(p)]);
+  for (Pass p : kAllPasses)
+    j[PassName(p)] = FiniteOrNull<ordered_json>(values[static_cast<size_t>(p)]);
   return j;
 }
 
@@ -56,47 +55,47 @@ ordered_json MeasurementJson(const BatchMeasurement& m, int64_t tokens_per_sampl
                       {"implementation", impl}});
   }
   ordered_json j = {{"batch", m.batch},
-                    {"step_time_s", Number(m.step_time_s)},
-                    {"cv", Number(m.cv)},
-                    {"min_time_s", Number(m.min_time_s)},
-                    {"mean_time_s", Number(m.mean_time_s)},
+                    {"step_time_s", FiniteOrNull<ordered_json>(m.step_time_s)},
+                    {"cv", FiniteOrNull<ordered_json>(m.cv)},
+                    {"min_time_s", FiniteOrNull<ordered_json>(m.min_time_s)},
+                    {"mean_time_s", FiniteOrNull<ordered_json>(m.mean_time_s)},
                     {"repeats", m.repeats},
                     {"warmup_steps", m.warmup_steps},
-                    {"throughput_sps", Number(m.throughput_sps)},
-                    {"step_flops", Number(m.step_flops)},
-                    {"gflops", Number(m.gflops)},
-                    {"peak_fraction", Number(m.peak_fraction)},
-                    {"memory_estimate_bytes", Number(m.memory_estimate_bytes)},
-                    {"loss", Number(m.loss)},
-                    {"preemptions_per_step", Number(m.preemptions_per_step)},
-                    {"preemptions_per_s", Number(m.preemptions_per_s)},
+                    {"throughput_sps", FiniteOrNull<ordered_json>(m.throughput_sps)},
+                    {"step_flops", FiniteOrNull<ordered_json>(m.step_flops)},
+                    {"gflops", FiniteOrNull<ordered_json>(m.gflops)},
+                    {"peak_fraction", FiniteOrNull<ordered_json>(m.peak_fraction)},
+                    {"memory_estimate_bytes", FiniteOrNull<ordered_json>(m.memory_estimate_bytes)},
+                    {"loss", FiniteOrNull<ordered_json>(m.loss)},
+                    {"preemptions_per_step", FiniteOrNull<ordered_json>(m.preemptions_per_step)},
+                    {"preemptions_per_s", FiniteOrNull<ordered_json>(m.preemptions_per_s)},
                     {"pass_seconds", PassesJson(m.pass_seconds)},
                     {"layers", layers}};
   if (tokens_per_sample > 0) {
     j["throughput_tokens_per_s"] =
-        Number(m.throughput_sps * static_cast<double>(tokens_per_sample));
+        FiniteOrNull<ordered_json>(m.throughput_sps * static_cast<double>(tokens_per_sample));
   }
   if (m.data_parallel) {
     const DataParallelTiming& d = *m.data_parallel;
     ordered_json buckets = ordered_json::array();
     for (const BucketTiming& b : d.buckets) {
       buckets.push_back({{"parameters", b.parameters},
-                         {"bytes", Number(b.bytes)},
-                         {"ready_s", Number(b.ready_s)},
-                         {"allreduce_s", Number(b.allreduce_s)},
-                         {"bare_allreduce_s", Number(b.bare_allreduce_s)}});
+                         {"bytes", FiniteOrNull<ordered_json>(b.bytes)},
+                         {"ready_s", FiniteOrNull<ordered_json>(b.ready_s)},
+                         {"allreduce_s", FiniteOrNull<ordered_json>(b.allreduce_s)},
+                         {"bare_allreduce_s", FiniteOrNull<ordered_json>(b.bare_allreduce_s)}});
     }
     j["data_parallel"] = {{"ranks", d.ranks},
                           {"per_rank_batch", d.per_rank_batch},
-                          {"compute_s", Number(d.compute_s)},
-                          {"backward_s", Number(d.backward_s)},
-                          {"in_backward_comm_s", Number(d.in_backward_comm_s)},
-                          {"pack_s", Number(d.pack_s)},
-                          {"exposed_comm_s", Number(d.exposed_comm_s)},
-                          {"average_s", Number(d.average_s)},
-                          {"comm_cost_s", Number(d.comm_cost_s)},
-                          {"bare_comm_s", Number(d.bare_comm_s)},
-                          {"hidden_fraction", Number(d.hidden_fraction())},
+                          {"compute_s", FiniteOrNull<ordered_json>(d.compute_s)},
+                          {"backward_s", FiniteOrNull<ordered_json>(d.backward_s)},
+                          {"in_backward_comm_s", FiniteOrNull<ordered_json>(d.in_backward_comm_s)},
+                          {"pack_s", FiniteOrNull<ordered_json>(d.pack_s)},
+                          {"exposed_comm_s", FiniteOrNull<ordered_json>(d.exposed_comm_s)},
+                          {"average_s", FiniteOrNull<ordered_json>(d.average_s)},
+                          {"comm_cost_s", FiniteOrNull<ordered_json>(d.comm_cost_s)},
+                          {"bare_comm_s", FiniteOrNull<ordered_json>(d.bare_comm_s)},
+                          {"hidden_fraction", FiniteOrNull<ordered_json>(d.hidden_fraction())},
                           {"buckets", buckets}};
   }
   return j;
@@ -210,22 +209,23 @@ std::string SweepTable(const SweepResult& s) {
 
 std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
   ordered_json j = ordered_json::parse(FitToJson(fit));
-  j["sweep"] = {{"model", s.model},
-                {"precision", PrecisionName(s.precision, PrecisionContext::kHost)},
-                {"optimizer", OptimizerName(s.optimizer)},
-                {"backend", BackendName(s.backend)},
-                {"forward_flops_per_sample", Number(s.forward_flops_per_sample)},
-                {"train_flops_per_sample", Number(s.train_flops_per_sample)},
-                {"tokens_per_sample", s.tokens_per_sample},
-                {"sample", s.tokens_per_sample > 0 ? "one sequence" : "one input"},
-                {"memory_limit_bytes", Number(s.memory_limit_bytes)},
-                {"ranks", s.ranks},
-                {"stop_reason", s.stop_reason},
-                {"warnings", ordered_json::array()}};
+  j["sweep"] = {
+      {"model", s.model},
+      {"precision", PrecisionName(s.precision, PrecisionContext::kHost)},
+      {"optimizer", OptimizerName(s.optimizer)},
+      {"backend", BackendName(s.backend)},
+      {"forward_flops_per_sample", FiniteOrNull<ordered_json>(s.forward_flops_per_sample)},
+      {"train_flops_per_sample", FiniteOrNull<ordered_json>(s.train_flops_per_sample)},
+      {"tokens_per_sample", s.tokens_per_sample},
+      {"sample", s.tokens_per_sample > 0 ? "one sequence" : "one input"},
+      {"memory_limit_bytes", FiniteOrNull<ordered_json>(s.memory_limit_bytes)},
+      {"ranks", s.ranks},
+      {"stop_reason", s.stop_reason},
+      {"warnings", ordered_json::array()}};
   if (DataParallel(s)) {
     j["sweep"]["communicator"] = s.communicator;
-    j["sweep"]["bucket_bytes"] = Number(s.bucket_bytes);
-    j["sweep"]["first_bucket_bytes"] = Number(s.first_bucket_bytes);
+    j["sweep"]["bucket_bytes"] = FiniteOrNull<ordered_json>(s.bucket_bytes);
+    j["sweep"]["first_bucket_bytes"] = FiniteOrNull<ordered_json>(s.first_bucket_bytes);
   }
   if (const std::string w = s.ContentionWarning(); !w.empty()) j["sweep"]["warnings"].push_back(w);
   j["measurements"] = ordered_json::array();
@@ -233,9 +233,10 @@ std::string SweepToJson(const SweepResult& s, const FitResult& fit) {
     j["measurements"].push_back(MeasurementJson(m, s.tokens_per_sample));
   j["skipped"] = ordered_json::array();
   for (const SkippedBatch& k : s.skipped) {
-    j["skipped"].push_back({{"batch", k.batch},
-                            {"memory_estimate_bytes", Number(k.memory_estimate_bytes)},
-                            {"reason", k.reason}});
+    j["skipped"].push_back(
+        {{"batch", k.batch},
+         {"memory_estimate_bytes", FiniteOrNull<ordered_json>(k.memory_estimate_bytes)},
+         {"reason", k.reason}});
   }
   j["context"] = ContextJson(s.context);
   return j.dump(2);

@@ -41,8 +41,8 @@ inline CliRun RunCli(const std::string& args, const std::string& stdin_text = ""
   const std::string in_path = dir + "/fitspeed_cli_stdin_" + unique + ".txt";
   std::ofstream(in_path) << stdin_text;
   const std::string command = (launcher.empty() ? "" : launcher + " ") +
-                              std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path +
-                              " 2>" + err_path;
+                              std::string(FITSPEED_CLI_PATH) + " " + args + " <" + in_path + " 2>" +
+                              err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return run;

@@ -28,9 +28,11 @@ const char* kQuick = "--threads 1 --warmup 1 --min-repeats 2 --min-time 0";
 
 TEST(LinkbenchCli, TwoRanksFitTheLinkAndWriteALinksFileThatProjectReads) {
   const std::string links = ::testing::TempDir() + "/linkbench_links.json";
-  const CliRun run = RunCli("linkbench --max-bytes 65536 --min-repeats 3 --min-time 0 --output "
-                            "json --links-out " + links,
-                            "", Mpirun(2));
+  const CliRun run = RunCli(
+      "linkbench --max-bytes 65536 --min-repeats 3 --min-time 0 --output "
+      "json --links-out " +
+          links,
+      "", Mpirun(2));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema"], "fitspeed.linkbench/1");
@@ -51,8 +53,10 @@ TEST(LinkbenchCli, TwoRanksFitTheLinkAndWriteALinksFileThatProjectReads) {
   EXPECT_EQ(file.links[0].connects, "devices");
   EXPECT_GT(file.links[0].bandwidth_bytes_per_s, 0);
   EXPECT_NE(file.sources.at("links[0].latency_s").find("fitspeed linkbench"), std::string::npos);
-  const CliRun project = RunCli("project --v0 100 --t 0.01 --samples 1000 --batch 32 --devices "
-                                "1,2 --params 1e6 --links " + links);
+  const CliRun project = RunCli(
+      "project --v0 100 --t 0.01 --samples 1000 --batch 32 --devices "
+      "1,2 --params 1e6 --links " +
+      links);
   EXPECT_EQ(project.exit_code, 0) << project.err;
   EXPECT_NE(project.out.find(links), std::string::npos);
 }

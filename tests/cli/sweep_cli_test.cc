@@ -53,8 +53,8 @@ TEST(SweepCli, MeasuresEachBatchAndFitsTheLaw) {
 }
 
 TEST(SweepCli, CsvHasAHeaderAndOneRowPerBatch) {
-  const CliRun run = RunCli(
-      "sweep mlp-mnist --batches 2:8 --threads 1 --min-time 0 --min-repeats 2 --output csv");
+  const CliRun run =
+      RunCli("sweep mlp-mnist --batches 2:8 --threads 1 --min-time 0 --min-repeats 2 --output csv");
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.exit_code << run.err;
   std::istringstream lines(run.out);
   std::string line;

@@ -83,9 +83,9 @@ TEST(EmpiricalIntervalTest, AsksForTheSourcesItIsGiven) {
   EXPECT_FALSE(four.available);
   EXPECT_EQ(four.min_sources, 4);
   EXPECT_EQ(four.sources, 3);
-  EXPECT_NE(four.reason.find(
-                "from 3 publisher(s); an interval needs cases from 4 or more publishers"),
-            std::string::npos)
+  EXPECT_NE(
+      four.reason.find("from 3 publisher(s); an interval needs cases from 4 or more publishers"),
+      std::string::npos)
       << four.reason;
   const PredictionInterval three = EmpiricalInterval(errors, 0.8, "gpu/tensor", 3);
   EXPECT_TRUE(three.available) << three.reason;

@@ -73,8 +73,8 @@ DeviceModelOptions ThreeBuckets() {
   DeviceModelOptions o;
   o.devices = 2;
   o.overlap = true;
-  o.first_bucket_bytes = kLayerBytes;    // closes after d4
-  o.bucket_bytes = 2 * kLayerBytes;      // d3 + d2, then d1 alone
+  o.first_bucket_bytes = kLayerBytes;  // closes after d4
+  o.bucket_bytes = 2 * kLayerBytes;    // d3 + d2, then d1 alone
   return o;
 }
 
@@ -125,8 +125,7 @@ TEST(StepOverlap, SerialModelIsUnchanged) {
   o.overlap = false;
   const ModeledStep step = ModelStep(FourDense(), SlowLaunchDevice(), 64, o);
   EXPECT_NEAR(step.comm_s, 6 * kMs, 1e-12);
-  EXPECT_NEAR(step.comm_s,
-              RingAllReduceTime(4 * kLayerBytes, 4, Link{2.62144e8, 0}), 1e-15);
+  EXPECT_NEAR(step.comm_s, RingAllReduceTime(4 * kLayerBytes, 4, Link{2.62144e8, 0}), 1e-15);
   EXPECT_NEAR(step.device_step_s, step.compute_s + step.update_s + step.comm_s + step.host_s,
               1e-15);
 }
@@ -163,10 +162,10 @@ TEST(StepOverlap, HierarchicalOverNodesMatchesTheFormula) {
   const ModeledStep step = ModelStep(FourDense(), SlowLaunchDevice(), 64, o);
   EXPECT_EQ(step.nodes, 2);
   EXPECT_NEAR(step.comm_s, 14.02 * kMs, 1e-12);
-  EXPECT_NEAR(step.comm_s,
-              HierarchicalAllReduceTime(4 * kLayerBytes, 4, 2, Link{2.62144e8, 0},
-                                        Link{1.31072e8, 1e-5}),
-              1e-15);
+  EXPECT_NEAR(
+      step.comm_s,
+      HierarchicalAllReduceTime(4 * kLayerBytes, 4, 2, Link{2.62144e8, 0}, Link{1.31072e8, 1e-5}),
+      1e-15);
   // Overlapped, each bucket pays both levels: with ThreeBuckets' sizes a
   // layer costs 1.5 + 2 ms + 20 us = 3.52 ms, two layers 7.02 ms.
   //   {d4}: 3 to 6.52; {d3, d2}: 7 to 14.02; {d1}: 14.02 to 17.54.

@@ -338,13 +338,14 @@ TEST(SplitLora, AdapterDropoutHoldsTheDroppedInputsAndTimesTheirPasses) {
   EXPECT_GT(dropped.step_s, plain.step_s);
   // Full recomputation rebuilds them from the layer's input: nothing held.
   s.recompute = Recompute::kFull;
-  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).memory.activations,
-              [&] {
-                LlmTraining t = tr;
-                t.lora_dropout = false;
-                return ModelLlmStep(m, c, t, s).memory.activations;
-              }(),
-              1.0);
+  EXPECT_NEAR(
+      ModelLlmStep(m, c, tr, s).memory.activations,
+      [&] {
+        LlmTraining t = tr;
+        t.lora_dropout = false;
+        return ModelLlmStep(m, c, t, s).memory.activations;
+      }(),
+      1.0);
   // Without adapters it is refused.
   tr.lora_rank = 0;
   EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);

@@ -101,11 +101,16 @@ TEST(LinkLogs, OlderNcclTestsWithoutRootAndWithErrorColumns) {
       "#   Rank  1 Pid  12345 on   gpu01 device  1 [0x1b] Tesla V100-SXM2-16GB\n"
       "#\n"
       "#                                                 out-of-place                    in-place\n"
-      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
-      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
-      "        1024           256   float     sum    12.50    0.08    0.08  0e+00    12.00    0.09    0.09  0e+00\n"
-      "     1048576        262144   float     sum    80.00   13.11   13.11  2e-07    79.00   13.27   13.27  2e-07\n"
-      "    16777216       4194304   float     sum   1000.0   16.78   16.78  2e-07   990.00   16.95   16.95  2e-07\n";
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw "
+      "  busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s) "
+      " (GB/s)\n"
+      "        1024           256   float     sum    12.50    0.08    0.08  0e+00    12.00    0.09 "
+      "   0.09  0e+00\n"
+      "     1048576        262144   float     sum    80.00   13.11   13.11  2e-07    79.00   13.27 "
+      "  13.27  2e-07\n"
+      "    16777216       4194304   float     sum   1000.0   16.78   16.78  2e-07   990.00   16.95 "
+      "  16.95  2e-07\n";
   const LinkLog log = ParseLinkLog(text, "old.txt");
   EXPECT_EQ(log.ranks, 2);
   EXPECT_EQ(log.nodes, 1);

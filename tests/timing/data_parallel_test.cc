@@ -21,8 +21,7 @@ using testing::DataParallelTiedNet;
 TEST(PlanGradientBuckets, ClosesEachBucketOnceItHoldsItsLimit) {
   // Limits: first 10 B, then 25 B. 4 -> 4+8 = 12 >= 10 closes {0,1};
   // 20 -> 20 < 25, +6 = 26 closes {2,3}; 30 alone >= 25 closes {4}; 1 is left {5}.
-  const std::vector<std::vector<int>> buckets =
-      PlanGradientBuckets({4, 8, 20, 6, 30, 1}, 25, 10);
+  const std::vector<std::vector<int>> buckets = PlanGradientBuckets({4, 8, 20, 6, 30, 1}, 25, 10);
   ASSERT_EQ(buckets.size(), 4u);
   EXPECT_EQ(buckets[0], (std::vector<int>{0, 1}));
   EXPECT_EQ(buckets[1], (std::vector<int>{2, 3}));
@@ -35,8 +34,8 @@ TEST(ScheduleBucketedAllReduce, RunsBucketsOneAtATimeAfterTheyAreReady) {
   // Backward ends at 10 ms. Bucket 1 ready at 2, takes 3 -> [2, 5]; bucket 2
   // ready at 4 but the communicator is busy until 5 -> [5, 9]; bucket 3 ready
   // at 9.5, takes 2 -> [9.5, 11.5]. Exposed 11.5 - 10 = 1.5 of 9 ms.
-  const OverlapTimeline t = ScheduleBucketedAllReduce({{2e-3, 3e-3}, {4e-3, 4e-3}, {9.5e-3, 2e-3}},
-                                                      10e-3);
+  const OverlapTimeline t =
+      ScheduleBucketedAllReduce({{2e-3, 3e-3}, {4e-3, 4e-3}, {9.5e-3, 2e-3}}, 10e-3);
   ASSERT_EQ(t.start_s.size(), 3u);
   EXPECT_DOUBLE_EQ(t.start_s[1], 5e-3);
   EXPECT_DOUBLE_EQ(t.end_s[1], 9e-3);
@@ -56,7 +55,7 @@ TEST(ModelMeasuredDataParallelStep, ModelsTheAllReducesAroundTheMeasuredCompute)
   d.ranks = 2;
   d.per_rank_batch = 4;
   d.compute_s = 0.040;
-  d.backward_s = 0.031;          // of which 1 ms starting and progressing all-reduces
+  d.backward_s = 0.031;           // of which 1 ms starting and progressing all-reduces
   d.in_backward_comm_s = 0.0015;  // 0.5 ms of it packing
   d.pack_s = 0.0005;
   d.average_s = 0.0007;

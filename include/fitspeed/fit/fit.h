@@ -148,7 +148,7 @@ struct DeviceScaling {
   std::string label;
   std::string precision;
   std::string rate_unit = "samples/s";  // unit of v0
-  std::vector<DeviceScalingRow> rows;  // by device count
+  std::vector<DeviceScalingRow> rows;   // by device count
 };
 
 struct FitResult {

@@ -20,9 +20,10 @@ namespace fitspeed {
 struct LlmCalibrationTable {
   std::string schema = "fitspeed.llm-calibration/1";
   std::string generated_by;
-  std::string device;       // the device the runs were measured on ("a100")
+  std::string device;  // the device the runs were measured on ("a100")
   LlmCalibration calibration;
-  std::vector<ModelError> held_out;  // ln(measured / predicted) of each row, from folds that excluded it
+  // ln(measured / predicted) of each row, from folds that excluded it.
+  std::vector<ModelError> held_out;
 };
 
 // Parses a "fitspeed.llm-calibration/1" document; DataError(source, line, field, problem).

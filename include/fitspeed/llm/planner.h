@@ -59,8 +59,8 @@ struct LlmPlan {
 
 // UsageError for options that allow no split (a fixed size that does not
 // divide, global_batch < 1, top < 1), naming what to change.
-LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster, const LlmPlanOptions& options,
-                const LlmCalibration& calibration = {});
+LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster,
+                const LlmPlanOptions& options, const LlmCalibration& calibration = {});
 
 // `--fix`: "tp=8,pp=4,mb=2,recompute=full,sp=1,zero=1" (keys tp, pp, vp, cp,
 // ep, dp, mb, recompute, sp, zero) pins those choices in `o`; empty pins none.
@@ -77,21 +77,24 @@ struct LlmRunTotals {
   std::optional<double> cost;
   double days_low = 0, days_high = 0;  // from the interval (equal to days when none)
 };
-LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& cluster, double tokens, std::optional<double> price_per_device_hour,
+LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& cluster, double tokens,
+                       std::optional<double> price_per_device_hour,
                        const PredictionInterval& interval);
 
 // `fitspeed sweep MODEL --tp ...`: one split, its parts, memory and interval.
 // Table: a summary and the parts; CSV: one row; JSON: schema "fitspeed.llm-step/1".
 void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
-                  const LlmTraining& training, const LlmStep& step, const PredictionInterval& interval,
-                  const LlmCalibration& calibration, OutputFormat format);
+                  const LlmTraining& training, const LlmStep& step,
+                  const PredictionInterval& interval, const LlmCalibration& calibration,
+                  OutputFormat format);
 
 // `fitspeed plan MODEL --device ...`: the ranked splits with memory, MFU and,
 // with a token budget, days and cost. JSON: schema "fitspeed.llm-plan/1".
 void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCluster& cluster,
-                  const LlmPlanOptions& options, const LlmPlan& plan, const PredictionInterval& interval,
-                  const LlmCalibration& calibration, std::optional<double> tokens,
-                  std::optional<double> price_per_device_hour, OutputFormat format);
+                  const LlmPlanOptions& options, const LlmPlan& plan,
+                  const PredictionInterval& interval, const LlmCalibration& calibration,
+                  std::optional<double> tokens, std::optional<double> price_per_device_hour,
+                  OutputFormat format);
 
 }  // namespace fitspeed
 

@@ -37,12 +37,12 @@ enum class LinkLogFormat {
   kNcclTests,  // all_reduce_perf
   kOsu,        // osu_allreduce
 };
-const char* LinkLogFormatName(LinkLogFormat format);     // "auto", "nccl-tests", "osu"
+const char* LinkLogFormatName(LinkLogFormat format);        // "auto", "nccl-tests", "osu"
 LinkLogFormat ParseLinkLogFormat(const std::string& name);  // throws UsageError
 
 // What a log yields.
 struct LinkLog {
-  std::string source;                          // file name, as given
+  std::string source;                           // file name, as given
   LinkLogFormat format = LinkLogFormat::kAuto;  // the one read (never kAuto)
   // One timing per table row, in file order: bytes all-reduced (the whole
   // buffer, as both benchmarks print it) and seconds. nccl-tests: the in-place
@@ -54,7 +54,7 @@ struct LinkLog {
   int ranks = 0;
   int nodes = 0;
   std::vector<std::string> hosts;  // distinct hosts in order of first rank
-  std::string benchmark;           // "nccl-tests all_reduce_perf", "OSU MPI Allreduce Latency Test v7.3"
+  std::string benchmark;  // "nccl-tests all_reduce_perf", "OSU MPI Allreduce Latency Test v7.3"
 };
 
 // Parses a log. Throws DataError(source, line, field, problem) for a row whose
