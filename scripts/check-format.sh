@@ -14,19 +14,6 @@ clang_format=${1:-clang-format-14}
 excluded=(
   # Fixture of the layering check: expect_violations.cmake names its lines.
   tests/layering/forbidden/src/device/step_model.cc
-  # Not yet formatted, and being changed on other branches now (issue 45):
-  # reformatting them here would conflict with that work. Remove each line,
-  # and run clang-format-14 -i on the file, once its change has landed.
-  src/device/step_model.cc
-  src/evidence/kernels.cc
-  src/evidence/kernels_output.cc
-  src/llm/transformer.cc
-  src/project/link_logs.cc
-  tests/evidence/kernels_test.cc
-  tests/llm/transformer_test.cc
-  tools/fitspeed/command.h
-  tools/fitspeed/models_command.cc
-  tools/fitspeed/validate_kernels.cc
 )
 
 files=()

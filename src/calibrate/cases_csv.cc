@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "fitspeed/calibrate/cases.h"
 #include "core/input_file.h"
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/error.h"
 #include "io/text.h"
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "core/input_file.h"
 #include "core/model_error_json.h"

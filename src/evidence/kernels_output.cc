@@ -318,7 +318,8 @@ void WriteKernelValidation(std::ostream& out, const KernelValidation& v, OutputF
            "kernels moving >= 1 GB (neusight_vec_large.csv; PyTorch 2.1, one eager call "
            "timed, its dispatch at most ~5% there) and of the H200's BF16 LayerNorm, RMSNorm "
            "and softmax kernels of this project's run (data/llm-gpu/memory_ops.csv, CUDA "
-           "events): median, its 95% interval (order statistics) and quartiles; elementwise: efficiency.memory, normalization: "
+           "events): median, its 95% interval (order statistics) and quartiles; elementwise: "
+           "efficiency.memory, normalization: "
            "efficiency.memory_normalization (layer norm, RMS norm, softmax, softmax "
            "cross-entropy)\n"
         << MemoryTable(report).Render();

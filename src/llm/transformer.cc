@@ -314,8 +314,7 @@ bool ShortFlagTf(const std::string& key, const std::string& value) {
 TransformerConfig ParseShortFormTf(const std::string& spec) {
   static const std::vector<std::string> kKeys = {
       "layers",        "hidden", "heads", "kv_heads", "head_dim", "ffn",  "vocab", "positions",
-      "max_positions", "gated",  "norm",  "experts",  "top_k",    "bias", "tied",
-      "dropout"};
+      "max_positions", "gated",  "norm",  "experts",  "top_k",    "bias", "tied",  "dropout"};
   std::map<std::string, std::string> values;
   std::stringstream items(spec.substr(std::string(kShortPrefixTf).size()));
   std::string item;
@@ -394,8 +393,8 @@ TransformerConfig ParseShortFormTf(const std::string& spec) {
   m.attention_bias = bias;
   m.feed_forward_bias = bias;
   m.tied_embeddings = flag("tied", true);
-  m.dropout = flag("dropout", m.norm == NormKind::kLayerNorm &&
-                                  m.feed_forward == FeedForwardKind::kPlain);
+  m.dropout =
+      flag("dropout", m.norm == NormKind::kLayerNorm && m.feed_forward == FeedForwardKind::kPlain);
   if (m.head_dim == 0) {
     if (m.hidden % m.heads != 0) {
       throw UsageError(

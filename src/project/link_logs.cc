@@ -25,8 +25,7 @@ bool StartsWithDigit(std::string_view line) {
 }
 
 // A field that must be a number.
-double Number(std::string_view text, const std::string& source, int line,
-              std::string_view field) {
+double Number(std::string_view text, const std::string& source, int line, std::string_view field) {
   return io::ParseNumber(text, source, line, field);
 }
 
@@ -172,8 +171,8 @@ LinkLog ParseNcclTests(const std::string& text, const std::string& source) {
                     "nccl-tests output");
   }
   if (log.timings.empty()) {
-    throw DataError(source, 0, "", fmt::format("no rows under the table header at line {}",
-                                               header_line));
+    throw DataError(source, 0, "",
+                    fmt::format("no rows under the table header at line {}", header_line));
   }
   log.ranks = static_cast<int>(ranks.size());
   log.nodes = static_cast<int>(log.hosts.size());
@@ -202,8 +201,9 @@ LinkLog ParseOsu(const std::string& text, const std::string& source) {
       }
       // "# OSU MPI Allreduce Latency Test v7.3", "# OSU MPI-CUDA Allreduce Latency Test v5.6"
       if (!io::Contains(io::ToLower(trimmed), "allreduce")) {
-        throw DataError(source, n, "",
-                        fmt::format("'{}' is not osu_allreduce's output", io::Excerpt(trimmed, 60)));
+        throw DataError(
+            source, n, "",
+            fmt::format("'{}' is not osu_allreduce's output", io::Excerpt(trimmed, 60)));
       }
       log.benchmark = std::string(io::Trim(trimmed.substr(1)));
       title_line = n;
@@ -230,8 +230,8 @@ LinkLog ParseOsu(const std::string& text, const std::string& source) {
     if (f.size() < 2) {
       throw DataError(source, n, "Avg Latency(us)", "a row with a size and no latency");
     }
-    log.timings.push_back({Bytes(f[0], source, n, "Size"),
-                           Microseconds(f[1], source, n, "Avg Latency(us)")});
+    log.timings.push_back(
+        {Bytes(f[0], source, n, "Size"), Microseconds(f[1], source, n, "Avg Latency(us)")});
     log.lines.push_back(n);
   }
   if (title_line == 0) {

@@ -212,8 +212,8 @@ void ValidateSweepOptions(const SweepOptions& o) {
   }
   for (int64_t b : o.batches) {
     if (b < 1 || b > kMaxSweepBatch) {
-      throw UsageError(
-          fmt::format("SweepOptions.batches[] = {}: every batch must be in [1, {}]", b, kMaxSweepBatch));
+      throw UsageError(fmt::format("SweepOptions.batches[] = {}: every batch must be in [1, {}]", b,
+                                   kMaxSweepBatch));
     }
   }
   if (o.auto_max_batch < 1 || o.auto_max_batch > kMaxSweepBatch) {

@@ -13,9 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/step_model.h"
-#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cli/cli_util.h"
-#include "fitspeed/device/step_model.h"
 #include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 
 namespace fitspeed::test {

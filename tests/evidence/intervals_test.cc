@@ -9,9 +9,9 @@
 #include <cmath>
 #include <map>
 
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/frameworks.h"
-#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/evidence/framework_profiles.h"
 #include "fitspeed/evidence/interval_table.h"
 #include "fitspeed/evidence/mlperf.h"

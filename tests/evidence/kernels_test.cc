@@ -416,7 +416,8 @@ TEST(KernelFit, FirstHandH200GemmsAreReadAsTensorAndFp8Kernels) {
   const std::vector<KernelMeasurement> k = ReadFirstHandGemms(FirstHandGemms(), "H200");
   // data/llm-gpu/README.md: 1,492 rows, 781 FP16 + 301 BF16 + 205 + 205 FP8.
   ASSERT_EQ(k.size(), 1492u);
-  const auto fp8 = std::count_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
+  const auto fp8 =
+      std::count_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
   EXPECT_EQ(fp8, 410);
   // Row 2: llama-3-8b qkv forward, bf16, 2048 x 6144 x 4096, median 0.13792 ms:
   // bytes 2 x (2048 x 4096 + 4096 x 6144) + 2 x 2048 x 6144 = 92,274,688.
@@ -428,10 +429,12 @@ TEST(KernelFit, FirstHandH200GemmsAreReadAsTensorAndFp8Kernels) {
   EXPECT_DOUBLE_EQ(k[0].time_s, 0.13792e-3);
   EXPECT_NE(k[0].source.find("gemm.csv:2"), std::string::npos) << k[0].source;
   // An FP8 row: one byte per input element, a BF16 output.
-  const auto first8 = std::find_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
+  const auto first8 =
+      std::find_if(k.begin(), k.end(), [](const KernelMeasurement& m) { return m.fp8; });
   ASSERT_NE(first8, k.end());
   EXPECT_FALSE(first8->tensor16);
-  EXPECT_DOUBLE_EQ(first8->bytes, first8->dims.m * first8->dims.k + first8->dims.k * first8->dims.n +
+  EXPECT_DOUBLE_EQ(first8->bytes, first8->dims.m * first8->dims.k +
+                                      first8->dims.k * first8->dims.n +
                                       2 * first8->dims.m * first8->dims.n);
 }
 
@@ -921,10 +924,10 @@ TEST(MemoryPlateau, TheH200NormalizationPlateauIsTheMedianOfItsTwelveRowsByHand)
   EXPECT_EQ(d.memory_efficiency.points.back().efficiency, elementwise.points.back().efficiency);
   EXPECT_EQ(d.bases.at("efficiency.memory_normalization"), "carried");
   // Fewer than 8 rows: refused, naming the file.
-  const std::string few = WriteFile(
-      "few_memory_ops.csv",
-      "op,impl,pass,dtype,tokens,hidden,elements,bytes,median_ms,status,note\n"
-      "layernorm,torch,fwd,bf16,8192,4096,33554432,134217728,0.0592,ok,\n");
+  const std::string few =
+      WriteFile("few_memory_ops.csv",
+                "op,impl,pass,dtype,tokens,hidden,elements,bytes,median_ms,status,note\n"
+                "layernorm,torch,fwd,bf16,8192,4096,33554432,134217728,0.0592,ok,\n");
   EXPECT_THROW(FitFirstHandNormalizationPlateau(few, h200), DataError);
 }
 

@@ -284,8 +284,7 @@ TEST(ParseHfConfig, DropoutFollowsTheConfigsProbabilities) {
       ParseHfConfig(gpt2 + ", \"resid_pdrop\": 0.0, \"attn_pdrop\": 0}", "gpt2.json").dropout);
   // Not a probability: the field is named, even where the other field
   // already says dropout is on.
-  const std::string bad_attn =
-      DataErrorOf(gpt2 + ", \"resid_pdrop\": 0.1, \"attn_pdrop\": 5}");
+  const std::string bad_attn = DataErrorOf(gpt2 + ", \"resid_pdrop\": 0.1, \"attn_pdrop\": 5}");
   EXPECT_NE(bad_attn.find("field 'attn_pdrop': 5 is not a probability"), std::string::npos)
       << bad_attn;
   // Not a probability: the field is named.
@@ -422,8 +421,8 @@ TEST(ParseHfConfig, Gpt2NInnerNullIsFourTimesHidden) {
 
 TEST(LoadTransformer, ShortFormDropoutFlag) {
   const std::string base = "transformer:layers=2,hidden=64,heads=4,vocab=100";
-  EXPECT_TRUE(LoadTransformer(base).dropout);                     // norm=layer, gated=0
-  EXPECT_FALSE(LoadTransformer(base + ",gated=1").dropout);       // Llama-style
+  EXPECT_TRUE(LoadTransformer(base).dropout);                // norm=layer, gated=0
+  EXPECT_FALSE(LoadTransformer(base + ",gated=1").dropout);  // Llama-style
   EXPECT_FALSE(LoadTransformer(base + ",norm=rms").dropout);
   EXPECT_FALSE(LoadTransformer(base + ",dropout=0").dropout);
   EXPECT_TRUE(LoadTransformer(base + ",gated=1,dropout=1").dropout);

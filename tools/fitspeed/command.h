@@ -127,10 +127,10 @@ int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit);
 // options the host sweep does not have.
 struct DataParallelCliOptions {
   bool enabled = false;
-  double bucket_mib = 25;        // PyTorch DDP's bucket_cap_mb
-  double first_bucket_mib = 1;   // DDP's first bucket
-  std::string links;             // links file: modeled communication next to the measured
-  int model_ranks = 0;           // ranks the modeled table is for; 0: the run's
+  double bucket_mib = 25;       // PyTorch DDP's bucket_cap_mb
+  double first_bucket_mib = 1;  // DDP's first bucket
+  std::string links;            // links file: modeled communication next to the measured
+  int model_ranks = 0;          // ranks the modeled table is for; 0: the run's
 };
 // Runs the sweep on MPI's ranks (rank 0 writes the report); returns the exit
 // code. A rank that fails ends the job (MPI_Abort) with its exit code.

@@ -139,9 +139,10 @@ void WriteTransformerLlm(std::ostream& out, const TransformerConfig& m, int64_t 
     return;
   }
   TextTable table({"quantity", "value"});
-  for (const char* key : {"name", "architecture", "source", "layers", "hidden", "heads", "kv_heads",
-                          "head_dim", "ffn_hidden", "feed_forward", "vocab", "experts", "top_k",
-                          "positions", "max_positions", "norm", "tied_embeddings", "causal", "dropout"}) {
+  for (const char* key :
+       {"name", "architecture", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
+        "ffn_hidden", "feed_forward", "vocab", "experts", "top_k", "positions", "max_positions",
+        "norm", "tied_embeddings", "causal", "dropout"}) {
     const ordered_json& v = doc["model"][key];
     table.AddRow({key, v.is_string() ? v.get<std::string>() : v.dump()});
   }

@@ -53,7 +53,8 @@ void SetupValidateKernelsCommand(CLI::App& validate, int& exit_code) {
   CLI::App* command = validate.add_subcommand(
       "kernels",
       "Fit the device efficiency curves to the published kernel timings (DeepBench GEMMs and "
-      "convolutions, K40 SGEMM) and this project's H200 GEMMs and normalization kernels, and report the fits, their residuals, the "
+      "convolutions, K40 SGEMM) and this project's H200 GEMMs and normalization kernels, and "
+      "report the fits, their residuals, the "
       "convolution-algorithm rule's agreement with cuDNN and the catalog on the kernels it was "
       "not fitted to (docs/validation.md, \"Kernel fits\")");
   AddDataOption(*command, options->kernel_dir, "the kernel tables (data/kernels/README.md)");

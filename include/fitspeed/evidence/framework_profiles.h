@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/calibrate.h"
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/progress.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/frameworks.h"
-#include "fitspeed/calibrate/calibrate.h"
-#include "fitspeed/calibrate/cases.h"
 
 namespace fitspeed {
 

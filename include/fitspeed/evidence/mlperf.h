@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/output_format.h"
 #include "fitspeed/core/progress.h"
-#include "fitspeed/calibrate/cases.h"
 
 namespace fitspeed {
 
