@@ -1,7 +1,8 @@
 // `fitspeed plan`: the (device, count, batch) configurations that meet a
 // deadline and/or a budget, fastest or cheapest first, Pareto set marked.
-// With --device and a transformer MODEL: every split of the cluster for the
-// model, ranked (fitspeed/llm/planner.h; docs/llm.md, "The CLI").
+// `plan llm MODEL --device D ...` (plan_llm_command.cc), or `plan MODEL --device
+// D ...` as earlier versions spell it: every split of the cluster for a
+// transformer, ranked (fitspeed/scenario/llm.h; docs/llm.md, "The CLI").
 #include <fmt/format.h>
 
 #include <iostream>
@@ -15,7 +16,7 @@
 #include "fitspeed/project/plan.h"
 #include "fitspeed/project/report.h"
 #include "fitspeed/scenario/llm.h"
-#include "llm_cli.h"
+#include "plan_llm.h"
 #include "project/units.h"
 #include "project_options.h"
 
@@ -37,15 +38,7 @@ struct PlanCommandOptions {
   std::string sort = "fastest";
   bool no_optimal_batch = false;
   // The transformer planner (--device and a transformer MODEL).
-  std::string device;
-  int64_t global_batch = 0;
-  int64_t seq_len = 0;
-  double tokens = NAN;
-  std::string fix;
-  int top = 10;
-  std::string precision = "mixed";
-  LlmTrainingCliOptions training;
-  bool no_overlap_grad_reduce = false;
+  LlmPlanValues llm;
   std::string progress;  // --progress; empty: FITSPEED_PROGRESS, else auto
 };
 
@@ -87,22 +80,6 @@ constexpr const char* kLawOnlyPlan[] = {"--fit",
                                         "--loss",
                                         "--loss-scale",
                                         "--no-loo"};
-// "2.5": a finite price >= 0 per device-hour; UsageError otherwise.
-double ParsePricePerDeviceHour(const std::string& text) {
-  size_t used = 0;
-  double p = NAN;
-  try {
-    p = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(p) || p < 0) {
-    throw UsageError(fmt::format(
-        "--price {}: plan --device D takes one price per device-hour, a finite number >= 0", text));
-  }
-  return p;
-}
-
 // `plan MODEL --device D`: the splits of the cluster, ranked.
 int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   for (const char* name : kLawOnlyPlan) {
@@ -121,44 +98,26 @@ int RunLlmPlan(const PlanCommandOptions& o, const CLI::App& command) {
   if (o.scaling.devices.size() != 1) {
     throw UsageError("plan --device D needs --devices N: one device count (the cluster)");
   }
-  if (o.global_batch < 1)
-    throw UsageError("plan --device D needs --global-batch B (sequences per step)");
-  LlmPlanRequest r;
-  r.model = o.input.inputs.front();
-  r.dropout = DropoutOf(o.training);
-  r.cluster.device = o.device;
-  r.cluster.devices = o.scaling.devices.front();
-  r.cluster.devices_per_node = o.scaling.devices_per_node;
-  r.cluster.links = o.scaling.links;
-  LlmTrainingCliOptions training = o.training;
-  if (!std::isnan(o.scaling.gradient_bytes)) training.gradient_bytes = o.scaling.gradient_bytes;
-  r.options.global_batch = o.global_batch;
-  r.options.training = ToLlmTraining(training, o.seq_len, o.precision);
-  r.options.overlap_grad_reduce = !o.no_overlap_grad_reduce;
-  r.options.top = o.top;
-  ApplyLlmPlanFix(o.fix, r.options);
-  if (!o.law.prices.empty()) {
-    if (o.law.prices.size() != 1) {
-      throw UsageError("plan --device D takes one --price: the price per device-hour");
-    }
-    r.price_per_device_hour = ParsePricePerDeviceHour(o.law.prices.front());
+  if (o.law.prices.size() > 1) {
+    throw UsageError("plan --device D takes one --price: the price per device-hour");
   }
-  if (!std::isnan(o.tokens)) r.tokens = o.tokens;
+  LlmPlanValues v = o.llm;
+  v.model = o.input.inputs.front();
+  v.devices = o.scaling.devices.front();
+  v.devices_per_node = o.scaling.devices_per_node;
+  v.links = o.scaling.links;
+  if (!std::isnan(o.scaling.gradient_bytes)) v.training.gradient_bytes = o.scaling.gradient_bytes;
+  if (!o.law.prices.empty()) v.price = o.law.prices.front();
   // --confidence when given; else the 80% interval the other device predictions carry.
-  r.interval_level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
-  r.Validate();
-  ProgressLine progress(o.progress);
-  r.options.progress = progress.Callback("plan " + r.model);
-  const LlmPlanAnswer answer = r.Run();
-  progress.Clear();
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, ParseOutputFormat(o.output));
-  return 0;
+  v.interval_level = command.count("--confidence") > 0 ? o.fit.confidence : 0.8;
+  v.output = o.output;
+  v.progress = o.progress;
+  return RunLlmPlanValues(v);
 }
 
 int RunPlan(const PlanCommandOptions& o, const CLI::App& command,
             const std::vector<const CLI::Option*>& llm_only) {
-  if (!o.device.empty()) return RunLlmPlan(o, command);
+  if (!o.llm.device.empty()) return RunLlmPlan(o, command);
   for (const CLI::Option* option : llm_only) {
     if (option->count() > 0) {
       throw UsageError(
@@ -233,7 +192,7 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-optimal-batch", options->no_optimal_batch,
                     "With --e-min/--b-noise: do not add B* to the batches");
   // The transformer planner (docs/llm.md, "The CLI").
-  command->add_option("--device", options->device,
+  command->add_option("--device", options->llm.device,
                       "Plan a transformer: MODEL (the one input: a built-in transformer, "
                       "transformer:..., or a config.json) on --devices N of this catalogued "
                       "device (see `fitspeed devices`) or device JSON file; every split (tp, pp, "
@@ -245,40 +204,13 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
                       "level (default 0.8 here)");
   // Every option from here on is the transformer planner's alone.
   const size_t llm_first = command->get_options().size();
-  command
-      ->add_option("--global-batch", options->global_batch,
-                   "With --device: sequences per optimizer step")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  command->add_option("--seq-len", options->seq_len, "With --device: tokens per sequence")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  command
-      ->add_option("--tokens", options->tokens,
-                   "With --device: tokens of the whole run; adds its days (and with --price "
-                   "its cost) to every split, days = tokens / (tokens/s) / 86400, with the "
-                   "interval [low, high]")
-      ->check(PositiveFinite());
-  command->add_option("--fix", options->fix,
-                      "With --device: sizes fixed instead of searched, comma-separated key=value: "
-                      "tp, pp, vp, cp, ep, dp, mb (micro-batch), recompute (none, selective, "
-                      "full), sp (sequence parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
-  command
-      ->add_option("--top", options->top,
-                   "With --device: splits listed, fitting and not fitting each")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  command
-      ->add_option("--precision", options->precision,
-                   "With --device: mixed, bf16 or fp16 (16-bit matrix units), fp8 (matrix "
-                   "products in FP8, the rest in BF16), int8 or fp4, on a device that has them")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
-  AddLlmTrainingOptions(*command, options->training, /*gradient_bytes=*/false);
-  command->add_flag("--no-overlap-grad-reduce", options->no_overlap_grad_reduce,
-                    "With --device: the gradient reduction runs after the last micro-batch, "
-                    "exposed (default: overlapped with the backward pass)");
+  AddLlmPlanOnlyOptions(*command, options->llm, /*gradient_bytes=*/false);
   const std::vector<CLI::Option*> all = command->get_options();
   const std::vector<const CLI::Option*> llm_only(all.begin() + llm_first, all.end());
+  SetupPlanLlmCommand(*command, exit_code);
+  command->require_subcommand(0, 1);
   command->callback([options, command, llm_only, &exit_code] {
+    if (!command->get_subcommands().empty()) return;  // `plan llm` ran
     exit_code = RunPlan(*options, *command, llm_only);
   });
 }

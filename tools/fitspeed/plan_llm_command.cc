@@ -1,0 +1,136 @@
+// `fitspeed plan llm MODEL --device D --devices N --global-batch B --seq-len S`:
+// every split of a cluster for a transformer, ranked (fitspeed/scenario/llm.h,
+// LlmPlanRequest; docs/llm.md, "The CLI"). `plan MODEL --device D ...`, the
+// spelling of earlier versions, fills the same values (plan_command.cc).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "command.h"
+#include "fitspeed/core/error.h"
+#include "fitspeed/scenario/llm.h"
+#include "plan_llm.h"
+
+namespace fitspeed::cli {
+
+namespace {
+
+// "2.5": a finite price >= 0 per device-hour; UsageError otherwise.
+double ParsePricePerDeviceHour(const std::string& text) {
+  size_t used = 0;
+  double p = NAN;
+  try {
+    p = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(p) || p < 0) {
+    throw UsageError(fmt::format(
+        "--price {}: a transformer plan takes one price per device-hour, a finite number >= 0",
+        text));
+  }
+  return p;
+}
+
+}  // namespace
+
+void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_bytes) {
+  command.add_option("--global-batch", v.global_batch, "Sequences per optimizer step (required)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  command.add_option("--seq-len", v.seq_len, "Tokens per sequence (required)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command
+      .add_option("--tokens", v.tokens,
+                  "Tokens of the whole run: adds its days (and with --price its cost) to every "
+                  "split, days = tokens / (tokens/s) / 86400, with the interval [low, high]")
+      ->check(PositiveFinite());
+  command.add_option("--fix", v.fix,
+                     "Sizes fixed instead of searched, comma-separated key=value: tp, pp, vp, cp, "
+                     "ep, dp, mb (micro-batch), recompute (none, selective, full), sp (sequence "
+                     "parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
+  command.add_option("--top", v.top, "Splits listed, fitting and not fitting each")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  command
+      .add_option("--precision", v.precision,
+                  "mixed, bf16 or fp16 (16-bit matrix units), fp8 (matrix products in FP8, the "
+                  "rest in BF16), int8 or fp4, on a device that has them")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
+  AddLlmTrainingOptions(command, v.training, gradient_bytes);
+  command.add_flag("--no-overlap-grad-reduce", v.no_overlap_grad_reduce,
+                   "The gradient reduction runs after the last micro-batch, exposed (default: "
+                   "overlapped with the backward pass)");
+}
+
+int RunLlmPlanValues(const LlmPlanValues& v) {
+  if (v.global_batch < 1) throw UsageError("a transformer plan needs --global-batch B");
+  LlmPlanRequest r;
+  r.model = v.model;
+  r.dropout = DropoutOf(v.training);
+  r.cluster.device = v.device;
+  r.cluster.devices = v.devices;
+  r.cluster.devices_per_node = v.devices_per_node;
+  r.cluster.links = v.links;
+  r.options.global_batch = v.global_batch;
+  r.options.training = ToLlmTraining(v.training, v.seq_len, v.precision);
+  r.options.overlap_grad_reduce = !v.no_overlap_grad_reduce;
+  r.options.top = v.top;
+  ApplyLlmPlanFix(v.fix, r.options);
+  if (!v.price.empty()) r.price_per_device_hour = ParsePricePerDeviceHour(v.price);
+  if (!std::isnan(v.tokens)) r.tokens = v.tokens;
+  r.interval_level = v.interval_level;
+  r.Validate();
+  ProgressLine progress(v.progress);
+  r.options.progress = progress.Callback("plan " + r.model);
+  const LlmPlanAnswer answer = r.Run();
+  progress.Clear();
+  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
+  answer.Write(std::cout, ParseOutputFormat(v.output));
+  return 0;
+}
+
+void SetupPlanLlmCommand(CLI::App& plan, int& exit_code) {
+  auto v = std::make_shared<LlmPlanValues>();
+  CLI::App* command = plan.add_subcommand(
+      "llm",
+      "Plan a transformer on a cluster: every split (tp, pp, vp, cp, ep, dp, micro-batch, "
+      "recompute, sequence parallel, ZeRO) of --devices N catalogued devices modeled, the "
+      "fastest that fit in memory ranked, with memory per GPU, MFU, the interval and, with "
+      "--tokens, the run's days (and cost with --price)");
+  command->fallthrough(false);
+  command
+      ->add_option("model", v->model,
+                   "The transformer: a built-in name (`fitspeed models --llm`), "
+                   "transformer:key=value,... or a Hugging Face config.json")
+      ->required();
+  command
+      ->add_option("--device", v->device,
+                   "A catalogued device (see `fitspeed devices`) or a device JSON file")
+      ->required();
+  command->add_option("--devices", v->devices, "Devices in the cluster")
+      ->required()
+      ->check(CLI::Range(1, 65536));
+  command
+      ->add_option("--devices-per-node", v->devices_per_node,
+                   "Devices per scale-up domain (0: the device's scale_up_domain, else 8)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65536));
+  command->add_option("--links", v->links,
+                      "A links file (schema fitspeed.links/1) applied to the device first "
+                      "(\"devices\": inside a scale-up domain, \"network\": between domains)");
+  command->add_option("--price", v->price, "Price per device-hour (with --tokens)");
+  command
+      ->add_option("--interval-level", v->interval_level,
+                   "Level of the interval of LlmInterval (docs/llm.md)")
+      ->capture_default_str()
+      ->check(FiniteRange(0.01, 0.99));
+  AddLlmPlanOnlyOptions(*command, *v, /*gradient_bytes=*/true);
+  AddOutputOption(*command, v->output);
+  AddProgressOption(*command, v->progress);
+  command->callback([v, &exit_code] { exit_code = RunLlmPlanValues(*v); });
+}
+
+}  // namespace fitspeed::cli
