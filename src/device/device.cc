@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "device/embedded_devices.h"
 #include "fitspeed/core/error.h"
 
@@ -45,72 +46,6 @@ std::string FieldName(const Path& path) {
   return field;
 }
 
-int LineAt(const std::string& text, size_t offset) {
-  return 1 + static_cast<int>(std::count(
-                 text.begin(),
-                 text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n'));
-}
-
-// Offset of the value of `key` in the object starting at `begin` (its '{'),
-// or npos. Scans only the object's own keys (depth 1), skipping strings.
-size_t FindKey(const std::string& text, size_t begin, const std::string& key) {
-  int depth = 0;
-  for (size_t i = begin; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (ch == '"') {
-      size_t end = i + 1;
-      std::string s;
-      while (end < text.size() && text[end] != '"') {
-        if (text[end] == '\\') ++end;
-        if (end < text.size()) s += text[end];
-        ++end;
-      }
-      size_t colon = end + 1;
-      while (colon < text.size() && std::isspace(static_cast<unsigned char>(text[colon]))) ++colon;
-      if (depth == 1 && s == key && colon < text.size() && text[colon] == ':') {
-        size_t value = colon + 1;
-        while (value < text.size() && std::isspace(static_cast<unsigned char>(text[value]))) {
-          ++value;
-        }
-        return value;
-      }
-      i = end;
-    } else if (ch == '{' || ch == '[') {
-      ++depth;
-    } else if (ch == '}' || ch == ']') {
-      if (--depth == 0) return std::string::npos;
-    }
-  }
-  return std::string::npos;
-}
-
-// Offset of element `index` of the array starting at `begin` (its '['), or npos.
-size_t FindElement(const std::string& text, size_t begin, int index) {
-  int depth = 0;
-  int element = 0;
-  bool expect = true;
-  for (size_t i = begin; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (depth == 1 && expect && !std::isspace(static_cast<unsigned char>(ch)) && ch != ']') {
-      if (element == index) return i;
-      expect = false;
-    }
-    if (ch == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-    } else if (ch == '{' || ch == '[') {
-      ++depth;
-    } else if (ch == '}' || ch == ']') {
-      if (--depth == 0) return std::string::npos;
-    } else if (ch == ',' && depth == 1) {
-      ++element;
-      expect = true;
-    }
-  }
-  return std::string::npos;
-}
-
 // The line of the deepest part of `path` found in the (valid) JSON text:
 // nlohmann::json keeps no positions, so the text is scanned.
 int PathLine(const std::string& text, const Path& path) {
@@ -119,9 +54,11 @@ int PathLine(const std::string& text, const Path& path) {
   size_t found = at;
   for (const PathStep& step : path) {
     if (at >= text.size()) break;
-    const size_t next =
-        step.index >= 0 ? (text[at] == '[' ? FindElement(text, at, step.index) : std::string::npos)
-                        : (text[at] == '{' ? FindKey(text, at, step.key) : std::string::npos);
+    size_t next =
+        step.index >= 0
+            ? (text[at] == '[' ? FindJsonElement(text, at, step.index) : std::string::npos)
+            : (text[at] == '{' ? FindJsonKey(text, at, step.key) : std::string::npos);
+    if (next != std::string::npos && step.index < 0) next = JsonValueOfKey(text, next);
     if (next == std::string::npos) break;
     at = found = next;
   }

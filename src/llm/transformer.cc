@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "fitspeed/core/error.h"
 #include "llm/embedded_llm_models.h"
 
@@ -127,68 +128,13 @@ int64_t MatrixParametersPerTokenPerLayerTf(const TransformerConfig& m) {
 
 // --- config.json ---------------------------------------------------------
 
-int LineAtTf(const std::string& text, size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(),
-                                         text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-}
-
 // The line of top-level key `key` of the (valid) JSON object in `text`, or of
 // the object's '{' when the key is absent: nlohmann::json keeps no positions.
 int KeyLineTf(const std::string& text, const std::string& key) {
   const size_t open = text.find('{');
   if (open == std::string::npos) return 1;
-  int depth = 0;
-  for (size_t i = open; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (ch == '"') {
-      const size_t start = i;
-      std::string s;
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-        if (i < text.size()) s += text[i];
-      }
-      size_t next = i + 1;
-      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
-      if (depth == 1 && s == key && next < text.size() && text[next] == ':') {
-        return LineAtTf(text, start);
-      }
-    } else if (ch == '{' || ch == '[') {
-      ++depth;
-    } else if (ch == '}' || ch == ']') {
-      if (--depth == 0) break;
-    }
-  }
-  return LineAtTf(text, open);
-}
-
-// The first key given twice in one object of the (valid) JSON object in
-// `text`, and the line of its second appearance; nullopt when none. (nlohmann
-// ::json keeps the last silently.)
-std::optional<std::pair<std::string, int>> DuplicateKeyTf(const std::string& text) {
-  std::vector<std::set<std::string>> objects;  // the keys of each open object
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (ch == '"') {
-      const size_t start = i;
-      std::string s;
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-        if (i < text.size()) s += text[i];
-      }
-      size_t next = i + 1;
-      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
-      const bool is_key = next < text.size() && text[next] == ':';
-      if (is_key && !objects.empty() && !objects.back().insert(s).second) {
-        return std::pair{s, LineAtTf(text, start)};
-      }
-    } else if (ch == '{') {
-      objects.emplace_back();
-    } else if (ch == '}' && !objects.empty()) {
-      objects.pop_back();
-    }
-  }
-  return std::nullopt;
+  const size_t at = FindJsonKey(text, open, key);
+  return LineAt(text, at == std::string::npos ? open : at);
 }
 
 std::string ExcerptTf(const json& v) {
@@ -490,7 +436,7 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw DataError(source, LineAtTf(text, e.byte > 0 ? e.byte - 1 : 0), "",
+    throw DataError(source, LineAt(text, e.byte > 0 ? e.byte - 1 : 0), "",
                     fmt::format("malformed JSON: {}", e.what()));
   } catch (const json::exception& e) {
     throw DataError(source, 0, "", fmt::format("malformed JSON: {}", e.what()));
@@ -499,8 +445,8 @@ TransformerConfig ParseHfConfig(const std::string& text, const std::string& sour
     throw DataError(source, 1, "",
                     fmt::format("expected a config.json object, got {}", ExcerptTf(doc)));
   }
-  if (const auto duplicate = DuplicateKeyTf(text)) {
-    throw DataError(source, duplicate->second, duplicate->first,
+  if (const auto duplicate = FindDuplicateJsonKey(text)) {
+    throw DataError(source, LineAt(text, duplicate->second), duplicate->first,
                     "given twice in one object (which one holds is ambiguous)");
   }
   const HfFieldsTf f(text, doc, source);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "fitspeed/core/error.h"
 #include "kinds/kind.h"
 
@@ -19,15 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSchema = "fitspeed.network/1";
-
-// 1-based line of byte `offset` in `text`.
-int LineAt(const std::string& text, size_t offset) {
-  int line = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') ++line;
-  }
-  return line;
-}
 
 // The line on which each element of the top-level "layers" array starts, found
 // by scanning the (already valid) JSON text: nlohmann::json keeps no positions.
