@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
+#include "core/median.h"
 #include "fitspeed/core/error.h"
 
 namespace fitspeed {
@@ -123,6 +125,62 @@ ModeledDataParallelStep ModelMeasuredDataParallelStep(const BatchMeasurement& me
   step.overlapped_step_s = step.compute_s + step.copies_s + step.timeline.exposed_s;
   step.serial_step_s = step.compute_s + step.copies_s + step.timeline.comm_s;
   return step;
+}
+
+namespace {
+
+// Times `op` as the sweep times a step: warm-up, then `repeats`; rank 0
+// decides for every rank.
+template <typename Op>
+std::vector<double> TimeRepeatsOf(Communicator& comm, int warmup, const RepeatPolicy& repeats,
+                                  Op op) {
+  using Clock = std::chrono::steady_clock;
+  for (int w = 0; w < warmup; ++w) op();
+  std::vector<double> times;
+  double total = 0;
+  for (;;) {
+    double more = repeats.WantsMore(static_cast<int>(times.size()), total) ? 1 : 0;
+    comm.Broadcast(&more, 1);
+    if (more == 0) break;
+    comm.Barrier();
+    const Clock::time_point start = Clock::now();
+    op();
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    times.push_back(s);
+    total += s;
+  }
+  return times;
+}
+
+}  // namespace
+
+std::vector<CollectiveTiming> TimeCollectives(Communicator& comm, const std::vector<double>& sizes,
+                                              int warmup, const RepeatPolicy& repeats) {
+  std::vector<CollectiveTiming> points;
+  if (sizes.empty()) return points;
+  const double largest = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<float> data(static_cast<size_t>(largest / 4), 1.0f);
+  std::vector<char> bytes(static_cast<size_t>(largest), 1);
+  for (double size : sizes) {
+    CollectiveTiming p;
+    p.bytes = size;
+    const int64_t count = static_cast<int64_t>(size / 4);
+    std::vector<double> t =
+        TimeRepeatsOf(comm, warmup, repeats, [&] { comm.Sum(data.data(), count); });
+    // Sums of ones grow; keep them small so no value overflows.
+    std::fill(data.begin(), data.begin() + count, 1.0f);
+    p.allreduce_s = Median(t);
+    p.allreduce_repeats = static_cast<int>(t.size());
+    t = TimeRepeatsOf(comm, warmup, repeats,
+                      [&] { comm.PingPong(1, bytes.data(), static_cast<int64_t>(size)); });
+    p.one_way_s = Median(t) / 2;
+    p.pingpong_repeats = static_cast<int>(t.size());
+    // Rank 0's times are the report; every rank holds them.
+    comm.Broadcast(&p.allreduce_s, 1);
+    comm.Broadcast(&p.one_way_s, 1);
+    points.push_back(p);
+  }
+  return points;
 }
 
 }  // namespace fitspeed

@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -27,7 +26,6 @@
 #include <vector>
 
 #include "command.h"
-#include "core/median.h"
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
@@ -77,50 +75,12 @@ std::vector<double> Sizes(const LinkbenchOptions& o) {
   return sizes;
 }
 
-// Times `op` as the sweep times a step: warm-up, then the sweep's RepeatPolicy;
-// rank 0 decides for every rank.
-template <typename Op>
-std::vector<double> TimeRepeats(Communicator& comm, const LinkbenchOptions& o, Op op) {
-  using Clock = std::chrono::steady_clock;
-  for (int w = 0; w < o.warmup; ++w) op();
-  const RepeatPolicy repeats{o.min_repeats, o.max_repeats, o.min_time_s};
-  std::vector<double> times;
-  double total = 0;
-  for (;;) {
-    double more = repeats.WantsMore(static_cast<int>(times.size()), total) ? 1 : 0;
-    comm.Broadcast(&more, 1);
-    if (more == 0) break;
-    comm.Barrier();
-    const Clock::time_point start = Clock::now();
-    op();
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    times.push_back(s);
-    total += s;
-  }
-  return times;
-}
-
 std::vector<LinkbenchPoint> Measure(Communicator& comm, const LinkbenchOptions& o) {
   std::vector<LinkbenchPoint> points;
-  const std::vector<double> sizes = Sizes(o);
-  std::vector<float> data(static_cast<size_t>(sizes.back() / 4), 1.0f);
-  std::vector<char> bytes(static_cast<size_t>(sizes.back()), 1);
-  for (double size : sizes) {
-    LinkbenchPoint p;
-    p.bytes = size;
-    const int64_t count = static_cast<int64_t>(size / 4);
-    std::vector<double> t = TimeRepeats(comm, o, [&] { comm.Sum(data.data(), count); });
-    // Sums of ones grow; keep them small so no value overflows.
-    std::fill(data.begin(), data.begin() + count, 1.0f);
-    p.allreduce_s = Median(t);
-    p.allreduce_repeats = static_cast<int>(t.size());
-    t = TimeRepeats(comm, o, [&] { comm.PingPong(1, bytes.data(), static_cast<int64_t>(size)); });
-    p.one_way_s = Median(t) / 2;
-    p.pingpong_repeats = static_cast<int>(t.size());
-    // Rank 0's times are the report; every rank holds them.
-    comm.Broadcast(&p.allreduce_s, 1);
-    comm.Broadcast(&p.one_way_s, 1);
-    points.push_back(p);
+  for (const CollectiveTiming& t : TimeCollectives(
+           comm, Sizes(o), o.warmup, RepeatPolicy{o.min_repeats, o.max_repeats, o.min_time_s})) {
+    points.push_back(
+        {t.bytes, t.allreduce_s, t.allreduce_repeats, t.one_way_s, t.pingpong_repeats});
   }
   return points;
 }

@@ -160,18 +160,12 @@ const Row kRows[] = {
      }},
     {kHostMode | kDeviceMode,
      [](CLI::App& c, V& v, unsigned app) {
-       const char* b = "gradient bucket size, MiB (PyTorch DDP's bucket_cap_mb)";
-       const char* f =
-           "size of the first bucket, MiB (DDP: 1), so the first all-reduce starts "
-           "early";
-       c.add_option("--bucket-mb", v.data_parallel.bucket_mib,
-                    Help(app, (std::string("With --data-parallel: ") + b).c_str(),
-                         (std::string("With --overlap: ") + b).c_str(), nullptr))
+       const char* b = "Gradient bucket size, MiB (PyTorch DDP's bucket_cap_mb)";
+       const char* f = "The first bucket, MiB (DDP: 1), so the first all-reduce starts early";
+       c.add_option("--bucket-mb", v.data_parallel.bucket_mib, Help(app, b, b, nullptr))
            ->capture_default_str()
            ->check(FiniteRange(1e-6, 1e6));
-       c.add_option("--first-bucket-mb", v.data_parallel.first_bucket_mib,
-                    Help(app, (std::string("With --data-parallel: ") + f).c_str(),
-                         (std::string("With --overlap: ") + f).c_str(), nullptr))
+       c.add_option("--first-bucket-mb", v.data_parallel.first_bucket_mib, Help(app, f, f, nullptr))
            ->capture_default_str()
            ->check(FiniteRange(1e-6, 1e6));
      }},

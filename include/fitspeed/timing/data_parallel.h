@@ -168,6 +168,23 @@ ModeledCommunication ModelCommunication(const SweepResult& sweep, const CommMode
 void WriteDataParallelSweep(std::ostream& out, const SweepResult& sweep, const FitResult& fit,
                             OutputFormat format, bool layers, const ModeledCommunication* modeled);
 
+// One message size of a collective benchmark (`fitspeed linkbench`): the
+// median blocking all-reduce of `bytes` (floats) over every rank, and half the
+// median round trip of `bytes` between ranks 0 and 1.
+struct CollectiveTiming {
+  double bytes = 0;
+  double allreduce_s = 0;
+  int allreduce_repeats = 0;
+  double one_way_s = 0;
+  int pingpong_repeats = 0;
+};
+
+// Times the all-reduce and the ping-pong at each of `sizes` (bytes, multiples
+// of 4) as a sweep times a step: `warmup` untimed runs, then `repeats`; rank 0
+// decides how many for every rank, and its medians are every rank's.
+std::vector<CollectiveTiming> TimeCollectives(Communicator& comm, const std::vector<double>& sizes,
+                                              int warmup, const RepeatPolicy& repeats);
+
 }  // namespace fitspeed
 
 #endif  // FITSPEED_TIMING_DATA_PARALLEL_H_
