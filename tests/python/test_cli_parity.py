@@ -1,6 +1,8 @@
-# The Python functions against the CLI: the same options give the same JSON
-# (the CLI is the reference the README and docs show; both call the library,
-# so any difference is in the glue of one of them).
+# The CLI and the Python functions fill the same request of the scenario layer
+# (fitspeed/scenario/; the requests themselves are tested in
+# tests/scenario/request_test.cc and test_requests.py): these check that each
+# client maps its options to the same fields, the same options giving the
+# same JSON.
 import json
 import subprocess
 
