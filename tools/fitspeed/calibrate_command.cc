@@ -74,14 +74,9 @@ int RunCalibrate(const CalibrateOptions& o) {
   r.options.optimizer = ParseOptimizer(o.optimizer);
   r.options.confidence = o.confidence;
   const CalibrateAnswer answer = r.Run();
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, ParseOutputFormat(o.output));
-  if (!answer.usable) {
-    std::cerr << "fitspeed: " << answer.problem << "\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  if (!o.write.empty()) WriteDevice(answer.device, o.write);
-  return 0;
+  const int code = PrintAnswer(answer, o.output);
+  if (code == 0 && !o.write.empty()) WriteDevice(answer.device, o.write);
+  return code;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
 #include "fitspeed/model/network.h"
+#include "fitspeed/scenario/answer.h"
 #include "fitspeed/timing/sweep.h"
 
 namespace fitspeed::cli {
@@ -60,6 +61,11 @@ struct FitCliOptions {
 };
 void AddFitOptions(CLI::App& command, FitCliOptions& options);
 FitOptions ToFitOptions(const FitCliOptions& options);
+
+// Writes the answer's notes on stderr ("fitspeed: " before each), the answer
+// on stdout in `output`'s format and, when it is not usable, its problem on
+// stderr; returns the exit code (0, or 1 when not usable).
+int PrintAnswer(const Answer& answer, const std::string& output);
 
 // --output table|csv|json
 void AddOutputOption(CLI::App& command, std::string& output);

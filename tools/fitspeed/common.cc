@@ -261,4 +261,13 @@ int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit) {
   return 0;
 }
 
+int PrintAnswer(const Answer& answer, const std::string& output) {
+  const OutputFormat format = ParseOutputFormat(output);
+  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
+  answer.Write(std::cout, format);
+  if (answer.usable) return 0;
+  if (!answer.problem.empty()) std::cerr << "fitspeed: " << answer.problem << "\n";
+  return static_cast<int>(ExitCode::kFitUnusable);
+}
+
 }  // namespace fitspeed::cli

@@ -33,13 +33,9 @@ int RunFit(const FitCommandOptions& options) {
   request.options = ToFitOptions(options.fit);
   request.samples = LoadSamples(options.input);
   const FitAnswer answer = request.Run();
-  answer.Write(std::cout, ParseOutputFormat(options.output));
+  const int code = PrintAnswer(answer, options.output);
   if (!options.plot_path.empty()) WritePlot(options.plot_path, answer.fit);
-  if (!answer.usable) {
-    std::cerr << "fitspeed: " << answer.problem << "\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  return 0;
+  return code;
 }
 
 }  // namespace

@@ -87,9 +87,7 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   r.options.progress = progress.Callback("plan " + r.model);
   const LlmPlanAnswer answer = r.Run();
   progress.Clear();
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, ParseOutputFormat(v.output));
-  return 0;
+  return PrintAnswer(answer, v.output);
 }
 
 void SetupPlanLlmCommand(CLI::App& plan, int& exit_code) {

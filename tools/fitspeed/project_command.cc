@@ -173,14 +173,6 @@ ScalingSpec ToScalingSpec(const ScalingCliOptions& o) {
   return s;
 }
 
-int PrintAnswer(const Answer& answer, const std::string& output) {
-  const OutputFormat format = ParseOutputFormat(output);
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, format);
-  if (answer.usable) return 0;
-  return static_cast<int>(ExitCode::kFitUnusable);
-}
-
 // --- project ----------------------------------------------------------------
 
 namespace {

@@ -60,10 +60,6 @@ LawSource ToLawSource(const InputOptions& input, const FitCliOptions& fit,
 // the bandwidths and durations parsed.
 ScalingSpec ToScalingSpec(const ScalingCliOptions& options);
 
-// Prints the answer's notes on stderr and the answer on stdout; 1 when it is
-// not usable, else 0.
-int PrintAnswer(const Answer& answer, const std::string& output);
-
 }  // namespace fitspeed::cli
 
 #endif  // FITSPEED_TOOLS_FITSPEED_PROJECT_OPTIONS_H_

@@ -22,17 +22,6 @@ namespace {
 
 FitOptions FitOf(const SweepValues& v) { return ToFitOptions(v.fit); }
 
-// Prints the answer's notes, the answer and, when it is not usable, why;
-// returns the exit code.
-int Print(const Answer& answer, const std::string& output) {
-  const OutputFormat format = ParseOutputFormat(output);
-  for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, format);
-  if (answer.usable) return 0;
-  std::cerr << "fitspeed: " << answer.problem << "\n";
-  return static_cast<int>(ExitCode::kFitUnusable);
-}
-
 void MaybePlot(const SweepValues& v, const FitResult& fit, const std::string& title) {
   if (!v.plot_path.empty() && !fit.fits.empty()) WriteFitPlot(v.plot_path, fit, title);
 }
@@ -52,16 +41,16 @@ int RunHost(const SweepValues& v) {
   const HostSweepAnswer answer = request.Run();
   progress.Clear();
   MaybePlot(v, answer.fit, answer.Title());
-  return Print(answer, v.output);
+  return PrintAnswer(answer, v.output);
 }
 
 int RunDevice(const SweepValues& v) {
   const DeviceSweepAnswer answer = ToDeviceRequest(v).Run();
   MaybePlot(v, answer.fit, answer.Title());
-  return Print(answer, v.output);
+  return PrintAnswer(answer, v.output);
 }
 
-int RunLlm(const SweepValues& v) { return Print(ToLlmRequest(v).Run(), v.output); }
+int RunLlm(const SweepValues& v) { return PrintAnswer(ToLlmRequest(v).Run(), v.output); }
 
 int RunMode(unsigned mode, const SweepValues& v) {
   if (mode == kHostMode) return RunHost(v);
