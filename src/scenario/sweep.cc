@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/frameworks.h"
 #include "fitspeed/device/intervals.h"
+#include "fitspeed/llm/transformer.h"
 #include "scenario/notes.h"
 
 namespace fitspeed {
@@ -184,6 +186,14 @@ DeviceSweepAnswer DeviceSweepRequest::Run() const {
     answer.notes.insert(answer.notes.end(), answer.transfer->notes.begin(),
                         answer.transfer->notes.end());
     setup.device = answer.transfer->calibration.target;
+  }
+  const std::vector<std::string> transformers = BuiltinTransformerNames();
+  if (std::find(transformers.begin(), transformers.end(), model) != transformers.end()) {
+    answer.notes.push_back(fmt::format(
+        "{0} is also a built-in transformer: this sweep models PyTorch's eager kernels with AMP, "
+        "`fitspeed sweep llm {0} --device {1} ...` models it as Megatron-LM and Transformer Engine "
+        "run it (docs/llm.md, \"Two models of a transformer\")",
+        model, device));
   }
   answer.sweep = ModelSweep(setup.network, setup.device, setup.options);
   if (answer.sweep.steps.size() >= 2) answer.fit = Fit(answer.sweep.Samples(), fit);

@@ -119,6 +119,18 @@ TEST(DeviceSweepRequest, SaysWhereEachLinkCameFrom) {
                                          "(assumed)"));
 }
 
+TEST(DeviceSweepRequest, SaysAZooTransformerIsAlsoTheSplitModels) {
+  // gpt2 is in the zoo and among the built-in transformers (two models of it).
+  DeviceSweepRequest r;
+  r.model = "gpt2";
+  r.device = "a100";
+  r.zoo.seq_len = 128;
+  r.options.batches = {1, 2};
+  const DeviceSweepAnswer answer = r.Run();
+  ASSERT_FALSE(answer.notes.empty());
+  EXPECT_THAT(answer.notes[0], HasSubstr("`fitspeed sweep llm gpt2 --device a100 ...`"));
+}
+
 TEST(LlmStepRequest, DerivesTheDataParallelSizeAndGlobalBatch) {
   LlmStepRequest r;
   r.model = "llama-2-7b";
