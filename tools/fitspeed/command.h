@@ -124,10 +124,6 @@ class ProgressLine {
 // An SVG plot of the fitted points and curve at `path`; InputError when it
 // cannot be written.
 void WriteFitPlot(const std::string& path, const FitResult& fit, const std::string& title);
-// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
-// skipped. One batch alone is a measurement, not a fit: fine when it was the
-// only one. Says why on stderr.
-int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit);
 
 // `fitspeed sweep MODEL --data-parallel` (data_parallel_sweep.cc): the
 // options the host sweep does not have.

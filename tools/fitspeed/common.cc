@@ -246,21 +246,6 @@ void WriteFitPlot(const std::string& path, const FitResult& fit, const std::stri
   }
 }
 
-// Exit code of a sweep with `fitted` batches fitted; `all_fitted`: no batch was
-// skipped. One batch alone is a measurement, not a fit: fine when it was the only one.
-int SweepFitExitCode(size_t fitted, bool all_fitted, const FitResult& fit) {
-  if (fitted < 2) {
-    std::cerr << fmt::format(
-        "fitspeed: {} batch size(s) measured; fitting v0 and t needs 2 or more\n", fitted);
-    return all_fitted && fitted > 0 ? 0 : static_cast<int>(ExitCode::kFitUnusable);
-  }
-  if (!fit.AllUsable()) {
-    std::cerr << "fitspeed: the fit is not usable (see its warnings)\n";
-    return static_cast<int>(ExitCode::kFitUnusable);
-  }
-  return 0;
-}
-
 int PrintAnswer(const Answer& answer, const std::string& output) {
   const OutputFormat format = ParseOutputFormat(output);
   for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";

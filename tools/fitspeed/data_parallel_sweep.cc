@@ -14,6 +14,7 @@
 #include "core/table.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/scenario/sweep.h"
 #include "fitspeed/timing/data_parallel.h"
 #include "mpi/mpi_communicator.h"
 
@@ -50,7 +51,12 @@ int Report(const Network& network, const SweepResult& result, const DataParallel
                  fmt::format("{} data-parallel on {} rank{}", network.name, result.ranks,
                              result.ranks == 1 ? "" : "s"));
   }
-  return SweepFitExitCode(result.measurements.size(), result.skipped.empty(), fit);
+  HostSweepAnswer judged;  // only its usable, problem and notes (JudgeSweep)
+  JudgeSweep(result.measurements.size(), result.skipped.empty(), fit, judged);
+  for (const std::string& note : judged.notes) std::cerr << "fitspeed: " << note << "\n";
+  if (judged.usable) return 0;
+  std::cerr << "fitspeed: " << judged.problem << "\n";
+  return static_cast<int>(ExitCode::kFitUnusable);
 }
 
 }  // namespace
