@@ -58,15 +58,22 @@ int RunMode(unsigned mode, const SweepValues& v) {
   return RunLlm(v);
 }
 
-constexpr const char* kModeHelp[] = {
-    "Run MODEL's training step (forward, backward, optimizer update) for real on this CPU with "
-    "oneDNN at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit and the per-batch "
-    "table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak)",
-    "Model MODEL's training step on a catalogued GPU/TPU (--device; a roofline per layer and "
-    "pass) at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit, the per-batch table "
-    "and the prediction interval from the model's errors on published cases",
-    "Model one training step of a transformer split on --device: its time by part, memory per "
-    "GPU, MFU and interval (docs/llm.md, \"The CLI\")"};
+// The help of each mode's subcommand.
+const char* ModeHelp(unsigned mode) {
+  if (mode == kHostMode) {
+    return "Run MODEL's training step (forward, backward, optimizer update) for real on this CPU "
+           "with oneDNN at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit and the "
+           "per-batch table (step time, samples/s, GFLOPS, % of the measured FP32 FMA peak)";
+  }
+  if (mode == kDeviceMode) {
+    return "Model MODEL's training step on a catalogued GPU/TPU (--device; a roofline per layer "
+           "and pass) at many batch sizes, fit v(b) = b/(b/v0 + t) and print the fit, the "
+           "per-batch table and the prediction interval from the model's errors on published "
+           "cases";
+  }
+  return "Model one training step of a transformer split on --device: its time by part, memory "
+         "per GPU, MFU and interval (docs/llm.md, \"The CLI\")";
+}
 
 }  // namespace
 
@@ -210,10 +217,7 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
   auto modes = std::make_shared<SweepOptionModes>(AddSweepOptions(*sweep, *values, kEveryMode));
   for (unsigned mode : {kHostMode, kDeviceMode, kLlmMode}) {
     auto mode_values = std::make_shared<SweepValues>();
-    CLI::App* sub =
-        sweep->add_subcommand(SweepModeName(mode), kModeHelp[mode == kHostMode     ? 0
-                                                             : mode == kDeviceMode ? 1
-                                                                                   : 2]);
+    CLI::App* sub = sweep->add_subcommand(SweepModeName(mode), ModeHelp(mode));
     sub->fallthrough(false);
     AddSweepOptions(*sub, *mode_values, mode);
     sub->callback([mode, mode_values, sub, &exit_code] {
