@@ -1,9 +1,10 @@
 // What every answer of the scenario layer has (docs/design.md, "Scenarios"):
-// one request struct per question a user asks (a host sweep, a device sweep,
-// an LLM step, an LLM plan), each with documented fields, Validate() and
-// Run(); Run() returns an Answer, which the CLI and the Python module only
-// print or convert. They parse into requests and never assemble the pipeline
-// themselves, so both give the same numbers and the same notes.
+// one request struct per question a user asks (a host or device sweep, an
+// LLM step or plan, a fit, a projection, a plan, a calibration), each with
+// documented fields, Validate() and Run(); Run() returns an Answer, which the
+// CLI and the Python module only print or convert. They parse into requests
+// and never assemble the pipeline themselves, so both give the same numbers
+// and the same notes.
 //
 //   fitspeed::LlmStepRequest request;
 //   request.model = "llama-3-70b";  request.cluster.device = "h100";
