@@ -23,12 +23,6 @@ bool InZoo(const std::string& name) {
   return std::any_of(zoo.begin(), zoo.end(), [&](const ZooEntry& e) { return e.name == name; });
 }
 
-void CheckIntervalLevel(double level) {
-  if (!(level > 0 && level < 1)) {
-    throw UsageError(fmt::format("interval_level {}: must be in (0, 1)", level));
-  }
-}
-
 }  // namespace
 
 bool IsTransformerModel(const std::string& model) {

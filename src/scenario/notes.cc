@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/table.h"
+#include "fitspeed/core/error.h"
 
 namespace fitspeed {
 
@@ -37,6 +38,12 @@ std::string FrameworkProfileNote(const FrameworkProfile& profile, const std::str
                         "has never been tested on another)",
                         profile.name)
           : "");
+}
+
+void CheckIntervalLevel(double level) {
+  if (!(level > 0 && level < 1)) {
+    throw UsageError(fmt::format("interval_level {}: must be in (0, 1)", level));
+  }
 }
 
 }  // namespace fitspeed

@@ -1,5 +1,6 @@
-// The notes the scenarios say on the way (fitspeed/scenario/answer.h): written
-// once here, so that the CLI and Python say the same.
+// What the scenarios share (fitspeed/scenario/answer.h): the notes they say on
+// the way, written once here so that the CLI and Python say the same, and the
+// check of an interval's level.
 #ifndef FITSPEED_SRC_SCENARIO_NOTES_H_
 #define FITSPEED_SRC_SCENARIO_NOTES_H_
 
@@ -21,6 +22,9 @@ void ApplyLinksFileWithNotes(Device& device, const std::string& path,
 // runs on ...); the interval below is that of the framework profiles'
 // predictions on GPUs they were not fitted on".
 std::string FrameworkProfileNote(const FrameworkProfile& profile, const std::string& device);
+
+// UsageError unless `level` (a request's interval_level) is in (0, 1).
+void CheckIntervalLevel(double level);
 
 }  // namespace fitspeed
 

@@ -37,25 +37,6 @@ int64_t ParseOneBatch(const std::string& text, const std::string& option) {
   return value;
 }
 
-void CheckBatches(const std::vector<int64_t>& batches, int64_t max_batch,
-                  const std::string& field) {
-  for (int64_t b : batches) {
-    if (b < 1 || b > kMaxSweepBatch) {
-      throw UsageError(fmt::format("{}: batch {} is outside 1..2^30", field, b));
-    }
-  }
-  if (max_batch < 1 || max_batch > kMaxSweepBatch) {
-    throw UsageError(
-        fmt::format("max_batch {} is outside 1..2^40 ({})", max_batch, kMaxSweepBatch));
-  }
-}
-
-void CheckLevel(double level) {
-  if (!(level > 0 && level < 1)) {
-    throw UsageError(fmt::format("interval_level {}: must be in (0, 1)", level));
-  }
-}
-
 }  // namespace
 
 std::vector<int64_t> ParseBatchList(const std::string& text, const std::string& option) {
@@ -102,7 +83,6 @@ void JudgeSweep(size_t fitted, bool all_fitted, const FitResult& fit, Answer& an
 void HostSweepRequest::Validate() const {
   if (model.empty()) throw UsageError("model: give a zoo network or a network JSON file");
   if (seq_len < 0) throw UsageError(fmt::format("seq_len {}: must be >= 0", seq_len));
-  CheckBatches(options.batches, options.auto_max_batch, "batches");
   ValidateSweepOptions(options);
   ValidateFitOptions(fit);
 }
@@ -140,9 +120,8 @@ std::string HostSweepAnswer::BriefReport() const {
 void DeviceSweepRequest::Validate() const {
   if (model.empty()) throw UsageError("model: give a zoo network or a network JSON file");
   if (device.empty()) throw UsageError("device: give a catalog device or a device JSON file");
-  CheckBatches(options.batches, options.max_batch, "batches");
   ValidateDeviceModelOptions(options);
-  CheckLevel(interval_level);
+  CheckIntervalLevel(interval_level);
   ValidateFitOptions(fit);
   if (!from.empty() && !framework.empty()) {
     throw UsageError(
