@@ -16,6 +16,10 @@ packages=(
   # nbclient on an ipykernel, its figures drawn by matplotlib.
   python3-dev pybind11-dev python3-numpy python3-pandas python3-pytest
   python3-matplotlib python3-nbclient python3-nbformat python3-ipykernel
+  # The HTML reports' browser test (ctest html.BrowserRendersEveryReport,
+  # tests/html/check_reports.py): Debian's chromium renders every report kind
+  # headless and screenshots it.
+  chromium
   # The format check (ctest format.ClangFormat, scripts/check-format.sh):
   # Debian 12's clang-format, whose version fixes what the check accepts.
   clang-format-14

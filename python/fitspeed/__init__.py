@@ -264,14 +264,31 @@ def read_text(text: Union[str, bytes], *, source: str = "<text>", attributes: st
 # ---------------------------------------------------------------- fit
 
 
-class FitResult:
+class _HtmlReport:
+    """The HTML report of a result: `fitspeed ... --output html` (docs/reports.md)."""
+
+    _answer: Any = None
+
+    def to_html(self) -> str:
+        """One self-contained HTML page (no scripts, fonts or links outside it):
+        the tables, the plots with their intervals and the assumptions, as
+        `--output html` writes it. Save it and open it in a browser:
+        pathlib.Path("report.html").write_text(result.to_html())."""
+        if self._answer is None:
+            raise UsageError("this result was not made by a request of this session "
+                             "(read from JSON): it has no HTML report")
+        return self._answer.to_html()
+
+
+class FitResult(_HtmlReport):
     """The fits of every group of samples (devices, label, precision, unit).
 
     With one group (the usual case) v0, t, covariance, predict() and the
     reports speak for it; with several, pick one with group(...) or groups[i]."""
 
-    def __init__(self, native: "_fitspeed.FitResult", samples: List[Sample]):
+    def __init__(self, native: "_fitspeed.FitResult", samples: List[Sample], answer: Any = None):
         self._native = native
+        self._answer = answer
         self.samples = samples
         self.groups: List[GroupFit] = list(native.groups)
 
@@ -378,18 +395,19 @@ def fit(samples, *, law: str = "hyperbolic", objective: str = "relative-time",
     answer = _run(_fitspeed.FitRequest, samples=items, law=law, objective=objective, loss=loss,
                   loss_scale=loss_scale, confidence=confidence, leave_one_out=leave_one_out,
                   max_iterations=max_iterations, initial=[float(x) for x in initial])
-    return FitResult(answer.fit, items)
+    return FitResult(answer.fit, items, answer)
 
 
 # ---------------------------------------------------------------- results built from JSON
 
 
-class _JsonResult:
+class _JsonResult(_HtmlReport):
     """A result the library wrote as JSON (the CLI's schema): to_dict() is that
     JSON, exactly as the CLI's --output json writes it."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, answer: Any = None):
         self._json = text
+        self._answer = answer
         self._dict = json.loads(text)
 
     def to_json(self) -> str:
@@ -418,8 +436,8 @@ class ModeledSweep(_JsonResult):
     notes: what the model assumed (framework profile, links), as the CLI says
     on standard error."""
 
-    def __init__(self, text: str, notes: Sequence[str] = ()):
-        super().__init__(text)
+    def __init__(self, text: str, notes: Sequence[str] = (), answer: Any = None):
+        super().__init__(text, answer)
         self.notes = list(notes)
 
     def steps(self, as_frame: Optional[bool] = None):
@@ -504,7 +522,8 @@ def project(source, *, samples_per_epoch: Optional[float] = None,
         request.measured = True
         request.samples = _as_samples(source)
         request.startup_s = startup_s or None
-        return Projection(request.run().to_json())
+        answer = request.run()
+        return Projection(answer.to_json(), answer)
     if samples_per_epoch is None:
         raise UsageError("project: give samples_per_epoch (training samples per epoch)")
     request.batches = [] if batch is None else ([float(batch)] if isinstance(batch, (int, float))
@@ -524,7 +543,8 @@ def project(source, *, samples_per_epoch: Optional[float] = None,
     else:
         raise UsageError("project: source must be a FitResult, a ModeledSweep, a HostSweep or "
                          "(v0, t)")
-    return Projection(request.run().to_json())
+    answer = request.run()
+    return Projection(answer.to_json(), answer)
 
 
 # ---------------------------------------------------------------- catalog and models
@@ -587,7 +607,7 @@ def model(network: str, device: str, batches: Optional[Sequence[int]] = None, *,
                   links=_path_arg(links or "", "model", "links"),
                   mean_tokens=float(mean_tokens), mean_square_tokens=float(mean_square_tokens),
                   head_positions=int(head_positions), amp_ops=amp_ops)
-    return ModeledSweep(answer.to_json(), answer.notes)
+    return ModeledSweep(answer.to_json(), answer.notes, answer)
 
 
 def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: int = 4096,
@@ -603,7 +623,7 @@ def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: i
                   precision=precision, backend=backend, optimizer=optimizer, threads=threads,
                   min_repeats=min_repeats, max_repeats=max_repeats, min_time_s=min_time_s,
                   warmup_steps=warmup_steps, seed=seed, seq_len=seq_len)
-    return HostSweep(answer.to_json())
+    return HostSweep(answer.to_json(), answer)
 
 
 def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int = 1,
@@ -634,7 +654,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
                   lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store)
-    return LlmStep(answer.to_json())
+    return LlmStep(answer.to_json(), answer)
 
 
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
@@ -669,7 +689,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,
                        activation_fp8_store=activation_fp8_store)
     request.fix(_fix_text(fix or {}))
-    return LlmPlan(request.run().to_json())
+    answer = request.run()
+    return LlmPlan(answer.to_json(), answer)
 
 
 def _request(cls, **fields):

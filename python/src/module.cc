@@ -433,6 +433,8 @@ void BindAnswer(py::module_& m) {
       .def("brief_report", &Answer::BriefReport, "One line.")
       .def("full_report", &Answer::FullReport, "The table `fitspeed` prints.")
       .def("to_json", &Answer::ToJson, "The JSON `fitspeed --output json` prints.")
+      .def("to_html", &Answer::ToHtml,
+           "The HTML page `fitspeed --output html` prints (docs/reports.md).")
       .def_readonly("notes", &Answer::notes, "Sentences said on the way (the CLI's stderr).")
       .def_readonly("usable", &Answer::usable)
       .def_readonly("problem", &Answer::problem, "Why not usable, else empty.");

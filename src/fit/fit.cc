@@ -683,6 +683,33 @@ std::string GroupFit::CountName() const {
 
 double GroupFit::PredictStepTime(double batch) const { return batch / PredictThroughput(batch); }
 
+std::pair<double, double> GroupFit::ThroughputInterval(double batch, double level) const {
+  const LawEntry* entry = FindLaw(law);
+  const auto n = static_cast<Eigen::Index>(params.size());
+  if (!usable || dof < 1 || entry == nullptr || entry->num_params != n || covariance.rows() != n ||
+      covariance.cols() != n || !covariance.allFinite() || !(level > 0 && level < 1)) {
+    return {kNaN, kNaN};
+  }
+  std::vector<double> values;
+  for (const ParamEstimate& param : params) values.push_back(param.value);
+  const double v = entry->throughput(values.data(), batch);
+  Eigen::VectorXd gradient(n);
+  for (Eigen::Index k = 0; k < n; ++k) {
+    // A step of the parameter's scale (its standard error, else its value).
+    const double scale = std::max(std::abs(params[k].std_error), 1e-8 * std::abs(values[k]));
+    const double h = (scale > 0 ? scale : 1e-8) * 1e-3;
+    std::vector<double> up = values, down = values;
+    up[k] += h;
+    down[k] -= h;
+    gradient(k) =
+        (entry->throughput(up.data(), batch) - entry->throughput(down.data(), batch)) / (2 * h);
+  }
+  const double variance = gradient.dot(covariance * gradient);
+  const double half = StudentTQuantile(0.5 * (1 + level), dof) * std::sqrt(std::max(0.0, variance));
+  if (!std::isfinite(v) || !std::isfinite(half)) return {kNaN, kNaN};
+  return {v - half, v + half};
+}
+
 bool FitResult::AllUsable() const {
   return std::all_of(fits.begin(), fits.end(), [](const GroupFit& f) { return f.usable; });
 }

@@ -43,25 +43,6 @@ StepBounds Bounds(const LlmStep& s, const PredictionInterval& i) {
   return b;
 }
 
-// The parts in the order of LlmStepParts, with their JSON names.
-std::vector<std::pair<const char*, double>> Parts(const LlmStepParts& p) {
-  return {{"compute_s", p.compute_s},         {"recompute_s", p.recompute_s},
-          {"tensor_comm_s", p.tensor_comm_s}, {"context_comm_s", p.context_comm_s},
-          {"expert_comm_s", p.expert_comm_s}, {"pipeline_comm_s", p.pipeline_comm_s},
-          {"bubble_s", p.bubble_s},           {"data_comm_s", p.data_comm_s},
-          {"optimizer_s", p.optimizer_s},     {"overhead_s", p.overhead_s}};
-}
-
-std::vector<std::pair<const char*, double>> MemoryParts(const LlmMemory& m) {
-  return {{"weights", m.weights},
-          {"gradients", m.gradients},
-          {"optimizer", m.optimizer},
-          {"activations", m.activations},
-          {"logits", m.logits},
-          {"workspace", m.workspace},
-          {"fragmentation", m.fragmentation}};
-}
-
 ordered_json IntervalJson(const PredictionInterval& i) {
   ordered_json j;
   j["level"] = i.level;
@@ -112,10 +93,10 @@ ordered_json StepJson(const LlmStep& s, const PredictionInterval& interval) {
   j["shortfall_bytes"] = s.memory.shortfall;
   j["split"] = SplitJson(s);
   ordered_json parts;
-  for (const auto& [name, value] : Parts(s.parts)) parts[name] = value;
+  for (const auto& [name, value] : NamedStepParts(s.parts)) parts[name] = value;
   j["parts"] = parts;
   ordered_json memory;
-  for (const auto& [name, value] : MemoryParts(s.memory)) memory[name] = value;
+  for (const auto& [name, value] : NamedMemoryParts(s.memory)) memory[name] = value;
   memory["total"] = s.memory.total;
   memory["capacity"] = s.memory.capacity;
   memory["shortfall"] = s.memory.shortfall;
@@ -219,7 +200,7 @@ void WriteStepTable(std::ostream& out, const TransformerConfig& model, const Llm
       {"fits", s.memory.fits ? "yes" : fmt::format("no: {} GB short", Gb(s.memory.shortfall))});
   out << summary.Render() << "\n";
   TextTable parts({"part", "ms", "% of step"});
-  for (const auto& [name, value] : Parts(s.parts)) {
+  for (const auto& [name, value] : NamedStepParts(s.parts)) {
     std::string label = name;
     label.resize(label.size() - 2);  // "_s"
     parts.AddRow({label, FormatSig(1e3 * value), Percent(value / s.step_s)});
@@ -227,17 +208,16 @@ void WriteStepTable(std::ostream& out, const TransformerConfig& model, const Llm
   parts.AddRow({"step", FormatSig(1e3 * s.step_s), "100.0"});
   out << parts.Render() << "\n";
   TextTable memory({"memory", "GB"});
-  for (const auto& [name, value] : MemoryParts(s.memory)) {
+  for (const auto& [name, value] : NamedMemoryParts(s.memory)) {
     memory.AddRow({name, Gb(value)});
   }
   memory.AddRow({"total", Gb(s.memory.total)});
   memory.AddRow({"capacity", Gb(s.memory.capacity)});
   out << memory.Render() << "\n";
   out << "assumptions:\n";
-  for (const std::string& note : s.notes) out << "  - " << note << "\n";
-  out << "  - " << IntervalNote(interval) << "\n";
-  out << "  - calibration: " << calibration.source << "\n";
-  out << "  - links: devices " << c.intra_source << "; network " << c.inter_source << "\n";
+  for (const std::string& note : LlmStepAssumptions(s, c, interval, calibration)) {
+    out << "  - " << note << "\n";
+  }
 }
 
 // The CSV columns of one step (sweep: one row; plan: one per split).
@@ -265,8 +245,8 @@ std::vector<std::string> CsvHeader() {
                                 "memory_bytes",
                                 "fits",
                                 "shortfall_bytes"};
-  for (const auto& [name, value] : Parts({})) h.push_back(name);
-  for (const auto& [name, value] : MemoryParts({})) h.push_back(std::string(name) + "_bytes");
+  for (const auto& [name, value] : NamedStepParts({})) h.push_back(name);
+  for (const auto& [name, value] : NamedMemoryParts({})) h.push_back(std::string(name) + "_bytes");
   return h;
 }
 
@@ -298,8 +278,8 @@ std::vector<std::string> CsvRow(const LlmStep& s, const PredictionInterval& i) {
                                 CsvNumber(s.memory.total),
                                 s.memory.fits ? "1" : "0",
                                 CsvNumber(s.memory.shortfall)};
-  for (const auto& [name, value] : Parts(s.parts)) r.push_back(CsvNumber(value));
-  for (const auto& [name, value] : MemoryParts(s.memory)) {
+  for (const auto& [name, value] : NamedStepParts(s.parts)) r.push_back(CsvNumber(value));
+  for (const auto& [name, value] : NamedMemoryParts(s.memory)) {
     r.push_back(CsvNumber(value));
   }
   return r;
@@ -495,20 +475,55 @@ void WriteLlmPlan(std::ostream& out, const TransformerConfig& model, const LlmCl
                      plan.evaluated, plan.fitting, FormatSig(per_s, 3),
                      FormatSig(plan.search_s, 3));
   out << "assumptions:\n";
+  for (const std::string& note :
+       LlmPlanAssumptions(plan, cluster, interval, calibration, tokens.has_value())) {
+    out << "  - " << note << "\n";
+  }
+}
+
+std::vector<std::pair<std::string, double>> NamedStepParts(const LlmStepParts& p) {
+  return {{"compute_s", p.compute_s},         {"recompute_s", p.recompute_s},
+          {"tensor_comm_s", p.tensor_comm_s}, {"context_comm_s", p.context_comm_s},
+          {"expert_comm_s", p.expert_comm_s}, {"pipeline_comm_s", p.pipeline_comm_s},
+          {"bubble_s", p.bubble_s},           {"data_comm_s", p.data_comm_s},
+          {"optimizer_s", p.optimizer_s},     {"overhead_s", p.overhead_s}};
+}
+
+std::vector<std::pair<std::string, double>> NamedMemoryParts(const LlmMemory& m) {
+  return {{"weights", m.weights},
+          {"gradients", m.gradients},
+          {"optimizer", m.optimizer},
+          {"activations", m.activations},
+          {"logits", m.logits},
+          {"workspace", m.workspace},
+          {"fragmentation", m.fragmentation}};
+}
+
+std::vector<std::string> LlmStepAssumptions(const LlmStep& step, const LlmCluster& cluster,
+                                            const PredictionInterval& interval,
+                                            const LlmCalibration& calibration) {
+  std::vector<std::string> notes = step.notes;
+  notes.push_back(planner_output::IntervalNote(interval));
+  notes.push_back("calibration: " + calibration.source);
+  notes.push_back("links: devices " + cluster.intra_source + "; network " + cluster.inter_source);
+  return notes;
+}
+
+std::vector<std::string> LlmPlanAssumptions(const LlmPlan& plan, const LlmCluster& cluster,
+                                            const PredictionInterval& interval,
+                                            const LlmCalibration& calibration, bool tokens) {
   // The notes of the fastest split listed (they are the model's assumptions for that split).
   const LlmStep* first = !plan.ranked.empty()        ? &plan.ranked.front()
                          : !plan.not_fitting.empty() ? &plan.not_fitting.front()
                                                      : nullptr;
-  if (first) {
-    for (const std::string& note : first->notes) out << "  - " << note << "\n";
-  }
-  out << "  - " << planner_output::IntervalNote(interval) << "\n";
-  if (tokens) {
-    out << "  - days = tokens / tokens/s / 86400; the interval widens them by its factors\n";
-  }
-  out << "  - calibration: " << calibration.source << "\n";
-  out << "  - links: devices " << cluster.intra_source << "; network " << cluster.inter_source
-      << "\n";
+  std::vector<std::string> notes;
+  if (first) notes = first->notes;
+  notes.push_back(planner_output::IntervalNote(interval));
+  if (tokens)
+    notes.push_back("days = tokens / tokens/s / 86400; the interval widens them by its factors");
+  notes.push_back("calibration: " + calibration.source);
+  notes.push_back("links: devices " + cluster.intra_source + "; network " + cluster.inter_source);
+  return notes;
 }
 
 }  // namespace fitspeed

@@ -322,6 +322,7 @@ LawPlanAnswer LawPlanRequest::Run() const {
     if (!any) throw UsageError("--devices scales single-device configurations; none was given");
   }
   answer.plan = Plan(candidates, request, order);
+  answer.request = request;
   answer.plan.assumptions.insert(answer.plan.assumptions.end(), notes.begin(), notes.end());
   answer.usable = AllUsable(configs);
   if (!answer.usable) answer.problem = "some fits are not usable (see the warnings above)";

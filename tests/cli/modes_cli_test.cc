@@ -28,6 +28,19 @@ TEST(ModesCli, DeviceAndLlmModesPrintWhatTheOldSpellingPrints) {
   EXPECT_EQ(llm_mode.out, RunCli("sweep" + llm).out);
 }
 
+// `sweep host` once failed before measuring anything ("internal error:
+// --recompute not found": the command asked its host mode for a device-mode
+// option). It measures here, and reports the batches it was given.
+TEST(ModesCli, HostModeMeasuresTheBatchesItWasGiven) {
+  const CliRun host = RunCli(
+      "sweep host mlp-mnist --batches 8,16,32 --min-repeats 2 --min-time 0.01 --output json");
+  ASSERT_NE(host.exit_code, 70) << host.err;  // 0, or 1 when the CPU was too busy to fit
+  EXPECT_THAT(host.err, Not(HasSubstr("internal error")));
+  const nlohmann::json doc = nlohmann::json::parse(host.out);
+  ASSERT_EQ(doc["measurements"].size(), 3u) << host.out.substr(0, 400);
+  EXPECT_EQ(doc["measurements"][2]["batch"], 32);
+}
+
 TEST(ModesCli, PlanLlmRanksWhatThePlanWithDeviceRanks) {
   const std::string args =
       " llama-2-7b --device h100 --devices 64 --global-batch 256 --seq-len 4096 --top 3 "

@@ -63,12 +63,14 @@ void AddFitOptions(CLI::App& command, FitCliOptions& options);
 FitOptions ToFitOptions(const FitCliOptions& options);
 
 // Writes the answer's notes on stderr ("fitspeed: " before each), the answer
-// on stdout in `output`'s format and, when it is not usable, its problem on
-// stderr; returns the exit code (0, or 1 when not usable).
+// on stdout in `output`'s format (table, csv, json or html) and, when it is not
+// usable, its problem on stderr; returns the exit code (0, or 1 when not usable).
 int PrintAnswer(const Answer& answer, const std::string& output);
 
-// --output table|csv|json
-void AddOutputOption(CLI::App& command, std::string& output);
+// --output table|csv|json, and html where the command's answer has an HTML
+// report (sweep, fit, project, plan: docs/reports.md).
+enum class HtmlReport { kNo, kYes };
+void AddOutputOption(CLI::App& command, std::string& output, HtmlReport html = HtmlReport::kNo);
 
 // Checks of a number option, in place of CLI11's PositiveNumber,
 // NonNegativeNumber and Range on doubles, which let "nan" through and state

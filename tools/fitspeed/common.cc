@@ -152,10 +152,20 @@ FitOptions ToFitOptions(const FitCliOptions& o) {
   return options;
 }
 
-void AddOutputOption(CLI::App& command, std::string& output) {
-  command.add_option("--output,-o", output, "Output format: table, csv or json")
+void AddOutputOption(CLI::App& command, std::string& output, HtmlReport html) {
+  if (html == HtmlReport::kNo) {
+    command.add_option("--output,-o", output, "Output format: table, csv or json")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"table", "csv", "json"}));
+    return;
+  }
+  command
+      .add_option("--output,-o", output,
+                  "Output format: table, csv, json, or html (one self-contained page with the "
+                  "tables and plots, to redirect into a file: `-o html > report.html`; "
+                  "docs/reports.md)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+      ->check(CLI::IsMember({"table", "csv", "json", "html"}));
 }
 
 void AddProgressOption(CLI::App& command, std::string& mode) {
@@ -247,9 +257,12 @@ void WriteFitPlot(const std::string& path, const FitResult& fit, const std::stri
 }
 
 int PrintAnswer(const Answer& answer, const std::string& output) {
-  const OutputFormat format = ParseOutputFormat(output);
   for (const std::string& note : answer.notes) std::cerr << "fitspeed: " << note << "\n";
-  answer.Write(std::cout, format);
+  if (output == "html") {
+    answer.WriteHtml(std::cout);
+  } else {
+    answer.Write(std::cout, ParseOutputFormat(output));
+  }
   if (answer.usable) return 0;
   if (!answer.problem.empty()) std::cerr << "fitspeed: " << answer.problem << "\n";
   return static_cast<int>(ExitCode::kFitUnusable);

@@ -48,7 +48,7 @@ void SetupFitCommand(CLI::App& app, int& exit_code) {
       "errors and confidence intervals, one fit per (devices, label, precision) group");
   AddInputOptions(*command, options->input);
   AddFitOptions(*command, options->fit);
-  AddOutputOption(*command, options->output);
+  AddOutputOption(*command, options->output, HtmlReport::kYes);
   command->add_option("--plot", options->plot_path,
                       "Also write an SVG plot of the points and fitted curves to this file");
   command->footer(

@@ -168,7 +168,7 @@ void SetupPlanCommand(CLI::App& app, int& exit_code) {
   AddFitOptions(*command, options->fit);
   AddLawSourceOptions(*command, options->law);
   AddScalingOptions(*command, options->scaling);
-  AddOutputOption(*command, options->output);
+  AddOutputOption(*command, options->output, HtmlReport::kYes);
   AddProgressOption(*command, options->progress);
   command->add_option("--epochs", options->epochs, "Epochs of the run, at every batch")
       ->check(PositiveFinite());

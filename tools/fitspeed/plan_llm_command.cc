@@ -126,7 +126,7 @@ void SetupPlanLlmCommand(CLI::App& plan, int& exit_code) {
       ->capture_default_str()
       ->check(FiniteRange(0.01, 0.99));
   AddLlmPlanOnlyOptions(*command, *v, /*gradient_bytes=*/true);
-  AddOutputOption(*command, v->output);
+  AddOutputOption(*command, v->output, HtmlReport::kYes);
   AddProgressOption(*command, v->progress);
   command->callback([v, &exit_code] { exit_code = RunLlmPlanValues(*v); });
 }

@@ -256,7 +256,7 @@ void SetupProjectCommand(CLI::App& app, int& exit_code) {
   AddFitOptions(*command, options->fit);
   AddLawSourceOptions(*command, options->law);
   AddScalingOptions(*command, options->scaling);
-  AddOutputOption(*command, options->output);
+  AddOutputOption(*command, options->output, HtmlReport::kYes);
   command->add_option("--epochs", options->epochs, "Epoch counts to project, comma-separated")
       ->delimiter(',')
       ->check(PositiveFinite())

@@ -30,6 +30,11 @@ int RunHost(const SweepValues& v) {
   HostSweepRequest request = ToHostRequest(v);
   if (v.data_parallel.enabled) {
     request.Validate();
+    if (v.output == "html") {
+      throw UsageError(
+          "--output html: a data-parallel sweep's report (its ranks' communication) has no HTML "
+          "form yet; give table, csv or json");
+    }
     DataParallelCliOptions dp = v.data_parallel;
     dp.links = v.links;
     return RunDataParallelSweep(LoadNetwork(request.model, ZooOptions{request.seq_len}),
@@ -221,7 +226,9 @@ void SetupSweepCommand(CLI::App& app, int& exit_code) {
     sub->fallthrough(false);
     AddSweepOptions(*sub, *mode_values, mode);
     sub->callback([mode, mode_values, sub, &exit_code] {
-      if (sub->count("--recompute") > 0 && mode_values->recompute.empty()) {
+      // --recompute is an option of the device and llm modes only.
+      const CLI::Option* recompute = sub->get_option_no_throw("--recompute");
+      if (recompute != nullptr && recompute->count() > 0 && mode_values->recompute.empty()) {
         mode_values->recompute = "full";
       }
       exit_code = RunMode(mode, *mode_values);

@@ -338,7 +338,7 @@ const Row kRows[] = {
      }},
     {kEveryMode,
      [](CLI::App& c, V& v, unsigned) {
-       AddOutputOption(c, v.output);
+       AddOutputOption(c, v.output, HtmlReport::kYes);
        AddProgressOption(c, v.progress);
      }},
     {kHostMode | kDeviceMode, [](CLI::App& c, V& v, unsigned) { AddFitOptions(c, v.fit); }},

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fitspeed/core/sample.h"
@@ -133,6 +134,12 @@ struct GroupFit {
   // Fitted throughput (CountName()/s) and step time (s) at batch b.
   double PredictThroughput(double batch) const;
   double PredictStepTime(double batch) const;
+  // The confidence interval at `level` of the fitted throughput at batch b
+  // (the curve's band, not where single measurements fall): the delta method,
+  // the law's gradient in its parameters by central differences with the
+  // fit's covariance, and Student's t with the fit's dof. NaN for both ends
+  // when the fit is not usable or its covariance is not finite.
+  std::pair<double, double> ThroughputInterval(double batch, double level) const;
 
   std::string BriefReport() const;  // one line
   std::string FullReport() const;   // lmfit-like, several lines

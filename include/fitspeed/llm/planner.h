@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fitspeed/core/output_format.h"
@@ -80,6 +81,22 @@ struct LlmRunTotals {
 LlmRunTotals LlmTotals(const LlmStep& step, const LlmCluster& cluster, double tokens,
                        std::optional<double> price_per_device_hour,
                        const PredictionInterval& interval);
+
+// A step's parts and its memory per GPU by component, named as every output
+// names them ("compute_s", ... "overhead_s"; "weights", ... "fragmentation"),
+// in the order of LlmStepParts and LlmMemory (totals not included).
+std::vector<std::pair<std::string, double>> NamedStepParts(const LlmStepParts& parts);
+std::vector<std::pair<std::string, double>> NamedMemoryParts(const LlmMemory& memory);
+
+// What the table of one step, and of a plan (its fastest split's notes), lists
+// under "assumptions:": the step's notes, the interval, (for a plan with
+// tokens) how days are counted, the calibration and the links.
+std::vector<std::string> LlmStepAssumptions(const LlmStep& step, const LlmCluster& cluster,
+                                            const PredictionInterval& interval,
+                                            const LlmCalibration& calibration);
+std::vector<std::string> LlmPlanAssumptions(const LlmPlan& plan, const LlmCluster& cluster,
+                                            const PredictionInterval& interval,
+                                            const LlmCalibration& calibration, bool tokens);
 
 // `fitspeed sweep MODEL --tp ...`: one split, its parts, memory and interval.
 // Table: a summary and the parts; CSV: one row; JSON: schema "fitspeed.llm-step/1".

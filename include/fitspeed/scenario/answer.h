@@ -34,6 +34,12 @@ class Answer {
   std::string FullReport() const;
   // Write() as JSON (the schema of the answer's kind, docs/design.md "Schemas").
   std::string ToJson() const;
+  // The answer as one self-contained HTML page (`--output html`,
+  // docs/reports.md): the tables, SVG plots of what was answered with their
+  // intervals, the assumptions and notes, and the table report folded at the
+  // end. UsageError for an answer that has none (a calibration).
+  virtual void WriteHtml(std::ostream& out) const;
+  std::string ToHtml() const;
 
   // Sentences said on the way that are not part of the numbers: where a link
   // came from, a framework profile applied, a batch that could not be fitted.

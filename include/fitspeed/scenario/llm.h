@@ -89,6 +89,7 @@ struct LlmStepAnswer : Answer {
   // Table: a summary and the parts; CSV: one row; JSON: fitspeed.llm-step/1.
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
 };
 
 struct LlmPlanAnswer;
@@ -129,6 +130,7 @@ struct LlmPlanAnswer : Answer {
   // Table: the ranked splits; JSON: fitspeed.llm-plan/1.
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
 };
 
 }  // namespace fitspeed

@@ -42,6 +42,7 @@ struct FitAnswer : Answer {
   // fitspeed.fit/1 (WriteFit).
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
 };
 
 // Where the law of a projection or a plan comes from: exactly one of
@@ -133,6 +134,7 @@ struct ProjectAnswer : Answer {
   // Table, CSV or JSON (fitspeed.project/1): WriteProjection.
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
 };
 
 struct LawPlanAnswer;
@@ -154,10 +156,12 @@ struct LawPlanRequest {
 };
 
 struct LawPlanAnswer : Answer {
+  PlanRequest request;  // what was planned: the deadline, budget and interval level
   PlanResult plan;
   // Table, CSV or JSON (fitspeed.plan/1): WritePlan.
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
 };
 
 }  // namespace fitspeed

@@ -61,6 +61,7 @@ struct HostSweepAnswer : Answer {
 
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
   // "<network> on <cpu> (<precision>, <n> threads)": the title of its plot.
   std::string Title() const;
 };
@@ -147,6 +148,7 @@ struct DeviceSweepAnswer : Answer {
 
   void Write(std::ostream& out, OutputFormat format) const override;
   std::string BriefReport() const override;
+  void WriteHtml(std::ostream& out) const override;
   // "<network> modeled on <device> (<precision>, <n> devices)".
   std::string Title() const;
 };
