@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "core/table.h"
 
 namespace fitspeed {
 
@@ -94,17 +97,25 @@ void HtmlPage::Figure(const std::string& svg, const std::string& caption) {
 void HtmlPage::Table(const std::string& id, const std::string& caption,
                      const std::vector<HtmlColumn>& columns,
                      const std::vector<std::vector<std::string>>& rows) {
+  const size_t shown = std::min(rows.size(), kHtmlTableRows);
+  const std::string title =
+      shown < rows.size() ? fmt::format("{} (the first {} of {} rows; all of them as CSV below)",
+                                        caption, shown, rows.size())
+                          : caption;
   out_ << "<div class=\"table-wrap\">\n<table id=\"" << HtmlEscape(id) << "\">\n<caption>"
-       << HtmlEscape(caption) << "</caption>\n<thead><tr>";
+       << HtmlEscape(title) << "</caption>\n<thead><tr>";
   for (const HtmlColumn& c : columns)
     out_ << "<th scope=\"col\">" << HtmlEscape(c.heading) << "</th>";
   out_ << "</tr></thead>\n<tbody>\n";
-  std::string line;
   for (const std::vector<std::string>& row : rows) {
     if (row.size() != columns.size()) {
       throw std::logic_error(fmt::format("HtmlPage::Table '{}': a row of {} cells for {} columns",
                                          id, row.size(), columns.size()));
     }
+  }
+  std::string line;
+  for (size_t r = 0; r < shown; ++r) {
+    const std::vector<std::string>& row = rows[r];
     line = "<tr>";
     for (size_t i = 0; i < row.size(); ++i) {
       line += columns[i].numeric ? "<td class=\"n\">" : "<td>";
@@ -115,6 +126,18 @@ void HtmlPage::Table(const std::string& id, const std::string& caption,
     out_ << line;
   }
   out_ << "</tbody>\n</table>\n</div>\n";
+  if (shown == rows.size()) return;
+  out_ << "<details>\n<summary>" << HtmlEscape(caption) << ": all " << rows.size()
+       << " rows as CSV</summary>\n<pre id=\"" << HtmlEscape(id) << "-csv\">";
+  line.clear();
+  for (size_t i = 0; i < columns.size(); ++i) line += (i ? "," : "") + CsvField(columns[i].heading);
+  out_ << HtmlEscape(line) << "\n";
+  for (const std::vector<std::string>& row : rows) {
+    line.clear();
+    for (size_t i = 0; i < row.size(); ++i) line += (i ? "," : "") + CsvField(row[i]);
+    out_ << HtmlEscape(line) << "\n";
+  }
+  out_ << "</pre>\n</details>\n";
 }
 
 void HtmlPage::Preformatted(const std::string& summary, const std::string& text) {

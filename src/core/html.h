@@ -6,6 +6,7 @@
 #ifndef FITSPEED_SRC_CORE_HTML_H_
 #define FITSPEED_SRC_CORE_HTML_H_
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@ struct HtmlColumn {
   bool numeric = true;
 };
 
+inline constexpr size_t kHtmlTableRows = 250;
+
 class HtmlPage {
  public:
   // Writes the head and the page's title (h1) at once.
@@ -37,7 +40,10 @@ class HtmlPage {
   // A figure: `svg` (from svg_chart.h) and its caption.
   void Figure(const std::string& svg, const std::string& caption);
   // A table with a caption; every row has one cell per column. `id` names it
-  // for the tests and for links ("ranked").
+  // for the tests and for links ("ranked"). Past kHtmlTableRows rows the table
+  // shows the first ones and every row follows as CSV text, folded: a browser
+  // lays out a table of thousands of rows in seconds, a text in milliseconds
+  // (bench/README.md, "HTML reports in a browser").
   void Table(const std::string& id, const std::string& caption,
              const std::vector<HtmlColumn>& columns,
              const std::vector<std::vector<std::string>>& rows);

@@ -147,11 +147,13 @@ void LlmStepAnswer::WriteHtml(std::ostream& out) const {
                     : fmt::format("no: {} GB short", FormatSig(step.memory.shortfall / kGb))}});
   svg::BarChart time = TimeChart("step-parts", "Where the step's time goes", interval);
   time.rows.push_back(TimeRow(SplitLabel(step.split), step, interval));
+  time.rows.back().muted = false;  // one split: its memory chart shows whether it fits
   page.Figure(svg::RenderBars(time),
               "The parts of one optimizer step, exposed time only (communication hidden behind "
               "compute is not drawn); the whisker is the step time's interval.");
   svg::BarChart memory = MemoryChart("memory", "Memory per GPU by component", cluster);
   memory.rows.push_back(MemoryRow(SplitLabel(step.split), step));
+  memory.rows.back().muted = false;
   page.Figure(svg::RenderBars(memory),
               "Memory of the most loaded GPU (the first pipeline stage) "
               "against the device's capacity.");

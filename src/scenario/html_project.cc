@@ -177,8 +177,12 @@ void LawPlanAnswer::WriteHtml(std::ostream& out) const {
   html_report::Opening(page, *this);
   size_t feasible = 0;
   for (const PlanRow& r : plan.rows) feasible += r.feasible() ? 1 : 0;
-  page.Paragraph(fmt::format("{} configurations evaluated, {} meet the deadline and the budget.",
-                             plan.rows.size(), feasible));
+  std::string limits;
+  if (request.deadline_s)
+    limits += fmt::format(" Deadline {} h.", FormatSig(*request.deadline_s / 3600));
+  if (request.budget) limits += fmt::format(" Budget {}.", FormatSig(*request.budget));
+  page.Paragraph(fmt::format("{} configurations evaluated, {} meet the deadline and the budget.{}",
+                             plan.rows.size(), feasible, limits));
   double longest = request.deadline_s.value_or(0);
   for (size_t k = 0; k < plan.rows.size() && k < kProjectChartRows; ++k) {
     longest = std::max(longest, plan.rows[k].total_high_s.value_or(plan.rows[k].total_s));
@@ -226,8 +230,10 @@ void LawPlanAnswer::WriteHtml(std::ostream& out) const {
   }
   if (any_cost) page.Figure(svg::RenderBars(cost), "The same runs' cost.");
   std::vector<std::vector<std::string>> rows;
+  bool intervals = false;
   for (size_t k = 0; k < plan.rows.size(); ++k) {
     const PlanRow& r = plan.rows[k];
+    intervals = intervals || r.total_low_s.has_value();
     std::string mark;
     if (plan.fastest && *plan.fastest == k) mark += "fastest ";
     if (plan.cheapest && *plan.cheapest == k) mark += "cheapest ";
@@ -248,11 +254,12 @@ void LawPlanAnswer::WriteHtml(std::ostream& out) const {
               {"global batch"},
               {"epochs"},
               {"epoch (h)"},
-              {"total (h) [" + html_report::Level(request.interval_level) + "]"},
+              {intervals ? "total (h) [" + html_report::Level(request.interval_level) + "]"
+                         : std::string("total (h)")},
               {"cost"},
               {"deadline", false},
               {"budget", false},
-              {"", false}},
+              {"marks", false}},
              rows);
   html_report::Closing(page, *this, plan.assumptions);
 }

@@ -45,6 +45,22 @@ TEST(Html, PageClosesItsElementsAndEscapesItsText) {
   EXPECT_EQ(close, 3u);
 }
 
+TEST(Html, ALongTableShowsItsFirstRowsAndEveryRowAsCsv) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < kHtmlTableRows + 50; ++i) rows.push_back({std::to_string(i), "a,b"});
+  std::ostringstream out;
+  HtmlPage(out, "t").Table("big", "splits", {{"rank"}, {"name", false}}, rows);
+  const std::string html = out.str();
+  const std::string table = html.substr(0, html.find("</table>"));
+  size_t shown = 0;
+  for (size_t at = 0; (at = table.find("<tr><td", at)) != std::string::npos; ++at) ++shown;
+  EXPECT_EQ(shown, kHtmlTableRows);
+  EXPECT_THAT(html, HasSubstr("splits (the first 250 of 300 rows; all of them as CSV below)"));
+  // The CSV: the heading, then every row, the field with a comma quoted (RFC 4180).
+  EXPECT_THAT(html, HasSubstr("<pre id=\"big-csv\">rank,name\n0,&quot;a,b&quot;\n"));
+  EXPECT_THAT(html, HasSubstr("\n299,&quot;a,b&quot;\n</pre>"));
+}
+
 TEST(Html, RefusesARowOfTheWrongWidth) {
   std::ostringstream out;
   HtmlPage page(out, "t");
