@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "core/svg_chart.h"
 #include "core/table.h"
+#include "fitspeed/io/output.h"
 
 namespace fitspeed::html_report {
 
@@ -41,60 +41,13 @@ void Closing(HtmlPage& page, const Answer& answer, const std::vector<std::string
   page.Preformatted("The table report (as `fitspeed` prints it)", answer.FullReport());
 }
 
-namespace {
-
-// A point's throughput, whatever quantity the objective compared.
-double Throughput(const GroupFit& fit, const FitPoint& p) {
-  return fit.objective == Objective::kAbsoluteThroughput ? p.observed : p.batch / p.observed;
-}
-
-}  // namespace
-
 std::string FitChart(const std::string& id, const std::string& title, const FitResult& fit) {
-  svg::XyChart chart;
-  chart.id = id;
-  chart.title = title;
-  std::string count = fit.fits.empty() ? "samples" : fit.fits.front().CountName();
-  for (const GroupFit& g : fit.fits) {
-    if (g.CountName() != count) count = "samples or tokens";
-  }
-  chart.x = {fmt::format("batch ({} per step, log scale)", count), true};
-  chart.y = {fmt::format("throughput ({}/s)", count)};
-  for (size_t i = 0; i < fit.fits.size(); ++i) {
-    const GroupFit& g = fit.fits[i];
-    const std::string name = g.group.ToString();
-    svg::XySeries points;
-    points.name = name + ": measured";
-    points.line = false;
-    points.markers = true;
-    points.style = static_cast<int>(i);
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (const FitPoint& p : g.points) {
-      points.x.push_back(p.batch);
-      points.y.push_back(Throughput(g, p));
-      if (p.batch > 0) lo = std::min(lo, p.batch), hi = std::max(hi, p.batch);
-    }
-    if (g.converged && hi > 0) {
-      svg::XySeries curve;
-      curve.name = name + ": fitted " + g.law;
-      curve.style = static_cast<int>(i);
-      curve.band_name = name + ": " + Level(g.confidence) + " confidence band of the curve";
-      bool band = false;
-      for (int k = 0; k <= 80; ++k) {
-        const double b = std::exp2(std::log2(lo) + (std::log2(hi) - std::log2(lo)) * k / 80.0);
-        curve.x.push_back(b);
-        curve.y.push_back(g.PredictThroughput(b));
-        const auto [low, high] = g.ThroughputInterval(b, g.confidence);
-        curve.low.push_back(low);
-        curve.high.push_back(high);
-        band = band || std::isfinite(low);
-      }
-      if (!band) curve.low.clear(), curve.high.clear();
-      chart.series.push_back(std::move(curve));
-    }
-    chart.series.push_back(std::move(points));
-  }
-  return svg::RenderXy(chart);
+  PlotOptions options;
+  options.id = id;
+  options.title = title;
+  options.width_px = 720;
+  options.height_px = 420;
+  return FitSvg(fit, options);
 }
 
 void FitTables(HtmlPage& page, const FitResult& fit) {

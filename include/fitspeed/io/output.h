@@ -27,10 +27,15 @@ struct PlotOptions {
   std::string title = "Training throughput against batch size";
   int width_px = 800;
   int height_px = 500;
+  std::string id = "fit";  // the <svg>'s id (unique within an HTML page)
 };
 
-// An SVG of observed throughput (points) and fitted curves (lines) against
-// batch on a log2 axis, one colour per group.
+// An SVG of each group's observed throughput (markers), fitted curve (line)
+// and the curve's confidence band at the fit's level
+// (GroupFit::ThroughputInterval) against batch on a log2 axis; colours,
+// dashes and marker shapes per group that survive colour-blindness and grey
+// print (docs/reports.md).
+std::string FitSvg(const FitResult& result, const PlotOptions& options = {});
 void WriteFitSvg(std::ostream& out, const FitResult& result, const PlotOptions& options = {});
 
 }  // namespace fitspeed
