@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <ostream>
 #include <tuple>
 
@@ -130,7 +131,7 @@ std::vector<std::pair<GroupKey, std::vector<Sample>>> GroupSamples(
     const std::vector<Sample>& samples) {
   std::map<GroupKey, std::vector<Sample>> groups;
   for (const Sample& s : samples) groups[GroupOf(s)].push_back(s);
-  return {groups.begin(), groups.end()};
+  return {std::make_move_iterator(groups.begin()), std::make_move_iterator(groups.end())};
 }
 
 }  // namespace fitspeed

@@ -723,6 +723,15 @@ FitResult Fit(const std::vector<Sample>& samples, const FitOptions& options) {
   ValidateFitOptions(options);
   if (samples.empty()) throw DataError("<input>", 0, "", "no samples to fit");
   FitResult result;
+  // One group (most logs): fitted as it is, without a copy of its samples.
+  const GroupKey first = GroupOf(samples.front());
+  if (std::all_of(samples.begin(), samples.end(), [&](const Sample& s) {
+        return s.devices == first.devices && s.unit == first.unit && s.label == first.label &&
+               s.precision == first.precision;
+      })) {
+    result.fits.push_back(FitGroup(samples, options));
+    return result;
+  }
   const auto groups = GroupSamples(samples);
   for (const auto& [key, members] : groups) result.fits.push_back(FitGroup(members, options));
 

@@ -454,8 +454,8 @@ bool LooksLikeDeepspeed(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<DeepspeedReader>(text, context);
+std::vector<Sample> ReadDeepspeed(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<DeepspeedReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

@@ -308,8 +308,8 @@ bool LooksLikeDetectron2(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadDetectron2(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<Detectron2Reader>(text, context);
+std::vector<Sample> ReadDetectron2(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<Detectron2Reader>(lines, context);
 }
 
 }  // namespace fitspeed::io

@@ -358,13 +358,10 @@ std::vector<Sample> DlloggerParser::Finish() {
 
 }  // namespace
 
-std::vector<Sample> ReadDllogger(std::string_view text, const ReaderContext& context) {
+std::vector<Sample> ReadDllogger(LineCursor& lines, const ReaderContext& context) {
   DlloggerParser parser(context);
-  LineCursor cursor(text);
   std::string_view line;
-  while (cursor.Next(line)) {
-    parser.Line(line, cursor.number(), line.data() + line.size() == text.data() + text.size());
-  }
+  while (lines.Next(line)) parser.Line(line, lines.number(), lines.cut());
   return parser.Finish();
 }
 

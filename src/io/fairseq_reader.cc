@@ -266,8 +266,8 @@ bool LooksLikeFairseq(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadFairseq(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<FairseqReader>(text, context);
+std::vector<Sample> ReadFairseq(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<FairseqReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

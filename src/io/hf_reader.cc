@@ -325,8 +325,8 @@ bool LooksLikeHf(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<HfReader>(text, context);
+std::vector<Sample> ReadHf(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<HfReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -31,6 +32,7 @@ struct FormatInfo {
   const char* name;
   std::vector<Sample> (*read)(std::string_view, const io::ReaderContext&);
   bool (*looks_like)(std::string_view);
+  io::LineReader read_lines = nullptr;  // the reader on a LineCursor, if it has one
 };
 
 // In detection order: the most specific signatures first, CSV and the bare
@@ -40,18 +42,19 @@ constexpr FormatInfo kFormats[] = {
     {Format::kNist, "nist", io::ReadNist, io::LooksLikeNist},
     // Before mllog: MLPerf logs of fairseq and maskrcnn-benchmark carry their
     // trainer's lines, which state the step's tokens and time.
-    {Format::kFairseq, "fairseq", io::ReadFairseq, io::LooksLikeFairseq},
-    {Format::kDetectron2, "detectron2", io::ReadDetectron2, io::LooksLikeDetectron2},
-    {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog},
-    {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger},
-    {Format::kTfcnn, "tfcnn", io::ReadTfcnn, io::LooksLikeTfcnn},
-    {Format::kMegatron, "megatron", io::ReadMegatron, io::LooksLikeMegatron},
-    {Format::kDeepspeed, "deepspeed", io::ReadDeepspeed, io::LooksLikeDeepspeed},
-    {Format::kNanogpt, "nanogpt", io::ReadNanogpt, io::LooksLikeNanogpt},
+    {Format::kFairseq, "fairseq", io::ReadFairseq, io::LooksLikeFairseq, io::ReadFairseq},
+    {Format::kDetectron2, "detectron2", io::ReadDetectron2, io::LooksLikeDetectron2,
+     io::ReadDetectron2},
+    {Format::kMllog, "mllog", io::ReadMllog, io::LooksLikeMllog, io::ReadMllog},
+    {Format::kDllogger, "dllogger", io::ReadDllogger, io::LooksLikeDllogger, io::ReadDllogger},
+    {Format::kTfcnn, "tfcnn", io::ReadTfcnn, io::LooksLikeTfcnn, io::ReadTfcnn},
+    {Format::kMegatron, "megatron", io::ReadMegatron, io::LooksLikeMegatron, io::ReadMegatron},
+    {Format::kDeepspeed, "deepspeed", io::ReadDeepspeed, io::LooksLikeDeepspeed, io::ReadDeepspeed},
+    {Format::kNanogpt, "nanogpt", io::ReadNanogpt, io::LooksLikeNanogpt, io::ReadNanogpt},
     {Format::kHfState, "hf-state", io::ReadHfState, io::LooksLikeHfState},
-    {Format::kHf, "hf", io::ReadHf, io::LooksLikeHf},
-    {Format::kTimm, "timm", io::ReadTimm, io::LooksLikeTimm},
-    {Format::kKeras, "keras", io::ReadKeras, io::LooksLikeKeras},
+    {Format::kHf, "hf", io::ReadHf, io::LooksLikeHf, io::ReadHf},
+    {Format::kTimm, "timm", io::ReadTimm, io::LooksLikeTimm, io::ReadTimm},
+    {Format::kKeras, "keras", io::ReadKeras, io::LooksLikeKeras, io::ReadKeras},
     {Format::kLightning, "lightning", io::ReadLightning, io::LooksLikeLightning},
     {Format::kKerasCsv, "keras-csv", io::ReadKerasCsv, io::LooksLikeKerasCsv},
     {Format::kWandb, "wandb", io::ReadWandb, io::LooksLikeWandb},
@@ -176,8 +179,16 @@ InputSpec ParseInputSpec(std::string_view text) {
   return spec;
 }
 
-Format DetectFormat(std::string_view text, std::string_view path) {
-  const std::string_view head = text.substr(0, 64 * 1024);
+namespace {
+
+// DetectFormat looks at the first 64 KiB, and at the rest only where the start
+// does not decide.
+constexpr size_t kDetectionBytes = 64 * 1024;
+
+// The format the start of a text (its first kDetectionBytes) tells, or nullopt
+// when the rest may tell another; `longer`: the text goes on past `head`.
+std::optional<Format> DetectFormatFromHead(std::string_view head, std::string_view path,
+                                           bool longer) {
   const std::string lower_path = io::ToLower(path);
   // TensorBoard names its files events.out.tfevents.<time>.<host>...
   if (io::Contains(lower_path, "tfevents")) return Format::kTensorboard;
@@ -187,22 +198,29 @@ Format DetectFormat(std::string_view text, std::string_view path) {
     // An MLPerf log's trainer lines may start after 64 KiB of shell traces,
     // configuration and :::MLLOG lines (maskrcnn-benchmark's, past its config
     // dump): they give the step's batch and time, so they win over the tags.
-    if (info.format == Format::kMllog && text.size() > head.size()) {
-      if (io::LooksLikeFairseq(text)) return Format::kFairseq;
-      if (io::LooksLikeDetectron2(text)) return Format::kDetectron2;
-    }
+    if (info.format == Format::kMllog && longer) return std::nullopt;
     return info.format;
   }
-  // Tagged logs may start with long shell traces (Intel's MLPerf v0.7 log has
-  // its first :::MLLOG line 182 kB in): look for the tags in the whole text.
-  // A Markdown page may show the Trainer's output past its first 64 KiB.
-  if (text.size() > head.size()) {
-    if (io::LooksLikeFairseq(text)) return Format::kFairseq;
-    if (io::LooksLikeDetectron2(text)) return Format::kDetectron2;
-    if (io::LooksLikeMllog(text)) return Format::kMllog;
-    if (io::LooksLikeDllogger(text)) return Format::kDllogger;
-    if (io::LooksLikeHf(text)) return Format::kHf;
+  if (longer) return std::nullopt;
+  return Format::kAuto;
+}
+
+}  // namespace
+
+Format DetectFormat(std::string_view text, std::string_view path) {
+  const std::string_view head = text.substr(0, kDetectionBytes);
+  if (const auto format = DetectFormatFromHead(head, path, text.size() > head.size())) {
+    return *format;
   }
+  // The trainer's lines of an MLPerf log (above). Tagged logs may start with
+  // long shell traces (Intel's MLPerf v0.7 log has its first :::MLLOG line
+  // 182 kB in): look for the tags in the whole text. A Markdown page may show
+  // the Trainer's output past its first 64 KiB.
+  if (io::LooksLikeFairseq(text)) return Format::kFairseq;
+  if (io::LooksLikeDetectron2(text)) return Format::kDetectron2;
+  if (io::LooksLikeMllog(text)) return Format::kMllog;
+  if (io::LooksLikeDllogger(text)) return Format::kDllogger;
+  if (io::LooksLikeHf(text)) return Format::kHf;
   return Format::kAuto;
 }
 
@@ -237,16 +255,20 @@ void ApplyAttributes(const Attributes& a, Sample& s, StringPool& strings) {
 
 }  // namespace io
 
-std::vector<Sample> ParseSamples(std::string_view text, const std::string& source,
-                                 const Attributes& attributes, const ReadOptions& options) {
+namespace {
+
+// The checks of ParseSamples before it reads anything.
+void ValidateReadOptions(const ReadOptions& options) {
   if (options.skip_first_epochs < 0) {
     throw UsageError(
         fmt::format("ReadOptions.skip_first_epochs = {} must be >= 0", options.skip_first_epochs));
   }
   io::ValidateTensorboardOptions(options);
-  if (io::Trim(text).empty()) throw DataError(source, 0, "", "the input is empty");
-  Format format = options.format;
-  if (format == Format::kAuto) format = DetectFormat(text, source);
+}
+
+// Refuses a text that is not a log of `format` at all: binary where text is
+// expected, or of a format not found.
+void CheckReadable(std::string_view text, Format format, const std::string& source) {
   // TensorBoard event files are the one binary format.
   if (format != Format::kTensorboard && io::LooksBinary(text)) {
     throw DataError(source, 0, "", "the input looks binary, not a text log");
@@ -257,8 +279,12 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
                                 "(one of {})",
                                 FormatNames()));
   }
-  const io::ReaderContext context{source, attributes, options};
-  std::vector<Sample> samples = InfoOf(format).read(text, context);
+}
+
+// What ParseSamples does to a reader's samples: refuses none, applies the
+// attributes, validates each.
+std::vector<Sample> FinishSamples(std::vector<Sample> samples, Format format,
+                                  const std::string& source, const Attributes& attributes) {
   if (samples.empty()) {
     throw DataError(source, 0, "",
                     fmt::format("no samples found (read as format '{}')", FormatName(format)));
@@ -276,13 +302,135 @@ std::vector<Sample> ParseSamples(std::string_view text, const std::string& sourc
   return samples;
 }
 
+// Fills text[used...] from `read` to the text's end, growing it by doubling
+// (a regular file's size is known: `expected_bytes` sizes it at once); the
+// text ends trimmed to what was read.
+void ReadRest(const io::ReadBytes& read, std::string& text, size_t used, size_t expected_bytes) {
+  text.resize(std::max({text.size(), used + 1, expected_bytes + 1}));
+  for (;;) {
+    if (used == text.size()) text.resize(2 * text.size());
+    const size_t n = read(text.data() + used, text.size() - used);
+    if (n == 0) break;
+    used += n;
+  }
+  text.resize(used);
+}
+
+}  // namespace
+
+std::vector<Sample> ParseSamples(std::string_view text, const std::string& source,
+                                 const Attributes& attributes, const ReadOptions& options) {
+  ValidateReadOptions(options);
+  if (io::Trim(text).empty()) throw DataError(source, 0, "", "the input is empty");
+  Format format = options.format;
+  if (format == Format::kAuto) format = DetectFormat(text, source);
+  CheckReadable(text, format, source);
+  const io::ReaderContext context{source, attributes, options};
+  return FinishSamples(InfoOf(format).read(text, context), format, source, attributes);
+}
+
+namespace io {
+
+LineReader LineReaderOf(Format format) {
+  return format == Format::kAuto ? nullptr : InfoOf(format).read_lines;
+}
+
+std::vector<Sample> ParseStream(const ReadBytes& read, const std::string& source,
+                                const Attributes& attributes, const ReadOptions& options,
+                                size_t chunk_bytes, size_t expected_bytes) {
+  ValidateReadOptions(options);
+  // The start, enough to tell the format (and one byte more: whether the text
+  // goes on past it).
+  std::string head(kDetectionBytes + 1, '\0');
+  size_t used = 0;
+  while (used < head.size()) {
+    const size_t n = read(head.data() + used, head.size() - used);
+    if (n == 0) break;
+    used += n;
+  }
+  if (used < head.size()) {  // all of it
+    head.resize(used);
+    return ParseSamples(head, source, attributes, options);
+  }
+  std::optional<Format> format;
+  if (!Trim(head).empty()) {
+    format = options.format;
+    if (format == Format::kAuto) {
+      format = DetectFormatFromHead(std::string_view(head).substr(0, kDetectionBytes), source,
+                                    /*longer=*/true);
+    }
+  }
+  const LineReader read_lines = format ? LineReaderOf(*format) : nullptr;
+  if (read_lines == nullptr) {
+    // A whole document, or a text whose start does not tell its format.
+    ReadRest(read, head, used, expected_bytes);
+    return ParseSamples(head, source, attributes, options);
+  }
+  CheckReadable(head, *format, source);
+  const ReaderContext context{source, attributes, options};
+  LineCursor lines(read, chunk_bytes, std::move(head));
+  return FinishSamples(read_lines(lines, context), *format, source, attributes);
+}
+
+namespace {
+
+// A line-oriented reader on a text held whole.
+template <LineReader read_lines>
+std::vector<Sample> ReadWhole(std::string_view text, const ReaderContext& context) {
+  LineCursor lines(text);
+  return read_lines(lines, context);
+}
+
+}  // namespace
+
+std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadKeras>(text, context);
+}
+std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadMllog>(text, context);
+}
+std::vector<Sample> ReadDllogger(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadDllogger>(text, context);
+}
+std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadTimm>(text, context);
+}
+std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadHf>(text, context);
+}
+std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadTfcnn>(text, context);
+}
+std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadMegatron>(text, context);
+}
+std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadDeepspeed>(text, context);
+}
+std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadNanogpt>(text, context);
+}
+std::vector<Sample> ReadFairseq(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadFairseq>(text, context);
+}
+std::vector<Sample> ReadDetectron2(std::string_view text, const ReaderContext& context) {
+  return ReadWhole<ReadDetectron2>(text, context);
+}
+
+}  // namespace io
+
 std::vector<Sample> ReadSamples(const InputSpec& input, const ReadOptions& options) {
+  if (input.path == "-") {
+    InputStream in(std::cin, "standard input", kMaxLogBytes);
+    return io::ParseStream([&in](char* data, size_t size) { return in.Read(data, size); },
+                           input.path, input.attributes, options);
+  }
   // A FIFO is read like standard input (`fitspeed read <(zcat run.log.gz)`);
   // a device such as /dev/zero or a directory is refused; both stop at the cap.
-  const std::string text = input.path == "-"
-                               ? ReadInputStream(std::cin, "standard input", kMaxLogBytes)
-                               : ReadInputFile(input.path, "", kMaxLogBytes, PipeInputs::kRead);
-  return ParseSamples(text, input.path, input.attributes, options);
+  InputFile file(input.path, "", kMaxLogBytes, PipeInputs::kRead);
+  return io::ParseStream([&file](char* data, size_t size) { return file.Read(data, size); },
+                         input.path, input.attributes, options, io::kStreamChunkBytes,
+                         static_cast<size_t>(file.size_at_open().value_or(0)));
 }
 
 }  // namespace fitspeed

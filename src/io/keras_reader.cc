@@ -384,8 +384,8 @@ bool LooksLikeKeras(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<KerasParser>(text, context);
+std::vector<Sample> ReadKeras(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<KerasParser>(lines, context);
 }
 
 }  // namespace fitspeed::io

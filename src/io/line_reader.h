@@ -13,13 +13,13 @@ namespace fitspeed::io {
 
 // The reader of a log read line by line: a `Reader(context)` that takes each
 // line with its 1-based number (`Add(line, number)`) and gives the samples at
-// the end (`Finish()`).
+// the end (`Finish()`). A line lasts only until the next is read (a streamed
+// log's buffer is reused): a reader keeps what it needs as values.
 template <class Reader>
-std::vector<Sample> ReadLineByLine(std::string_view text, const ReaderContext& context) {
+std::vector<Sample> ReadLineByLine(LineCursor& lines, const ReaderContext& context) {
   Reader reader(context);
-  LineCursor cursor(text);
   std::string_view line;
-  while (cursor.Next(line)) reader.Add(line, cursor.number());
+  while (lines.Next(line)) reader.Add(line, lines.number());
   return reader.Finish();
 }
 

@@ -68,7 +68,11 @@ std::optional<double> TimestampAt(std::string_view s, size_t at) {
 }  // namespace
 
 std::string_view StripTerminalCodes(std::string_view line, std::string& buffer) {
-  if (line.find_first_of("\x1b\b") == std::string_view::npos) return line;
+  // Two memchr scans: find_first_of of a set calls memchr once per character
+  // of the line (a fifth of the time of reading a Megatron log went there).
+  if (line.find('\x1b') == std::string_view::npos && line.find('\b') == std::string_view::npos) {
+    return line;
+  }
   buffer.clear();
   buffer.reserve(line.size());
   for (size_t i = 0; i < line.size(); ++i) {

@@ -546,8 +546,8 @@ bool LooksLikeMegatron(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<MegatronReader>(text, context);
+std::vector<Sample> ReadMegatron(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<MegatronReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

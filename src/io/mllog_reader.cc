@@ -949,13 +949,10 @@ std::vector<Sample> MllogParser::Finish() {
 
 }  // namespace
 
-std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& context) {
+std::vector<Sample> ReadMllog(LineCursor& lines, const ReaderContext& context) {
   MllogParser parser(context);
-  LineCursor cursor(text);
   std::string_view line;
-  while (cursor.Next(line)) {
-    parser.Line(line, cursor.number(), line.data() + line.size() == text.data() + text.size());
-  }
+  while (lines.Next(line)) parser.Line(line, lines.number(), lines.cut());
   return parser.Finish();
 }
 

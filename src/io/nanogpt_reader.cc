@@ -682,8 +682,8 @@ bool LooksLikeNanogpt(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<NanogptReader>(text, context);
+std::vector<Sample> ReadNanogpt(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<NanogptReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

@@ -3,6 +3,7 @@
 #ifndef FITSPEED_SRC_IO_READERS_H_
 #define FITSPEED_SRC_IO_READERS_H_
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "fitspeed/core/sample.h"
 #include "fitspeed/io/input.h"
+#include "text.h"
 
 namespace fitspeed::io {
 
@@ -51,26 +53,60 @@ void Warn(const ReaderContext& context, int line, std::string_view message);
 // ApplyAttributes), and every sample is validated then, so a reader may leave
 // batch at 0 when the log lacks it. Returning no samples is allowed: the caller
 // reports "no samples found".
+//
+// The readers of line-oriented logs read a LineCursor, so that a log file is
+// read a buffer at a time (ParseStream); their overloads on a text read it
+// whole. The others need the whole document (JSON, CSV with quoted cells
+// over lines, TensorBoard's records, the epoch list's two passes).
 std::vector<Sample> ReadCsv(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadNist(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadKeras(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadKeras(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadLightning(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadKerasCsv(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadWandb(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadMllog(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadMllog(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadDllogger(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDllogger(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadTimm(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadHf(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadHf(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadHfState(std::string_view text, const ReaderContext& context);
 std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadTfcnn(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadMegatron(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadMegatron(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadDeepspeed(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDeepspeed(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadNanogpt(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadNanogpt(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadFairseq(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadFairseq(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadDetectron2(std::string_view text, const ReaderContext& context);
+std::vector<Sample> ReadDetectron2(LineCursor& lines, const ReaderContext& context);
 std::vector<Sample> ReadEpochs(std::string_view text, const ReaderContext& context);
 // Binary: `text` holds the bytes of a TensorBoard event file.
 std::vector<Sample> ReadTensorboard(std::string_view text, const ReaderContext& context);
+
+// The reader on a LineCursor of `format`, or nullptr when it reads whole texts only.
+using LineReader = std::vector<Sample> (*)(LineCursor&, const ReaderContext&);
+LineReader LineReaderOf(Format format);
+
+// How much of a log ParseStream reads at a time: 1 MiB (a buffer of about
+// twice that is held, against the whole file).
+inline constexpr size_t kStreamChunkBytes = size_t{1} << 20;
+
+// ParseSamples on the text that `read` gives, with the same results
+// (samples, warnings, errors): a log over 64 KiB of a line-oriented format that
+// its start tells (or options.format names) is read `chunk_bytes` at a time and
+// never held whole; any other is read whole (`expected_bytes`, a regular
+// file's size, sizes the string at once), then parsed. ReadSamples reads files
+// and standard input through it.
+std::vector<Sample> ParseStream(const ReadBytes& read, const std::string& source,
+                                const Attributes& attributes = {}, const ReadOptions& options = {},
+                                size_t chunk_bytes = kStreamChunkBytes, size_t expected_bytes = 0);
 
 // Cheap content sniffers on the start of a file (up to 64 KiB), used by
 // DetectFormat in the order of the Format enum's specificity.

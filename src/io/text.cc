@@ -2,29 +2,64 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "fitspeed/core/error.h"
 
 namespace fitspeed::io {
 
+LineCursor::LineCursor(ReadBytes read, size_t chunk_bytes, std::string start)
+    : ended_(false), read_(std::move(read)), chunk_bytes_(chunk_bytes), buffer_(std::move(start)) {
+  FITSPEED_CHECK(chunk_bytes_ > 0, "LineCursor: chunk_bytes must be > 0");
+  data_ = buffer_.data();
+  size_ = buffer_.size();
+}
+
+void LineCursor::Refill() {
+  const size_t kept = size_ - pos_;
+  std::memmove(buffer_.data(), buffer_.data() + pos_, kept);
+  pos_ = 0;
+  // Room for a whole chunk after what is kept; doubling, so that a line
+  // longer than a chunk is read in linear time.
+  if (buffer_.size() < kept + chunk_bytes_) {
+    buffer_.resize(std::max(kept + chunk_bytes_, 2 * buffer_.size()));
+  }
+  const size_t n = read_(buffer_.data() + kept, buffer_.size() - kept);
+  ended_ = n == 0;
+  data_ = buffer_.data();
+  size_ = kept + n;
+}
+
 bool LineCursor::Next(std::string_view& line) {
-  if (pos_ >= text_.size()) return false;
-  const size_t start = pos_;
-  size_t end = start;
-  while (end < text_.size() && text_[end] != '\n' && text_[end] != '\r') ++end;
-  line = text_.substr(start, end - start);
+  size_t end = pos_;
+  for (;;) {
+    const char* data = data_;
+    const size_t size = size_;
+    while (end < size && data[end] != '\n' && data[end] != '\r') ++end;
+    // Done when the line's end is known: a '\n', a '\r' with what follows it
+    // in the buffer (a '\n' or not), or the end of the text.
+    if (ended_ || (end < size && (data[end] == '\n' || end + 1 < size))) break;
+    const size_t scanned = end - pos_;
+    Refill();
+    end = pos_ + scanned;
+  }
+  if (pos_ >= size_) return false;
+  line = std::string_view(data_ + pos_, end - pos_);
   // A line counts as a new editor line unless the previous one ended with a lone '\r'.
   if (!last_was_cr_) ++number_;
   last_was_cr_ = false;
-  if (end < text_.size()) {
-    if (text_[end] == '\r' && end + 1 < text_.size() && text_[end + 1] == '\n') {
+  cut_ = end == size_;
+  if (end < size_) {
+    if (data_[end] == '\r' && end + 1 < size_ && data_[end + 1] == '\n') {
       pos_ = end + 2;
     } else {
-      last_was_cr_ = text_[end] == '\r';
+      last_was_cr_ = data_[end] == '\r';
       pos_ = end + 1;
     }
   } else {

@@ -3,6 +3,8 @@
 #ifndef FITSPEED_SRC_IO_TEXT_H_
 #define FITSPEED_SRC_IO_TEXT_H_
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,20 +12,45 @@
 
 namespace fitspeed::io {
 
+// Reads up to `size` bytes of a text into `data`; returns how many, 0 at the
+// text's end (a file read in pieces).
+using ReadBytes = std::function<size_t(char* data, size_t size)>;
+
 // Iterates over the lines of a text: "\n", "\r\n" and a lone "\r" end a line;
 // Next() returns false at the end. number() is 1-based and counts "\n" only,
 // so a progress bar redrawn with "\r" keeps the editor's line number.
+//
+// The text is either all in memory or read in pieces (a log file): then the
+// cursor holds a buffer of a few `chunk_bytes` (more for a longer line), and a
+// line that Next() gives lasts until the next call; the lines, their numbers
+// and cut() are the same as for the whole text in memory.
 class LineCursor {
  public:
-  explicit LineCursor(std::string_view text) : text_(text) {}
+  explicit LineCursor(std::string_view text) : data_(text.data()), size_(text.size()) {}
+  // `start`: the text's first bytes, already read; the rest comes from `read`.
+  LineCursor(ReadBytes read, size_t chunk_bytes, std::string start = {});
   bool Next(std::string_view& line);
   int number() const { return number_; }
+  // Whether the line Next() gave last ends the text with no line end after it
+  // (a log cut off while it was written).
+  bool cut() const { return cut_; }
 
  private:
-  std::string_view text_;
-  size_t pos_ = 0;
+  // Reads more of a streamed text after what is left unread, which moves to
+  // the buffer's start; sets ended_ at the text's end.
+  void Refill();
+
+  const char* data_ = nullptr;  // the text in memory, or buffer_'s
+  size_t size_ = 0;             // bytes at data_
+  size_t pos_ = 0;              // where the next line starts
   int number_ = 0;
   bool last_was_cr_ = false;
+  bool cut_ = false;
+  bool ended_ = true;  // nothing more to read
+  // A streamed text:
+  ReadBytes read_;
+  size_t chunk_bytes_ = 0;
+  std::string buffer_;
 };
 
 std::string_view Trim(std::string_view s);

@@ -172,8 +172,8 @@ bool LooksLikeTfcnn(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadTfcnn(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<TfcnnReader>(text, context);
+std::vector<Sample> ReadTfcnn(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<TfcnnReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

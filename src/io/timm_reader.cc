@@ -333,8 +333,8 @@ bool LooksLikeTimm(std::string_view head) {
   return false;
 }
 
-std::vector<Sample> ReadTimm(std::string_view text, const ReaderContext& context) {
-  return ReadLineByLine<TimmReader>(text, context);
+std::vector<Sample> ReadTimm(LineCursor& lines, const ReaderContext& context) {
+  return ReadLineByLine<TimmReader>(lines, context);
 }
 
 }  // namespace fitspeed::io

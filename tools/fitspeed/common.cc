@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
@@ -98,13 +99,23 @@ std::vector<Sample> LoadSamples(const InputOptions& options) {
   std::vector<SampleFilter> filters;
   for (const std::string& text : options.where) filters.push_back(ParseSampleFilter(text));
 
+  // Filtered where they were read, and the first input's vector kept as the
+  // result: a long log's samples are not copied again.
   std::vector<Sample> samples;
   for (const std::string& text : options.inputs) {
-    const InputSpec spec = ParseInputSpec(text);
-    for (Sample& s : ReadSamples(spec, read_options)) {
-      const bool keep = std::all_of(filters.begin(), filters.end(),
+    std::vector<Sample> read = ReadSamples(ParseInputSpec(text), read_options);
+    read.erase(std::remove_if(read.begin(), read.end(),
+                              [&](const Sample& s) {
+                                return !std::all_of(
+                                    filters.begin(), filters.end(),
                                     [&](const SampleFilter& f) { return f.Matches(s); });
-      if (keep) samples.push_back(std::move(s));
+                              }),
+               read.end());
+    if (samples.empty()) {
+      samples = std::move(read);
+    } else {
+      samples.insert(samples.end(), std::make_move_iterator(read.begin()),
+                     std::make_move_iterator(read.end()));
     }
   }
   if (samples.empty()) {
