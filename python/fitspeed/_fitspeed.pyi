@@ -70,6 +70,7 @@ class GroupFit:
     rel_rmse: float
     aic: float
     loo_rel_rmse: float
+    loo_one_step: bool
     b_half: float
     b_90: float
     warnings: List[str]

@@ -157,11 +157,15 @@ std::string GroupFit::FullReport() const {
   line(fmt::format("    R^2          {:.6g}", r2));
   line(fmt::format("    rel RMSE     {} (throughput, predicted/observed - 1)", Percent(rel_rmse)));
   line(fmt::format("    AIC          {:.6g} (n ln(RSS/n) + 2p)", aic));
-  line(fmt::format("    LOO rel RMSE {}", std::isfinite(loo_rel_rmse)
-                                              ? Percent(loo_rel_rmse) +
-                                                    " (throughput of each point from a fit "
-                                                    "without it)"
-                                              : std::string("not computed")));
+  line(fmt::format(
+      "    LOO rel RMSE {}",
+      std::isfinite(loo_rel_rmse)
+          ? Percent(loo_rel_rmse) + (loo_one_step ? " (throughput of each point from one "
+                                                    "Gauss-Newton step without it: "
+                                                    "too many points to refit each)"
+                                                  : " (throughput of each point from a "
+                                                    "fit without it)")
+          : std::string("not computed")));
   line(fmt::format("    b_half       {} (throughput at half the asymptote)",
                    Batch(b_half, CountName())));
   line(fmt::format("    b_90         {} (throughput at 90% of the asymptote)",

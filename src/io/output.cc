@@ -130,6 +130,7 @@ json FitJson(const GroupFit& fit) {
   j["rel_rmse"] = FiniteOrNull<json>(fit.rel_rmse);
   j["aic"] = FiniteOrNull<json>(fit.aic);
   j["loo_rel_rmse"] = FiniteOrNull<json>(fit.loo_rel_rmse);
+  j["loo_one_step"] = fit.loo_one_step;
   j["b_half"] = FiniteOrNull<json>(fit.b_half);
   j["b_90"] = FiniteOrNull<json>(fit.b_90);
   j["warnings"] = fit.warnings;

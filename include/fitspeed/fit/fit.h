@@ -61,6 +61,10 @@ struct FitOptions {
   bool leave_one_out = true;
 };
 
+// Groups of up to this many points have their leave-one-out error from
+// refits; larger ones from one step each (GroupFit::loo_one_step).
+inline constexpr int kExactLeaveOneOutPoints = 2000;
+
 // Throws UsageError naming the field, its value and the rule it broke.
 void ValidateFitOptions(const FitOptions& options);
 
@@ -118,6 +122,11 @@ struct GroupFit {
   // when n_points < p + 2, or when leaving a point out leaves fewer distinct
   // batches than parameters.
   double loo_rel_rmse = 0;
+  // How: false, each point's fit refitted without it (up to
+  // kExactLeaveOneOutPoints points); true, above that, one Gauss-Newton step
+  // from the full fit with the point's term removed (exact for a linear
+  // model; the refits cost n fits of n points, ~45 min for 200,000 points).
+  bool loo_one_step = false;
   // Hyperbolic-type laws: b_half = v0*t (v = v0/2) and b_90 = 9*b_half.
   // Other laws: the batch where the fitted throughput is half / 90% of its
   // asymptote. NaN where the law has no asymptote.
