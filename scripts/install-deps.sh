@@ -16,6 +16,10 @@ packages=(
   # nbclient on an ipykernel, its figures drawn by matplotlib.
   python3-dev pybind11-dev python3-numpy python3-pandas python3-pytest
   python3-matplotlib python3-nbclient python3-nbformat python3-ipykernel
+  # `pip install --no-build-isolation .` (pyproject.toml, setup.py) and its
+  # test, python.test_pip_install: venv with its bundled pip, and the
+  # setuptools and wheel that build the package without downloading them.
+  python3-venv python3-pip python3-setuptools python3-wheel
   # The format check (ctest format.ClangFormat, scripts/check-format.sh):
   # Debian 12's clang-format, whose version fixes what the check accepts.
   clang-format-14
