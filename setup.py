@@ -21,9 +21,9 @@ Environment:
                       says which, and a mismatch is refused.
   FITSPEED_CMAKE_ARGS more arguments for the configure step (shell words).
   CMAKE_BUILD_PARALLEL_LEVEL  parallel compile jobs (default: one per CPU).
-ccache is used when it is on PATH: a second install from the same folder
-recompiles nothing, nor a first one where build/ was compiled with ccache and
-CCACHE_BASEDIR names a folder above the source.
+ccache is used when it is on PATH, with CCACHE_BASEDIR the source folder unless
+set: a second install from the same folder recompiles nothing, nor a first one
+where build/ was compiled with ccache (Release, the same compiler and flags).
 """
 import os
 import re
@@ -119,7 +119,12 @@ class CMakeBuild(build_ext):
     @staticmethod
     def _run(command) -> None:
         print("setup.py:", shlex.join(command), flush=True)
-        subprocess.run(command, check=True)
+        # ccache keys on the compiler's command line: paths relative to the source
+        # folder make those of build-pip-*/ (a new name each time) the same as
+        # build/'s, so a second install, or one after build/ was compiled, hits.
+        env = dict(os.environ)
+        env.setdefault("CCACHE_BASEDIR", str(ROOT))
+        subprocess.run(command, check=True, env=env)
 
 
 setup(
