@@ -22,8 +22,9 @@ Environment:
   FITSPEED_CMAKE_ARGS more arguments for the configure step (shell words).
   CMAKE_BUILD_PARALLEL_LEVEL  parallel compile jobs (default: one per CPU).
 ccache is used when it is on PATH, with CCACHE_BASEDIR the source folder unless
-set: a second install from the same folder recompiles nothing, nor a first one
-where build/ was compiled with ccache (Release, the same compiler and flags).
+set: a second install from the same folder compiles nothing again (38 s against
+8 minutes here). build/'s objects are not reused: the unity units (cmake/Unity.cmake)
+include the sources by absolute path, and build-pip-*/ has units of its own.
 """
 import os
 import re
@@ -120,8 +121,8 @@ class CMakeBuild(build_ext):
     def _run(command) -> None:
         print("setup.py:", shlex.join(command), flush=True)
         # ccache keys on the compiler's command line: paths relative to the source
-        # folder make those of build-pip-*/ (a new name each time) the same as
-        # build/'s, so a second install, or one after build/ was compiled, hits.
+        # folder make those of one build-pip-*/ (a new name each time) the same
+        # as the last one's, so that a second install hits.
         env = dict(os.environ)
         env.setdefault("CCACHE_BASEDIR", str(ROOT))
         subprocess.run(command, check=True, env=env)
