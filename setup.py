@@ -9,8 +9,8 @@ alone (fitspeed_python: the library, the module, nothing else), into a
 temporary folder, build-pip-*/ in the source folder, removed afterwards. The C++ dependencies are Debian's
 (scripts/install-deps.sh), so pip runs with --no-build-isolation:
 
-    python3 -m venv --system-site-packages venv
-    venv/bin/pip install --no-build-isolation .
+    /usr/bin/python3 -m venv --system-site-packages ~/fitspeed-venv
+    ~/fitspeed-venv/bin/pip install --no-build-isolation .
 
 Environment:
   FITSPEED_BUILD_DIR  an already configured CMake build folder (build/): its

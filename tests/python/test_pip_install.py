@@ -1,15 +1,15 @@
 # `pip install .`, the way Python users install a package (issue 48): a clean
-# copy of the source tree (the files git tracks or would track, no build
-# outputs) installed by pip into a fresh virtual environment that sees
+# copy of the source tree (the files git tracks, no build outputs) installed
+# by pip into a fresh virtual environment of this interpreter that sees
 # Debian's numpy and pandas (--system-site-packages), offline
 # (--no-build-isolation --no-index), then the README's Python example run by
 # the environment's interpreter, its output compared with the README's.
 #
 # The extension comes from this build's folder (FITSPEED_BUILD_DIR, which
 # ctest sets and setup.py honours: its target is brought up to date and
-# copied), so the test takes seconds. With FITSPEED_PIP_FROM_SCRATCH=1 setup.py
-# configures and builds it from the copy alone, as a user's pip does (minutes:
-# .ci/run runs it that way).
+# copied), so the test takes half a minute. With FITSPEED_PIP_FROM_SCRATCH=1
+# setup.py configures and builds it from the copy alone, as a user's pip does
+# (minutes: .ci/run runs it that way).
 import os
 import pathlib
 import re
@@ -23,11 +23,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def copy_source_tree(destination: pathlib.Path) -> None:
-    """The tree as a fresh checkout has it: git's tracked and untracked-but-not-
-    ignored files where this is a git checkout, else everything but build
-    folders."""
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
-                             "--exclude-standard"], capture_output=True, check=False)
+    """The tree as a fresh checkout has it: the files git tracks, as they are in the
+    working tree, where this is a git checkout (no build folders, no virtual
+    environment made inside it); else everything but build folders."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached"],
+                            capture_output=True, check=False)
     if listed.returncode != 0:
         shutil.copytree(ROOT, destination, ignore=shutil.ignore_patterns(
             "build*", ".git", "__pycache__", "*.egg-info"))
