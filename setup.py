@@ -6,8 +6,9 @@ not by setuptools: a Release configure of the whole project with its tests,
 benchmarks and examples off, for the interpreter running pip
 (-DPython3_EXECUTABLE=sys.executable), then a build of the extension's target
 alone (fitspeed_python: the library, the module, nothing else), into a
-temporary folder, build-pip-*/ in the source folder, removed afterwards. The C++ dependencies are Debian's
-(scripts/install-deps.sh), so pip runs with --no-build-isolation:
+temporary folder, build-pip-*/ in the source folder, removed afterwards. The
+C++ dependencies are Debian's (scripts/install-deps.sh), so pip runs with
+--no-build-isolation:
 
     /usr/bin/python3 -m venv --system-site-packages ~/fitspeed-venv
     ~/fitspeed-venv/bin/pip install --no-build-isolation .
@@ -23,8 +24,9 @@ Environment:
   CMAKE_BUILD_PARALLEL_LEVEL  parallel compile jobs (default: one per CPU).
 ccache is used when it is on PATH, with CCACHE_BASEDIR the source folder unless
 set: a second install from the same folder compiles nothing again (38 s against
-8 minutes here). build/'s objects are not reused: the unity units (cmake/Unity.cmake)
-include the sources by absolute path, and build-pip-*/ has units of its own.
+8 minutes here). build/'s objects are not reused: the unity units
+(cmake/Unity.cmake) include the sources by absolute path, and build-pip-*/ has
+units of its own.
 """
 import os
 import re
@@ -70,9 +72,7 @@ class CMakeBuild(build_ext):
         if existing:
             self._copy_from(self._build_existing(Path(existing).resolve()), destination)
             return
-        # Beside build/ in the source folder (ignored by git, removed after), so that
-        # the compiler sees the same relative paths as in build/ and ccache with
-        # CCACHE_BASEDIR set above the folder reuses what build/ compiled.
+        # In the source folder, where git ignores build*/, removed after.
         with tempfile.TemporaryDirectory(prefix="build-pip-", dir=ROOT) as scratch:
             build_dir = Path(scratch)
             self._configure(build_dir)
