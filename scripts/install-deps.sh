@@ -20,6 +20,10 @@ packages=(
   # tests/html/check_reports.py): Debian's chromium renders every report kind
   # headless and screenshots it.
   chromium
+  # `pip install --no-build-isolation .` (pyproject.toml, setup.py) and its
+  # test, python.test_pip_install: venv with its bundled pip, and the
+  # setuptools and wheel that build the package without downloading them.
+  python3-venv python3-pip python3-setuptools python3-wheel
   # The format check (ctest format.ClangFormat, scripts/check-format.sh):
   # Debian 12's clang-format, whose version fixes what the check accepts.
   clang-format-14

@@ -16,6 +16,7 @@
 #include "fitspeed/core/prediction_interval.h"
 #include "fitspeed/core/progress.h"
 #include "fitspeed/core/sample.h"
+#include "fitspeed/core/version.h"
 #include "fitspeed/device/calibration.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/device/frameworks.h"

@@ -16,17 +16,41 @@ from the functions the `fitspeed` command-line tool calls; docs/python.md.
 Errors are raised as fitspeed.Error and its subclasses DataError (bad data,
 with .file, .line and .field), UsageError (a bad option) and InputError (a file
 that cannot be read).
+
+numpy is needed: without it `import fitspeed` raises ImportError. pandas gives
+the tables (read, read_text, and the rows of sweeps, projections and plans):
+without it those calls raise ImportError unless as_frame=False asks for lists.
+Both messages name the interpreter that lacks the package (sys.executable)
+and the one this build is for (CMake's Python3_EXECUTABLE; docs/python.md).
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import math
 import os
+import sys
+import sysconfig
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _fitspeed
+try:
+    from . import _fitspeed
+except ImportError:
+    # Where the extension in this folder was built for another Python (another
+    # version's file name: _fitspeed.cpython-312-...so), say so; else the error as is.
+    _here = os.path.dirname(__file__)
+    _built = sorted(p for p in os.listdir(_here) if p.startswith("_fitspeed.") and p.endswith(".so"))
+    if not _built or any(os.path.exists(os.path.join(_here, "_fitspeed" + suffix))
+                         for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+        raise
+    raise ImportError(
+        f"fitspeed's extension {', '.join(_built)} in {_here} was not built for this "
+        f"interpreter, {sys.executable} (Python {sys.version_info.major}."
+        f"{sys.version_info.minor}, which loads _fitspeed{sysconfig.get_config_var('EXT_SUFFIX')}): "
+        f"build it for this one with cmake -DPython3_EXECUTABLE={sys.executable}, or pip "
+        "install . with it (docs/python.md)", name=__name__ + "._fitspeed") from None
 from ._fitspeed import (
     DataError,
     Error,
@@ -71,12 +95,47 @@ __all__ = [
     "law_names",
 ]
 
-__version__ = "0.1.0"
+# The library's version: project(VERSION) of CMakeLists.txt, through fitspeed::Version().
+__version__: str = _fitspeed.__version__
 
-try:  # pandas is optional: DataFrames where it is installed, lists otherwise.
+
+def _missing_package(package: str, what: str, error: BaseException) -> ImportError:
+    """The ImportError for a package (numpy, pandas) this interpreter lacks: it names
+    the package, the interpreter that looked for it (sys.executable) and the one
+    this build of fitspeed is for (CMake's Python3_EXECUTABLE)."""
+    def how(python: str) -> str:  # Debian's interpreter takes Debian's packages
+        return (f"apt-get install python3-{package}" if python.startswith("/usr/bin/")
+                else f"{python} -m pip install {package}")
+
+    built_for = _fitspeed._python_executable
+    advice = f"install {package} for it ({how(sys.executable)})"
+    if os.path.realpath(built_for) != os.path.realpath(sys.executable):
+        advice += (f", or run the interpreter this build of fitspeed is for, {built_for}, "
+                   f"with {package} installed ({how(built_for)})")
+    return ImportError(f"{what} needs {package}, which this interpreter, {sys.executable}, "
+                       f"cannot import ({error}): {advice}", name=package)
+
+
+try:  # numpy: the fits' covariances and predictions are numpy arrays.
+    import numpy as _np  # noqa: F401
+except ImportError as _error:
+    raise _missing_package("numpy", "fitspeed", _error) from None
+
+try:  # pandas: the tables are DataFrames; as_frame=False gives lists without it.
     import pandas as _pd
-except ImportError:  # pragma: no cover - exercised where pandas is absent
+    _pandas_error: Optional[BaseException] = None
+except ImportError as _error:
     _pd = None
+    _pandas_error = _error
+
+
+def _pandas(what: str):
+    """pandas, or the ImportError that says what needs it and where it is missing."""
+    if _pd is None:
+        raise _missing_package(
+            "pandas", f"{what} (a pandas DataFrame; as_frame=False gives a list instead)",
+            _pandas_error)
+    return _pd
 
 
 class FitspeedWarning(UserWarning):
@@ -124,9 +183,8 @@ def samples_to_frame(samples: Sequence[Sample]):
     batch, devices, label, precision, unit, throughput_sps, step_time_s,
     epoch_time_s, samples_per_epoch, epoch, seq_len, steps_rule, tags, and one
     column per tag). What a log does not state is NaN (<NA> for epoch): a log
-    of step times has no throughput_sps. Needs pandas."""
-    if _pd is None:
-        raise ImportError("samples_to_frame needs pandas (Debian: python3-pandas)")
+    of step times has no throughput_sps. Needs pandas (ImportError without it)."""
+    _pandas("fitspeed.samples_to_frame")
     records = [_sample_record(s) for s in samples]
     frame = _pd.DataFrame.from_records(records, columns=_columns_of(records))
     # Missing numbers as NaN, so that columns are numeric (a rate a log does
@@ -224,25 +282,26 @@ def _path_arg(value: Any, function: str, argument: str) -> str:
     return path
 
 
-def _frame_or_list(samples: List[Sample], as_frame: Optional[bool]):
-    if as_frame is None:
-        as_frame = _pd is not None
+def _frame_or_list(samples: List[Sample], as_frame: bool):
     return samples_to_frame(samples) if as_frame else samples
 
 
 def read(path_or_spec: str, *, format: str = "auto", skip_first_epochs: int = 1,
          tensorboard_tag: str = "", tensorboard_unit: str = "",
-         as_frame: Optional[bool] = None):
+         as_frame: bool = True):
     """Reads the samples of a training log.
 
     path_or_spec: 'PATH' or 'PATH@batch=64,devices=8,samples=50000,...' (the
     attributes fill what the log lacks; docs/formats/). format: 'auto' detects
     it (format_names() lists them). skip_first_epochs: samples of epochs <= this
     are dropped (epoch 1 carries compilation and warm-up); 0 keeps all.
-    Returns a pandas DataFrame (samples_to_frame) when pandas is installed or
-    as_frame is True, else a list of Sample. A reader's doubts are issued as
+    Returns a pandas DataFrame (samples_to_frame), or with as_frame=False a
+    list of Sample; without pandas the DataFrame is an ImportError naming it and
+    the interpreter, never a list in its place. A reader's doubts are issued as
     FitspeedWarning. Raises InputError (cannot read), DataError (bad content:
     .file, .line, .field), UsageError (bad spec or option)."""
+    if as_frame:
+        _pandas("fitspeed.read")
     samples = _fitspeed.read_samples(_path_arg(path_or_spec, "read", "path_or_spec"), format,
                                      skip_first_epochs, tensorboard_tag, tensorboard_unit, _warn)
     return _frame_or_list(samples, as_frame)
@@ -250,13 +309,16 @@ def read(path_or_spec: str, *, format: str = "auto", skip_first_epochs: int = 1,
 
 def read_text(text: Union[str, bytes], *, source: str = "<text>", attributes: str = "",
               format: str = "auto", skip_first_epochs: int = 1,
-              as_frame: Optional[bool] = None):
+              as_frame: bool = True):
     """Reads the samples of a log given as text or bytes; `source` names it in
-    messages, `attributes` are those after '@' in a spec ('batch=64,devices=8')."""
+    messages, `attributes` are those after '@' in a spec ('batch=64,devices=8').
+    Returns what read() returns."""
     # Checked first: bytes(10**9) would build a gigabyte of zeros.
     if not isinstance(text, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"read_text: text must be str or bytes, not {type(text).__name__}")
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    if as_frame:
+        _pandas("fitspeed.read_text")
     samples = _fitspeed.parse_samples(data, source, attributes, format, skip_first_epochs, _warn)
     return _frame_or_list(samples, as_frame)
 
@@ -419,15 +481,13 @@ class _JsonResult(_HtmlReport):
     def __getitem__(self, key: str) -> Any:
         return self._dict[key]
 
-    @staticmethod
-    def _table(rows: List[Dict[str, Any]], as_frame: Optional[bool]):
-        if as_frame is None:
-            as_frame = _pd is not None
-        if as_frame:
-            if _pd is None:
-                raise ImportError("as_frame needs pandas (Debian: python3-pandas)")
-            return _pd.json_normalize(rows) if rows else _pd.DataFrame()
-        return rows
+    def _table(self, rows: List[Dict[str, Any]], as_frame: bool, what: str):
+        """rows as a DataFrame (nested keys flattened: 'split.tp'), or as they are
+        with as_frame=False; ImportError naming pandas where it is missing."""
+        if not as_frame:
+            return rows
+        pd = _pandas(f"{type(self).__name__}.{what}")
+        return pd.json_normalize(rows) if rows else pd.DataFrame()
 
 
 class ModeledSweep(_JsonResult):
@@ -440,9 +500,9 @@ class ModeledSweep(_JsonResult):
         super().__init__(text, answer)
         self.notes = list(notes)
 
-    def steps(self, as_frame: Optional[bool] = None):
+    def steps(self, as_frame: bool = True):
         """The modeled steps, one per batch (throughput_sps, step_time_s, interval)."""
-        return self._table(self._dict.get("steps", []), as_frame)
+        return self._table(self._dict.get("steps", []), as_frame, "steps")
 
     @property
     def interval(self) -> Dict[str, Any]:
@@ -457,18 +517,18 @@ class HostSweep(_JsonResult):
     """The real training step timed on this CPU at every batch, and its fit
     ('fitspeed sweep --output json')."""
 
-    def steps(self, as_frame: Optional[bool] = None):
+    def steps(self, as_frame: bool = True):
         """The measured batches: step time, its spread and repeats, throughput."""
-        return self._table(self._dict.get("measurements", []), as_frame)
+        return self._table(self._dict.get("measurements", []), as_frame, "steps")
 
 
 class Projection(_JsonResult):
     """Epoch and run totals ('fitspeed project --output json')."""
 
-    def rows(self, as_frame: Optional[bool] = None):
+    def rows(self, as_frame: bool = True):
         """One row per configuration, batch and epoch count: total_s with its interval,
         and cost where a price was given."""
-        return self._table(self._dict.get("rows", []), as_frame)
+        return self._table(self._dict.get("rows", []), as_frame, "rows")
 
 
 class LlmStep(_JsonResult):
@@ -480,11 +540,11 @@ class LlmStep(_JsonResult):
 class LlmPlan(_JsonResult):
     """The splits of a cluster ranked by time per token ('fitspeed.llm-plan/1')."""
 
-    def ranked(self, as_frame: Optional[bool] = None):
-        return self._table(self._dict.get("ranked", []), as_frame)
+    def ranked(self, as_frame: bool = True):
+        return self._table(self._dict.get("ranked", []), as_frame, "ranked")
 
-    def not_fitting(self, as_frame: Optional[bool] = None):
-        return self._table(self._dict.get("not_fitting", []), as_frame)
+    def not_fitting(self, as_frame: bool = True):
+        return self._table(self._dict.get("not_fitting", []), as_frame, "not_fitting")
 
 
 # ---------------------------------------------------------------- project

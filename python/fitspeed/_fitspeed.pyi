@@ -3,6 +3,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+__version__: str  # the library's, fitspeed::Version()
+_python_executable: str  # the interpreter CMake built this module for
+
 class Error(Exception):
     message: str
     file: Optional[str]

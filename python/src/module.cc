@@ -729,6 +729,11 @@ void BindFitAndProjectRequests(py::module_& m) {
 PYBIND11_MODULE(_fitspeed, m) {
   using namespace fitspeed::python;
   m.doc() = "fitspeed's C++ library (the package `fitspeed` wraps it; docs/python.md).";
+  // The library's version (fitspeed.__version__ is this), and the interpreter
+  // CMake built the module for (Python3_EXECUTABLE), which the package names
+  // when numpy or pandas cannot be imported.
+  m.attr("__version__") = fitspeed::Version();
+  m.attr("_python_executable") = FITSPEED_PYTHON_EXECUTABLE;
   g_error = NewException(m, "Error",
                          "Base of every error fitspeed raises on purpose; .message, and .file, "
                          ".line, .field where the input names them (else None).",

@@ -1,6 +1,7 @@
-"""Executes a notebook cell by cell (nbclient, the kernel 'python3'), writes
-the executed copy and every figure it drew (PNG) into OUT_DIR, and fails when a
-cell fails. ctest runs it on examples/notebooks/plan_a_run.ipynb (label python).
+"""Executes a notebook cell by cell (nbclient, the kernel 'python3') in the
+notebook's own folder, as Jupyter runs it, writes the executed copy and every
+figure it drew (PNG) into OUT_DIR, and fails when a cell fails. ctest runs it on
+examples/notebooks/*.ipynb (label python), from that folder.
 
     python3 tests/python/run_notebook.py NOTEBOOK OUT_DIR
 """
@@ -23,7 +24,7 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.read(notebook_path, as_version=4)
     client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(pathlib.Path.cwd())}})
+                            resources={"metadata": {"path": str(notebook_path.resolve().parent)}})
     try:
         client.execute()
     except CellExecutionError as e:
@@ -37,7 +38,8 @@ def main() -> int:
             png = output.get("data", {}).get("image/png")
             if png:
                 figures += 1
-                (out_dir / f"cell{index:02d}_figure{figures}.png").write_bytes(base64.b64decode(png))
+                name = f"{notebook_path.stem}_cell{index:02d}_figure{figures}.png"
+                (out_dir / name).write_bytes(base64.b64decode(png))
     print(f"{notebook_path}: {len(notebook.cells)} cells ran, {figures} figures in {out_dir}")
     return 0
 

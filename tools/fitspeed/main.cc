@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "command.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/core/version.h"
 
 namespace {
 
@@ -26,7 +28,7 @@ constexpr const char* kDescription =
 
 int main(int argc, char** argv) {
   CLI::App app{kDescription, "fitspeed"};
-  app.set_version_flag("--version", "fitspeed 0.1.0");
+  app.set_version_flag("--version", std::string("fitspeed ") + fitspeed::Version());
   app.require_subcommand(1);
   app.fallthrough();
   int exit_code = 0;
