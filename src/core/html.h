@@ -24,7 +24,7 @@ struct HtmlColumn {
   bool numeric = true;
 };
 
-inline constexpr size_t kHtmlTableRows = 250;
+inline constexpr size_t kHtmlTableRows = 100;
 
 class HtmlPage {
  public:

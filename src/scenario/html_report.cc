@@ -13,6 +13,12 @@
 
 namespace fitspeed::html_report {
 
+namespace {
+
+constexpr size_t kMaxFoldedReportBytes = 256 * 1024;
+
+}  // namespace
+
 std::string Level(double level) { return FormatSig(100 * level, 3) + "%"; }
 
 std::string WithInterval(double value, double low, double high, int digits) {
@@ -38,7 +44,17 @@ void Closing(HtmlPage& page, const Answer& answer, const std::vector<std::string
     page.Heading("Assumptions");
     page.List(assumptions);
   }
-  page.Preformatted("The table report (as `fitspeed` prints it)", answer.FullReport());
+  // The table report, unless it is long (a plan of thousands of splits): its
+  // rows are the tables' CSV already, and a browser parses megabytes of text
+  // in a good part of a second (bench/README.md, "HTML reports in a browser").
+  const std::string report = answer.FullReport();
+  if (report.size() <= kMaxFoldedReportBytes) {
+    page.Preformatted("The table report (as `fitspeed` prints it)", report);
+  } else {
+    page.Paragraph(fmt::format(
+        "The table report ({} lines) is left out of this page: `--output table` prints it.",
+        std::count(report.begin(), report.end(), '\n')));
+  }
 }
 
 std::string FitChart(const std::string& id, const std::string& title, const FitResult& fit) {
