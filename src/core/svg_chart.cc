@@ -155,6 +155,18 @@ std::string Legend(const std::vector<LegendEntry>& entries, double x, double y, 
   return out;
 }
 
+// The x axis' grid lines from `top` to `bottom` and their labels below.
+std::string VerticalGrid(const Scale& sx, double top, double bottom) {
+  std::string out;
+  for (double t : sx.ticks) {
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
+        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        Num(sx(t)), Num(top), Num(bottom), Num(bottom + 16), FormatSig(t, 6));
+  }
+  return out;
+}
+
 bool Drawable(const Axis& axis, double v) { return std::isfinite(v) && (!axis.log2 || v > 0); }
 
 }  // namespace
@@ -211,13 +223,7 @@ std::string RenderXy(const XyChart& chart) {
   const Scale sy = MakeScale(chart.y, y_min, y_max, top + plot_h, top);
 
   std::string out = SvgOpen(chart.id, chart.title, chart.width, height);
-  for (double t : sx.ticks) {
-    const double x = sx(t);
-    out += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
-        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        Num(x), Num(top), Num(top + plot_h), Num(top + plot_h + 16), FormatSig(t, 6));
-  }
+  out += VerticalGrid(sx, top, top + plot_h);
   for (double t : sy.ticks) {
     const double y = sy(t);
     out += fmt::format(
@@ -358,13 +364,7 @@ std::string RenderBars(const BarChart& chart) {
   const Scale sx = MakeScale(axis, 0, max > 0 ? max : 1, left, left + plot_w);
 
   std::string out = SvgOpen(chart.id, chart.title, chart.width, height) + defs + legend;
-  for (double t : sx.ticks) {
-    const double x = sx(t);
-    out += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
-        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        Num(x), Num(top), Num(top + plot_h), Num(top + plot_h + 16), FormatSig(t, 6));
-  }
+  out += VerticalGrid(sx, top, top + plot_h);
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      Num(left + plot_w / 2), Num(top + plot_h + 36), HtmlEscape(chart.axis_label));
   for (size_t i = 0; i < chart.rows.size(); ++i) {
