@@ -277,8 +277,15 @@ void LlmPlanAnswer::WriteHtml(std::ostream& out) const {
   for (size_t k = 0; k < plan.ranked.size(); ++k) {
     ranked.push_back(row_of(plan.ranked[k], std::to_string(k + 1), tokens ? &totals[k] : nullptr));
   }
-  page.Table("ranked", fmt::format("The {} fastest splits that fit", plan.ranked.size()), columns,
-             ranked);
+  if (ranked.empty()) {
+    page.Paragraph(fmt::format(
+        "No split fits in {} GB per device: the fastest that do not fit follow, with how much "
+        "memory each lacks.",
+        FormatSig(cluster.device.memory_capacity_bytes / kGb)));
+  } else {
+    page.Table("ranked", fmt::format("The {} fastest splits that fit", plan.ranked.size()), columns,
+               ranked);
+  }
   std::vector<std::vector<std::string>> short_rows;
   for (const LlmStep& s : plan.not_fitting) {
     std::vector<std::string> row = row_of(s, "", nullptr);

@@ -47,3 +47,12 @@ def test_a_result_read_back_from_json_has_no_page():
     copy = fitspeed.ModeledSweep(sweep.to_json())
     with pytest.raises(fitspeed.UsageError, match="no HTML report"):
         copy.to_html()
+
+
+def test_plan_where_no_split_fits_says_so_instead_of_an_empty_table():
+    # Llama-3-70B's 16-bit weights alone are 141 GB: 8 T4s of 16 GiB (17.18 GB) cannot hold them.
+    plan = fitspeed.plan_llm("llama-3-70b", "t4", devices=8, global_batch=8, seq_len=8192, top=3)
+    root = parse(plan.to_html())
+    assert root.find(f".//{XHTML}table[@id='ranked']") is None
+    assert len(root.findall(f".//{XHTML}table[@id='not-fitting']/{XHTML}tbody/{XHTML}tr")) == 3
+    assert "No split fits in 17.18 GB per device" in plan.to_html()
