@@ -13,6 +13,16 @@
 
 namespace fitspeed {
 
+std::pair<double, double> PredictionInterval::RateRange(double rate) const {
+  if (!available) return {NAN, NAN};
+  return {rate * low_factor, rate * high_factor};
+}
+
+std::pair<double, double> PredictionInterval::TimeRange(double time) const {
+  if (!available) return {NAN, NAN};
+  return {time / high_factor, time / low_factor};
+}
+
 std::vector<std::string> PublishersOfSource(const std::string& source) {
   std::vector<std::string> publishers;
   size_t begin = 0;

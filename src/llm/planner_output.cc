@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/finite.h"
@@ -35,11 +36,8 @@ struct StepBounds {
 
 StepBounds Bounds(const LlmStep& s, const PredictionInterval& i) {
   StepBounds b;
-  if (!i.available) return b;
-  b.step_low = s.step_s / i.high_factor;
-  b.step_high = s.step_s / i.low_factor;
-  b.tokens_low = s.tokens_per_s * i.low_factor;
-  b.tokens_high = s.tokens_per_s * i.high_factor;
+  std::tie(b.step_low, b.step_high) = i.TimeRange(s.step_s);
+  std::tie(b.tokens_low, b.tokens_high) = i.RateRange(s.tokens_per_s);
   return b;
 }
 

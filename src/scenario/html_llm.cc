@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/html.h"
 #include "core/svg_chart.h"
@@ -52,10 +53,7 @@ std::vector<std::string> PartNames(bool memory) {
 svg::BarRow TimeRow(const std::string& label, const LlmStep& s, const PredictionInterval& i) {
   svg::BarRow row(label, {}, !s.memory.fits);
   for (const auto& [name, value] : NamedStepParts(s.parts)) row.parts.push_back(value);
-  if (i.available) {
-    row.low = s.step_s / i.high_factor;
-    row.high = s.step_s / i.low_factor;
-  }
+  if (i.available) std::tie(row.low, row.high) = i.TimeRange(s.step_s);
   return row;
 }
 
@@ -128,23 +126,20 @@ void LlmStepAnswer::WriteHtml(std::ostream& out) const {
   html_report::Opening(page, *this);
   page.Paragraph(BriefReport() + ".");
   const PredictionInterval& i = interval;
-  const double low = i.available ? step.step_s / i.high_factor : NAN;
-  const double high = i.available ? step.step_s / i.low_factor : NAN;
-  page.Table(
-      "summary", "The step", {{"quantity", false}, {"value"}},
-      {{"split", SplitLabel(step.split)},
-       {"step time (s)", html_report::WithInterval(step.step_s, low, high)},
-       {"tokens/s", html_report::WithInterval(
-                        step.tokens_per_s, i.available ? step.tokens_per_s * i.low_factor : NAN,
-                        i.available ? step.tokens_per_s * i.high_factor : NAN)},
-       {"sequences/s", FormatSig(step.sequences_per_s)},
-       {"MFU (%)", FormatSig(100 * step.mfu, 3)},
-       {"micro-batches per step", std::to_string(step.accumulation)},
-       {"memory per GPU (GB)", fmt::format("{} of {}", FormatSig(step.memory.total / kGb),
-                                           FormatSig(step.memory.capacity / kGb))},
-       {"fits", step.memory.fits
-                    ? "yes"
-                    : fmt::format("no: {} GB short", FormatSig(step.memory.shortfall / kGb))}});
+  const auto [low, high] = i.TimeRange(step.step_s);
+  const auto [tokens_low, tokens_high] = i.RateRange(step.tokens_per_s);
+  page.Table("summary", "The step", {{"quantity", false}, {"value"}},
+             {{"split", SplitLabel(step.split)},
+              {"step time (s)", html_report::WithInterval(step.step_s, low, high)},
+              {"tokens/s", html_report::WithInterval(step.tokens_per_s, tokens_low, tokens_high)},
+              {"sequences/s", FormatSig(step.sequences_per_s)},
+              {"MFU (%)", FormatSig(100 * step.mfu, 3)},
+              {"micro-batches per step", std::to_string(step.accumulation)},
+              {"memory per GPU (GB)", fmt::format("{} of {}", FormatSig(step.memory.total / kGb),
+                                                  FormatSig(step.memory.capacity / kGb))},
+              {"fits", step.memory.fits ? "yes"
+                                        : fmt::format("no: {} GB short",
+                                                      FormatSig(step.memory.shortfall / kGb))}});
   svg::BarChart time = TimeChart("step-parts", "Where the step's time goes", interval);
   time.rows.push_back(TimeRow(SplitLabel(step.split), step, interval));
   time.rows.back().muted = false;  // one split: its memory chart shows whether it fits
@@ -257,12 +252,10 @@ void LlmPlanAnswer::WriteHtml(std::ostream& out) const {
     std::vector<std::string> row = {rank};
     const std::vector<std::string> cells = SplitCells(s);
     row.insert(row.end(), cells.begin(), cells.end());
-    const PredictionInterval& i = interval;
-    row.push_back(html_report::WithInterval(s.step_s, i.available ? s.step_s / i.high_factor : NAN,
-                                            i.available ? s.step_s / i.low_factor : NAN));
-    row.push_back(html_report::WithInterval(s.tokens_per_s,
-                                            i.available ? s.tokens_per_s * i.low_factor : NAN,
-                                            i.available ? s.tokens_per_s * i.high_factor : NAN));
+    const auto [step_low, step_high] = interval.TimeRange(s.step_s);
+    const auto [tokens_low, tokens_high] = interval.RateRange(s.tokens_per_s);
+    row.push_back(html_report::WithInterval(s.step_s, step_low, step_high));
+    row.push_back(html_report::WithInterval(s.tokens_per_s, tokens_low, tokens_high));
     row.push_back(FormatSig(100 * s.mfu, 3));
     row.push_back(fmt::format("{} of {}", FormatSig(s.memory.total / kGb),
                               FormatSig(s.memory.capacity / kGb)));

@@ -19,8 +19,9 @@ namespace {
 
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
-// The law's fitted step time at each of `batches`, as a line.
-svg::XySeries FittedStepTimes(const FitResult& fit, const std::vector<double>& batches) {
+// The law's fitted step time at each of `batches`, as a line, with the
+// curve's confidence band when `band`.
+svg::XySeries FittedStepTimes(const FitResult& fit, const std::vector<double>& batches, bool band) {
   svg::XySeries s;
   if (fit.fits.empty() || !fit.fits.front().converged) return s;
   const GroupFit& g = fit.fits.front();
@@ -29,11 +30,12 @@ svg::XySeries FittedStepTimes(const FitResult& fit, const std::vector<double>& b
   for (double b : batches) {
     s.x.push_back(b);
     s.y.push_back(1e3 * g.PredictStepTime(b));
+    if (!band) continue;
     const auto [low, high] = g.ThroughputInterval(b, g.confidence);
     s.low.push_back(1e3 * b / high);
     s.high.push_back(low > 0 ? 1e3 * b / low : NAN);  // a band down to 0/s: no upper end
   }
-  s.band_name = "fitted T(b): " + html_report::Level(g.confidence) + " confidence band";
+  if (band) s.band_name = "fitted T(b): " + html_report::Level(g.confidence) + " confidence band";
   return s;
 }
 
@@ -75,7 +77,7 @@ void HostSweepAnswer::WriteHtml(std::ostream& out) const {
                     m.preemptions_per_s > kBusyPreemptionsPerSecond ? "yes" : "no"});
   }
   times.series.push_back(std::move(measured));
-  svg::XySeries fitted = FittedStepTimes(fit, batches);
+  svg::XySeries fitted = FittedStepTimes(fit, batches, /*band=*/true);
   if (!fitted.x.empty()) times.series.push_back(std::move(fitted));
   page.Figure(svg::RenderXy(times), "Measured step times and the fitted law's T(b) = b/v0 + t.");
   page.Table("steps", "The measured batches",
@@ -138,36 +140,28 @@ void DeviceSweepAnswer::WriteHtml(std::ostream& out) const {
   parts.whisker_name = band.empty() ? "" : "step time's " + band;
   for (const ModeledStep& s : sweep.steps) {
     const double b = static_cast<double>(s.batch);
-    const double low = i.available ? s.throughput_sps * i.low_factor : NAN;
-    const double high = i.available ? s.throughput_sps * i.high_factor : NAN;
+    const auto [low, high] = i.RateRange(s.throughput_sps);
+    const auto [time_low, time_high] = i.TimeRange(1e3 * s.step_time_s);
     batches.push_back(b);
     modeled.x.push_back(b);
     modeled.y.push_back(s.throughput_sps);
     if (i.available) modeled.low.push_back(low), modeled.high.push_back(high);
     modeled_time.x.push_back(b);
     modeled_time.y.push_back(1e3 * s.step_time_s);
-    if (i.available) {
-      modeled_time.low.push_back(1e3 * s.step_time_s / i.high_factor);
-      modeled_time.high.push_back(1e3 * s.step_time_s / i.low_factor);
-    }
+    if (i.available) modeled_time.low.push_back(time_low), modeled_time.high.push_back(time_high);
     svg::BarRow row(fmt::format("batch {}", s.batch),
                     {1e3 * (s.compute_s - s.layout_s - s.cast_s), 1e3 * s.layout_s, 1e3 * s.cast_s,
                      1e3 * s.update_s, 1e3 * s.exposed_comm_s, 1e3 * s.host_s,
                      1e3 * std::max(0.0, s.input_s - s.device_step_s)});
-    if (i.available) {
-      row.low = 1e3 * s.step_time_s / i.high_factor;
-      row.high = 1e3 * s.step_time_s / i.low_factor;
-    }
+    if (i.available) row.low = time_low, row.high = time_high;
     parts.rows.push_back(std::move(row));
-    rows.push_back(
-        {std::to_string(s.batch),
-         html_report::WithInterval(1e3 * s.step_time_s,
-                                   i.available ? 1e3 * s.step_time_s / i.high_factor : NAN,
-                                   i.available ? 1e3 * s.step_time_s / i.low_factor : NAN),
-         html_report::WithInterval(s.throughput_sps, low, high), FormatSig(100 * s.mfu, 3),
-         FormatSig(1e3 * s.compute_s), FormatSig(1e3 * s.update_s),
-         FormatSig(1e3 * s.exposed_comm_s), FormatSig(1e3 * s.host_s),
-         FormatSig(s.memory_bytes / kGib), FormatSig(s.memory_capacity_bytes / kGib)});
+    rows.push_back({std::to_string(s.batch),
+                    html_report::WithInterval(1e3 * s.step_time_s, time_low, time_high),
+                    html_report::WithInterval(s.throughput_sps, low, high),
+                    FormatSig(100 * s.mfu, 3), FormatSig(1e3 * s.compute_s),
+                    FormatSig(1e3 * s.update_s), FormatSig(1e3 * s.exposed_comm_s),
+                    FormatSig(1e3 * s.host_s), FormatSig(s.memory_bytes / kGib),
+                    FormatSig(s.memory_capacity_bytes / kGib)});
   }
   throughput.series.push_back(std::move(modeled));
   times.series.push_back(std::move(modeled_time));
@@ -178,9 +172,8 @@ void DeviceSweepAnswer::WriteHtml(std::ostream& out) const {
     law.style = 1;
     for (double b : batches) law.x.push_back(b), law.y.push_back(g.PredictThroughput(b));
     throughput.series.push_back(std::move(law));
-    times.series.push_back(FittedStepTimes(fit, batches));
-    times.series.back().low.clear();  // a law fitted to a model's points: its band is not news
-    times.series.back().high.clear();
+    // A law fitted to a model's points: its band is not news.
+    times.series.push_back(FittedStepTimes(fit, batches, /*band=*/false));
   }
   page.Figure(svg::RenderXy(throughput),
               "Modeled throughput at each batch, the interval the model's out-of-sample errors "

@@ -153,5 +153,22 @@ TEST(CombinedTimeFactorsTest, QuadratureAroundTheMedianBias) {
   EXPECT_NEAR(alone.high, 1 / model.low_factor, 1e-12);
 }
 
+// A rate's interval scales it by the factors; the time it implies divides by
+// them the other way round: throughput 100/s in x [0.5, 1.25] is [50, 125]/s,
+// and a 10 s step is 10 / [1.25, 0.5] = [8, 20] s.
+TEST(PredictionInterval, RateAndTimeRangesInvertTheFactors) {
+  PredictionInterval i;
+  i.available = true;
+  i.low_factor = 0.5;
+  i.high_factor = 1.25;
+  EXPECT_DOUBLE_EQ(i.RateRange(100).first, 50);
+  EXPECT_DOUBLE_EQ(i.RateRange(100).second, 125);
+  EXPECT_DOUBLE_EQ(i.TimeRange(10).first, 8);
+  EXPECT_DOUBLE_EQ(i.TimeRange(10).second, 20);
+  i.available = false;
+  EXPECT_TRUE(std::isnan(i.RateRange(100).first));
+  EXPECT_TRUE(std::isnan(i.TimeRange(10).second));
+}
+
 }  // namespace
 }  // namespace fitspeed

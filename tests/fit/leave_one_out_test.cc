@@ -46,11 +46,11 @@ TEST(LeaveOneOut, GroupsUpToTheLimitAreRefitted) {
   EXPECT_LT(fit.loo_rel_rmse, fit.rel_rmse * 1.1);
 }
 
-TEST(LeaveOneOut, OneStepAgreesWithTheRefitsWhereBothCanRun) {
-  // The same 2,401 points: the step (n > the limit) against refits of the
-  // 2,000-point prefix would compare two sets; instead compare the step on n
-  // points with the refits on the same n points through their definitions:
-  // both within 0.1% of rel_rmse x (1 + p/n) here, where every leverage is small.
+// On either side of the limit, the one-step error (2,001 points) and the
+// refits' (2,000 points) each land at rel_rmse x (1 + p/n), the leverage
+// formula of the file's comment, within 0.1%: the two methods agree with it,
+// hence with each other, where every leverage is small.
+TEST(LeaveOneOut, OneStepAndRefitsBothMatchTheLeverageFormulaAtTheLimit) {
   const GroupFit big = FitGroup(Points(kExactLeaveOneOutPoints + 1));
   const GroupFit exact = FitGroup(Points(kExactLeaveOneOutPoints));
   ASSERT_TRUE(big.loo_one_step);

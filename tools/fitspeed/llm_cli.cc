@@ -60,4 +60,14 @@ std::optional<bool> DropoutOf(const LlmTrainingCliOptions& o) {
   return o.dropout == "on";
 }
 
+LlmClusterRequest ToLlmCluster(const std::string& device, int devices, int devices_per_node,
+                               const std::string& links) {
+  LlmClusterRequest cluster;
+  cluster.device = device;
+  cluster.devices = devices;
+  cluster.devices_per_node = devices_per_node;
+  cluster.links = links;
+  return cluster;
+}
+
 }  // namespace fitspeed::cli

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fitspeed/llm/split.h"
+#include "fitspeed/scenario/llm.h"
 
 namespace fitspeed::cli {
 
@@ -36,6 +37,11 @@ LlmTraining ToLlmTraining(const LlmTrainingCliOptions& options, int64_t seq_len,
 
 // --dropout on|off over the model's own; not given: nullopt.
 std::optional<bool> DropoutOf(const LlmTrainingCliOptions& options);
+
+// The cluster of `sweep llm` and `plan llm`: --device, --devices,
+// --devices-per-node and --links as the request takes them.
+LlmClusterRequest ToLlmCluster(const std::string& device, int devices, int devices_per_node,
+                               const std::string& links);
 
 }  // namespace fitspeed::cli
 

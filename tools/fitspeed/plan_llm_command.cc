@@ -70,10 +70,7 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   LlmPlanRequest r;
   r.model = v.model;
   r.dropout = DropoutOf(v.training);
-  r.cluster.device = v.device;
-  r.cluster.devices = v.devices;
-  r.cluster.devices_per_node = v.devices_per_node;
-  r.cluster.links = v.links;
+  r.cluster = ToLlmCluster(v.device, v.devices, v.devices_per_node, v.links);
   r.options.global_batch = v.global_batch;
   r.options.training = ToLlmTraining(v.training, v.seq_len, v.precision);
   r.options.overlap_grad_reduce = !v.no_overlap_grad_reduce;

@@ -183,10 +183,7 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
   LlmStepRequest r;
   r.model = v.model;
   r.dropout = DropoutOf(v.training);
-  r.cluster.device = v.device;
-  r.cluster.devices = v.devices;
-  r.cluster.devices_per_node = v.devices_per_node;
-  r.cluster.links = v.links;
+  r.cluster = ToLlmCluster(v.device, v.devices, v.devices_per_node, v.links);
   if (v.device.empty()) {
     throw UsageError(
         "a transformer split is modeled on a catalogued device: give --device (see "

@@ -59,6 +59,12 @@ struct PredictionInterval {
   // The errors it was built from (those of `basis`), so that a later step can
   // rebuild it at another level (fitspeed project does, at its confidence).
   std::vector<ModelError> errors;
+
+  // A predicted rate's interval, rate x [low_factor, high_factor], and that of
+  // the time it implies (time = work / rate), time / [high_factor, low_factor];
+  // both ends NaN when !available.
+  std::pair<double, double> RateRange(double rate) const;
+  std::pair<double, double> TimeRange(double time) const;
 };
 
 // The publishers of a source: its '+'-separated parts ("NVIDIA+Pollux").
