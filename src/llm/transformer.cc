@@ -116,16 +116,6 @@ int64_t NormParametersTf(const TransformerConfig& m) {
   return m.norm == NormKind::kLayerNorm ? 2 * m.hidden : m.hidden;
 }
 
-// Matrix parameters of one layer that one token multiplies by: Q, K, V, O,
-// top_k experts' feed-forward and the router.
-int64_t MatrixParametersPerTokenPerLayerTf(const TransformerConfig& m) {
-  const int64_t hd = HeadDimTf(m);
-  const int64_t attention = 2 * m.hidden * m.heads * hd + 2 * m.hidden * m.kv_heads * hd;
-  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
-  const int64_t used_experts = m.experts > 0 ? m.top_k : 1;
-  return attention + used_experts * matrices * m.hidden * m.ffn_hidden + m.hidden * m.experts;
-}
-
 // --- config.json ---------------------------------------------------------
 
 // The line of top-level key `key` of the (valid) JSON object in `text`, or of
@@ -378,32 +368,91 @@ void CheckSequenceLength(const TransformerConfig& model, int64_t seq_len) {
   }
 }
 
+TransformerLayerKind LayerKindAt(const TransformerConfig& m, int64_t layer) {
+  const int64_t i = std::min(layer, m.layers - 1);
+  TransformerLayerKind kind;
+  const auto at = [i](const std::vector<bool>& v) {
+    return i >= 0 && static_cast<size_t>(i) < v.size() && v[static_cast<size_t>(i)];
+  };
+  kind.sliding = m.sliding_window > 0 && at(m.sliding_layers);
+  kind.moe = m.experts > 0 && (m.moe_layers.empty() || at(m.moe_layers));
+  return kind;
+}
+
 // Hugging Face transformers' modules, counted as num_parameters() counts
-// them (shared tensors once): GPT2Model/LlamaModel/MistralModel/Qwen2Model/
-// MixtralModel/BertModel plus the LM or pre-training heads (docs/llm.md).
+// them (shared tensors once, buffers not at all), docs/llm.md lists each
+// model type's modules.
+LayerParameters CountLayerParameters(const TransformerConfig& m, TransformerLayerKind kind) {
+  LayerParameters p;
+  const int64_t h = m.hidden;
+  const LatentAttention& mla = m.latent;
+  if (mla.kv_rank > 0) {
+    // DeepseekV3Attention: q_a_proj (h -> q_rank), q_a_layernorm, q_b_proj
+    // (q_rank -> heads x (nope + rope)), or q_proj (h -> heads x (nope +
+    // rope)); kv_a_proj_with_mqa (h -> kv_rank + rope), kv_a_layernorm,
+    // kv_b_proj (kv_rank -> heads x (nope + v)); o_proj (heads x v -> h).
+    const int64_t qk = mla.nope_dim + mla.rope_dim;
+    p.attention =
+        mla.q_rank > 0 ? h * mla.q_rank + mla.q_rank + mla.q_rank * m.heads * qk : h * m.heads * qk;
+    p.attention += h * (mla.kv_rank + mla.rope_dim) + mla.kv_rank +
+                   mla.kv_rank * m.heads * (mla.nope_dim + mla.v_dim);
+    p.attention += m.heads * mla.v_dim * h;
+    // attention_bias: on q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj.
+    if (m.attention_bias)
+      p.attention += (mla.q_rank > 0 ? mla.q_rank : m.heads * qk) + mla.kv_rank + mla.rope_dim + h;
+  } else {
+    const int64_t hd = HeadDimTf(m);
+    const int64_t q = m.heads * hd;
+    const int64_t kv = m.kv_heads * hd;
+    p.attention = 2 * h * q + 2 * h * kv;
+    if (m.attention_bias) p.attention += q + 2 * kv + h;
+    if (m.qkv_bias_only) p.attention += q + 2 * kv;
+    if (m.qk_norm) p.attention += 2 * hd;  // q_norm and k_norm over one head, shared by the heads
+  }
+  if (m.attention_sinks) p.attention += m.heads;
+  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
+  const auto block = [&](int64_t inner) {
+    int64_t n = matrices * h * inner;
+    if (m.feed_forward_bias) n += (matrices - 1) * inner + h;
+    return n;
+  };
+  if (kind.moe && m.experts > 0) {
+    p.expert = block(m.ffn_hidden);
+    p.experts = m.experts * p.expert;
+    p.feed_forward = h * m.experts + (m.router_bias ? m.experts : 0);
+    if (m.shared_experts > 0) p.feed_forward += block(m.shared_experts * m.ffn_hidden);
+  } else {
+    p.feed_forward = block(m.dense_ffn_hidden > 0 ? m.dense_ffn_hidden : m.ffn_hidden);
+  }
+  p.norms = (m.sandwich_norms ? 4 : 2) * NormParametersTf(m);
+  return p;
+}
+
 TransformerParameters CountParameters(const TransformerConfig& m) {
   ValidateTransformer(m);
-  const int64_t hd = HeadDimTf(m);
-  const int64_t q = m.heads * hd;
-  const int64_t kv = m.kv_heads * hd;
   TransformerParameters p;
   p.embedding = m.vocab * m.hidden;
   if (m.positions == PositionEncoding::kLearned) p.embedding += m.max_positions * m.hidden;
   p.embedding += m.type_vocab * m.hidden;
   if (m.bert_heads) p.embedding += NormParametersTf(m);  // BertEmbeddings.LayerNorm
 
-  p.attention_per_layer = 2 * m.hidden * q + 2 * m.hidden * kv;
-  if (m.attention_bias) p.attention_per_layer += q + 2 * kv + m.hidden;
-  if (m.qkv_bias_only) p.attention_per_layer += q + 2 * kv;
-
-  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
-  int64_t expert = matrices * m.hidden * m.ffn_hidden;
-  if (m.feed_forward_bias) expert += (matrices - 1) * m.ffn_hidden + m.hidden;
-  const int64_t experts = std::max<int64_t>(1, m.experts);
-  const int64_t router = m.hidden * m.experts;
-  p.feed_forward_per_layer = experts * expert + router;
-  p.norms_per_layer = 2 * NormParametersTf(m);
-  p.per_layer = p.attention_per_layer + p.feed_forward_per_layer + p.norms_per_layer;
+  // The largest kind of layer stands for "a layer"; the sum runs layer by layer.
+  bool any_moe = false;
+  for (int64_t i = 0; i < m.layers && !any_moe; ++i) any_moe = LayerKindAt(m, i).moe;
+  TransformerLayerKind largest;
+  largest.moe = any_moe;
+  const LayerParameters layer = CountLayerParameters(m, largest);
+  p.attention_per_layer = layer.attention;
+  p.feed_forward_per_layer = layer.feed_forward + layer.experts;
+  p.norms_per_layer = layer.norms;
+  p.per_layer = layer.Total();
+  int64_t skipped = 0;  // routed experts a token does not pass through
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const TransformerLayerKind kind = LayerKindAt(m, i);
+    const LayerParameters here = kind == largest ? layer : CountLayerParameters(m, kind);
+    p.layers += here.Total();
+    if (kind.moe) skipped += (m.experts - m.top_k) * here.expert;
+  }
 
   p.final_norm = m.final_norm ? NormParametersTf(m) : 0;
   if (!m.tied_embeddings) p.output += m.vocab * m.hidden;
@@ -412,23 +461,68 @@ TransformerParameters CountParameters(const TransformerConfig& m) {
     p.output += m.hidden * m.hidden + m.hidden + NormParametersTf(m) + m.vocab;  // MLM head
     p.output += 2 * m.hidden + 2;  // next-sentence head
   }
-  p.total = p.embedding + m.layers * p.per_layer + p.final_norm + p.output;
-  p.active_per_token = p.total;
-  if (m.experts > 0) p.active_per_token -= m.layers * (m.experts - m.top_k) * expert;
+  p.total = p.embedding + p.layers + p.final_norm + p.output;
+  p.active_per_token = p.total - skipped;
+  if (m.mtp_layers > 0) {
+    // enorm, hnorm, eh_proj (2h -> h, no bias), the layer, shared_head.norm.
+    const LayerParameters last = CountLayerParameters(m, LayerKindAt(m, m.layers));
+    p.mtp = m.mtp_layers * (3 * NormParametersTf(m) + 2 * m.hidden * m.hidden + last.Total());
+  }
   return p;
+}
+
+// Matrix elements one token multiplies by in a layer of `kind` (no biases,
+// norms or sinks): the attention's projections, the top_k routed experts it
+// passes through, the shared experts and the router, or the dense block.
+int64_t MatrixElementsPerTokenTf(const TransformerConfig& m, TransformerLayerKind kind) {
+  const int64_t h = m.hidden;
+  const LatentAttention& mla = m.latent;
+  int64_t attention = 0;
+  if (mla.kv_rank > 0) {
+    const int64_t qk = mla.nope_dim + mla.rope_dim;
+    attention = mla.q_rank > 0 ? h * mla.q_rank + mla.q_rank * m.heads * qk : h * m.heads * qk;
+    attention += h * (mla.kv_rank + mla.rope_dim) +
+                 mla.kv_rank * m.heads * (mla.nope_dim + mla.v_dim) + m.heads * mla.v_dim * h;
+  } else {
+    const int64_t hd = HeadDimTf(m);
+    attention = 2 * h * m.heads * hd + 2 * h * m.kv_heads * hd;
+  }
+  const int64_t matrices = m.feed_forward == FeedForwardKind::kGated ? 3 : 2;
+  int64_t ffn = 0;
+  if (kind.moe && m.experts > 0) {
+    ffn = m.top_k * matrices * h * m.ffn_hidden + h * m.experts +
+          matrices * h * m.shared_experts * m.ffn_hidden;
+  } else {
+    ffn = matrices * h * (m.dense_ffn_hidden > 0 ? m.dense_ffn_hidden : m.ffn_hidden);
+  }
+  return attention + ffn;
 }
 
 double ForwardFlopsPerToken(const TransformerConfig& model, int64_t seq_len) {
   ValidateTransformer(model);
   CheckSequenceLength(model, seq_len);
-  const double per_layer =
-      2.0 * static_cast<double>(MatrixParametersPerTokenPerLayerTf(model)) +
-      4.0 * static_cast<double>(seq_len) * static_cast<double>(model.heads * HeadDimTf(model));
+  const TransformerConfig& m = model;
+  const LatentAttention& mla = m.latent;
+  // Per query head, the widths of the score product (query . key) and the
+  // value product.
+  const double qk_dim =
+      static_cast<double>(mla.kv_rank > 0 ? mla.nope_dim + mla.rope_dim : HeadDimTf(m));
+  const double v_dim = static_cast<double>(mla.kv_rank > 0 ? mla.v_dim : HeadDimTf(m));
+  double layers = 0;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const TransformerLayerKind kind = LayerKindAt(m, i);
+    const double matrices = static_cast<double>(MatrixElementsPerTokenTf(m, kind));
+    // The keys each query meets, counted whole (no halving for the mask): the
+    // window on a sliding layer.
+    const double keys =
+        static_cast<double>(kind.sliding ? std::min<int64_t>(seq_len, m.sliding_window) : seq_len);
+    layers += 2.0 * matrices + 2.0 * keys * static_cast<double>(m.heads) * (qk_dim + v_dim);
+  }
   // The logits (vocab x hidden, tied or not) and BERT's masked-LM transform;
   // BERT's pooler and next-sentence head act once per sequence, not per token.
   double output = static_cast<double>(model.vocab) * static_cast<double>(model.hidden);
   if (model.bert_heads) output += static_cast<double>(model.hidden) * model.hidden;
-  return static_cast<double>(model.layers) * per_layer + 2.0 * output;
+  return layers + 2.0 * output;
 }
 
 TransformerConfig ParseHfConfig(const std::string& text, const std::string& source) {
