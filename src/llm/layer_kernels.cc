@@ -7,16 +7,23 @@
 namespace fitspeed {
 
 LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t micro_batch, int tp,
-                          int cp, int ep) {
+                          int cp, int ep, int etp, TransformerLayerKind kind) {
   LayerShape s;
   s.hidden = static_cast<double>(m.hidden);
-  s.head_dim =
-      static_cast<double>(m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.heads));
+  const LatentAttention& mla = m.latent;
+  const bool latent = mla.kv_rank > 0;
+  s.head_dim = latent ? static_cast<double>(mla.nope_dim + mla.rope_dim)
+                      : static_cast<double>(
+                            m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.heads));
+  s.v_dim = latent ? static_cast<double>(mla.v_dim) : s.head_dim;
   s.heads = static_cast<double>(m.heads) / tp;
-  s.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / tp);
+  s.kv_heads = latent
+                   ? s.heads
+                   : std::max(1.0, static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / tp);
   s.q_width = s.heads * s.head_dim;
   s.kv_width = s.kv_heads * s.head_dim;
-  s.ffn = static_cast<double>(m.ffn_hidden) / tp;
+  const int64_t dense_ffn = m.dense_ffn_hidden > 0 ? m.dense_ffn_hidden : m.ffn_hidden;
+  s.ffn = static_cast<double>(kind.moe ? m.ffn_hidden : dense_ffn) / tp;
   s.micro_batch = static_cast<double>(micro_batch);
   s.seq = static_cast<double>(seq_len);
   s.seq_local = s.seq / cp;
@@ -24,17 +31,43 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
   s.tp = tp;
   s.cp = cp;
   s.ep = ep;
+  s.etp = etp > 0 ? etp : tp;
   s.gated = m.feed_forward == FeedForwardKind::kGated;
   s.dropout = m.dropout;
   s.causal = m.causal;
   s.rope = m.positions == PositionEncoding::kRope;
-  s.experts = m.experts > 1 ? static_cast<double>(m.experts) : 0.0;
-  s.top_k = static_cast<double>(m.top_k);
+  s.window = kind.sliding ? static_cast<double>(m.sliding_window) : 0.0;
+  s.qk_norm = m.qk_norm;
+  s.sandwich_norms = m.sandwich_norms;
+  if (latent) {
+    s.q_rank = static_cast<double>(mla.q_rank);
+    s.kv_rank = static_cast<double>(mla.kv_rank);
+    s.rope_dim = static_cast<double>(mla.rope_dim);
+  }
+  if (kind.moe && m.experts > 1) {
+    s.experts = static_cast<double>(m.experts);
+    s.top_k = static_cast<double>(m.top_k);
+    s.expert_ffn = static_cast<double>(m.ffn_hidden) / s.etp;
+    s.shared_ffn = static_cast<double>(m.shared_experts * m.ffn_hidden) / tp;
+  }
   return s;
+}
+
+LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t micro_batch, int tp,
+                          int cp, int ep) {
+  TransformerLayerKind largest;
+  for (int64_t i = 0; i < m.layers && !largest.moe; ++i) largest.moe = LayerKindAt(m, i).moe;
+  return MakeLayerShape(m, seq_len, micro_batch, tp, cp, ep, tp, largest);
+}
+
+double LayerShape::RoutedShare() const {
+  const double busiest = capacity_factor > 0 ? std::min(imbalance, capacity_factor) : imbalance;
+  return static_cast<double>(etp) / tp * busiest;
 }
 
 void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training) {
   shape.capacity_factor = training.capacity_factor;
+  shape.imbalance = training.moe_imbalance;
   shape.activation_fp8_store = training.activation_fp8_store;
 }
 
@@ -131,17 +164,31 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   return t;
 }
 
+double AttentionPairs(double seq_q, double seq_kv, bool causal, double window) {
+  if (!causal) return seq_q * seq_kv;
+  // Causal over the whole sequence: query i meets i + 1 keys, about half the
+  // square; in a window of w, min(i + 1, w): s w - w^2 / 2 once s >= w. A
+  // ring's rank holds seq_q / seq_kv of the queries, balanced to that share.
+  const double w = window > 0 ? std::min(window, seq_kv) : seq_kv;
+  const double whole = seq_kv * w - 0.5 * w * w;
+  return whole * seq_q / seq_kv;
+}
+
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& t, double batch_heads, double seq_q,
-                                       double seq_kv, double head_dim, bool causal, double chunks) {
-  const double rows = causal ? 0.5 * seq_q : seq_q;
-  // Two products (scores, values) of rows x seq_kv x head_dim per head.
-  const double forward_flops = 2.0 * 2.0 * rows * seq_kv * head_dim * batch_heads;
+                                       double seq_kv, double head_dim, bool causal, double chunks,
+                                       double window, double v_dim) {
+  const double dv = v_dim > 0 ? v_dim : head_dim;
+  const double pairs = AttentionPairs(seq_q, seq_kv, causal, window);
+  // Two products (scores over head_dim, values over v_dim) per query-key pair.
+  const double forward_flops = 2.0 * pairs * (head_dim + dv) * batch_heads;
   // A ring's kernel: the rows against one K/V chunk of seq_kv / chunks.
   const double n = std::max(1.0, chunks);
-  const double kv = seq_kv / n;
+  const double keys = (window > 0 ? std::min(window, seq_kv) : seq_kv) / n;
+  const double rows = pairs / (keys * n);
+  const double k = 0.5 * (head_dim + dv);
   FlashAttentionTimes out;
-  out.forward_s = n * t.Attention(forward_flops / n, false, rows, kv, head_dim);
-  out.backward_s = n * t.Attention(2.5 * forward_flops / n, true, rows, kv, head_dim);
+  out.forward_s = n * t.Attention(forward_flops / n, false, rows, keys, k);
+  out.backward_s = n * t.Attention(2.5 * forward_flops / n, true, rows, keys, k);
   return out;
 }
 
@@ -200,9 +247,39 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Pre-attention norm: read and write the 16-bit hidden states.
   f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
   b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
-  // Fused QKV projection.
   const double qkv = s.q_width + 2.0 * s.kv_width;
-  linear(T, qkv, h, frozen);
+  const double out_width = s.heads * s.v_dim;  // the output projection's input
+  if (s.kv_rank > 0) {
+    // Multi-head latent attention as Megatron-Core's MLASelfAttention trains
+    // it (no absorption): the down projections on every tensor-parallel rank
+    // whole, each latent's RMSNorm, the up projections split by heads; the
+    // decoupled rotary key shared by the heads, joined to each head's key.
+    const double q_heads = s.heads * s.head_dim;
+    if (s.q_rank > 0) {
+      linear(T, s.q_rank, h, frozen);
+      f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.q_rank));
+      b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.q_rank));
+      linear(T, q_heads, s.q_rank, frozen);
+    } else {
+      linear(T, q_heads, h, frozen);
+    }
+    linear(T, s.kv_rank + s.rope_dim, h, frozen);
+    f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.kv_rank));
+    b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.kv_rank));
+    linear(T, s.heads * (s.head_dim - s.rope_dim + s.v_dim), s.kv_rank, frozen);
+    // Each head's key assembled from its part and the shared rotary key
+    // (written forward, its gradient summed back over the heads backward).
+    f.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
+    b.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
+  } else {
+    // Fused QKV projection.
+    linear(T, qkv, h, frozen);
+  }
+  if (s.qk_norm) {
+    // QK-norm: an RMSNorm over each query and key head.
+    f.Add(t.NormalizationTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
+    b.Add(t.NormalizationTime(3.0 * 2.0 * T * (s.q_width + s.kv_width)));
+  }
   // The QKV adapter (NeMo: A column-parallel with its output gathered, B
   // column-parallel) reads the gathered norm output; its input gradient,
   // reduce-scattered with sequence parallelism, joins the norm's.
@@ -210,14 +287,18 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Rotary positions: Q and K read and written once forward (Megatron's and
   // Transformer Engine's fused kernel) and their gradients once backward.
   if (s.rope) {
-    f.Add(t.MemoryTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
-    b.Add(t.MemoryTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
+    // Under MLA only the decoupled rotary parts: rope_dim of each query head
+    // and the one shared key.
+    const double rotated =
+        s.kv_rank > 0 ? s.heads * s.rope_dim + s.rope_dim : s.q_width + s.kv_width;
+    f.Add(t.MemoryTime(2.0 * 2.0 * T * rotated));
+    b.Add(t.MemoryTime(2.0 * 2.0 * T * rotated));
   }
   // Attention core.
   const double bh = s.micro_batch * s.heads;
   if (tr.flash_attention) {
-    const FlashAttentionTimes fa =
-        TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim, s.causal, s.cp);
+    const FlashAttentionTimes fa = TimeFlashAttention(t, bh, s.seq_local, s.seq, s.head_dim,
+                                                      s.causal, s.cp, s.window, s.v_dim);
     af.Add(fa.forward_s, s.cp);
     ab.Add(fa.backward_s, s.cp);
     if (s.cp > 1) {
@@ -260,52 +341,70 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   f.Add(af.gpu, af.kernels);
   b.Add(ab.gpu, ab.kernels);
   // Output projection, then bias, dropout and the residual add.
-  linear(T, h, s.q_width, frozen);
+  linear(T, h, out_width, frozen);
   // The output projection's adapter (A row-parallel, B column-parallel: h /
   // tp columns, exchanged to the sequence-parallel layout or gathered) joins
   // the projection's output.
   lora(T, h / s.tp, s.q_width, Tn * h, T * s.q_width);
   const double residual = 2.0 * 3.0 * Tn * h + (s.dropout ? Tn * h : 0.0);
+  // Sandwich norms (Gemma): one more norm after the attention and one after
+  // the feed-forward block.
+  const auto sandwich_norm = [&] {
+    if (!s.sandwich_norms) return;
+    f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+    b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  };
+  sandwich_norm();
   f.Add(t.MemoryTime(residual));
   b.Add(t.MemoryTime(1.5 * residual));
   // Pre-MLP norm.
   f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
   b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
-  const double up = s.gated ? 2.0 * s.ffn : s.ffn;
   const double act_bytes =
       2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
   // The FP8 activation store: the SwiGLU's 2f-wide input cast to FP8 after
   // the forward (read 2, write 1 byte an element) and back before the
   // gradient (read 1, write 2).
   const double store_bytes = s.gated && s.activation_fp8_store ? 3.0 * 2.0 : 0.0;
-  auto store_casts = [&](double tokens) {
-    if (store_bytes == 0) return;
-    f.Add(t.MemoryTime(store_bytes * tokens * s.ffn));
-    b.Add(t.MemoryTime(store_bytes * tokens * s.ffn));
+
+  // A dense block of `inner` (on this GPU) over `tokens`.
+  const auto dense_block = [&](double tokens, double inner) {
+    linear(tokens, s.gated ? 2.0 * inner : inner, h, frozen);
+    f.Add(t.MemoryTime(act_bytes * tokens * inner));
+    b.Add(t.MemoryTime(1.5 * act_bytes * tokens * inner));
+    if (store_bytes > 0) {
+      f.Add(t.MemoryTime(store_bytes * tokens * inner));
+      b.Add(t.MemoryTime(store_bytes * tokens * inner));
+    }
+    linear(tokens, h, inner, frozen);
   };
   if (s.experts > 0) {
     // Router, top-k, permutation to the experts and back; the local experts'
-    // products as one grouped kernel of their balanced share of the tokens.
+    // products as one grouped kernel of the busiest rank's share of the
+    // routed tokens (RoutedShare), each expert's inner size split over etp.
     linear(T, s.experts, h, frozen);
     f.Add(t.MemoryTime(2.0 * 4.0 * T * s.experts), 2);
     b.Add(t.MemoryTime(3.0 * 4.0 * T * s.experts), 2);
-    const double routed = T * s.top_k * s.capacity_factor;
+    const double routed = T * s.top_k * s.RoutedShare();
     const double local_experts = s.experts / s.ep;
-    const double per_expert = routed * s.ep / s.experts;
+    const double per_expert = routed / local_experts;
+    const double ffn_e = s.expert_ffn;
     f.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
     b.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
-    linear(per_expert, up, h, frozen, local_experts);
-    f.Add(t.MemoryTime(act_bytes * routed * s.ffn));
-    b.Add(t.MemoryTime(1.5 * act_bytes * routed * s.ffn));
-    store_casts(routed);
-    linear(per_expert, h, s.ffn, frozen, local_experts);
+    linear(per_expert, s.gated ? 2.0 * ffn_e : ffn_e, h, frozen, local_experts);
+    f.Add(t.MemoryTime(act_bytes * routed * ffn_e));
+    b.Add(t.MemoryTime(1.5 * act_bytes * routed * ffn_e));
+    if (store_bytes > 0) {
+      f.Add(t.MemoryTime(store_bytes * routed * ffn_e));
+      b.Add(t.MemoryTime(store_bytes * routed * ffn_e));
+    }
+    linear(per_expert, h, ffn_e, frozen, local_experts);
+    // Shared experts (DeepSeek): a dense block every token passes through.
+    if (s.shared_ffn > 0) dense_block(T, s.shared_ffn);
   } else {
-    linear(T, up, h, frozen);
-    f.Add(t.MemoryTime(act_bytes * T * s.ffn));
-    b.Add(t.MemoryTime(1.5 * act_bytes * T * s.ffn));
-    store_casts(T);
-    linear(T, h, s.ffn, frozen);
+    dense_block(T, s.ffn);
   }
+  sandwich_norm();
   f.Add(t.MemoryTime(residual));
   b.Add(t.MemoryTime(1.5 * residual));
   out.forward_gpu_s = f.gpu;
@@ -342,6 +441,17 @@ HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool
   o.Add(t.NormalizationTime((2.0 + 4.0) * T * v), 3);
   o.Add(t.NormalizationTime((4.0 + 2.0) * T * v), 3);
   out.output_s = std::max(o.gpu, o.kernels * d);
+  // A multi-token prediction module less its layer: the norms of the
+  // embedding and of the hidden state, their concatenation projected 2h -> h
+  // (split by tp), then the output head and loss as above.
+  PassLayerKernels p;
+  p.Add(2.0 * t.NormalizationTime(2.0 * 2.0 * Tn * h), 2);
+  p.Add(2.0 * t.NormalizationTime(3.0 * 2.0 * Tn * h), 2);
+  p.Add(t.MemoryTime(2.0 * 2.0 * 2.0 * T * h));
+  p.Add(t.Gemm(T, h / s.tp, 2.0 * h));
+  p.Add(t.Gemm(T, 2.0 * h, h / s.tp));
+  if (!lora) p.Add(t.Gemm(2.0 * h, h / s.tp, T));
+  out.mtp_s = std::max(p.gpu, p.kernels * d) + out.output_s;
   return out;
 }
 
@@ -366,21 +476,40 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   const double rest = 2.0 * T * h + mask * T * h + mlp_input + mask * T * h + 4.0 * T * h;
   const double rest_here = sp ? rest / s.tp : rest;
   if (recompute == Recompute::kFull) return (sp ? 2.0 * T * h / s.tp : 2.0 * T * h);
-  double attention =
-      2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * s.kv_width + 2.0 * T * s.q_width;
+  // Q and K, V, the output projection's input (MLA: every head's own V of
+  // v_dim, and the output heads x v_dim).
+  const double v_width = s.kv_rank > 0 ? s.heads * s.v_dim : s.kv_width;
+  const double out_width = s.heads * s.v_dim;
+  double attention = 2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * v_width + 2.0 * T * out_width;
+  // MLA: the query latent (the norm's input and output, the up projection's
+  // input), the key/value latent with the rotary key (the norm's input) and
+  // its normed part (the up projection's input).
+  if (s.kv_rank > 0) attention += 2.0 * T * (2.0 * s.q_rank + 2.0 * s.kv_rank + s.rope_dim);
+  // QK-norm's inputs.
+  if (s.qk_norm) attention += 2.0 * T * (s.q_width + s.kv_width);
   double scores = 0;
   if (flash) {
     attention += 4.0 * T * s.heads;  // the softmax statistics (FP32 log-sum-exp per row)
   } else {
     scores = (2.0 + mask + 2.0 * mask) * s.heads * s.seq * T;
   }
-  double mlp = 0;
-  const double routed = s.experts > 0 ? s.top_k * s.capacity_factor : 1.0;
-  const double activation_output = frozen_mlp ? 0.0 : 2.0 * T * s.ffn;
-  // The activation's input: 2 bytes an element, 1 in the FP8 store.
+  // The activation's input: 2 bytes an element, 1 in the FP8 store; its
+  // output (the down projection's input) 2.
   const double input_bytes = s.gated && s.activation_fp8_store ? 1.0 : 2.0;
-  mlp = routed * (input_bytes * T * s.ffn * (s.gated ? 2.0 : 1.0) + activation_output);
-  if (s.experts > 0) mlp += routed * 2.0 * T * h;  // the permuted expert inputs
+  const auto block = [&](double tokens, double inner) {
+    const double activation_output = frozen_mlp ? 0.0 : 2.0 * tokens * inner;
+    return input_bytes * tokens * inner * (s.gated ? 2.0 : 1.0) + activation_output;
+  };
+  double mlp = 0;
+  if (s.experts > 0) {
+    const double routed = T * s.top_k * s.RoutedShare();
+    mlp = block(routed, s.expert_ffn) + 2.0 * routed * h;  // and the permuted expert inputs
+    if (s.shared_ffn > 0) mlp += block(T, s.shared_ffn);
+  } else {
+    mlp = block(T, s.ffn);
+  }
+  // Sandwich norms' inputs.
+  if (s.sandwich_norms) attention += (sp ? 4.0 * T * h / s.tp : 4.0 * T * h);
   if (recompute == Recompute::kSelective) scores = 0;
   return rest_here + attention + scores + mlp;
 }

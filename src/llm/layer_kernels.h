@@ -18,32 +18,51 @@ namespace fitspeed {
 // (b x s / cp), widths split by tp.
 struct LayerShape {
   double hidden = 0;
-  double head_dim = 0;
+  double head_dim = 0;  // of the score product (query . key); MLA: nope + rope
+  double v_dim = 0;     // of the value product; == head_dim but under MLA
   double heads = 0;     // query heads on this GPU (heads / tp)
   double kv_heads = 0;  // key/value heads on this GPU (at least 1: Megatron replicates)
   double q_width = 0;   // heads x head_dim
   double kv_width = 0;  // kv_heads x head_dim
-  double ffn = 0;       // feed-forward inner size on this GPU (ffn / tp)
+  double ffn = 0;       // feed-forward inner size on this GPU: the dense block's (ffn / tp)
   double micro_batch = 0;
   double seq = 0;        // the whole sequence
   double seq_local = 0;  // this GPU's part of it (seq / cp)
   double tokens = 0;     // micro_batch x seq_local
   int tp = 1, cp = 1, ep = 1;
+  int etp = 1;  // expert tensor parallel: each expert's inner size split over etp
   bool gated = false;
   bool dropout =
       false;  // GPT/BERT-style (LayerNorm, plain feed-forward): dropout after attention and MLP
   bool causal = true;
-  bool rope = false;   // rotary positions: applied to Q and K in each layer
-  double experts = 0;  // 0: dense
+  bool rope = false;  // rotary positions: applied to Q and K in each layer
+  double window = 0;  // sliding-window layer: the keys each query meets (0: the whole sequence)
+  bool qk_norm = false;
+  bool sandwich_norms = false;
+  // Multi-head latent attention (TransformerConfig::latent), whole (not split by tp).
+  double q_rank = 0, kv_rank = 0, rope_dim = 0;
+  // Mixture of experts (an MoE layer; 0 experts: a dense layer).
+  double experts = 0;
   double top_k = 0;
-  double capacity_factor = 1;
+  double expert_ffn = 0;              // one expert's inner size on this GPU (ffn / etp)
+  double shared_ffn = 0;              // the shared experts' inner size on this GPU (/ tp)
+  double capacity_factor = 0;         // 0: dropless
+  double imbalance = 1;               // routed tokens on the busiest expert rank over the mean
   bool activation_fp8_store = false;  // LlmTraining::activation_fp8_store
+  // The routed token-expert pairs this GPU's experts take per micro-batch
+  // relative to T x top_k: etp / tp of the group's tokens, times the busiest
+  // rank's share (the imbalance, capped by the capacity factor).
+  double RoutedShare() const;
 };
 
+// The shape of one layer of `kind` (LayerKindAt); without a kind, the
+// model's largest (an MoE layer when it has one).
+LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
+                          int tp, int cp, int ep, int etp, TransformerLayerKind kind);
 LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
                           int tp, int cp, int ep = 1);
 // The training's settings a layer's kernels and memory depend on: the MoE
-// capacity factor and the FP8 activation store.
+// capacity factor and imbalance, and the FP8 activation store.
 void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training);
 
 // Times kernels on one device in one matrix format.
@@ -83,10 +102,12 @@ struct KernelTimer {
 KernelTimer MakeKernelTimer(const Device& device, MatrixFormat format, const LlmCalibration& cal);
 
 // Flash attention over `batch_heads` (micro-batch x heads) of `seq_q` query
-// rows against `seq_kv` keys of `head_dim`: the score and value products of
-// the unmasked rows (half of them when causal) in one kernel; the backward
-// pass recomputes the scores, 2.5x the forward FLOPs. Timed in 16 bits on
-// the device's attention curves (KernelTimer::Attention). `chunks` > 1: ring
+// rows against `seq_kv` keys, scores over `head_dim` and values over `v_dim`
+// (0: head_dim; MLA's differ): the score and value products of the unmasked
+// query-key pairs (AttentionPairs: half of them when causal, s w - w^2 / 2 in
+// a sliding window of `window` keys) in one kernel; the backward pass
+// recomputes the scores, 2.5x the forward FLOPs. Timed in 16 bits on the
+// device's attention curves (KernelTimer::Attention). `chunks` > 1: ring
 // attention over that many ranks, the work split into as many kernels of
 // equal FLOPs (Transformer Engine's load-balanced causal ring: the local
 // causal block, then a half block per received K/V chunk), each timed at its
@@ -96,7 +117,11 @@ struct FlashAttentionTimes {
 };
 FlashAttentionTimes TimeFlashAttention(const KernelTimer& timer, double batch_heads, double seq_q,
                                        double seq_kv, double head_dim, bool causal,
-                                       double chunks = 1);
+                                       double chunks = 1, double window = 0, double v_dim = 0);
+// Query-key pairs one head computes: seq_q x seq_kv without a mask; causal,
+// seq_q / seq_kv of the sequence's (seq_kv w - w^2 / 2, w = min(window,
+// seq_kv), window 0 for the whole sequence).
+double AttentionPairs(double seq_q, double seq_kv, bool causal, double window);
 
 // One layer's kernels per micro-batch (no communication): the device's time
 // for each pass and the kernels the host issues for it. A pass takes the
@@ -120,6 +145,8 @@ LayerTimes TimeLayer(const LayerShape& shape, const KernelTimer& timer, const Ll
 struct HeadTimes {
   double embedding_s = 0;
   double output_s = 0;
+  double mtp_s =
+      0;  // one multi-token prediction module less its layer (its head and loss included)
 };
 
 HeadTimes TimeHead(const LayerShape& shape, double padded_vocab, const KernelTimer& timer,

@@ -168,8 +168,12 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
   if (training.activation_fp8_store && model.feed_forward != FeedForwardKind::kGated)
     fail("the FP8 activation store (--activation-fp8-store) keeps a SwiGLU's input: " + model.name +
          " has no gated feed-forward");
-  if (!(training.capacity_factor > 0) || !std::isfinite(training.capacity_factor))
-    fail("capacity factor must be > 0");
+  if (!(training.capacity_factor >= 0) || !std::isfinite(training.capacity_factor))
+    fail("capacity factor must be >= 0 (0: dropless)");
+  if (!(training.moe_imbalance >= 1) || !std::isfinite(training.moe_imbalance))
+    fail("MoE imbalance (the busiest expert rank's tokens over the mean) must be >= 1");
+  if (training.mtp_layers < -1 || training.mtp_layers > 64)
+    fail("multi-token prediction modules must be in 0..64 (-1: as the model gives them)");
   if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
     fail("gradient bytes must be 2 or 4");
 }

@@ -50,16 +50,30 @@ std::string MatrixFormatName(MatrixFormat f);  // "16-bit", "fp8", "int8", "fp4"
 // "mixed", "bf16", "fp16" -> k16; "fp8", "int8", "fp4". UsageError otherwise.
 MatrixFormat ParseMatrixFormat(const std::string& name);
 
-// How one step is split. Every group size >= 1; devices = tp x pp x cp x dp
-// (expert parallelism is carved out of dp x cp, as Megatron-Core does: ep
-// divides dp x cp and the number of experts).
+// How one step is split. Every group size >= 1; devices = tp x pp x cp x dp.
+// The expert layers fold the same devices differently, as Megatron-Core's
+// "MoE parallel folding" does (parallel_state.py, the expert rank order
+// tp-ep-dp-pp over the tp x cp x dp ranks of a stage): each expert split over
+// etp ranks, the experts over ep groups of those, and the rest, tp x cp x dp
+// / (etp x ep), data parallel for the experts; etp x ep divides tp x cp x dp
+// and ep the experts. An expert-parallel group's ranks sit etp apart.
 struct LlmSplit {
-  int tp = 1;                // tensor parallel (Megatron's column/row split)
-  int pp = 1;                // pipeline stages
-  int vp = 1;                // virtual stages per pipeline stage (interleaved 1F1B); 1: plain 1F1B
-  int cp = 1;                // context parallel (ring attention over the sequence)
-  int ep = 1;                // expert parallel (MoE models only)
-  int dp = 1;                // data parallel
+  int tp = 1;   // tensor parallel (Megatron's column/row split)
+  int pp = 1;   // pipeline stages
+  int vp = 1;   // virtual stages per pipeline stage (interleaved 1F1B); 1: plain 1F1B
+  int cp = 1;   // context parallel (ring attention over the sequence)
+  int ep = 1;   // expert parallel (MoE models only)
+  int etp = 0;  // expert tensor parallel (MoE only); 0: tp, Megatron's default
+  int dp = 1;   // data parallel
+  // The layers of each pipeline stage. Empty: even (pp x vp divides the
+  // layers), else Megatron's pipeline layout (--pipeline-model-parallel-layout):
+  // pp x vp virtual stages separated by '|', in order, each a string of 't'
+  // (a transformer layer), 'E' (the embedding), 'L' (the final norm, output
+  // projection and loss), 'm' (a multi-token prediction module), with 'X*n'
+  // repeating an item or a parenthesized group: "Et*3|(tt|)*29m|L". The
+  // embedding and loss, when absent from the layout, sit on the first and
+  // last stage. PipelineLayoutOf turns the options into it.
+  std::string layout;
   int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   int64_t global_batch = 1;  // sequences per optimizer step; a multiple of micro_batch x dp
   Recompute recompute = Recompute::kNone;
@@ -75,7 +89,35 @@ struct LlmSplit {
 
   int64_t Accumulation() const;  // global_batch / (micro_batch x dp)
   int Devices() const { return tp * pp * cp * dp; }
+  int ExpertTp() const { return etp > 0 ? etp : tp; }
+  // The experts' data-parallel size: tp x cp x dp / (etp x ep).
+  int ExpertDp() const { return tp * cp * dp / (ExpertTp() * ep); }
 };
+
+// The uneven stages people give Megatron, as a layout (LlmSplit::layout):
+// `first` and `last` the transformer layers of the first and last pipeline
+// stage (--decoder-first/last-pipeline-num-layers; 0: not given), the rest
+// spread evenly over the other stages; `embedding_as_layer` and
+// `loss_as_layer` count the embedding and the loss as one layer each in the
+// division (--account-for-embedding/loss-in-pipeline-split). With vp > 1 each
+// stage's layers split evenly over its vp chunks. UsageError naming the
+// option when the layers do not divide as Megatron requires.
+std::string PipelineLayoutOf(const TransformerConfig& model, int pp, int vp, int64_t first,
+                             int64_t last, bool embedding_as_layer, bool loss_as_layer);
+
+// A layout string's stages: for each of the pp x vp virtual stages (Megatron's
+// order: chunk c of rank r is stage c x pp + r), its transformer layers
+// (first, count), the embedding, the loss and the multi-token prediction
+// modules. UsageError naming the position of a malformed layout, a count that
+// does not match the model's layers or MTP modules, or stages that are not pp
+// x vp.
+struct PipelineChunk {
+  int64_t first_layer = 0, layers = 0;
+  bool embedding = false, loss = false;
+  int64_t mtp = 0;
+};
+std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& model, int pp, int vp,
+                                               const std::string& layout);
 
 // What is trained and how.
 struct LlmTraining {
@@ -108,9 +150,19 @@ struct LlmTraining {
   // products and a fused softmax over the whole score matrix (Megatron's
   // kernels before flash attention).
   bool flash_attention = true;
-  // MoE: the tokens each expert is sized for, relative to a balanced share
-  // (Switch Transformer's capacity factor); tokens above it are dropped.
-  double capacity_factor = 1.0;
+  // MoE routing. capacity_factor 0: dropless (Megatron-Core's default,
+  // moe_expert_capacity_factor None): every routed token is computed, so the
+  // busiest expert rank takes `moe_imbalance` x the mean share of the routed
+  // tokens and sets the layer's pace. capacity_factor c > 0 (Switch
+  // Transformer's): each expert is sized for c x its balanced share, tokens
+  // above it dropped, so the busiest rank takes min(moe_imbalance, c) x.
+  // moe_imbalance 1: routing balanced (the load-balancing loss's aim, stated
+  // as an assumption in every output); > 1 a measured max/mean ratio.
+  double capacity_factor = 0.0;
+  double moe_imbalance = 1.0;
+  // Multi-token prediction modules trained (Megatron's --mtp-num-layers);
+  // -1: as the model's config gives them (TransformerConfig::mtp_layers).
+  int64_t mtp_layers = -1;
   // Bytes per parameter of the gradients reduced and accumulated: 2 (16-bit,
   // DeepSpeed's and PyTorch DDP's default) or 4 (Megatron's FP32 main_grad).
   double gradient_bytes = 2;
@@ -179,8 +231,10 @@ struct LlmStepParts {
 struct LlmMemory {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, logits = 0;
   double workspace = 0, fragmentation = 0;
-  double total = 0;     // bytes on the most loaded GPU (the first pipeline stage)
-  double capacity = 0;  // the device's
+  double total = 0;  // bytes on the most loaded GPU (of the most loaded pipeline stage)
+  int stage = 0;     // that stage (0: the first)
+  std::vector<double> stage_totals;  // bytes per GPU of each pipeline stage, in order
+  double capacity = 0;               // the device's
   bool fits = false;
   double shortfall = 0;  // total - capacity when it does not fit, else 0
 };
