@@ -6,6 +6,7 @@
 #ifndef FITSPEED_SRC_LLM_LAYER_KERNELS_H_
 #define FITSPEED_SRC_LLM_LAYER_KERNELS_H_
 
+#include <array>
 #include <cstdint>
 
 #include "fitspeed/device/device.h"
@@ -167,25 +168,47 @@ double LoraParametersPerLayer(const LayerShape& shape, int64_t rank);
 // Megatron's vocabulary padding: a multiple of 128 x tp.
 double PaddedVocab(const TransformerConfig& model, int tp);
 
+// The kinds of layer (TransformerLayerKind) as indices: sliding + 2 x moe.
+constexpr int kTransformerKinds = 4;
+inline int KindIndex(TransformerLayerKind k) { return (k.sliding ? 1 : 0) + (k.moe ? 2 : 0); }
+inline TransformerLayerKind KindAtIndex(int i) {
+  TransformerLayerKind k;
+  k.sliding = (i & 1) != 0;
+  k.moe = (i & 2) != 0;
+  return k;
+}
+
 // What every split of one model, cluster and training shares: computed once
 // by the planner.
 struct LlmStepContext {
   TransformerParameters params;
+  std::array<LayerParameters, kTransformerKinds> kind_params;  // one layer of each kind
+  std::array<bool, kTransformerKinds> kinds_present{};  // the model's layers' and MTP's kinds
+  int64_t mtp_layers = 0;                               // multi-token prediction modules trained
   double flops_per_token = 0;  // model FLOPs per token trained (3x forward; LoRA 2x)
   KernelTimer timer;
 };
 LlmStepContext MakeStepContext(const TransformerConfig& model, const LlmCluster& cluster,
                                const LlmTraining& training, const LlmCalibration& calibration);
 
-// ModelLlmStep's body, from a layer's times computed once per (tp, cp, ep,
-// micro-batch, sequence parallel); no validation.
+// Every kind of layer's shape and kernels for one (tp, cp, ep, etp,
+// micro-batch, sequence parallel), and the head's: what the planner caches.
+struct ModelLayerTimes {
+  std::array<LayerShape, kTransformerKinds> shapes;
+  std::array<LayerTimes, kTransformerKinds> times;
+  HeadTimes head;
+};
+ModelLayerTimes TimeModelLayers(const TransformerConfig& model, const LlmStepContext& context,
+                                const LlmTraining& training, const LlmSplit& split);
+
+// ModelLlmStep's body from the layers' times; no validation.
 LlmStep ModelLlmStepWith(const TransformerConfig& model, const LlmCluster& cluster,
                          const LlmTraining& training, const LlmSplit& split,
                          const LlmCalibration& calibration, const LlmStepContext& context,
-                         const LayerShape& shape, const LayerTimes& layer, const HeadTimes& head);
-LlmMemory MemoryPerGpuWith(const TransformerConfig& model, const TransformerParameters& params,
+                         const ModelLayerTimes& layers);
+LlmMemory MemoryPerGpuWith(const TransformerConfig& model, const LlmStepContext& context,
                            const LlmCluster& cluster, const LlmTraining& training,
-                           const LlmSplit& split, const LayerShape& shape);
+                           const LlmSplit& split, const ModelLayerTimes& layers);
 
 }  // namespace fitspeed
 

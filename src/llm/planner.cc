@@ -45,6 +45,23 @@ std::vector<int64_t> ChoicesPlanner(int64_t fixed, const std::vector<int64_t>& a
   return out;
 }
 
+// `layers` over `chunks` virtual stages as evenly as they go, the extra
+// layers on the middle chunks (the first holds the embedding, the last the
+// loss), as a pipeline layout.
+std::string BalancedLayoutPlanner(int64_t layers, int64_t chunks) {
+  std::vector<int64_t> per(static_cast<size_t>(chunks), layers / chunks);
+  int64_t extra = layers % chunks;
+  // Middle chunks first, outward from the centre's left, then the ends.
+  for (int64_t i = 1; i + 1 < chunks && extra > 0; ++i, --extra) ++per[static_cast<size_t>(i)];
+  for (size_t i = 0; i < per.size() && extra > 0; i += per.size() - 1, --extra) ++per[i];
+  std::string out = "E";
+  for (size_t i = 0; i < per.size(); ++i) {
+    if (i > 0) out += "|";
+    if (per[i] > 0) out += per[i] == 1 ? "t" : fmt::format("t*{}", per[i]);
+  }
+  return out + "L";
+}
+
 // Fastest first; among equals, the one needing less memory.
 bool FasterPlanner(const LlmStep& a, const LlmStep& b) {
   if (a.step_s != b.step_s) return a.step_s < b.step_s;
@@ -80,8 +97,34 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
   });
   std::vector<int64_t> cp_all;
   for (int64_t v = 1; v <= n; v *= 2) cp_all.push_back(v);
-  std::map<std::tuple<int, int, int, int64_t, bool>, std::pair<LayerTimes, HeadTimes>> cache;
-  std::map<std::tuple<int, int, int, int64_t>, LayerShape> shapes;
+  const bool fixed_stages = !o.layout.empty() || o.first_stage_layers > 0 ||
+                            o.last_stage_layers > 0 || o.embedding_as_layer || o.loss_as_layer;
+  // The layers of each stage for (pp, vp): one layout ("" even) or none.
+  const auto layouts = [&](int64_t pp, int64_t vp) -> std::vector<std::string> {
+    const int ipp = static_cast<int>(pp), ivp = static_cast<int>(vp);
+    if (!o.layout.empty()) {
+      try {
+        ParsePipelineLayout(m, ipp, ivp, o.layout);
+        return {o.layout};
+      } catch (const UsageError&) {
+        return {};
+      }
+    }
+    if (fixed_stages) {
+      try {
+        return {PipelineLayoutOf(m, ipp, ivp, o.first_stage_layers, o.last_stage_layers,
+                                 o.embedding_as_layer, o.loss_as_layer)};
+      } catch (const UsageError&) {
+        return {};
+      }
+    }
+    const int64_t chunks = pp * vp;
+    if (m.layers % chunks == 0) return {""};
+    if (chunks > m.layers) return {};
+    if ((m.layers + 2) % chunks == 0) return {PipelineLayoutOf(m, ipp, ivp, 0, 0, true, true)};
+    return {BalancedLayoutPlanner(m.layers, chunks)};
+  };
+  std::map<std::tuple<int, int, int, int, int64_t, bool>, ModelLayerTimes> cache;
 
   // The (tp, cp, pp) groups searched, listed first so that progress can say
   // how many there are.
@@ -99,9 +142,9 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
       if ((n / tp) % cp != 0) continue;
       const int64_t rest = n / (tp * cp);
       const auto pps =
-          ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return m.layers % p == 0; });
+          ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return p <= m.layers; });
       for (int64_t pp : pps) {
-        if (rest % pp != 0 || m.layers % pp != 0) continue;
+        if (rest % pp != 0) continue;
         const int64_t dp = rest / pp;
         if (o.dp > 0 && o.dp != dp) continue;
         if (o.global_batch % dp != 0) continue;
@@ -120,87 +163,92 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
       return fmt::format("tp {}, cp {}, pp {}, dp {}: {} splits modeled so far", tp, cp, pp, dp,
                          plan.evaluated);
     });
-    std::vector<int64_t> vps;
-    if (o.vp > 0) {
-      vps.push_back(o.vp);
-    } else {
-      vps.push_back(1);
-      if (pp > 1)
-        for (int64_t v : DivisorsPlanner(m.layers / pp))
-          if (v > 1 && v <= o.max_vp) vps.push_back(v);
+    std::vector<std::pair<int64_t, std::string>> stage_plans;  // (vp, layout)
+    {
+      std::vector<int64_t> vps;
+      if (o.vp > 0) {
+        vps.push_back(o.vp);
+      } else {
+        vps.push_back(1);
+        if (pp > 1) {
+          if (m.layers % pp == 0 && !fixed_stages) {
+            for (int64_t v : DivisorsPlanner(m.layers / pp))
+              if (v > 1 && v <= o.max_vp) vps.push_back(v);
+          } else {
+            for (int64_t v = 2; v <= o.max_vp && pp * v <= m.layers; ++v) vps.push_back(v);
+          }
+        }
+      }
+      for (int64_t vp : vps) {
+        if (vp > 1 && pp < 2) continue;
+        for (std::string& layout : layouts(pp, vp)) stage_plans.emplace_back(vp, std::move(layout));
+      }
     }
+    if (stage_plans.empty()) continue;
     std::vector<int64_t> eps{1};
+    std::vector<int64_t> etps{tp};
     if (moe) {
       eps = ChoicesPlanner(o.ep, DivisorsPlanner(m.experts),
-                           [&](int64_t e) { return (dp * cp) % e == 0; });
-    } else if (o.ep > 1) {
+                           [&](int64_t e) { return (tp * dp * cp) % e == 0; });
+      etps = ChoicesPlanner(o.etp, {1, tp}, [&](int64_t e) { return e == tp || tp > 1; });
+      if (o.etp == 0 && tp == 1) etps = {1};
+    } else if (o.ep > 1 || o.etp > 0) {
       continue;
     }
     const auto mbs = ChoicesPlanner(o.micro_batch, DivisorsPlanner(o.global_batch / dp),
                                     [&](int64_t b) { return b <= o.max_micro_batch; });
-    for (int64_t ep : eps) {
-      if ((dp * cp) % ep != 0 || (moe && m.experts % ep != 0)) continue;
-      for (int64_t mb : mbs) {
-        if ((o.global_batch / dp) % mb != 0) continue;
-        for (int spi = 0; spi < 2; ++spi) {
-          const bool sp = spi == 1;
-          if (sp && tp == 1) continue;
-          if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
-          auto key = std::make_tuple(static_cast<int>(tp), static_cast<int>(cp),
-                                     static_cast<int>(ep), mb, sp);
-          auto it = cache.find(key);
-          auto skey =
-              std::make_tuple(static_cast<int>(tp), static_cast<int>(cp), static_cast<int>(ep), mb);
-          auto sit = shapes.find(skey);
-          if (sit == shapes.end()) {
-            LayerShape shape = MakeLayerShape(m, o.training.seq_len, mb, static_cast<int>(tp),
-                                              static_cast<int>(cp), static_cast<int>(ep));
-            ApplyTrainingToShape(shape, o.training);
-            sit = shapes.emplace(skey, shape).first;
-          }
-          if (it == cache.end()) {
-            const LayerTimes lt = TimeLayer(sit->second, ctx.timer, o.training, sp);
-            const HeadTimes ht =
-                TimeHead(sit->second, PaddedVocab(m, static_cast<int>(tp)), ctx.timer, sp, lora);
-            it = cache.emplace(key, std::make_pair(lt, ht)).first;
-          }
-          for (int64_t vp : vps) {
-            if (m.layers % (pp * vp) != 0) continue;
-            for (int ri = 0; ri < 3; ++ri) {
-              const Recompute rc = static_cast<Recompute>(ri);
-              if (o.recompute && *o.recompute != rc) continue;
-              // With flash attention there is no score tensor to recompute:
-              // selective is the same split as none (same time, same memory).
-              if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention)
-                continue;
-              for (int z = 0; z <= 3; ++z) {
-                if (o.zero) {
-                  if (*o.zero != z) continue;
-                } else if (z >= 2 && pp > 1) {
+    for (int64_t etp : etps) {
+      if (moe && m.ffn_hidden % etp != 0) continue;
+      for (int64_t ep : eps) {
+        if ((tp * dp * cp) % (ep * etp) != 0 || (moe && m.experts % ep != 0)) continue;
+        for (int64_t mb : mbs) {
+          if ((o.global_batch / dp) % mb != 0) continue;
+          for (int spi = 0; spi < 2; ++spi) {
+            const bool sp = spi == 1;
+            if (sp && tp == 1) continue;
+            if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
+            LlmSplit s;
+            s.tp = static_cast<int>(tp);
+            s.cp = static_cast<int>(cp);
+            s.ep = static_cast<int>(ep);
+            s.etp = moe ? static_cast<int>(etp) : 0;
+            s.dp = static_cast<int>(dp);
+            s.pp = static_cast<int>(pp);
+            s.micro_batch = mb;
+            s.global_batch = o.global_batch;
+            s.sequence_parallel = sp;
+            s.overlap_grad_reduce = o.overlap_grad_reduce;
+            const auto key = std::make_tuple(s.tp, s.cp, s.ep, s.etp, mb, sp);
+            auto it = cache.find(key);
+            if (it == cache.end())
+              it = cache.emplace(key, TimeModelLayers(m, ctx, o.training, s)).first;
+            for (const auto& [vp, layout] : stage_plans) {
+              s.vp = static_cast<int>(vp);
+              s.layout = layout;
+              for (int ri = 0; ri < 3; ++ri) {
+                const Recompute rc = static_cast<Recompute>(ri);
+                if (o.recompute && *o.recompute != rc) continue;
+                // With flash attention there is no score tensor to recompute:
+                // selective is the same split as none (same time, same memory).
+                if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention)
                   continue;
-                }
-                if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
-                LlmSplit s;
-                s.tp = static_cast<int>(tp);
-                s.pp = static_cast<int>(pp);
-                s.vp = static_cast<int>(vp);
-                s.cp = static_cast<int>(cp);
-                s.ep = static_cast<int>(ep);
-                s.dp = static_cast<int>(dp);
-                s.micro_batch = mb;
-                s.global_batch = o.global_batch;
                 s.recompute = rc;
-                s.sequence_parallel = sp;
-                s.zero = z;
-                s.overlap_grad_reduce = o.overlap_grad_reduce;
-                LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, sit->second,
-                                                it->second.first, it->second.second);
-                ++plan.evaluated;
-                if (step.memory.fits) {
-                  ++plan.fitting;
-                  KeepBestPlanner(plan.ranked, std::move(step), top);
-                } else {
-                  KeepBestPlanner(plan.not_fitting, std::move(step), top);
+                for (int z = 0; z <= 3; ++z) {
+                  if (o.zero) {
+                    if (*o.zero != z) continue;
+                  } else if (z >= 2 && pp > 1) {
+                    continue;
+                  }
+                  if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
+                  s.zero = z;
+                  LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, it->second);
+                  ++plan.evaluated;
+                  if (step.memory.fits) {
+                    ++plan.fitting;
+                    KeepBestPlanner(plan.ranked, std::move(step), top);
+                  } else {
+                    KeepBestPlanner(plan.not_fitting, std::move(step), top);
+                  }
                 }
               }
             }
@@ -251,7 +299,7 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) {
       throw UsageError(
-          fmt::format("--fix '{}': expected key=value (keys tp, pp, vp, cp, ep, dp, "
+          fmt::format("--fix '{}': expected key=value (keys tp, pp, vp, cp, ep, etp, dp, "
                       "mb, recompute, sp, zero)",
                       item));
     }
@@ -289,18 +337,19 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
       if (v < 0 || v > 3) throw UsageError(fmt::format("--fix zero={}: expected 0, 1, 2 or 3", v));
       o.zero = static_cast<int>(v);
     } else if (key == "tp" || key == "pp" || key == "vp" || key == "cp" || key == "ep" ||
-               key == "dp") {
+               key == "etp" || key == "dp") {
       size(n, 65536);
-      int& field = key == "tp"   ? o.tp
-                   : key == "pp" ? o.pp
-                   : key == "vp" ? o.vp
-                   : key == "cp" ? o.cp
-                   : key == "ep" ? o.ep
-                                 : o.dp;
+      int& field = key == "tp"    ? o.tp
+                   : key == "pp"  ? o.pp
+                   : key == "vp"  ? o.vp
+                   : key == "cp"  ? o.cp
+                   : key == "ep"  ? o.ep
+                   : key == "etp" ? o.etp
+                                  : o.dp;
       field = static_cast<int>(n);
     } else {
       throw UsageError(
-          fmt::format("--fix: unknown key '{}' (keys tp, pp, vp, cp, ep, dp, mb, "
+          fmt::format("--fix: unknown key '{}' (keys tp, pp, vp, cp, ep, etp, dp, mb, "
                       "recompute, sp, zero)",
                       key));
     }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -127,9 +129,11 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
          " key/value heads: one must divide the other");
   if (s.vp > 1 && s.pp < 2)
     fail("virtual stages (vp " + Str(s.vp) + ") need pipeline parallelism (pp > 1)");
-  if (!Divides(int64_t{s.pp} * s.vp, model.layers))
+  if (s.layout.empty() && !Divides(int64_t{s.pp} * s.vp, model.layers))
     fail("pp x vp = " + Str(int64_t{s.pp} * s.vp) + " does not divide the " + Str(model.layers) +
-         " layers");
+         " layers (give uneven stages: --first-stage-layers/--last-stage-layers, "
+         "--embedding-as-layer/--loss-as-layer or --pipeline-layout)");
+  if (!s.layout.empty()) ParsePipelineLayout(model, s.pp, s.vp, s.layout);
   if (s.cp > 1 && training.seq_len % (2 * s.cp) != 0)
     fail("cp " + Str(s.cp) + ": the sequence (" + Str(training.seq_len) +
          ") must split into 2 x cp chunks (the load-balanced causal ring)");
@@ -137,9 +141,18 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("context parallelism needs flash attention (ring attention is built on it)");
   if (s.ep > 1 && model.experts < 2)
     fail("ep " + Str(s.ep) + " on a dense model: expert parallelism needs experts");
-  if (s.ep > 1 && (!Divides(s.ep, model.experts) || !Divides(s.ep, int64_t{s.dp} * s.cp)))
-    fail("ep " + Str(s.ep) + " must divide the " + Str(model.experts) +
-         " experts and dp x cp = " + Str(int64_t{s.dp} * s.cp));
+  if (s.etp < 0) fail("etp " + Str(s.etp) + ": must be >= 1 (0: tp)");
+  if (s.etp > 0 && model.experts < 2)
+    fail("etp " + Str(s.etp) + " on a dense model: expert tensor parallelism needs experts");
+  const int64_t stage_ranks = int64_t{s.tp} * s.cp * s.dp;
+  if (s.ep > 1 && !Divides(s.ep, model.experts))
+    fail("ep " + Str(s.ep) + " must divide the " + Str(model.experts) + " experts");
+  if (model.experts > 1 && !Divides(int64_t{s.ExpertTp()} * s.ep, stage_ranks))
+    fail("etp x ep = " + Str(int64_t{s.ExpertTp()} * s.ep) + " must divide tp x cp x dp = " +
+         Str(stage_ranks) + " (the ranks of a stage the experts fold over)");
+  if (model.experts > 1 && !Divides(s.ExpertTp(), model.ffn_hidden))
+    fail("etp " + Str(s.ExpertTp()) + " does not divide the experts' inner size " +
+         Str(model.ffn_hidden));
   if (s.global_batch < 1 || s.global_batch % (s.micro_batch * s.dp) != 0)
     fail("global batch " + Str(s.global_batch) +
          " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
@@ -176,6 +189,152 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
     fail("multi-token prediction modules must be in 0..64 (-1: as the model gives them)");
   if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
     fail("gradient bytes must be 2 or 4");
+}
+
+std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int pp, int vp,
+                                               const std::string& layout) {
+  const auto fail = [&](size_t at, const std::string& problem) {
+    throw UsageError(
+        fmt::format("pipeline layout '{}': at character {}: {}", layout, at + 1, problem));
+  };
+  if (layout.size() > 100000) fail(0, "longer than 100,000 characters");
+  // Expand groups and repeats into a flat string of E, L, t, m and '|'.
+  // Items: a character or a parenthesized group, each optionally *n.
+  struct Parser {
+    const std::string& text;
+    size_t at = 0;
+    const decltype(fail)& f;
+    std::string Sequence(int depth) {
+      if (depth > 16) f(at, "groups nested deeper than 16");
+      std::string out;
+      while (at < text.size()) {
+        const char ch = text[at];
+        if (ch == ')') return out;
+        std::string item;
+        if (ch == '(') {
+          const size_t open = at++;
+          item = Sequence(depth + 1);
+          if (at >= text.size() || text[at] != ')') f(open, "'(' without its ')'");
+          ++at;
+        } else if (ch == 'E' || ch == 'L' || ch == 't' || ch == 'm' || ch == '|') {
+          item = std::string(1, ch);
+          ++at;
+        } else if (ch == ',' || ch == ' ') {
+          ++at;  // cosmetic, as Megatron strips them
+          continue;
+        } else {
+          f(at, fmt::format("'{}' is not E, L, t, m, '|', '(', ')' or '*'", ch));
+        }
+        if (at < text.size() && text[at] == '*') {
+          const size_t star = at++;
+          int64_t n = 0;
+          size_t digits = 0;
+          while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) {
+            n = n * 10 + (text[at++] - '0');
+            if (++digits > 6) f(star, "a repeat count over 999,999");
+          }
+          if (digits == 0) f(star, "'*' without a count");
+          if (static_cast<double>(item.size()) * static_cast<double>(n) + out.size() > 1e7)
+            f(star, "expands past 10,000,000 items");
+          std::string repeated;
+          for (int64_t i = 0; i < n; ++i) repeated += item;
+          item = repeated;
+        }
+        out += item;
+      }
+      return out;
+    }
+  };
+  Parser parser{layout, 0, fail};
+  const std::string flat = parser.Sequence(0);
+  if (parser.at != layout.size()) fail(parser.at, "')' without its '('");
+  std::vector<PipelineChunk> chunks(1);
+  int64_t layer = 0, mtp = 0, embeddings = 0, losses = 0;
+  for (const char ch : flat) {
+    PipelineChunk& c = chunks.back();
+    if (ch == '|') {
+      chunks.emplace_back();
+      chunks.back().first_layer = layer;
+    } else if (ch == 't') {
+      if (c.mtp > 0 || c.loss)
+        fail(0, "a transformer layer after a multi-token prediction module or the loss");
+      ++c.layers;
+      ++layer;
+    } else if (ch == 'm') {
+      ++c.mtp;
+      ++mtp;
+    } else if (ch == 'E') {
+      c.embedding = true;
+      ++embeddings;
+    } else if (ch == 'L') {
+      c.loss = true;
+      ++losses;
+    }
+  }
+  const int64_t stages = int64_t{pp} * vp;
+  if (static_cast<int64_t>(chunks.size()) != stages)
+    fail(0, fmt::format("{} stages for pp x vp = {} x {} = {}", chunks.size(), pp, vp, stages));
+  if (layer != m.layers)
+    fail(0, fmt::format("{} transformer layers ('t') for the model's {}", layer, m.layers));
+  if (embeddings != 1 || !chunks.front().embedding)
+    fail(0, "the embedding ('E') must appear once, in the first stage");
+  if (losses != 1 || !chunks.back().loss)
+    fail(0, "the loss ('L') must appear once, in the last stage");
+  if (mtp > 64) fail(0, fmt::format("{} multi-token prediction modules ('m'), over 64", mtp));
+  return chunks;
+}
+
+std::string PipelineLayoutOf(const TransformerConfig& m, int pp, int vp, int64_t first,
+                             int64_t last, bool embedding_as_layer, bool loss_as_layer) {
+  if (pp < 1 || vp < 1) throw UsageError("pp and vp must be >= 1");
+  const bool uneven = first > 0 || last > 0;
+  if (uneven && (embedding_as_layer || loss_as_layer))
+    throw UsageError(
+        "--first-stage-layers/--last-stage-layers and --embedding-as-layer/--loss-as-layer are "
+        "exclusive (as Megatron's options are)");
+  if (first < 0 || last < 0) throw UsageError("first and last stage layers must be >= 1");
+  if (uneven && pp < 2) throw UsageError("uneven first and last stages need pp > 1");
+  std::vector<int64_t> per_chunk(static_cast<size_t>(pp) * vp);  // index: c x pp + r
+  const auto chunk = [&](int r, int c) -> int64_t& {
+    return per_chunk[static_cast<size_t>(c) * pp + r];
+  };
+  if (uneven) {
+    int64_t rest = m.layers;
+    int left = pp;
+    if (first > 0) rest -= first, --left;
+    if (last > 0) rest -= last, --left;
+    if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && rest % left != 0))
+      throw UsageError(fmt::format(
+          "--first-stage-layers {} and --last-stage-layers {}: the other {} layers do not divide "
+          "evenly over the other {} stages",
+          first, last, rest, left));
+    const int64_t middle = left > 0 ? rest / left : 0;
+    for (int r = 0; r < pp; ++r) {
+      const int64_t n = r == 0 && first > 0 ? first : r == pp - 1 && last > 0 ? last : middle;
+      if (n % vp != 0)
+        throw UsageError(fmt::format(
+            "stage {}'s {} layers do not divide over vp {} chunks (Megatron requires it)", r, n,
+            vp));
+      for (int c = 0; c < vp; ++c) chunk(r, c) = n / vp;
+    }
+  } else {
+    const int64_t slots = m.layers + (embedding_as_layer ? 1 : 0) + (loss_as_layer ? 1 : 0);
+    if (slots % (int64_t{pp} * vp) != 0)
+      throw UsageError(fmt::format("{} layers{}{} do not divide over pp x vp = {} chunks", m.layers,
+                                   embedding_as_layer ? " + the embedding" : "",
+                                   loss_as_layer ? " + the loss" : "", int64_t{pp} * vp));
+    for (int64_t& n : per_chunk) n = slots / (int64_t{pp} * vp);
+    if (embedding_as_layer) --per_chunk.front();
+    if (loss_as_layer) --per_chunk.back();
+    if (per_chunk.front() < 0 || per_chunk.back() < 0)
+      throw UsageError("not enough layers for the first or last chunk to give one up");
+  }
+  std::string out = "E";
+  for (size_t i = 0; i < per_chunk.size(); ++i) {
+    if (i > 0) out += "|";
+    if (per_chunk[i] > 0) out += per_chunk[i] == 1 ? "t" : fmt::format("t*{}", per_chunk[i]);
+  }
+  return out + "L";
 }
 
 namespace {
@@ -240,28 +399,103 @@ double PointToPointSplit(double bytes, const Link& l) {
   return bytes / l.bandwidth_bytes_per_s + l.latency_s;
 }
 
-// Parameters on one GPU of the first stage (the most loaded): its layers
-// split over tp (the experts over tp x ep), the embedding's vocabulary shard
-// and, with learned positions, the whole position table; with one stage also
-// the final norm and an untied output projection.
-struct StageParameters {
-  double dense = 0, experts = 0;              // the stage's
-  double layer_dense = 0, layer_experts = 0;  // one layer's
+// What one pipeline stage (a GPU's virtual chunks together) holds.
+struct StageContentSplit {
+  std::array<double, kTransformerKinds> layers{};  // transformer layers of each kind
+  bool embedding = false, loss = false;
+  double mtp = 0;  // multi-token prediction modules
+  double LayerCount() const { return layers[0] + layers[1] + layers[2] + layers[3]; }
 };
 
-StageParameters FirstStageParameters(const TransformerConfig& m, const TransformerParameters& p,
-                                     const LlmSplit& s, double vocab) {
+// The pp stages of a split: even, or as its layout says; the multi-token
+// prediction modules on the last stage unless the layout places them.
+std::vector<StageContentSplit> StagesOfSplit(const TransformerConfig& m, const LlmSplit& s,
+                                             int64_t mtp) {
+  std::vector<PipelineChunk> chunks;
+  if (s.layout.empty()) {
+    const int64_t n = int64_t{s.pp} * s.vp;
+    const int64_t per = m.layers / n;
+    chunks.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      chunks[static_cast<size_t>(i)].first_layer = i * per;
+      chunks[static_cast<size_t>(i)].layers = per;
+    }
+    chunks.front().embedding = true;
+    chunks.back().loss = true;
+  } else {
+    chunks = ParsePipelineLayout(m, s.pp, s.vp, s.layout);
+  }
+  int64_t placed = 0;
+  for (const PipelineChunk& c : chunks) placed += c.mtp;
+  if (placed == 0) {
+    chunks.back().mtp = mtp;
+  } else if (placed != mtp) {
+    throw UsageError(fmt::format(
+        "pipeline layout '{}' places {} multi-token prediction modules ('m'); {} are trained",
+        s.layout, placed, mtp));
+  }
+  std::vector<StageContentSplit> stages(static_cast<size_t>(s.pp));
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const PipelineChunk& c = chunks[i];
+    StageContentSplit& st = stages[i % static_cast<size_t>(s.pp)];
+    for (int64_t l = c.first_layer; l < c.first_layer + c.layers; ++l)
+      st.layers[static_cast<size_t>(KindIndex(LayerKindAt(m, l)))] += 1;
+    st.embedding = st.embedding || c.embedding;
+    st.loss = st.loss || c.loss;
+    st.mtp += static_cast<double>(c.mtp);
+  }
+  return stages;
+}
+
+// Parameters on one GPU of a stage: its layers split over tp (the routed
+// experts over etp x ep), with the embedding the vocabulary's shard and,
+// with learned positions, the whole position table; with the loss the final
+// norm and the output projection's shard (an untied one, or on a stage apart
+// from the embedding Megatron's copy of the tied embedding); the
+// multi-token prediction modules' norms, projection and layer.
+struct StageParameters {
+  double dense = 0, experts = 0;
+  double largest_layer = 0;  // one layer's, the largest on the stage (ZeRO-3 gathers one at a time)
+};
+
+double LayerDenseSplit(const LayerParameters& p, const LlmSplit& s) {
+  return static_cast<double>(p.attention + p.feed_forward + p.norms) / s.tp;
+}
+double LayerExpertsSplit(const LayerParameters& p, const LlmSplit& s) {
+  return static_cast<double>(p.experts) / (double{1} * s.ExpertTp() * s.ep);
+}
+
+StageParameters StageParametersOf(const TransformerConfig& m, const LlmStepContext& ctx,
+                                  const LlmSplit& s, double vocab, const StageContentSplit& st) {
   StageParameters out;
-  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
-  const double expert_block = m.experts > 1 ? static_cast<double>(p.feed_forward_per_layer) : 0.0;
-  out.layer_dense = (static_cast<double>(p.per_layer) - expert_block) / s.tp;
-  out.layer_experts = expert_block / (double{1} * s.tp * s.ep);
-  out.dense = layers_per_stage * out.layer_dense + vocab * m.hidden / s.tp;
-  if (m.positions == PositionEncoding::kLearned)
-    out.dense += static_cast<double>(m.max_positions) * m.hidden;
-  if (s.pp == 1) out.dense += static_cast<double>(p.final_norm);
-  if (s.pp == 1 && !m.tied_embeddings) out.dense += vocab * m.hidden / s.tp;
-  out.experts = layers_per_stage * out.layer_experts;
+  const double h = static_cast<double>(m.hidden);
+  for (int k = 0; k < kTransformerKinds; ++k) {
+    const double n = st.layers[static_cast<size_t>(k)];
+    if (n == 0) continue;
+    const LayerParameters& p = ctx.kind_params[static_cast<size_t>(k)];
+    out.dense += n * LayerDenseSplit(p, s);
+    out.experts += n * LayerExpertsSplit(p, s);
+    out.largest_layer =
+        std::max(out.largest_layer, LayerDenseSplit(p, s) + LayerExpertsSplit(p, s));
+  }
+  if (st.embedding) {
+    out.dense += vocab * h / s.tp;
+    if (m.positions == PositionEncoding::kLearned)
+      out.dense += static_cast<double>(m.max_positions) * h;
+  }
+  if (st.loss) {
+    out.dense += static_cast<double>(ctx.params.final_norm);
+    if (!m.tied_embeddings || !st.embedding) out.dense += vocab * h / s.tp;
+  }
+  if (st.mtp > 0) {
+    const LayerParameters& p =
+        ctx.kind_params[static_cast<size_t>(KindIndex(LayerKindAt(m, m.layers)))];
+    const double norm = m.norm == NormKind::kLayerNorm ? 2.0 * h : h;
+    out.dense += st.mtp * (3.0 * norm + 2.0 * h * h / s.tp + LayerDenseSplit(p, s));
+    out.experts += st.mtp * LayerExpertsSplit(p, s);
+    // Its head: the output projection shared with the main model's on the same stage.
+    if (!st.loss) out.dense += vocab * h / s.tp;
+  }
   return out;
 }
 
@@ -281,97 +515,166 @@ double LayerActivationBytes(const TransformerConfig& m, int64_t seq_len, int64_t
 
 LlmMemory LlmMemoryPerGpu(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                           const LlmSplit& s) {
-  LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
-  ApplyTrainingToShape(shape, tr);
-  return MemoryPerGpuWith(m, CountParameters(m), c, tr, s, shape);
+  const LlmStepContext ctx = MakeStepContext(m, c, tr, LlmCalibration{});
+  return MemoryPerGpuWith(m, ctx, c, tr, s, TimeModelLayers(m, ctx, tr, s));
 }
 
-LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const TransformerParameters& p,
-                           const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
-                           const LayerShape& shape) {
+namespace {
+
+// One stage's memory per GPU (LlmMemory's parts, total and fit left to the caller).
+LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx,
+                           const LlmTraining& tr, const LlmSplit& s, const ModelLayerTimes& lt,
+                           const StageContentSplit& st, int stage) {
   LlmMemory mem;
   const double vocab = PaddedVocab(m, s.tp);
-  const StageParameters sp = FirstStageParameters(m, p, s, vocab);
-  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
-  const double layer_params = sp.layer_dense + sp.layer_experts;
+  const StageParameters sp = StageParametersOf(m, ctx, s, vocab, st);
   const double params = sp.dense + sp.experts;
   const bool lora = tr.lora_rank > 0;
+  const int first_kind = [&] {
+    for (int k = 0; k < kTransformerKinds; ++k)
+      if (ctx.kinds_present[static_cast<size_t>(k)]) return k;
+    return 0;
+  }();
+  const LayerShape& any_shape = lt.shapes[static_cast<size_t>(first_kind)];
   // LoRA adapters: A (d_in x r) and B (r x d_out) on the attention's matrices.
   double adapters = 0;
-  if (lora) adapters = layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank);
-  const double shard = s.dp * s.cp;  // ZeRO shards over every rank holding a replica
-  const double trained = lora ? adapters : params;
+  if (lora) adapters = st.LayerCount() * LoraParametersPerLayer(any_shape, tr.lora_rank);
+  // ZeRO shards the dense parameters over every rank holding a replica (dp x
+  // cp), the routed experts' over the experts' data-parallel ranks.
+  const double shard = s.dp * s.cp;
+  const double expert_shard = s.ExpertDp();
+  const double trained_dense = lora ? adapters : sp.dense;
+  const double trained_experts = lora ? 0.0 : sp.experts;
   // 16-bit weights and Transformer Engine's FP8 copies of them, or the FP8
   // weights alone (fp8_weights); LoRA adapters in 16 bits.
   const double weight_bytes = tr.fp8_weights ? 1.0 : tr.format == MatrixFormat::kFp8 ? 3.0 : 2.0;
   mem.weights = weight_bytes * params + (lora ? 2.0 * adapters : 0.0);
-  mem.gradients = tr.gradient_bytes * trained;
-  mem.optimizer = 12.0 * trained;  // FP32 master weights, Adam's m and v
-  if (s.zero >= 1) mem.optimizer /= shard;
-  if (s.zero >= 2) mem.gradients /= shard;
+  const double g = tr.gradient_bytes;
+  mem.gradients = g * (s.zero >= 2 ? trained_dense / shard + trained_experts / expert_shard
+                                   : trained_dense + trained_experts);
+  // FP32 master weights, Adam's m and v.
+  mem.optimizer = 12.0 * (s.zero >= 1 ? trained_dense / shard + trained_experts / expert_shard
+                                      : trained_dense + trained_experts);
   // ZeRO-3 / FSDP: every 16-bit weight sharded, a frozen LoRA base's too
   // (DeepSpeed partitions every parameter), one layer gathered at a time.
   if (s.zero >= 3) {
     const double held = GatheredWeightBytesSplit(tr);
-    mem.weights = (held * params + 2.0 * adapters) / shard + held * layer_params;
+    mem.weights = (held * sp.dense + 2.0 * adapters) / shard + held * sp.experts / expert_shard +
+                  held * sp.largest_layer;
   }
-  // Activations: the first stage holds p micro-batches of its layers in 1F1B
-  // (every layer's worth at once), times (1 + (p-1)/(p v)) when interleaved
-  // (Korthikanti et al. 2022, sec. 4.2.3); no more micro-batches than the step has.
+  // Activations: stage i holds p - i micro-batches of its layers in 1F1B
+  // (the first stage p, every layer's worth at once), times (1 + (p-1)/(p v))
+  // when interleaved (Korthikanti et al. 2022, sec. 4.2.3); no more
+  // micro-batches than the step has.
   const double in_flight =
-      std::min<double>(s.pp, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
+      std::min<double>(s.pp - stage, static_cast<double>(std::max<int64_t>(1, s.Accumulation())));
   const double interleave = s.vp > 1 ? 1.0 + (s.pp - 1.0) / (s.pp * s.vp) : 1.0;
-  const double per_layer =
-      LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention,
-                             /*frozen_mlp=*/tr.lora_rank > 0);
   const double tokens = static_cast<double>(s.micro_batch) * tr.seq_len / s.cp;
   double lora_dropped = 0;
   if (tr.lora_rank > 0 && tr.lora_dropout && s.recompute != Recompute::kFull) {
     // Each adapter's dropped input (2 bytes) and mask (1 byte), kept for its
     // weight gradient: the QKV adapter's T x h (the gathered norm output),
     // the output projection adapter's T x q_width (this GPU's heads).
-    lora_dropped = 3.0 * tokens * (m.hidden + shape.q_width);
+    lora_dropped = 3.0 * tokens * (m.hidden + any_shape.q_width);
   }
-  mem.activations = (per_layer + lora_dropped) * layers_per_stage * in_flight * interleave;
-  if (s.recompute == Recompute::kFull) {
-    // During the backward pass one layer's forward is rebuilt in full.
-    mem.activations +=
-        LayerActivationBytesOf(shape, s.sequence_parallel, Recompute::kNone, tr.flash_attention);
+  const TransformerLayerKind mtp_kind = LayerKindAt(m, m.layers);
+  double per_micro_batch = 0, largest_full = 0;
+  for (int k = 0; k < kTransformerKinds; ++k) {
+    const double n = st.layers[static_cast<size_t>(k)] + (k == KindIndex(mtp_kind) ? st.mtp : 0.0);
+    if (n == 0) continue;
+    const LayerShape& shape = lt.shapes[static_cast<size_t>(k)];
+    per_micro_batch += n * (LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute,
+                                                   tr.flash_attention, /*frozen_mlp=*/lora) +
+                            lora_dropped);
+    largest_full = std::max(
+        largest_full,
+        LayerActivationBytesOf(shape, s.sequence_parallel, Recompute::kNone, tr.flash_attention));
   }
-  // Embedding output of each in-flight micro-batch (2 bytes per element), and
-  // on the last stage (the first when pp = 1) the logits in FP32 for the loss.
+  // A multi-token prediction module's own tensors beside its layer: the two
+  // normed inputs and their concatenation (2 T h each... 2 bytes), and its
+  // embedding output.
+  per_micro_batch += st.mtp * 2.0 * 4.0 * tokens * m.hidden;
+  mem.activations = per_micro_batch * in_flight * interleave;
+  // During the backward pass one layer's forward is rebuilt in full.
+  if (s.recompute == Recompute::kFull) mem.activations += largest_full;
+  // The stage's input (the embedding's output on the first) of each
+  // in-flight micro-batch (2 bytes per element), and on the last stage the
+  // logits in FP32 for the loss, one micro-batch's at a time (its backward
+  // follows its forward), one set per prediction head.
   mem.activations += 2.0 * tokens * m.hidden * in_flight / (s.sequence_parallel ? s.tp : 1);
-  if (s.pp == 1) mem.logits = 4.0 * tokens * vocab / s.tp;
+  if (st.loss) mem.logits = (1.0 + st.mtp) * 4.0 * tokens * vocab / s.tp;
   mem.workspace = tr.workspace_bytes;
   const double subtotal =
       mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.workspace;
   mem.fragmentation = tr.fragmentation * subtotal;
   mem.total = subtotal + mem.fragmentation;
-  mem.capacity = c.device.memory_capacity_bytes;
-  mem.fits = mem.total <= mem.capacity;
-  mem.shortfall = mem.fits ? 0.0 : mem.total - mem.capacity;
   return mem;
+}
+
+}  // namespace
+
+LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const LlmStepContext& ctx,
+                           const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
+                           const ModelLayerTimes& lt) {
+  const std::vector<StageContentSplit> stages = StagesOfSplit(m, s, ctx.mtp_layers);
+  LlmMemory worst;
+  std::vector<double> totals;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    LlmMemory mem = StageMemorySplit(m, ctx, tr, s, lt, stages[i], static_cast<int>(i));
+    totals.push_back(mem.total);
+    if (i == 0 || mem.total > worst.total) {
+      worst = mem;
+      worst.stage = static_cast<int>(i);
+    }
+  }
+  worst.stage_totals = std::move(totals);
+  worst.capacity = c.device.memory_capacity_bytes;
+  worst.fits = worst.total <= worst.capacity;
+  worst.shortfall = worst.fits ? 0.0 : worst.total - worst.capacity;
+  return worst;
 }
 
 LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c,
                                const LlmTraining& tr, const LlmCalibration& cal) {
   LlmStepContext ctx;
   ctx.params = CountParameters(m);
+  for (int k = 0; k < kTransformerKinds; ++k)
+    ctx.kind_params[static_cast<size_t>(k)] = CountLayerParameters(m, KindAtIndex(k));
+  ctx.mtp_layers = tr.mtp_layers >= 0 ? tr.mtp_layers : m.mtp_layers;
+  for (int64_t l = 0; l < m.layers; ++l)
+    ctx.kinds_present[static_cast<size_t>(KindIndex(LayerKindAt(m, l)))] = true;
+  if (ctx.mtp_layers > 0)
+    ctx.kinds_present[static_cast<size_t>(KindIndex(LayerKindAt(m, m.layers)))] = true;
   ctx.flops_per_token = (tr.lora_rank > 0 ? 2.0 : 3.0) * ForwardFlopsPerToken(m, tr.seq_len);
   ctx.timer = MakeKernelTimer(c.device, tr.format, cal);
   return ctx;
+}
+
+ModelLayerTimes TimeModelLayers(const TransformerConfig& m, const LlmStepContext& ctx,
+                                const LlmTraining& tr, const LlmSplit& s) {
+  ModelLayerTimes out;
+  for (int k = 0; k < kTransformerKinds; ++k) {
+    if (!ctx.kinds_present[static_cast<size_t>(k)]) continue;
+    LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep, s.ExpertTp(),
+                                      KindAtIndex(k));
+    ApplyTrainingToShape(shape, tr);
+    out.shapes[static_cast<size_t>(k)] = shape;
+    out.times[static_cast<size_t>(k)] = TimeLayer(shape, ctx.timer, tr, s.sequence_parallel);
+  }
+  for (int k = 0; k < kTransformerKinds; ++k) {
+    if (!ctx.kinds_present[static_cast<size_t>(k)]) continue;
+    out.head = TimeHead(out.shapes[static_cast<size_t>(k)], PaddedVocab(m, s.tp), ctx.timer,
+                        s.sequence_parallel, tr.lora_rank > 0);
+    break;
+  }
+  return out;
 }
 
 LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                      const LlmSplit& s, const LlmCalibration& cal) {
   ValidateSplit(m, c, tr, s);
   const LlmStepContext ctx = MakeStepContext(m, c, tr, cal);
-  LayerShape shape = MakeLayerShape(m, tr.seq_len, s.micro_batch, s.tp, s.cp, s.ep);
-  ApplyTrainingToShape(shape, tr);
-  const LayerTimes lt = TimeLayer(shape, ctx.timer, tr, s.sequence_parallel);
-  const HeadTimes head =
-      TimeHead(shape, PaddedVocab(m, s.tp), ctx.timer, s.sequence_parallel, tr.lora_rank > 0);
-  return ModelLlmStepWith(m, c, tr, s, cal, ctx, shape, lt, head);
+  return ModelLlmStepWith(m, c, tr, s, cal, ctx, TimeModelLayers(m, ctx, tr, s));
 }
 
 namespace {
@@ -460,14 +763,15 @@ PassCommSplit ContextCommSplit(const LlmCluster& c, const LlmSplit& s, const Lay
 }
 
 // Expert parallel: dispatch and combine all-to-alls forward and backward of
-// the routed tokens' hidden states.
-PassCommSplit ExpertCommSplit(const TransformerConfig& m, const LlmCluster& c,
-                              const LlmTraining& tr, const LlmSplit& s, double act_bytes) {
+// the routed tokens' hidden states (the busiest rank's share, RoutedShare),
+// among ep ranks etp apart (Megatron-Core's expert rank order etp-ep-edp:
+// with etp x ep <= the scale-up domain the group stays inside it).
+PassCommSplit ExpertCommSplit(const LlmCluster& c, const LlmSplit& s, const LayerShape& shape,
+                              double act_bytes) {
   PassCommSplit out;
-  if (m.experts <= 1) return out;
-  const GroupPlacementSplit g =
-      PlaceGroupSplit(s.ep, int64_t{s.tp} * (s.dp * s.cp / s.ep), c.domain);
-  const double routed = act_bytes * m.top_k * tr.capacity_factor;
+  if (shape.experts <= 1 || s.ep <= 1) return out;
+  const GroupPlacementSplit g = PlaceGroupSplit(s.ep, s.ExpertTp(), c.domain);
+  const double routed = act_bytes * shape.top_k * shape.RoutedShare();
   const double a2a = AllToAllSplit(routed, g, c);
   out.forward_s = 2.0 * a2a;
   out.backward_s = 2.0 * a2a;
@@ -521,36 +825,16 @@ LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration
   return out;
 }
 
-// One micro-batch's time on the slowest stage and the stages' mean, from a
-// middle stage's `mid`: the first stage adds the embedding, the last the
-// output projection and the loss.
-struct StageTimesSplit {
-  double max_s = 0, mean_s = 0;
-};
-
-StageTimesSplit TimeStagesSplit(const LlmSplit& s, const HeadTimes& head, double mid) {
-  StageTimesSplit out;
-  if (s.pp == 1) {
-    out.max_s = out.mean_s = mid + head.embedding_s + head.output_s;
-    return out;
-  }
-  const double first = mid + head.embedding_s;
-  const double last = mid + head.output_s;
-  out.max_s = std::max(first, last);
-  out.mean_s = (first + last + (s.pp - 2) * mid) / s.pp;
-  return out;
-}
-
-// The parameters one GPU of the first stage reduces the gradients of and
-// updates: its stage's (StageParameters), or with LoRA its adapters alone.
+// The parameters one GPU of a stage reduces the gradients of and updates:
+// its stage's (StageParameters), or with LoRA its adapters alone.
 struct TrainedParametersSplit {
   double dense = 0, experts = 0;
 };
 
 TrainedParametersSplit TrainedStageParametersSplit(const StageParameters& stage,
                                                    const LlmTraining& tr, const LayerShape& shape,
-                                                   double layers_per_stage) {
-  if (tr.lora_rank > 0) return {layers_per_stage * LoraParametersPerLayer(shape, tr.lora_rank), 0};
+                                                   double layers) {
+  if (tr.lora_rank > 0) return {layers * LoraParametersPerLayer(shape, tr.lora_rank), 0};
   return {stage.dense, stage.experts};
 }
 
@@ -573,10 +857,10 @@ struct DataCommSplit {
 DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
                                     const StageParameters& stage,
                                     const TrainedParametersSplit& trained, double mb,
-                                    double layers_per_stage, const LayerPassesSplit& layer) {
+                                    double stage_forward_s, double stage_backward_s) {
   const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
   const GroupPlacementSplit expert_dp =
-      PlaceGroupSplit(s.dp * s.cp / s.ep, int64_t{s.tp} * s.ep, c.domain);
+      PlaceGroupSplit(s.ExpertDp(), int64_t{s.ExpertTp()} * s.ep, c.domain);
   const auto reduce = [&](double bytes, const GroupPlacementSplit& g) {
     return s.zero >= 1 ? GatherSplit(bytes, g, c) : AllReduceSplit(bytes, g, c);
   };
@@ -604,20 +888,19 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   if (s.zero >= 3) {
     // ZeRO-3's gathers and the gradient buckets hide behind every
     // micro-batch's layers.
-    out.exposed_s =
-        std::max(bucket, out.gradients_s + out.gathers_s -
-                             mb * layers_per_stage * (layer.forward_s + layer.backward_s));
+    out.exposed_s = std::max(
+        bucket, out.gradients_s + out.gathers_s - mb * (stage_forward_s + stage_backward_s));
     return out;
   }
   // The gradient buckets behind the last micro-batch's backward pass; the
   // sharded optimizer's weight all-gather, bucket by bucket, behind the next
   // step's first forward pass (Megatron's --overlap-param-gather, NeMo's
   // overlap_param_sync), its first bucket exposed.
-  out.exposed_s = std::max(bucket, out.gradients_s - layers_per_stage * layer.backward_s);
+  out.exposed_s = std::max(bucket, out.gradients_s - stage_backward_s);
   if (out.weights_s > 0) {
     const double first =
         GatherSplit(std::min(weight_bytes * trained.dense, kGradientBucketBytesSplit), dp_group, c);
-    out.exposed_s += std::max(first, out.weights_s - layers_per_stage * layer.forward_s);
+    out.exposed_s += std::max(first, out.weights_s - stage_forward_s);
   }
   return out;
 }
@@ -639,68 +922,131 @@ std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTra
 
 }  // namespace
 
+namespace {
+
+// One kind of layer's passes with their communication, per micro-batch.
+struct KindPassesSplit {
+  LayerPassesSplit layer;
+  double tp_s = 0, cp_s = 0, ep_s = 0;  // a layer's collectives the passes wait for
+};
+
+// One stage's time per micro-batch and its parts.
+struct StageTimeSplit {
+  double total_s = 0;
+  double recompute_s = 0, tp_s = 0, cp_s = 0, ep_s = 0;  // what of total_s they are
+  double forward_s = 0,
+         backward_s = 0;  // its layers' passes (what hides the data-parallel traffic)
+};
+
+}  // namespace
+
 LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                          const LlmSplit& s, const LlmCalibration& cal, const LlmStepContext& ctx,
-                         const LayerShape& shape, const LayerTimes& lt, const HeadTimes& head) {
+                         const ModelLayerTimes& lt) {
   LlmStep step;
   step.split = s;
   step.accumulation = s.Accumulation();
   const double mb = static_cast<double>(step.accumulation);
   const KernelTimer& timer = ctx.timer;
   const double vocab = PaddedVocab(m, s.tp);
-  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
   const bool full = s.recompute == Recompute::kFull;
+  int any_kind = 0;
+  while (any_kind + 1 < kTransformerKinds && !ctx.kinds_present[static_cast<size_t>(any_kind)])
+    ++any_kind;
+  const LayerShape& any_shape = lt.shapes[static_cast<size_t>(any_kind)];
   // One micro-batch's hidden states, 16-bit.
-  const double act_bytes = 2.0 * shape.tokens * m.hidden;
-  const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, act_bytes);
-  const PassCommSplit cp = ContextCommSplit(c, s, shape, lt);
-  const PassCommSplit ep = ExpertCommSplit(m, c, tr, s, act_bytes);
-  const PassCommSplit pipe = PipelineCommSplit(c, s, act_bytes);
-  const LayerPassesSplit layer = TimeLayerPassesSplit(lt, cal, s.recompute, tp, cp, ep);
+  const double act_bytes = 2.0 * any_shape.tokens * m.hidden;
   // A layer's collectives of one parallelism, its forward pass's twice under
   // full recomputation.
   const auto per_layer = [full](const PassCommSplit& x) {
     return x.forward_s + x.backward_s + (full ? x.forward_s : 0.0);
   };
-  const double comm_layer_tp = per_layer(tp);
-  const double comm_layer_cp = per_layer(cp);
-  const double comm_layer_ep = per_layer(ep);
+  std::array<KindPassesSplit, kTransformerKinds> kinds;
+  for (int k = 0; k < kTransformerKinds; ++k) {
+    if (!ctx.kinds_present[static_cast<size_t>(k)]) continue;
+    const LayerShape& shape = lt.shapes[static_cast<size_t>(k)];
+    const LayerTimes& times = lt.times[static_cast<size_t>(k)];
+    const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, act_bytes);
+    const PassCommSplit cp = ContextCommSplit(c, s, shape, times);
+    const PassCommSplit ep = ExpertCommSplit(c, s, shape, act_bytes);
+    KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
+    kp.layer = TimeLayerPassesSplit(times, cal, s.recompute, tp, cp, ep);
+    kp.tp_s = per_layer(tp);
+    kp.cp_s = per_layer(cp);
+    kp.ep_s = per_layer(ep);
+  }
+  const PassCommSplit pipe = PipelineCommSplit(c, s, act_bytes);
+
+  // Each stage's micro-batch: its layers of each kind, the embedding, the
+  // output and loss, the multi-token prediction modules.
+  const std::vector<StageContentSplit> stages = StagesOfSplit(m, s, ctx.mtp_layers);
+  const int mtp_kind = KindIndex(LayerKindAt(m, m.layers));
+  std::vector<StageTimeSplit> times(stages.size());
+  size_t slowest = 0;
+  double sum = 0;
+  for (size_t r = 0; r < stages.size(); ++r) {
+    const StageContentSplit& st = stages[r];
+    StageTimeSplit& t = times[r];
+    for (int k = 0; k < kTransformerKinds; ++k) {
+      const double n = st.layers[static_cast<size_t>(k)] + (k == mtp_kind ? st.mtp : 0.0);
+      if (n == 0) continue;
+      const KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
+      t.total_s += n * (kp.layer.forward_s + kp.layer.backward_s + kp.layer.recompute_s);
+      t.recompute_s += n * (kp.layer.recompute_s - (full ? kp.layer.comm_forward_s : 0.0));
+      t.tp_s += n * kp.tp_s;
+      t.cp_s += n * kp.cp_s;
+      t.ep_s += n * kp.ep_s;
+      t.forward_s += n * kp.layer.forward_s;
+      t.backward_s += n * kp.layer.backward_s;
+    }
+    if (st.embedding) t.total_s += lt.head.embedding_s;
+    if (st.loss) t.total_s += lt.head.output_s;
+    t.total_s += st.mtp * lt.head.mtp_s;
+    sum += t.total_s;
+    if (t.total_s > times[slowest].total_s) slowest = r;
+  }
+  const StageTimeSplit& worst = times[slowest];
+  const double mean_s = sum / static_cast<double>(stages.size());
 
   // The schedule (1F1B, interleaved over v chunks): m x the slowest stage plus
   // a bubble of (p - 1) / v x the mean stage, and the pipeline's sends.
-  const StageTimesSplit stages = TimeStagesSplit(
-      s, head, layers_per_stage * (layer.forward_s + layer.backward_s + layer.recompute_s));
   const double p2p_total =
       s.pp > 1 ? (pipe.forward_s + pipe.backward_s) * (s.vp * mb + (s.pp - 1)) : 0.0;
-  const double bubble = (s.pp - 1.0) / s.vp * stages.mean_s;
+  const double bubble = (s.pp - 1.0) / s.vp * mean_s;
 
-  const StageParameters stage = FirstStageParameters(m, ctx.params, s, vocab);
-  const TrainedParametersSplit trained =
-      TrainedStageParametersSplit(stage, tr, shape, layers_per_stage);
-  const DataCommSplit data =
-      DataParallelCommSplit(c, tr, s, stage, trained, mb, layers_per_stage, layer);
-
-  // The update: Adam over the FP32 master weights this GPU owns.
-  double owned = trained.dense + trained.experts;
-  if (s.zero >= 1) owned /= (s.dp * s.cp);
-  const double optimizer =
-      timer.MemoryTime(owned * (kAdamBytesPerParameterSplit + tr.gradient_bytes));
+  // The data-parallel traffic and the update after the last micro-batch, on
+  // the stage that waits longest for them: Adam over the FP32 master weights
+  // each GPU owns (the routed experts' sharded over their own data-parallel ranks).
+  double data_exposed = 0, optimizer = 0, after = -1;
+  for (size_t r = 0; r < stages.size(); ++r) {
+    const StageParameters stage = StageParametersOf(m, ctx, s, vocab, stages[r]);
+    const TrainedParametersSplit trained =
+        TrainedStageParametersSplit(stage, tr, any_shape, stages[r].LayerCount());
+    const DataCommSplit data = DataParallelCommSplit(c, tr, s, stage, trained, mb,
+                                                     times[r].forward_s, times[r].backward_s);
+    const double owned = s.zero >= 1
+                             ? trained.dense / (s.dp * s.cp) + trained.experts / s.ExpertDp()
+                             : trained.dense + trained.experts;
+    const double update =
+        timer.MemoryTime(owned * (kAdamBytesPerParameterSplit + tr.gradient_bytes));
+    if (data.exposed_s + update > after) {
+      after = data.exposed_s + update;
+      data_exposed = data.exposed_s;
+      optimizer = update;
+    }
+  }
 
   LlmStepParts& parts = step.parts;
   // The parts: communication as the device waits for it, recomputation as
   // its pass takes, compute the rest of the slowest stage's passes.
-  const double comm_f = layer.comm_forward_s;
-  const double per_mb_compute_max =
-      stages.max_s - layers_per_stage * (layer.recompute_s + comm_layer_tp + comm_layer_cp +
-                                         comm_layer_ep - (full ? comm_f : 0.0));
-  parts.compute_s = mb * per_mb_compute_max;
-  parts.recompute_s = mb * layers_per_stage * (layer.recompute_s - (full ? comm_f : 0.0));
-  parts.tensor_comm_s = mb * layers_per_stage * comm_layer_tp;
-  parts.context_comm_s = mb * layers_per_stage * comm_layer_cp;
-  parts.expert_comm_s = mb * layers_per_stage * comm_layer_ep;
+  parts.compute_s = mb * (worst.total_s - worst.recompute_s - worst.tp_s - worst.cp_s - worst.ep_s);
+  parts.recompute_s = mb * worst.recompute_s;
+  parts.tensor_comm_s = mb * worst.tp_s;
+  parts.context_comm_s = mb * worst.cp_s;
+  parts.expert_comm_s = mb * worst.ep_s;
   parts.pipeline_comm_s = p2p_total;
   parts.bubble_s = bubble;
-  parts.data_comm_s = data.exposed_s;
+  parts.data_comm_s = data_exposed;
   parts.optimizer_s = optimizer;
   parts.overhead_s = cal.step_overhead_s;
   step.step_s = parts.compute_s + parts.recompute_s + parts.tensor_comm_s + parts.context_comm_s +
@@ -709,8 +1055,16 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.sequences_per_s = static_cast<double>(s.global_batch) / step.step_s;
   step.tokens_per_s = step.sequences_per_s * static_cast<double>(tr.seq_len);
   step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
-  step.memory = MemoryPerGpuWith(m, ctx.params, c, tr, s, shape);
+  step.memory = MemoryPerGpuWith(m, ctx, c, tr, s, lt);
   step.notes = StepNotesSplit(m, tr, vocab);
+  if (!s.layout.empty()) step.notes.push_back("pipeline layout " + s.layout);
+  if (s.pp > 1 && !s.layout.empty())
+    step.notes.push_back(fmt::format("slowest pipeline stage: {} of {}", slowest, s.pp));
+  if (ctx.mtp_layers > 0)
+    step.notes.push_back(fmt::format(
+        "{} multi-token prediction module(s) trained on the last stage or where the layout puts "
+        "them (their FLOPs are not in the MFU, as DeepSeek counts it)",
+        ctx.mtp_layers));
   return step;
 }
 

@@ -26,9 +26,16 @@ namespace fitspeed {
 // tried; otherwise:
 //   tp: divisors of the devices that divide the heads, within one scale-up domain;
 //   cp: powers of two with 2 x cp dividing the sequence, within the devices left;
-//   pp: divisors of the layers that divide the devices left;
-//   vp: 1, and with pp > 1 every divisor of layers / pp up to max_vp;
-//   ep: divisors of the experts that divide dp x cp (MoE only);
+//   pp: divisors of the devices left up to the layers;
+//   vp: 1, and with pp > 1 every divisor of layers / pp up to max_vp (when pp
+//     divides the layers), else every vp up to max_vp with pp x vp <= layers;
+//   the stages' layers: even when pp x vp divides the layers; else the
+//     embedding and the loss counted as layers when that divides
+//     (PipelineLayoutOf), else the layers spread as evenly as they go with
+//     the extra ones on the middle stages (a layout); a fixed layout, or
+//     fixed first/last stage layers, alone;
+//   ep: divisors of the experts with ep x etp dividing tp x cp x dp (MoE only);
+//   etp: tp, and 1 when tp > 1 (MoE only);
 //   dp: what is left; micro-batch: divisors of global_batch / dp up to max_micro_batch;
 //   recompute: none, selective (without flash attention: with it selective is none), full;
 //   sequence parallel: off, and on when tp > 1;
@@ -37,7 +44,14 @@ struct LlmPlanOptions {
   int64_t global_batch = 0;  // sequences per step, > 0
   LlmTraining training;      // seq_len, format, LoRA, attention kernels, memory allowances
   int tp = 0, pp = 0, vp = 0, cp = 0, ep = 0, dp = 0;  // 0: searched
-  int64_t micro_batch = 0;                             // 0: searched
+  int etp = 0;                                         // 0: searched
+  // Uneven stages (LlmSplit::layout, PipelineLayoutOf): a fixed layout, or
+  // the first and last stage's layers, or the embedding and loss counted as
+  // layers; none given: searched as above.
+  std::string layout;
+  int64_t first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_as_layer = false, loss_as_layer = false;
+  int64_t micro_batch = 0;  // 0: searched
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<int> zero;
@@ -64,7 +78,7 @@ LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster,
                 const LlmPlanOptions& options, const LlmCalibration& calibration = {});
 
 // `--fix`: "tp=8,pp=4,mb=2,recompute=full,sp=1,zero=1" (keys tp, pp, vp, cp,
-// ep, dp, mb, recompute, sp, zero) pins those choices in `o`; empty pins none.
+// ep, etp, dp, mb, recompute, sp, zero) pins those choices in `o`; empty pins none.
 // UsageError naming the item for a malformed one, an unknown key or a value
 // out of range.
 void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o);
