@@ -110,6 +110,14 @@ LlmStepAnswer LlmStepRequest::Run() const {
   LlmSplit s = split;
   s.dp = std::max(1, answer.cluster.devices / model_parallel);  // ValidateSplit refuses a remainder
   if (s.global_batch == 0) s.global_batch = s.micro_batch * s.dp;
+  if (first_stage_layers > 0 || last_stage_layers > 0 || embedding_as_layer || loss_as_layer) {
+    if (!s.layout.empty())
+      throw UsageError(
+          "a pipeline layout and first/last stage layers (or the embedding or loss as layers) "
+          "are exclusive: give one");
+    s.layout = PipelineLayoutOf(answer.model, s.pp, s.vp, first_stage_layers, last_stage_layers,
+                                embedding_as_layer, loss_as_layer);
+  }
   answer.calibration = LlmCalibrationFor(answer.cluster.device);
   answer.step = ModelLlmStep(answer.model, answer.cluster, answer.training, s, answer.calibration);
   answer.interval = LlmInterval(answer.cluster.device, interval_level);

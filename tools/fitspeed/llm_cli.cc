@@ -34,6 +34,47 @@ void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gra
   command.add_flag("--no-flash", o.no_flash,
                    "Attention without flash attention (score matrices in memory, Megatron's "
                    "kernels before FlashAttention; no context parallelism)");
+  command
+      .add_option("--capacity-factor", o.capacity_factor,
+                  "MoE: each expert sized for this x its balanced share of the tokens, those "
+                  "above dropped (Switch Transformer's capacity factor); 0: dropless, every "
+                  "routed token computed (Megatron-Core's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  command
+      .add_option("--moe-imbalance", o.moe_imbalance,
+                  "MoE: the busiest expert rank's routed tokens over the mean (1: balanced, "
+                  "the load-balancing loss's aim, assumed by default; give a measured max/mean "
+                  "ratio); capped by --capacity-factor")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  command
+      .add_option("--mtp-layers", o.mtp_layers,
+                  "Multi-token prediction modules trained (Megatron's --mtp-num-layers); "
+                  "default: as the model's config gives them (DeepSeek-V3: 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{64}));
+  command.add_option(
+      "--pipeline-layout", o.pipeline_layout,
+      "The layers of each virtual pipeline stage in Megatron's layout grammar "
+      "(--pipeline-model-parallel-layout): pp x vp stages separated by '|', each of 't' "
+      "(a layer), 'E' (embedding), 'L' (loss), 'm' (an MTP module), 'X*n' and '(...)*n' "
+      "repeating; e.g. \"Et*3|(tt|)*29m|L\"");
+  command
+      .add_option("--first-stage-layers", o.first_stage_layers,
+                  "Transformer layers of the first pipeline stage, the rest spread evenly "
+                  "(Megatron's --decoder-first-pipeline-num-layers)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  command
+      .add_option("--last-stage-layers", o.last_stage_layers,
+                  "Transformer layers of the last pipeline stage "
+                  "(--decoder-last-pipeline-num-layers)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  command.add_flag("--embedding-as-layer", o.embedding_as_layer,
+                   "Count the embedding as one layer when dividing the layers over the stages "
+                   "(Megatron's --account-for-embedding-in-pipeline-split)");
+  command.add_flag("--loss-as-layer", o.loss_as_layer,
+                   "Count the output and loss as one layer when dividing "
+                   "(--account-for-loss-in-pipeline-split)");
   if (gradient_bytes) {
     command
         .add_option("--gradient-bytes", o.gradient_bytes,
@@ -49,6 +90,9 @@ LlmTraining ToLlmTraining(const LlmTrainingCliOptions& o, int64_t seq_len,
   t.fp8_weights = o.fp8_weights;
   t.lora_dropout = o.lora_dropout;
   t.activation_fp8_store = o.activation_fp8_store;
+  t.capacity_factor = o.capacity_factor;
+  t.moe_imbalance = o.moe_imbalance;
+  t.mtp_layers = o.mtp_layers;
   return t;
 }
 

@@ -22,11 +22,22 @@ struct LlmTrainingCliOptions {
   bool no_flash = false;
   std::string dropout;  // on|off; "": the model's
   double gradient_bytes = 2;
+  // Mixture of experts and multi-token prediction (LlmTraining).
+  double capacity_factor = 0;
+  double moe_imbalance = 1;
+  int64_t mtp_layers = -1;
+  // The pipeline's stages (LlmSplit::layout, PipelineLayoutOf).
+  std::string pipeline_layout;
+  int64_t first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_as_layer = false, loss_as_layer = false;
 };
 
 // --lora-rank, --fp8-weights, --lora-dropout, --activation-fp8-store,
-// --no-flash, --dropout and, unless `gradient_bytes` is false (plan's
-// --gradient-bytes is also the law plan's), --gradient-bytes.
+// --no-flash, --dropout, --capacity-factor, --moe-imbalance, --mtp-layers,
+// the stage options (--pipeline-layout, --first-stage-layers,
+// --last-stage-layers, --embedding-as-layer, --loss-as-layer) and, unless
+// `gradient_bytes` is false (plan's --gradient-bytes is also the law plan's),
+// --gradient-bytes.
 void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& options,
                            bool gradient_bytes = true);
 

@@ -46,10 +46,11 @@ void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_by
                   "Tokens of the whole run: adds its days (and with --price its cost) to every "
                   "split, days = tokens / (tokens/s) / 86400, with the interval [low, high]")
       ->check(PositiveFinite());
-  command.add_option("--fix", v.fix,
-                     "Sizes fixed instead of searched, comma-separated key=value: tp, pp, vp, cp, "
-                     "ep, dp, mb (micro-batch), recompute (none, selective, full), sp (sequence "
-                     "parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
+  command.add_option(
+      "--fix", v.fix,
+      "Sizes fixed instead of searched, comma-separated key=value: tp, pp, vp, cp, "
+      "ep, etp, dp, mb (micro-batch), recompute (none, selective, full), sp (sequence "
+      "parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
   command.add_option("--top", v.top, "Splits listed, fitting and not fitting each")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
@@ -75,6 +76,11 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   r.options.training = ToLlmTraining(v.training, v.seq_len, v.precision);
   r.options.overlap_grad_reduce = !v.no_overlap_grad_reduce;
   r.options.top = v.top;
+  r.options.layout = v.training.pipeline_layout;
+  r.options.first_stage_layers = v.training.first_stage_layers;
+  r.options.last_stage_layers = v.training.last_stage_layers;
+  r.options.embedding_as_layer = v.training.embedding_as_layer;
+  r.options.loss_as_layer = v.training.loss_as_layer;
   ApplyLlmPlanFix(v.fix, r.options);
   if (!v.price.empty()) r.price_per_device_hour = ParsePricePerDeviceHour(v.price);
   if (!std::isnan(v.tokens)) r.tokens = v.tokens;
@@ -91,7 +97,8 @@ void SetupPlanLlmCommand(CLI::App& plan, int& exit_code) {
   auto v = std::make_shared<LlmPlanValues>();
   CLI::App* command = plan.add_subcommand(
       "llm",
-      "Plan a transformer on a cluster: every split (tp, pp, vp, cp, ep, dp, micro-batch, "
+      "Plan a transformer on a cluster: every split (tp, pp, vp, cp, ep, etp, dp, the stages' "
+      "layers, micro-batch, "
       "recompute, sequence parallel, ZeRO) of --devices N catalogued devices modeled, the "
       "fastest that fit in memory ranked, with memory per GPU, MFU, the interval and, with "
       "--tokens, the run's days (and cost with --price)");

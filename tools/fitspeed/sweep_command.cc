@@ -196,6 +196,12 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
   s.vp = v.vp;
   s.cp = v.cp;
   s.ep = v.ep;
+  s.etp = v.etp;
+  s.layout = v.training.pipeline_layout;
+  r.first_stage_layers = v.training.first_stage_layers;
+  r.last_stage_layers = v.training.last_stage_layers;
+  r.embedding_as_layer = v.training.embedding_as_layer;
+  r.loss_as_layer = v.training.loss_as_layer;
   s.micro_batch = v.micro_batch;
   s.global_batch = v.global_batch;
   s.recompute = ParseRecompute(v.recompute.empty() ? "none" : v.recompute);

@@ -316,7 +316,13 @@ const Row kRows[] = {
                     "Context-parallel size (ring attention; 2 x cp divides "
                     "--seq-len)")
            ->check(CLI::Range(1, 65536));
-       c.add_option("--ep", v.ep, "Expert-parallel size (MoE; divides the experts and dp x cp)")
+       c.add_option("--ep", v.ep,
+                    "Expert-parallel size (MoE; divides the experts, and etp x ep divides tp x "
+                    "cp x dp)")
+           ->check(CLI::Range(1, 65536));
+       c.add_option("--etp", v.etp,
+                    "Expert tensor-parallel size (MoE; Megatron's "
+                    "--expert-tensor-parallel-size); default: tp")
            ->check(CLI::Range(1, 65536));
        c.add_option("--micro-batch", v.micro_batch,
                     "Sequences per micro-batch per data-parallel rank (default 1)")

@@ -63,6 +63,12 @@ struct LlmStepRequest {
   // devices leave, devices / (tp x pp x cp), which must divide exactly; its
   // global_batch 0 (the default here) means micro_batch x dp.
   LlmSplit split = DefaultSplit();
+  // Uneven pipeline stages as Megatron's options give them, turned into
+  // split.layout by PipelineLayoutOf (fitspeed/llm/split.h): the first and
+  // last stage's transformer layers (0: even), the embedding and the loss
+  // counted as layers. Exclusive with a layout of the split's own.
+  int64_t first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_as_layer = false, loss_as_layer = false;
   // Level of the prediction interval (LlmInterval), in (0, 1).
   double interval_level = 0.8;
 
