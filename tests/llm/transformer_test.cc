@@ -352,9 +352,11 @@ TEST(ParseHfConfig, NonPositiveAndAbsurdValuesAreRefused) {
 TEST(ParseHfConfig, UnknownModelTypeNamesTheSupportedOnes) {
   const std::string message =
       DataErrorOf(Replace(kLlamaTf, "\"model_type\": \"llama\"", "\"model_type\": \"t5\""));
-  EXPECT_NE(message.find("cfg.json:2: field 'model_type': \"t5\" is not supported (supported: "
-                         "gpt2, llama, mistral, qwen2, mixtral, bert)"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("cfg.json:2: field 'model_type': \"t5\" is not supported (supported: "
+                   "gpt2, llama, mistral, qwen2, mixtral, bert, qwen3, qwen3_moe, deepseek_v3, "
+                   "kimi_k2, gpt_oss, gemma3, gemma3_text)"),
+      std::string::npos)
       << message;
   EXPECT_NE(DataErrorOf("{\"hidden_size\": 3}").find("field 'model_type': missing"),
             std::string::npos);
@@ -540,12 +542,12 @@ TEST(LoadTransformer, FifoConfigJsonIsAnInputError) {
 
 TEST(LoadTransformer, EveryBuiltInLoadsAndValidates) {
   const std::vector<std::string> names = BuiltinTransformerNames();
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 21u);
   for (const std::string& name : names) {
     const TransformerConfig m = LoadTransformer(name);
     EXPECT_EQ(m.name, name);
     EXPECT_NO_THROW(ValidateTransformer(m)) << name;
-    EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;  // true of all 13
+    EXPECT_GT(m.heads * m.head_dim, 0) << name;
   }
 }
 
