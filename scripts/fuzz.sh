@@ -36,6 +36,12 @@ done
 for f in data/llm-models/*.json; do
   cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"
 done
+# And small configs of the layer-kind fields (hfconfig and configfile): lists, nested objects, nulls.
+printf '{"model_type": "qwen3_moe", "num_hidden_layers": 4, "num_experts": 4, "decoder_sparse_step": 2, "mlp_only_layers": [0, 3], "use_sliding_window": true}' > "$seeds/cfg_qwen3_moe"
+printf '{"model_type": "qwen3", "num_hidden_layers": 4, "use_sliding_window": true, "max_window_layers": 2, "layer_types": ["full_attention", "full_attention", "sliding_attention", "sliding_attention"]}' > "$seeds/cfg_qwen3"
+printf '{"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 2, "q_lora_rank": null, "kv_lora_rank": 8, "n_routed_experts": 4, "first_k_dense_replace": 1, "moe_layer_freq": 2, "num_nextn_predict_layers": 1}' > "$seeds/cfg_deepseek"
+printf '{"model_type": "gpt_oss", "num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"], "sliding_window": 128, "num_local_experts": 4}' > "$seeds/cfg_gpt_oss"
+printf '{"model_type": "gemma3", "text_config": {"num_hidden_layers": 6, "sliding_window": 512, "attn_logit_softcapping": 50.0}}' > "$seeds/cfg_gemma3"
 # And the publishers file (the publishers target's format).
 cp data/publishers.json "$seeds/data_publishers.json"
 # And plan --fix texts (the planfix target's format).

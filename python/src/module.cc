@@ -365,6 +365,28 @@ void BindCatalog(py::module_& m) {
         d["max_positions"] = c.max_positions;
         d["parameters"] = p.total;
         d["active_parameters_per_token"] = p.active_per_token;
+        // The layer kinds and the 2025 variants (docs/llm.md, "Models").
+        int64_t moe_layers = 0, sliding_layers = 0;
+        for (int64_t i = 0; i < c.layers; ++i) {
+          moe_layers += LayerKindAt(c, i).moe ? 1 : 0;
+          sliding_layers += LayerKindAt(c, i).sliding ? 1 : 0;
+        }
+        d["experts"] = c.experts;
+        d["top_k"] = c.top_k;
+        d["moe_layers"] = moe_layers;
+        d["sliding_layers"] = sliding_layers;
+        d["sliding_window"] = c.sliding_window;
+        if (c.latent.kv_rank > 0) {
+          py::dict latent;
+          latent["q_rank"] = c.latent.q_rank;
+          latent["kv_rank"] = c.latent.kv_rank;
+          latent["rope_dim"] = c.latent.rope_dim;
+          latent["nope_dim"] = c.latent.nope_dim;
+          latent["v_dim"] = c.latent.v_dim;
+          d["latent"] = latent;
+        }
+        d["mtp_layers"] = c.mtp_layers;
+        d["mtp_parameters"] = p.mtp;
         return d;
       },
       py::arg("spec"),

@@ -21,7 +21,7 @@ TEST(LlmModelsCli, JsonListKeepsTheZooAndAddsTransformers) {
   const nlohmann::json doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["schema"], "fitspeed.models/1");
   EXPECT_FALSE(doc["models"].empty());
-  ASSERT_EQ(doc["llm_models"].size(), 13u);
+  ASSERT_EQ(doc["llm_models"].size(), 21u);
   bool found = false;
   for (const auto& m : doc["llm_models"]) {
     if (m["name"] != "mixtral-8x7b") continue;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -352,9 +353,11 @@ TEST(ParseHfConfig, NonPositiveAndAbsurdValuesAreRefused) {
 TEST(ParseHfConfig, UnknownModelTypeNamesTheSupportedOnes) {
   const std::string message =
       DataErrorOf(Replace(kLlamaTf, "\"model_type\": \"llama\"", "\"model_type\": \"t5\""));
-  EXPECT_NE(message.find("cfg.json:2: field 'model_type': \"t5\" is not supported (supported: "
-                         "gpt2, llama, mistral, qwen2, mixtral, bert)"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("cfg.json:2: field 'model_type': \"t5\" is not supported (supported: "
+                   "gpt2, llama, mistral, qwen2, mixtral, bert, qwen3, qwen3_moe, deepseek_v3, "
+                   "kimi_k2, gpt_oss, gemma3, gemma3_text)"),
+      std::string::npos)
       << message;
   EXPECT_NE(DataErrorOf("{\"hidden_size\": 3}").find("field 'model_type': missing"),
             std::string::npos);
@@ -540,12 +543,20 @@ TEST(LoadTransformer, FifoConfigJsonIsAnInputError) {
 
 TEST(LoadTransformer, EveryBuiltInLoadsAndValidates) {
   const std::vector<std::string> names = BuiltinTransformerNames();
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 21u);
   for (const std::string& name : names) {
     const TransformerConfig m = LoadTransformer(name);
     EXPECT_EQ(m.name, name);
     EXPECT_NO_THROW(ValidateTransformer(m)) << name;
-    EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;  // true of all 13
+    // The parts add up, and the layers are the sum of each layer's kind.
+    const TransformerParameters p = CountParameters(m);
+    EXPECT_EQ(p.total, p.embedding + p.layers + p.final_norm + p.output) << name;
+    int64_t layers = 0;
+    for (int64_t i = 0; i < m.layers; ++i) {
+      layers += CountLayerParameters(m, LayerKindAt(m, i)).Total();
+    }
+    EXPECT_EQ(p.layers, layers) << name;
+    EXPECT_LE(p.active_per_token, p.total) << name;
   }
 }
 
@@ -561,6 +572,479 @@ TEST(ValidateTransformer, NamesTheFieldOfAHandBuiltShape) {
   m.kv_heads = 8;
   m.layers = 0;
   EXPECT_THROW(CountParameters(m), UsageError);
+}
+
+// --- The model types of 2025 ----------------------------------------------
+//
+// Counts as transformers' num_parameters() counts them (registered buffers,
+// such as DeepSeek-V3's e_score_correction_bias and Gemma's embed_scale, are
+// not parameters), for Qwen3ForCausalLM, Qwen3MoeForCausalLM,
+// DeepseekV3ForCausalLM, GptOssForCausalLM and Gemma3ForCausalLM; modules
+// read in transformers' sources of 4.50 (Gemma 3) to 4.55 and the 5.0
+// development branch (the others), whose parameters these releases share.
+
+// Qwen3-30B-A3B (model card: 30.5B total, 3.3B activated, 29.9B
+// non-embedding). Per layer: q 2048*4096 = 8,388,608, k and v 2048*512 =
+// 1,048,576 each, o 4096*2048 = 8,388,608, q_norm and k_norm 2*128: attention
+// 18,874,624; 128 experts of 3*2048*768 = 4,718,592: 603,979,776; router
+// 2048*128 = 262,144; norms 2*2048: 623,120,640, x48 = 29,909,790,720.
+// Embedding and untied head 2*151936*2048 = 622,329,856, final norm 2048.
+// Total 30,532,122,624. Active: less 48 x 120 experts x 4,718,592 =
+// 27,179,089,920: 3,353,032,704.
+TEST(TransformerParameters, Qwen3_30bA3bMatchesHuggingFace) {
+  const TransformerParameters p = CountParameters(LoadTransformer("qwen3-30b-a3b"));
+  EXPECT_EQ(p.attention_per_layer, 18874624);
+  EXPECT_EQ(p.feed_forward_per_layer, 603979776 + 262144);
+  EXPECT_EQ(p.layers, 29909790720);
+  EXPECT_EQ(p.total, 30532122624);
+  EXPECT_EQ(p.active_per_token, 3353032704);
+  EXPECT_EQ(p.mtp, 0);
+}
+
+// Qwen3-235B-A22B (model card: 235B total, 22B activated). Per layer: q
+// 4096*8192 = 33,554,432, k and v 4096*512 = 2,097,152 each, o 33,554,432,
+// QK-norm 256: 71,303,424; 128 experts of 3*4096*1536 = 18,874,368:
+// 2,415,919,104; router 4096*128 = 524,288; norms 8192: 2,487,755,008, x94 =
+// 233,848,970,752. Embedding and head 2*151936*4096 = 1,244,659,712, final
+// norm 4096. Total 235,093,634,560; active less 94 x 120 x 18,874,368 =
+// 212,902,871,040: 22,190,763,520.
+TEST(TransformerParameters, Qwen3_235bA22bMatchesHuggingFace) {
+  const TransformerParameters p = CountParameters(LoadTransformer("qwen3-235b-a22b"));
+  EXPECT_EQ(p.per_layer, 2487755008);
+  EXPECT_EQ(p.total, 235093634560);
+  EXPECT_EQ(p.active_per_token, 22190763520);
+}
+
+// Qwen3-8B (model card: 8.2B, 6.95B non-embedding). Per layer: q, o
+// 2*4096*4096 = 33,554,432, k, v 2*4096*1024 = 8,388,608, QK-norm 256, MLP
+// 3*4096*12288 = 150,994,944, norms 8192: 192,946,432, x36 =
+// 6,946,071,552; embedding and head 2*151936*4096 = 1,244,659,712; final norm
+// 4096. Total 8,190,735,360.
+TEST(TransformerParameters, Qwen3_8bMatchesHuggingFace) {
+  const TransformerConfig m = LoadTransformer("qwen3-8b");
+  EXPECT_EQ(m.heads * m.head_dim, 4096);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_TRUE(m.sliding_layers.empty());  // use_sliding_window false
+  EXPECT_EQ(CountParameters(m).total, 8190735360);
+}
+
+// DeepSeek-V3 as DeepseekV3ForCausalLM loads it (the MTP module, layer 61 of
+// the checkpoint, is not loaded). Attention (MLA): q_a_proj 7168*1536 =
+// 11,010,048, q_a_layernorm 1536, q_b_proj 1536*128*192 = 37,748,736,
+// kv_a_proj_with_mqa 7168*(512+64) = 4,128,768, kv_a_layernorm 512,
+// kv_b_proj 512*128*(128+128) = 16,777,216, o_proj 128*128*7168 =
+// 117,440,512: 187,107,328. Dense layers (0-2): MLP 3*7168*18432 =
+// 396,361,728 + norms 14,336: 583,483,392 each. MoE layers (3-60): 256
+// experts of 3*7168*2048 = 44,040,192: 11,274,289,152, one shared expert
+// 44,040,192, router 256*7168 = 1,835,008 (its e_score_correction_bias is a
+// register_buffer in modeling_deepseek_v3.py, not counted): 11,507,286,016
+// each. Layers 3*583,483,392 + 58*11,507,286,016 = 669,173,039,104;
+// embedding and head 2*129280*7168 = 1,853,358,080; final norm 7168. Total
+// 671,026,404,352 (DeepSeek: 671B). Active: less 58 x 248 x 44,040,192 =
+// 633,474,121,728: 37,552,282,624; DeepSeek's README_WEIGHTS.md gives 36.6B
+// "including 0.9B for the output Head", i.e. without the input embedding
+// (37.55B - 0.93B = 36.63B).
+// MTP: enorm and hnorm 2*7168, eh_proj 2*7168*7168 = 102,760,448, one MoE
+// layer 11,507,286,016, shared_head.norm 7168: 11,610,067,968.
+// README_WEIGHTS.md says "11.5B unique parameters (excluding the shared 0.9B
+// Embedding and 0.9B output Head)", and the report's "14B" for the module
+// counts those two copies the checkpoint holds: 11.61B + 2*0.93B = 13.46B.
+// (Its 11.5B is 0.1B under ours; we count every tensor of layer 61 that
+// modeling_deepseek.py builds.)
+TEST(TransformerParameters, DeepseekV3MatchesHuggingFace) {
+  const TransformerConfig m = LoadTransformer("deepseek-v3");
+  EXPECT_EQ(m.head_dim, 192);
+  EXPECT_EQ(m.kv_heads, 128);
+  EXPECT_FALSE(LayerKindAt(m, 2).moe);
+  EXPECT_TRUE(LayerKindAt(m, 3).moe);
+  const TransformerParameters p = CountParameters(m);
+  EXPECT_EQ(p.attention_per_layer, 187107328);
+  EXPECT_EQ(p.per_layer, 11507286016);
+  EXPECT_EQ(CountLayerParameters(m, LayerKindAt(m, 0)).Total(), 583483392);
+  EXPECT_EQ(p.layers, 669173039104);
+  EXPECT_EQ(p.total, 671026404352);
+  EXPECT_EQ(p.active_per_token, 37552282624);
+  EXPECT_EQ(p.mtp, 11610067968);
+}
+
+// Kimi K2 (model card: 1T total, 32B activated): DeepSeek-V3's layers with 64
+// heads, 384 experts and one dense layer. Attention: q_a 11,010,048 + 1536,
+// q_b 1536*64*192 = 18,874,368, kv_a 4,128,768 + 512, kv_b 512*64*256 =
+// 8,388,608, o 64*128*7168 = 58,720,256: 101,124,096. Dense layer 0:
+// 101,124,096 + 396,361,728 + 14,336 = 497,500,160. MoE layers 1-60:
+// 384*44,040,192 = 16,911,433,728 + shared 44,040,192 + router 384*7168 =
+// 2,752,512 + attention + norms: 17,059,364,864. Layers 497,500,160 +
+// 60*17,059,364,864 = 1,024,059,392,000; embedding and head 2*163840*7168 =
+// 2,348,810,240; final norm 7168. Total 1,026,408,209,408; active less 60 x
+// 376 x 44,040,192: 32,861,477,888 (31.7B without the input embedding).
+TEST(TransformerParameters, KimiK2MatchesHuggingFace) {
+  const TransformerParameters p = CountParameters(LoadTransformer("kimi-k2"));
+  EXPECT_EQ(p.attention_per_layer, 101124096);
+  EXPECT_EQ(p.total, 1026408209408);
+  EXPECT_EQ(p.active_per_token, 32861477888);
+  EXPECT_EQ(p.mtp, 0);
+}
+
+// GPT-OSS-120B (OpenAI's model card: 116.83B total, 5.13B active). Per
+// layer: q 2880*4096 + 4096, k and v 2880*512 + 512 each, o 4096*2880 +
+// 2880, sinks 64: 26,550,144; 128 experts of gate_up 2880*5760 + 5760 and
+// down 2880*2880 + 2880 = 24,891,840: 3,186,155,520; router 2880*128 + 128
+// = 368,768; norms 5760: 3,213,080,192, x36 = 115,670,886,912. Embedding
+// and head 2*201088*2880 = 1,158,266,880, final norm 2880. Total
+// 116,829,156,672 (116.83B). Active: less 36 x 124 x 24,891,840 =
+// 111,117,173,760: 5,711,982,912; the card's 5.13B leaves out the input
+// embedding: 5,711,982,912 - 579,133,440 = 5,132,849,472.
+TEST(TransformerParameters, GptOss120bMatchesTheModelCard) {
+  const TransformerConfig m = LoadTransformer("gpt-oss-120b");
+  const TransformerParameters p = CountParameters(m);
+  EXPECT_EQ(p.attention_per_layer, 26550144);
+  EXPECT_EQ(p.per_layer, 3213080192);
+  EXPECT_EQ(p.total, 116829156672);
+  EXPECT_EQ(p.active_per_token, 5711982912);
+  EXPECT_EQ(p.active_per_token - p.embedding, 5132849472);
+  int sliding = 0;
+  for (int64_t i = 0; i < m.layers; ++i) sliding += LayerKindAt(m, i).sliding ? 1 : 0;
+  EXPECT_EQ(sliding, 18);  // layer_types: even layers slide over 128 keys
+  EXPECT_TRUE(LayerKindAt(m, 0).sliding);
+  EXPECT_FALSE(LayerKindAt(m, 1).sliding);
+}
+
+// GPT-OSS-20B (model card: 20.91B total, 3.61B active): 24 layers of
+// 26,550,144 + 32*24,891,840 + 2880*32 + 32 + 5760 = 823,186,976 =
+// 19,756,487,424, + 1,158,266,880 + 2880 = 20,914,757,184. Active less 24 x
+// 28 x 24,891,840: 4,187,440,704, 3,608,307,264 without the embedding.
+TEST(TransformerParameters, GptOss20bMatchesTheModelCard) {
+  const TransformerParameters p = CountParameters(LoadTransformer("gpt-oss-20b"));
+  EXPECT_EQ(p.total, 20914757184);
+  EXPECT_EQ(p.active_per_token - p.embedding, 3608307264);
+}
+
+// Gemma-3-27B's text model, Gemma3ForCausalLM from its text_config (vocab
+// 262208 by Gemma3TextConfig's default, tied head). Per layer: q 5376*4096 =
+// 22,020,096, k, v 5376*2048 = 11,010,048 each, o 22,020,096, q_norm and
+// k_norm 2*128: 66,060,544; MLP 3*5376*21504 = 346,816,512; four norms
+// 4*5376 = 21,504: 412,898,560, x62 = 25,599,710,720. Embedding 262208*5376
+// = 1,409,630,208; final norm 5376. Total 27,009,346,304 (Gemma 3 report,
+// Table 1: 25,600M non-embedding).
+// Not counted: Gemma3ForConditionalGeneration's SigLIP vision tower from
+// vision_config: patch embedding 3*14*14*1152 + 1152 = 678,528, positions
+// (896/14)^2*1152 = 4,718,592, 27 layers of q,k,v,o 4*(1152^2 + 1152) =
+// 5,313,024, two LayerNorms 4608, fc1 1152*4304 + 4304 = 4,962,512 and fc2
+// 4304*1152 + 1152 = 4,959,360: 15,239,504 each, 411,466,608; post-layernorm
+// 2304: 416,866,032 (the report's 417M); projector 1152*5376 + 1152 =
+// 6,194,304. The whole model: 27,432,406,640 ("27.4B" on its Hub page).
+TEST(TransformerParameters, Gemma3_27bTextModelMatchesHuggingFace) {
+  const TransformerConfig m = LoadTransformer("gemma-3-27b");
+  EXPECT_EQ(m.vocab, 262208);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_TRUE(m.sandwich_norms);
+  EXPECT_EQ(m.sliding_window, 1024);
+  const TransformerParameters p = CountParameters(m);
+  EXPECT_EQ(p.attention_per_layer, 66060544);
+  EXPECT_EQ(p.norms_per_layer, 21504);
+  EXPECT_EQ(p.layers + p.final_norm, 25599716096);
+  EXPECT_EQ(p.total, 27009346304);
+  // Five sliding layers to one global: layers 5, 11, ..., 59 are global.
+  int global = 0;
+  for (int64_t i = 0; i < m.layers; ++i) global += LayerKindAt(m, i).sliding ? 0 : 1;
+  EXPECT_EQ(global, 10);
+  EXPECT_FALSE(LayerKindAt(m, 5).sliding);
+  EXPECT_TRUE(LayerKindAt(m, 61).sliding);
+}
+
+// A sliding layer's attention products cover the window, not the sequence:
+// gpt-oss-20b at 4096 tokens, 12 full layers of 4096 keys and 12 sliding of
+// 128, 64 heads of 64 + 64 (score and value widths), 2 FLOPs a multiply-add:
+// 2*64*128*(12*4096 + 12*128) = 830,472,192 less than 24 full layers.
+TEST(TransformerFlops, SlidingLayersAttendToTheirWindow) {
+  TransformerConfig m = LoadTransformer("gpt-oss-20b");
+  const double sliding = ForwardFlopsPerToken(m, 4096);
+  m.sliding_layers.clear();
+  const double full = ForwardFlopsPerToken(m, 4096);
+  EXPECT_DOUBLE_EQ(full - sliding, 2.0 * 64 * 128 * 12 * (4096 - 128));
+}
+
+// --- config.json of 2025: fields, defaults, refusals ------------------------
+
+TransformerConfig ParseTf(const std::string& text) { return ParseHfConfig(text, "cfg.json"); }
+
+const char* kQwen3MoeTf =
+    "{\n"
+    "  \"model_type\": \"qwen3_moe\",\n"  // line 2
+    "  \"hidden_size\": 64,\n"            // line 3
+    "  \"num_hidden_layers\": 6,\n"       // line 4
+    "  \"num_attention_heads\": 4,\n"     // line 5
+    "  \"num_key_value_heads\": 2,\n"     // line 6
+    "  \"intermediate_size\": 96,\n"      // line 7
+    "  \"moe_intermediate_size\": 16,\n"  // line 8
+    "  \"num_experts\": 8,\n"             // line 9
+    "  \"num_experts_per_tok\": 2,\n"     // line 10
+    "  \"decoder_sparse_step\": 2,\n"     // line 11
+    "  \"mlp_only_layers\": [\n"          // line 12
+    "    0,\n"                            // line 13
+    "    3\n"                             // line 14
+    "  ],\n"                              // line 15
+    "  \"vocab_size\": 100\n"             // line 16
+    "}\n";
+
+// Layer i is MoE iff i is not in mlp_only_layers and (i + 1) % 2 == 0:
+// layers 1 and 5 (3 is listed); the others are dense, intermediate_size wide.
+// Head size by default hidden / heads = 16 (Qwen3MoeAttention's getattr).
+TEST(ParseHfConfig, Qwen3MoeLayersFollowSparseStepAndMlpOnlyLayers) {
+  const TransformerConfig m = ParseTf(kQwen3MoeTf);
+  EXPECT_EQ(m.head_dim, 16);
+  EXPECT_EQ(m.ffn_hidden, 16);
+  EXPECT_EQ(m.dense_ffn_hidden, 96);
+  EXPECT_EQ(m.moe_layers, (std::vector<bool>{false, true, false, false, false, true}));
+  EXPECT_EQ(m.max_positions, 32768);  // Qwen3MoeConfig's default
+  EXPECT_FALSE(m.tied_embeddings);
+  // Hand count: attention q,o 2*64*64 + k,v 2*64*32 + QK-norm 32 = 12,320;
+  // norms 128; dense MLP 3*64*96 = 18,432; MoE 8*3*64*16 + router 64*8 =
+  // 25,088. Layers 4*(12,448 + 18,432) + 2*(12,448 + 25,088) = 198,592;
+  // embedding and head 2*100*64 = 12,800; final norm 64. Total 211,456.
+  EXPECT_EQ(CountParameters(m).total, 211456);
+}
+
+TEST(ParseHfConfig, Qwen3SlidingLayersNeedUseSlidingWindow) {
+  const std::string base =
+      "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, \"max_window_layers\": 2, "
+      "\"sliding_window\": 512";
+  EXPECT_TRUE(ParseTf(base + "}").sliding_layers.empty());
+  const TransformerConfig m = ParseTf(base + ", \"use_sliding_window\": true}");
+  EXPECT_EQ(m.sliding_window, 512);
+  EXPECT_EQ(m.sliding_layers, (std::vector<bool>{false, false, true, true}));
+  // Qwen3Config's defaults for what the file omits.
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.kv_heads, 32);
+  EXPECT_EQ(m.head_dim, 128);
+}
+
+// q_lora_rank null: one q_proj (hidden x heads*(nope+rope)), no bias even
+// with attention_bias (transformers' DeepseekV3Attention); layers from
+// first_k_dense_replace on that are multiples of moe_layer_freq are MoE.
+TEST(ParseHfConfig, DeepseekQueryWithoutLoraAndMoeLayerFrequency) {
+  const std::string text =
+      "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 32, \"num_hidden_layers\": 5,\n"
+      " \"num_attention_heads\": 2, \"q_lora_rank\": null, \"kv_lora_rank\": 8,\n"
+      " \"qk_rope_head_dim\": 4, \"qk_nope_head_dim\": 4, \"v_head_dim\": 6,\n"
+      " \"intermediate_size\": 40, \"moe_intermediate_size\": 10, \"n_routed_experts\": 4,\n"
+      " \"n_shared_experts\": 2, \"num_experts_per_tok\": 2, \"first_k_dense_replace\": 1,\n"
+      " \"moe_layer_freq\": 2, \"attention_bias\": true, \"vocab_size\": 50}";
+  const TransformerConfig m = ParseTf(text);
+  EXPECT_EQ(m.latent.q_rank, 0);
+  EXPECT_EQ(m.moe_layers, (std::vector<bool>{false, false, true, false, true}));
+  // q_proj 32*2*8 = 512; kv_a 32*(8+4) = 384 + bias 12; kv_a_layernorm 8;
+  // kv_b 8*2*(4+6) = 160; o_proj 2*6*32 = 384 + bias 32: 1,492.
+  EXPECT_EQ(CountLayerParameters(m, LayerKindAt(m, 0)).attention, 1492);
+  // MoE: 4 experts of 3*32*10 = 960, shared 3*32*20 = 1,920, router 4*32 = 128.
+  const LayerParameters moe = CountLayerParameters(m, LayerKindAt(m, 2));
+  EXPECT_EQ(moe.experts, 3840);
+  EXPECT_EQ(moe.feed_forward, 1920 + 128);
+}
+
+// Gemma 3's text_config, absent: every field Gemma3TextConfig's default
+// (26 layers, hidden 2304, 8 heads of 256, 4 key/value heads).
+TEST(ParseHfConfig, Gemma3WithoutTextConfigTakesTheTextDefaults) {
+  const TransformerConfig m = ParseTf("{\"model_type\": \"gemma3\"}");
+  EXPECT_EQ(m.layers, 26);
+  EXPECT_EQ(m.hidden, 2304);
+  EXPECT_EQ(m.head_dim, 256);
+  EXPECT_EQ(m.kv_heads, 4);
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_EQ(m.attention_softcap, 0);
+  const TransformerConfig text = ParseTf(
+      "{\"model_type\": \"gemma3_text\", \"attn_logit_softcapping\": 50.0, "
+      "\"final_logit_softcapping\": 30.0, \"sliding_window_pattern\": 2}");
+  EXPECT_EQ(text.attention_softcap, 50.0);
+  EXPECT_EQ(text.final_softcap, 30.0);
+  EXPECT_TRUE(LayerKindAt(text, 0).sliding);
+  EXPECT_FALSE(LayerKindAt(text, 1).sliding);
+}
+
+TEST(ParseHfConfig, MlpOnlyLayersOutOfRangeNamesTheElementsLine) {
+  const std::string message = DataErrorOf(Replace(kQwen3MoeTf, "    3\n", "    6\n"));
+  EXPECT_NE(message.find("cfg.json:14: field 'mlp_only_layers': element 1: 6 is over the limit 5"),
+            std::string::npos)
+      << message;
+  const std::string listed = DataErrorOf(Replace(kQwen3MoeTf, "    0,\n", "    \"0\",\n"));
+  EXPECT_NE(listed.find("cfg.json:13: field 'mlp_only_layers': element 0: expected an integer"),
+            std::string::npos)
+      << listed;
+  const std::string scalar =
+      DataErrorOf(Replace(Replace(kQwen3MoeTf, "[\n    0,\n", "4\n"), "    3\n  ],\n", ","));
+  EXPECT_NE(scalar.find("cfg.json:12: field 'mlp_only_layers': expected a list"), std::string::npos)
+      << scalar;
+}
+
+TEST(ParseHfConfig, MoeFieldsOutOfRangeNameTheirKeyAndLine) {
+  std::string message =
+      DataErrorOf(Replace(kQwen3MoeTf, "\"decoder_sparse_step\": 2", "\"decoder_sparse_step\": 0"));
+  EXPECT_NE(message.find("cfg.json:11: field 'decoder_sparse_step': must be >= 1, got 0"),
+            std::string::npos)
+      << message;
+  message =
+      DataErrorOf(Replace(kQwen3MoeTf, "\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 9"));
+  EXPECT_NE(message.find("cfg.json:10: field 'num_experts_per_tok': 9 is outside [1, experts 8]"),
+            std::string::npos)
+      << message;
+  message = DataErrorOf(Replace(kQwen3MoeTf, "\"num_experts\": 8", "\"num_experts\": -1"));
+  EXPECT_NE(message.find("cfg.json:9: field 'num_experts': must be >= 0, got -1"),
+            std::string::npos)
+      << message;
+  // num_experts 0: a dense model, every layer intermediate_size wide.
+  const TransformerConfig dense =
+      ParseTf(Replace(kQwen3MoeTf, "\"num_experts\": 8", "\"num_experts\": 0"));
+  EXPECT_EQ(dense.experts, 0);
+  EXPECT_EQ(dense.top_k, 0);
+  EXPECT_EQ(dense.ffn_hidden, 96);
+}
+
+const char* kGptOssTf =
+    "{\n"
+    "  \"model_type\": \"gpt_oss\",\n"  // line 2
+    "  \"num_hidden_layers\": 2,\n"     // line 3
+    "  \"layer_types\": [\n"            // line 4
+    "    \"sliding_attention\",\n"      // line 5
+    "    \"full_attention\"\n"          // line 6
+    "  ],\n"                            // line 7
+    "  \"sliding_window\": 128\n"       // line 8
+    "}\n";
+
+TEST(ParseHfConfig, LayerTypesAreCheckedElementByElement) {
+  const TransformerConfig m = ParseTf(kGptOssTf);
+  EXPECT_EQ(m.sliding_layers, (std::vector<bool>{true, false}));
+  EXPECT_EQ(m.experts, 128);  // GptOssConfig's defaults
+  EXPECT_EQ(m.top_k, 4);
+  std::string message = DataErrorOf(Replace(kGptOssTf, "\"full_attention\"", "\"chunked\""));
+  EXPECT_NE(message.find("cfg.json:6: field 'layer_types': element 1 is \"chunked\", not "
+                         "\"sliding_attention\" or \"full_attention\""),
+            std::string::npos)
+      << message;
+  message = DataErrorOf(Replace(kGptOssTf, "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3"));
+  EXPECT_NE(message.find("cfg.json:4: field 'layer_types': has 2 entries for 3 layers"),
+            std::string::npos)
+      << message;
+  message = DataErrorOf(Replace(kGptOssTf, "\"sliding_window\": 128", "\"sliding_window\": null"));
+  EXPECT_NE(message.find("cfg.json:8: field 'sliding_window': is 0, but sliding layers need a "
+                         "window of >= 1 keys"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ParseHfConfig, DeepseekLatentAndMtpFieldsNameTheirKey) {
+  const std::string base =
+      "{\n  \"model_type\": \"kimi_k2\",\n  \"num_hidden_layers\": 4,\n  \"kv_lora_rank\": 512,\n"
+      "  \"num_nextn_predict_layers\": 1,\n  \"n_shared_experts\": 1\n}\n";
+  EXPECT_EQ(ParseTf(base).mtp_layers, 1);
+  std::string message =
+      DataErrorOf(Replace(base, "\"kv_lora_rank\": 512", "\"kv_lora_rank\": null"));
+  EXPECT_NE(message.find("cfg.json:4: field 'kv_lora_rank': is null"), std::string::npos)
+      << message;
+  message = DataErrorOf(
+      Replace(base, "\"num_nextn_predict_layers\": 1", "\"num_nextn_predict_layers\": 65"));
+  EXPECT_NE(message.find("cfg.json:5: field 'num_nextn_predict_layers': 65 is over the limit 64"),
+            std::string::npos)
+      << message;
+  message = DataErrorOf(Replace(base, "\"n_shared_experts\": 1", "\"n_shared_experts\": -1"));
+  EXPECT_NE(message.find("cfg.json:6: field 'n_shared_experts': must be >= 0"), std::string::npos)
+      << message;
+  // 16384 experts of 2^20-wide blocks: far over 10^15 parameters.
+  message = DataErrorOf(Replace(base, "\"n_shared_experts\": 1",
+                                "\"n_routed_experts\": 16384, \"moe_intermediate_size\": 1048576"));
+  EXPECT_NE(message.find("field 'num_hidden_layers': the shape has about"), std::string::npos)
+      << message;
+}
+
+const char* kGemma3Tf =
+    "{\n"
+    "  \"model_type\": \"gemma3\",\n"         // line 2
+    "  \"text_config\": {\n"                  // line 3
+    "    \"num_attention_heads\": 8,\n"       // line 4
+    "    \"num_key_value_heads\": 4,\n"       // line 5
+    "    \"attn_logit_softcapping\": 50.0\n"  // line 6
+    "  }\n"                                   // line 7
+    "}\n";
+
+TEST(ParseHfConfig, Gemma3TextConfigErrorsNameTheNestedKeyAndLine) {
+  EXPECT_EQ(ParseTf(kGemma3Tf).attention_softcap, 50.0);
+  std::string message =
+      DataErrorOf(Replace(kGemma3Tf, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 3"));
+  EXPECT_NE(message.find("cfg.json:5: field 'text_config.num_key_value_heads': 3 key/value heads "
+                         "do not divide 8 heads"),
+            std::string::npos)
+      << message;
+  message = DataErrorOf(
+      Replace(kGemma3Tf, "\"attn_logit_softcapping\": 50.0", "\"attn_logit_softcapping\": -1"));
+  EXPECT_NE(message.find("cfg.json:6: field 'text_config.attn_logit_softcapping': -1 is not a cap"),
+            std::string::npos)
+      << message;
+  message = DataErrorOf("{\n  \"model_type\": \"gemma3\",\n  \"text_config\": [1]\n}\n");
+  EXPECT_NE(message.find("cfg.json:3: field 'text_config': expected an object"), std::string::npos)
+      << message;
+  // A key the nested object lacks: the line of its '{'.
+  message = DataErrorOf(Replace(Replace(kGemma3Tf, "\"num_key_value_heads\": 4,\n", ""),
+                                "\"num_attention_heads\": 8", "\"num_attention_heads\": 6"));
+  EXPECT_NE(message.find("cfg.json:3: field 'text_config.num_key_value_heads': 4 key/value heads "
+                         "do not divide 6"),
+            std::string::npos)
+      << message;
+}
+
+// Hand-built shapes: each layer rule names the TransformerConfig field.
+TEST(ValidateTransformer, LayerKindLatentAndMoeRulesNameTheField) {
+  const auto field_of = [](const TransformerConfig& m) -> std::string {
+    try {
+      ValidateTransformer(m);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  const TransformerConfig base = LoadTransformer("gpt-oss-20b");
+  EXPECT_EQ(field_of(base), "accepted");
+  TransformerConfig m = base;
+  m.sliding_layers.push_back(true);
+  EXPECT_NE(field_of(m).find("sliding_layers: has 25 entries for 24 layers"), std::string::npos);
+  m = base;
+  m.sliding_window = 0;
+  EXPECT_NE(field_of(m).find("sliding_window: is 0"), std::string::npos);
+  m = base;
+  m.moe_layers.assign(3, true);
+  EXPECT_NE(field_of(m).find("moe_layers: has 3 entries"), std::string::npos);
+  m = base;
+  m.attention_softcap = std::nan("");
+  EXPECT_NE(field_of(m).find("attention_softcap:"), std::string::npos);
+  m = base;
+  m.mtp_layers = 65;
+  EXPECT_NE(field_of(m).find("mtp_layers: 65 is outside [0, 64]"), std::string::npos);
+
+  const TransformerConfig dense = LoadTransformer("llama-3-8b");
+  m = dense;
+  m.shared_experts = 1;
+  EXPECT_NE(field_of(m).find("shared_experts: given without experts"), std::string::npos);
+  m = dense;
+  m.dense_ffn_hidden = 100;
+  EXPECT_NE(field_of(m).find("dense_ffn_hidden: given without experts"), std::string::npos);
+  m = dense;
+  m.latent.v_dim = 128;
+  EXPECT_NE(field_of(m).find("latent.kv_rank: is 0"), std::string::npos);
+
+  const TransformerConfig mla = LoadTransformer("deepseek-v3");
+  m = mla;
+  m.latent.v_dim = 0;
+  EXPECT_NE(field_of(m).find("latent.v_dim: must be >= 1"), std::string::npos);
+  m = mla;
+  m.kv_heads = 8;
+  EXPECT_NE(field_of(m).find("kv_heads: 8 is not heads 128"), std::string::npos);
+  m = mla;
+  m.head_dim = 128;
+  EXPECT_NE(field_of(m).find("head_dim: 128 is not nope_dim 128 + rope_dim 64"), std::string::npos);
+  m = mla;
+  // kv_b_proj alone: 2^20 x 128 heads x (2^19 + 128) x 61 layers ~ 4.3e15.
+  m.latent.kv_rank = int64_t{1} << 20;
+  m.latent.nope_dim = int64_t{1} << 19;
+  m.head_dim = m.latent.nope_dim + m.latent.rope_dim;
+  EXPECT_NE(field_of(m).find("layers: the shape has about"), std::string::npos);
 }
 
 }  // namespace

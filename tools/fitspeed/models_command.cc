@@ -69,6 +69,31 @@ ordered_json TransformerJsonLlm(const TransformerConfig& m) {
   j["tied_embeddings"] = m.tied_embeddings;
   j["causal"] = m.causal;
   j["dropout"] = m.dropout;
+  // The layer kinds and the 2025 variants (docs/llm.md, "Models").
+  int64_t moe_layers = 0, sliding_layers = 0;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const TransformerLayerKind kind = LayerKindAt(m, i);
+    moe_layers += kind.moe ? 1 : 0;
+    sliding_layers += kind.sliding ? 1 : 0;
+  }
+  j["moe_layers"] = moe_layers;
+  j["dense_ffn_hidden"] = m.dense_ffn_hidden;
+  j["shared_experts"] = m.shared_experts;
+  j["sliding_layers"] = sliding_layers;
+  j["sliding_window"] = m.sliding_window;
+  j["qk_norm"] = m.qk_norm;
+  j["attention_sinks"] = m.attention_sinks;
+  j["sandwich_norms"] = m.sandwich_norms;
+  j["attention_softcap"] = m.attention_softcap;
+  j["final_softcap"] = m.final_softcap;
+  if (m.latent.kv_rank > 0) {
+    j["latent"] = {{"q_rank", m.latent.q_rank},
+                   {"kv_rank", m.latent.kv_rank},
+                   {"rope_dim", m.latent.rope_dim},
+                   {"nope_dim", m.latent.nope_dim},
+                   {"v_dim", m.latent.v_dim}};
+  }
+  j["mtp_layers"] = m.mtp_layers;
   j["params"] = p.total;
   j["active_params"] = p.active_per_token;
   j["parameters"] = {{"embedding", p.embedding},
@@ -76,9 +101,10 @@ ordered_json TransformerJsonLlm(const TransformerConfig& m) {
                      {"attention_per_layer", p.attention_per_layer},
                      {"feed_forward_per_layer", p.feed_forward_per_layer},
                      {"norms_per_layer", p.norms_per_layer},
-                     {"layers", m.layers * p.per_layer},
+                     {"layers", p.layers},
                      {"final_norm", p.final_norm},
-                     {"output", p.output}};
+                     {"output", p.output},
+                     {"mtp", p.mtp}};
   return j;
 }
 
@@ -90,17 +116,27 @@ std::vector<TransformerConfig> BuiltinTransformersLlm() {
 
 TextTable TransformerTableLlm(const std::vector<TransformerConfig>& models) {
   TextTable table({"llm_model", "architecture", "layers", "hidden", "heads/kv", "ffn", "vocab",
-                   "experts/top_k", "positions", "params", "active_params"});
+                   "experts/top_k", "positions", "params", "active_params", "moe/sliding layers",
+                   "window", "latent q/kv", "mtp"});
   for (const TransformerConfig& m : models) {
     const TransformerParameters p = CountParameters(m);
-    table.AddRow({m.name, m.architecture, std::to_string(m.layers), std::to_string(m.hidden),
-                  fmt::format("{}/{}", m.heads, m.kv_heads),
-                  fmt::format("{}{}", m.ffn_hidden,
-                              m.feed_forward == FeedForwardKind::kGated ? " gated" : ""),
-                  std::to_string(m.vocab),
-                  m.experts > 0 ? fmt::format("{}/{}", m.experts, m.top_k) : "-",
-                  fmt::format("{} {}", PositionsNameLlm(m.positions), m.max_positions),
-                  std::to_string(p.total), std::to_string(p.active_per_token)});
+    int64_t moe_layers = 0, sliding_layers = 0;
+    for (int64_t i = 0; i < m.layers; ++i) {
+      moe_layers += LayerKindAt(m, i).moe ? 1 : 0;
+      sliding_layers += LayerKindAt(m, i).sliding ? 1 : 0;
+    }
+    table.AddRow(
+        {m.name, m.architecture, std::to_string(m.layers), std::to_string(m.hidden),
+         fmt::format("{}/{}", m.heads, m.kv_heads),
+         fmt::format("{}{}", m.ffn_hidden,
+                     m.feed_forward == FeedForwardKind::kGated ? " gated" : ""),
+         std::to_string(m.vocab), m.experts > 0 ? fmt::format("{}/{}", m.experts, m.top_k) : "-",
+         fmt::format("{} {}", PositionsNameLlm(m.positions), m.max_positions),
+         std::to_string(p.total), std::to_string(p.active_per_token),
+         fmt::format("{}/{}", moe_layers, sliding_layers),
+         m.sliding_window > 0 ? std::to_string(m.sliding_window) : "-",
+         m.latent.kv_rank > 0 ? fmt::format("{}/{}", m.latent.q_rank, m.latent.kv_rank) : "-",
+         m.mtp_layers > 0 ? std::to_string(m.mtp_layers) : "-"});
   }
   return table;
 }
@@ -139,12 +175,43 @@ void WriteTransformerLlm(std::ostream& out, const TransformerConfig& m, int64_t 
     return;
   }
   TextTable table({"quantity", "value"});
-  for (const char* key :
-       {"name", "architecture", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
-        "ffn_hidden", "feed_forward", "vocab", "experts", "top_k", "positions", "max_positions",
-        "norm", "tied_embeddings", "causal", "dropout"}) {
+  for (const char* key : {"name",
+                          "architecture",
+                          "source",
+                          "layers",
+                          "hidden",
+                          "heads",
+                          "kv_heads",
+                          "head_dim",
+                          "ffn_hidden",
+                          "feed_forward",
+                          "vocab",
+                          "experts",
+                          "top_k",
+                          "positions",
+                          "max_positions",
+                          "norm",
+                          "tied_embeddings",
+                          "causal",
+                          "dropout",
+                          "moe_layers",
+                          "dense_ffn_hidden",
+                          "shared_experts",
+                          "sliding_layers",
+                          "sliding_window",
+                          "qk_norm",
+                          "attention_sinks",
+                          "sandwich_norms",
+                          "attention_softcap",
+                          "final_softcap",
+                          "mtp_layers"}) {
     const ordered_json& v = doc["model"][key];
     table.AddRow({key, v.is_string() ? v.get<std::string>() : v.dump()});
+  }
+  if (doc["model"].contains("latent")) {
+    for (const auto& item : doc["model"]["latent"].items()) {
+      table.AddRow({"latent." + item.key(), item.value().dump()});
+    }
   }
   for (const auto& item : doc["model"]["parameters"].items()) {
     table.AddRow({"params." + item.key(), item.value().dump()});
