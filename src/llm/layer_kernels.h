@@ -201,14 +201,35 @@ struct ModelLayerTimes {
 ModelLayerTimes TimeModelLayers(const TransformerConfig& model, const LlmStepContext& context,
                                 const LlmTraining& training, const LlmSplit& split);
 
-// ModelLlmStep's body from the layers' times; no validation.
+// What a pipeline stage (a GPU's virtual chunks together) holds, for the
+// distinct stages of a split: `index` the first stage of its content (the
+// one holding the most micro-batches in flight), `count` how many stages hold it.
+struct PipelineStage {
+  std::array<double, kTransformerKinds> layers{};  // transformer layers of each kind
+  bool embedding = false, loss = false;
+  double mtp = 0;  // multi-token prediction modules
+  int index = 0, count = 1;
+  double LayerCount() const { return layers[0] + layers[1] + layers[2] + layers[3]; }
+};
+// The split's stages (even, or as its layout says; the multi-token
+// prediction modules on the last unless the layout places them): every one
+// in order, or with `distinct` one per content.
+std::vector<PipelineStage> PipelineStagesOf(const TransformerConfig& model, const LlmSplit& split,
+                                            int64_t mtp_layers, bool distinct);
+
+// ModelLlmStep's body from the layers' times and the split's distinct
+// stages; no validation. Its memory is the most loaded stage's, with
+// stage_totals left empty unless `every_stage`.
 LlmStep ModelLlmStepWith(const TransformerConfig& model, const LlmCluster& cluster,
                          const LlmTraining& training, const LlmSplit& split,
                          const LlmCalibration& calibration, const LlmStepContext& context,
-                         const ModelLayerTimes& layers);
+                         const ModelLayerTimes& layers, const std::vector<PipelineStage>& stages,
+                         bool every_stage = true);
+// Memory per GPU over `stages` (distinct ones, or every one for stage_totals).
 LlmMemory MemoryPerGpuWith(const TransformerConfig& model, const LlmStepContext& context,
                            const LlmCluster& cluster, const LlmTraining& training,
-                           const LlmSplit& split, const ModelLayerTimes& layers);
+                           const LlmSplit& split, const ModelLayerTimes& layers,
+                           const std::vector<PipelineStage>& stages);
 
 }  // namespace fitspeed
 

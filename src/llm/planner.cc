@@ -163,7 +163,12 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
       return fmt::format("tp {}, cp {}, pp {}, dp {}: {} splits modeled so far", tp, cp, pp, dp,
                          plan.evaluated);
     });
-    std::vector<std::pair<int64_t, std::string>> stage_plans;  // (vp, layout)
+    struct StagePlanPlanner {
+      int64_t vp;
+      std::string layout;
+      std::vector<PipelineStage> stages;  // distinct
+    };
+    std::vector<StagePlanPlanner> stage_plans;
     {
       std::vector<int64_t> vps;
       if (o.vp > 0) {
@@ -181,7 +186,14 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
       }
       for (int64_t vp : vps) {
         if (vp > 1 && pp < 2) continue;
-        for (std::string& layout : layouts(pp, vp)) stage_plans.emplace_back(vp, std::move(layout));
+        for (std::string& layout : layouts(pp, vp)) {
+          LlmSplit probe;
+          probe.pp = static_cast<int>(pp);
+          probe.vp = static_cast<int>(vp);
+          probe.layout = layout;
+          stage_plans.push_back(
+              {vp, std::move(layout), PipelineStagesOf(m, probe, ctx.mtp_layers, true)});
+        }
       }
     }
     if (stage_plans.empty()) continue;
@@ -222,9 +234,9 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
             auto it = cache.find(key);
             if (it == cache.end())
               it = cache.emplace(key, TimeModelLayers(m, ctx, o.training, s)).first;
-            for (const auto& [vp, layout] : stage_plans) {
-              s.vp = static_cast<int>(vp);
-              s.layout = layout;
+            for (const StagePlanPlanner& plan_stages : stage_plans) {
+              s.vp = static_cast<int>(plan_stages.vp);
+              s.layout = plan_stages.layout;
               for (int ri = 0; ri < 3; ++ri) {
                 const Recompute rc = static_cast<Recompute>(ri);
                 if (o.recompute && *o.recompute != rc) continue;
@@ -241,7 +253,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                   }
                   if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
                   s.zero = z;
-                  LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, it->second);
+                  LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, it->second,
+                                                  plan_stages.stages, /*every_stage=*/false);
                   ++plan.evaluated;
                   if (step.memory.fits) {
                     ++plan.fitting;
@@ -264,6 +277,15 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
         "no split of " + std::to_string(n) +
         " devices satisfies the fixed sizes and the global batch (each of tp x pp x cp x dp must "
         "divide the devices, tp the heads, pp the layers, dp x micro-batch the global batch)");
+  // Every stage's memory for the splits listed.
+  for (std::vector<LlmStep>* list : {&plan.ranked, &plan.not_fitting}) {
+    for (LlmStep& step : *list) {
+      if (step.split.pp < 2) continue;
+      const ModelLayerTimes layers = TimeModelLayers(m, ctx, o.training, step.split);
+      step.memory = MemoryPerGpuWith(m, ctx, c, o.training, step.split, layers,
+                                     PipelineStagesOf(m, step.split, ctx.mtp_layers, false));
+    }
+  }
   plan.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }

@@ -399,18 +399,10 @@ double PointToPointSplit(double bytes, const Link& l) {
   return bytes / l.bandwidth_bytes_per_s + l.latency_s;
 }
 
-// What one pipeline stage (a GPU's virtual chunks together) holds.
-struct StageContentSplit {
-  std::array<double, kTransformerKinds> layers{};  // transformer layers of each kind
-  bool embedding = false, loss = false;
-  double mtp = 0;  // multi-token prediction modules
-  double LayerCount() const { return layers[0] + layers[1] + layers[2] + layers[3]; }
-};
+}  // namespace
 
-// The pp stages of a split: even, or as its layout says; the multi-token
-// prediction modules on the last stage unless the layout places them.
-std::vector<StageContentSplit> StagesOfSplit(const TransformerConfig& m, const LlmSplit& s,
-                                             int64_t mtp) {
+std::vector<PipelineStage> PipelineStagesOf(const TransformerConfig& m, const LlmSplit& s,
+                                            int64_t mtp, bool distinct) {
   std::vector<PipelineChunk> chunks;
   if (s.layout.empty()) {
     const int64_t n = int64_t{s.pp} * s.vp;
@@ -434,18 +426,34 @@ std::vector<StageContentSplit> StagesOfSplit(const TransformerConfig& m, const L
         "pipeline layout '{}' places {} multi-token prediction modules ('m'); {} are trained",
         s.layout, placed, mtp));
   }
-  std::vector<StageContentSplit> stages(static_cast<size_t>(s.pp));
+  std::vector<PipelineStage> stages(static_cast<size_t>(s.pp));
+  for (size_t i = 0; i < stages.size(); ++i) stages[i].index = static_cast<int>(i);
   for (size_t i = 0; i < chunks.size(); ++i) {
     const PipelineChunk& c = chunks[i];
-    StageContentSplit& st = stages[i % static_cast<size_t>(s.pp)];
+    PipelineStage& st = stages[i % static_cast<size_t>(s.pp)];
     for (int64_t l = c.first_layer; l < c.first_layer + c.layers; ++l)
       st.layers[static_cast<size_t>(KindIndex(LayerKindAt(m, l)))] += 1;
     st.embedding = st.embedding || c.embedding;
     st.loss = st.loss || c.loss;
     st.mtp += static_cast<double>(c.mtp);
   }
-  return stages;
+  if (!distinct) return stages;
+  std::vector<PipelineStage> out;
+  for (const PipelineStage& st : stages) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const PipelineStage& o) {
+      return o.layers == st.layers && o.embedding == st.embedding && o.loss == st.loss &&
+             o.mtp == st.mtp;
+    });
+    if (same == out.end()) {
+      out.push_back(st);
+    } else {
+      ++same->count;
+    }
+  }
+  return out;
 }
+
+namespace {
 
 // Parameters on one GPU of a stage: its layers split over tp (the routed
 // experts over etp x ep), with the embedding the vocabulary's shard and,
@@ -466,7 +474,7 @@ double LayerExpertsSplit(const LayerParameters& p, const LlmSplit& s) {
 }
 
 StageParameters StageParametersOf(const TransformerConfig& m, const LlmStepContext& ctx,
-                                  const LlmSplit& s, double vocab, const StageContentSplit& st) {
+                                  const LlmSplit& s, double vocab, const PipelineStage& st) {
   StageParameters out;
   const double h = static_cast<double>(m.hidden);
   for (int k = 0; k < kTransformerKinds; ++k) {
@@ -516,7 +524,8 @@ double LayerActivationBytes(const TransformerConfig& m, int64_t seq_len, int64_t
 LlmMemory LlmMemoryPerGpu(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                           const LlmSplit& s) {
   const LlmStepContext ctx = MakeStepContext(m, c, tr, LlmCalibration{});
-  return MemoryPerGpuWith(m, ctx, c, tr, s, TimeModelLayers(m, ctx, tr, s));
+  return MemoryPerGpuWith(m, ctx, c, tr, s, TimeModelLayers(m, ctx, tr, s),
+                          PipelineStagesOf(m, s, ctx.mtp_layers, false));
 }
 
 namespace {
@@ -524,7 +533,7 @@ namespace {
 // One stage's memory per GPU (LlmMemory's parts, total and fit left to the caller).
 LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx,
                            const LlmTraining& tr, const LlmSplit& s, const ModelLayerTimes& lt,
-                           const StageContentSplit& st, int stage) {
+                           const PipelineStage& st, int stage) {
   LlmMemory mem;
   const double vocab = PaddedVocab(m, s.tp);
   const StageParameters sp = StageParametersOf(m, ctx, s, vocab, st);
@@ -615,19 +624,19 @@ LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx
 
 LlmMemory MemoryPerGpuWith(const TransformerConfig& m, const LlmStepContext& ctx,
                            const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
-                           const ModelLayerTimes& lt) {
-  const std::vector<StageContentSplit> stages = StagesOfSplit(m, s, ctx.mtp_layers);
+                           const ModelLayerTimes& lt, const std::vector<PipelineStage>& stages) {
   LlmMemory worst;
   std::vector<double> totals;
   for (size_t i = 0; i < stages.size(); ++i) {
-    LlmMemory mem = StageMemorySplit(m, ctx, tr, s, lt, stages[i], static_cast<int>(i));
+    LlmMemory mem = StageMemorySplit(m, ctx, tr, s, lt, stages[i], stages[i].index);
     totals.push_back(mem.total);
     if (i == 0 || mem.total > worst.total) {
       worst = mem;
-      worst.stage = static_cast<int>(i);
+      worst.stage = stages[i].index;
     }
   }
-  worst.stage_totals = std::move(totals);
+  // Every stage's when every stage was given.
+  if (totals.size() == static_cast<size_t>(s.pp)) worst.stage_totals = std::move(totals);
   worst.capacity = c.device.memory_capacity_bytes;
   worst.fits = worst.total <= worst.capacity;
   worst.shortfall = worst.fits ? 0.0 : worst.total - worst.capacity;
@@ -674,7 +683,8 @@ LlmStep ModelLlmStep(const TransformerConfig& m, const LlmCluster& c, const LlmT
                      const LlmSplit& s, const LlmCalibration& cal) {
   ValidateSplit(m, c, tr, s);
   const LlmStepContext ctx = MakeStepContext(m, c, tr, cal);
-  return ModelLlmStepWith(m, c, tr, s, cal, ctx, TimeModelLayers(m, ctx, tr, s));
+  return ModelLlmStepWith(m, c, tr, s, cal, ctx, TimeModelLayers(m, ctx, tr, s),
+                          PipelineStagesOf(m, s, ctx.mtp_layers, true));
 }
 
 namespace {
@@ -942,7 +952,8 @@ struct StageTimeSplit {
 
 LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const LlmTraining& tr,
                          const LlmSplit& s, const LlmCalibration& cal, const LlmStepContext& ctx,
-                         const ModelLayerTimes& lt) {
+                         const ModelLayerTimes& lt, const std::vector<PipelineStage>& stages,
+                         bool every_stage) {
   LlmStep step;
   step.split = s;
   step.accumulation = s.Accumulation();
@@ -979,13 +990,12 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
 
   // Each stage's micro-batch: its layers of each kind, the embedding, the
   // output and loss, the multi-token prediction modules.
-  const std::vector<StageContentSplit> stages = StagesOfSplit(m, s, ctx.mtp_layers);
   const int mtp_kind = KindIndex(LayerKindAt(m, m.layers));
   std::vector<StageTimeSplit> times(stages.size());
   size_t slowest = 0;
   double sum = 0;
   for (size_t r = 0; r < stages.size(); ++r) {
-    const StageContentSplit& st = stages[r];
+    const PipelineStage& st = stages[r];
     StageTimeSplit& t = times[r];
     for (int k = 0; k < kTransformerKinds; ++k) {
       const double n = st.layers[static_cast<size_t>(k)] + (k == mtp_kind ? st.mtp : 0.0);
@@ -1002,11 +1012,11 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     if (st.embedding) t.total_s += lt.head.embedding_s;
     if (st.loss) t.total_s += lt.head.output_s;
     t.total_s += st.mtp * lt.head.mtp_s;
-    sum += t.total_s;
+    sum += st.count * t.total_s;
     if (t.total_s > times[slowest].total_s) slowest = r;
   }
   const StageTimeSplit& worst = times[slowest];
-  const double mean_s = sum / static_cast<double>(stages.size());
+  const double mean_s = sum / s.pp;
 
   // The schedule (1F1B, interleaved over v chunks): m x the slowest stage plus
   // a bubble of (p - 1) / v x the mean stage, and the pipeline's sends.
@@ -1055,11 +1065,14 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.sequences_per_s = static_cast<double>(s.global_batch) / step.step_s;
   step.tokens_per_s = step.sequences_per_s * static_cast<double>(tr.seq_len);
   step.mfu = step.tokens_per_s * ctx.flops_per_token / (c.devices * timer.peak);
-  step.memory = MemoryPerGpuWith(m, ctx, c, tr, s, lt);
+  step.memory = MemoryPerGpuWith(
+      m, ctx, c, tr, s, lt,
+      every_stage && s.pp > 1 ? PipelineStagesOf(m, s, ctx.mtp_layers, false) : stages);
   step.notes = StepNotesSplit(m, tr, vocab);
   if (!s.layout.empty()) step.notes.push_back("pipeline layout " + s.layout);
   if (s.pp > 1 && !s.layout.empty())
-    step.notes.push_back(fmt::format("slowest pipeline stage: {} of {}", slowest, s.pp));
+    step.notes.push_back(
+        fmt::format("slowest pipeline stage: {} of {}", stages[slowest].index, s.pp));
   if (ctx.mtp_layers > 0)
     step.notes.push_back(fmt::format(
         "{} multi-token prediction module(s) trained on the last stage or where the layout puts "
