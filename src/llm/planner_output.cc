@@ -70,6 +70,8 @@ ordered_json SplitJson(const LlmStep& s) {
   j["sequence_parallel"] = p.sequence_parallel;
   j["zero"] = p.zero;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  j["etp"] = p.etp > 0 ? ordered_json(p.etp) : ordered_json(nullptr);  // null: tp
+  j["layout"] = p.layout;                                              // "": even stages
   return j;
 }
 
@@ -98,6 +100,8 @@ ordered_json StepJson(const LlmStep& s, const PredictionInterval& interval) {
   memory["total"] = s.memory.total;
   memory["capacity"] = s.memory.capacity;
   memory["shortfall"] = s.memory.shortfall;
+  memory["stage"] = s.memory.stage;
+  memory["stage_totals"] = s.memory.stage_totals;
   j["memory"] = memory;
   j["notes"] = s.notes;
   return j;
@@ -154,11 +158,14 @@ std::string IntervalText(double low, double high, int digits = 4) {
 }
 
 std::string SplitText(const LlmSplit& s) {
-  return fmt::format(
+  std::string text = fmt::format(
       "tp {}, pp {}, vp {}, cp {}, ep {}, dp {}, micro-batch {}, recompute {}, "
       "sequence parallel {}, zero {}",
       s.tp, s.pp, s.vp, s.cp, s.ep, s.dp, s.micro_batch, RecomputeName(s.recompute),
       s.sequence_parallel ? "on" : "off", s.zero);
+  if (s.etp > 0) text += fmt::format(", etp {}", s.etp);
+  if (!s.layout.empty()) text += ", layout " + CompactPipelineLayout(s.layout);
+  return text;
 }
 
 std::string IntervalNote(const PredictionInterval& i) {
@@ -212,6 +219,13 @@ void WriteStepTable(std::ostream& out, const TransformerConfig& model, const Llm
   memory.AddRow({"total", Gb(s.memory.total)});
   memory.AddRow({"capacity", Gb(s.memory.capacity)});
   out << memory.Render() << "\n";
+  if (s.memory.stage_totals.size() > 1) {
+    std::vector<std::string> per;
+    for (double bytes : s.memory.stage_totals) per.push_back(Gb(bytes));
+    out << fmt::format(
+        "memory per GPU of each pipeline stage (GB): {}; stage {} the most loaded\n\n",
+        fmt::join(per, " "), s.memory.stage);
+  }
   out << "assumptions:\n";
   for (const std::string& note : LlmStepAssumptions(s, c, interval, calibration)) {
     out << "  - " << note << "\n";

@@ -284,6 +284,33 @@ std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int p
   return chunks;
 }
 
+std::string CompactPipelineLayout(const std::string& layout) {
+  // Expand nothing: split the text on '|' and count runs of equal stages.
+  std::vector<std::string> stages;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = layout.find('|', start);
+    stages.push_back(
+        layout.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  std::string out;
+  for (size_t i = 0; i < stages.size();) {
+    size_t j = i + 1;
+    while (j < stages.size() && stages[j] == stages[i]) ++j;
+    const size_t run = j - i;
+    const bool last = j == stages.size();
+    if (run >= 3 && !last) {
+      out += fmt::format("({}|)*{}", stages[i], run);
+    } else {
+      for (size_t k = i; k < j; ++k) out += stages[k] + (k + 1 < stages.size() ? "|" : "");
+    }
+    i = j;
+  }
+  return out;
+}
+
 std::string PipelineLayoutOf(const TransformerConfig& m, int pp, int vp, int64_t first,
                              int64_t last, bool embedding_as_layer, bool loss_as_layer) {
   if (pp < 1 || vp < 1) throw UsageError("pp and vp must be >= 1");
@@ -1069,14 +1096,16 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
       m, ctx, c, tr, s, lt,
       every_stage && s.pp > 1 ? PipelineStagesOf(m, s, ctx.mtp_layers, false) : stages);
   step.notes = StepNotesSplit(m, tr, vocab);
-  if (!s.layout.empty()) step.notes.push_back("pipeline layout " + s.layout);
+  if (!s.layout.empty())
+    step.notes.push_back("pipeline layout " + CompactPipelineLayout(s.layout) +
+                         " (Megatron's --pipeline-model-parallel-layout grammar)");
   if (s.pp > 1 && !s.layout.empty())
     step.notes.push_back(
         fmt::format("slowest pipeline stage: {} of {}", stages[slowest].index, s.pp));
   if (ctx.mtp_layers > 0)
     step.notes.push_back(fmt::format(
-        "{} multi-token prediction module(s) trained on the last stage or where the layout puts "
-        "them (their FLOPs are not in the MFU, as DeepSeek counts it)",
+        "{} multi-token prediction module(s) trained, on the last stage unless the layout puts "
+        "them elsewhere (their FLOPs are not counted in the MFU)",
         ctx.mtp_layers));
   return step;
 }

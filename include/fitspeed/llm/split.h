@@ -116,6 +116,10 @@ struct PipelineChunk {
   bool embedding = false, loss = false;
   int64_t mtp = 0;
 };
+// A layout written short: runs of equal stages as "(...|)*n", runs of 't' as
+// "t*n" ("E|t|t|t|L" -> "E|(t|)*3L"); parses to the same stages.
+std::string CompactPipelineLayout(const std::string& layout);
+
 std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& model, int pp, int vp,
                                                const std::string& layout);
 
