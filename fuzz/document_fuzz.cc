@@ -89,7 +89,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)fitspeed::CountParameters(model);
 #elif FITSPEED_FUZZ_DOCUMENT == FITSPEED_FUZZ_PLANFIX
     fitspeed::LlmPlanOptions options;
-    fitspeed::ApplyLlmPlanFix(text, options);
+    try {
+      fitspeed::ApplyLlmPlanFix(text, options);
+    } catch (const fitspeed::Error&) {
+    }
+    // The same text as a pipeline layout (--pipeline-layout) of an 8-layer
+    // model with one multi-token prediction module on 2 x 2 stages: a layout
+    // that parses must parse to the same stages written short.
+    fitspeed::TransformerConfig model =
+        fitspeed::LoadTransformer("transformer:layers=8,hidden=64,heads=4,vocab=100");
+    model.mtp_layers = 1;
+    const auto chunks = fitspeed::ParsePipelineLayout(model, 2, 2, text);
+    const auto again =
+        fitspeed::ParsePipelineLayout(model, 2, 2, fitspeed::CompactPipelineLayout(text));
+    if (again.size() != chunks.size()) __builtin_trap();
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (again[i].layers != chunks[i].layers || again[i].mtp != chunks[i].mtp ||
+          again[i].embedding != chunks[i].embedding || again[i].loss != chunks[i].loss)
+        __builtin_trap();
+    }
 #else
 #error "FITSPEED_FUZZ_DOCUMENT names no document"
 #endif

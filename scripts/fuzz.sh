@@ -47,6 +47,10 @@ cp data/publishers.json "$seeds/data_publishers.json"
 # And plan --fix texts (the planfix target's format).
 printf 'tp=8,pp=4,vp=2,cp=1,ep=1,dp=2,mb=2,recompute=full,sp=1,zero=1' > "$seeds/fix_all"
 printf 'tp=8,recompute=selective' > "$seeds/fix_two"
+# And pipeline layouts (the planfix target parses its text as one too).
+printf 'Et*3|(tt|)*1m|L' > "$seeds/layout_mtp"
+printf 'Ett|tt|tt|ttL' > "$seeds/layout_even"
+printf 'E|((t|)*2)*2t*3,L' > "$seeds/layout_nested"
 # One target: its summary line, or on a finding the end of its log.
 fuzz_one() {
   local t=$1 log="$build_dir/fuzz-$1.log"

@@ -191,14 +191,17 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
     fail("gradient bytes must be 2 or 4");
 }
 
-std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int pp, int vp,
-                                               const std::string& layout) {
+namespace {
+
+// A layout with its groups and repeats expanded: E, L, t, m and '|' alone
+// (commas and spaces dropped, as Megatron drops them). UsageError naming the
+// position of what is malformed.
+std::string ExpandPipelineLayoutSplit(const std::string& layout) {
   const auto fail = [&](size_t at, const std::string& problem) {
     throw UsageError(
         fmt::format("pipeline layout '{}': at character {}: {}", layout, at + 1, problem));
   };
   if (layout.size() > 100000) fail(0, "longer than 100,000 characters");
-  // Expand groups and repeats into a flat string of E, L, t, m and '|'.
   // Items: a character or a parenthesized group, each optionally *n.
   struct Parser {
     const std::string& text;
@@ -237,17 +240,32 @@ std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int p
           if (static_cast<double>(item.size()) * static_cast<double>(n) + out.size() > 1e7)
             f(star, "expands past 10,000,000 items");
           std::string repeated;
+          repeated.reserve(item.size() * static_cast<size_t>(n));
           for (int64_t i = 0; i < n; ++i) repeated += item;
-          item = repeated;
+          item = std::move(repeated);
         }
+        if (static_cast<double>(out.size()) + item.size() > 1e7)
+          f(at, "expands past 10,000,000 items");
         out += item;
       }
       return out;
     }
   };
   Parser parser{layout, 0, fail};
-  const std::string flat = parser.Sequence(0);
+  std::string flat = parser.Sequence(0);
   if (parser.at != layout.size()) fail(parser.at, "')' without its '('");
+  return flat;
+}
+
+}  // namespace
+
+std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int pp, int vp,
+                                               const std::string& layout) {
+  const auto fail = [&](size_t at, const std::string& problem) {
+    throw UsageError(
+        fmt::format("pipeline layout '{}': at character {}: {}", layout, at + 1, problem));
+  };
+  const std::string flat = ExpandPipelineLayoutSplit(layout);
   std::vector<PipelineChunk> chunks(1);
   int64_t layer = 0, mtp = 0, embeddings = 0, losses = 0;
   for (const char ch : flat) {
@@ -284,8 +302,9 @@ std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& m, int p
   return chunks;
 }
 
-std::string CompactPipelineLayout(const std::string& layout) {
-  // Expand nothing: split the text on '|' and count runs of equal stages.
+std::string CompactPipelineLayout(const std::string& text) {
+  // Expanded, then split on '|' with runs of equal stages counted.
+  const std::string layout = ExpandPipelineLayoutSplit(text);
   std::vector<std::string> stages;
   size_t start = 0;
   while (true) {
@@ -294,6 +313,18 @@ std::string CompactPipelineLayout(const std::string& layout) {
         layout.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
     if (bar == std::string::npos) break;
     start = bar + 1;
+  }
+  // Runs of 3 or more layers in a stage as "t*n".
+  for (std::string& stage : stages) {
+    std::string shorter;
+    for (size_t i = 0; i < stage.size();) {
+      size_t j = i;
+      while (j < stage.size() && stage[j] == stage[i]) ++j;
+      shorter +=
+          stage[i] == 't' && j - i >= 3 ? fmt::format("t*{}", j - i) : stage.substr(i, j - i);
+      i = j;
+    }
+    stage = std::move(shorter);
   }
   std::string out;
   for (size_t i = 0; i < stages.size();) {
