@@ -694,7 +694,11 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              gradient_bytes: float = 2, devices_per_node: int = 0,
              links: Optional[str] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False, activation_fp8_store: bool = False) -> LlmStep:
+             lora_dropout: bool = False, activation_fp8_store: bool = False, etp: int = 0,
+             pipeline_layout: str = "", first_stage_layers: int = 0,
+             last_stage_layers: int = 0, embedding_as_layer: bool = False,
+             loss_as_layer: bool = False, capacity_factor: float = 0.0,
+             moe_imbalance: float = 1.0, mtp_layers: int = -1) -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
@@ -702,7 +706,11 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     FP8 alone, `--fp8-weights`. dropout: True or False over the model's own
     (None), `--dropout on|off`. lora_dropout (with lora_rank): dropout on each
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
-    the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`."""
+    the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`.
+    Mixtures of experts: etp (0: tp), capacity_factor (0: dropless),
+    moe_imbalance, mtp_layers (-1: the model's). Uneven stages:
+    pipeline_layout (Megatron's grammar), or first_stage_layers and
+    last_stage_layers, or embedding_as_layer and loss_as_layer."""
     answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
                   device=_path_arg(device, "llm_step", "device"), seq_len=seq_len,
                   devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
@@ -713,7 +721,12 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   devices_per_node=devices_per_node,
                   links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
-                  lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store)
+                  lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store,
+                  etp=etp, pipeline_layout=pipeline_layout,
+                  first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
+                  embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
+                  capacity_factor=float(capacity_factor), moe_imbalance=float(moe_imbalance),
+                  mtp_layers=mtp_layers)
     return LlmStep(answer.to_json(), answer)
 
 
@@ -724,7 +737,11 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              gradient_bytes: float = 2, devices_per_node: int = 0, links: Optional[str] = None,
              fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False, activation_fp8_store: bool = False) -> LlmPlan:
+             lora_dropout: bool = False, activation_fp8_store: bool = False,
+             pipeline_layout: str = "", first_stage_layers: int = 0,
+             last_stage_layers: int = 0, embedding_as_layer: bool = False,
+             loss_as_layer: bool = False, capacity_factor: float = 0.0,
+             moe_imbalance: float = 1.0, mtp_layers: int = -1) -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -733,7 +750,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     micro_batch or mb, recompute, sequence_parallel or sp, zero), checked as
     `fitspeed plan --fix` checks them. dropout: True or False over the
     model's own (None), `--dropout on|off`; lora_dropout, `--lora-dropout`;
-    activation_fp8_store, `--activation-fp8-store`.
+    activation_fp8_store, `--activation-fp8-store`. Mixtures of experts and
+    uneven stages as llm_step (etp through fix: {'etp': 1}).
     `fitspeed plan MODEL
     --device D --output json`."""
     request = _request(_fitspeed.LlmPlanRequest, model=_path_arg(model, "plan_llm", "model"),
@@ -747,7 +765,12 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        links=_path_arg(links or "", "plan_llm", "links"),
                        interval_level=interval_level,
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,
-                       activation_fp8_store=activation_fp8_store)
+                       activation_fp8_store=activation_fp8_store,
+                       pipeline_layout=pipeline_layout, first_stage_layers=first_stage_layers,
+                       last_stage_layers=last_stage_layers,
+                       embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
+                       capacity_factor=float(capacity_factor),
+                       moe_imbalance=float(moe_imbalance), mtp_layers=mtp_layers)
     request.fix(_fix_text(fix or {}))
     answer = request.run()
     return LlmPlan(answer.to_json(), answer)

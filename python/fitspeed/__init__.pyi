@@ -115,7 +115,11 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: i
              links: Optional[str] = ..., interval_level: float = ...,
              fp8_weights: bool = ..., dropout: Optional[bool] = ...,
              lora_dropout: bool = ...,
-             activation_fp8_store: bool = ...) -> LlmStep: ...
+             activation_fp8_store: bool = ..., etp: int = ...,
+             pipeline_layout: str = ..., first_stage_layers: int = ...,
+             last_stage_layers: int = ..., embedding_as_layer: bool = ...,
+             loss_as_layer: bool = ..., capacity_factor: float = ...,
+             moe_imbalance: float = ..., mtp_layers: int = ...) -> LlmStep: ...
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,
@@ -124,4 +128,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              links: Optional[str] = ..., fix: Optional[Mapping[str, Any]] = ...,
              interval_level: float = ..., fp8_weights: bool = ...,
              dropout: Optional[bool] = ..., lora_dropout: bool = ...,
-             activation_fp8_store: bool = ...) -> LlmPlan: ...
+             activation_fp8_store: bool = ..., pipeline_layout: str = ...,
+             first_stage_layers: int = ..., last_stage_layers: int = ...,
+             embedding_as_layer: bool = ..., loss_as_layer: bool = ...,
+             capacity_factor: float = ..., moe_imbalance: float = ...,
+             mtp_layers: int = ...) -> LlmPlan: ...

@@ -180,6 +180,9 @@ class LlmStepRequest:
     seq_len: int
     precision: str
     lora_rank: int
+    capacity_factor: float
+    moe_imbalance: float
+    mtp_layers: int
     lora_dropout: bool
     fp8_weights: bool
     activation_fp8_store: bool
@@ -190,6 +193,12 @@ class LlmStepRequest:
     vp: int
     cp: int
     ep: int
+    etp: int
+    pipeline_layout: str
+    first_stage_layers: int
+    last_stage_layers: int
+    embedding_as_layer: bool
+    loss_as_layer: bool
     micro_batch: int
     global_batch: int
     recompute: str
@@ -211,6 +220,9 @@ class LlmPlanRequest:
     seq_len: int
     precision: str
     lora_rank: int
+    capacity_factor: float
+    moe_imbalance: float
+    mtp_layers: int
     lora_dropout: bool
     fp8_weights: bool
     activation_fp8_store: bool
@@ -221,6 +233,11 @@ class LlmPlanRequest:
     global_batch: int
     top: int
     overlap_grad_reduce: bool
+    pipeline_layout: str
+    first_stage_layers: int
+    last_stage_layers: int
+    embedding_as_layer: bool
+    loss_as_layer: bool
     def __init__(self) -> None: ...
     def fix(self, text: str) -> None: ...
     def validate(self) -> None: ...

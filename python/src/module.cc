@@ -599,6 +599,15 @@ void BindLlmCommon(py::class_<R>& c, Training training) {
   Field(
       c, "lora_rank", [training](R & r) -> auto& { return training(r).lora_rank; }, "");
   Field(
+      c, "capacity_factor", [training](R & r) -> auto& { return training(r).capacity_factor; },
+      "MoE: 0 dropless, else each expert's capacity over its balanced share");
+  Field(
+      c, "moe_imbalance", [training](R & r) -> auto& { return training(r).moe_imbalance; },
+      "MoE: the busiest expert rank's tokens over the mean, >= 1");
+  Field(
+      c, "mtp_layers", [training](R & r) -> auto& { return training(r).mtp_layers; },
+      "multi-token prediction modules trained; -1: the model's");
+  Field(
       c, "lora_dropout", [training](R & r) -> auto& { return training(r).lora_dropout; }, "");
   Field(
       c, "fp8_weights", [training](R & r) -> auto& { return training(r).fp8_weights; }, "");
@@ -628,6 +637,19 @@ void BindLlmRequests(py::module_& m) {
       step, "cp", [](S & r) -> auto& { return r.split.cp; }, "");
   Field(
       step, "ep", [](S & r) -> auto& { return r.split.ep; }, "");
+  Field(
+      step, "etp", [](S & r) -> auto& { return r.split.etp; }, "0: tp");
+  Field(
+      step, "pipeline_layout", [](S & r) -> auto& { return r.split.layout; },
+      "Megatron's layout grammar; '': even");
+  Field(
+      step, "first_stage_layers", [](S & r) -> auto& { return r.first_stage_layers; }, "0: even");
+  Field(
+      step, "last_stage_layers", [](S & r) -> auto& { return r.last_stage_layers; }, "0: even");
+  Field(
+      step, "embedding_as_layer", [](S & r) -> auto& { return r.embedding_as_layer; }, "");
+  Field(
+      step, "loss_as_layer", [](S & r) -> auto& { return r.loss_as_layer; }, "");
   Field(
       step, "micro_batch", [](S & r) -> auto& { return r.split.micro_batch; }, "");
   Field(
@@ -660,6 +682,18 @@ void BindLlmRequests(py::module_& m) {
   Field(
       plan, "overlap_grad_reduce", [](P & r) -> auto& { return r.options.overlap_grad_reduce; },
       "");
+  Field(
+      plan, "pipeline_layout", [](P & r) -> auto& { return r.options.layout; }, "'': searched");
+  Field(
+      plan, "first_stage_layers", [](P & r) -> auto& { return r.options.first_stage_layers; },
+      "0: searched");
+  Field(
+      plan, "last_stage_layers", [](P & r) -> auto& { return r.options.last_stage_layers; },
+      "0: searched");
+  Field(
+      plan, "embedding_as_layer", [](P & r) -> auto& { return r.options.embedding_as_layer; }, "");
+  Field(
+      plan, "loss_as_layer", [](P & r) -> auto& { return r.options.loss_as_layer; }, "");
 }
 
 void BindFitAndProjectRequests(py::module_& m) {
