@@ -194,6 +194,7 @@ class LlmStepRequest:
     cp: int
     ep: int
     etp: int
+    overlap_moe_comm: bool
     pipeline_layout: str
     first_stage_layers: int
     last_stage_layers: int
@@ -233,6 +234,7 @@ class LlmPlanRequest:
     global_batch: int
     top: int
     overlap_grad_reduce: bool
+    overlap_moe_comm: bool
     pipeline_layout: str
     first_stage_layers: int
     last_stage_layers: int

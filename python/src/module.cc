@@ -640,6 +640,8 @@ void BindLlmRequests(py::module_& m) {
   Field(
       step, "etp", [](S & r) -> auto& { return r.split.etp; }, "0: tp");
   Field(
+      step, "overlap_moe_comm", [](S & r) -> auto& { return r.split.overlap_moe_comm; }, "");
+  Field(
       step, "pipeline_layout", [](S & r) -> auto& { return r.split.layout; },
       "Megatron's layout grammar; '': even");
   Field(
@@ -684,6 +686,8 @@ void BindLlmRequests(py::module_& m) {
       "");
   Field(
       plan, "pipeline_layout", [](P & r) -> auto& { return r.options.layout; }, "'': searched");
+  Field(
+      plan, "overlap_moe_comm", [](P & r) -> auto& { return r.options.overlap_moe_comm; }, "");
   Field(
       plan, "first_stage_layers", [](P & r) -> auto& { return r.options.first_stage_layers; },
       "0: searched");

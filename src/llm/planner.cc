@@ -230,6 +230,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
             s.global_batch = o.global_batch;
             s.sequence_parallel = sp;
             s.overlap_grad_reduce = o.overlap_grad_reduce;
+            s.overlap_moe_comm = o.overlap_moe_comm;
             const auto key = std::make_tuple(s.tp, s.cp, s.ep, s.etp, mb, sp);
             auto it = cache.find(key);
             if (it == cache.end())

@@ -72,6 +72,7 @@ ordered_json SplitJson(const LlmStep& s) {
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   j["etp"] = p.etp > 0 ? ordered_json(p.etp) : ordered_json(nullptr);  // null: tp
   j["layout"] = p.layout;                                              // "": even stages
+  j["overlap_moe_comm"] = p.overlap_moe_comm;
   return j;
 }
 

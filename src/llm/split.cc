@@ -1037,7 +1037,15 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     const LayerTimes& times = lt.times[static_cast<size_t>(k)];
     const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, act_bytes);
     const PassCommSplit cp = ContextCommSplit(c, s, shape, times);
-    const PassCommSplit ep = ExpertCommSplit(c, s, shape, act_bytes);
+    PassCommSplit ep = ExpertCommSplit(c, s, shape, act_bytes);
+    if (s.overlap_moe_comm && ep.forward_s + ep.backward_s > 0) {
+      // Hidden behind the other micro-batch's kernels of this layer: what is
+      // left waits, in proportion in each pass.
+      const double comm = ep.forward_s + ep.backward_s;
+      const double left = std::max(0.0, comm - (times.forward_gpu_s + times.backward_gpu_s)) / comm;
+      ep.forward_s *= left;
+      ep.backward_s *= left;
+    }
     KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
     kp.layer = TimeLayerPassesSplit(times, cal, s.recompute, tp, cp, ep);
     kp.tp_s = per_layer(tp);

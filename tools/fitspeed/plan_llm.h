@@ -25,6 +25,7 @@ struct LlmPlanValues {
   std::string precision = "mixed";
   LlmTrainingCliOptions training;
   bool no_overlap_grad_reduce = false;
+  bool overlap_moe_comm = false;
   double interval_level = 0.8;
   std::string output = "table", progress;
 };

@@ -61,6 +61,9 @@ void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_by
       ->capture_default_str()
       ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
   AddLlmTrainingOptions(command, v.training, gradient_bytes);
+  command.add_flag("--overlap-moe-comm", v.overlap_moe_comm,
+                   "MoE: the expert all-to-alls overlapped with another micro-batch's compute "
+                   "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe)");
   command.add_flag("--no-overlap-grad-reduce", v.no_overlap_grad_reduce,
                    "The gradient reduction runs after the last micro-batch, exposed (default: "
                    "overlapped with the backward pass)");
@@ -75,6 +78,7 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   r.options.global_batch = v.global_batch;
   r.options.training = ToLlmTraining(v.training, v.seq_len, v.precision);
   r.options.overlap_grad_reduce = !v.no_overlap_grad_reduce;
+  r.options.overlap_moe_comm = v.overlap_moe_comm;
   r.options.top = v.top;
   r.options.layout = v.training.pipeline_layout;
   r.options.first_stage_layers = v.training.first_stage_layers;

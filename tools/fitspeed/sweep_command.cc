@@ -197,6 +197,7 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
   s.cp = v.cp;
   s.ep = v.ep;
   s.etp = v.etp;
+  s.overlap_moe_comm = v.overlap_moe_comm;
   s.layout = v.training.pipeline_layout;
   r.first_stage_layers = v.training.first_stage_layers;
   r.last_stage_layers = v.training.last_stage_layers;

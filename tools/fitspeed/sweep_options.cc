@@ -324,6 +324,10 @@ const Row kRows[] = {
                     "Expert tensor-parallel size (MoE; Megatron's "
                     "--expert-tensor-parallel-size); default: tp")
            ->check(CLI::Range(1, 65536));
+       c.add_flag("--overlap-moe-comm", v.overlap_moe_comm,
+                  "MoE: the expert all-to-alls overlapped with another micro-batch's compute "
+                  "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe); "
+                  "default: exposed");
        c.add_option("--micro-batch", v.micro_batch,
                     "Sequences per micro-batch per data-parallel rank (default 1)")
            ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));

@@ -56,6 +56,7 @@ struct LlmPlanOptions {
   std::optional<bool> sequence_parallel;
   std::optional<int> zero;
   bool overlap_grad_reduce = true;
+  bool overlap_moe_comm = false;  // LlmSplit::overlap_moe_comm, for every split
   int64_t max_micro_batch = 64;
   int max_vp = 8;
   int top = 10;  // splits listed (fitting, and best not fitting), >= 1

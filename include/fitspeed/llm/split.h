@@ -86,6 +86,12 @@ struct LlmSplit {
   // overlap_param_sync); false: both run after the last micro-batch,
   // exposed (vTrain's runs).
   bool overlap_grad_reduce = true;
+  // MoE: the expert all-to-alls of one micro-batch overlapped with another
+  // micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm,
+  // its 1F1B all-to-all overlap; DeepSeek's DualPipe): a layer's all-to-alls
+  // wait only for what its forward and backward kernels do not cover.
+  // false: exposed (Megatron's default).
+  bool overlap_moe_comm = false;
 
   int64_t Accumulation() const;  // global_batch / (micro_batch x dp)
   int Devices() const { return tp * pp * cp * dp; }
