@@ -698,7 +698,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              pipeline_layout: str = "", first_stage_layers: int = 0,
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
-             moe_imbalance: float = 1.0, mtp_layers: int = -1) -> LlmStep:
+             moe_imbalance: float = 1.0, mtp_layers: int = -1,
+             overlap_moe_comm: bool = False, recompute_modules: str = "") -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
@@ -708,7 +709,9 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
     the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`.
     Mixtures of experts: etp (0: tp), capacity_factor (0: dropless),
-    moe_imbalance, mtp_layers (-1: the model's). Uneven stages:
+    moe_imbalance, mtp_layers (-1: the model's), overlap_moe_comm;
+    recompute_modules 'layernorm,mla_up_proj,...' (with recompute 'selective',
+    Megatron-Core's --recompute-modules). Uneven stages:
     pipeline_layout (Megatron's grammar), or first_stage_layers and
     last_stage_layers, or embedding_as_layer and loss_as_layer."""
     answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
@@ -726,7 +729,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
                   embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
                   capacity_factor=float(capacity_factor), moe_imbalance=float(moe_imbalance),
-                  mtp_layers=mtp_layers)
+                  mtp_layers=mtp_layers, overlap_moe_comm=overlap_moe_comm,
+                  **({"recompute_modules": recompute_modules} if recompute_modules else {}))
     return LlmStep(answer.to_json(), answer)
 
 
@@ -741,7 +745,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              pipeline_layout: str = "", first_stage_layers: int = 0,
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
-             moe_imbalance: float = 1.0, mtp_layers: int = -1) -> LlmPlan:
+             moe_imbalance: float = 1.0, mtp_layers: int = -1,
+             overlap_moe_comm: bool = False, recompute_modules: str = "") -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -770,7 +775,9 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        last_stage_layers=last_stage_layers,
                        embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
                        capacity_factor=float(capacity_factor),
-                       moe_imbalance=float(moe_imbalance), mtp_layers=mtp_layers)
+                       moe_imbalance=float(moe_imbalance), mtp_layers=mtp_layers,
+                       overlap_moe_comm=overlap_moe_comm,
+                       **({"recompute_modules": recompute_modules} if recompute_modules else {}))
     request.fix(_fix_text(fix or {}))
     answer = request.run()
     return LlmPlan(answer.to_json(), answer)

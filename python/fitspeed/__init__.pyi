@@ -119,7 +119,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: i
              pipeline_layout: str = ..., first_stage_layers: int = ...,
              last_stage_layers: int = ..., embedding_as_layer: bool = ...,
              loss_as_layer: bool = ..., capacity_factor: float = ...,
-             moe_imbalance: float = ..., mtp_layers: int = ...) -> LlmStep: ...
+             moe_imbalance: float = ..., mtp_layers: int = ...,
+             overlap_moe_comm: bool = ..., recompute_modules: str = ...) -> LlmStep: ...
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,
@@ -132,4 +133,5 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              first_stage_layers: int = ..., last_stage_layers: int = ...,
              embedding_as_layer: bool = ..., loss_as_layer: bool = ...,
              capacity_factor: float = ..., moe_imbalance: float = ...,
-             mtp_layers: int = ...) -> LlmPlan: ...
+             mtp_layers: int = ..., overlap_moe_comm: bool = ...,
+             recompute_modules: str = ...) -> LlmPlan: ...

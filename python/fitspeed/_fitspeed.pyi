@@ -204,6 +204,7 @@ class LlmStepRequest:
     global_batch: int
     recompute: str
     sequence_parallel: bool
+    recompute_modules: str
     zero: int
     overlap_grad_reduce: bool
     def __init__(self) -> None: ...
@@ -235,6 +236,7 @@ class LlmPlanRequest:
     top: int
     overlap_grad_reduce: bool
     overlap_moe_comm: bool
+    recompute_modules: str
     pipeline_layout: str
     first_stage_layers: int
     last_stage_layers: int

@@ -662,6 +662,11 @@ void BindLlmRequests(py::module_& m) {
       &RecomputeName, "none, selective or full");
   Field(
       step, "sequence_parallel", [](S & r) -> auto& { return r.split.sequence_parallel; }, "");
+  NamedField(
+      step, "recompute_modules", [](S & r) -> auto& { return r.split.recompute_modules; },
+      &ParseRecomputeModules, &RecomputeModulesName,
+      "with recompute 'selective': core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+      "shared_experts");
   Field(
       step, "zero", [](S & r) -> auto& { return r.split.zero; }, "0..3");
   Field(
@@ -688,6 +693,9 @@ void BindLlmRequests(py::module_& m) {
       plan, "pipeline_layout", [](P & r) -> auto& { return r.options.layout; }, "'': searched");
   Field(
       plan, "overlap_moe_comm", [](P & r) -> auto& { return r.options.overlap_moe_comm; }, "");
+  NamedField(
+      plan, "recompute_modules", [](P & r) -> auto& { return r.options.recompute_modules; },
+      &ParseRecomputeModules, &RecomputeModulesName, "for the splits that recompute selectively");
   Field(
       plan, "first_stage_layers", [](P & r) -> auto& { return r.options.first_stage_layers; },
       "0: searched");

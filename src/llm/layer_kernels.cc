@@ -244,9 +244,20 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     f.Add(t.MemoryTime(3.0 * 2.0 * added_fwd));
     b.Add(t.MemoryTime(3.0 * 2.0 * added_bwd));
   };
+  // The forward kernels added while `body` runs, into `part` (what
+  // selective recomputation would rerun).
+  const auto capture = [&](LayerTimes::Part& part, auto&& body) {
+    const double gpu = f.gpu, kernels = f.kernels;
+    body();
+    part.gpu_s += f.gpu - gpu;
+    part.kernels += f.kernels - kernels;
+  };
+  const auto layer_norm = [&] {
+    f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+    b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  };
   // Pre-attention norm: read and write the 16-bit hidden states.
-  f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
-  b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  capture(out.norms, layer_norm);
   const double qkv = s.q_width + 2.0 * s.kv_width;
   const double out_width = s.heads * s.v_dim;  // the output projection's input
   if (s.kv_rank > 0) {
@@ -259,18 +270,20 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
       linear(T, s.q_rank, h, frozen);
       f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.q_rank));
       b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.q_rank));
-      linear(T, q_heads, s.q_rank, frozen);
+      capture(out.mla_up_proj, [&] { linear(T, q_heads, s.q_rank, frozen); });
     } else {
       linear(T, q_heads, h, frozen);
     }
     linear(T, s.kv_rank + s.rope_dim, h, frozen);
     f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.kv_rank));
     b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.kv_rank));
-    linear(T, s.heads * (s.head_dim - s.rope_dim + s.v_dim), s.kv_rank, frozen);
-    // Each head's key assembled from its part and the shared rotary key
-    // (written forward, its gradient summed back over the heads backward).
-    f.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
-    b.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
+    capture(out.mla_up_proj, [&] {
+      linear(T, s.heads * (s.head_dim - s.rope_dim + s.v_dim), s.kv_rank, frozen);
+      // Each head's key assembled from its part and the shared rotary key
+      // (written forward, its gradient summed back over the heads backward).
+      f.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
+      b.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
+    });
   } else {
     // Fused QKV projection.
     linear(T, qkv, h, frozen);
@@ -350,16 +363,13 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   // Sandwich norms (Gemma): one more norm after the attention and one after
   // the feed-forward block.
   const auto sandwich_norm = [&] {
-    if (!s.sandwich_norms) return;
-    f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
-    b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+    if (s.sandwich_norms) capture(out.norms, layer_norm);
   };
   sandwich_norm();
   f.Add(t.MemoryTime(residual));
   b.Add(t.MemoryTime(1.5 * residual));
   // Pre-MLP norm.
-  f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
-  b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  capture(out.norms, layer_norm);
   const double act_bytes =
       2.0 * (s.gated ? 3.0 : 2.0);  // per inner element: read (2 if gated), write
   // The FP8 activation store: the SwiGLU's 2f-wide input cast to FP8 after
@@ -378,32 +388,33 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     }
     linear(tokens, h, inner, frozen);
   };
-  if (s.experts > 0) {
-    // Router, top-k, permutation to the experts and back; the local experts'
-    // products as one grouped kernel of the busiest rank's share of the
-    // routed tokens (RoutedShare), each expert's inner size split over etp.
-    linear(T, s.experts, h, frozen);
-    f.Add(t.MemoryTime(2.0 * 4.0 * T * s.experts), 2);
-    b.Add(t.MemoryTime(3.0 * 4.0 * T * s.experts), 2);
-    const double routed = T * s.top_k * s.RoutedShare();
-    const double local_experts = s.experts / s.ep;
-    const double per_expert = routed / local_experts;
-    const double ffn_e = s.expert_ffn;
-    f.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
-    b.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
-    linear(per_expert, s.gated ? 2.0 * ffn_e : ffn_e, h, frozen, local_experts);
-    f.Add(t.MemoryTime(act_bytes * routed * ffn_e));
-    b.Add(t.MemoryTime(1.5 * act_bytes * routed * ffn_e));
-    if (store_bytes > 0) {
-      f.Add(t.MemoryTime(store_bytes * routed * ffn_e));
-      b.Add(t.MemoryTime(store_bytes * routed * ffn_e));
-    }
-    linear(per_expert, h, ffn_e, frozen, local_experts);
-    // Shared experts (DeepSeek): a dense block every token passes through.
-    if (s.shared_ffn > 0) dense_block(T, s.shared_ffn);
-  } else {
-    dense_block(T, s.ffn);
-  }
+  if (s.experts > 0)
+    capture(out.moe, [&] {
+      // Router, top-k, permutation to the experts and back; the local experts'
+      // products as one grouped kernel of the busiest rank's share of the
+      // routed tokens (RoutedShare), each expert's inner size split over etp.
+      linear(T, s.experts, h, frozen);
+      f.Add(t.MemoryTime(2.0 * 4.0 * T * s.experts), 2);
+      b.Add(t.MemoryTime(3.0 * 4.0 * T * s.experts), 2);
+      const double routed = T * s.top_k * s.RoutedShare();
+      const double local_experts = s.experts / s.ep;
+      const double per_expert = routed / local_experts;
+      const double ffn_e = s.expert_ffn;
+      f.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
+      b.Add(2.0 * t.MemoryTime(2.0 * 2.0 * routed * h), 2);
+      linear(per_expert, s.gated ? 2.0 * ffn_e : ffn_e, h, frozen, local_experts);
+      capture(out.moe_act, [&] { f.Add(t.MemoryTime(act_bytes * routed * ffn_e)); });
+      b.Add(t.MemoryTime(1.5 * act_bytes * routed * ffn_e));
+      if (store_bytes > 0) {
+        f.Add(t.MemoryTime(store_bytes * routed * ffn_e));
+        b.Add(t.MemoryTime(store_bytes * routed * ffn_e));
+      }
+      linear(per_expert, h, ffn_e, frozen, local_experts);
+      // Shared experts (DeepSeek): a dense block every token passes through.
+      if (s.shared_ffn > 0) capture(out.shared_experts, [&] { dense_block(T, s.shared_ffn); });
+    });
+  else
+    capture(out.mlp, [&] { dense_block(T, s.ffn); });
   sandwich_norm();
   f.Add(t.MemoryTime(residual));
   b.Add(t.MemoryTime(1.5 * residual));
@@ -416,6 +427,27 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   out.attention_bwd_gpu_s = ab.gpu;
   out.selective_recompute = !tr.flash_attention;
   return out;
+}
+
+LayerTimes::Part LayerTimes::Rerun(unsigned modules) const {
+  Part p;
+  const auto add = [&](unsigned bit, const Part& x) {
+    if ((modules & bit) == 0) return;
+    p.gpu_s += x.gpu_s;
+    p.kernels += x.kernels;
+  };
+  if (selective_recompute)
+    add(kRecomputeCoreAttn, Part{attention_fwd_gpu_s, attention_fwd_kernels});
+  add(kRecomputeLayernorm, norms);
+  add(kRecomputeMlaUpProj, mla_up_proj);
+  add(kRecomputeMlp, mlp);
+  if ((modules & kRecomputeMoe) != 0) {
+    add(kRecomputeMoe, moe);  // its activation and shared experts included
+  } else {
+    add(kRecomputeMoeAct, moe_act);
+    add(kRecomputeSharedExperts, shared_experts);
+  }
+  return p;
 }
 
 HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool sp, bool lora) {
@@ -456,7 +488,7 @@ HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool
 }
 
 double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute, bool flash,
-                              bool frozen_mlp) {
+                              bool frozen_mlp, unsigned modules) {
   // Korthikanti et al. 2022, sec. 4.1, per layer in 16-bit elements (2 bytes)
   // and 1-byte dropout masks, with b x s -> T tokens on this GPU:
   //   attention: QKV input 2Th | Q, K 2T(q + kv) | V 2T kv | output
@@ -468,12 +500,22 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   // For GPT (q = kv = h, f = 4h, dropout) this is T h (34 + 5 a s / h) before
   // tensor parallelism. Split by tp: Q, K, V, the projection input, the
   // scores, the MLP's inner tensors; by sequence parallelism the rest.
+  //
+  // Selective recomputation drops what each module it reruns alone keeps
+  // (RecomputeModule): core_attn the score tensors; layernorm the two norm
+  // outputs (the QKV and MLP inputs); mla_up_proj Q, K and V; mlp a dense
+  // block's inner tensors; moe_act the experts' activation output; moe the
+  // whole MoE block's (shared experts included); shared_experts theirs.
   const double T = s.tokens;
   const double h = s.hidden;
   const double mask = s.dropout ? 1.0 : 0.0;
+  const auto drops = [&](unsigned bit) {
+    return recompute == Recompute::kSelective && (modules & bit) != 0;
+  };
   // attention input, its dropout mask, MLP input, its dropout mask, norm inputs
-  const double mlp_input = frozen_mlp ? 0.0 : 2.0 * T * h;
-  const double rest = 2.0 * T * h + mask * T * h + mlp_input + mask * T * h + 4.0 * T * h;
+  const double norm_out = drops(kRecomputeLayernorm) ? 0.0 : 2.0 * T * h;
+  const double mlp_input = frozen_mlp ? 0.0 : norm_out;
+  const double rest = norm_out + mask * T * h + mlp_input + mask * T * h + 4.0 * T * h;
   const double rest_here = sp ? rest / s.tp : rest;
   if (recompute == Recompute::kFull) return (sp ? 2.0 * T * h / s.tp : 2.0 * T * h);
   // Q and K, V, the output projection's input (MLA: every head's own V of
@@ -481,6 +523,8 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   const double v_width = s.kv_rank > 0 ? s.heads * s.v_dim : s.kv_width;
   const double out_width = s.heads * s.v_dim;
   double attention = 2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * v_width + 2.0 * T * out_width;
+  if (s.kv_rank > 0 && drops(kRecomputeMlaUpProj))
+    attention -= 2.0 * T * (s.q_width + s.kv_width) + 2.0 * T * v_width;
   // MLA: the query latent (the norm's input and output, the up projection's
   // input), the key/value latent with the rotary key (the norm's input) and
   // its normed part (the up projection's input).
@@ -496,21 +540,24 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   // The activation's input: 2 bytes an element, 1 in the FP8 store; its
   // output (the down projection's input) 2.
   const double input_bytes = s.gated && s.activation_fp8_store ? 1.0 : 2.0;
-  const auto block = [&](double tokens, double inner) {
-    const double activation_output = frozen_mlp ? 0.0 : 2.0 * tokens * inner;
+  const auto block = [&](double tokens, double inner, bool activation_rerun) {
+    const double activation_output = frozen_mlp || activation_rerun ? 0.0 : 2.0 * tokens * inner;
     return input_bytes * tokens * inner * (s.gated ? 2.0 : 1.0) + activation_output;
   };
   double mlp = 0;
   if (s.experts > 0) {
-    const double routed = T * s.top_k * s.RoutedShare();
-    mlp = block(routed, s.expert_ffn) + 2.0 * routed * h;  // and the permuted expert inputs
-    if (s.shared_ffn > 0) mlp += block(T, s.shared_ffn);
-  } else {
-    mlp = block(T, s.ffn);
+    if (!drops(kRecomputeMoe)) {
+      const double routed = T * s.top_k * s.RoutedShare();
+      // and the permuted expert inputs
+      mlp = block(routed, s.expert_ffn, drops(kRecomputeMoeAct)) + 2.0 * routed * h;
+      if (s.shared_ffn > 0 && !drops(kRecomputeSharedExperts)) mlp += block(T, s.shared_ffn, false);
+    }
+  } else if (!drops(kRecomputeMlp)) {
+    mlp = block(T, s.ffn, false);
   }
   // Sandwich norms' inputs.
   if (s.sandwich_norms) attention += (sp ? 4.0 * T * h / s.tp : 4.0 * T * h);
-  if (recompute == Recompute::kSelective) scores = 0;
+  if (drops(kRecomputeCoreAttn)) scores = 0;
   return rest_here + attention + scores + mlp;
 }
 

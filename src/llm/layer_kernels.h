@@ -136,6 +136,16 @@ struct LayerTimes {
   double attention_fwd_gpu_s = 0, attention_fwd_kernels = 0;
   double attention_bwd_gpu_s = 0;
   bool selective_recompute = false;  // the core holds recomputable score tensors (no flash)
+  // The forward kernels of what selective recomputation may rerun
+  // (RecomputeModule), the attention core's above: the device's time and
+  // how many the host issues.
+  struct Part {
+    double gpu_s = 0, kernels = 0;
+  };
+  Part norms, moe_act, mla_up_proj, mlp, moe, shared_experts;
+  // The forward time of the modules `modules` names (core_attn only when
+  // the core holds score tensors).
+  Part Rerun(unsigned modules) const;
 };
 
 LayerTimes TimeLayer(const LayerShape& shape, const KernelTimer& timer, const LlmTraining& training,
@@ -159,7 +169,8 @@ HeadTimes TimeHead(const LayerShape& shape, double padded_vocab, const KernelTim
 // weight gradient, so their inputs (the block's input, 2 T h, and the
 // activation's output, 2 T f) are not kept; the activation's input is.
 double LayerActivationBytesOf(const LayerShape& shape, bool sequence_parallel, Recompute recompute,
-                              bool flash_attention, bool frozen_mlp = false);
+                              bool flash_attention, bool frozen_mlp = false,
+                              unsigned recompute_modules = kRecomputeCoreAttn);
 
 // LoRA adapter parameters of one layer on one GPU: rank x (inputs + outputs)
 // of the fused QKV and the output projection, split by tp.

@@ -231,6 +231,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
             s.sequence_parallel = sp;
             s.overlap_grad_reduce = o.overlap_grad_reduce;
             s.overlap_moe_comm = o.overlap_moe_comm;
+            s.recompute_modules = o.recompute_modules;
             const auto key = std::make_tuple(s.tp, s.cp, s.ep, s.etp, mb, sp);
             auto it = cache.find(key);
             if (it == cache.end())
@@ -243,7 +244,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                 if (o.recompute && *o.recompute != rc) continue;
                 // With flash attention there is no score tensor to recompute:
                 // selective is the same split as none (same time, same memory).
-                if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention)
+                if (!o.recompute && rc == Recompute::kSelective && o.training.flash_attention &&
+                    o.recompute_modules == kRecomputeCoreAttn)
                   continue;
                 s.recompute = rc;
                 for (int z = 0; z <= 3; ++z) {

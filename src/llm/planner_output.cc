@@ -73,6 +73,8 @@ ordered_json SplitJson(const LlmStep& s) {
   j["etp"] = p.etp > 0 ? ordered_json(p.etp) : ordered_json(nullptr);  // null: tp
   j["layout"] = p.layout;                                              // "": even stages
   j["overlap_moe_comm"] = p.overlap_moe_comm;
+  j["recompute_modules"] =
+      p.recompute == Recompute::kSelective ? RecomputeModulesName(p.recompute_modules) : "";
   return j;
 }
 
@@ -165,6 +167,8 @@ std::string SplitText(const LlmSplit& s) {
       s.tp, s.pp, s.vp, s.cp, s.ep, s.dp, s.micro_batch, RecomputeName(s.recompute),
       s.sequence_parallel ? "on" : "off", s.zero);
   if (s.etp > 0) text += fmt::format(", etp {}", s.etp);
+  if (s.recompute == Recompute::kSelective && s.recompute_modules != kRecomputeCoreAttn)
+    text += fmt::format(", recomputed {}", RecomputeModulesName(s.recompute_modules));
   if (!s.layout.empty()) text += ", layout " + CompactPipelineLayout(s.layout);
   return text;
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,46 @@ Recompute ParseRecompute(const std::string& name) {
   if (name == "selective") return Recompute::kSelective;
   if (name == "full") return Recompute::kFull;
   throw UsageError("recompute '" + name + "': expected none, selective or full");
+}
+
+namespace {
+// Megatron-Core's names of the modules (--recompute-modules), in bit order.
+constexpr const char* kRecomputeModuleNamesSplit[] = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
+}  // namespace
+
+unsigned ParseRecomputeModules(const std::string& names) {
+  if (names.empty()) return kRecomputeCoreAttn;
+  unsigned out = 0;
+  size_t start = 0;
+  while (start <= names.size()) {
+    const size_t comma = std::min(names.find(',', start), names.size());
+    const std::string name = names.substr(start, comma - start);
+    start = comma + 1;
+    bool known = false;
+    for (unsigned i = 0; i < std::size(kRecomputeModuleNamesSplit); ++i) {
+      if (name == kRecomputeModuleNamesSplit[i]) {
+        out |= 1u << i;
+        known = true;
+      }
+    }
+    if (!known)
+      throw UsageError(fmt::format(
+          "recompute module '{}': expected a comma-separated list of core_attn, moe_act, "
+          "layernorm, mla_up_proj, mlp, moe, shared_experts (Megatron's --recompute-modules)",
+          name));
+  }
+  return out;
+}
+
+std::string RecomputeModulesName(unsigned modules) {
+  std::string out;
+  for (unsigned i = 0; i < std::size(kRecomputeModuleNamesSplit); ++i) {
+    if ((modules & (1u << i)) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += kRecomputeModuleNamesSplit[i];
+  }
+  return out;
 }
 
 std::string MatrixFormatName(MatrixFormat f) {
@@ -650,9 +691,10 @@ LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx
     const double n = st.layers[static_cast<size_t>(k)] + (k == KindIndex(mtp_kind) ? st.mtp : 0.0);
     if (n == 0) continue;
     const LayerShape& shape = lt.shapes[static_cast<size_t>(k)];
-    per_micro_batch += n * (LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute,
-                                                   tr.flash_attention, /*frozen_mlp=*/lora) +
-                            lora_dropped);
+    per_micro_batch +=
+        n * (LayerActivationBytesOf(shape, s.sequence_parallel, s.recompute, tr.flash_attention,
+                                    /*frozen_mlp=*/lora, s.recompute_modules) +
+             lora_dropped);
     largest_full = std::max(
         largest_full,
         LayerActivationBytesOf(shape, s.sequence_parallel, Recompute::kNone, tr.flash_attention));
@@ -875,8 +917,9 @@ struct LayerPassesSplit {
 };
 
 LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration& cal,
-                                      Recompute recompute, const PassCommSplit& tp,
-                                      const PassCommSplit& cp, const PassCommSplit& ep) {
+                                      Recompute recompute, unsigned modules,
+                                      const PassCommSplit& tp, const PassCommSplit& cp,
+                                      const PassCommSplit& ep) {
   const double d = cal.dispatch_s;
   LayerPassesSplit out;
   out.comm_forward_s = tp.forward_s + cp.forward_s + ep.forward_s;
@@ -888,8 +931,13 @@ LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration
       lt.backward_gpu_s + out.comm_backward_s,
       (lt.backward_kernels + tp.backward_calls + ep.backward_calls + cp.backward_calls) * d);
   if (recompute == Recompute::kFull) out.recompute_s = out.forward_s;
-  if (recompute == Recompute::kSelective && lt.selective_recompute)
-    out.recompute_s = std::max(lt.attention_fwd_gpu_s, lt.attention_fwd_kernels * d);
+  if (recompute == Recompute::kSelective) {
+    const LayerTimes::Part rerun = lt.Rerun(modules);
+    // A whole MoE block rerun dispatches and combines again.
+    const double a2a = (modules & kRecomputeMoe) != 0 ? ep.forward_s : 0.0;
+    out.recompute_s =
+        std::max(rerun.gpu_s + a2a, (rerun.kernels + (a2a > 0 ? ep.forward_calls : 0)) * d);
+  }
   return out;
 }
 
@@ -1047,7 +1095,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
       ep.backward_s *= left;
     }
     KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
-    kp.layer = TimeLayerPassesSplit(times, cal, s.recompute, tp, cp, ep);
+    kp.layer = TimeLayerPassesSplit(times, cal, s.recompute, s.recompute_modules, tp, cp, ep);
     kp.tp_s = per_layer(tp);
     kp.cp_s = per_layer(cp);
     kp.ep_s = per_layer(ep);

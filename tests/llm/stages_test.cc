@@ -8,6 +8,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/llm/calibration.h"
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/split.h"
 #include "fitspeed/llm/transformer.h"
@@ -318,6 +319,64 @@ TEST(PlannerStages, Llama3Of405BOn8192GpusIsPlannedWithUnevenStages) {
   EXPECT_EQ(best.split.pp, 16);
   EXPECT_FALSE(best.split.layout.empty());
   EXPECT_EQ(best.memory.stage_totals.size(), 16u);
+}
+
+TEST(RecomputeModules, EachModuleDropsWhatOnlyItKeeps) {
+  // Qwen3-30B-A3B's MoE layer at 4,096 tokens, micro-batch 1, tp 1, ep 1:
+  // T = 4096, h = 2048, 128 experts of 768, top-8, balanced. By hand
+  // (LayerActivationBytesOf's accounting, 2 bytes an element):
+  //   layernorm: the two norm outputs (QKV and MLP inputs), 2 x 2 T h
+  //     = 2 x 2 x 4096 x 2048 = 33,554,432 bytes;
+  //   moe_act: the experts' activation output, 2 x routed x 768 with
+  //     routed = 8 x 4096 = 32,768 pairs: 50,331,648 bytes;
+  //   moe: the whole block, gate-and-up output 2 x 2 x routed x 768 (the
+  //     SwiGLU input) + its output 50,331,648 + the permuted inputs 2 x
+  //     routed x h = 134,217,728: 285,212,672 bytes.
+  const TransformerConfig m = LoadTransformer("qwen3-30b-a3b");
+  TransformerLayerKind moe;
+  moe.moe = true;
+  const LayerShape s = MakeLayerShape(m, 4096, 1, 1, 1, 1, 1, moe);
+  const auto bytes = [&](Recompute r, unsigned modules) {
+    return LayerActivationBytesOf(s, false, r, true, false, modules);
+  };
+  const double none = bytes(Recompute::kNone, 0);
+  EXPECT_DOUBLE_EQ(none - bytes(Recompute::kSelective, kRecomputeLayernorm), 33554432.0);
+  EXPECT_DOUBLE_EQ(none - bytes(Recompute::kSelective, kRecomputeMoeAct), 50331648.0);
+  EXPECT_DOUBLE_EQ(none - bytes(Recompute::kSelective, kRecomputeMoe), 285212672.0);
+  // core_attn drops nothing under flash attention (no score tensors).
+  EXPECT_DOUBLE_EQ(bytes(Recompute::kSelective, kRecomputeCoreAttn), none);
+  // The modules' names, as Megatron-Core spells them.
+  EXPECT_EQ(ParseRecomputeModules("moe_act,layernorm"), kRecomputeMoeAct | kRecomputeLayernorm);
+  EXPECT_EQ(ParseRecomputeModules(""), kRecomputeCoreAttn);
+  EXPECT_EQ(RecomputeModulesName(kRecomputeMlaUpProj | kRecomputeMoe), "mla_up_proj,moe");
+  EXPECT_THROW(ParseRecomputeModules("core_attn,attention"), UsageError);
+}
+
+TEST(RecomputeModules, RerunTimeIsTheModulesForwardKernels) {
+  // The step with moe_act recomputed is longer than without by the
+  // activation's forward kernel on every MoE layer of every micro-batch.
+  const TransformerConfig m = LoadTransformer("qwen3-30b-a3b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 8);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  LlmSplit s;
+  s.dp = 8;
+  s.ep = 8;
+  s.global_batch = 8;
+  const LlmStep plain = ModelLlmStep(m, c, tr, s);
+  s.recompute = Recompute::kSelective;
+  s.recompute_modules = kRecomputeMoeAct;
+  const LlmStep rerun = ModelLlmStep(m, c, tr, s);
+  TransformerLayerKind moe;
+  moe.moe = true;
+  LayerShape shape = MakeLayerShape(m, 4096, 1, 1, 1, 8, 1, moe);
+  ApplyTrainingToShape(shape, tr);
+  const KernelTimer t = MakeKernelTimer(c.device, MatrixFormat::k16, LlmCalibrationFor(c.device));
+  const LayerTimes lt = TimeLayer(shape, t, tr, false);
+  EXPECT_GT(lt.moe_act.gpu_s, 0.0);
+  EXPECT_NEAR(rerun.parts.recompute_s - plain.parts.recompute_s, 48 * lt.moe_act.gpu_s,
+              1e-9 * rerun.step_s);
+  EXPECT_LT(rerun.memory.activations, plain.memory.activations);
 }
 
 }  // namespace

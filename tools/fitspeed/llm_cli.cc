@@ -54,6 +54,11 @@ void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gra
                   "default: as the model's config gives them (DeepSeek-V3: 1)")
       ->check(CLI::Range(int64_t{0}, int64_t{64}));
   command.add_option(
+      "--recompute-modules", o.recompute_modules,
+      "What selective recomputation reruns, comma-separated as Megatron-Core's "
+      "--recompute-modules: core_attn (the default), moe_act, layernorm, mla_up_proj, mlp, "
+      "moe, shared_experts; implies --recompute selective");
+  command.add_option(
       "--pipeline-layout", o.pipeline_layout,
       "The layers of each virtual pipeline stage in Megatron's layout grammar "
       "(--pipeline-model-parallel-layout): pp x vp stages separated by '|', each of 't' "

@@ -26,6 +26,8 @@ struct LlmTrainingCliOptions {
   double capacity_factor = 0;
   double moe_imbalance = 1;
   int64_t mtp_layers = -1;
+  // Selective recomputation's modules (LlmSplit::recompute_modules); "": core_attn.
+  std::string recompute_modules;
   // The pipeline's stages (LlmSplit::layout, PipelineLayoutOf).
   std::string pipeline_layout;
   int64_t first_stage_layers = 0, last_stage_layers = 0;

@@ -86,6 +86,14 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   r.options.embedding_as_layer = v.training.embedding_as_layer;
   r.options.loss_as_layer = v.training.loss_as_layer;
   ApplyLlmPlanFix(v.fix, r.options);
+  if (!v.training.recompute_modules.empty()) {
+    r.options.recompute_modules = ParseRecomputeModules(v.training.recompute_modules);
+    if (!r.options.recompute) r.options.recompute = Recompute::kSelective;
+    if (*r.options.recompute != Recompute::kSelective)
+      throw UsageError(
+          "--recompute-modules is selective recomputation's: --fix recompute="
+          "selective or leave it out");
+  }
   if (!v.price.empty()) r.price_per_device_hour = ParsePricePerDeviceHour(v.price);
   if (!std::isnan(v.tokens)) r.tokens = v.tokens;
   r.interval_level = v.interval_level;

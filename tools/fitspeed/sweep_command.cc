@@ -206,6 +206,14 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
   s.micro_batch = v.micro_batch;
   s.global_batch = v.global_batch;
   s.recompute = ParseRecompute(v.recompute.empty() ? "none" : v.recompute);
+  if (!v.training.recompute_modules.empty()) {
+    if (!v.recompute.empty() && s.recompute != Recompute::kSelective)
+      throw UsageError(
+          "--recompute-modules is selective recomputation's: give --recompute "
+          "selective or leave --recompute out");
+    s.recompute = Recompute::kSelective;
+    s.recompute_modules = ParseRecomputeModules(v.training.recompute_modules);
+  }
   s.sequence_parallel = v.sequence_parallel;
   s.zero = v.zero;
   s.overlap_grad_reduce = !v.no_overlap_grad_reduce;

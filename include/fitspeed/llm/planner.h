@@ -53,6 +53,9 @@ struct LlmPlanOptions {
   bool embedding_as_layer = false, loss_as_layer = false;
   int64_t micro_batch = 0;  // 0: searched
   std::optional<Recompute> recompute;
+  // What selective recomputation reruns (RecomputeModule bits) in every
+  // split that recomputes selectively.
+  unsigned recompute_modules = kRecomputeCoreAttn;
   std::optional<bool> sequence_parallel;
   std::optional<int> zero;
   bool overlap_grad_reduce = true;

@@ -40,6 +40,27 @@ enum class Recompute { kNone, kSelective, kFull };
 std::string RecomputeName(Recompute r);             // "none", "selective", "full"
 Recompute ParseRecompute(const std::string& name);  // UsageError naming the choices
 
+// What selective recomputation reruns, as Megatron-Core's
+// --recompute-modules names it (a bit each): the attention core; the
+// experts' activation function; the norms; multi-head latent attention's
+// up-projections; a dense feed-forward block; a whole MoE block (router,
+// dispatch, experts, combine, shared experts); the shared experts. Each drops
+// the tensors only it would keep for the backward pass and runs its forward
+// again before its backward.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,
+  kRecomputeMoeAct = 1u << 1,
+  kRecomputeLayernorm = 1u << 2,
+  kRecomputeMlaUpProj = 1u << 3,
+  kRecomputeMlp = 1u << 4,
+  kRecomputeMoe = 1u << 5,
+  kRecomputeSharedExperts = 1u << 6,
+};
+// "core_attn,moe_act" -> the bits; "" -> core_attn (Megatron's default).
+// UsageError naming an unknown module and the choices.
+unsigned ParseRecomputeModules(const std::string& names);
+std::string RecomputeModulesName(unsigned modules);  // "core_attn,moe_act"
+
 // The number format of the matrix products. k16: FP16 or BF16 (the device's
 // 16-bit tensor type); kFp8: matrix products in FP8 with the rest in BF16, as
 // NVIDIA's Transformer Engine runs them; kInt8: matrix products in INT8 (a
@@ -77,6 +98,8 @@ struct LlmSplit {
   int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   int64_t global_batch = 1;  // sequences per optimizer step; a multiple of micro_batch x dp
   Recompute recompute = Recompute::kNone;
+  // With recompute kSelective: what is rerun (RecomputeModule bits).
+  unsigned recompute_modules = kRecomputeCoreAttn;
   bool sequence_parallel = false;  // Megatron's: norms and dropout split over tp, RS + AG for AR
   int zero = 0;  // 0: DDP; 1: optimizer state sharded over dp; 2: + gradients; 3: + weights (FSDP)
   // The data-parallel communication overlapped: the gradient reduction with
