@@ -461,6 +461,21 @@ void ReadIdentity(const Reader& r, const json& doc, const Path& root, Device& d)
     if (!v.is_boolean()) r.Fail(Reader::Sub(root, "class_interval"), "expected true or false");
     d.class_interval = v.get<bool>();
   }
+  if (doc.contains("block_scaled")) {
+    const Path p = Reader::Sub(root, "block_scaled");
+    const json& v = doc.at("block_scaled");
+    r.Object(v, p, {"formats", "source"});
+    d.block_scaled_formats = ReadNameList(r, v.contains("formats") ? v.at("formats") : json(),
+                                          Reader::Sub(p, "formats"));
+    for (size_t i = 0; i < d.block_scaled_formats.size(); ++i) {
+      const std::string& f = d.block_scaled_formats[i];
+      if (f != "mxfp8" && f != "nvfp4" && f != "mxfp4")
+        r.Fail(Reader::Index(Reader::Sub(p, "formats"), static_cast<int>(i)),
+               fmt::format("\"{}\" is not mxfp8, nvfp4 or mxfp4", f));
+    }
+    d.block_scaled_source = r.String(v, p, "source");
+    if (d.block_scaled_source.empty()) r.Fail(Reader::Sub(p, "source"), "must not be empty");
+  }
 }
 
 using ordered_json = nlohmann::ordered_json;
@@ -489,6 +504,8 @@ void WriteIdentity(const Device& d, ordered_json& doc) {
   }
   if (!curves_from.empty()) doc["curves_from"] = curves_from;
   if (d.class_interval) doc["class_interval"] = true;
+  if (!d.block_scaled_formats.empty())
+    doc["block_scaled"] = {{"formats", d.block_scaled_formats}, {"source", d.block_scaled_source}};
 }
 
 // A number JSON can hold: NaN (not estimated) becomes null.
@@ -716,6 +733,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
             "aliases",
             "curves_from",
             "class_interval",
+            "block_scaled",
             "cores",
             "peak_flops_per_s",
             "fp32_matrix_on_tensor16",

@@ -82,10 +82,10 @@ double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   eff = std::min(eff, 1.0);
   // The roofline: no faster than moving its operands (1 byte each in the
   // 8-bit formats, 2 in 16 bits) and its 16-bit result at the memory curve.
-  const double in_bytes = fp8_casts ? 1.0 : 2.0;
+  const double in_bytes = fp8_casts ? operand_bytes : 2.0;
   double t = std::max(flops / (peak * eff),
                       MemoryTime((in_bytes * (m * k + k * n) + 2.0 * m * n) * batch));
-  if (fp8_casts) t += MemoryTime(3.0 * m * k * batch);  // read 16-bit, write 8-bit
+  if (fp8_casts) t += MemoryTime(cast_bytes * m * k * batch);  // read 16-bit, write 8-bit
   return t;
 }
 
@@ -130,12 +130,15 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
       t.peak = peak16;
       break;
     case MatrixFormat::kFp8:
+    case MatrixFormat::kFp8Block:
+    case MatrixFormat::kMxfp8:
       t.peak = d.fp8_flops_per_s;
       break;
     case MatrixFormat::kInt8:
       t.peak = d.int8_flops_per_s;
       break;
     case MatrixFormat::kFp4:
+    case MatrixFormat::kNvfp4:
       t.peak = d.fp4_flops_per_s;
       break;
   }
@@ -143,7 +146,9 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   // curve carried at the same F/peak). INT8 and FP4: the 16-bit curve carried
   // to the faster format at the same F/peak, the rule the catalog carries
   // curves between devices by (docs/devices.md).
-  if (format == MatrixFormat::kFp8 && t.peak > 0) {
+  const bool fp8 = format == MatrixFormat::kFp8 || format == MatrixFormat::kFp8Block ||
+                   format == MatrixFormat::kMxfp8;
+  if (fp8 && t.peak > 0) {
     const Device::MatrixCurve fp8 = d.Fp8Matrix();
     t.matrix = fp8.curve;
     t.curve_size = fp8.size_factor;
@@ -151,6 +156,24 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
     t.curve_size = t.peak > 0 ? peak16 / t.peak : 1.0;
   }
   t.fp8_casts = format != MatrixFormat::k16;
+  // The quantization each product's input takes, bytes an element: read 2,
+  // write 1 (one scale a tensor); block scaled, a row-wise and a column-wise
+  // copy written (read 2, write 1 + 1; NVFP4: 0.5 + 0.5, and the weight
+  // gradient's inputs, one product in three, Hadamard-transformed on the way:
+  // read 2, write 0.5 more, 2.5 / 3 an element on average). Operands of 1
+  // byte (NVFP4: half a byte) in the roofline.
+  switch (format) {
+    case MatrixFormat::kFp8Block:
+    case MatrixFormat::kMxfp8:
+      t.cast_bytes = 4.0;
+      break;
+    case MatrixFormat::kNvfp4:
+      t.cast_bytes = 3.0 + 2.5 / 3.0;
+      t.operand_bytes = 0.5;
+      break;
+    default:
+      break;
+  }
   t.matrix16 = tensor16 ? &d.TensorEfficiency() : &d.compute_efficiency;
   t.peak16 = peak16;
   t.attention_forward = tensor16 ? &d.AttentionEfficiency(false) : &d.compute_efficiency;
@@ -393,7 +416,11 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
       // Router, top-k, permutation to the experts and back; the local experts'
       // products as one grouped kernel of the busiest rank's share of the
       // routed tokens (RoutedShare), each expert's inner size split over etp.
-      linear(T, s.experts, h, frozen);
+      // The router in 16 bits in every format (Megatron-Core's TopKRouter is
+      // a plain linear, outside Transformer Engine's FP8 autocast).
+      f.Add(t.Gemm16(T, s.experts, h));
+      b.Add(t.Gemm16(T, h, s.experts));
+      if (!frozen) b.Add(t.Gemm16(h, s.experts, T));
       f.Add(t.MemoryTime(2.0 * 4.0 * T * s.experts), 2);
       b.Add(t.MemoryTime(3.0 * 4.0 * T * s.experts), 2);
       const double routed = T * s.top_k * s.RoutedShare();

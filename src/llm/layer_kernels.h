@@ -78,7 +78,9 @@ struct KernelTimer {
   double bandwidth = 0;
   double memory_scale = 1;
   double dispatch_s = 0;
-  bool fp8_casts = false;  // FP8 products cast their 16-bit input first
+  bool fp8_casts = false;      // FP8 products cast their 16-bit input first
+  double cast_bytes = 3.0;     // bytes that cast moves an element (MakeKernelTimer)
+  double operand_bytes = 1.0;  // an element of a cast operand
   // Attention runs in 16 bits whatever the format of the layers' products
   // (Transformer Engine's FP8 recipe casts the linear layers' inputs only):
   // the device's 16-bit curve and peak, and its fused-attention curves

@@ -90,7 +90,6 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
   const int64_t n = c.devices;
   const std::vector<int64_t> device_divisors = DivisorsPlanner(n);
   const bool moe = m.experts > 1;
-  const bool lora = o.training.lora_rank > 0;
 
   const auto tps = ChoicesPlanner(o.tp, device_divisors, [&](int64_t t) {
     return m.heads % t == 0 && (m.kv_heads % t == 0 || t % m.kv_heads == 0) && t <= c.domain;

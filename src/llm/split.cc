@@ -85,6 +85,12 @@ std::string MatrixFormatName(MatrixFormat f) {
       return "int8";
     case MatrixFormat::kFp4:
       return "fp4";
+    case MatrixFormat::kFp8Block:
+      return "fp8-block";
+    case MatrixFormat::kMxfp8:
+      return "mxfp8";
+    case MatrixFormat::kNvfp4:
+      return "nvfp4";
   }
   return "16-bit";
 }
@@ -95,7 +101,11 @@ MatrixFormat ParseMatrixFormat(const std::string& name) {
   if (name == "fp8") return MatrixFormat::kFp8;
   if (name == "int8") return MatrixFormat::kInt8;
   if (name == "fp4") return MatrixFormat::kFp4;
-  throw UsageError("precision '" + name + "': expected mixed, bf16, fp16, fp8, int8 or fp4");
+  if (name == "fp8-block") return MatrixFormat::kFp8Block;
+  if (name == "mxfp8") return MatrixFormat::kMxfp8;
+  if (name == "nvfp4") return MatrixFormat::kNvfp4;
+  throw UsageError("precision '" + name +
+                   "': expected mixed, bf16, fp16, fp8, fp8-block, mxfp8, int8, fp4 or nvfp4");
 }
 
 int64_t LlmSplit::Accumulation() const {
@@ -206,18 +216,28 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
   ValidateTransformer(model);
   CheckSequenceLength(model, training.seq_len);
   const Device& d = cluster.device;
-  const bool has = training.format == MatrixFormat::k16
-                       ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
-                   : training.format == MatrixFormat::kFp8  ? d.fp8_flops_per_s > 0
-                   : training.format == MatrixFormat::kInt8 ? d.int8_flops_per_s > 0
-                                                            : d.fp4_flops_per_s > 0;
-  if (!has)
-    fail(d.name + " has no " + MatrixFormatName(training.format) +
-         " matrix units in its catalog entry");
+  const MatrixFormat f = training.format;
+  const bool has =
+      f == MatrixFormat::k16 ? d.tensor16_flops_per_s > 0 || d.fp32_flops_per_s > 0
+      : f == MatrixFormat::kFp8 || f == MatrixFormat::kFp8Block || f == MatrixFormat::kMxfp8
+          ? d.fp8_flops_per_s > 0
+      : f == MatrixFormat::kInt8 ? d.int8_flops_per_s > 0
+                                 : d.fp4_flops_per_s > 0;
+  if (!has) fail(d.name + " has no " + MatrixFormatName(f) + " matrix units in its catalog entry");
+  if (f == MatrixFormat::kMxfp8 || f == MatrixFormat::kNvfp4) {
+    const std::string name = MatrixFormatName(f);
+    const auto& native = d.block_scaled_formats;
+    if (std::find(native.begin(), native.end(), name) == native.end())
+      fail(d.name + " does not run " + name +
+           " natively (its device file's \"block_scaled\" formats: " +
+           (native.empty() ? std::string("none") : fmt::format("{}", fmt::join(native, ", "))) +
+           "); --precision fp8 or fp8-block on Hopper");
+  }
   if (training.lora_rank < 0) fail("LoRA rank must be >= 0");
   if (training.lora_dropout && training.lora_rank == 0)
     fail("LoRA dropout (--lora-dropout) needs LoRA adapters (--lora-rank > 0)");
-  if (training.fp8_weights && training.format != MatrixFormat::kFp8)
+  if (training.fp8_weights && training.format != MatrixFormat::kFp8 &&
+      training.format != MatrixFormat::kFp8Block && training.format != MatrixFormat::kMxfp8)
     fail("FP8 weights (--fp8-weights) need FP8 matrix products (--precision fp8)");
   if (training.activation_fp8_store && model.feed_forward != FeedForwardKind::kGated)
     fail("the FP8 activation store (--activation-fp8-store) keeps a SwiGLU's input: " + model.name +
@@ -655,7 +675,15 @@ LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx
   const double trained_experts = lora ? 0.0 : sp.experts;
   // 16-bit weights and Transformer Engine's FP8 copies of them, or the FP8
   // weights alone (fp8_weights); LoRA adapters in 16 bits.
-  const double weight_bytes = tr.fp8_weights ? 1.0 : tr.format == MatrixFormat::kFp8 ? 3.0 : 2.0;
+  // (Block-scaled recipes: the FP8 copy of the 128x128-block recipe, both
+  // MXFP8 copies, NVFP4's two half-byte copies.)
+  const double weight_bytes = tr.fp8_weights ? 1.0
+                              : tr.format == MatrixFormat::kFp8 ||
+                                      tr.format == MatrixFormat::kFp8Block ||
+                                      tr.format == MatrixFormat::kNvfp4
+                                  ? 3.0
+                              : tr.format == MatrixFormat::kMxfp8 ? 4.0
+                                                                  : 2.0;
   mem.weights = weight_bytes * params + (lora ? 2.0 * adapters : 0.0);
   const double g = tr.gradient_bytes;
   mem.gradients = g * (s.zero >= 2 ? trained_dense / shard + trained_experts / expert_shard
@@ -1033,6 +1061,22 @@ std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTra
                     " (a multiple of 128 x tp, as Megatron pads)");
   if (!tr.flash_attention)
     notes.push_back("attention without flash: full score matrices computed and held");
+  if (tr.format != MatrixFormat::k16)
+    notes.push_back(fmt::format(
+        "{}: the linear layers' three products (forward, input and weight gradient) in {}{}; the "
+        "attention core, norms, embedding, router and LoRA adapters in 16 bits; the output head "
+        "timed in {} too (Megatron keeps it in BF16)",
+        MatrixFormatName(tr.format), MatrixFormatName(tr.format),
+        tr.format == MatrixFormat::kFp8Block || tr.format == MatrixFormat::kMxfp8 ||
+                tr.format == MatrixFormat::kNvfp4
+            ? ", each input quantized by rows and by columns"
+            : "",
+        MatrixFormatName(tr.format)));
+  if (tr.format == MatrixFormat::kNvfp4)
+    notes.push_back(
+        "nvfp4: every layer's products in FP4; NVIDIA's NVFP4 recipe (arXiv 2509.25149) keeps "
+        "about 16% of the linear layers in BF16 (the first 2 and last 8 blocks of its 62-block "
+        "model), which is not modeled: the step is that much faster than the recipe's");
   return notes;
 }
 

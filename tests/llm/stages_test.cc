@@ -379,5 +379,63 @@ TEST(RecomputeModules, RerunTimeIsTheModulesForwardKernels) {
   EXPECT_LT(rerun.memory.activations, plain.memory.activations);
 }
 
+TEST(BlockScaledRecipes, CastsWriteRowAndColumnCopiesOnTheFp8Curve) {
+  // One product of 8192 x 8192 x 8192 on a B200: tensorwise FP8 casts its
+  // input reading 2 bytes and writing 1 an element; MXFP8 and the 128-block
+  // recipe write a row-wise and a column-wise copy (1 + 1), so each product
+  // takes MemoryTime(4 m k) - MemoryTime(3 m k) longer on the same FP8 curve
+  // and peak. NVFP4 runs at the FP4 peak with half-byte operands and casts of
+  // 3 + 2.5 / 3 bytes an element (the Hadamard pass on one input in three).
+  const Device b200 = LoadDevice("b200");
+  const KernelTimer fp8 = MakeKernelTimer(b200, MatrixFormat::kFp8, LlmCalibration{});
+  const KernelTimer mx = MakeKernelTimer(b200, MatrixFormat::kMxfp8, LlmCalibration{});
+  const KernelTimer block = MakeKernelTimer(b200, MatrixFormat::kFp8Block, LlmCalibration{});
+  const KernelTimer nv = MakeKernelTimer(b200, MatrixFormat::kNvfp4, LlmCalibration{});
+  const double m = 8192, n = 8192, k = 8192;
+  const double extra = fp8.MemoryTime(4.0 * m * k) - fp8.MemoryTime(3.0 * m * k);
+  EXPECT_NEAR(mx.Gemm(m, n, k) - fp8.Gemm(m, n, k), extra, 1e-12);
+  EXPECT_NEAR(block.Gemm(m, n, k) - fp8.Gemm(m, n, k), extra, 1e-12);
+  EXPECT_EQ(nv.peak, b200.fp4_flops_per_s);
+  EXPECT_DOUBLE_EQ(nv.cast_bytes, 3.0 + 2.5 / 3.0);
+  EXPECT_DOUBLE_EQ(nv.operand_bytes, 0.5);
+}
+
+TEST(BlockScaledRecipes, NativeFormatsComeFromTheDeviceFile) {
+  // b200.json lists mxfp8 and nvfp4 under "block_scaled"; h100.json lists
+  // none, so MXFP8 and NVFP4 are refused there naming what it runs.
+  EXPECT_EQ(LoadDevice("b200").block_scaled_formats,
+            (std::vector<std::string>{"mxfp8", "nvfp4", "mxfp4"}));
+  const TransformerConfig m = LoadTransformer("llama-3-8b");
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  tr.format = MatrixFormat::kMxfp8;
+  EXPECT_NO_THROW(ValidateTraining(m, MakeCluster(LoadDevice("b200"), 8), tr));
+  try {
+    ValidateTraining(m, MakeCluster(LoadDevice("h100"), 8), tr);
+    ADD_FAILURE() << "mxfp8 accepted on h100";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("h100 does not run mxfp8 natively"), std::string::npos)
+        << e.what();
+  }
+  tr.format = MatrixFormat::kFp8Block;  // Hopper runs the 128-block recipe in software scales
+  EXPECT_NO_THROW(ValidateTraining(m, MakeCluster(LoadDevice("h100"), 8), tr));
+  tr.format = MatrixFormat::kNvfp4;
+  EXPECT_THROW(ValidateTraining(m, MakeCluster(LoadDevice("mi355x"), 8), tr), UsageError);
+  EXPECT_EQ(ParseMatrixFormat("fp8-block"), MatrixFormat::kFp8Block);
+  EXPECT_EQ(MatrixFormatName(MatrixFormat::kNvfp4), "nvfp4");
+  EXPECT_THROW(ParseMatrixFormat("mxfp6"), UsageError);
+}
+
+TEST(BlockScaledRecipes, ABadBlockScaledEntryIsRefusedNamingTheField) {
+  const std::string text = R"({"schema": "fitspeed.device/1", "name": "x", "kind": "gpu",
+    "block_scaled": {"formats": ["mxfp9"], "source": "none"}})";
+  try {
+    ParseDeviceJson(text, "x.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("block_scaled.formats[0]"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fitspeed

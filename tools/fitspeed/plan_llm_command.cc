@@ -57,9 +57,11 @@ void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_by
   command
       .add_option("--precision", v.precision,
                   "mixed, bf16 or fp16 (16-bit matrix units), fp8 (matrix products in FP8, the "
-                  "rest in BF16), int8 or fp4, on a device that has them")
+                  "rest in BF16), fp8-block (DeepSeek-style 1x128/128x128 blocks), mxfp8 or "
+                  "nvfp4 (block-scaled, Blackwell), int8 or fp4, on a device that has them")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mixed", "bf16", "fp16", "fp8", "int8", "fp4"}));
+      ->check(CLI::IsMember(
+          {"mixed", "bf16", "fp16", "fp8", "fp8-block", "mxfp8", "int8", "fp4", "nvfp4"}));
   AddLlmTrainingOptions(command, v.training, gradient_bytes);
   command.add_flag("--overlap-moe-comm", v.overlap_moe_comm,
                    "MoE: the expert all-to-alls overlapped with another micro-batch's compute "

@@ -177,7 +177,8 @@ DeviceSweepRequest ToDeviceRequest(const SweepValues& v) {
 LlmStepRequest ToLlmRequest(const SweepValues& v) {
   if (v.precision == "fp32" || v.precision == "tf32") {
     throw UsageError(fmt::format(
-        "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, int8 or fp4",
+        "--precision {}: a transformer split trains in mixed, bf16, fp16, fp8, fp8-block, mxfp8, "
+        "int8, fp4 or nvfp4",
         v.precision));
   }
   LlmStepRequest r;

@@ -107,9 +107,11 @@ const Row kRows[] = {
                          "with dense layers and a fused attention core in FP8 as Transformer "
                          "Engine runs them)",
                          "mixed (default), bf16 or fp16 (16-bit matrix units), fp8 (matrix "
-                         "products in FP8, the rest BF16, as Transformer Engine runs them), int8 "
-                         "or fp4, on a device that has them"))
-           ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed", "fp16", "fp8", "int8", "fp4"}));
+                         "products in FP8, the rest BF16, as Transformer Engine runs them), "
+                         "fp8-block (DeepSeek-style 1x128/128x128 blocks), mxfp8 or nvfp4 "
+                         "(block-scaled, Blackwell), int8 or fp4, on a device that has them"))
+           ->check(CLI::IsMember({"fp32", "bf16", "tf32", "mixed", "fp16", "fp8", "fp8-block",
+                                  "mxfp8", "int8", "fp4", "nvfp4"}));
      }},
     {kHostMode,
      [](CLI::App& c, V& v, unsigned app) {

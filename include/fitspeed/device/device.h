@@ -138,6 +138,12 @@ struct Device {
   // devices before issue 30, whose intervals docs/validation.md reports.
   // JSON: "class_interval": true.
   bool class_interval = false;
+  // Block-scaled matrix formats the tensor units run natively ("mxfp8":
+  // OCP MX FP8, one power-of-two scale per 32 values; "nvfp4": FP4 with an
+  // FP8 scale per 16), and where that is stated. JSON: "block_scaled":
+  // {"formats": ["mxfp8", "nvfp4"], "source": "..."}.
+  std::vector<std::string> block_scaled_formats;
+  std::string block_scaled_source;
 
   // Data-parallel cores sharing the device (TPU v2-8: 8); peaks, bandwidth and
   // capacity below are of the whole device, split evenly between the cores.

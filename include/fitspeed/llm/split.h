@@ -63,12 +63,27 @@ std::string RecomputeModulesName(unsigned modules);  // "core_attn,moe_act"
 
 // The number format of the matrix products. k16: FP16 or BF16 (the device's
 // 16-bit tensor type); kFp8: matrix products in FP8 with the rest in BF16, as
-// NVIDIA's Transformer Engine runs them; kInt8: matrix products in INT8 (a
-// TPU's AQT); kFp4: Blackwell's FP4. Weights, gradients and activations are
-// kept in 16 bits in every case.
-enum class MatrixFormat { k16, kFp8, kInt8, kFp4 };
-std::string MatrixFormatName(MatrixFormat f);  // "16-bit", "fp8", "int8", "fp4"
-// "mixed", "bf16", "fp16" -> k16; "fp8", "int8", "fp4". UsageError otherwise.
+// NVIDIA's Transformer Engine runs them (one scale a tensor: its delayed or
+// current scaling); kInt8: matrix products in INT8 (a TPU's AQT); kFp4:
+// Blackwell's FP4 (one scale a tensor). Block-scaled recipes (Transformer
+// Engine's, docs/llm.md "Low-precision recipes"), every linear layer's three
+// products (forward, input and weight gradient) in the low format, each
+// input quantized along both its rows and its columns (a scale a block runs
+// along the reduction, so a transposed use needs its own copy):
+// kFp8Block, DeepSeek-V3's FP8 (Float8BlockScaling: 1x128 blocks of
+// activations and gradients, 128x128 of weights; Hopper and later);
+// kMxfp8, MXFP8 (32-value blocks, power-of-two scales; devices whose
+// "block_scaled" lists mxfp8: Blackwell, MI355X); kNvfp4, NVFP4 (16-value
+// blocks with FP8 scales, a 16x16 Hadamard transform on the weight
+// gradient's inputs; devices listing nvfp4). The attention core, norms,
+// embedding, router and LoRA adapters stay in 16 bits in every format; the
+// output head is timed in the format of the layers (Megatron runs it in
+// BF16: a known difference, kept as the validated LLM cases were fitted
+// with it); weights, gradients and activations are kept in 16 bits.
+enum class MatrixFormat { k16, kFp8, kInt8, kFp4, kFp8Block, kMxfp8, kNvfp4 };
+// "16-bit", "fp8", "int8", "fp4", "fp8-block", "mxfp8", "nvfp4"
+std::string MatrixFormatName(MatrixFormat f);
+// "mixed", "bf16", "fp16" -> k16; the names above. UsageError otherwise.
 MatrixFormat ParseMatrixFormat(const std::string& name);
 
 // How one step is split. Every group size >= 1; devices = tp x pp x cp x dp.
