@@ -595,7 +595,7 @@ void BindLlmCommon(py::class_<R>& c, Training training) {
       c, "seq_len", [training](R & r) -> auto& { return training(r).seq_len; }, "");
   NamedField(
       c, "precision", [training](R & r) -> auto& { return training(r).format; }, &ParseMatrixFormat,
-      &MatrixFormatName, "mixed, bf16, fp16, fp8, int8 or fp4");
+      &MatrixFormatName, "mixed, bf16, fp16, fp8, fp8-block, mxfp8, int8, fp4 or nvfp4");
   Field(
       c, "lora_rank", [training](R & r) -> auto& { return training(r).lora_rank; }, "");
   Field(

@@ -173,6 +173,23 @@ TEST(PipelineStages, LastStageHoldsTheLogits) {
   EXPECT_DOUBLE_EQ(step.memory.logits, 4.0 * 2048 * 50304);
 }
 
+// Mixtral-8x7B on 64 H100s at 4,096 tokens: dp 64, ep 8 (etp 1: tp 1),
+// micro-batch 1, global batch 64, ZeRO-1.
+struct MixtralEp8 {
+  TransformerConfig m = LoadTransformer("mixtral-8x7b");
+  LlmCluster c = MakeCluster(LoadDevice("h100"), 64);
+  LlmTraining tr;
+  LlmSplit s;
+  MixtralEp8() {
+    tr.seq_len = 4096;
+    s.dp = 64;
+    s.ep = 8;
+    s.micro_batch = 1;
+    s.global_batch = 64;
+    s.zero = 1;
+  }
+};
+
 TEST(ExpertParallel, AllToAllStaysInTheNodeWhenEtpTimesEpFitsIt) {
   // Mixtral-8x7B on 64 H100s, dp 64, ep 8, etp 1 (tp 1): Megatron-Core's
   // expert ranks are ordered etp-ep-edp, so the 8 ranks of an expert group
@@ -181,16 +198,11 @@ TEST(ExpertParallel, AllToAllStaysInTheNodeWhenEtpTimesEpFitsIt) {
   // hidden states, top_k 2 x 4096 tokens x 4096 x 2 bytes = 67,108,864 bytes
   // each, of which each rank keeps 1/8: (7/8) x bytes / B + 7 a on NVLink
   // (B, a the node's link). 32 layers, 1 micro-batch (global batch 64).
-  const TransformerConfig m = LoadTransformer("mixtral-8x7b");
-  const LlmCluster c = MakeCluster(LoadDevice("h100"), 64);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  LlmSplit s;
-  s.dp = 64;
-  s.ep = 8;
-  s.micro_batch = 1;
-  s.global_batch = 64;
-  s.zero = 1;
+  const MixtralEp8 x;
+  const TransformerConfig& m = x.m;
+  const LlmCluster& c = x.c;
+  const LlmTraining& tr = x.tr;
+  const LlmSplit& s = x.s;
   const LlmStep step = ModelLlmStep(m, c, tr, s);
   const double bytes = 2.0 * 4096 * 4096 * 2;
   const double one = 7.0 / 8 * bytes / c.intra.bandwidth_bytes_per_s + 7 * c.intra.latency_s;
@@ -207,16 +219,11 @@ TEST(ExpertParallel, ExpertOptimizerStateIsShardedOverTheExpertsDataParallelRank
   // 46,702,792,704 - 45,097,156,608 = 1,605,636,096 parameters, over dp 64:
   // 12 x 1,605,636,096 / 64 = 301,056,768. Sum 8,756,773,632 bytes (issue 46's
   // 8.76 GB by hand; 1.36 GB modeled before, the experts divided by 64).
-  const TransformerConfig m = LoadTransformer("mixtral-8x7b");
-  const LlmCluster c = MakeCluster(LoadDevice("h100"), 64);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  LlmSplit s;
-  s.dp = 64;
-  s.ep = 8;
-  s.micro_batch = 1;
-  s.global_batch = 64;
-  s.zero = 1;
+  const MixtralEp8 x;
+  const TransformerConfig& m = x.m;
+  const LlmCluster& c = x.c;
+  const LlmTraining& tr = x.tr;
+  const LlmSplit& s = x.s;
   EXPECT_NEAR(LlmMemoryPerGpu(m, c, tr, s).optimizer, 8756773632.0, 1.0);
 }
 
