@@ -266,7 +266,8 @@ TEST(SlidingWindow, GptOssSlidingLayersAttendToTheirWindowOnly) {
   // pairs a head against the full layer's 33,554,432, so its time is far
   // shorter; the layer kinds differ only there.
   const TransformerConfig m = LoadTransformer("gpt-oss-120b");
-  const KernelTimer t = MakeKernelTimer(LoadDevice("h100"), MatrixFormat::k16, LlmCalibration{});
+  const Device h100 = LoadDevice("h100");  // the timer points into its curves
+  const KernelTimer t = MakeKernelTimer(h100, MatrixFormat::k16, LlmCalibration{});
   TransformerLayerKind sliding, full;
   sliding.sliding = true;
   sliding.moe = full.moe = true;
