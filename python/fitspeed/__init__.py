@@ -686,12 +686,21 @@ def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: i
     return HostSweep(answer.to_json(), answer)
 
 
+def _gradient_bytes(given: Optional[float], precision: str) -> float:
+    """The bytes per reduced gradient element: the given 2 or 4, else Megatron's
+    for the precision (FP32 main_grad, 4; 2 under fp16), as the CLI's
+    --gradient-bytes defaults."""
+    if given is None:
+        return 2.0 if precision == "fp16" else 4.0
+    return float(given)
+
+
 def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int = 1,
              pp: int = 1, vp: int = 1, cp: int = 1, ep: int = 1, micro_batch: int = 1,
              global_batch: int = 0, recompute: str = "none", sequence_parallel: bool = False,
              zero: int = 0, precision: str = "mixed", lora_rank: int = 0,
              flash_attention: bool = True, overlap_grad_reduce: bool = True,
-             gradient_bytes: float = 2, devices_per_node: int = 0,
+             gradient_bytes: Optional[float] = None, devices_per_node: int = 0,
              links: Optional[str] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
              lora_dropout: bool = False, activation_fp8_store: bool = False, etp: int = 0,
@@ -720,7 +729,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   global_batch=global_batch, recompute=recompute,
                   sequence_parallel=sequence_parallel, zero=zero, precision=precision,
                   lora_rank=lora_rank, flash_attention=flash_attention,
-                  overlap_grad_reduce=overlap_grad_reduce, gradient_bytes=float(gradient_bytes),
+                  overlap_grad_reduce=overlap_grad_reduce, gradient_bytes=_gradient_bytes(gradient_bytes, precision),
                   devices_per_node=devices_per_node,
                   links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
@@ -738,7 +747,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              tokens: Optional[float] = None, price_per_device_hour: Optional[float] = None,
              top: int = 10, precision: str = "mixed", lora_rank: int = 0,
              flash_attention: bool = True, overlap_grad_reduce: bool = True,
-             gradient_bytes: float = 2, devices_per_node: int = 0, links: Optional[str] = None,
+             gradient_bytes: Optional[float] = None, devices_per_node: int = 0, links: Optional[str] = None,
              fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
              lora_dropout: bool = False, activation_fp8_store: bool = False,
@@ -766,7 +775,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        precision=precision, lora_rank=lora_rank,
                        flash_attention=flash_attention,
                        overlap_grad_reduce=overlap_grad_reduce,
-                       gradient_bytes=float(gradient_bytes), devices_per_node=devices_per_node,
+                       gradient_bytes=_gradient_bytes(gradient_bytes, precision), devices_per_node=devices_per_node,
                        links=_path_arg(links or "", "plan_llm", "links"),
                        interval_level=interval_level,
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,

@@ -234,10 +234,21 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   const double r = static_cast<double>(tr.lora_rank);
   const double per_gemm = t.fp8_casts ? 2.0 : 1.0;  // FP8: the cast, then the product
   PassLayerKernels f, b, af, ab;
+  // A linear layer's three products; returns its backward ones.
   auto linear = [&](double m, double n, double k, bool frozen_weight, double batch = 1) {
+    LayerTimes::ColumnBackward back;
     f.Add(t.Gemm(m, n, k, batch), per_gemm);
-    b.Add(t.Gemm(m, k, n, batch), per_gemm);
-    if (!frozen_weight) b.Add(t.Gemm(k, n, m, batch), per_gemm);
+    back.dgrad_s = t.Gemm(m, k, n, batch);
+    b.Add(back.dgrad_s, per_gemm);
+    if (!frozen_weight) {
+      back.wgrad_s = t.Gemm(k, n, m, batch);
+      b.Add(back.wgrad_s, per_gemm);
+    }
+    return back;
+  };
+  const auto add_column = [&](int side, const LayerTimes::ColumnBackward& back) {
+    out.column[static_cast<size_t>(side)].dgrad_s += back.dgrad_s;
+    out.column[static_cast<size_t>(side)].wgrad_s += back.wgrad_s;
   };
   // LoRA: x A (k -> r) then (x A) B (r -> n), added to the frozen product.
   // The adapters are plain 16-bit layers in every format (NeMo's
@@ -290,14 +301,14 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     // decoupled rotary key shared by the heads, joined to each head's key.
     const double q_heads = s.heads * s.head_dim;
     if (s.q_rank > 0) {
-      linear(T, s.q_rank, h, frozen);
+      add_column(0, linear(T, s.q_rank, h, frozen));
       f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.q_rank));
       b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.q_rank));
       capture(out.mla_up_proj, [&] { linear(T, q_heads, s.q_rank, frozen); });
     } else {
-      linear(T, q_heads, h, frozen);
+      add_column(0, linear(T, q_heads, h, frozen));
     }
-    linear(T, s.kv_rank + s.rope_dim, h, frozen);
+    add_column(0, linear(T, s.kv_rank + s.rope_dim, h, frozen));
     f.Add(t.NormalizationTime(2.0 * 2.0 * T * s.kv_rank));
     b.Add(t.NormalizationTime(3.0 * 2.0 * T * s.kv_rank));
     capture(out.mla_up_proj, [&] {
@@ -309,7 +320,7 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     });
   } else {
     // Fused QKV projection.
-    linear(T, qkv, h, frozen);
+    add_column(0, linear(T, qkv, h, frozen));
   }
   if (s.qk_norm) {
     // QK-norm: an RMSNorm over each query and key head.
@@ -402,7 +413,7 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
 
   // A dense block of `inner` (on this GPU) over `tokens`.
   const auto dense_block = [&](double tokens, double inner) {
-    linear(tokens, s.gated ? 2.0 * inner : inner, h, frozen);
+    add_column(1, linear(tokens, s.gated ? 2.0 * inner : inner, h, frozen));
     f.Add(t.MemoryTime(act_bytes * tokens * inner));
     b.Add(t.MemoryTime(1.5 * act_bytes * tokens * inner));
     if (store_bytes > 0) {

@@ -145,6 +145,19 @@ struct LayerTimes {
     double gpu_s = 0, kernels = 0;
   };
   Part norms, moe_act, mla_up_proj, mlp, moe, shared_experts;
+  // The backward products of the attention's ([0]) and the dense
+  // feed-forward's ([1]) column-parallel input projections (QKV, MLA's down
+  // projections; the first feed-forward product, an MoE layer's shared
+  // experts'): the input gradient's, beside which sequence parallelism
+  // gathers the projection's input again, and the weight gradient's, beside
+  // which the input gradient is all-reduced or reduce-scattered (Megatron's
+  // LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine's
+  // Linear and LayerNormLinear). 0 where there is none (a frozen weight, an
+  // MoE layer without shared experts).
+  struct ColumnBackward {
+    double dgrad_s = 0, wgrad_s = 0;
+  };
+  std::array<ColumnBackward, 2> column{};
   // The forward time of the modules `modules` names (core_attn only when
   // the core holds score tensors).
   Part Rerun(unsigned modules) const;

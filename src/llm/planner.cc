@@ -238,6 +238,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
             for (const StagePlanPlanner& plan_stages : stage_plans) {
               s.vp = static_cast<int>(plan_stages.vp);
               s.layout = plan_stages.layout;
+              if (!s.ScheduleRuns()) continue;
               for (int ri = 0; ri < 3; ++ri) {
                 const Recompute rc = static_cast<Recompute>(ri);
                 if (o.recompute && *o.recompute != rc) continue;

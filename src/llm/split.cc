@@ -208,6 +208,12 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("global batch " + Str(s.global_batch) +
          " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
+  if (!s.ScheduleRuns())
+    fail("interleaved pipeline (vp " + Str(s.vp) + ") with " + Str(s.Accumulation()) +
+         " micro-batches: Megatron-Core's interleaved schedule needs a multiple of pp = " +
+         Str(s.pp) +
+         " (its default microbatch_group_size_per_vp_stage); use vp 1, or a global "
+         "batch or micro-batch that gives a multiple");
 }
 
 void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
@@ -841,9 +847,23 @@ struct PassCommSplit {
   double forward_calls = 0, backward_calls = 0;
 };
 
-// Tensor parallel: two all-reduces forward and two backward per layer
-// (sequence parallel: a reduce-scatter and an all-gather for each, the same
-// volume) of `act_bytes`, one micro-batch's hidden states.
+// Tensor parallel, per layer and micro-batch, on hidden states of
+// `act_bytes` (Shoeybi et al. 2019, Korthikanti et al. 2022), as Megatron's
+// LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's
+// Linear and LayerNormLinear run it:
+// - forward, two all-reduces after the row-parallel products (output
+//   projection, second feed-forward product); with sequence parallelism an
+//   all-gather before each column-parallel input projection and a
+//   reduce-scatter after each row-parallel one;
+// - backward, the column-parallel projections' input gradients all-reduced
+//   (sequence parallel: reduce-scattered) while their weight-gradient
+//   products run (Megatron's default; --no-async-tensor-model-parallel-
+//   allreduce turns it off), so only what that product does not cover waits;
+//   with sequence parallelism also the row-parallel products' output
+//   gradients all-gathered (waited for) and the column-parallel projections'
+//   inputs gathered again for their weight gradients (only the local shard is
+//   kept) while their input-gradient products run. A collective beside a
+//   product costs the longer of the two (the SMs NCCL takes are not modeled).
 //
 // LoRA under tensor parallelism, as NeMo's ParallelLinearAdapter does it:
 // forward, the QKV adapter's rank-r output gathered (its A is
@@ -856,13 +876,22 @@ struct PassCommSplit {
 // Without it: the output adapter gathers its result forward and the QKV
 // adapter all-reduces its input gradient backward.
 PassCommSplit TensorCommSplit(const LlmCluster& c, const LlmTraining& tr, const LlmSplit& s,
-                              const LayerShape& shape, double act_bytes) {
+                              const LayerShape& shape, const LayerTimes& lt, double act_bytes) {
   const GroupPlacementSplit g = PlaceGroupSplit(s.tp, 1, c.domain);
-  const double one =
-      s.sequence_parallel ? 2.0 * GatherSplit(act_bytes, g, c) : AllReduceSplit(act_bytes, g, c);
+  const double gather = GatherSplit(act_bytes, g, c);  // an all-gather or a reduce-scatter
+  const double all_reduce = AllReduceSplit(act_bytes, g, c);
+  const auto beside = [](double comm, double product) { return std::max(0.0, comm - product); };
   PassCommSplit out;
-  out.forward_s = 2.0 * one;
-  out.backward_s = 2.0 * one;
+  out.forward_s = 2.0 * (s.sequence_parallel ? 2.0 * gather : all_reduce);
+  for (const LayerTimes::ColumnBackward& col : lt.column) {
+    // A frozen weight (LoRA's base: Megatron's LinearWithFrozenWeight) has no
+    // weight gradient, so nothing gathers its input again.
+    const bool regather = s.sequence_parallel && col.wgrad_s > 0;
+    out.backward_s += s.sequence_parallel ? gather + beside(gather, col.wgrad_s)
+                                          : beside(all_reduce, col.wgrad_s);
+    if (regather) out.backward_s += beside(gather, col.dgrad_s);
+    if (s.tp > 1) out.backward_calls += s.sequence_parallel ? (regather ? 3.0 : 2.0) : 1.0;
+  }
   out.forward_calls = s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0;
   if (tr.lora_rank > 0 && s.tp > 1) {
     const double rank_bytes = 2.0 * shape.tokens * static_cast<double>(tr.lora_rank);
@@ -877,8 +906,8 @@ PassCommSplit TensorCommSplit(const LlmCluster& c, const LlmTraining& tr, const 
       out.backward_s += small_bwd + AllReduceSplit(act_bytes, g, c);
     }
     out.forward_calls += s.sequence_parallel ? 4.0 : 3.0;  // a pass's collectives
+    out.backward_calls += s.sequence_parallel ? 4.0 : 3.0;
   }
-  out.backward_calls = out.forward_calls;
   return out;
 }
 
@@ -985,14 +1014,23 @@ TrainedParametersSplit TrainedStageParametersSplit(const StageParameters& stage,
 // Data-parallel communication of one step over the data (and context)
 // parallel ranks, the experts' over dp x cp / ep (Rajbhandari et al. 2020,
 // sec. 7): without sharding an all-reduce of the gradients; sharded
-// (ZeRO-1/2, Megatron's distributed optimizer) a reduce-scatter of the
+// (ZeRO-1, Megatron's distributed optimizer) a reduce-scatter of the
 // gradients, each rank then updating its shard, and an all-gather of the
 // updated weights (16-bit, the FP8 weights alone with fp8_weights, LoRA's
-// 16-bit adapters); ZeRO-3 the reduce-scatter and the weights gathered for
-// every micro-batch's passes. Each collective half an all-reduce of its bytes
+// 16-bit adapters). Each collective half an all-reduce of its bytes
 // (GatherSplit).
+//
+// DDP and ZeRO-1 accumulate every micro-batch's gradients whole and reduce
+// them once, after the last (Megatron's main_grad buffers, DeepSpeed's
+// stage 1 at the accumulation boundary). ZeRO-2 and ZeRO-3 hold only their
+// shard of the gradients (LlmMemory's gradients), so they reduce-scatter
+// after every micro-batch's backward pass: DeepSpeed's stage 2
+// (stage_1_and_2.py, partition_gradients: the backward hooks reduce each
+// bucket as it fills) and stage 3 (stage3.py), PyTorch FSDP outside no_sync()
+// (its post-backward hook) and FSDP2. ZeRO-3 also gathers the 16-bit
+// weights forward and backward of every micro-batch.
 struct DataCommSplit {
-  double gradients_s = 0;  // the gradients' all-reduce or reduce-scatter
+  double gradients_s = 0;  // the gradients' all-reduce or reduce-scatters, every micro-batch's
   double weights_s = 0;    // ZeRO-1/2: the updated weights' all-gather
   double gathers_s = 0;    // ZeRO-3: every micro-batch's weight gathers
   double exposed_s = 0;    // what of them the step waits for
@@ -1011,8 +1049,12 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   const double grad_bytes = tr.gradient_bytes * trained.dense;
   const double expert_grad_bytes = tr.gradient_bytes * trained.experts;
   const double weight_bytes = tr.lora_rank > 0 ? 2.0 : GatheredWeightBytesSplit(tr);
+  // The reductions a step runs: one, or one per micro-batch with the
+  // gradients sharded.
+  const double reductions = s.zero >= 2 ? mb : 1.0;
   DataCommSplit out;
-  out.gradients_s = reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp);
+  out.gradients_s =
+      reductions * (reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp));
   if (s.zero == 1 || s.zero == 2) {
     out.weights_s = GatherSplit(weight_bytes * trained.dense, dp_group, c) +
                     GatherSplit(weight_bytes * trained.experts, expert_dp, c);
@@ -1029,11 +1071,17 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   // Buckets reduced as the last micro-batch's backward frees them: at least
   // the last bucket is exposed.
   const double bucket = reduce(std::min(grad_bytes, kGradientBucketBytesSplit), dp_group);
-  if (s.zero >= 3) {
-    // ZeRO-3's gathers and the gradient buckets hide behind every
-    // micro-batch's layers.
-    out.exposed_s = std::max(
-        bucket, out.gradients_s + out.gathers_s - mb * (stage_forward_s + stage_backward_s));
+  if (s.zero >= 2) {
+    // Every micro-batch's reduce-scatter behind its backward pass and the
+    // next micro-batch's forward; ZeRO-3's gathers behind every micro-batch's
+    // passes.
+    const double window = mb * stage_backward_s + (s.zero >= 3 ? mb : mb - 1.0) * stage_forward_s;
+    out.exposed_s = std::max(bucket, out.gradients_s + out.gathers_s - window);
+    if (out.weights_s > 0) {
+      const double first = GatherSplit(
+          std::min(weight_bytes * trained.dense, kGradientBucketBytesSplit), dp_group, c);
+      out.exposed_s += std::max(first, out.weights_s - stage_forward_s);
+    }
     return out;
   }
   // The gradient buckets behind the last micro-batch's backward pass; the
@@ -1127,7 +1175,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     if (!ctx.kinds_present[static_cast<size_t>(k)]) continue;
     const LayerShape& shape = lt.shapes[static_cast<size_t>(k)];
     const LayerTimes& times = lt.times[static_cast<size_t>(k)];
-    const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, act_bytes);
+    const PassCommSplit tp = TensorCommSplit(c, tr, s, shape, times, act_bytes);
     const PassCommSplit cp = ContextCommSplit(c, s, shape, times);
     PassCommSplit ep = ExpertCommSplit(c, s, shape, act_bytes);
     if (s.overlap_moe_comm && ep.forward_s + ep.backward_s > 0) {
@@ -1247,9 +1295,10 @@ LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64
     throw UsageError(fmt::format(
         "sequence length (--seq-len, seq_len) {}: give the tokens per sequence (>= 1)", seq_len));
   }
-  if (gradient_bytes != 2 && gradient_bytes != 4) {
+  if (gradient_bytes != 0 && gradient_bytes != 2 && gradient_bytes != 4) {
     throw UsageError(fmt::format(
-        "gradient bytes (--gradient-bytes) {}: expected 2 or 4 bytes per gradient element",
+        "gradient bytes (--gradient-bytes) {}: expected 2 or 4 bytes per gradient element (0: "
+        "Megatron's for the precision)",
         gradient_bytes));
   }
   if (lora_rank < 0) {
@@ -1260,7 +1309,9 @@ LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64
   t.format = ParseMatrixFormat(precision);
   t.lora_rank = lora_rank;
   t.flash_attention = flash_attention;
-  t.gradient_bytes = gradient_bytes;
+  // Megatron keeps FP32 main_grad under bf16 (arguments.py forces
+  // accumulate_allreduce_grads_in_fp32) and 16-bit gradients under fp16.
+  t.gradient_bytes = gradient_bytes != 0 ? gradient_bytes : precision == "fp16" ? 2.0 : 4.0;
   return t;
 }
 

@@ -94,7 +94,8 @@ void LlmStepRequest::Validate() const {
   }
   if (split.global_batch < 0) {
     throw UsageError(
-        fmt::format("global_batch {}: must be >= 0 (0: micro_batch x dp)", split.global_batch));
+        fmt::format("global_batch {}: must be >= 0 (0: micro_batch x dp, x pp when vp > 1)",
+                    split.global_batch));
   }
   CheckIntervalLevel(interval_level);
 }
@@ -109,7 +110,7 @@ LlmStepAnswer LlmStepRequest::Run() const {
   answer.training = training;
   LlmSplit s = split;
   s.dp = std::max(1, answer.cluster.devices / model_parallel);  // ValidateSplit refuses a remainder
-  if (s.global_batch == 0) s.global_batch = s.micro_batch * s.dp;
+  if (s.global_batch == 0) s.global_batch = s.micro_batch * s.dp * (s.vp > 1 ? s.pp : 1);
   if (first_stage_layers > 0 || last_stage_layers > 0 || embedding_as_layer || loss_as_layer) {
     if (!s.layout.empty())
       throw UsageError(

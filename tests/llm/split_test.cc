@@ -110,7 +110,8 @@ TEST(SplitStep, DropoutOffRemovesItsKernelsAndNote) {
 
 TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
   // One stage, tp = 1, dp = 8: the GPU holds every parameter P of the
-  // padded model. 16-bit weights 2P, 16-bit gradients 2P, Adam's FP32
+  // padded model. 16-bit weights 2P, FP32 gradients 4P (Megatron's
+  // main_grad, LlmTraining's default), Adam's FP32
   // master, m and v 12P (Rajbhandari et al. 2020); ZeRO-1 divides the 12P by
   // dp, ZeRO-2 the gradients too, ZeRO-3 the weights too (plus one layer gathered).
   const TransformerConfig m = GptShape(4, 1024, 16);
@@ -128,7 +129,7 @@ TEST(SplitMemory, WeightsGradientsAndOptimizerFollowZeroStages) {
   const double params = 4.0 * p.per_layer + 50304.0 * 1024 + 2048.0 * 1024 + 2.0 * 1024;
   LlmMemory z0 = LlmMemoryPerGpu(m, c, tr, s);
   EXPECT_NEAR(z0.weights, 2 * params, 1e-6);
-  EXPECT_NEAR(z0.gradients, 2 * params, 1e-6);
+  EXPECT_NEAR(z0.gradients, 4 * params, 1e-6);
   EXPECT_NEAR(z0.optimizer, 12 * params, 1e-6);
   s.zero = 1;
   EXPECT_NEAR(LlmMemoryPerGpu(m, c, tr, s).optimizer, z0.optimizer / 8, 1.0);
@@ -397,7 +398,11 @@ TEST(SplitLora, TensorParallelAdaptersMoveTheirOwnActivations) {
   //   gather(67,108,864) = 0.75 x 67108864 / 4.5e11 + 15e-6 = 1.268481e-4 s
   //   all-to-all(16,777,216) = 0.75 x 16777216 / 4.5e11 + 15e-6 = 4.296203e-5 s
   // forward 2.154655e-4 s, backward 2.306840e-4 s a layer; x 80 layers =
-  // 3.569196e-2 s.
+  // 3.569196e-2 s. The frozen base's own collectives wait in full (no
+  // weight-gradient product to hide its backward reduce-scatters behind,
+  // no input gathered again): 4 gathers forward, 2 gathers and 2
+  // reduce-scatters backward, 8 x 1.268481e-4 = 1.014785e-3 s a layer,
+  // 8.118278e-2 s for 80; 0.1168747 s in all.
   LoraSetup l = Llama70bLora("h100", 4, 4096);
   const TransformerConfig& m = l.model;
   const LlmCluster& c = l.cluster;
@@ -407,20 +412,15 @@ TEST(SplitLora, TensorParallelAdaptersMoveTheirOwnActivations) {
   ASSERT_EQ(c.intra.latency_s, 5e-6);
   s.tp = 4;
   s.sequence_parallel = true;
-  const double lora = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
-  tr.lora_rank = 0;
-  const double full = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
-  EXPECT_NEAR(lora - full, 3.569196e-2, 1e-7);
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.tensor_comm_s, 3.569196e-2 + 8.118278e-2, 2e-7);
   // Without sequence parallelism the output adapter gathers its result
   // forward and the QKV adapter all-reduces its input gradient backward:
   // forward 1.521845e-5 + 3.043691e-5 + 1.268481e-4 = 1.725035e-4, backward
   // 2 x 3.043691e-5 + (1.5 x 67108864 / 4.5e11 + 30e-6 = 2.536962e-4) =
-  // 3.145700e-4: 4.870735e-4 s a layer, 3.896588e-2 s for 80.
+  // 3.145700e-4: 4.870735e-4 s a layer, 3.896588e-2 s for 80. The base's two
+  // all-reduces each way, 4 x 2.536962e-4 a layer, add 8.118278e-2 s.
   s.sequence_parallel = false;
-  tr.lora_rank = 16;
-  const double lora_no_sp = ModelLlmStep(m, c, tr, s).parts.tensor_comm_s;
-  tr.lora_rank = 0;
-  EXPECT_NEAR(lora_no_sp - ModelLlmStep(m, c, tr, s).parts.tensor_comm_s, 3.896588e-2, 1e-7);
+  EXPECT_NEAR(ModelLlmStep(m, c, tr, s).parts.tensor_comm_s, 3.896588e-2 + 8.118278e-2, 2e-7);
   // One GPU a layer (four data-parallel replicas): nothing to exchange.
   s.tp = 1;
   s.dp = 4;
@@ -433,8 +433,9 @@ TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   // Llama-2-70B, LoRA rank 16 on the fused QKV (8192 -> 8192 + 2 x 1024)
   // and the output projection (8192 -> 8192), tp 1: per layer
   // 16 x (8192 + 10240) + 16 x (8192 + 8192) = 557,056 adapter parameters,
-  // 80 layers: 44,564,480. Gradients 2 bytes and Adam 12 bytes each; the
-  // frozen base keeps only its 16-bit weights.
+  // 80 layers: 44,564,480. Gradients 4 bytes (FP32, Megatron's main_grad,
+  // the default) and Adam 12 bytes each; the frozen base keeps only its
+  // 16-bit weights.
   LoraSetup l = Llama70bLora("h200", 8, 4096);
   const TransformerConfig& m = l.model;
   const LlmCluster& c = l.cluster;
@@ -444,7 +445,7 @@ TEST(SplitLora, AdaptersAloneCarryGradientsAndOptimizerState) {
   s.global_batch = 8;
   const double adapters = 10 * 557056.0;
   const LlmStep lora = ModelLlmStep(m, c, tr, s);
-  EXPECT_NEAR(lora.memory.gradients, 2 * adapters, 1e-6);
+  EXPECT_NEAR(lora.memory.gradients, 4 * adapters, 1e-6);
   EXPECT_NEAR(lora.memory.optimizer, 12 * adapters, 1e-6);
   // Without LoRA the same split trains every weight: its compute is larger
   // (the weight-gradient products come back).

@@ -62,13 +62,15 @@ def test_uneven_stages_and_expert_folding_reach_the_split():
     # loss counted as layers (128 slots, one a chunk): the layout the request
     # builds is the one the CLI's --embedding-as-layer --loss-as-layer builds,
     # every stage's memory is reported, and a layout given whole is the same.
+    # Global batch 256 over dp 16: 16 micro-batches, a multiple of pp as the
+    # interleaved schedule needs.
     step = fitspeed.llm_step("llama-3.1-405b", "h100", seq_len=8192, devices=2048, tp=8, pp=16,
-                             vp=8, embedding_as_layer=True, loss_as_layer=True)
+                             vp=8, global_batch=256, embedding_as_layer=True, loss_as_layer=True)
     split = step.to_dict()["split"]
     assert split["layout"].startswith("E|t|t|") and split["layout"].endswith("|t|L")
     assert len(step.to_dict()["memory"]["stage_totals"]) == 16
     again = fitspeed.llm_step("llama-3.1-405b", "h100", seq_len=8192, devices=2048, tp=8, pp=16,
-                              vp=8, pipeline_layout="E|(t|)*126L")
+                              vp=8, global_batch=256, pipeline_layout="E|(t|)*126L")
     assert again.to_dict()["step_time_s"] == step.to_dict()["step_time_s"]
     # Mixtral with its experts folded over the tp ranks (etp 1): etp reaches the split.
     moe = fitspeed.llm_step("mixtral-8x7b", "h100", seq_len=4096, devices=16, tp=2, ep=8, etp=1)

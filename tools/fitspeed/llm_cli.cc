@@ -81,11 +81,11 @@ void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gra
                    "Count the output and loss as one layer when dividing "
                    "(--account-for-loss-in-pipeline-split)");
   if (gradient_bytes) {
-    command
-        .add_option("--gradient-bytes", o.gradient_bytes,
-                    "Bytes per gradient element reduced and accumulated, 2 (16-bit, "
-                    "DeepSpeed's and DDP's default) or 4 (Megatron's FP32 main_grad)")
-        ->capture_default_str();
+    command.add_option(
+        "--gradient-bytes", o.gradient_bytes,
+        "Bytes per gradient element reduced and accumulated: 4 (Megatron's FP32 "
+        "main_grad, the default; 2 with --precision fp16, as Megatron keeps them) or 2 "
+        "(16-bit: DeepSpeed's and DDP's default, NeMo's grad_sync_dtype bf16)");
   }
 }
 

@@ -20,8 +20,8 @@ struct LlmTrainingCliOptions {
   bool lora_dropout = false;
   bool activation_fp8_store = false;
   bool no_flash = false;
-  std::string dropout;  // on|off; "": the model's
-  double gradient_bytes = 2;
+  std::string dropout;        // on|off; "": the model's
+  double gradient_bytes = 0;  // 0: Megatron's for the precision (MakeLlmTraining)
   // Mixture of experts and multi-token prediction (LlmTraining).
   double capacity_factor = 0;
   double moe_imbalance = 1;

@@ -333,9 +333,11 @@ const Row kRows[] = {
        c.add_option("--micro-batch", v.micro_batch,
                     "Sequences per micro-batch per data-parallel rank (default 1)")
            ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-       c.add_option("--global-batch", v.global_batch,
-                    "Sequences per optimizer step, a multiple of micro-batch x dp (dp = devices / "
-                    "(tp x pp x cp)); default micro-batch x dp")
+       c.add_option(
+            "--global-batch", v.global_batch,
+            "Sequences per optimizer step, a multiple of micro-batch x dp (dp = devices / "
+            "(tp x pp x cp)); default micro-batch x dp, x pp with --vp > 1 (Megatron's interleaved "
+            "schedule needs a multiple of pp micro-batches)")
            ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
        c.add_option("--zero", v.zero,
                     "ZeRO stage: 0 (DDP, default), 1 (optimizer state sharded over dp), 2 (+ "

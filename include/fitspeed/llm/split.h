@@ -136,6 +136,13 @@ struct LlmSplit {
   int ExpertTp() const { return etp > 0 ? etp : tp; }
   // The experts' data-parallel size: tp x cp x dp / (etp x ep).
   int ExpertDp() const { return tp * cp * dp / (ExpertTp() * ep); }
+  // Whether Megatron-Core runs this schedule: the interleaved one (vp > 1)
+  // takes the micro-batches in groups of microbatch_group_size_per_vp_stage,
+  // pp by default (model_parallel_config.py), and refuses fewer micro-batches
+  // than a group or a last group shorter than pp (schedules.py,
+  // forward_backward_pipelining_with_interleaving): the micro-batches must be
+  // a multiple of pp. Plain 1F1B (vp 1) runs any count.
+  bool ScheduleRuns() const { return vp <= 1 || Accumulation() % pp == 0; }
 };
 
 // The uneven stages people give Megatron, as a layout (LlmSplit::layout):
@@ -211,9 +218,12 @@ struct LlmTraining {
   // Multi-token prediction modules trained (Megatron's --mtp-num-layers);
   // -1: as the model's config gives them (TransformerConfig::mtp_layers).
   int64_t mtp_layers = -1;
-  // Bytes per parameter of the gradients reduced and accumulated: 2 (16-bit,
-  // DeepSpeed's and PyTorch DDP's default) or 4 (Megatron's FP32 main_grad).
-  double gradient_bytes = 2;
+  // Bytes per parameter of the gradients reduced and accumulated: 4
+  // (Megatron's FP32 main_grad, the default: its arguments.py turns on
+  // accumulate_allreduce_grads_in_fp32 for bf16, and Transformer Engine's FP8
+  // recipes train over bf16 weights) or 2 (16-bit: Megatron with fp16,
+  // DeepSpeed's and PyTorch DDP's default, NeMo's grad_sync_dtype bf16).
+  double gradient_bytes = 4;
   // A fixed per-GPU allowance for the CUDA context, the communication
   // library's buffers and the matrix library's workspace, and a share of the
   // total for allocator fragmentation (docs/llm.md says where both come from).
@@ -223,7 +233,8 @@ struct LlmTraining {
 
 // The training of a sequence length, a precision ("mixed", "bf16", "fp16",
 // "fp8", "int8", "fp4": ParseMatrixFormat), a LoRA rank (0: full training),
-// the attention kernels and the gradient bytes (2 or 4), the rest defaults.
+// the attention kernels and the gradient bytes (2 or 4; 0: Megatron's for
+// the precision, 2 for "fp16" and 4 otherwise), the rest defaults.
 // UsageError naming the value that breaks its rule (seq_len < 1, ...).
 LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
                             bool flash_attention, double gradient_bytes);

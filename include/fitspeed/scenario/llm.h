@@ -61,7 +61,8 @@ struct LlmStepRequest {
   LlmTraining training;
   // The split (fitspeed/llm/split.h). Its dp is not read: it is what the
   // devices leave, devices / (tp x pp x cp), which must divide exactly; its
-  // global_batch 0 (the default here) means micro_batch x dp.
+  // global_batch 0 (the default here) means micro_batch x dp, times pp when
+  // interleaved (vp > 1): the fewest micro-batches the schedule runs.
   LlmSplit split = DefaultSplit();
   // Uneven pipeline stages as Megatron's options give them, turned into
   // split.layout by PipelineLayoutOf (fitspeed/llm/split.h): the first and

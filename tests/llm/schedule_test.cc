@@ -1,0 +1,194 @@
+// The split model's schedule against the frameworks' code and hand
+// calculations: which interleaved pipelines Megatron-Core runs, when sharded
+// data parallelism reduces the gradients, and what of tensor parallelism's
+// backward collectives the step waits for.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fitspeed/core/error.h"
+#include "fitspeed/device/device.h"
+#include "fitspeed/llm/planner.h"
+#include "fitspeed/llm/split.h"
+#include "fitspeed/llm/transformer.h"
+#include "llm/layer_kernels.h"
+
+namespace fitspeed {
+namespace {
+
+TEST(InterleavedSchedule, MicroBatchesMustBeAMultipleOfThePipelineStages) {
+  // Megatron-Core's forward_backward_pipelining_with_interleaving takes the
+  // micro-batches in groups of microbatch_group_size_per_vp_stage (pp by
+  // default) and refuses fewer than a group or a last group shorter than pp.
+  // Llama-3-70B (80 layers) on 64 H100s, tp 4, pp 2, vp 8, dp 8: global batch
+  // 8 is one micro-batch per data-parallel rank, which it refuses; 16 is two,
+  // which it runs; plain 1F1B (vp 1) runs one.
+  const TransformerConfig m = LoadTransformer("llama-3-70b");
+  const Device h100 = LoadDevice("h100");
+  const LlmCluster c = MakeCluster(h100, 64);
+  LlmTraining tr;
+  tr.seq_len = 4096;
+  LlmSplit s;
+  s.tp = 4;
+  s.pp = 2;
+  s.vp = 8;
+  s.dp = 8;
+  s.global_batch = 8;
+  EXPECT_FALSE(s.ScheduleRuns());
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.global_batch = 16;
+  EXPECT_TRUE(s.ScheduleRuns());
+  EXPECT_NO_THROW(ModelLlmStep(m, c, tr, s));
+  s.global_batch = 24;  // 3 micro-batches on pp 2: a last group of one
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.global_batch = 8;
+  s.vp = 1;
+  EXPECT_NO_THROW(ModelLlmStep(m, c, tr, s));
+
+  // The planner ranks none of the schedules Megatron refuses.
+  LlmPlanOptions o;
+  o.global_batch = 8;
+  o.training = tr;
+  o.top = 1000;
+  const LlmPlan plan = PlanLlm(m, c, o);
+  ASSERT_FALSE(plan.ranked.empty());
+  int interleaved = 0;
+  for (const auto* list : {&plan.ranked, &plan.not_fitting}) {
+    for (const LlmStep& step : *list) {
+      EXPECT_TRUE(step.split.ScheduleRuns())
+          << "tp " << step.split.tp << " pp " << step.split.pp << " vp " << step.split.vp
+          << " micro-batches " << step.accumulation;
+      if (step.split.vp > 1) ++interleaved;
+    }
+  }
+  EXPECT_GT(interleaved, 0);  // interleaving is still searched where it runs
+}
+
+// A 4-layer GPT (hidden 1024, 16 heads, 50,257 words, learned positions) on
+// the 8 H100s of one NVLink domain, dp 8, 4 micro-batches of one sequence of
+// 1,024 tokens each, FP8, nothing overlapped.
+struct ShardedSetup {
+  TransformerConfig model = LoadTransformer(
+      "transformer:layers=4,hidden=1024,heads=16,ffn=4096,vocab=50257,positions=learned,"
+      "max_positions=2048,norm=layer,gated=0,bias=1");
+  Device device = LoadDevice("h100");
+  LlmCluster cluster = MakeCluster(device, 8);
+  LlmTraining training;
+  LlmSplit split;
+  ShardedSetup() {
+    training.seq_len = 1024;
+    training.format = MatrixFormat::kFp8;
+    training.gradient_bytes = 4;
+    split.dp = 8;
+    split.micro_batch = 1;
+    split.global_batch = 32;
+    split.overlap_grad_reduce = false;
+  }
+  double DataComm(int zero) {
+    split.zero = zero;
+    return ModelLlmStep(model, cluster, training, split).parts.data_comm_s;
+  }
+};
+
+TEST(ShardedDataParallel, ZeroTwoAndThreeReduceScatterEveryMicroBatch) {
+  // P, the stage's parameters: 4 layers x 12,596,224 + the padded vocabulary
+  // (50,304 rows) x 1024 + 2,048 positions x 1024 + the final norm's 2,048.
+  // A ring over n = 8: 2 (n-1)/n x bytes / B + 2 (n-1) a (Patarasuk & Yuan);
+  // a reduce-scatter or an all-gather half of it.
+  ShardedSetup t;
+  const double P = 4.0 * 12596224 + 50304.0 * 1024 + 2048.0 * 1024 + 2048;
+  const double n = 8, B = t.cluster.intra.bandwidth_bytes_per_s, a = t.cluster.intra.latency_s;
+  auto half_ring = [&](double bytes) { return (n - 1) / n * bytes / B + (n - 1) * a; };
+  // ZeRO-1 (Megatron's distributed optimizer): the FP32 gradients
+  // accumulated whole, reduce-scattered once; the 16-bit weights gathered once.
+  EXPECT_NEAR(t.DataComm(1), half_ring(4 * P) + half_ring(2 * P), 1e-12);
+  // ZeRO-2 holds only its gradient shard: a reduce-scatter after each of the
+  // 4 micro-batches (DeepSpeed's stage 2 hooks), the weights gathered once.
+  EXPECT_NEAR(t.DataComm(2), 4 * half_ring(4 * P) + half_ring(2 * P), 1e-12);
+  // ZeRO-3: the same reduce-scatters, and the 16-bit weights gathered for
+  // each micro-batch's forward and backward pass (8 gathers), none after.
+  EXPECT_NEAR(t.DataComm(3), 4 * half_ring(4 * P) + 8 * half_ring(2 * P), 1e-12);
+  // One micro-batch: ZeRO-2 reduces as often as ZeRO-1.
+  t.split.global_batch = 8;
+  EXPECT_NEAR(t.DataComm(2), t.DataComm(1), 1e-12);
+}
+
+TEST(ShardedDataParallel, OverlappedReductionsHideBehindEveryMicroBatch) {
+  // With overlap, ZeRO-2's reduce-scatters run behind each micro-batch's
+  // backward pass and the next one's forward: never more exposed than
+  // without overlap, never less than one bucket.
+  ShardedSetup t;
+  const double exposed = t.DataComm(2);
+  t.split.overlap_grad_reduce = true;
+  const double overlapped = t.DataComm(2);
+  EXPECT_LT(overlapped, exposed);
+  EXPECT_GT(overlapped, 0.0);
+}
+
+// Two layers of hidden 8192 (64 heads of 128, SwiGLU 28,672: Llama-2-70B's
+// shape without its grouped keys) on 8 H100s at tp 2, one micro-batch of
+// 4,096 tokens, 16-bit.
+struct TensorSetup {
+  TransformerConfig model = LoadTransformer(
+      "transformer:layers=2,hidden=8192,heads=64,ffn=28672,vocab=32000,norm=rms,gated=1");
+  Device device = LoadDevice("h100");
+  LlmCluster cluster = MakeCluster(device, 8);
+  LlmTraining training;
+  LlmSplit split;
+  TensorSetup() {
+    training.seq_len = 4096;
+    split.tp = 2;
+    split.dp = 4;
+    split.global_batch = 4;
+    split.micro_batch = 1;
+  }
+};
+
+TEST(TensorParallelBackward, InputGradientReductionHidesBehindTheWeightGradient) {
+  // Megatron's backward all-reduces the column-parallel projections' input
+  // gradients while their weight gradients are computed. Here that product
+  // (QKV: 2 x 4096 x 8192 x 12288 FLOPs = 0.82 TFLOP, about 1 ms on an
+  // H100) is far longer than the all-reduce of 2 x 4096 x 8192 bytes over
+  // 2 GPUs on NVLink (2 (n-1)/n x 67 MB / 450 GB/s = 0.15 ms), so the
+  // backward waits for none of it: a layer's tensor-parallel time is its two
+  // forward all-reduces.
+  TensorSetup t;
+  const double bytes = 2.0 * 4096 * 8192;
+  const double B = t.cluster.intra.bandwidth_bytes_per_s, a = t.cluster.intra.latency_s;
+  const double all_reduce = bytes / B + 2 * a;  // n = 2: 2 (n-1)/n = 1
+  const LlmStep plain = ModelLlmStep(t.model, t.cluster, t.training, t.split);
+  EXPECT_NEAR(plain.parts.tensor_comm_s, 2 * 2 * all_reduce, 1e-12);
+  // Sequence parallel: forward, an all-gather before each input projection
+  // and a reduce-scatter after each output one (4 x half the all-reduce);
+  // backward, the output projections' gradients gathered (waited for, 2),
+  // their inputs gathered again beside the input-gradient products and the
+  // input gradients reduce-scattered beside the weight-gradient products
+  // (both hidden here).
+  t.split.sequence_parallel = true;
+  const LlmStep sp = ModelLlmStep(t.model, t.cluster, t.training, t.split);
+  EXPECT_NEAR(sp.parts.tensor_comm_s, 2 * (4 + 2) * (all_reduce / 2), 1e-12);
+}
+
+TEST(TensorParallelBackward, FrozenWeightsHaveNoWeightGradientToHideBehind) {
+  // LoRA's frozen base (Megatron's LinearWithFrozenWeight) computes no weight
+  // gradient: the column-parallel projections' backward has its input
+  // gradient's product alone, so TensorCommSplit finds nothing to hide their
+  // reduction behind and gathers no input again.
+  TensorSetup t;
+  t.training.lora_rank = 16;
+  const LayerShape shape = MakeLayerShape(t.model, 4096, 1, 2, 1);
+  const LayerTimes lt = TimeLayer(shape, MakeKernelTimer(t.device, MatrixFormat::k16, {}),
+                                  t.training, /*sequence_parallel=*/false);
+  EXPECT_EQ(lt.column[0].wgrad_s, 0.0);
+  EXPECT_EQ(lt.column[1].wgrad_s, 0.0);
+  EXPECT_GT(lt.column[0].dgrad_s, 0.0);
+  // Trained weights: both backward products of both projections.
+  t.training.lora_rank = 0;
+  const LayerTimes trained =
+      TimeLayer(shape, MakeKernelTimer(t.device, MatrixFormat::k16, {}), t.training, false);
+  EXPECT_GT(trained.column[0].wgrad_s, 0.0);
+  EXPECT_GT(trained.column[1].wgrad_s, 0.0);
+}
+
+}  // namespace
+}  // namespace fitspeed
