@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "core/input_file.h"
 #include "core/json_text.h"
@@ -478,6 +479,44 @@ void ReadIdentity(const Reader& r, const json& doc, const Path& root, Device& d)
   }
 }
 
+// "achievable_matmul" (Device::achievable16, achievable_fp8), optional; after
+// the peaks, which bound it.
+void ReadAchievableMatmul(const Reader& r, const json& doc, const Path& root, Device& d) {
+  if (!doc.contains("achievable_matmul")) return;
+  const Path p = Reader::Sub(root, "achievable_matmul");
+  const json& v = doc.at("achievable_matmul");
+  r.Object(v, p, {"bf16", "fp8", "source"});
+  for (const auto& [key, out, peak] : {std::tuple{"bf16", &d.achievable16, d.tensor16_flops_per_s},
+                                       std::tuple{"fp8", &d.achievable_fp8, d.fp8_flops_per_s}}) {
+    if (!v.contains(key)) continue;
+    const Path q = Reader::Sub(p, key);
+    const json& e = v.at(key);
+    r.Object(e, q, {"flops_per_s", "shape"});
+    const json& f = r.Required(e, q, "flops_per_s");
+    if (!f.is_number())
+      r.Fail(Reader::Sub(q, "flops_per_s"),
+             fmt::format("expected a number, got {}", Reader::Excerpt(f)));
+    out->flops_per_s = f.get<double>();
+    if (!(out->flops_per_s > 0) || !(out->flops_per_s <= peak))
+      r.Fail(Reader::Sub(q, "flops_per_s"),
+             fmt::format("{} must be > 0 and at most the device's {} peak {}", out->flops_per_s,
+                         key, peak));
+    const json& shape = e.contains("shape") ? e.at("shape") : json();
+    if (!shape.is_array() || shape.size() != 3)
+      r.Fail(Reader::Sub(q, "shape"), "expected [m, n, k]");
+    for (int i = 0; i < 3; ++i) {
+      const json& x = shape.at(static_cast<size_t>(i));
+      if (!x.is_number() || !(x.get<double>() >= 1))
+        r.Fail(Reader::Index(Reader::Sub(q, "shape"), i), "expected a dimension >= 1");
+    }
+    out->m = shape.at(0).get<double>();
+    out->n = shape.at(1).get<double>();
+    out->k = shape.at(2).get<double>();
+  }
+  d.achievable_source = r.String(v, p, "source");
+  if (d.achievable_source.empty()) r.Fail(Reader::Sub(p, "source"), "must not be empty");
+}
+
 using ordered_json = nlohmann::ordered_json;
 
 // Writes what ReadIdentity reads into `doc`, each only when set.
@@ -506,6 +545,16 @@ void WriteIdentity(const Device& d, ordered_json& doc) {
   if (d.class_interval) doc["class_interval"] = true;
   if (!d.block_scaled_formats.empty())
     doc["block_scaled"] = {{"formats", d.block_scaled_formats}, {"source", d.block_scaled_source}};
+  if (!d.achievable_source.empty()) {
+    ordered_json a = ordered_json::object();
+    for (const auto& [key, x] :
+         {std::pair{"bf16", &d.achievable16}, std::pair{"fp8", &d.achievable_fp8}}) {
+      if (x->flops_per_s > 0)
+        a[key] = {{"flops_per_s", x->flops_per_s}, {"shape", {x->m, x->n, x->k}}};
+    }
+    a["source"] = d.achievable_source;
+    doc["achievable_matmul"] = a;
+  }
 }
 
 // A number JSON can hold: NaN (not estimated) becomes null.
@@ -734,6 +783,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
             "curves_from",
             "class_interval",
             "block_scaled",
+            "achievable_matmul",
             "cores",
             "peak_flops_per_s",
             "fp32_matrix_on_tensor16",
@@ -868,6 +918,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {
     r.Fail(Reader::Sub(root, "links"), "a device with cores > 1 needs a link that connects cores");
   }
+  ReadAchievableMatmul(r, doc, root, d);
   if (doc.contains("calibration")) ReadCalibration(r, doc.at("calibration"), d);
   return d;
 }

@@ -80,6 +80,7 @@ double KernelTimer::Gemm(double m, double n, double k, double batch) const {
   double eff = matrix->At(flops * curve_size * matrix_size_scale);
   if (matrix->half_dim > 0) eff *= matrix->ShapeFactor(m, n, k);
   eff = std::min(eff, 1.0);
+  if (ceiling > 0) eff = std::min(eff, ceiling / peak);
   // The roofline: no faster than moving its operands (1 byte each in the
   // 8-bit formats, 2 in 16 bits) and its 16-bit result at the memory curve.
   const double in_bytes = fp8_casts ? operand_bytes : 2.0;
@@ -94,8 +95,9 @@ double KernelTimer::Gemm16(double m, double n, double k, double batch) const {
   if (flops <= 0) return 0;
   double eff = matrix16->At(flops * matrix_size_scale);
   if (matrix16->half_dim > 0) eff *= matrix16->ShapeFactor(m, n, k);
-  return std::max(flops / (peak16 * std::min(eff, 1.0)),
-                  MemoryTime(2.0 * (m * k + k * n + m * n) * batch));
+  eff = std::min(eff, 1.0);
+  if (ceiling16 > 0) eff = std::min(eff, ceiling16 / peak16);
+  return std::max(flops / (peak16 * eff), MemoryTime(2.0 * (m * k + k * n + m * n) * batch));
 }
 
 double KernelTimer::Attention(double flops, bool backward, double m, double n, double k) const {
@@ -105,7 +107,10 @@ double KernelTimer::Attention(double flops, bool backward, double m, double n, d
   // The tensor curve standing in for a missing attention curve keeps its
   // shape term (the attention curves have none).
   if (curve.half_dim > 0) eff *= curve.ShapeFactor(m, n, k);
-  return flops / (peak16 * std::min(eff, 1.0));
+  eff = std::min(eff, 1.0);
+  // No faster than the device's best measured 16-bit product.
+  if (ceiling16 > 0) eff = std::min(eff, ceiling16 / peak16);
+  return flops / (peak16 * eff);
 }
 
 double KernelTimer::MemoryTime(double bytes) const {
@@ -176,6 +181,10 @@ KernelTimer MakeKernelTimer(const Device& d, MatrixFormat format, const LlmCalib
   }
   t.matrix16 = tensor16 ? &d.TensorEfficiency() : &d.compute_efficiency;
   t.peak16 = peak16;
+  // The measured ceilings: the 16-bit one for 16-bit products and attention,
+  // the FP8 one for the FP8 recipes (none published for INT8 and FP4).
+  t.ceiling16 = tensor16 ? d.achievable16.flops_per_s : 0.0;
+  t.ceiling = format == MatrixFormat::k16 ? t.ceiling16 : fp8 ? d.achievable_fp8.flops_per_s : 0.0;
   t.attention_forward = tensor16 ? &d.AttentionEfficiency(false) : &d.compute_efficiency;
   t.attention_backward = tensor16 ? &d.AttentionEfficiency(true) : &d.compute_efficiency;
   t.matrix_size_scale = cal.matrix_size_scale;

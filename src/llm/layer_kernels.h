@@ -89,6 +89,11 @@ struct KernelTimer {
   double peak16 = 0;
   const EfficiencyCurve* attention_forward = nullptr;
   const EfficiencyCurve* attention_backward = nullptr;
+  // The device's measured achievable matmul rates (Device::achievable16,
+  // achievable_fp8), FLOP/s: no product of the format runs faster than
+  // `ceiling`, no 16-bit product or attention kernel faster than
+  // `ceiling16`; 0: none published (the curve alone).
+  double ceiling = 0, ceiling16 = 0;
 
   // `batch` products of m x n (reduction k) in one kernel.
   double Gemm(double m, double n, double k, double batch = 1) const;

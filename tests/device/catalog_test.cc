@@ -234,7 +234,9 @@ TEST(Issue30DeviceJson, BadLowPrecisionPeaksNameFileLineAndField) {
   EXPECT_THAT(message, HasSubstr("missing"));
 
   // A precision the schema does not know is a typo, not a new field.
-  const std::string fp6 = ReplaceCatalog(h100, "\"fp8\": {", "\"fp6\": {");
+  // (The peak's "fp8", not achievable_matmul's, which comes first.)
+  const std::string fp6 =
+      ReplaceCatalog(h100, "\"fp8\": {\n      \"value\"", "\"fp6\": {\n      \"value\"");
   message = ParseErrorCatalog(fp6, "my-h100.json");
   EXPECT_THAT(message, HasSubstr("peak_flops_per_s.fp6"));
   EXPECT_THAT(message, HasSubstr("unknown key"));

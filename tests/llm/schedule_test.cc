@@ -190,5 +190,66 @@ TEST(TensorParallelBackward, FrozenWeightsHaveNoWeightGradientToHideBehind) {
   EXPECT_GT(trained.column[1].wgrad_s, 0.0);
 }
 
+// The rate KernelTimer gives one product of m x n x k in `format` on the
+// device, FLOP/s, with no calibration.
+double ModeledRate(const Device& d, MatrixFormat format, double m, double n, double k) {
+  const KernelTimer t = MakeKernelTimer(d, format, LlmCalibration{});
+  return 2.0 * m * n * k / t.Gemm(m, n, k);
+}
+
+TEST(AchievableMatmul, NoModeledProductIsFasterThanTheDevicesMeasuredBest) {
+  // Every catalog device with a published maximum achievable matmul rate
+  // (its file's "achievable_matmul": mamf-finder's best over shapes): the
+  // LLM step times no product faster, at that shape or a larger one, in
+  // 16 bits or FP8.
+  int devices = 0;
+  for (const std::string& name : CatalogDeviceNames()) {
+    const Device d = LoadDevice(name);
+    for (const auto& [format, a] : {std::pair{MatrixFormat::k16, d.achievable16},
+                                    std::pair{MatrixFormat::kFp8, d.achievable_fp8}}) {
+      if (a.flops_per_s <= 0) continue;
+      ++devices;
+      for (double scale : {1.0, 2.0, 4.0}) {
+        EXPECT_LE(ModeledRate(d, format, a.m * scale, a.n * scale, a.k * scale),
+                  a.flops_per_s * (1 + 1e-12))
+            << name << " " << MatrixFormatName(format) << " at x" << scale;
+      }
+    }
+  }
+  EXPECT_GE(devices, 20);  // 13 devices' 16-bit rows, 7 FP8 rows
+}
+
+TEST(AchievableMatmul, MeasuredCeilingBindsWhereTheCarriedCurveIsAboveIt) {
+  // The MI300X carries the V100's tensor curve at 69.4% of its 1,307.4
+  // TFLOPS (907 TFLOPS) while mamf-finder measured at most 781.9 TFLOPS at
+  // 4096 x 10240 x 4864: a product that large runs at the measured rate
+  // (within 0.1%: the curve's own shape term is just under it there), and
+  // one of 4x each dimension exactly at it. The A100's curve (81.7% of 312 =
+  // 254.8 TFLOPS) stays below its 271.2 and is left alone.
+  const Device mi300x = LoadDevice("mi300x");
+  EXPECT_NEAR(ModeledRate(mi300x, MatrixFormat::k16, 4096, 10240, 4864), 781.9e12, 0.8e12);
+  EXPECT_NEAR(ModeledRate(mi300x, MatrixFormat::k16, 16384, 40960, 19456), 781.9e12, 1e9);
+  Device uncapped = mi300x;
+  uncapped.achievable16 = {};
+  EXPECT_GT(ModeledRate(uncapped, MatrixFormat::k16, 16384, 40960, 19456), 850e12);
+  const Device a100 = LoadDevice("a100");
+  EXPECT_LT(ModeledRate(a100, MatrixFormat::k16, 16384, 40960, 20480), 271.2e12);
+}
+
+TEST(AchievableMatmul, DeviceFileRefusesARateAboveThePeak) {
+  std::string text = CatalogDeviceJson("mi300x");
+  const std::string from = "\"flops_per_s\": 781900000000000.0";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "\"flops_per_s\": 2e15");
+  try {
+    ParseDeviceJson(text, "mi300x.json");
+    ADD_FAILURE() << "accepted a rate above the 16-bit peak";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("achievable_matmul.bf16.flops_per_s"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fitspeed

@@ -144,6 +144,18 @@ struct Device {
   // {"formats": ["mxfp8", "nvfp4"], "source": "..."}.
   std::vector<std::string> block_scaled_formats;
   std::string block_scaled_source;
+  // The highest matrix-product rate measured on the device, FLOP/s, dense
+  // (the maximum achievable matmul FLOPS of a brute-force search over shapes,
+  // one method across devices), 16-bit and FP8, with the shape that reached
+  // it and the source; 0: none published. The LLM step never times a product
+  // faster (KernelTimer). JSON: "achievable_matmul": {"bf16": {"flops_per_s":
+  // F, "shape": [m, n, k]}, "fp8": {...}, "source": "..."}.
+  struct AchievableMatmul {
+    double flops_per_s = 0;
+    double m = 0, n = 0, k = 0;
+  };
+  AchievableMatmul achievable16, achievable_fp8;
+  std::string achievable_source;
 
   // Data-parallel cores sharing the device (TPU v2-8: 8); peaks, bandwidth and
   // capacity below are of the whole device, split evenly between the cores.
