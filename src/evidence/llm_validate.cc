@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -166,9 +167,10 @@ LlmValidation ValidateLlmOnVtrain(const std::vector<LlmCase>& cases, const Devic
       r.c = cases[i];
       r.predicted_s = ModelLlmStep(s.model, s.cluster, s.training, s.split, cal).step_s;
       r.error = r.predicted_s / measured[i] - 1.0;
+      // ln(measured / predicted throughput) = ln(predicted / measured step time).
       v.table.held_out.push_back({fmt::format("vtrain/{}-gpu fold", g),
                                   fmt::format("{}:{}", cases[i].source, cases[i].line),
-                                  std::log(measured[i] / r.predicted_s)});
+                                  std::log(r.predicted_s / measured[i])});
     }
   }
   std::vector<double> abs_err;
@@ -484,6 +486,63 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
       "with evaluation in the time); over every modeled run: {:.1f}%\n",
       v.publishers.size(), 100 * v.publisher_median, 100 * v.publisher_median_no_eval,
       100 * v.run_median);
+}
+
+std::string LlmFrameworkFamily(const LlmCase& c) {
+  std::string f = c.framework + " " + c.system;
+  std::transform(f.begin(), f.end(), f.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (c.benchmark == "vtrain-gpt") return "megatron-deepspeed";
+  if (f.find("maxtext") != std::string::npos || f.find("pax") != std::string::npos) return "jax";
+  if (f.find("deepspeed") != std::string::npos) return "deepspeed";
+  if (c.device == "gaudi2" || c.device == "gaudi3") return "habana";
+  return "nemo";
+}
+
+std::vector<LlmCalibrationTable::DevelopmentError> LlmDevelopmentErrors(
+    const LlmValidation& vtrain, const LlmMlperfValidation& mlperf) {
+  std::vector<LlmCalibrationTable::DevelopmentError> out;
+  for (const LlmValidation::Row& r : vtrain.rows) {
+    // error = predicted / measured step time - 1: ln(measured / predicted
+    // throughput) = ln(1 + error).
+    out.push_back({{r.c.publisher, fmt::format("{}:{}", r.c.source, r.c.line), std::log1p(r.error)},
+                   r.c.device,
+                   LlmFrameworkFamily(r.c)});
+  }
+  for (const LlmMlperfValidation::Row& r : mlperf.rows) {
+    if (!r.modeled || r.c.includes_eval) continue;
+    // error = predicted / measured throughput - 1.
+    out.push_back(
+        {{r.c.publisher, fmt::format("{}:{}", r.c.source, r.c.line), -std::log1p(r.error)},
+         r.c.device,
+         LlmFrameworkFamily(r.c)});
+  }
+  return out;
+}
+
+void WriteLlmLeaveOutCoverage(std::ostream& out,
+                              const std::vector<LlmCalibrationTable::DevelopmentError>& development,
+                              double level) {
+  out << fmt::format(
+      "{:.0f}% intervals for a setup unlike the development rows: each value's rows checked "
+      "against the interval of the other values' rows (publishers weighted equally):\n",
+      100 * level);
+  out << "left out     values  rows  publishers  widened  held   median interval\n";
+  for (const auto& [key, name] : {std::pair{LlmLeaveOut::kAccelerator, "accelerator"},
+                                  std::pair{LlmLeaveOut::kFramework, "framework"},
+                                  std::pair{LlmLeaveOut::kPublisher, "publisher"}}) {
+    const double widen = LlmLeaveOutWidening(development, key, level);
+    for (double w : {1.0, widen}) {
+      const LlmLeaveOutCoverage c = LlmLeaveOutCoverageOf(development, key, level, w);
+      out << fmt::format("{:<11} {:>7} {:>5} {:>11}    x{:.2f} {:>5.0f}%   x[{:.2f}, {:.2f}]\n",
+                         name, c.values, c.rows, c.publishers, w, 100 * c.coverage, c.median_low,
+                         c.median_high);
+      if (widen == 1.0) break;
+    }
+  }
+  out << "(widened: the smallest stretch about the median whose left-out intervals hold the level "
+         "on these rows; the accelerator's is what `sweep llm` and `plan llm` apply to a device "
+         "other than the calibration's)\n";
 }
 
 }  // namespace fitspeed

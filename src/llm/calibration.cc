@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,26 @@ LlmCalibrationTable ParseLlmCalibrationJson(const std::string& text, const std::
   t.calibration.source = c["source"];
   if (!doc.contains("held_out")) throw DataError(source, 0, "held_out", "missing");
   t.held_out = ModelErrorsFromJson(doc["held_out"], source, "held_out");
+  if (doc.contains("development")) {
+    const nlohmann::json& d = doc["development"];
+    if (!d.is_array()) throw DataError(source, 0, "development", "expected an array");
+    const std::vector<ModelError> errors = ModelErrorsFromJson(d, source, "development");
+    for (size_t i = 0; i < d.size(); ++i) {
+      const nlohmann::json& row = d[i];
+      const std::string where = fmt::format("development[{}]", i);
+      for (const char* key : {"device", "framework"}) {
+        if (!row.contains(key) || !row[key].is_string() || row[key].get<std::string>().empty())
+          throw DataError(source, 0, where + "." + key, "expected a name");
+      }
+      t.development.push_back({errors[i], row["device"], row["framework"]});
+    }
+  }
+  if (doc.contains("accelerator_widening")) {
+    const nlohmann::json& w = doc["accelerator_widening"];
+    if (!w.is_number() || !(w.get<double>() >= 1) || !std::isfinite(w.get<double>()))
+      throw DataError(source, 0, "accelerator_widening", "expected a number >= 1");
+    t.accelerator_widening = w.get<double>();
+  }
   return t;
 }
 
@@ -75,6 +97,17 @@ std::string LlmCalibrationToJson(const LlmCalibrationTable& t) {
                         {"step_overhead_s", t.calibration.step_overhead_s},
                         {"source", t.calibration.source}};
   doc["held_out"] = ModelErrorsToJson<nlohmann::ordered_json>(t.held_out);
+  if (!t.development.empty()) {
+    std::vector<ModelError> errors;
+    for (const auto& d : t.development) errors.push_back(d.error);
+    nlohmann::ordered_json rows = ModelErrorsToJson<nlohmann::ordered_json>(errors);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i]["device"] = t.development[i].device;
+      rows[i]["framework"] = t.development[i].framework;
+    }
+    doc["development"] = rows;
+    doc["accelerator_widening"] = t.accelerator_widening;
+  }
   return doc.dump(1) + "\n";
 }
 
@@ -107,6 +140,93 @@ LlmCalibration LlmCalibrationFor(const Device& device) {
   return c;
 }
 
+namespace {
+
+const std::string& KeyOfLlmRow(const LlmCalibrationTable::DevelopmentError& d, LlmLeaveOut key) {
+  return key == LlmLeaveOut::kAccelerator ? d.device
+         : key == LlmLeaveOut::kFramework ? d.framework
+                                          : d.error.source;
+}
+
+const char* LlmLeaveOutName(LlmLeaveOut key) {
+  return key == LlmLeaveOut::kAccelerator ? "accelerator"
+         : key == LlmLeaveOut::kFramework ? "framework"
+                                          : "publisher";
+}
+
+}  // namespace
+
+PredictionInterval LlmLeaveOutInterval(
+    const std::vector<LlmCalibrationTable::DevelopmentError>& development, LlmLeaveOut key,
+    const std::string& left_out, double level, double widen) {
+  std::vector<ModelError> errors;
+  std::set<std::string> others;
+  for (const auto& d : development) {
+    if (KeyOfLlmRow(d, key) == left_out) continue;
+    errors.push_back(d.error);
+    others.insert(KeyOfLlmRow(d, key));
+  }
+  PredictionInterval in = EmpiricalInterval(
+      errors, level,
+      fmt::format("llm, {} {} left out: the split model's development rows (vTrain's A100 folds, "
+                  "MLPerf Training v3.0-v4.1) on {} other {}s, publishers weighted equally",
+                  LlmLeaveOutName(key), left_out, others.size(), LlmLeaveOutName(key)),
+      2);
+  if (in.available && widen != 1) {
+    const double m = in.median_log_ratio;
+    in.low_factor = std::exp(m - widen * (m - std::log(in.low_factor)));
+    in.high_factor = std::exp(m + widen * (std::log(in.high_factor) - m));
+    in.basis += fmt::format(", widened x{:.2f} about its median", widen);
+  }
+  return in;
+}
+
+LlmLeaveOutCoverage LlmLeaveOutCoverageOf(
+    const std::vector<LlmCalibrationTable::DevelopmentError>& development, LlmLeaveOut key,
+    double level, double widen) {
+  std::set<std::string> values;
+  for (const auto& d : development) values.insert(KeyOfLlmRow(d, key));
+  PublisherCoverageTally tally;
+  std::vector<double> lows, highs;
+  std::set<std::string> publishers;
+  LlmLeaveOutCoverage out;
+  for (const std::string& v : values) {
+    const PredictionInterval in = LlmLeaveOutInterval(development, key, v, level, widen);
+    if (!in.available) continue;
+    ++out.values;
+    lows.push_back(in.low_factor);
+    highs.push_back(in.high_factor);
+    for (const auto& d : development) {
+      if (KeyOfLlmRow(d, key) != v) continue;
+      const double ratio = std::exp(d.error.log_ratio);  // measured / predicted
+      tally.Add(d.error.source, ratio >= in.low_factor && ratio <= in.high_factor);
+      publishers.insert(d.error.source);
+      ++out.rows;
+    }
+  }
+  out.coverage = tally.Coverage();
+  out.publishers = static_cast<int>(publishers.size());
+  const auto median = [](std::vector<double> x) {
+    if (x.empty()) return std::nan("");
+    std::sort(x.begin(), x.end());
+    const size_t n = x.size();
+    return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+  };
+  out.median_low = median(lows);
+  out.median_high = median(highs);
+  return out;
+}
+
+double LlmLeaveOutWidening(const std::vector<LlmCalibrationTable::DevelopmentError>& development,
+                           LlmLeaveOut key, double level) {
+  for (int i = 0; i <= 140; ++i) {
+    const double widen = 1.0 + 0.05 * i;
+    const double held = LlmLeaveOutCoverageOf(development, key, level, widen).coverage;
+    if (held >= level - 1e-12) return widen;
+  }
+  return 8.0;
+}
+
 PredictionInterval LlmInterval(const Device& device, double level) {
   const LlmCalibrationTable& t = BuiltinLlmCalibration();
   // vTrain's rows are one publisher's; the errors' sources are its
@@ -118,6 +238,14 @@ PredictionInterval LlmInterval(const Device& device, double level) {
           ": vTrain's rows, one publisher, predicted by folds that left their GPU count out",
       2);
   if (device.name == t.device || !own.available) return own;
+  if (!t.development.empty()) {
+    // How far off the split model was on accelerators other than this one
+    // (its own rows, if any, left out), widened as the rows' leave-one-
+    // accelerator-out says a new accelerator needs.
+    const PredictionInterval left_out = LlmLeaveOutInterval(
+        t.development, LlmLeaveOut::kAccelerator, device.name, level, t.accelerator_widening);
+    if (left_out.available) own = left_out;
+  }
   // Another device: the held-out spread combined in quadrature, per side in
   // log space, with the catalog interval of the device's class (what the
   // step model is known to miss on a device of that kind), around the held-out bias.
@@ -136,8 +264,8 @@ PredictionInterval LlmInterval(const Device& device, double level) {
   PredictionInterval out = own;
   out.low_factor = std::exp(m - std::hypot(lo_own, lo_dev));
   out.high_factor = std::exp(m + std::hypot(hi_own, hi_dev));
-  out.basis = own.basis + " widened by " + device_side.basis + " (" + device.name +
-              ": no LLM step measured on it)";
+  out.basis = own.basis + "; combined with " + device_side.basis + " (what the catalog's " +
+              "kernels are known to miss on a device of " + device.name + "'s class)";
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,16 @@ TEST(LlmValidate, VtrainHeldOutErrorAndRankingMeetTheGoals) {
   EXPECT_NEAR(built_in.dispatch_s, v.table.calibration.dispatch_s, 1e-15);
   EXPECT_NEAR(built_in.step_overhead_s, v.table.calibration.step_overhead_s, 1e-12);
   EXPECT_EQ(BuiltinLlmCalibration().held_out.size(), 1440u);
+  // Each held-out error is ln(measured / predicted throughput): the predicted
+  // step time over the measured one (an error of +10% in time is ln 1.1).
+  std::map<std::string, double> time_error;
+  for (const LlmValidation::Row& r : v.rows)
+    time_error[r.c.source + ":" + std::to_string(r.c.line)] = r.error;
+  ASSERT_EQ(v.table.held_out.size(), 1440u);
+  for (const ModelError& e : v.table.held_out) {
+    ASSERT_EQ(time_error.count(e.case_key), 1u) << e.case_key;
+    EXPECT_NEAR(e.log_ratio, std::log1p(time_error[e.case_key]), 1e-12) << e.case_key;
+  }
 }
 
 TEST(LlmCalibration, TheMatrixSizeScaleIsNotCarriedToACurveFittedOnAnotherGpusKernels) {

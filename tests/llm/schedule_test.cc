@@ -1,13 +1,17 @@
-// The split model's schedule against the frameworks' code and hand
-// calculations: which interleaved pipelines Megatron-Core runs, when sharded
-// data parallelism reduces the gradients, and what of tensor parallelism's
-// backward collectives the step waits for.
+// The split model against the frameworks' code, published measurements and
+// hand calculations: which interleaved pipelines Megatron-Core runs, when
+// sharded data parallelism reduces the gradients, what of tensor
+// parallelism's backward collectives the step waits for, the devices'
+// measured matmul ceilings, and the intervals of a left-out accelerator.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
+#include "fitspeed/llm/calibration.h"
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/split.h"
 #include "fitspeed/llm/transformer.h"
@@ -249,6 +253,84 @@ TEST(AchievableMatmul, DeviceFileRefusesARateAboveThePeak) {
     EXPECT_NE(std::string(e.what()).find("achievable_matmul.bf16.flops_per_s"), std::string::npos)
         << e.what();
   }
+}
+
+// Three accelerators of one publisher each, ten rows apiece, with
+// ln(measured / predicted) of 0.00-0.09 (x), 0.10-0.19 (y) and 0.20-0.29 (z).
+std::vector<LlmCalibrationTable::DevelopmentError> ThreeAcceleratorRows() {
+  std::vector<LlmCalibrationTable::DevelopmentError> rows;
+  const char* names[] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    for (int i = 0; i < 10; ++i) {
+      rows.push_back({{std::string("P") + names[a], "row", 0.1 * a + 0.01 * i},
+                      names[a],
+                      a == 2 ? "jax" : "nemo"});
+    }
+  }
+  return rows;
+}
+
+TEST(LlmLeaveOut, IntervalOfTheOtherAcceleratorsAndItsCoverageByHand) {
+  // Leaving z out, the interval is built from x's and y's 20 rows (weights
+  // equal): order statistics k_lo = floor(21 x 0.1) = 2 and k_hi = ceil(21 x
+  // 0.9) = 19, so exp(0.01) to exp(0.18); none of z's rows is inside. Left
+  // out, x meets [0.11, 0.28] and holds none; y meets [0.01, 0.28] and holds
+  // all ten. Publishers weighted equally: (0 + 1 + 0) / 3.
+  const auto rows = ThreeAcceleratorRows();
+  const PredictionInterval z = LlmLeaveOutInterval(rows, LlmLeaveOut::kAccelerator, "z", 0.8);
+  ASSERT_TRUE(z.available);
+  EXPECT_EQ(z.cases, 20);
+  EXPECT_NEAR(std::log(z.low_factor), 0.01, 1e-12);
+  EXPECT_NEAR(std::log(z.high_factor), 0.18, 1e-12);
+  EXPECT_NE(z.basis.find("accelerator z left out"), std::string::npos) << z.basis;
+  const LlmLeaveOutCoverage c = LlmLeaveOutCoverageOf(rows, LlmLeaveOut::kAccelerator, 0.8);
+  EXPECT_EQ(c.values, 3);
+  EXPECT_EQ(c.rows, 30);
+  EXPECT_NEAR(c.coverage, 1.0 / 3.0, 1e-12);
+  // By framework: z is the only "jax" row set; leaving "nemo" out leaves one
+  // publisher, too few for an interval, so only "jax" is checked (0 held).
+  const LlmLeaveOutCoverage f = LlmLeaveOutCoverageOf(rows, LlmLeaveOut::kFramework, 0.8);
+  EXPECT_EQ(f.values, 1);
+  EXPECT_NEAR(f.coverage, 0.0, 1e-12);
+  // The widening found holds the level, the step below it does not.
+  const double w = LlmLeaveOutWidening(rows, LlmLeaveOut::kAccelerator, 0.8);
+  EXPECT_GE(LlmLeaveOutCoverageOf(rows, LlmLeaveOut::kAccelerator, 0.8, w).coverage, 0.8 - 1e-12);
+  if (w > 1.0) {
+    EXPECT_LT(LlmLeaveOutCoverageOf(rows, LlmLeaveOut::kAccelerator, 0.8, w - 0.05).coverage, 0.8);
+  }
+}
+
+TEST(LlmLeaveOut, CalibrationTableCarriesTheRowsThroughItsJson) {
+  LlmCalibrationTable t;
+  t.device = "a100";
+  t.calibration.source = "test";
+  t.held_out = {{"vtrain/2-gpu fold", "a:1", 0.1}, {"vtrain/4-gpu fold", "a:2", -0.1}};
+  t.development = ThreeAcceleratorRows();
+  t.accelerator_widening = 1.35;
+  const LlmCalibrationTable back = ParseLlmCalibrationJson(LlmCalibrationToJson(t), "t.json");
+  ASSERT_EQ(back.development.size(), 30u);
+  EXPECT_EQ(back.development[25].device, "z");
+  EXPECT_EQ(back.development[25].framework, "jax");
+  EXPECT_EQ(back.development[25].error.source, "Pz");
+  EXPECT_NEAR(back.development[25].error.log_ratio, 0.25, 1e-15);
+  EXPECT_EQ(back.accelerator_widening, 1.35);
+  std::string bad = LlmCalibrationToJson(t);
+  bad.replace(bad.find("\"accelerator_widening\": 1.35"), 29, "\"accelerator_widening\": 0.5");
+  EXPECT_THROW(ParseLlmCalibrationJson(bad, "t.json"), DataError);
+}
+
+TEST(LlmLeaveOut, ADeviceOtherThanTheCalibrationsGetsTheOtherAcceleratorsInterval) {
+  // The compiled-in table: the h200's interval leaves the h200's own rows out
+  // and says so; the a100's is vTrain's folds.
+  const LlmCalibrationTable& t = BuiltinLlmCalibration();
+  ASSERT_FALSE(t.development.empty());
+  const PredictionInterval h200 = LlmInterval(LoadDevice("h200"), 0.8);
+  ASSERT_TRUE(h200.available);
+  EXPECT_NE(h200.basis.find("accelerator h200 left out"), std::string::npos) << h200.basis;
+  EXPECT_LT(h200.low_factor, 1.0);
+  EXPECT_GT(h200.high_factor, 1.0);
+  const PredictionInterval a100 = LlmInterval(LoadDevice("a100"), 0.8);
+  EXPECT_NE(a100.basis.find("vTrain"), std::string::npos) << a100.basis;
 }
 
 }  // namespace

@@ -32,18 +32,26 @@ int RunValidateLlm(const ValidateLlmOptions& options) {
   const std::vector<LlmCase> cases =
       ReadVtrainCases(options.data_dir + "/llm/vtrain_megatron_deepspeed_single_node_a100.csv");
   ProgressLine progress(options.progress);
-  const LlmValidation v =
+  LlmValidation v =
       ValidateLlmOnVtrain(cases, LoadDevice("a100"), "fitspeed validate llm --llm-calibration-out",
                           progress.Callback("validate llm"));
   progress.Clear();
+  std::vector<LlmCase> mlperf_cases =
+      ReadMlperfLlmCases(options.data_dir + "/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv");
+  AttachMlperfLlmSettings(
+      mlperf_cases, ReadMlperfLlmSettings(options.data_dir + "/llm/mlperf_llm_run_settings.csv"));
+  const LlmMlperfValidation mlperf = ValidateLlmOnMlperf(mlperf_cases);
+  // What the compiled-in table carries for the intervals of setups unlike
+  // vTrain's (LlmInterval).
+  v.table.development = LlmDevelopmentErrors(v, mlperf);
+  v.table.accelerator_widening =
+      LlmLeaveOutWidening(v.table.development, LlmLeaveOut::kAccelerator, 0.8);
   WriteLlmValidation(std::cout, v, format);
   if (format != OutputFormat::kJson) {
     std::cout << "\n";
-    std::vector<LlmCase> mlperf =
-        ReadMlperfLlmCases(options.data_dir + "/llm/mlperf_training_llm_throughput_v3.0-v4.1.csv");
-    AttachMlperfLlmSettings(
-        mlperf, ReadMlperfLlmSettings(options.data_dir + "/llm/mlperf_llm_run_settings.csv"));
-    WriteLlmMlperfValidation(std::cout, ValidateLlmOnMlperf(mlperf), format);
+    WriteLlmMlperfValidation(std::cout, mlperf, format);
+    std::cout << "\n";
+    WriteLlmLeaveOutCoverage(std::cout, v.table.development, 0.8);
   }
   if (!options.calibration_out.empty()) {
     std::ofstream out(options.calibration_out);

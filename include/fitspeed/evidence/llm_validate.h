@@ -100,6 +100,26 @@ struct LlmMlperfValidation {
 };
 
 LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases);
+
+// The framework family of a development row, from its framework column and
+// system: "jax" (MaxText, PAX), "deepspeed" (the DeepSpeed LoRA runs),
+// "habana" (Intel-Habana's PyTorch: Megatron-DeepSpeed, Optimum Habana),
+// "megatron-deepspeed" (vTrain) and "nemo" (NVIDIA's NeMo / Megatron-Core
+// containers and the submissions built on them: every other GPU run).
+std::string LlmFrameworkFamily(const LlmCase& c);
+
+// The split model's errors on every development row (LlmCalibrationTable::
+// development): vTrain's held-out rows, and the modeled MLPerf runs whose
+// throughput excludes evaluation, each with its publisher, accelerator and
+// framework family.
+std::vector<LlmCalibrationTable::DevelopmentError> LlmDevelopmentErrors(
+    const LlmValidation& vtrain, const LlmMlperfValidation& mlperf);
+
+// How intervals built from the other rows hold on the rows of a left-out
+// accelerator, framework and publisher (LlmLeaveOutCoverageOf), at `level`.
+void WriteLlmLeaveOutCoverage(std::ostream& out,
+                              const std::vector<LlmCalibrationTable::DevelopmentError>& development,
+                              double level);
 void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v, OutputFormat format);
 
 }  // namespace fitspeed
