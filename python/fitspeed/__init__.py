@@ -703,7 +703,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              gradient_bytes: Optional[float] = None, devices_per_node: int = 0,
              links: Optional[str] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False, activation_fp8_store: bool = False, etp: int = 0,
+             lora_dropout: bool = False, activation_fp8_store: bool = False,
+             cuda_graphs: bool = False, etp: int = 0,
              pipeline_layout: str = "", first_stage_layers: int = 0,
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
@@ -717,6 +718,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     (None), `--dropout on|off`. lora_dropout (with lora_rank): dropout on each
     adapter's input, `--lora-dropout`. activation_fp8_store (gated feed-forward):
     the SwiGLU's input held in FP8 for the backward pass, `--activation-fp8-store`.
+    cuda_graphs: each layer's passes as CUDA graphs, `--cuda-graphs`.
     Mixtures of experts: etp (0: tp), capacity_factor (0: dropless),
     moe_imbalance, mtp_layers (-1: the model's), overlap_moe_comm;
     recompute_modules 'layernorm,mla_up_proj,...' (with recompute 'selective',
@@ -734,6 +736,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
                   lora_dropout=lora_dropout, activation_fp8_store=activation_fp8_store,
+                  cuda_graphs=cuda_graphs,
                   etp=etp, pipeline_layout=pipeline_layout,
                   first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
                   embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
@@ -750,7 +753,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              gradient_bytes: Optional[float] = None, devices_per_node: int = 0, links: Optional[str] = None,
              fix: Optional[Mapping[str, Any]] = None, interval_level: float = 0.8,
              fp8_weights: bool = False, dropout: Optional[bool] = None,
-             lora_dropout: bool = False, activation_fp8_store: bool = False,
+             lora_dropout: bool = False, activation_fp8_store: bool = False, cuda_graphs: bool = False,
              pipeline_layout: str = "", first_stage_layers: int = 0,
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
@@ -779,7 +782,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        links=_path_arg(links or "", "plan_llm", "links"),
                        interval_level=interval_level,
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,
-                       activation_fp8_store=activation_fp8_store,
+                       activation_fp8_store=activation_fp8_store, cuda_graphs=cuda_graphs,
                        pipeline_layout=pipeline_layout, first_stage_layers=first_stage_layers,
                        last_stage_layers=last_stage_layers,
                        embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,

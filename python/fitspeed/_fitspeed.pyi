@@ -186,6 +186,7 @@ class LlmStepRequest:
     lora_dropout: bool
     fp8_weights: bool
     activation_fp8_store: bool
+    cuda_graphs: bool
     flash_attention: bool
     gradient_bytes: float
     tp: int
@@ -228,6 +229,7 @@ class LlmPlanRequest:
     lora_dropout: bool
     fp8_weights: bool
     activation_fp8_store: bool
+    cuda_graphs: bool
     flash_attention: bool
     gradient_bytes: float
     tokens: Optional[float]

@@ -615,6 +615,8 @@ void BindLlmCommon(py::class_<R>& c, Training training) {
       c, "activation_fp8_store",
       [training](R & r) -> auto& { return training(r).activation_fp8_store; }, "");
   Field(
+      c, "cuda_graphs", [training](R & r) -> auto& { return training(r).cuda_graphs; }, "");
+  Field(
       c, "flash_attention", [training](R & r) -> auto& { return training(r).flash_attention; }, "");
   Field(
       c, "gradient_bytes", [training](R & r) -> auto& { return training(r).gradient_bytes; },

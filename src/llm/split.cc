@@ -965,7 +965,8 @@ PassCommSplit PipelineCommSplit(const LlmCluster& c, const LlmSplit& s, double a
 
 // One layer's passes for one micro-batch on a middle stage. Each pass takes
 // the longer of the device's time (kernels, then the collectives it waits
-// for) and the host's (dispatch_s per kernel and per collective it issues);
+// for) and the host's (dispatch_s per kernel and per collective it issues;
+// with CUDA graphs of each layer, one graph launch a pass);
 // recomputation reruns the whole forward pass (full) or the attention core
 // (selective, when it holds recomputable score tensors).
 struct LayerPassesSplit {
@@ -974,26 +975,28 @@ struct LayerPassesSplit {
 };
 
 LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration& cal,
-                                      Recompute recompute, unsigned modules,
+                                      bool cuda_graphs, Recompute recompute, unsigned modules,
                                       const PassCommSplit& tp, const PassCommSplit& cp,
                                       const PassCommSplit& ep) {
   const double d = cal.dispatch_s;
+  // What the host issues for a pass: each kernel and collective, or one graph.
+  const auto issued = [cuda_graphs](double n) { return cuda_graphs ? 1.0 : n; };
   LayerPassesSplit out;
   out.comm_forward_s = tp.forward_s + cp.forward_s + ep.forward_s;
   out.comm_backward_s = tp.backward_s + cp.backward_s + ep.backward_s;
-  out.forward_s =
-      std::max(lt.forward_gpu_s + out.comm_forward_s,
-               (lt.forward_kernels + tp.forward_calls + ep.forward_calls + cp.forward_calls) * d);
+  out.forward_s = std::max(
+      lt.forward_gpu_s + out.comm_forward_s,
+      issued(lt.forward_kernels + tp.forward_calls + ep.forward_calls + cp.forward_calls) * d);
   out.backward_s = std::max(
       lt.backward_gpu_s + out.comm_backward_s,
-      (lt.backward_kernels + tp.backward_calls + ep.backward_calls + cp.backward_calls) * d);
+      issued(lt.backward_kernels + tp.backward_calls + ep.backward_calls + cp.backward_calls) * d);
   if (recompute == Recompute::kFull) out.recompute_s = out.forward_s;
   if (recompute == Recompute::kSelective) {
     const LayerTimes::Part rerun = lt.Rerun(modules);
     // A whole MoE block rerun dispatches and combines again.
     const double a2a = (modules & kRecomputeMoe) != 0 ? ep.forward_s : 0.0;
     out.recompute_s =
-        std::max(rerun.gpu_s + a2a, (rerun.kernels + (a2a > 0 ? ep.forward_calls : 0)) * d);
+        std::max(rerun.gpu_s + a2a, issued(rerun.kernels + (a2a > 0 ? ep.forward_calls : 0)) * d);
   }
   return out;
 }
@@ -1109,6 +1112,10 @@ std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTra
                     " (a multiple of 128 x tp, as Megatron pads)");
   if (!tr.flash_attention)
     notes.push_back("attention without flash: full score matrices computed and held");
+  if (tr.cuda_graphs)
+    notes.push_back(
+        "CUDA graphs: each layer's forward and backward pass one graph launch (the embedding, "
+        "output and loss dispatched kernel by kernel)");
   if (tr.format != MatrixFormat::k16)
     notes.push_back(fmt::format(
         "{}: the linear layers' three products (forward, input and weight gradient) in {}{}; the "
@@ -1187,7 +1194,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
       ep.backward_s *= left;
     }
     KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
-    kp.layer = TimeLayerPassesSplit(times, cal, s.recompute, s.recompute_modules, tp, cp, ep);
+    kp.layer = TimeLayerPassesSplit(times, cal, tr.cuda_graphs, s.recompute, s.recompute_modules,
+                                    tp, cp, ep);
     kp.tp_s = per_layer(tp);
     kp.cp_s = per_layer(cp);
     kp.ep_s = per_layer(ep);

@@ -5,6 +5,7 @@
 // measured matmul ceilings, and the intervals of a left-out accelerator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -331,6 +332,35 @@ TEST(LlmLeaveOut, ADeviceOtherThanTheCalibrationsGetsTheOtherAcceleratorsInterva
   EXPECT_GT(h200.high_factor, 1.0);
   const PredictionInterval a100 = LlmInterval(LoadDevice("a100"), 0.8);
   EXPECT_NE(a100.basis.find("vTrain"), std::string::npos) << a100.basis;
+}
+
+TEST(CudaGraphs, ALayersPassIsOneLaunchNotOneDispatchPerKernel) {
+  // A 4-layer GPT of hidden 512 on one H100 at 256 tokens: its kernels are
+  // short, so each pass is held to the host's dispatch (kernels x d). With
+  // each layer captured as a CUDA graph the host launches one graph a pass:
+  // the pass takes max(device time, d). The difference in compute is, over
+  // the 4 layers, [max(f, n_f d) - max(f, d)] + [max(b, n_b d) - max(b, d)].
+  const TransformerConfig m = LoadTransformer(
+      "transformer:layers=4,hidden=512,heads=8,ffn=2048,vocab=1000,norm=rms,gated=0");
+  const Device h100 = LoadDevice("h100");
+  const LlmCluster c = MakeCluster(h100, 1);
+  LlmTraining tr;
+  tr.seq_len = 256;
+  LlmSplit s;
+  s.global_batch = 1;
+  const LlmCalibration cal = LlmCalibrationFor(h100);
+  const double eager = ModelLlmStep(m, c, tr, s, cal).parts.compute_s;
+  tr.cuda_graphs = true;
+  const double graphed = ModelLlmStep(m, c, tr, s, cal).parts.compute_s;
+  const LayerTimes lt = TimeLayer(MakeLayerShape(m, 256, 1, 1, 1),
+                                  MakeKernelTimer(h100, MatrixFormat::k16, cal), tr, false);
+  const double d = cal.dispatch_s;
+  ASSERT_GT(lt.forward_kernels * d, lt.forward_gpu_s);  // host-bound without graphs
+  const double by_hand =
+      4 * (std::max(lt.forward_gpu_s, lt.forward_kernels * d) - std::max(lt.forward_gpu_s, d) +
+           std::max(lt.backward_gpu_s, lt.backward_kernels * d) - std::max(lt.backward_gpu_s, d));
+  EXPECT_NEAR(eager - graphed, by_hand, 1e-12);
+  EXPECT_GT(by_hand, 0.0);
 }
 
 }  // namespace

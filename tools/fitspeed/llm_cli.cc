@@ -25,6 +25,11 @@ void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gra
                    "With a gated feed-forward: the SwiGLU's input kept for the backward pass in "
                    "FP8 (Megatron's activation_func_fp8_input_store, NeMo's FP8_ACTIVATION): 1 "
                    "byte an element instead of 2, and a cast forward and backward");
+  command.add_flag("--cuda-graphs", o.cuda_graphs,
+                   "Each transformer layer's forward and backward pass run as one CUDA graph "
+                   "(NeMo's enable_cuda_graph, MLPerf's LAYER_CUDA_GRAPH=1): the host launches "
+                   "one graph a pass, not each kernel (default: every kernel dispatched, "
+                   "dispatch_s each)");
   command
       .add_option("--dropout", o.dropout,
                   "Dropout in the layers, on or off (masks held and dropout kernels timed); "
@@ -95,6 +100,7 @@ LlmTraining ToLlmTraining(const LlmTrainingCliOptions& o, int64_t seq_len,
   t.fp8_weights = o.fp8_weights;
   t.lora_dropout = o.lora_dropout;
   t.activation_fp8_store = o.activation_fp8_store;
+  t.cuda_graphs = o.cuda_graphs;
   t.capacity_factor = o.capacity_factor;
   t.moe_imbalance = o.moe_imbalance;
   t.mtp_layers = o.mtp_layers;

@@ -19,6 +19,7 @@ struct LlmTrainingCliOptions {
   bool fp8_weights = false;
   bool lora_dropout = false;
   bool activation_fp8_store = false;
+  bool cuda_graphs = false;
   bool no_flash = false;
   std::string dropout;        // on|off; "": the model's
   double gradient_bytes = 0;  // 0: Megatron's for the precision (MakeLlmTraining)

@@ -200,6 +200,13 @@ struct LlmTraining {
   // largest held tensor, for a cast forward and one backward. Needs a gated
   // feed-forward.
   bool activation_fp8_store = false;
+  // Each transformer layer's forward and backward pass captured as a CUDA
+  // graph (Transformer Engine's make_graphed_callables: NeMo's
+  // enable_cuda_graph, MLPerf's LAYER_CUDA_GRAPH=1): the host launches one
+  // graph a pass instead of each kernel and collective, so a layer's pass is
+  // no longer held to dispatch_s per kernel. The embedding, the output and
+  // the loss stay eager.
+  bool cuda_graphs = false;
   // Attention kernels: true, flash attention (the causal half of the score
   // and value products, no sequence-squared tensors in memory); false, the
   // products and a fused softmax over the whole score matrix (Megatron's
