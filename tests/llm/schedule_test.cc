@@ -21,6 +21,24 @@
 namespace fitspeed {
 namespace {
 
+// A model (LoadTransformer's text) on `devices` of one device kind at
+// `seq_len` tokens a sequence, its training and split for a test to set.
+struct StepSetup {
+  TransformerConfig model;
+  Device device;
+  LlmCluster cluster;
+  LlmTraining training;
+  LlmSplit split;
+  StepSetup(const std::string& model_text, const std::string& device_name, int devices,
+            int64_t seq_len)
+      : model(LoadTransformer(model_text)),
+        device(LoadDevice(device_name)),
+        cluster(MakeCluster(device, devices)) {
+    training.seq_len = seq_len;
+  }
+  LlmStepParts Parts() const { return ModelLlmStep(model, cluster, training, split).parts; }
+};
+
 TEST(InterleavedSchedule, MicroBatchesMustBeAMultipleOfThePipelineStages) {
   // Megatron-Core's forward_backward_pipelining_with_interleaving takes the
   // micro-batches in groups of microbatch_group_size_per_vp_stage (pp by
@@ -28,12 +46,11 @@ TEST(InterleavedSchedule, MicroBatchesMustBeAMultipleOfThePipelineStages) {
   // Llama-3-70B (80 layers) on 64 H100s, tp 4, pp 2, vp 8, dp 8: global batch
   // 8 is one micro-batch per data-parallel rank, which it refuses; 16 is two,
   // which it runs; plain 1F1B (vp 1) runs one.
-  const TransformerConfig m = LoadTransformer("llama-3-70b");
-  const Device h100 = LoadDevice("h100");
-  const LlmCluster c = MakeCluster(h100, 64);
-  LlmTraining tr;
-  tr.seq_len = 4096;
-  LlmSplit s;
+  StepSetup t("llama-3-70b", "h100", 64, 4096);
+  const TransformerConfig& m = t.model;
+  const LlmCluster& c = t.cluster;
+  const LlmTraining& tr = t.training;
+  LlmSplit& s = t.split;
   s.tp = 4;
   s.pp = 2;
   s.vp = 8;
@@ -71,17 +88,13 @@ TEST(InterleavedSchedule, MicroBatchesMustBeAMultipleOfThePipelineStages) {
 
 // A 4-layer GPT (hidden 1024, 16 heads, 50,257 words, learned positions) on
 // the 8 H100s of one NVLink domain, dp 8, 4 micro-batches of one sequence of
-// 1,024 tokens each, FP8, nothing overlapped.
-struct ShardedSetup {
-  TransformerConfig model = LoadTransformer(
-      "transformer:layers=4,hidden=1024,heads=16,ffn=4096,vocab=50257,positions=learned,"
-      "max_positions=2048,norm=layer,gated=0,bias=1");
-  Device device = LoadDevice("h100");
-  LlmCluster cluster = MakeCluster(device, 8);
-  LlmTraining training;
-  LlmSplit split;
-  ShardedSetup() {
-    training.seq_len = 1024;
+// 1,024 tokens each, FP8, FP32 gradients, nothing overlapped.
+struct ShardedSetup : StepSetup {
+  ShardedSetup()
+      : StepSetup(
+            "transformer:layers=4,hidden=1024,heads=16,ffn=4096,vocab=50257,positions=learned,"
+            "max_positions=2048,norm=layer,gated=0,bias=1",
+            "h100", 8, 1024) {
     training.format = MatrixFormat::kFp8;
     training.gradient_bytes = 4;
     split.dp = 8;
@@ -91,7 +104,7 @@ struct ShardedSetup {
   }
   double DataComm(int zero) {
     split.zero = zero;
-    return ModelLlmStep(model, cluster, training, split).parts.data_comm_s;
+    return Parts().data_comm_s;
   }
 };
 
@@ -133,15 +146,11 @@ TEST(ShardedDataParallel, OverlappedReductionsHideBehindEveryMicroBatch) {
 // Two layers of hidden 8192 (64 heads of 128, SwiGLU 28,672: Llama-2-70B's
 // shape without its grouped keys) on 8 H100s at tp 2, one micro-batch of
 // 4,096 tokens, 16-bit.
-struct TensorSetup {
-  TransformerConfig model = LoadTransformer(
-      "transformer:layers=2,hidden=8192,heads=64,ffn=28672,vocab=32000,norm=rms,gated=1");
-  Device device = LoadDevice("h100");
-  LlmCluster cluster = MakeCluster(device, 8);
-  LlmTraining training;
-  LlmSplit split;
-  TensorSetup() {
-    training.seq_len = 4096;
+struct TensorSetup : StepSetup {
+  TensorSetup()
+      : StepSetup(
+            "transformer:layers=2,hidden=8192,heads=64,ffn=28672,vocab=32000,norm=rms,gated=1",
+            "h100", 8, 4096) {
     split.tp = 2;
     split.dp = 4;
     split.global_batch = 4;
@@ -161,8 +170,7 @@ TEST(TensorParallelBackward, InputGradientReductionHidesBehindTheWeightGradient)
   const double bytes = 2.0 * 4096 * 8192;
   const double B = t.cluster.intra.bandwidth_bytes_per_s, a = t.cluster.intra.latency_s;
   const double all_reduce = bytes / B + 2 * a;  // n = 2: 2 (n-1)/n = 1
-  const LlmStep plain = ModelLlmStep(t.model, t.cluster, t.training, t.split);
-  EXPECT_NEAR(plain.parts.tensor_comm_s, 2 * 2 * all_reduce, 1e-12);
+  EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * 2 * all_reduce, 1e-12);
   // Sequence parallel: forward, an all-gather before each input projection
   // and a reduce-scatter after each output one (4 x half the all-reduce);
   // backward, the output projections' gradients gathered (waited for, 2),
@@ -170,8 +178,7 @@ TEST(TensorParallelBackward, InputGradientReductionHidesBehindTheWeightGradient)
   // input gradients reduce-scattered beside the weight-gradient products
   // (both hidden here).
   t.split.sequence_parallel = true;
-  const LlmStep sp = ModelLlmStep(t.model, t.cluster, t.training, t.split);
-  EXPECT_NEAR(sp.parts.tensor_comm_s, 2 * (4 + 2) * (all_reduce / 2), 1e-12);
+  EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * (4 + 2) * (all_reduce / 2), 1e-12);
 }
 
 TEST(TensorParallelBackward, FrozenWeightsHaveNoWeightGradientToHideBehind) {
@@ -340,14 +347,13 @@ TEST(CudaGraphs, ALayersPassIsOneLaunchNotOneDispatchPerKernel) {
   // each layer captured as a CUDA graph the host launches one graph a pass:
   // the pass takes max(device time, d). The difference in compute is, over
   // the 4 layers, [max(f, n_f d) - max(f, d)] + [max(b, n_b d) - max(b, d)].
-  const TransformerConfig m = LoadTransformer(
-      "transformer:layers=4,hidden=512,heads=8,ffn=2048,vocab=1000,norm=rms,gated=0");
-  const Device h100 = LoadDevice("h100");
-  const LlmCluster c = MakeCluster(h100, 1);
-  LlmTraining tr;
-  tr.seq_len = 256;
-  LlmSplit s;
-  s.global_batch = 1;
+  StepSetup t("transformer:layers=4,hidden=512,heads=8,ffn=2048,vocab=1000,norm=rms,gated=0",
+              "h100", 1, 256);
+  const TransformerConfig& m = t.model;
+  const Device& h100 = t.device;
+  const LlmCluster& c = t.cluster;
+  LlmTraining& tr = t.training;
+  const LlmSplit& s = t.split;
   const LlmCalibration cal = LlmCalibrationFor(h100);
   const double eager = ModelLlmStep(m, c, tr, s, cal).parts.compute_s;
   tr.cuda_graphs = true;
