@@ -3,13 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/median.h"
 #include "core/model_error_json.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/intervals.h"
@@ -206,14 +206,8 @@ LlmLeaveOutCoverage LlmLeaveOutCoverageOf(
   }
   out.coverage = tally.Coverage();
   out.publishers = static_cast<int>(publishers.size());
-  const auto median = [](std::vector<double> x) {
-    if (x.empty()) return std::nan("");
-    std::sort(x.begin(), x.end());
-    const size_t n = x.size();
-    return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-  };
-  out.median_low = median(lows);
-  out.median_high = median(highs);
+  out.median_low = lows.empty() ? std::nan("") : Median(lows);
+  out.median_high = highs.empty() ? std::nan("") : Median(highs);
   return out;
 }
 

@@ -199,11 +199,8 @@ TEST(ExpertParallel, AllToAllStaysInTheNodeWhenEtpTimesEpFitsIt) {
   // each, of which each rank keeps 1/8: (7/8) x bytes / B + 7 a on NVLink
   // (B, a the node's link). 32 layers, 1 micro-batch (global batch 64).
   const MixtralEp8 x;
-  const TransformerConfig& m = x.m;
   const LlmCluster& c = x.c;
-  const LlmTraining& tr = x.tr;
-  const LlmSplit& s = x.s;
-  const LlmStep step = ModelLlmStep(m, c, tr, s);
+  const LlmStep step = ModelLlmStep(x.m, c, x.tr, x.s);
   const double bytes = 2.0 * 4096 * 4096 * 2;
   const double one = 7.0 / 8 * bytes / c.intra.bandwidth_bytes_per_s + 7 * c.intra.latency_s;
   EXPECT_NEAR(step.parts.expert_comm_s, 32 * 4 * one, 1e-9);
@@ -220,11 +217,7 @@ TEST(ExpertParallel, ExpertOptimizerStateIsShardedOverTheExpertsDataParallelRank
   // 12 x 1,605,636,096 / 64 = 301,056,768. Sum 8,756,773,632 bytes (issue 46's
   // 8.76 GB by hand; 1.36 GB modeled before, the experts divided by 64).
   const MixtralEp8 x;
-  const TransformerConfig& m = x.m;
-  const LlmCluster& c = x.c;
-  const LlmTraining& tr = x.tr;
-  const LlmSplit& s = x.s;
-  EXPECT_NEAR(LlmMemoryPerGpu(m, c, tr, s).optimizer, 8756773632.0, 1.0);
+  EXPECT_NEAR(LlmMemoryPerGpu(x.m, x.c, x.tr, x.s).optimizer, 8756773632.0, 1.0);
 }
 
 TEST(ExpertParallel, ExpertTensorParallelismIsRefusedWhereItDoesNotFold) {
