@@ -14,8 +14,8 @@
 // all-reduce time; with gradient accumulation over A micro-batches, n_k = A
 // for forward and backward passes (L and K count them A times) and 1 for the
 // update, and the host is called once per micro-batch. The pieces come from one
-// ModelStep per case; the sum is written once as a template so that Ceres
-// differentiates it, and the calibrated device is checked against ModelStep.
+// ModelStep per case; the sum and its derivatives are written once
+// (DecomposedStepTime), and the calibrated device is checked against ModelStep.
 #include "fitspeed/calibrate/calibrate.h"
 
 #include <ceres/ceres.h>
@@ -84,41 +84,82 @@ struct CaseTerms {
   double fixed_overhead_s = 0;
 };
 
-// T(sc, sm, launch, host, st) of the file comment.
-template <typename T>
-T DecomposedStepTime(const CaseTerms& terms, const T& compute_scale, const T& memory_scale,
-                     const T& launch_s, const T& host_s, const T& tensor_scale) {
-  T sum = T(terms.comm_s + terms.fixed_overhead_s);
-  const T& tensor_units_scale = terms.tensor_follows_compute ? compute_scale : tensor_scale;
+// T(sc, sm, launch, host, st) of the file comment at x (launch and host in
+// the solver's units, kInfo), and where `gradient` is given its derivatives
+// with respect to x. They are written by hand, with the operations and in the
+// order Ceres's Jet arithmetic (ceres/jet.h) computed them when this sum was
+// differentiated automatically, so the fits did not change by a bit: x / s
+// gives -x / (s * s) per unit of s, n x gives n times it. Under the
+// sanitizers' -O1 the Jet arithmetic was not inlined and took 55% of
+// `validate intervals` (24 s; .ci/run, bench/README.md "Build time").
+double DecomposedStepTime(const CaseTerms& terms, const Values& x, Values* gradient) {
+  const double memory_scale = x[1];
+  const double launch_s = x[2] * kInfo[2].internal_unit;
+  const double host_s = x[3] * kInfo[3].internal_unit;
+  // Matrix work on tensor units scales with st, or with sc where st follows it.
+  const size_t tensor_index = terms.tensor_follows_compute ? 0 : 4;
+  Values d{};
+  double sum = terms.comm_s + terms.fixed_overhead_s;
   for (const CaseTerms::Pass& pass : terms.passes) {
-    const T compute = pass.compute_s / (pass.tensor_units ? tensor_units_scale : compute_scale);
-    const T memory = pass.memory_s / memory_scale;
-    sum += pass.count * (compute > memory ? compute : memory);
+    const size_t k = pass.tensor_units ? tensor_index : 0;
+    const double scale = x[k];
+    const double compute = pass.compute_s / scale;
+    const double memory = pass.memory_s / memory_scale;
+    if (compute > memory) {
+      sum += pass.count * compute;
+      d[k] += -pass.compute_s / (scale * scale) * pass.count;
+    } else {
+      sum += pass.count * memory;
+      d[1] += -pass.memory_s / (memory_scale * memory_scale) * pass.count;
+    }
   }
   sum += terms.extra_memory_s / memory_scale;
-  if (terms.launch_fitted) sum += terms.kernels * launch_s;
-  if (terms.host_fitted) sum += terms.host_per_step * host_s;
+  d[1] += -terms.extra_memory_s / (memory_scale * memory_scale);
+  if (terms.launch_fitted) {
+    sum += terms.kernels * launch_s;
+    d[2] += kInfo[2].internal_unit * terms.kernels;
+  }
+  if (terms.host_fitted) {
+    sum += terms.host_per_step * host_s;
+    d[3] += kInfo[3].internal_unit * terms.host_per_step;
+  }
+  if (gradient != nullptr) *gradient = d;
   return sum;
 }
 
 double StepTime(const CaseTerms& terms, const Values& x) {
-  return DecomposedStepTime(terms, x[0], x[1], x[2] * kInfo[2].internal_unit,
-                            x[3] * kInfo[3].internal_unit, x[4]);
+  return DecomposedStepTime(terms, x, nullptr);
 }
 
-// Residual: log(modeled / measured step time), scale-free and symmetric.
-struct LogRatioResidual {
-  const CaseTerms* terms;
-  template <typename T>
-  bool operator()(const T* compute_scale, const T* memory_scale, const T* launch_us,
-                  const T* host_ms, const T* tensor_scale, T* residual) const {
-    using std::log;
-    const T step = DecomposedStepTime(*terms, compute_scale[0], memory_scale[0],
-                                      launch_us[0] * kInfo[2].internal_unit,
-                                      host_ms[0] * kInfo[3].internal_unit, tensor_scale[0]);
-    residual[0] = log(step / terms->measured_step_s);
+// Residual: log(modeled / measured step time), scale-free and symmetric; one
+// scalar parameter block per calibration parameter.
+class LogRatioResidual : public ceres::SizedCostFunction<1, 1, 1, 1, 1, 1> {
+ public:
+  explicit LogRatioResidual(const CaseTerms* terms) : terms_(terms) {}
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    Values x{};
+    for (int j = 0; j < kParams; ++j) x[j] = parameters[j][0];
+    Values d{};
+    const double step = DecomposedStepTime(*terms_, x, &d);
+    if (jacobians == nullptr) {
+      residuals[0] = std::log(step / terms_->measured_step_s);
+      return true;
+    }
+    // As the Jets did: the ratio times 1 / measured, d log r = dr x (1 / r).
+    const double inverse_measured = 1.0 / terms_->measured_step_s;
+    const double ratio = step * inverse_measured;
+    residuals[0] = std::log(ratio);
+    const double inverse_ratio = 1.0 / ratio;
+    for (int j = 0; j < kParams; ++j) {
+      if (jacobians[j] != nullptr) jacobians[j][0] = d[j] * inverse_measured * inverse_ratio;
+    }
     return true;
   }
+
+ private:
+  const CaseTerms* terms_;
 };
 
 struct Bounds {
@@ -152,9 +193,8 @@ Solution Solve(const std::vector<const CaseTerms*>& terms, const Values& start,
     if (std::isfinite(bounds.upper[j])) problem.SetParameterUpperBound(&s.x[j], 0, bounds.upper[j]);
   }
   for (const CaseTerms* t : terms) {
-    problem.AddResidualBlock(new ceres::AutoDiffCostFunction<LogRatioResidual, 1, 1, 1, 1, 1, 1>(
-                                 new LogRatioResidual{t}),
-                             nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3], &s.x[4]);
+    problem.AddResidualBlock(new LogRatioResidual(t), nullptr, &s.x[0], &s.x[1], &s.x[2], &s.x[3],
+                             &s.x[4]);
   }
   ceres::Solver::Summary summary;
   ceres::Solve(QuietSolverOptions({max_iterations, 1e-14, 1e-12, 1e-16}), &problem, &summary);

@@ -15,6 +15,7 @@
 
 #include "fitspeed/calibrate/cases.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/device/calibration.h"
 #include "fitspeed/device/step_model.h"
 #include "fitspeed/model/zoo.h"
 
@@ -218,6 +219,55 @@ TEST(Calibrate, NoisyCasesGiveIntervalsThatCoverTheTruth) {
   EXPECT_GE(r.parameters[1].ci_high, 4e-3);
   // Each error is +/-2% of the truth's throughput, so about 2% after: 1/1.02 - 1 .. 1/0.98 - 1.
   EXPECT_NEAR(r.after.rms, 0.02, 0.005);
+}
+
+// The standard errors come from the Jacobian of the log ratios, whose
+// derivatives calibrate.cc writes by hand: each equals sqrt(s^2 / sum J_i^2),
+// s^2 = RSS / dof, with J_i = d ln(step_i) / d p taken here by central
+// differences of ModelStep on the device with p moved by 1e-4 of its value
+// (ApplyCalibration), one parameter fitted at a time.
+TEST(Calibrate, StandardErrorsMatchFiniteDifferencesOfTheModeledStep) {
+  const Device t4 = LoadDevice("t4");
+  const Device truth = TrueDevice(t4, 0.7, 0.9, 6e-6, 4e-3);
+  std::vector<MeasuredCase> cases = SyntheticCases(truth, kNetworks, kBatches);
+  // Deterministic noise of -3%, 0 and +3% in turn.
+  for (size_t i = 0; i < cases.size(); ++i) cases[i].throughput_sps *= 1 + 0.03 * (i % 3 - 1.0);
+  for (CalibrationParameter parameter :
+       {CalibrationParameter::kComputeScale, CalibrationParameter::kMemoryScale,
+        CalibrationParameter::kKernelLaunch, CalibrationParameter::kStepHost}) {
+    CalibrationOptions options;
+    options.parameters = {parameter};
+    const CalibrationResult r = CalibrateDevice(t4, cases, options);
+    ASSERT_TRUE(r.converged) << r.FullReport();
+    ASSERT_EQ(r.parameters.size(), 1u);
+    const CalibratedParameter& fitted = r.parameters[0];
+    ASSERT_FALSE(fitted.at_bound()) << fitted.name;
+    // The step of case i on the device with the parameter at `value`.
+    auto step_at = [&](size_t i, double value) {
+      CalibratedParameter moved = fitted;
+      moved.value = value;
+      DeviceModelOptions model;
+      model.precision = cases[i].precision;
+      return ModelStep(ZooNetwork(cases[i].network), ApplyCalibration(t4, {moved}), cases[i].batch,
+                       model)
+          .step_time_s;
+    };
+    const double h = 1e-4 * fitted.value;
+    double rss = 0, jj = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      ASSERT_NEAR(step_at(i, fitted.value), r.cases[i].after_step_s,
+                  1e-9 * r.cases[i].after_step_s);
+      const double j =
+          (std::log(step_at(i, fitted.value + h)) - std::log(step_at(i, fitted.value - h))) /
+          (2 * h);
+      const double residual = std::log(r.cases[i].after_step_s / r.cases[i].measured_step_s);
+      rss += residual * residual;
+      jj += j * j;
+    }
+    EXPECT_NEAR(r.rss, rss, 1e-9 * rss) << fitted.name;
+    EXPECT_NEAR(fitted.std_error, std::sqrt(rss / r.dof / jj), 1e-5 * fitted.std_error)
+        << fitted.name;
+  }
 }
 
 TEST(Calibrate, LeaveOneNetworkOutOfExactCasesPredictsEveryNetwork) {
