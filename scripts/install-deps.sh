@@ -33,6 +33,10 @@ packages=(
 if [[ "${FITSPEED_WITH_FUZZ:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev libomp-dev lld)
 fi
+# .ci/run's two release builds of the library share ccache's objects.
+if [[ "${FITSPEED_WITH_CCACHE:-0}" == 1 ]]; then
+  packages+=(ccache)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

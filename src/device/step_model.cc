@@ -875,6 +875,7 @@ ModeledStep ModelStep(const Network& network, const Device& device, int64_t batc
   // Each layer's part of one micro-batch's backward pass (AddLayerToStep).
   std::vector<double> backward_s(static_cast<size_t>(network.size()), 0.0);
   double fp8_weights = 0;  // parameters of the dense layers run in FP8
+  step.layers.reserve(static_cast<size_t>(network.size()));
   for (int id = 0; id < network.size(); ++id) {
     const size_t i = static_cast<size_t>(id);
     const Layer& layer = network.layer(id);
