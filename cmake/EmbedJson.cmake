@@ -45,3 +45,5 @@ fitspeed_embed_json(data/frameworks.json EmbeddedFrameworksJson "--frameworks-ou
 fitspeed_embed_json(data/llm-calibration.json EmbeddedLlmCalibrationJson "--llm-calibration-out")
 # The publishers and their splits (src/evidence/embedded_publishers.h).
 fitspeed_embed_json(data/publishers.json EmbeddedPublishersJson "")
+# The LLM frameworks' profiles (src/llm/framework.cc).
+fitspeed_embed_json(data/llm-frameworks.json EmbeddedLlmFrameworksJson "")

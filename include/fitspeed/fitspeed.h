@@ -26,6 +26,7 @@
 #include "fitspeed/io/input.h"
 #include "fitspeed/io/output.h"
 #include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/framework.h"
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/split.h"
 #include "fitspeed/llm/transformer.h"

@@ -91,6 +91,7 @@ __all__ = [
     "sweep",
     "llm_step",
     "plan_llm",
+    "llm_frameworks",
     "format_names",
     "law_names",
 ]
@@ -686,19 +687,27 @@ def sweep(network: str, batches: Optional[Sequence[int]] = None, *, max_batch: i
     return HostSweep(answer.to_json(), answer)
 
 
-def _gradient_bytes(given: Optional[float], precision: str) -> float:
-    """The bytes per reduced gradient element: the given 2 or 4, else Megatron's
-    for the precision (FP32 main_grad, 4; 2 under fp16), as the CLI's
-    --gradient-bytes defaults."""
+def _gradient_bytes(given: Optional[float], precision: str, framework: str) -> float:
+    """The bytes per reduced gradient element: the given 2 or 4, else the
+    framework's for the precision (Megatron's FP32 main_grad, 4, and 2 under
+    fp16; FSDP's 16-bit reduce type, 2), as the CLI's --gradient-bytes defaults."""
     if given is None:
-        return 2.0 if precision == "fp16" else 4.0
+        if not isinstance(framework, str):
+            raise TypeError(f"framework: expected a name, got {type(framework).__name__}")
+        return _fitspeed.framework_gradient_bytes(framework, precision)
     return float(given)
+
+
+def llm_frameworks() -> List[Tuple[str, str]]:
+    """The frameworks llm_step and plan_llm take (`--framework`): (name, title)
+    pairs, megatron (the default) first; docs/llm.md, "Frameworks"."""
+    return list(_fitspeed.llm_frameworks())
 
 
 def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int = 1,
              pp: int = 1, vp: int = 1, cp: int = 1, ep: int = 1, micro_batch: int = 1,
              global_batch: int = 0, recompute: str = "none", sequence_parallel: bool = False,
-             zero: int = 0, precision: str = "mixed", lora_rank: int = 0,
+             zero: Optional[int] = None, precision: str = "mixed", lora_rank: int = 0,
              flash_attention: bool = True, overlap_grad_reduce: bool = True,
              gradient_bytes: Optional[float] = None, devices_per_node: int = 0,
              links: Optional[str] = None, interval_level: float = 0.8,
@@ -709,7 +718,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
              moe_imbalance: float = 1.0, mtp_layers: int = -1,
-             overlap_moe_comm: bool = False, recompute_modules: str = "") -> LlmStep:
+             overlap_moe_comm: bool = False, recompute_modules: str = "",
+             framework: str = "megatron") -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
@@ -724,14 +734,18 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     recompute_modules 'layernorm,mla_up_proj,...' (with recompute 'selective',
     Megatron-Core's --recompute-modules). Uneven stages:
     pipeline_layout (Megatron's grammar), or first_stage_layers and
-    last_stage_layers, or embedding_as_layer and loss_as_layer."""
+    last_stage_layers, or embedding_as_layer and loss_as_layer. framework: how
+    the step is run (llm_frameworks(): megatron by default, fsdp, fsdp2,
+    deepspeed, maxtext, ...), `--framework`; zero None: its default (FSDP's 3)."""
     answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
                   device=_path_arg(device, "llm_step", "device"), seq_len=seq_len,
                   devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
                   global_batch=global_batch, recompute=recompute,
-                  sequence_parallel=sequence_parallel, zero=zero, precision=precision,
+                  sequence_parallel=sequence_parallel, zero=-1 if zero is None else zero,
+                  precision=precision, framework=framework,
                   lora_rank=lora_rank, flash_attention=flash_attention,
-                  overlap_grad_reduce=overlap_grad_reduce, gradient_bytes=_gradient_bytes(gradient_bytes, precision),
+                  overlap_grad_reduce=overlap_grad_reduce,
+                  gradient_bytes=_gradient_bytes(gradient_bytes, precision, framework),
                   devices_per_node=devices_per_node,
                   links=_path_arg(links or "", "llm_step", "links"),
                   interval_level=interval_level, fp8_weights=fp8_weights, dropout=dropout,
@@ -758,7 +772,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              last_stage_layers: int = 0, embedding_as_layer: bool = False,
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
              moe_imbalance: float = 1.0, mtp_layers: int = -1,
-             overlap_moe_comm: bool = False, recompute_modules: str = "") -> LlmPlan:
+             overlap_moe_comm: bool = False, recompute_modules: str = "",
+             framework: str = "megatron") -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -768,7 +783,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     `fitspeed plan --fix` checks them. dropout: True or False over the
     model's own (None), `--dropout on|off`; lora_dropout, `--lora-dropout`;
     activation_fp8_store, `--activation-fp8-store`. Mixtures of experts and
-    uneven stages as llm_step (etp through fix: {'etp': 1}).
+    uneven stages as llm_step (etp through fix: {'etp': 1}). framework: as
+    llm_step; only the splits it runs are searched.
     `fitspeed plan MODEL
     --device D --output json`."""
     request = _request(_fitspeed.LlmPlanRequest, model=_path_arg(model, "plan_llm", "model"),
@@ -778,7 +794,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        precision=precision, lora_rank=lora_rank,
                        flash_attention=flash_attention,
                        overlap_grad_reduce=overlap_grad_reduce,
-                       gradient_bytes=_gradient_bytes(gradient_bytes, precision), devices_per_node=devices_per_node,
+                       gradient_bytes=_gradient_bytes(gradient_bytes, precision, framework),
+                       devices_per_node=devices_per_node, framework=framework,
                        links=_path_arg(links or "", "plan_llm", "links"),
                        interval_level=interval_level,
                        fp8_weights=fp8_weights, dropout=dropout, lora_dropout=lora_dropout,

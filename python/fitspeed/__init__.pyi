@@ -109,7 +109,7 @@ def sweep(network: str, batches: Optional[Sequence[int]] = ..., *, max_batch: in
 def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: int = ...,
              pp: int = ..., vp: int = ..., cp: int = ..., ep: int = ..., micro_batch: int = ...,
              global_batch: int = ..., recompute: str = ..., sequence_parallel: bool = ...,
-             zero: int = ..., precision: str = ..., lora_rank: int = ...,
+             zero: Optional[int] = ..., precision: str = ..., lora_rank: int = ...,
              flash_attention: bool = ..., overlap_grad_reduce: bool = ...,
              gradient_bytes: Optional[float] = ..., devices_per_node: int = ...,
              links: Optional[str] = ..., interval_level: float = ...,
@@ -120,7 +120,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: i
              last_stage_layers: int = ..., embedding_as_layer: bool = ...,
              loss_as_layer: bool = ..., capacity_factor: float = ...,
              moe_imbalance: float = ..., mtp_layers: int = ...,
-             overlap_moe_comm: bool = ..., recompute_modules: str = ...) -> LlmStep: ...
+             overlap_moe_comm: bool = ..., recompute_modules: str = ...,
+             framework: str = ...) -> LlmStep: ...
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,
@@ -134,4 +135,5 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              embedding_as_layer: bool = ..., loss_as_layer: bool = ...,
              capacity_factor: float = ..., moe_imbalance: float = ...,
              mtp_layers: int = ..., overlap_moe_comm: bool = ...,
-             recompute_modules: str = ...) -> LlmPlan: ...
+             recompute_modules: str = ..., framework: str = ...) -> LlmPlan: ...
+def llm_frameworks() -> List[Tuple[str, str]]: ...

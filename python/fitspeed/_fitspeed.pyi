@@ -104,6 +104,8 @@ def devices_json(include_host: bool = ...) -> str: ...
 def zoo_models() -> List[Dict[str, Any]]: ...
 def transformer(spec: str) -> Dict[str, Any]: ...
 def transformer_names() -> List[str]: ...
+def llm_frameworks() -> List[Tuple[str, str]]: ...
+def framework_gradient_bytes(framework: str, precision: str) -> float: ...
 def forward_flops_per_token(spec: str, seq_len: int) -> float: ...
 
 class Answer:
@@ -189,6 +191,7 @@ class LlmStepRequest:
     cuda_graphs: bool
     flash_attention: bool
     gradient_bytes: float
+    framework: str
     tp: int
     pp: int
     vp: int
@@ -232,6 +235,7 @@ class LlmPlanRequest:
     cuda_graphs: bool
     flash_attention: bool
     gradient_bytes: float
+    framework: str
     tokens: Optional[float]
     price_per_device_hour: Optional[float]
     global_batch: int

@@ -394,6 +394,21 @@ void BindCatalog(py::module_& m) {
       "its shape and exact parameter count.");
   m.def("transformer_names", &BuiltinTransformerNames, "The built-in transformers.");
   m.def(
+      "llm_frameworks",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const LlmFramework& f : LlmFrameworks()) out.emplace_back(f.name, f.title);
+        return out;
+      },
+      "The frameworks llm_step and plan_llm take: (name, title) pairs, megatron first.");
+  m.def(
+      "framework_gradient_bytes",
+      [](const std::string& framework, const std::string& precision) {
+        return FindLlmFramework(framework).GradientBytes(precision);
+      },
+      py::arg("framework"), py::arg("precision"),
+      "The bytes per reduced gradient element the framework uses at the precision.");
+  m.def(
       "forward_flops_per_token",
       [](const std::string& spec, int64_t seq_len) {
         return ForwardFlopsPerToken(LoadTransformer(spec), seq_len);
@@ -621,6 +636,10 @@ void BindLlmCommon(py::class_<R>& c, Training training) {
   Field(
       c, "gradient_bytes", [training](R & r) -> auto& { return training(r).gradient_bytes; },
       "2 or 4");
+  Field(
+      c, "framework", [training](R & r) -> auto& { return training(r).framework; },
+      "megatron (default), nemo, megatron-deepspeed, deepspeed, fsdp, fsdp2, fsdp2-compile, "
+      "maxtext: llm_frameworks()");
 }
 
 void BindLlmRequests(py::module_& m) {
@@ -670,7 +689,8 @@ void BindLlmRequests(py::module_& m) {
       "with recompute 'selective': core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
       "shared_experts");
   Field(
-      step, "zero", [](S & r) -> auto& { return r.split.zero; }, "0..3");
+      step, "zero", [](S & r) -> auto& { return r.split.zero; },
+      "0..3; -1: the framework's default");
   Field(
       step, "overlap_grad_reduce", [](S & r) -> auto& { return r.split.overlap_grad_reduce; }, "");
 

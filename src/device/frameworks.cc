@@ -160,7 +160,9 @@ const FrameworkProfile& FindFrameworkProfile(const std::string& name) {
     }
   }
   throw UsageError(
-      fmt::format("unknown framework '{}' (profiles: {})", name, fmt::join(known, ", ")));
+      fmt::format("unknown framework '{}' (profiles: {}; a transformer split takes its own "
+                  "frameworks, megatron by default: `fitspeed sweep llm --help`)",
+                  name, fmt::join(known, ", ")));
 }
 
 Device ApplyFrameworkProfile(const Device& device, const FrameworkProfile& profile) {

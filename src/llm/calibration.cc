@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +14,7 @@
 #include "core/model_error_json.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/intervals.h"
+#include "fitspeed/llm/framework.h"
 
 namespace fitspeed {
 
@@ -221,8 +223,71 @@ double LlmLeaveOutWidening(const std::vector<LlmCalibrationTable::DevelopmentErr
   return 8.0;
 }
 
-PredictionInterval LlmInterval(const Device& device, double level) {
+namespace {
+
+// `own` on `device`: unchanged on the calibration device, else combined with
+// the catalog interval of the device's class.
+PredictionInterval CombinedWithDeviceClass(const PredictionInterval& own, const Device& device,
+                                           double level, const std::string& calibration_device) {
+  if (device.name == calibration_device || !own.available) return own;
+  // Another device: the held-out spread combined in quadrature, per side in
+  // log space, with the catalog interval of the device's class (what the
+  // step model is known to miss on a device of that kind), around the held-out bias.
+  const PredictionInterval device_side =
+      BuiltinIntervalTable().For(device, Precision::kMixed, level);
+  if (!device_side.available) {
+    PredictionInterval none = own;
+    none.available = false;
+    none.reason = "no interval for " + device.name + ": " + device_side.reason;
+    return none;
+  }
+  const double m = own.median_log_ratio;
+  const double lo_own = m - std::log(own.low_factor), hi_own = std::log(own.high_factor) - m;
+  const double md = device_side.median_log_ratio;
+  const double lo_dev = md - std::log(device_side.low_factor),
+               hi_dev = std::log(device_side.high_factor) - md;
+  PredictionInterval out = own;
+  out.low_factor = std::exp(m - std::hypot(lo_own, lo_dev));
+  out.high_factor = std::exp(m + std::hypot(hi_own, hi_dev));
+  out.basis = own.basis + "; combined with " + device_side.basis + " (what the catalog's " +
+              "kernels are known to miss on a device of " + device.name + "'s class)";
+  return out;
+}
+
+// The interval of a framework whose family has no development rows: every
+// row is another framework's, so it is the rows' interval (publishers
+// weighted equally), widened by the larger of the stretches a new
+// accelerator and a new framework family need on these rows.
+PredictionInterval UnseenFrameworkInterval(const LlmCalibrationTable& t, const LlmFramework& fw,
+                                           double level) {
+  static const double framework_widening =
+      LlmLeaveOutWidening(t.development, LlmLeaveOut::kFramework, 0.8);
+  const double widen = std::max(t.accelerator_widening, framework_widening);
+  PredictionInterval out = LlmLeaveOutInterval(t.development, LlmLeaveOut::kFramework,
+                                               fw.development_family, level, widen);
+  out.basis = fmt::format(
+      "framework {} ({}): no development rows of its family ({}), so the model's errors on "
+      "every other framework's rows, widened x{:.2f} (the larger of the stretches a left-out "
+      "accelerator and a left-out framework family need on those rows): {}",
+      fw.name, fw.title, fw.development_family, widen, out.basis);
+  return out;
+}
+
+}  // namespace
+
+PredictionInterval LlmInterval(const Device& device, double level, const std::string& framework) {
   const LlmCalibrationTable& t = BuiltinLlmCalibration();
+  if (!framework.empty()) {
+    const LlmFramework& fw = FindLlmFramework(framework);
+    const bool seen = std::any_of(t.development.begin(), t.development.end(),
+                                  [&](const LlmCalibrationTable::DevelopmentError& e) {
+                                    return e.framework == fw.development_family;
+                                  });
+    if (!seen && !t.development.empty()) {
+      PredictionInterval unseen = UnseenFrameworkInterval(t, fw, level);
+      if (unseen.available) return CombinedWithDeviceClass(unseen, device, level, t.device);
+    }
+  }
   // vTrain's rows are one publisher's; the errors' sources are its
   // leave-one-GPU-count-out folds, so the basis says that a setup unlike
   // vTrain's (another framework, another cluster) is not covered by it.
@@ -240,27 +305,7 @@ PredictionInterval LlmInterval(const Device& device, double level) {
         t.development, LlmLeaveOut::kAccelerator, device.name, level, t.accelerator_widening);
     if (left_out.available) own = left_out;
   }
-  // Another device: the held-out spread combined in quadrature, per side in
-  // log space, with the catalog interval of the device's class (what the
-  // step model is known to miss on a device of that kind), around the held-out bias.
-  const PredictionInterval device_side =
-      BuiltinIntervalTable().For(device, Precision::kMixed, level);
-  if (!device_side.available) {
-    own.available = false;
-    own.reason = "no interval for " + device.name + ": " + device_side.reason;
-    return own;
-  }
-  const double m = own.median_log_ratio;
-  const double lo_own = m - std::log(own.low_factor), hi_own = std::log(own.high_factor) - m;
-  const double md = device_side.median_log_ratio;
-  const double lo_dev = md - std::log(device_side.low_factor),
-               hi_dev = std::log(device_side.high_factor) - md;
-  PredictionInterval out = own;
-  out.low_factor = std::exp(m - std::hypot(lo_own, lo_dev));
-  out.high_factor = std::exp(m + std::hypot(hi_own, hi_dev));
-  out.basis = own.basis + "; combined with " + device_side.basis + " (what the catalog's " +
-              "kernels are known to miss on a device of " + device.name + "'s class)";
-  return out;
+  return CombinedWithDeviceClass(own, device, level, t.device);
 }
 
 }  // namespace fitspeed

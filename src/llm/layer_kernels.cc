@@ -39,6 +39,7 @@ LayerShape MakeLayerShape(const TransformerConfig& m, int64_t seq_len, int64_t m
   s.window = kind.sliding ? static_cast<double>(m.sliding_window) : 0.0;
   s.qk_norm = m.qk_norm;
   s.sandwich_norms = m.sandwich_norms;
+  s.rms_norm = m.norm == NormKind::kRmsNorm;
   if (latent) {
     s.q_rank = static_cast<double>(mla.q_rank);
     s.kv_rank = static_cast<double>(mla.kv_rank);
@@ -66,6 +67,11 @@ double LayerShape::RoutedShare() const {
 }
 
 void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training) {
+  shape.eager = training.kernels == LlmKernels::kEager;
+  // Separate q, k, v and gate, up are the Llama lineage's modules (rotary
+  // positions: Hugging Face's Llama, Mistral, Qwen, Gemma; torchtitan's;
+  // MaxText's); GPT-2's modules project Q, K, V as one (c_attn).
+  shape.separate_projections = training.separate_projections && shape.rope;
   shape.capacity_factor = training.capacity_factor;
   shape.imbalance = training.moe_imbalance;
   shape.activation_fp8_store = training.activation_fp8_store;
@@ -234,6 +240,47 @@ struct PassLayerKernels {
   }
 };
 
+// Element-wise work as eager PyTorch runs it (LlmKernels::kEager): each op
+// of the module's Python code its own kernel, FP32 where the code upcasts.
+// Bytes per element of the n-element tensor, from the ops listed and their
+// autograd (tests/llm/framework_test.cc adds them up by hand).
+//
+// RMSNorm as Hugging Face's LlamaRMSNorm and torch.nn.RMSNorm's composite
+// write it: x.to(float32) (read 2, write 4), pow(2) (4, 4), mean over the
+// row (read 4), + eps and rsqrt (one value a row), x * rsqrt (4, 4),
+// .to(bfloat16) (4, 2), weight * x (2, 2): 32 bytes in five element-wise
+// kernels, 4 in one row reduction, two kernels of a value a row. Backward:
+// grad * weight (2, 2), grad * x_normed (2 + 2, 2) and its sum over the
+// tokens (read 2) for the weight's gradient, the cast to FP32 (2, 4), grad *
+// rsqrt (4, 4), grad * x (4 + 4, 4) and its row sum (read 4) for rsqrt's
+// gradient, rsqrt's and the mean's backward (a value a row; the mean's
+// gradient expanded, write 4), pow's (x * 2: 4, 4; * grad: 4 + 4, 4), the
+// two paths to x added (4 + 4, 4), the cast to bfloat16 (4, 2): 78 bytes in
+// ten element-wise kernels, 6 in two reductions, two small kernels.
+void EagerRmsNorm(const KernelTimer& t, double n, double rows, PassLayerKernels& f,
+                  PassLayerKernels& b) {
+  for (double bytes : {6.0, 8.0, 8.0, 6.0, 4.0}) f.Add(t.MemoryTime(bytes * n));
+  f.Add(t.NormalizationTime(4.0 * n));
+  f.Add(2.0 * t.MemoryTime(8.0 * rows), 2);
+  for (double bytes : {4.0, 6.0, 6.0, 8.0, 12.0, 4.0, 8.0, 12.0, 12.0, 6.0})
+    b.Add(t.MemoryTime(bytes * n));
+  b.Add(t.NormalizationTime(2.0 * n));
+  b.Add(t.NormalizationTime(4.0 * n));
+  b.Add(2.0 * t.MemoryTime(8.0 * rows), 2);
+}
+
+// Rotary embedding as Hugging Face's apply_rotary_pos_emb writes it, on one
+// tensor of n elements: x * cos (2, 2), rotate_half's negated half (1, 1)
+// and concatenation (2, 2), * sin (2, 2), the sum (2 + 2, 2): 20 bytes in
+// five kernels. Backward: grad * cos and grad * sin (2, 2 each), the
+// negation's (1, 1), each half's slice_backward (zeros written 2, the half
+// copied 1, 1: twice), the three gradients of x summed (2 + 2, 2 twice): 30
+// bytes in nine kernels.
+void EagerRope(const KernelTimer& t, double n, PassLayerKernels& f, PassLayerKernels& b) {
+  for (double bytes : {4.0, 2.0, 4.0, 4.0, 6.0}) f.Add(t.MemoryTime(bytes * n));
+  for (double bytes : {4.0, 4.0, 2.0, 2.0, 2.0, 2.0, 2.0, 6.0, 6.0}) b.Add(t.MemoryTime(bytes * n));
+}
+
 LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTraining& tr, bool sp) {
   LayerTimes out;
   const double T = s.tokens;
@@ -296,8 +343,19 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     part.kernels += f.kernels - kernels;
   };
   const auto layer_norm = [&] {
+    if (s.eager && s.rms_norm) {
+      EagerRmsNorm(t, Tn * h, Tn, f, b);
+      return;
+    }
+    // One fused kernel each way (Transformer Engine's, Apex's, PyTorch's
+    // native LayerNorm, a compiler's fusion).
     f.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
     b.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  };
+  // The input gradients of separate products of one input (q, k, v; gate,
+  // up) summed by autograd: read 2 + 2, write 2 an element, one kernel each.
+  const auto input_grad_sums = [&](double products) {
+    b.Add((products - 1.0) * t.MemoryTime(6.0 * T * h), products - 1.0);
   };
   // Pre-attention norm: read and write the 16-bit hidden states.
   capture(out.norms, layer_norm);
@@ -327,11 +385,21 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
       f.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
       b.Add(t.MemoryTime(2.0 * 2.0 * T * s.kv_width));
     });
+  } else if (s.separate_projections) {
+    // q, k and v as three linear layers (Hugging Face's q_proj, k_proj,
+    // v_proj; torchtitan's wq, wk, wv; MaxText's DenseGeneral each).
+    add_column(0, linear(T, s.q_width, h, frozen));
+    add_column(0, linear(T, s.kv_width, h, frozen));
+    add_column(0, linear(T, s.kv_width, h, frozen));
+    input_grad_sums(3.0);
   } else {
     // Fused QKV projection.
     add_column(0, linear(T, qkv, h, frozen));
   }
-  if (s.qk_norm) {
+  if (s.qk_norm && s.eager) {
+    // QK-norm as the framework's RMSNorm modules over each head.
+    EagerRmsNorm(t, T * (s.q_width + s.kv_width), T * (s.heads + s.kv_heads), f, b);
+  } else if (s.qk_norm) {
     // QK-norm: an RMSNorm over each query and key head.
     f.Add(t.NormalizationTime(2.0 * 2.0 * T * (s.q_width + s.kv_width)));
     b.Add(t.NormalizationTime(3.0 * 2.0 * T * (s.q_width + s.kv_width)));
@@ -345,10 +413,15 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   if (s.rope) {
     // Under MLA only the decoupled rotary parts: rope_dim of each query head
     // and the one shared key.
-    const double rotated =
-        s.kv_rank > 0 ? s.heads * s.rope_dim + s.rope_dim : s.q_width + s.kv_width;
-    f.Add(t.MemoryTime(2.0 * 2.0 * T * rotated));
-    b.Add(t.MemoryTime(2.0 * 2.0 * T * rotated));
+    const double q_rotated = s.kv_rank > 0 ? s.heads * s.rope_dim : s.q_width;
+    const double k_rotated = s.kv_rank > 0 ? s.rope_dim : s.kv_width;
+    if (s.eager) {
+      EagerRope(t, T * q_rotated, f, b);
+      EagerRope(t, T * k_rotated, f, b);
+    } else {
+      f.Add(t.MemoryTime(2.0 * 2.0 * T * (q_rotated + k_rotated)));
+      b.Add(t.MemoryTime(2.0 * 2.0 * T * (q_rotated + k_rotated)));
+    }
   }
   // Attention core.
   const double bh = s.micro_batch * s.heads;
@@ -422,9 +495,25 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
 
   // A dense block of `inner` (on this GPU) over `tokens`.
   const auto dense_block = [&](double tokens, double inner) {
-    add_column(1, linear(tokens, s.gated ? 2.0 * inner : inner, h, frozen));
-    f.Add(t.MemoryTime(act_bytes * tokens * inner));
-    b.Add(t.MemoryTime(1.5 * act_bytes * tokens * inner));
+    if (s.gated && s.separate_projections) {
+      // gate and up as two linear layers (gate_proj, up_proj; w1, w3).
+      add_column(1, linear(tokens, inner, h, frozen));
+      add_column(1, linear(tokens, inner, h, frozen));
+      input_grad_sums(2.0);
+    } else {
+      add_column(1, linear(tokens, s.gated ? 2.0 * inner : inner, h, frozen));
+    }
+    if (s.gated && s.eager) {
+      // act(gate) * up in two kernels: SiLU (read 2, write 2), the product
+      // (2 + 2, 2). Backward: grad * up and grad * act (2 + 2, 2 each),
+      // SiLU's backward (grad and its input read, 2 written).
+      f.Add(t.MemoryTime(4.0 * tokens * inner));
+      f.Add(t.MemoryTime(6.0 * tokens * inner));
+      b.Add(3.0 * t.MemoryTime(6.0 * tokens * inner), 3);
+    } else {
+      f.Add(t.MemoryTime(act_bytes * tokens * inner));
+      b.Add(t.MemoryTime(1.5 * act_bytes * tokens * inner));
+    }
     if (store_bytes > 0) {
       f.Add(t.MemoryTime(store_bytes * tokens * inner));
       b.Add(t.MemoryTime(store_bytes * tokens * inner));
@@ -512,13 +601,30 @@ HeadTimes TimeHead(const LayerShape& s, double vocab, const KernelTimer& t, bool
   // Final norm, output projection, softmax cross-entropy over the vocabulary
   // shard (logits read, FP32 probabilities written, read back for the gradient).
   PassLayerKernels o;
-  o.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
-  o.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  if (s.eager && s.rms_norm) {
+    EagerRmsNorm(t, Tn * h, Tn, o, o);
+  } else {
+    o.Add(t.NormalizationTime(2.0 * 2.0 * Tn * h));
+    o.Add(t.NormalizationTime(3.0 * 2.0 * Tn * h));
+  }
   o.Add(t.Gemm(T, v, h));
   o.Add(t.Gemm(T, h, v));
   if (!lora) o.Add(t.Gemm(h, v, T));
-  o.Add(t.NormalizationTime((2.0 + 4.0) * T * v), 3);
-  o.Add(t.NormalizationTime((4.0 + 2.0) * T * v), 3);
+  if (s.eager) {
+    // Hugging Face's ForCausalLMLoss: the 16-bit logits upcast (read 2,
+    // write 4), log_softmax over the row (4, 4), the loss gathered (a value
+    // a row). Backward: the gathered gradient scattered into zeros (write
+    // 4), log_softmax's backward (4 + 4, 4), the cast back (4, 2).
+    o.Add(t.MemoryTime(6.0 * T * v));
+    o.Add(t.NormalizationTime(8.0 * T * v));
+    o.Add(t.MemoryTime(8.0 * T), 1);
+    o.Add(t.MemoryTime(4.0 * T * v), 2);
+    o.Add(t.NormalizationTime(12.0 * T * v));
+    o.Add(t.MemoryTime(6.0 * T * v));
+  } else {
+    o.Add(t.NormalizationTime((2.0 + 4.0) * T * v), 3);
+    o.Add(t.NormalizationTime((4.0 + 2.0) * T * v), 3);
+  }
   out.output_s = std::max(o.gpu, o.kernels * d);
   // A multi-token prediction module less its layer: the norms of the
   // embedding and of the hidden state, their concatenation projected 2h -> h
@@ -562,7 +668,11 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   // attention input, its dropout mask, MLP input, its dropout mask, norm inputs
   const double norm_out = drops(kRecomputeLayernorm) ? 0.0 : 2.0 * T * h;
   const double mlp_input = frozen_mlp ? 0.0 : norm_out;
-  const double rest = norm_out + mask * T * h + mlp_input + mask * T * h + 4.0 * T * h;
+  // Eager RMSNorm keeps its FP32 input (4 bytes) and its 16-bit normalized
+  // output (2, for the weight's gradient) where a fused norm keeps the
+  // 16-bit input: 4 bytes an element more for each of the two norms.
+  const double norm_inputs = s.eager && s.rms_norm ? 12.0 * T * h : 4.0 * T * h;
+  const double rest = norm_out + mask * T * h + mlp_input + mask * T * h + norm_inputs;
   const double rest_here = sp ? rest / s.tp : rest;
   if (recompute == Recompute::kFull) return (sp ? 2.0 * T * h / s.tp : 2.0 * T * h);
   // Q and K, V, the output projection's input (MLA: every head's own V of
@@ -589,7 +699,10 @@ double LayerActivationBytesOf(const LayerShape& s, bool sp, Recompute recompute,
   const double input_bytes = s.gated && s.activation_fp8_store ? 1.0 : 2.0;
   const auto block = [&](double tokens, double inner, bool activation_rerun) {
     const double activation_output = frozen_mlp || activation_rerun ? 0.0 : 2.0 * tokens * inner;
-    return input_bytes * tokens * inner * (s.gated ? 2.0 : 1.0) + activation_output;
+    // Eager SiLU x up keeps the SiLU's output for the product's backward
+    // beside the gate (SiLU's input) and up: one 16-bit inner tensor more.
+    const double eager_act = s.gated && s.eager && !activation_rerun ? 2.0 * tokens * inner : 0.0;
+    return input_bytes * tokens * inner * (s.gated ? 2.0 : 1.0) + activation_output + eager_act;
   };
   double mlp = 0;
   if (s.experts > 0) {

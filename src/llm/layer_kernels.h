@@ -40,6 +40,12 @@ struct LayerShape {
   double window = 0;  // sliding-window layer: the keys each query meets (0: the whole sequence)
   bool qk_norm = false;
   bool sandwich_norms = false;
+  bool rms_norm = false;  // the model's norms are RMSNorm (else LayerNorm)
+  // The framework's (LlmTraining::kernels, separate_projections): element-wise
+  // work as eager PyTorch's ops, q/k/v and gate/up as separate products (in
+  // models with rotary positions: the Llama lineage's modules; ApplyTrainingToShape).
+  bool eager = false;
+  bool separate_projections = false;
   // Multi-head latent attention (TransformerConfig::latent), whole (not split by tp).
   double q_rank = 0, kv_rank = 0, rope_dim = 0;
   // Mixture of experts (an MoE layer; 0 experts: a dense layer).
@@ -62,8 +68,9 @@ LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64
                           int tp, int cp, int ep, int etp, TransformerLayerKind kind);
 LayerShape MakeLayerShape(const TransformerConfig& model, int64_t seq_len, int64_t micro_batch,
                           int tp, int cp, int ep = 1);
-// The training's settings a layer's kernels and memory depend on: the MoE
-// capacity factor and imbalance, and the FP8 activation store.
+// The training's settings a layer's kernels and memory depend on: the
+// framework's kernels and projections, the MoE capacity factor and
+// imbalance, and the FP8 activation store.
 void ApplyTrainingToShape(LayerShape& shape, const LlmTraining& training);
 
 // Times kernels on one device in one matrix format.

@@ -13,6 +13,7 @@
 
 #include "fitspeed/core/error.h"
 #include "fitspeed/core/progress.h"
+#include "fitspeed/llm/framework.h"
 #include "llm/layer_kernels.h"
 
 namespace fitspeed {
@@ -86,13 +87,29 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
     throw UsageError("max micro-batch and max vp must be >= 1");
   // The split is enumerated valid; what does not depend on it is checked once.
   ValidateTraining(m, c, o.training);
+  // The splits the framework runs: what it lacks is never searched, and a
+  // fixed size it lacks is refused as ModelLlmStep refuses it.
+  const LlmFramework& fw = FindLlmFramework(o.training.framework);
+  {
+    LlmSplit probe;
+    probe.tp = std::max(1, o.tp);
+    probe.pp = std::max(1, o.pp);
+    probe.vp = std::max(1, o.vp);
+    probe.cp = std::max(1, o.cp);
+    probe.ep = std::max(1, o.ep);
+    probe.sequence_parallel = o.sequence_parallel.value_or(false);
+    probe.zero = o.zero.value_or(fw.zero_default);
+    if (!fw.RunsZero(probe.zero, probe.pp > 1)) probe.zero = o.zero.value_or(0);
+    fw.CheckSplit(probe);
+  }
   const LlmStepContext ctx = MakeStepContext(m, c, o.training, cal);
   const int64_t n = c.devices;
   const std::vector<int64_t> device_divisors = DivisorsPlanner(n);
   const bool moe = m.experts > 1;
 
   const auto tps = ChoicesPlanner(o.tp, device_divisors, [&](int64_t t) {
-    return m.heads % t == 0 && (m.kv_heads % t == 0 || t % m.kv_heads == 0) && t <= c.domain;
+    return m.heads % t == 0 && (m.kv_heads % t == 0 || t % m.kv_heads == 0) && t <= c.domain &&
+           (t == 1 || fw.tp);
   });
   std::vector<int64_t> cp_all;
   for (int64_t v = 1; v <= n; v *= 2) cp_all.push_back(v);
@@ -135,13 +152,14 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
     if (n % tp != 0) continue;
     const auto cps = ChoicesPlanner(o.cp, cp_all, [&](int64_t v) {
       return (n / tp) % v == 0 &&
-             (v == 1 || (o.training.flash_attention && o.training.seq_len % (2 * v) == 0));
+             (v == 1 || (fw.cp && o.training.flash_attention && o.training.seq_len % (2 * v) == 0));
     });
     for (int64_t cp : cps) {
       if ((n / tp) % cp != 0) continue;
       const int64_t rest = n / (tp * cp);
-      const auto pps =
-          ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) { return p <= m.layers; });
+      const auto pps = ChoicesPlanner(o.pp, DivisorsPlanner(rest), [&](int64_t p) {
+        return p <= m.layers && (p == 1 || fw.pp);
+      });
       for (int64_t pp : pps) {
         if (rest % pp != 0) continue;
         const int64_t dp = rest / pp;
@@ -174,7 +192,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
         vps.push_back(o.vp);
       } else {
         vps.push_back(1);
-        if (pp > 1) {
+        if (pp > 1 && fw.vp) {
           if (m.layers % pp == 0 && !fixed_stages) {
             for (int64_t v : DivisorsPlanner(m.layers / pp))
               if (v > 1 && v <= o.max_vp) vps.push_back(v);
@@ -200,7 +218,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
     std::vector<int64_t> etps{tp};
     if (moe) {
       eps = ChoicesPlanner(o.ep, DivisorsPlanner(m.experts),
-                           [&](int64_t e) { return (tp * dp * cp) % e == 0; });
+                           [&](int64_t e) { return (tp * dp * cp) % e == 0 && (e == 1 || fw.ep); });
       etps = ChoicesPlanner(o.etp, {1, tp}, [&](int64_t e) { return e == tp || tp > 1; });
       if (o.etp == 0 && tp == 1) etps = {1};
     } else if (o.ep > 1 || o.etp > 0) {
@@ -216,7 +234,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
           if ((o.global_batch / dp) % mb != 0) continue;
           for (int spi = 0; spi < 2; ++spi) {
             const bool sp = spi == 1;
-            if (sp && tp == 1) continue;
+            if (sp && (tp == 1 || !fw.sequence_parallel)) continue;
             if (o.sequence_parallel && *o.sequence_parallel != sp) continue;
             LlmSplit s;
             s.tp = static_cast<int>(tp);
@@ -249,11 +267,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                   continue;
                 s.recompute = rc;
                 for (int z = 0; z <= 3; ++z) {
-                  if (o.zero) {
-                    if (*o.zero != z) continue;
-                  } else if (z >= 2 && pp > 1) {
-                    continue;
-                  }
+                  if (o.zero && *o.zero != z) continue;
+                  if (!fw.RunsZero(z, pp > 1)) continue;
                   if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
                   s.zero = z;
                   LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, it->second,

@@ -135,6 +135,7 @@ void HeaderJson(ordered_json& doc, const TransformerConfig& model, const LlmClus
                     {"memory_capacity_bytes", c.device.memory_capacity_bytes},
                     {"links", links}};
   doc["training"] = {{"seq_len", t.seq_len},
+                     {"framework", t.framework},
                      {"format", MatrixFormatName(t.format)},
                      {"lora_rank", t.lora_rank},
                      {"lora_dropout", t.lora_dropout},
@@ -342,13 +343,13 @@ void WriteLlmStep(std::ostream& out, const TransformerConfig& model, const LlmCl
     return;
   }
   if (format == OutputFormat::kCsv) {
-    std::vector<std::string> header = {"model", "device", "devices", "seq_len"};
+    std::vector<std::string> header = {"model", "device", "devices", "seq_len", "framework"};
     const std::vector<std::string> rest = planner_output::CsvHeader();
     header.insert(header.end(), rest.begin(), rest.end());
     TextTable table(header);
     std::vector<std::string> row = {model.name, cluster.device.name,
                                     std::to_string(cluster.devices),
-                                    std::to_string(training.seq_len)};
+                                    std::to_string(training.seq_len), training.framework};
     const std::vector<std::string> values = planner_output::CsvRow(step, interval);
     row.insert(row.end(), values.begin(), values.end());
     table.AddRow(row);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fitspeed/core/error.h"
+#include "fitspeed/llm/framework.h"
 #include "llm/layer_kernels.h"
 
 namespace fitspeed {
@@ -208,6 +209,7 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("global batch " + Str(s.global_batch) +
          " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
+  FindLlmFramework(training.framework).CheckSplit(s);
   if (!s.ScheduleRuns())
     fail("interleaved pipeline (vp " + Str(s.vp) + ") with " + Str(s.Accumulation()) +
          " micro-batches: Megatron-Core's interleaved schedule needs a multiple of pp = " +
@@ -221,6 +223,12 @@ void ValidateTraining(const TransformerConfig& model, const LlmCluster& cluster,
   auto fail = [](const std::string& m) { throw UsageError(m); };
   ValidateTransformer(model);
   CheckSequenceLength(model, training.seq_len);
+  FindLlmFramework(training.framework);
+  if (training.gradient_bytes != 2 && training.gradient_bytes != 4)
+    fail(
+        fmt::format("gradient bytes {:g}: expected 2 or 4 (0 is resolved to the framework's by "
+                    "MakeLlmTraining and ApplyLlmFramework)",
+                    training.gradient_bytes));
   const Device& d = cluster.device;
   const MatrixFormat f = training.format;
   const bool has =
@@ -703,6 +711,18 @@ LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx
     const double held = GatheredWeightBytesSplit(tr);
     mem.weights = (held * sp.dense + 2.0 * adapters) / shard + held * sp.experts / expert_shard +
                   held * sp.largest_layer;
+    if (tr.sharding == LlmSharding::kFsdp) {
+      // FSDP's sharded parameters are the FP32 master weights themselves
+      // (_flat_param.py: the 16-bit copy exists only while gathered): 4
+      // bytes a trained parameter sharded, a frozen base's in 16 bits, and
+      // the optimizer's Adam m and v, 8.
+      const double frozen_dense = lora ? sp.dense : 0.0;
+      const double frozen_experts = lora ? sp.experts : 0.0;
+      mem.weights = (held * frozen_dense + 4.0 * trained_dense) / shard +
+                    (held * frozen_experts + 4.0 * trained_experts) / expert_shard +
+                    held * sp.largest_layer;
+      mem.optimizer = 8.0 * (trained_dense / shard + trained_experts / expert_shard);
+    }
   }
   // Activations: stage i holds p - i micro-batches of its layers in 1F1B
   // (the first stage p, every layer's worth at once), times (1 + (p-1)/(p v))
@@ -790,6 +810,8 @@ LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c,
     ctx.kinds_present[static_cast<size_t>(KindIndex(LayerKindAt(m, m.layers)))] = true;
   ctx.flops_per_token = (tr.lora_rank > 0 ? 2.0 : 3.0) * ForwardFlopsPerToken(m, tr.seq_len);
   ctx.timer = MakeKernelTimer(c.device, tr.format, cal);
+  // A step compiled whole (XLA) is launched once: no kernel waits on the host.
+  if (tr.compiled_step) ctx.timer.dispatch_s = 0;
   return ctx;
 }
 
@@ -974,11 +996,11 @@ struct LayerPassesSplit {
   double forward_s = 0, backward_s = 0, recompute_s = 0;
 };
 
-LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, const LlmCalibration& cal,
-                                      bool cuda_graphs, Recompute recompute, unsigned modules,
+LayerPassesSplit TimeLayerPassesSplit(const LayerTimes& lt, double dispatch_s, bool cuda_graphs,
+                                      Recompute recompute, unsigned modules,
                                       const PassCommSplit& tp, const PassCommSplit& cp,
                                       const PassCommSplit& ep) {
-  const double d = cal.dispatch_s;
+  const double d = dispatch_s;
   // What the host issues for a pass: each kernel and collective, or one graph.
   const auto issued = [cuda_graphs](double n) { return cuda_graphs ? 1.0 : n; };
   LayerPassesSplit out;
@@ -1058,9 +1080,16 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   DataCommSplit out;
   out.gradients_s =
       reductions * (reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp));
-  if (s.zero == 1 || s.zero == 2) {
+  const bool fsdp = tr.sharding == LlmSharding::kFsdp;
+  if ((s.zero == 1 || s.zero == 2) && !fsdp) {
     out.weights_s = GatherSplit(weight_bytes * trained.dense, dp_group, c) +
                     GatherSplit(weight_bytes * trained.experts, expert_dp, c);
+  }
+  if (s.zero == 2 && fsdp) {
+    // FSDP's SHARD_GRAD_OP (FSDP2's reshard_after_forward=False): each
+    // micro-batch's forward gathers the weights, kept to its backward.
+    const double held = GatheredWeightBytesSplit(tr);
+    out.gathers_s = mb * GatherSplit(held * (stage.dense + stage.experts), dp_group, c);
   }
   if (s.zero >= 3) {
     // FSDP / ZeRO-3 gathers the 16-bit weights forward and backward of every
@@ -1078,7 +1107,8 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
     // Every micro-batch's reduce-scatter behind its backward pass and the
     // next micro-batch's forward; ZeRO-3's gathers behind every micro-batch's
     // passes.
-    const double window = mb * stage_backward_s + (s.zero >= 3 ? mb : mb - 1.0) * stage_forward_s;
+    const double window =
+        mb * stage_backward_s + (s.zero >= 3 || fsdp ? mb : mb - 1.0) * stage_forward_s;
     out.exposed_s = std::max(bucket, out.gradients_s + out.gathers_s - window);
     if (out.weights_s > 0) {
       const double first = GatherSplit(
@@ -1104,6 +1134,22 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
 std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTraining& tr,
                                         double vocab) {
   std::vector<std::string> notes;
+  const LlmFramework& fw = FindLlmFramework(tr.framework);
+  notes.push_back(fmt::format(
+      "framework {} ({}{}): {}; {}; gradients reduced in {:g} bytes{}", fw.name, fw.title,
+      tr.framework == "megatron" ? ", the default: --framework names the others" : "",
+      tr.kernels == LlmKernels::kEager
+          ? "element-wise work as eager PyTorch's ops, each a kernel (RMSNorm, rotary "
+            "embedding, SiLU x up, the FP32 cross-entropy)"
+          : "norms, rotary embedding, activation and loss fused, one kernel each",
+      tr.separate_projections ? "q, k, v and gate, up as separate products"
+                              : "QKV and the feed-forward's first products fused",
+      tr.gradient_bytes,
+      tr.compiled_step ? "; the step one compiled program, no kernel launched by the host"
+      : tr.sharding == LlmSharding::kFsdp
+          ? "; sharded as FSDP shards (zero 3: the FP32 master weights are the shards, Adam's 8 "
+            "bytes beside; zero 2: the weights gathered every micro-batch)"
+          : ""));
   if (m.dropout)
     notes.push_back(
         "dropout on (as the model's configuration gives it): masks held, dropout kernels timed");
@@ -1194,8 +1240,10 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
       ep.backward_s *= left;
     }
     KindPassesSplit& kp = kinds[static_cast<size_t>(k)];
-    kp.layer = TimeLayerPassesSplit(times, cal, tr.cuda_graphs, s.recompute, s.recompute_modules,
-                                    tp, cp, ep);
+    // The host's time per launch: the calibration's (MakeStepContext puts it
+    // in the timer), none for a step compiled whole.
+    kp.layer = TimeLayerPassesSplit(times, timer.dispatch_s, tr.cuda_graphs, s.recompute,
+                                    s.recompute_modules, tp, cp, ep);
     kp.tp_s = per_layer(tp);
     kp.cp_s = per_layer(cp);
     kp.ep_s = per_layer(ep);
@@ -1298,7 +1346,8 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
 }
 
 LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
-                            bool flash_attention, double gradient_bytes) {
+                            bool flash_attention, double gradient_bytes,
+                            const std::string& framework) {
   if (seq_len < 1) {
     throw UsageError(fmt::format(
         "sequence length (--seq-len, seq_len) {}: give the tokens per sequence (>= 1)", seq_len));
@@ -1306,7 +1355,7 @@ LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64
   if (gradient_bytes != 0 && gradient_bytes != 2 && gradient_bytes != 4) {
     throw UsageError(fmt::format(
         "gradient bytes (--gradient-bytes) {}: expected 2 or 4 bytes per gradient element (0: "
-        "Megatron's for the precision)",
+        "the framework's for the precision)",
         gradient_bytes));
   }
   if (lora_rank < 0) {
@@ -1317,9 +1366,9 @@ LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64
   t.format = ParseMatrixFormat(precision);
   t.lora_rank = lora_rank;
   t.flash_attention = flash_attention;
-  // Megatron keeps FP32 main_grad under bf16 (arguments.py forces
-  // accumulate_allreduce_grads_in_fp32) and 16-bit gradients under fp16.
-  t.gradient_bytes = gradient_bytes != 0 ? gradient_bytes : precision == "fp16" ? 2.0 : 4.0;
+  t.gradient_bytes = gradient_bytes;
+  t.framework = framework;
+  ApplyLlmFramework(t, precision);
   return t;
 }
 

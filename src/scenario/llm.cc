@@ -11,6 +11,7 @@
 #include "core/input_file.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/framework.h"
 #include "fitspeed/model/zoo.h"
 #include "scenario/notes.h"
 
@@ -97,6 +98,11 @@ void LlmStepRequest::Validate() const {
         fmt::format("global_batch {}: must be >= 0 (0: micro_batch x dp, x pp when vp > 1)",
                     split.global_batch));
   }
+  if (split.zero < -1 || split.zero > 3) {
+    throw UsageError(
+        fmt::format("zero {}: expected 0, 1, 2 or 3 (-1: the framework's default)", split.zero));
+  }
+  FindLlmFramework(training.framework);
   CheckIntervalLevel(interval_level);
 }
 
@@ -108,7 +114,11 @@ LlmStepAnswer LlmStepRequest::Run() const {
   answer.cluster =
       cluster.Make(cluster.devices > 0 ? cluster.devices : model_parallel, answer.notes);
   answer.training = training;
+  // The framework's kernels, projections and sharding; gradient bytes 0 and
+  // zero -1 become its defaults (the CLI and Python resolve fp16's).
+  ApplyLlmFramework(answer.training, "bf16");
   LlmSplit s = split;
+  if (s.zero < 0) s.zero = FindLlmFramework(training.framework).zero_default;
   s.dp = std::max(1, answer.cluster.devices / model_parallel);  // ValidateSplit refuses a remainder
   if (s.global_batch == 0) s.global_batch = s.micro_batch * s.dp * (s.vp > 1 ? s.pp : 1);
   if (first_stage_layers > 0 || last_stage_layers > 0 || embedding_as_layer || loss_as_layer) {
@@ -121,7 +131,7 @@ LlmStepAnswer LlmStepRequest::Run() const {
   }
   answer.calibration = LlmCalibrationFor(answer.cluster.device);
   answer.step = ModelLlmStep(answer.model, answer.cluster, answer.training, s, answer.calibration);
-  answer.interval = LlmInterval(answer.cluster.device, interval_level);
+  answer.interval = LlmInterval(answer.cluster.device, interval_level, training.framework);
   return answer;
 }
 
@@ -161,6 +171,7 @@ void LlmPlanRequest::Validate() const {
     }
     if (!tokens) throw UsageError("a price prices a run: give its tokens as well");
   }
+  FindLlmFramework(options.training.framework);
   CheckIntervalLevel(interval_level);
 }
 
@@ -170,9 +181,11 @@ LlmPlanAnswer LlmPlanRequest::Run() const {
   answer.model = LoadLlmModel(model, dropout);
   answer.cluster = cluster.Make(cluster.devices, answer.notes);
   answer.options = options;
+  ApplyLlmFramework(answer.options.training, "bf16");
   answer.calibration = LlmCalibrationFor(answer.cluster.device);
   answer.plan = PlanLlm(answer.model, answer.cluster, answer.options, answer.calibration);
-  answer.interval = LlmInterval(answer.cluster.device, interval_level);
+  answer.interval =
+      LlmInterval(answer.cluster.device, interval_level, answer.options.training.framework);
   answer.tokens = tokens;
   answer.price_per_device_hour = price_per_device_hour;
   return answer;

@@ -92,7 +92,7 @@ TEST(LlmCli, SweepTableAndCsv) {
   EXPECT_THAT(table.out, HasSubstr("assumptions:"));
   const CliRun csv = RunCli(std::string(kSplit) + " --output csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("model,device,devices,seq_len,tp,", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("model,device,devices,seq_len,framework,tp,", 0), 0u) << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 2);  // header and one split
 }
 
@@ -367,6 +367,53 @@ TEST(LlmCli, PlanOptionsNeedDevice) {
       "plan llama-2-7b --device a100 --devices 8 --global-batch 64 --seq-len 4096 --precision fp8");
   EXPECT_EQ(fp8.exit_code, kUsage);
   EXPECT_THAT(fp8.err, HasSubstr("fp8"));
+}
+
+TEST(LlmCli, FrameworkSetsTheStepItsDefaultsAndTheSplitsSearched) {
+  // FSDP over Hugging Face modules: its FULL_SHARD default (zero 3), 16-bit
+  // gradients, eager kernels, named in the JSON, the notes and the CSV; the
+  // default is Megatron's, said as such.
+  const std::string step =
+      "sweep llm llama-2-7b --device h200 --devices 8 --seq-len 4096 --output json";
+  const CliRun fsdp = RunCli(step + " --framework fsdp");
+  ASSERT_EQ(fsdp.exit_code, 0) << fsdp.err;
+  const json doc = json::parse(fsdp.out);
+  EXPECT_EQ(doc["training"]["framework"], "fsdp");
+  EXPECT_EQ(doc["training"]["gradient_bytes"], 2);
+  EXPECT_EQ(doc["split"]["zero"], 3);
+  EXPECT_THAT(doc["notes"][0].get<std::string>(), HasSubstr("framework fsdp"));
+  EXPECT_THAT(doc["interval"]["basis"].get<std::string>(), HasSubstr("framework fsdp"));
+  const CliRun megatron = RunCli(step);
+  ASSERT_EQ(megatron.exit_code, 0) << megatron.err;
+  const json plain = json::parse(megatron.out);
+  EXPECT_EQ(plain["training"]["framework"], "megatron");
+  EXPECT_EQ(plain["split"]["zero"], 0);
+  EXPECT_THAT(plain["notes"][0].get<std::string>(), HasSubstr("the default"));
+  // Eager element-wise kernels cost the same FLOPs more time.
+  EXPECT_GT(doc["parts"]["compute_s"].get<double>(), plain["parts"]["compute_s"].get<double>());
+  const CliRun csv = RunCli(
+      "sweep llm llama-2-7b --device h200 --devices 8 --seq-len 4096 --framework fsdp2 "
+      "--output csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("llama-2-7b,h200,8,4096,fsdp2,"));
+  // What the framework does not run is refused, and not searched.
+  const CliRun tp = RunCli(step + " --framework fsdp --tp 2");
+  EXPECT_EQ(tp.exit_code, kUsage);
+  EXPECT_THAT(tp.err, HasSubstr("does not run tensor parallelism (tp 2)"));
+  const CliRun unknown = RunCli(step + " --framework pytorch");
+  EXPECT_EQ(unknown.exit_code, kUsage);
+  EXPECT_THAT(unknown.err, HasSubstr("expected one of megatron"));
+  const CliRun plan = RunCli(std::string(kPlan) + " --framework fsdp --output json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const json ranked = json::parse(plan.out)["ranked"];
+  ASSERT_FALSE(ranked.empty());
+  for (const json& r : ranked) {
+    EXPECT_EQ(r["split"]["tp"], 1);
+    EXPECT_EQ(r["split"]["pp"], 1);
+    EXPECT_NE(r["split"]["zero"], 1);
+  }
+  const CliRun help = RunCli("plan llm --help");
+  EXPECT_THAT(help.out, HasSubstr("fsdp2-compile"));
 }
 
 }  // namespace

@@ -88,3 +88,33 @@ def test_cuda_graphs_lift_the_host_floor_of_small_per_gpu_work():
     graphed = fitspeed.llm_step("llama-2-70b", "gb200", cuda_graphs=True, **kwargs).to_dict()
     assert graphed["parts"]["compute_s"] < 0.5 * eager["parts"]["compute_s"]
     assert any("CUDA graphs" in n for n in graphed["notes"])
+
+
+def test_framework_is_a_request_field_with_its_defaults():
+    # The request's framework field and llm_step's keyword give the same step;
+    # FSDP's defaults (FULL_SHARD, 16-bit gradients) unless given.
+    names = [name for name, _ in fitspeed.llm_frameworks()]
+    assert names[0] == "megatron" and "fsdp" in names and "maxtext" in names
+    r = _fitspeed.LlmStepRequest()
+    r.model = "llama-2-7b"
+    r.device = "h200"
+    r.devices = 8
+    r.seq_len = 4096
+    r.framework = "fsdp"
+    r.gradient_bytes = 2
+    by_request = json.loads(r.run().to_json())
+    step = fitspeed.llm_step("llama-2-7b", "h200", seq_len=4096, devices=8,
+                             framework="fsdp").to_dict()
+    assert by_request["step_time_s"] == step["step_time_s"]
+    assert step["split"]["zero"] == 3 and step["training"]["gradient_bytes"] == 2
+    assert step["training"]["framework"] == "fsdp"
+    zero2 = fitspeed.llm_step("llama-2-7b", "h200", seq_len=4096, devices=8, framework="fsdp",
+                              zero=2).to_dict()
+    assert zero2["split"]["zero"] == 2
+    with pytest.raises(fitspeed.UsageError, match="does not run tensor parallelism"):
+        fitspeed.llm_step("llama-2-7b", "h200", seq_len=4096, devices=8, tp=2, framework="fsdp")
+    with pytest.raises(fitspeed.UsageError, match="expected one of megatron"):
+        fitspeed.llm_step("llama-2-7b", "h200", seq_len=4096, devices=8, framework="jax")
+    plan = fitspeed.plan_llm("llama-2-7b", "h200", devices=16, global_batch=64, seq_len=4096,
+                             framework="fsdp2", top=5).to_dict()
+    assert plan["training"]["framework"] == "fsdp2"

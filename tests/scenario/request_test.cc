@@ -148,6 +148,7 @@ TEST(LlmStepRequest, DerivesTheDataParallelSizeAndGlobalBatch) {
   LlmSplit split = r.split;
   split.dp = 4;
   split.global_batch = 8;
+  split.zero = 0;  // what the request's -1 means under Megatron, the default framework
   const LlmCluster cluster = MakeCluster(LoadDevice("h100"), 16);
   const LlmStep step = ModelLlmStep(LoadTransformer("llama-2-7b"), cluster, r.training, split,
                                     LlmCalibrationFor(cluster.device));

@@ -3,11 +3,29 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "fitspeed/core/error.h"
+#include "fitspeed/llm/framework.h"
 
 namespace fitspeed::cli {
 
-void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gradient_bytes) {
+const std::string& LlmFrameworkHelp() {
+  static const std::string help = [] {
+    std::string text =
+        "The framework the step runs under: what it fuses, how it shards and reduces the "
+        "gradients, which splits it runs (docs/llm.md, \"Frameworks\"; default megatron):";
+    for (const LlmFramework& f : LlmFrameworks())
+      text += fmt::format("\n  {:<19}{}", f.name, f.title);
+    return text;
+  }();
+  return help;
+}
+
+void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gradient_bytes,
+                           bool framework) {
+  if (framework) command.add_option("--framework", o.framework, LlmFrameworkHelp());
   command
       .add_option("--lora-rank", o.lora_rank,
                   "LoRA adapters of this rank on every attention and feed-forward matrix of a "
@@ -89,14 +107,16 @@ void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& o, bool gra
     command.add_option(
         "--gradient-bytes", o.gradient_bytes,
         "Bytes per gradient element reduced and accumulated: 4 (Megatron's FP32 "
-        "main_grad, the default; 2 with --precision fp16, as Megatron keeps them) or 2 "
-        "(16-bit: DeepSpeed's and DDP's default, NeMo's grad_sync_dtype bf16)");
+        "main_grad; 2 with --precision fp16, as Megatron keeps them; torchtitan's and "
+        "MaxText's FP32 reduction) or 2 (16-bit: DeepSpeed's and FSDP's default, NeMo's "
+        "grad_sync_dtype bf16); default: the framework's");
   }
 }
 
 LlmTraining ToLlmTraining(const LlmTrainingCliOptions& o, int64_t seq_len,
                           const std::string& precision) {
-  LlmTraining t = MakeLlmTraining(seq_len, precision, o.lora_rank, !o.no_flash, o.gradient_bytes);
+  LlmTraining t =
+      MakeLlmTraining(seq_len, precision, o.lora_rank, !o.no_flash, o.gradient_bytes, o.framework);
   t.fp8_weights = o.fp8_weights;
   t.lora_dropout = o.lora_dropout;
   t.activation_fp8_store = o.activation_fp8_store;

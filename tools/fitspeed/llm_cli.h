@@ -21,8 +21,9 @@ struct LlmTrainingCliOptions {
   bool activation_fp8_store = false;
   bool cuda_graphs = false;
   bool no_flash = false;
-  std::string dropout;        // on|off; "": the model's
-  double gradient_bytes = 0;  // 0: Megatron's for the precision (MakeLlmTraining)
+  std::string dropout;                 // on|off; "": the model's
+  double gradient_bytes = 0;           // 0: the framework's for the precision (MakeLlmTraining)
+  std::string framework = "megatron";  // LlmFrameworks()
   // Mixture of experts and multi-token prediction (LlmTraining).
   double capacity_factor = 0;
   double moe_imbalance = 1;
@@ -35,14 +36,19 @@ struct LlmTrainingCliOptions {
   bool embedding_as_layer = false, loss_as_layer = false;
 };
 
-// --lora-rank, --fp8-weights, --lora-dropout, --activation-fp8-store,
+// --framework, --lora-rank, --fp8-weights, --lora-dropout, --activation-fp8-store,
 // --no-flash, --dropout, --capacity-factor, --moe-imbalance, --mtp-layers,
 // the stage options (--pipeline-layout, --first-stage-layers,
-// --last-stage-layers, --embedding-as-layer, --loss-as-layer) and, unless
-// `gradient_bytes` is false (plan's --gradient-bytes is also the law plan's),
-// --gradient-bytes.
+// --last-stage-layers, --embedding-as-layer, --loss-as-layer), unless
+// `gradient_bytes` is false (plan's --gradient-bytes is also the law plan's)
+// --gradient-bytes, and unless `framework` is false --framework.
 void AddLlmTrainingOptions(CLI::App& command, LlmTrainingCliOptions& options,
-                           bool gradient_bytes = true);
+                           bool gradient_bytes = true, bool framework = true);
+
+// --framework's help: what it sets and each LLM framework's name and title
+// (`sweep` shares the option with its device mode's CNN frameworks, and so
+// adds it itself: `framework` false above).
+const std::string& LlmFrameworkHelp();
 
 // The training of `seq_len` tokens per sequence in `precision` (mixed, bf16,
 // fp16, fp8, int8, fp4) with these options.

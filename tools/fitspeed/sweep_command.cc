@@ -190,7 +190,9 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
         "a transformer split is modeled on a catalogued device: give --device (see "
         "`fitspeed devices`)");
   }
-  r.training = ToLlmTraining(v.training, v.seq_len, v.precision.empty() ? "mixed" : v.precision);
+  LlmTrainingCliOptions training = v.training;
+  if (!v.framework.empty()) training.framework = v.framework;
+  r.training = ToLlmTraining(training, v.seq_len, v.precision.empty() ? "mixed" : v.precision);
   LlmSplit& s = r.split;
   s.tp = v.tp;
   s.pp = v.pp;

@@ -223,12 +223,6 @@ const Row kRows[] = {
                          "The device the --from measurement ran on: a catalog name (`host` for a "
                          "host sweep) or a device JSON file",
                          nullptr));
-       c.add_option("--framework", v.framework,
-                    Help(app, nullptr,
-                         "Apply this framework's profile (pytorch, tensorflow, mxnet, keras, "
-                         "paddlepaddle, caffe: efficiency scales and host overhead fitted on its "
-                         "published GPU runs; `fitspeed validate --frameworks`)",
-                         nullptr));
        c.add_option("--intervals", v.intervals,
                     Help(app, nullptr,
                          "An intervals file (schema fitspeed.intervals/1, written by `fitspeed "
@@ -301,6 +295,12 @@ const Row kRows[] = {
            ->expected(0, 1)
            ->default_str("")
            ->check(CLI::IsMember({"", "none", "selective", "full"}));
+       c.add_option("--framework", v.framework,
+                    Help(app, nullptr,
+                         "Apply this framework's profile (pytorch, tensorflow, mxnet, keras, "
+                         "paddlepaddle, caffe: efficiency scales and host overhead fitted on its "
+                         "published GPU runs; `fitspeed validate --frameworks`)",
+                         LlmFrameworkHelp().c_str()));
      }},
     {kLlmMode,
      [](CLI::App& c, V& v, unsigned) {
@@ -336,15 +336,16 @@ const Row kRows[] = {
             "schedule needs a multiple of pp micro-batches)")
            ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
        c.add_option("--zero", v.zero,
-                    "ZeRO stage: 0 (DDP, default), 1 (optimizer state sharded over dp), 2 (+ "
-                    "gradients), 3 (+ weights, FSDP)")
+                    "ZeRO stage: 0 (DDP), 1 (optimizer state sharded over dp), 2 (+ "
+                    "gradients), 3 (+ weights, FSDP's FULL_SHARD); default: the framework's "
+                    "(megatron 0, fsdp and fsdp2 3)")
            ->check(CLI::Range(0, 3));
        c.add_flag("--sequence-parallel", v.sequence_parallel,
                   "Megatron's sequence parallelism (norms and dropout split over tp)");
        c.add_flag("--no-overlap-grad-reduce", v.no_overlap_grad_reduce,
                   "The gradient reduction runs after the last micro-batch, exposed (default: "
                   "overlapped with the backward pass)");
-       AddLlmTrainingOptions(c, v.training);
+       AddLlmTrainingOptions(c, v.training, /*gradient_bytes=*/true, /*framework=*/false);
      }},
     {kEveryMode,
      [](CLI::App& c, V& v, unsigned) {

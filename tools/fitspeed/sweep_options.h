@@ -57,7 +57,7 @@ struct SweepValues {
   double input_rate = 0;
   std::string recompute;  // "": not given; bare --recompute: "full"
   // LLM.
-  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 0, zero = 0;
+  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 0, zero = -1;  // zero -1: the framework's
   bool overlap_moe_comm = false;
   int64_t micro_batch = 1, global_batch = 0;
   bool sequence_parallel = false, no_overlap_grad_reduce = false;

@@ -12,6 +12,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/evidence/llm_cases.h"
+#include "fitspeed/evidence/llm_framework_rows.h"
 #include "fitspeed/evidence/llm_validate.h"
 #include "validate.h"
 
@@ -52,6 +53,9 @@ int RunValidateLlm(const ValidateLlmOptions& options) {
     WriteLlmMlperfValidation(std::cout, mlperf, format);
     std::cout << "\n";
     WriteLlmLeaveOutCoverage(std::cout, v.table.development, 0.8);
+    std::cout << "\n";
+    WriteLlmFrameworkRows(std::cout, ValidateLlmFrameworkRows(ReadLlmFrameworkRows(
+                                         options.data_dir + "/llm/fms_fsdp_a100.csv")));
   }
   if (!options.calibration_out.empty()) {
     std::ofstream out(options.calibration_out);

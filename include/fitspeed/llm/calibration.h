@@ -63,8 +63,14 @@ LlmCalibration LlmCalibrationFor(const Device& device);
 // the held-out errors), combined in quadrature, per side in log space, with
 // the device interval table's spread for the device's class (what the
 // catalog's kernels are known to miss on such a device); the basis says
-// which.
-PredictionInterval LlmInterval(const Device& device, double level);
+// which. A `framework` (LlmFrameworks()) whose family has no development
+// rows (FSDP, DeepSpeed over Hugging Face modules, MaxText) gets, on any
+// device, the interval of every development row (all another framework's),
+// widened by the larger of the left-out accelerator's and the left-out
+// framework family's stretches, combined with the device class as above;
+// "" or a family with rows: as without it.
+PredictionInterval LlmInterval(const Device& device, double level,
+                               const std::string& framework = "");
 
 // The interval LlmInterval gives a setup whose `key` (the accelerator, the
 // framework or the publisher) is `left_out`: the split-conformal interval of

@@ -39,7 +39,10 @@ namespace fitspeed {
 //   dp: what is left; micro-batch: divisors of global_batch / dp up to max_micro_batch;
 //   recompute: none, selective (without flash attention: with it selective is none), full;
 //   sequence parallel: off, and on when tp > 1;
-//   zero: 0 and 1, and 2 and 3 when pp = 1 (DeepSpeed does not combine them with pipelines).
+//   zero: the levels the framework runs (LlmFramework::RunsZero: Megatron's and
+//     DeepSpeed's 0 and 1, and 2 and 3 when pp = 1; FSDP's 0, 2 and 3);
+// and only the splits the training's framework runs (LlmFramework::CheckSplit):
+// FSDP and DeepSpeed over Hugging Face modules search data parallelism alone.
 struct LlmPlanOptions {
   int64_t global_batch = 0;  // sequences per step, > 0
   LlmTraining training;      // seq_len, format, LoRA, attention kernels, memory allowances

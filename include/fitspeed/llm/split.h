@@ -174,9 +174,34 @@ std::string CompactPipelineLayout(const std::string& layout);
 std::vector<PipelineChunk> ParsePipelineLayout(const TransformerConfig& model, int pp, int vp,
                                                const std::string& layout);
 
+// How a framework runs the element-wise work of a layer (fitspeed/llm/framework.h):
+// kFused, one kernel per norm, rotary embedding, activation and loss
+// (Transformer Engine's and Megatron's fused kernels, torch.compile's and
+// XLA's fusions); kEager, each PyTorch op of the module's code its own
+// kernel (Hugging Face's and torchtitan's modules without compile).
+enum class LlmKernels { kFused, kEager };
+// How ZeRO levels shard (LlmSplit::zero): kZero, as Megatron's distributed
+// optimizer and DeepSpeed do (16-bit weights beside the FP32 master in the
+// optimizer state; ZeRO-2 gathers the updated weights once a step); kFsdp,
+// as PyTorch FSDP, FSDP2 and MaxText do (the sharded parameters are the FP32
+// master: 4 bytes and Adam's 8; zero 2, SHARD_GRAD_OP, gathers each
+// micro-batch's weights once, kept to its backward).
+enum class LlmSharding { kZero, kFsdp };
+
 // What is trained and how.
 struct LlmTraining {
   int64_t seq_len = 0;  // tokens per sequence; CheckSequenceLength applies
+  // The framework (fitspeed/llm/framework.h, LlmFrameworks()), and what of it
+  // the model reads, set from it by ApplyLlmFramework (MakeLlmTraining and
+  // the requests call it): its kernels, q/k/v and gate/up as separate
+  // products (Hugging Face's, torchtitan's, MaxText's modules) or fused
+  // (Megatron's linear_qkv and linear_fc1), the whole step one compiled
+  // program (XLA: no host launch per kernel) and its sharding.
+  std::string framework = "megatron";
+  LlmKernels kernels = LlmKernels::kFused;
+  bool separate_projections = false;
+  bool compiled_step = false;
+  LlmSharding sharding = LlmSharding::kZero;
   MatrixFormat format = MatrixFormat::k16;
   // LoRA fine-tuning: adapters of this rank on every attention and
   // feed-forward matrix of a frozen base (0: full training). The base's
@@ -240,11 +265,13 @@ struct LlmTraining {
 
 // The training of a sequence length, a precision ("mixed", "bf16", "fp16",
 // "fp8", "int8", "fp4": ParseMatrixFormat), a LoRA rank (0: full training),
-// the attention kernels and the gradient bytes (2 or 4; 0: Megatron's for
-// the precision, 2 for "fp16" and 4 otherwise), the rest defaults.
-// UsageError naming the value that breaks its rule (seq_len < 1, ...).
+// the attention kernels, the gradient bytes (2 or 4; 0: the framework's for
+// the precision, Megatron's 2 for "fp16" and 4 otherwise) and the framework
+// (LlmFrameworks(); ApplyLlmFramework), the rest defaults. UsageError naming
+// the value that breaks its rule (seq_len < 1, an unknown framework, ...).
 LlmTraining MakeLlmTraining(int64_t seq_len, const std::string& precision, int64_t lora_rank,
-                            bool flash_attention, double gradient_bytes);
+                            bool flash_attention, double gradient_bytes,
+                            const std::string& framework = "megatron");
 
 // The devices and how they are joined: the scale-up domain (NVLink, a TPU
 // slice's ICI) and the network between domains.

@@ -57,12 +57,15 @@ struct LlmStepRequest {
   std::optional<bool> dropout;
   LlmClusterRequest cluster;
   // Sequence length (required, >= 1), format, LoRA, attention kernels, memory
-  // allowances (fitspeed/llm/split.h).
+  // allowances and the framework (fitspeed/llm/split.h, framework.h; its
+  // gradient_bytes 0: the framework's for bf16).
   LlmTraining training;
   // The split (fitspeed/llm/split.h). Its dp is not read: it is what the
   // devices leave, devices / (tp x pp x cp), which must divide exactly; its
   // global_batch 0 (the default here) means micro_batch x dp, times pp when
-  // interleaved (vp > 1): the fewest micro-batches the schedule runs.
+  // interleaved (vp > 1): the fewest micro-batches the schedule runs; its
+  // zero -1 (the default here) means the framework's default
+  // (LlmFramework::zero_default: Megatron's 0, FSDP's FULL_SHARD 3).
   LlmSplit split = DefaultSplit();
   // Uneven pipeline stages as Megatron's options give them, turned into
   // split.layout by PipelineLayoutOf (fitspeed/llm/split.h): the first and
@@ -81,6 +84,7 @@ struct LlmStepRequest {
   static LlmSplit DefaultSplit() {
     LlmSplit split;
     split.global_batch = 0;
+    split.zero = -1;
     return split;
   }
 };
