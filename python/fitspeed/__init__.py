@@ -719,7 +719,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
              moe_imbalance: float = 1.0, mtp_layers: int = -1,
              overlap_moe_comm: bool = False, recompute_modules: str = "",
-             framework: str = "megatron") -> LlmStep:
+             framework: str = "megatron", tp_comm_overlap: bool = False) -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
@@ -736,7 +736,9 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     pipeline_layout (Megatron's grammar), or first_stage_layers and
     last_stage_layers, or embedding_as_layer and loss_as_layer. framework: how
     the step is run (llm_frameworks(): megatron by default, fsdp, fsdp2,
-    deepspeed, maxtext, ...), `--framework`; zero None: its default (FSDP's 3)."""
+    deepspeed, maxtext, ...), `--framework`; zero None: its default (FSDP's 3).
+    tp_comm_overlap (with sequence_parallel): Transformer Engine's userbuffers
+    overlap of the tensor-parallel collectives, `--tp-comm-overlap`."""
     answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
                   device=_path_arg(device, "llm_step", "device"), seq_len=seq_len,
                   devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
@@ -756,6 +758,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
                   capacity_factor=float(capacity_factor), moe_imbalance=float(moe_imbalance),
                   mtp_layers=mtp_layers, overlap_moe_comm=overlap_moe_comm,
+                  tp_comm_overlap=tp_comm_overlap,
                   **({"recompute_modules": recompute_modules} if recompute_modules else {}))
     return LlmStep(answer.to_json(), answer)
 
@@ -773,7 +776,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
              moe_imbalance: float = 1.0, mtp_layers: int = -1,
              overlap_moe_comm: bool = False, recompute_modules: str = "",
-             framework: str = "megatron") -> LlmPlan:
+             framework: str = "megatron", tp_comm_overlap: bool = False) -> LlmPlan:
     """Every split of `devices` devices (tp, pp, vp, cp, ep, dp, micro-batch,
     recomputation, sequence parallelism, ZeRO stage) modeled and ranked by time
     per token; with tokens the days (and cost with a price) of the run. fix
@@ -805,7 +808,7 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
                        embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
                        capacity_factor=float(capacity_factor),
                        moe_imbalance=float(moe_imbalance), mtp_layers=mtp_layers,
-                       overlap_moe_comm=overlap_moe_comm,
+                       overlap_moe_comm=overlap_moe_comm, tp_comm_overlap=tp_comm_overlap,
                        **({"recompute_modules": recompute_modules} if recompute_modules else {}))
     request.fix(_fix_text(fix or {}))
     answer = request.run()

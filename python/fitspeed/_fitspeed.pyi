@@ -199,6 +199,7 @@ class LlmStepRequest:
     ep: int
     etp: int
     overlap_moe_comm: bool
+    tp_comm_overlap: bool
     pipeline_layout: str
     first_stage_layers: int
     last_stage_layers: int
@@ -242,6 +243,7 @@ class LlmPlanRequest:
     top: int
     overlap_grad_reduce: bool
     overlap_moe_comm: bool
+    tp_comm_overlap: bool
     recompute_modules: str
     pipeline_layout: str
     first_stage_layers: int

@@ -663,6 +663,9 @@ void BindLlmRequests(py::module_& m) {
   Field(
       step, "overlap_moe_comm", [](S & r) -> auto& { return r.split.overlap_moe_comm; }, "");
   Field(
+      step, "tp_comm_overlap", [](S & r) -> auto& { return r.split.tp_comm_overlap; },
+      "Transformer Engine's userbuffers overlap; needs sequence_parallel");
+  Field(
       step, "pipeline_layout", [](S & r) -> auto& { return r.split.layout; },
       "Megatron's layout grammar; '': even");
   Field(
@@ -715,6 +718,9 @@ void BindLlmRequests(py::module_& m) {
       plan, "pipeline_layout", [](P & r) -> auto& { return r.options.layout; }, "'': searched");
   Field(
       plan, "overlap_moe_comm", [](P & r) -> auto& { return r.options.overlap_moe_comm; }, "");
+  Field(
+      plan, "tp_comm_overlap", [](P & r) -> auto& { return r.options.tp_comm_overlap; },
+      "in every split with sequence parallelism");
   NamedField(
       plan, "recompute_modules", [](P & r) -> auto& { return r.options.recompute_modules; },
       &ParseRecomputeModules, &RecomputeModulesName, "for the splits that recompute selectively");

@@ -693,6 +693,9 @@ std::string DeviceToJson(const Device& d) {
        quantity("tiles.feature_multiple_tensor", d.feature_multiple_tensor)}};
   if (d.scale_up_domain > 0)
     doc["scale_up_domain"] = quantity("scale_up_domain", d.scale_up_domain);
+  if (d.streaming_multiprocessors > 0)
+    doc["streaming_multiprocessors"] =
+        quantity("streaming_multiprocessors", d.streaming_multiprocessors);
   if (!d.links.empty()) doc["links"] = LinksJson(d.links, d.sources, d.origin, &d.bases);
   if (d.price_per_hour) doc["price_per_hour"] = quantity("price_per_hour", *d.price_per_hour);
   if (!d.calibrated_on.empty()) {
@@ -793,6 +796,7 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
             "overheads",
             "tiles",
             "scale_up_domain",
+            "streaming_multiprocessors",
             "links",
             "price_per_hour",
             "calibration",
@@ -913,6 +917,8 @@ Device ParseDeviceJson(const std::string& text, const std::string& source) {
   d.feature_multiple_tensor = r.Count(tiles, tiles_path, "feature_multiple_tensor");
 
   if (doc.contains("scale_up_domain")) d.scale_up_domain = r.Count(doc, root, "scale_up_domain");
+  if (doc.contains("streaming_multiprocessors"))
+    d.streaming_multiprocessors = r.Count(doc, root, "streaming_multiprocessors");
   if (doc.contains("links")) d.links = ReadLinks(r, doc.at("links"), Reader::Sub(root, "links"));
   if (doc.contains("price_per_hour")) d.price_per_hour = r.Positive(doc, root, "price_per_hour");
   if (d.cores > 1 && d.FindLink("cores") == nullptr) {

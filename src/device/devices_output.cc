@@ -77,6 +77,9 @@ ordered_json DeviceJson(const Device& d) {
       {"feature_multiple_tensor", d.feature_multiple_tensor},
       {"scale_up_domain",
        d.scale_up_domain > 0 ? ordered_json(d.scale_up_domain) : ordered_json(nullptr)},
+      {"streaming_multiprocessors", d.streaming_multiprocessors > 0
+                                        ? ordered_json(d.streaming_multiprocessors)
+                                        : ordered_json(nullptr)},
       {"links", links},
       {"price_per_hour",
        d.price_per_hour ? ordered_json(*d.price_per_hour) : ordered_json(nullptr)}};

@@ -333,6 +333,15 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
         if (set.gradient_bytes) tr.gradient_bytes = *set.gradient_bytes;
         if (set.lora_dropout && lora) tr.lora_dropout = *set.lora_dropout;
         if (set.activation_fp8_store) tr.activation_fp8_store = *set.activation_fp8_store;
+        // Transformer Engine's userbuffers overlap where the run turned it on
+        // (it needs the sequence parallelism these runs have with tp > 1).
+        if (set.tp_comm_overlap && *set.tp_comm_overlap) {
+          if (s.sequence_parallel && s.tp > 1) {
+            s.tp_comm_overlap = true;
+          } else {
+            row.notes.push_back("TP_COMM_OVERLAP recorded without tensor parallelism: no effect");
+          }
+        }
         if (set.fp8_weights) {
           if (tr.format == MatrixFormat::kFp8) {
             tr.fp8_weights = true;

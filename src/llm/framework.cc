@@ -64,6 +64,7 @@ LlmFramework ParseProfile(const nlohmann::json& p, const std::string& source) {
   f.kernels = ChoiceField(p, "kernels", {"fused", "eager"}, where) == "eager" ? LlmKernels::kEager
                                                                               : LlmKernels::kFused;
   f.separate_projections = BoolField(p, "separate_projections", where);
+  f.tp_comm_overlap = BoolField(p, "tp_comm_overlap", where);
   f.compiled_step = ChoiceField(p, "host", {"eager", "compiled-step"}, where) == "compiled-step";
   f.sharding = ChoiceField(p, "sharding", {"zero", "fsdp"}, where) == "fsdp" ? LlmSharding::kFsdp
                                                                              : LlmSharding::kZero;
@@ -128,6 +129,8 @@ void LlmFramework::CheckSplit(const LlmSplit& s) const {
   if (s.cp > 1 && !cp) refuse(fmt::format("context parallelism (cp {})", s.cp));
   if (s.ep > 1 && !ep) refuse(fmt::format("expert parallelism (ep {})", s.ep));
   if (s.sequence_parallel && !sequence_parallel) refuse("Megatron's sequence parallelism");
+  if (s.tp_comm_overlap && !tp_comm_overlap)
+    refuse("Transformer Engine's tensor-parallel communication overlap (tp_comm_overlap)");
   if (!RunsZero(s.zero, s.pp > 1)) {
     std::string levels;
     for (int z = 0; z <= 3; ++z)

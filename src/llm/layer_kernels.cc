@@ -290,10 +290,11 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   const double r = static_cast<double>(tr.lora_rank);
   const double per_gemm = t.fp8_casts ? 2.0 : 1.0;  // FP8: the cast, then the product
   PassLayerKernels f, b, af, ab;
-  // A linear layer's three products; returns its backward ones.
+  // A linear layer's three products; returns their times.
   auto linear = [&](double m, double n, double k, bool frozen_weight, double batch = 1) {
-    LayerTimes::ColumnBackward back;
-    f.Add(t.Gemm(m, n, k, batch), per_gemm);
+    LayerTimes::LinearTimes back;
+    back.forward_s = t.Gemm(m, n, k, batch);
+    f.Add(back.forward_s, per_gemm);
     back.dgrad_s = t.Gemm(m, k, n, batch);
     b.Add(back.dgrad_s, per_gemm);
     if (!frozen_weight) {
@@ -302,9 +303,16 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
     }
     return back;
   };
-  const auto add_column = [&](int side, const LayerTimes::ColumnBackward& back) {
-    out.column[static_cast<size_t>(side)].dgrad_s += back.dgrad_s;
-    out.column[static_cast<size_t>(side)].wgrad_s += back.wgrad_s;
+  const auto add_to = [](LayerTimes::LinearTimes& into, const LayerTimes::LinearTimes& back) {
+    into.forward_s += back.forward_s;
+    into.dgrad_s += back.dgrad_s;
+    into.wgrad_s += back.wgrad_s;
+  };
+  const auto add_column = [&](int side, const LayerTimes::LinearTimes& back) {
+    add_to(out.column[static_cast<size_t>(side)], back);
+  };
+  const auto add_row = [&](int side, const LayerTimes::LinearTimes& back) {
+    add_to(out.row[static_cast<size_t>(side)], back);
   };
   // LoRA: x A (k -> r) then (x A) B (r -> n), added to the frozen product.
   // The adapters are plain 16-bit layers in every format (NeMo's
@@ -470,7 +478,7 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
   f.Add(af.gpu, af.kernels);
   b.Add(ab.gpu, ab.kernels);
   // Output projection, then bias, dropout and the residual add.
-  linear(T, h, out_width, frozen);
+  add_row(0, linear(T, h, out_width, frozen));
   // The output projection's adapter (A row-parallel, B column-parallel: h /
   // tp columns, exchanged to the sequence-parallel layout or gathered) joins
   // the projection's output.
@@ -518,7 +526,7 @@ LayerTimes TimeLayer(const LayerShape& s, const KernelTimer& t, const LlmTrainin
       f.Add(t.MemoryTime(store_bytes * tokens * inner));
       b.Add(t.MemoryTime(store_bytes * tokens * inner));
     }
-    linear(tokens, h, inner, frozen);
+    add_row(1, linear(tokens, h, inner, frozen));
   };
   if (s.experts > 0)
     capture(out.moe, [&] {

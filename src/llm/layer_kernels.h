@@ -157,19 +157,25 @@ struct LayerTimes {
     double gpu_s = 0, kernels = 0;
   };
   Part norms, moe_act, mla_up_proj, mlp, moe, shared_experts;
-  // The backward products of the attention's ([0]) and the dense
-  // feed-forward's ([1]) column-parallel input projections (QKV, MLA's down
-  // projections; the first feed-forward product, an MoE layer's shared
-  // experts'): the input gradient's, beside which sequence parallelism
-  // gathers the projection's input again, and the weight gradient's, beside
-  // which the input gradient is all-reduced or reduce-scattered (Megatron's
-  // LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine's
-  // Linear and LayerNormLinear). 0 where there is none (a frozen weight, an
-  // MoE layer without shared experts).
-  struct ColumnBackward {
-    double dgrad_s = 0, wgrad_s = 0;
+  // The products of the attention's ([0]) and the dense feed-forward's ([1])
+  // column-parallel input projections (QKV, MLA's down projections; the first
+  // feed-forward product, an MoE layer's shared experts') and row-parallel
+  // output projections (the attention's output projection; the last
+  // feed-forward product): forward, input gradient and weight gradient.
+  // Beside a column's forward product sequence parallelism gathers its input
+  // (Transformer Engine's userbuffers overlap it, LlmSplit::tp_comm_overlap),
+  // beside a row's it reduce-scatters the output; backward, beside a
+  // column's input-gradient product sequence parallelism gathers its input
+  // again, beside its weight gradient the input gradient is all-reduced or
+  // reduce-scattered (Megatron's LinearWithGradAccumulationAndAsyncCommunication,
+  // Transformer Engine's Linear and LayerNormLinear), and before a row's
+  // input-gradient product its output gradient is gathered. 0 where there is
+  // none (a frozen weight's gradient, an MoE layer without shared experts).
+  struct LinearTimes {
+    double forward_s = 0, dgrad_s = 0, wgrad_s = 0;
   };
-  std::array<ColumnBackward, 2> column{};
+  std::array<LinearTimes, 2> column{};
+  std::array<LinearTimes, 2> row{};
   // The forward time of the modules `modules` names (core_attn only when
   // the core holds score tensors).
   Part Rerun(unsigned modules) const;

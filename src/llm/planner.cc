@@ -248,6 +248,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
             s.sequence_parallel = sp;
             s.overlap_grad_reduce = o.overlap_grad_reduce;
             s.overlap_moe_comm = o.overlap_moe_comm;
+            s.tp_comm_overlap = o.tp_comm_overlap && sp && fw.tp_comm_overlap;
             s.recompute_modules = o.recompute_modules;
             const auto key = std::make_tuple(s.tp, s.cp, s.ep, s.etp, mb, sp);
             auto it = cache.find(key);

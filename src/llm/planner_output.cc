@@ -73,6 +73,7 @@ ordered_json SplitJson(const LlmStep& s) {
   j["etp"] = p.etp > 0 ? ordered_json(p.etp) : ordered_json(nullptr);  // null: tp
   j["layout"] = p.layout;                                              // "": even stages
   j["overlap_moe_comm"] = p.overlap_moe_comm;
+  j["tp_comm_overlap"] = p.tp_comm_overlap;
   j["recompute_modules"] =
       p.recompute == Recompute::kSelective ? RecomputeModulesName(p.recompute_modules) : "";
   return j;

@@ -209,6 +209,10 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail("global batch " + Str(s.global_batch) +
          " is not a multiple of micro-batch x dp = " + Str(s.micro_batch * s.dp));
   if (s.zero < 0 || s.zero > 3) fail("zero " + Str(s.zero) + ": expected 0, 1, 2 or 3");
+  if (s.tp_comm_overlap && (!s.sequence_parallel || s.tp < 2))
+    fail(
+        "the tensor-parallel communication overlap (tp_comm_overlap) needs sequence "
+        "parallelism and tp > 1, as Transformer Engine's userbuffers do");
   FindLlmFramework(training.framework).CheckSplit(s);
   if (!s.ScheduleRuns())
     fail("interleaved pipeline (vp " + Str(s.vp) + ") with " + Str(s.Accumulation()) +
@@ -851,6 +855,13 @@ namespace {
 // since the split model's first version (commit b675319): what an
 // overlapped reduction leaves exposed at least, and the sharded optimizer's
 // first all-gather bucket.
+// Transformer Engine's userbuffers defaults (module/base.py,
+// get_default_config): the SMs a "pipeline" or "bulk" overlap's collective
+// takes from the product beside it (num_sm 16, set_sm_margin), and the chunks
+// a "pipeline" overlap splits the product into (num_splits 4).
+constexpr int kUserbufferSmsSplit = 16;
+constexpr double kUserbufferPipelineChunksSplit = 4;
+
 constexpr double kGradientBucketBytesSplit = 40e6;
 
 // Bytes Adam's update moves per parameter on top of reading the gradient
@@ -903,15 +914,68 @@ PassCommSplit TensorCommSplit(const LlmCluster& c, const LlmTraining& tr, const 
   const double gather = GatherSplit(act_bytes, g, c);  // an all-gather or a reduce-scatter
   const double all_reduce = AllReduceSplit(act_bytes, g, c);
   const auto beside = [](double comm, double product) { return std::max(0.0, comm - product); };
+  // Transformer Engine's userbuffers overlap (tp_comm_overlap, with sequence
+  // parallelism), as its initialize_ub configures it by default
+  // (transformer_engine/pytorch/module/base.py, get_default_config):
+  // - "ring_exchange" (the input all-gathers of the column-parallel forward
+  //   products, the output-gradient all-gathers of the row-parallel input
+  //   gradients): tp chunks moved by the copy engines while the previous
+  //   chunk's product runs, so a collective of c beside a product of p leaves
+  //   max(0, c - p) plus the one chunk that cannot overlap, min(c, p) / tp;
+  // - "pipeline" (the row-parallel forward products' reduce-scatters): 4
+  //   chunks, the collective on 16 SMs the product gives up (set_sm_margin),
+  //   so the product takes p' = p x SMs / (SMs - 16), and leaves
+  //   (p' - p) + max(0, c - p') + min(c, p') / 4;
+  // - "bulk" (the column-parallel backward's input re-gather beside its
+  //   input-gradient product, its input gradient's reduce-scatter beside its
+  //   weight-gradient product): the whole collective beside the whole
+  //   product, max(0, c - p). These replace the same collectives NCCL runs
+  //   beside the same products without userbuffers, whose SMs the model does
+  //   not count either: both are counted alike (16 SMs taken would cost the
+  //   overlap about 12% of a product that NCCL's own channels cost it too).
+  // Without the device's SM count (Device::streaming_multiprocessors) the
+  // pipelined products keep every SM (the step's notes say so).
+  const bool ub = s.tp_comm_overlap && s.sequence_parallel && s.tp > 1;
+  const int sms = c.device.streaming_multiprocessors;
+  const double margin =
+      sms > kUserbufferSmsSplit ? static_cast<double>(sms) / (sms - kUserbufferSmsSplit) : 1.0;
+  const auto chunked = [](double comm, double product, double chunks) {
+    return std::max(0.0, comm - product) + std::min(comm, product) / chunks;
+  };
+  const auto ring = [&](double comm, double product) { return chunked(comm, product, s.tp); };
+  const auto pipeline = [&](double comm, double product) {
+    return (margin - 1.0) * product +
+           chunked(comm, margin * product, kUserbufferPipelineChunksSplit);
+  };
+  const auto bulk = [&](double comm, double product) { return beside(comm, product); };
   PassCommSplit out;
   out.forward_s = 2.0 * (s.sequence_parallel ? 2.0 * gather : all_reduce);
-  for (const LayerTimes::ColumnBackward& col : lt.column) {
+  if (ub) {
+    out.forward_s = 0;
+    for (size_t side = 0; side < lt.column.size(); ++side)
+      out.forward_s +=
+          ring(gather, lt.column[side].forward_s) + pipeline(gather, lt.row[side].forward_s);
+  }
+  for (size_t side = 0; side < lt.column.size(); ++side) {
+    const LayerTimes::LinearTimes& col = lt.column[side];
     // A frozen weight (LoRA's base: Megatron's LinearWithFrozenWeight) has no
     // weight gradient, so nothing gathers its input again.
     const bool regather = s.sequence_parallel && col.wgrad_s > 0;
-    out.backward_s += s.sequence_parallel ? gather + beside(gather, col.wgrad_s)
-                                          : beside(all_reduce, col.wgrad_s);
-    if (regather) out.backward_s += beside(gather, col.dgrad_s);
+    if (ub) {
+      // The row-parallel product's output gradient gathered beside its input
+      // gradient; the column's input re-gathered beside its input gradient
+      // and that gradient reduce-scattered beside its weight gradient.
+      out.backward_s += ring(gather, lt.row[side].dgrad_s) + bulk(gather, col.wgrad_s);
+      if (regather) out.backward_s += bulk(gather, col.dgrad_s);
+    } else {
+      // The row's output gradient gathered before its input gradient (waited
+      // for), the column's input gradient reduce-scattered (all-reduced
+      // without sequence parallelism) beside its weight gradient, its input
+      // gathered again beside its input gradient.
+      out.backward_s += s.sequence_parallel ? gather + beside(gather, col.wgrad_s)
+                                            : beside(all_reduce, col.wgrad_s);
+      if (regather) out.backward_s += beside(gather, col.dgrad_s);
+    }
     if (s.tp > 1) out.backward_calls += s.sequence_parallel ? (regather ? 3.0 : 2.0) : 1.0;
   }
   out.forward_calls = s.tp > 1 ? (s.sequence_parallel ? 4.0 : 2.0) : 0.0;
@@ -1342,6 +1406,18 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
         "{} multi-token prediction module(s) trained, on the last stage unless the layout puts "
         "them elsewhere (their FLOPs are not counted in the MFU)",
         ctx.mtp_layers));
+  if (s.tp_comm_overlap) {
+    const int sms = c.device.streaming_multiprocessors;
+    step.notes.push_back(
+        sms > 0 ? fmt::format("tensor-parallel collectives overlapped as Transformer Engine's "
+                              "userbuffers do by default: ring exchanges on the copy engines, the "
+                              "forward reduce-scatters pipelined on {} of the {} SMs the products "
+                              "beside them give up",
+                              kUserbufferSmsSplit, sms)
+                : "tensor-parallel collectives overlapped as Transformer Engine's userbuffers do; "
+                  "the device file gives no SM count, so the products beside them keep every SM "
+                  "(faster than the overlap runs)");
+  }
   return step;
 }
 

@@ -47,7 +47,8 @@ TEST(LlmFrameworks, ParserRefusesWhatItCannotUse) {
   const auto profile = [](const std::string& patch) {
     return "{\"schema\": \"fitspeed.llm-frameworks/1\", \"frameworks\": [{\"name\": \"x\", "
            "\"title\": \"t\", \"development_family\": \"f\", \"kernels\": \"eager\", "
-           "\"separate_projections\": true, \"host\": \"eager\", \"sharding\": \"fsdp\", "
+           "\"separate_projections\": true, \"tp_comm_overlap\": false, \"host\": \"eager\", "
+           "\"sharding\": \"fsdp\", "
            "\"gradient_bytes\": \"model-dtype\", \"zero\": [0, 3], \"zero_with_pipeline\": [], " +
            patch +
            "\"parallel\": [\"tp\"], \"behaviours\": [{\"what\": \"w\", \"source\": \"s\"}]}]}";

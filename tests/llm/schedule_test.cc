@@ -13,6 +13,7 @@
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/llm/calibration.h"
+#include "fitspeed/llm/framework.h"
 #include "fitspeed/llm/planner.h"
 #include "fitspeed/llm/split.h"
 #include "fitspeed/llm/transformer.h"
@@ -179,6 +180,71 @@ TEST(TensorParallelBackward, InputGradientReductionHidesBehindTheWeightGradient)
   // (both hidden here).
   t.split.sequence_parallel = true;
   EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * (4 + 2) * (all_reduce / 2), 1e-12);
+}
+
+TEST(TensorParallelOverlap, UserbuffersAsTransformerEngineConfiguresThem) {
+  // Transformer Engine's userbuffers defaults (initialize_ub's
+  // get_default_config), tp = 2 on H100s (132 SMs):
+  // - ring exchange (the column products' input all-gathers forward, the row
+  //   products' output-gradient all-gathers backward): 2 chunks on the copy
+  //   engines, c beside p leaves max(0, c - p) + min(c, p) / 2;
+  // - pipeline (the row products' reduce-scatters forward): 16 SMs taken, the
+  //   product p' = p x 132 / 116, 4 chunks: (p' - p) + max(0, c - p') +
+  //   min(c, p') / 4;
+  // - bulk (the column products' input re-gather beside the input gradient,
+  //   the input gradient's reduce-scatter beside the weight gradient):
+  //   max(0, c - p), as NCCL's overlap of the same collectives is counted.
+  // The products are the layer's own (TimeLayer); every collective here is a
+  // gather of 2 x 4096 x 8192 bytes over 2 GPUs, half the all-reduce above.
+  TensorSetup t;
+  t.split.sequence_parallel = true;
+  const double bytes = 2.0 * 4096 * 8192;
+  const double B = t.cluster.intra.bandwidth_bytes_per_s, a = t.cluster.intra.latency_s;
+  const LayerShape shape = MakeLayerShape(t.model, 4096, 1, 2, 1);
+  const LayerTimes lt =
+      TimeLayer(shape, MakeKernelTimer(t.device, MatrixFormat::k16, LlmCalibration{}), t.training,
+                /*sequence_parallel=*/true);
+  const double m = 132.0 / 116.0;
+  // A layer's exposed tensor-parallel time for gathers of c seconds.
+  const auto layer = [&](double c) {
+    double sum = 0;
+    for (int side = 0; side < 2; ++side) {
+      const LayerTimes::LinearTimes& col = lt.column[side];
+      const LayerTimes::LinearTimes& row = lt.row[side];
+      const auto ring = [&](double p) { return std::max(0.0, c - p) + std::min(c, p) / 2; };
+      const auto pipeline = [&](double p) {
+        return (m - 1) * p + std::max(0.0, c - m * p) + std::min(c, m * p) / 4;
+      };
+      const auto bulk = [&](double p) { return std::max(0.0, c - p); };
+      sum += ring(col.forward_s) + pipeline(row.forward_s) + ring(row.dgrad_s) + bulk(col.wgrad_s) +
+             bulk(col.dgrad_s);
+    }
+    return sum;
+  };
+  const double gather = (bytes / B + 2 * a) / 2;
+  EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * (4 + 2) * gather, 1e-12);  // not overlapped
+  t.split.tp_comm_overlap = true;
+  EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * layer(gather), 1e-12);
+  // Every product here (0.40 to 2.8 ms) is longer than a gather (0.080 ms):
+  // the four ring exchanges leave half a gather each (0.16 ms), the two
+  // pipelined reduce-scatters a quarter each plus what 16 SMs fewer cost the
+  // output projection and the last feed-forward product (16/116 of 0.40 and
+  // 1.41 ms: 0.056 and 0.194 ms), the bulk ones nothing: 0.449 ms a layer
+  // against the 0.477 ms of six gathers waited for without the overlap.
+  EXPECT_NEAR(layer(gather), 0.449e-3, 0.001e-3);
+  EXPECT_NEAR(6 * gather, 0.477e-3, 0.001e-3);
+  // A link 1,000 times slower: every collective longer than its product.
+  t.cluster.intra.bandwidth_bytes_per_s = B / 1000;
+  const double slow = (bytes / (B / 1000) + 2 * a) / 2;
+  ASSERT_GT(slow, m * lt.column[0].wgrad_s);
+  EXPECT_NEAR(t.Parts().tensor_comm_s, 2 * layer(slow), 1e-9 * slow);
+  // Megatron refuses it without sequence parallelism; FSDP2 has none.
+  t.split.sequence_parallel = false;
+  EXPECT_THROW(t.Parts(), UsageError);
+  t.split.sequence_parallel = true;
+  t.training.framework = "fsdp2";
+  ApplyLlmFramework(t.training, "bf16");
+  EXPECT_THROW(t.Parts(), UsageError);
 }
 
 TEST(TensorParallelBackward, FrozenWeightsHaveNoWeightGradientToHideBehind) {

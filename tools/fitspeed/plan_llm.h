@@ -26,6 +26,7 @@ struct LlmPlanValues {
   LlmTrainingCliOptions training;
   bool no_overlap_grad_reduce = false;
   bool overlap_moe_comm = false;
+  bool tp_comm_overlap = false;
   double interval_level = 0.8;
   std::string output = "table", progress;
 };

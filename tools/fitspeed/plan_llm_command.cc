@@ -66,6 +66,10 @@ void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_by
   command.add_flag("--overlap-moe-comm", v.overlap_moe_comm,
                    "MoE: the expert all-to-alls overlapped with another micro-batch's compute "
                    "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe)");
+  command.add_flag("--tp-comm-overlap", v.tp_comm_overlap,
+                   "Transformer Engine's userbuffers overlap of the tensor-parallel collectives "
+                   "in every split with sequence parallelism, where the framework has it "
+                   "(Megatron's --tp-comm-overlap)");
   command.add_flag("--no-overlap-grad-reduce", v.no_overlap_grad_reduce,
                    "The gradient reduction runs after the last micro-batch, exposed (default: "
                    "overlapped with the backward pass)");
@@ -81,6 +85,7 @@ int RunLlmPlanValues(const LlmPlanValues& v) {
   r.options.training = ToLlmTraining(v.training, v.seq_len, v.precision);
   r.options.overlap_grad_reduce = !v.no_overlap_grad_reduce;
   r.options.overlap_moe_comm = v.overlap_moe_comm;
+  r.options.tp_comm_overlap = v.tp_comm_overlap;
   r.options.top = v.top;
   r.options.layout = v.training.pipeline_layout;
   r.options.first_stage_layers = v.training.first_stage_layers;

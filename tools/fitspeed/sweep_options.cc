@@ -342,6 +342,10 @@ const Row kRows[] = {
            ->check(CLI::Range(0, 3));
        c.add_flag("--sequence-parallel", v.sequence_parallel,
                   "Megatron's sequence parallelism (norms and dropout split over tp)");
+       c.add_flag("--tp-comm-overlap", v.tp_comm_overlap,
+                  "With --sequence-parallel: Transformer Engine's userbuffers overlap of the "
+                  "tensor-parallel all-gathers and reduce-scatters with the products beside them "
+                  "(Megatron's --tp-comm-overlap, NeMo's tp_comm_overlap); default: exposed");
        c.add_flag("--no-overlap-grad-reduce", v.no_overlap_grad_reduce,
                   "The gradient reduction runs after the last micro-batch, exposed (default: "
                   "overlapped with the backward pass)");

@@ -59,6 +59,7 @@ struct SweepValues {
   // LLM.
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 0, zero = -1;  // zero -1: the framework's
   bool overlap_moe_comm = false;
+  bool tp_comm_overlap = false;
   int64_t micro_batch = 1, global_batch = 0;
   bool sequence_parallel = false, no_overlap_grad_reduce = false;
   LlmTrainingCliOptions training;

@@ -266,6 +266,11 @@ struct Device {
   // in a GB200/GB300 NVL72 rack, the chips of a TPU pod slice's ICI; 0: not
   // stated. JSON: "scale_up_domain": {"value": 8, "source": ..., "basis": ...}.
   int scale_up_domain = 0;
+  // Streaming multiprocessors of an NVIDIA GPU (108 on an A100, 132 on an
+  // H100 SXM): what Transformer Engine's communication overlap takes SMs from
+  // (LlmSplit::tp_comm_overlap); 0: not stated. JSON:
+  // "streaming_multiprocessors": {"value": 132, "source": ..., "basis": ...}.
+  int streaming_multiprocessors = 0;
 
   // Price of one device for an hour, in the user's currency; the catalog ships
   // none (prices change and differ by region and contract): users write it into

@@ -36,6 +36,8 @@ struct LlmFramework {
   int zero_default = 0;
   // The splits it runs beside data parallelism.
   bool tp = false, pp = false, vp = false, cp = false, ep = false, sequence_parallel = false;
+  // Transformer Engine's userbuffers overlap (LlmSplit::tp_comm_overlap).
+  bool tp_comm_overlap = false;
   struct Behaviour {
     std::string what, source;
   };

@@ -63,6 +63,9 @@ struct LlmPlanOptions {
   std::optional<int> zero;
   bool overlap_grad_reduce = true;
   bool overlap_moe_comm = false;  // LlmSplit::overlap_moe_comm, for every split
+  // LlmSplit::tp_comm_overlap for every split with sequence parallelism whose
+  // framework has it (LlmFramework::tp_comm_overlap).
+  bool tp_comm_overlap = false;
   int64_t max_micro_batch = 64;
   int max_vp = 8;
   int top = 10;  // splits listed (fitting, and best not fitting), >= 1

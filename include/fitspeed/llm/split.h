@@ -130,6 +130,14 @@ struct LlmSplit {
   // wait only for what its forward and backward kernels do not cover.
   // false: exposed (Megatron's default).
   bool overlap_moe_comm = false;
+  // Transformer Engine's userbuffers overlap of the tensor-parallel
+  // collectives with the products beside them (NeMo's tp_comm_overlap, its
+  // MLPerf runs' TP_COMM_OVERLAP; Megatron's --tp-comm-overlap): each
+  // sequence-parallel all-gather and reduce-scatter of a layer's forward pass,
+  // and the output gradient's all-gather before a row-parallel product's
+  // input gradient, split into tp chunks pipelined with that product. Needs
+  // sequence parallelism (Megatron refuses it without) and tp > 1.
+  bool tp_comm_overlap = false;
 
   int64_t Accumulation() const;  // global_batch / (micro_batch x dp)
   int Devices() const { return tp * pp * cp * dp; }
