@@ -14,6 +14,7 @@
 
 #include "core/table.h"
 #include "fitspeed/core/error.h"
+#include "fitspeed/llm/framework.h"
 
 namespace fitspeed {
 
@@ -310,6 +311,10 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases) {
       tr.lora_rank = lora ? 16 : 0;
       tr.flash_attention = true;
       tr.gradient_bytes = 4;
+      // The framework the run names (its family, LlmFrameworkFamily): a user
+      // modeling it would give that framework's profile.
+      tr.framework = LlmFrameworkProfileOf(c);
+      ApplyLlmFramework(tr, c.precision);
       LlmSplit s;
       s.tp = c.tp;
       s.pp = c.pp;
@@ -495,6 +500,18 @@ void WriteLlmMlperfValidation(std::ostream& out, const LlmMlperfValidation& v,
       "with evaluation in the time); over every modeled run: {:.1f}%\n",
       v.publishers.size(), 100 * v.publisher_median, 100 * v.publisher_median_no_eval,
       100 * v.run_median);
+}
+
+std::string LlmFrameworkProfileOf(const LlmCase& c) {
+  const std::string family = LlmFrameworkFamily(c);
+  if (family == "jax") return "maxtext";
+  if (family == "deepspeed") return "deepspeed";
+  // Habana's GPT-3 is Megatron-DeepSpeed; its LoRA runs Hugging Face's
+  // modules on optimum-habana's fused HPU kernels (fused RMSNorm and rotary
+  // embedding), closest to Megatron's fused profile.
+  if (family == "habana") return c.benchmark == "gpt3" ? "megatron-deepspeed" : "megatron";
+  if (family == "megatron-deepspeed") return "megatron-deepspeed";
+  return "nemo";
 }
 
 std::string LlmFrameworkFamily(const LlmCase& c) {

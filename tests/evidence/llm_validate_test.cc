@@ -158,5 +158,26 @@ TEST(LlmValidate, MlperfRecordedSettingsAreTakenAsRecorded) {
   EXPECT_DOUBLE_EQ(v.rows[4].predicted_tokens_per_s, v.rows[1].predicted_tokens_per_s);
 }
 
+TEST(LlmFrameworkProfileOf, EachRunUnderTheFrameworkItNames) {
+  // The systems as MLPerf's tables name them: NeMo containers, Google's
+  // MaxText and PAX, JuniperNetworks' DeepSpeed, Habana's PyTorch (GPT-3 on
+  // Megatron-DeepSpeed, LoRA on optimum-habana), vTrain's Megatron-DeepSpeed.
+  const auto profile = [](const std::string& system, const std::string& benchmark,
+                          const std::string& device) {
+    LlmCase c;
+    c.system = system;
+    c.benchmark = benchmark;
+    c.device = device;
+    return LlmFrameworkProfileOf(c);
+  };
+  EXPECT_EQ(profile("eos_n64_ngc24.04_nemo", "gpt3", "h100"), "nemo");
+  EXPECT_EQ(profile("cloud-tpu-v5p-1024-maxtext", "gpt3", "tpu-v5p"), "maxtext");
+  EXPECT_EQ(profile("cloud-tpu-v5e-4096-PAX", "gpt3", "tpu-v5e"), "maxtext");
+  EXPECT_EQ(profile("h100_n1_ngc24.1_pytorch_deepspeed", "llama2_70b_lora", "h100"), "deepspeed");
+  EXPECT_EQ(profile("HLS-Gaudi2-N32-PT", "gpt3", "gaudi2"), "megatron-deepspeed");
+  EXPECT_EQ(profile("HLS-Gaudi2-PT", "llama2_70b_lora", "gaudi2"), "megatron");
+  EXPECT_EQ(profile("1 node of 8 A100 (NVLink)", "vtrain-gpt", "a100"), "megatron-deepspeed");
+}
+
 }  // namespace
 }  // namespace fitspeed

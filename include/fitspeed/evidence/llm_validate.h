@@ -107,6 +107,10 @@ LlmMlperfValidation ValidateLlmOnMlperf(const std::vector<LlmCase>& cases);
 // "megatron-deepspeed" (vTrain) and "nemo" (NVIDIA's NeMo / Megatron-Core
 // containers and the submissions built on them: every other GPU run).
 std::string LlmFrameworkFamily(const LlmCase& c);
+// The framework profile (fitspeed/llm/framework.h) a user would give for the
+// run: maxtext for JAX, deepspeed for DeepSpeed over Hugging Face modules,
+// megatron-deepspeed for Habana's GPT-3, nemo for NVIDIA's NeMo containers.
+std::string LlmFrameworkProfileOf(const LlmCase& c);
 
 // The split model's errors on every development row (LlmCalibrationTable::
 // development): vTrain's held-out rows, and the modeled MLPerf runs whose
