@@ -719,7 +719,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
              loss_as_layer: bool = False, capacity_factor: float = 0.0,
              moe_imbalance: float = 1.0, mtp_layers: int = -1,
              overlap_moe_comm: bool = False, recompute_modules: str = "",
-             framework: str = "megatron", tp_comm_overlap: bool = False) -> LlmStep:
+             framework: str = "megatron", tp_comm_overlap: bool = False,
+             shard_group: int = 0) -> LlmStep:
     """One training step of a transformer split over tp x pp x cp x dp devices
     (devices default tp*pp*cp; dp = devices/(tp*pp*cp)): time by part, memory per
     GPU, MFU and the interval; `fitspeed sweep MODEL --device D --tp .. --output
@@ -738,7 +739,9 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
     the step is run (llm_frameworks(): megatron by default, fsdp, fsdp2,
     deepspeed, maxtext, ...), `--framework`; zero None: its default (FSDP's 3).
     tp_comm_overlap (with sequence_parallel): Transformer Engine's userbuffers
-    overlap of the tensor-parallel collectives, `--tp-comm-overlap`."""
+    overlap of the tensor-parallel collectives, `--tp-comm-overlap`. shard_group
+    (with zero >= 1): hybrid sharding over groups of that many ranks,
+    `--shard-group`."""
     answer = _run(_fitspeed.LlmStepRequest, model=_path_arg(model, "llm_step", "model"),
                   device=_path_arg(device, "llm_step", "device"), seq_len=seq_len,
                   devices=devices, tp=tp, pp=pp, vp=vp, cp=cp, ep=ep, micro_batch=micro_batch,
@@ -758,7 +761,7 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = 0, tp: int
                   embedding_as_layer=embedding_as_layer, loss_as_layer=loss_as_layer,
                   capacity_factor=float(capacity_factor), moe_imbalance=float(moe_imbalance),
                   mtp_layers=mtp_layers, overlap_moe_comm=overlap_moe_comm,
-                  tp_comm_overlap=tp_comm_overlap,
+                  tp_comm_overlap=tp_comm_overlap, shard_group=shard_group,
                   **({"recompute_modules": recompute_modules} if recompute_modules else {}))
     return LlmStep(answer.to_json(), answer)
 
@@ -782,7 +785,8 @@ def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_le
     per token; with tokens the days (and cost with a price) of the run. fix
     pins choices: {'tp': 8, 'micro_batch': 2, 'recompute': 'full',
     'sequence_parallel': True, 'zero': 1, ...} (keys tp, pp, vp, cp, ep, dp,
-    micro_batch or mb, recompute, sequence_parallel or sp, zero), checked as
+    micro_batch or mb, recompute, sequence_parallel or sp, zero, shard_group or
+    shard), checked as
     `fitspeed plan --fix` checks them. dropout: True or False over the
     model's own (None), `--dropout on|off`; lora_dropout, `--lora-dropout`;
     activation_fp8_store, `--activation-fp8-store`. Mixtures of experts and
@@ -832,7 +836,7 @@ def _run(cls, **fields):
 
 
 # plan_llm's fix keys as `fitspeed plan --fix` names them.
-_FIX_KEYS = {"micro_batch": "mb", "sequence_parallel": "sp"}
+_FIX_KEYS = {"micro_batch": "mb", "sequence_parallel": "sp", "shard_group": "shard"}
 
 
 def _fix_text(fix: Mapping[str, Any]) -> str:

@@ -121,7 +121,8 @@ def llm_step(model: str, device: str, *, seq_len: int, devices: int = ..., tp: i
              loss_as_layer: bool = ..., capacity_factor: float = ...,
              moe_imbalance: float = ..., mtp_layers: int = ...,
              overlap_moe_comm: bool = ..., recompute_modules: str = ...,
-             framework: str = ..., tp_comm_overlap: bool = ...) -> LlmStep: ...
+             framework: str = ..., tp_comm_overlap: bool = ...,
+             shard_group: int = ...) -> LlmStep: ...
 def plan_llm(model: str, device: str, *, devices: int, global_batch: int, seq_len: int,
              tokens: Optional[float] = ..., price_per_device_hour: Optional[float] = ...,
              top: int = ..., precision: str = ..., lora_rank: int = ...,

@@ -211,6 +211,7 @@ class LlmStepRequest:
     sequence_parallel: bool
     recompute_modules: str
     zero: int
+    shard_group: int
     overlap_grad_reduce: bool
     def __init__(self) -> None: ...
     def validate(self) -> None: ...

@@ -666,6 +666,9 @@ void BindLlmRequests(py::module_& m) {
       step, "tp_comm_overlap", [](S & r) -> auto& { return r.split.tp_comm_overlap; },
       "Transformer Engine's userbuffers overlap; needs sequence_parallel");
   Field(
+      step, "shard_group", [](S & r) -> auto& { return r.split.shard_group; },
+      "hybrid sharding: ZeRO's state over groups of this many ranks; 0: every rank");
+  Field(
       step, "pipeline_layout", [](S & r) -> auto& { return r.split.layout; },
       "Megatron's layout grammar; '': even");
   Field(

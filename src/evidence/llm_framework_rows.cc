@@ -22,8 +22,8 @@ namespace fitspeed {
 
 std::vector<LlmFrameworkRow> ReadLlmFrameworkRows(const std::string& path) {
   const CsvTable t = ReadCsvTable(
-      path, {"publisher", "model", "device", "accelerators", "framework", "zero", "recompute",
-             "micro_batch", "seq_len", "tokens_per_s_per_device", "notes"});
+      path, {"publisher", "model", "device", "accelerators", "framework", "zero", "shard_group",
+             "recompute", "micro_batch", "seq_len", "tokens_per_s_per_device", "notes"});
   std::vector<LlmFrameworkRow> rows;
   for (const CsvTable::Row& r : t.rows) {
     LlmFrameworkRow row;
@@ -35,6 +35,7 @@ std::vector<LlmFrameworkRow> ReadLlmFrameworkRows(const std::string& path) {
     row.accelerators = static_cast<int>(std::min<int64_t>(t.PositiveInt(r, "accelerators"), 65536));
     row.framework = t.Get(r, "framework");
     row.zero = static_cast<int>(t.NonNegative(r, "zero"));
+    row.shard_group = static_cast<int>(std::min(t.NonNegative(r, "shard_group"), 65536.0));
     row.recompute = t.Get(r, "recompute");
     row.micro_batch = t.PositiveInt(r, "micro_batch");
     row.seq_len = t.PositiveInt(r, "seq_len");
@@ -52,6 +53,8 @@ std::vector<LlmFrameworkRow> ReadLlmFrameworkRows(const std::string& path) {
     }
     if (row.zero > 3 || t.NonNegative(r, "zero") != row.zero)
       throw DataError(path, r.line, "zero", "expected 0, 1, 2 or 3");
+    if (t.NonNegative(r, "shard_group") != row.shard_group)
+      throw DataError(path, r.line, "shard_group", "expected a whole number of ranks (0: all)");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -69,6 +72,7 @@ double PredictedFrameworkRow(const LlmFrameworkRow& row, const std::string& fram
   s.micro_batch = row.micro_batch;
   s.global_batch = row.micro_batch * row.accelerators;
   s.zero = row.zero;
+  s.shard_group = row.shard_group;
   s.recompute = ParseRecompute(row.recompute);
   const LlmStep step = ModelLlmStep(model, cluster, training, s, LlmCalibrationFor(cluster.device));
   return step.tokens_per_s / row.accelerators;
@@ -95,15 +99,17 @@ void WriteLlmFrameworkRows(std::ostream& out, const std::vector<LlmFrameworkRowR
   out << "Frameworks other than Megatron's (development data, nothing fitted to them): each run "
          "predicted under its framework's profile and under megatron's; error = predicted / "
          "measured - 1\n";
-  TextTable t({"publisher", "model", "devices", "framework", "zero", "recompute", "mb",
+  TextTable t({"publisher", "model", "devices", "framework", "zero", "shard", "recompute", "mb",
                "measured tok/s/dev", "predicted", "error", "as megatron", "error"});
   std::vector<double> own, megatron;
   for (const LlmFrameworkRowResult& r : results) {
     const LlmFrameworkRow& row = r.row;
     const std::string model = row.model.size() > 24 ? row.model.substr(0, 21) + "..." : row.model;
     t.AddRow({row.publisher, model, fmt::format("{} {}", row.accelerators, row.device),
-              row.framework, std::to_string(row.zero), row.recompute,
-              std::to_string(row.micro_batch), fmt::format("{:.0f}", row.tokens_per_s_per_device),
+              row.framework, std::to_string(row.zero),
+              row.shard_group > 0 ? std::to_string(row.shard_group) : std::string("all"),
+              row.recompute, std::to_string(row.micro_batch),
+              fmt::format("{:.0f}", row.tokens_per_s_per_device),
               fmt::format("{:.0f}", r.predicted),
               fmt::format("{:+.1f}%", 100 * std::expm1(-r.log_ratio)),
               fmt::format("{:.0f}", r.predicted_megatron),

@@ -271,6 +271,8 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
                   if (o.zero && *o.zero != z) continue;
                   if (!fw.RunsZero(z, pp > 1)) continue;
                   if (z > 0 && dp * cp == 1) continue;  // nothing to shard over
+                  if (o.shard_group > 0 && (z == 0 || (dp * cp) % o.shard_group != 0)) continue;
+                  s.shard_group = o.shard_group;
                   s.zero = z;
                   LlmStep step = ModelLlmStepWith(m, c, o.training, s, cal, ctx, it->second,
                                                   plan_stages.stages, /*every_stage=*/false);
@@ -341,7 +343,7 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
     if (eq == std::string::npos) {
       throw UsageError(
           fmt::format("--fix '{}': expected key=value (keys tp, pp, vp, cp, ep, etp, dp, "
-                      "mb, recompute, sp, zero)",
+                      "mb, recompute, sp, zero, shard)",
                       item));
     }
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
@@ -377,6 +379,9 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
     } else if (key == "zero") {
       if (v < 0 || v > 3) throw UsageError(fmt::format("--fix zero={}: expected 0, 1, 2 or 3", v));
       o.zero = static_cast<int>(v);
+    } else if (key == "shard") {
+      size(n, 65536);
+      o.shard_group = static_cast<int>(n);
     } else if (key == "tp" || key == "pp" || key == "vp" || key == "cp" || key == "ep" ||
                key == "etp" || key == "dp") {
       size(n, 65536);
@@ -391,7 +396,7 @@ void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o) {
     } else {
       throw UsageError(
           fmt::format("--fix: unknown key '{}' (keys tp, pp, vp, cp, ep, etp, dp, mb, "
-                      "recompute, sp, zero)",
+                      "recompute, sp, zero, shard)",
                       key));
     }
   }

@@ -74,6 +74,7 @@ ordered_json SplitJson(const LlmStep& s) {
   j["layout"] = p.layout;                                              // "": even stages
   j["overlap_moe_comm"] = p.overlap_moe_comm;
   j["tp_comm_overlap"] = p.tp_comm_overlap;
+  j["shard_group"] = p.ShardRanks();
   j["recompute_modules"] =
       p.recompute == Recompute::kSelective ? RecomputeModulesName(p.recompute_modules) : "";
   return j;

@@ -213,6 +213,16 @@ void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
     fail(
         "the tensor-parallel communication overlap (tp_comm_overlap) needs sequence "
         "parallelism and tp > 1, as Transformer Engine's userbuffers do");
+  if (s.shard_group < 0) fail("shard group " + Str(s.shard_group) + ": must be >= 0 (0: dp x cp)");
+  if (s.shard_group > 0) {
+    if (s.zero < 1)
+      fail("a shard group (hybrid sharding) needs ZeRO >= 1: nothing is sharded at 0");
+    if (!Divides(s.shard_group, int64_t{s.dp} * s.cp))
+      fail("shard group " + Str(s.shard_group) +
+           " does not divide dp x cp = " + Str(int64_t{s.dp} * s.cp));
+    if (model.experts > 1)
+      fail("a shard group on a mixture of experts: the experts' sharding over it is not modeled");
+  }
   FindLlmFramework(training.framework).CheckSplit(s);
   if (!s.ScheduleRuns())
     fail("interleaved pipeline (vp " + Str(s.vp) + ") with " + Str(s.Accumulation()) +
@@ -687,7 +697,7 @@ LlmMemory StageMemorySplit(const TransformerConfig& m, const LlmStepContext& ctx
   if (lora) adapters = st.LayerCount() * LoraParametersPerLayer(any_shape, tr.lora_rank);
   // ZeRO shards the dense parameters over every rank holding a replica (dp x
   // cp), the routed experts' over the experts' data-parallel ranks.
-  const double shard = s.dp * s.cp;
+  const double shard = s.ShardRanks();
   const double expert_shard = s.ExpertDp();
   const double trained_dense = lora ? adapters : sp.dense;
   const double trained_experts = lora ? 0.0 : sp.experts;
@@ -1129,7 +1139,13 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
                                     const StageParameters& stage,
                                     const TrainedParametersSplit& trained, double mb,
                                     double stage_forward_s, double stage_backward_s) {
-  const GroupPlacementSplit dp_group = PlaceGroupSplit(s.dp * s.cp, s.tp, c.domain);
+  // ZeRO's reduce-scatters and gathers run over the shard group (ranks tp
+  // apart); with a smaller shard group the groups' gradient shards are then
+  // all-reduced across the replicas (ranks tp x shard_group apart).
+  const GroupPlacementSplit dp_group = PlaceGroupSplit(s.ShardRanks(), s.tp, c.domain);
+  const int replicas = s.dp * s.cp / s.ShardRanks();
+  const GroupPlacementSplit replica_group =
+      PlaceGroupSplit(replicas, int64_t{s.tp} * s.ShardRanks(), c.domain);
   const GroupPlacementSplit expert_dp =
       PlaceGroupSplit(s.ExpertDp(), int64_t{s.ExpertTp()} * s.ep, c.domain);
   const auto reduce = [&](double bytes, const GroupPlacementSplit& g) {
@@ -1143,7 +1159,8 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
   const double reductions = s.zero >= 2 ? mb : 1.0;
   DataCommSplit out;
   out.gradients_s =
-      reductions * (reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp));
+      reductions * (reduce(grad_bytes, dp_group) + reduce(expert_grad_bytes, expert_dp) +
+                    AllReduceSplit(grad_bytes / s.ShardRanks(), replica_group, c));
   const bool fsdp = tr.sharding == LlmSharding::kFsdp;
   if ((s.zero == 1 || s.zero == 2) && !fsdp) {
     out.weights_s = GatherSplit(weight_bytes * trained.dense, dp_group, c) +
@@ -1361,7 +1378,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
     const DataCommSplit data = DataParallelCommSplit(c, tr, s, stage, trained, mb,
                                                      times[r].forward_s, times[r].backward_s);
     const double owned = s.zero >= 1
-                             ? trained.dense / (s.dp * s.cp) + trained.experts / s.ExpertDp()
+                             ? trained.dense / s.ShardRanks() + trained.experts / s.ExpertDp()
                              : trained.dense + trained.experts;
     const double update =
         timer.MemoryTime(owned * (kAdamBytesPerParameterSplit + tr.gradient_bytes));
@@ -1406,6 +1423,11 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
         "{} multi-token prediction module(s) trained, on the last stage unless the layout puts "
         "them elsewhere (their FLOPs are not counted in the MFU)",
         ctx.mtp_layers));
+  if (s.shard_group > 0)
+    step.notes.push_back(fmt::format(
+        "hybrid sharding: ZeRO's state sharded over groups of {} data-parallel ranks, "
+        "replicated {} times; each group's gradient shards all-reduced across the replicas",
+        s.shard_group, s.dp * s.cp / s.shard_group));
   if (s.tp_comm_overlap) {
     const int sms = c.device.streaming_multiprocessors;
     step.notes.push_back(

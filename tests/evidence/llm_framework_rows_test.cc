@@ -34,10 +34,12 @@ TEST(LlmFrameworkRows, FmsFsdpReadmeRowsAsPrinted) {
   const double tokens[] = {3760, 1700, 772, 380};
   const int64_t batch[] = {2, 1, 8, 6};
   const char* recompute[] = {"none", "none", "full", "full"};
+  const int shard[] = {8, 8, 0, 0};  // HSDP (a node of 8) for 7b and 13b
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].tokens_per_s_per_device, tokens[i]);
     EXPECT_EQ(rows[i].micro_batch, batch[i]);
     EXPECT_EQ(rows[i].recompute, recompute[i]);
+    EXPECT_EQ(rows[i].shard_group, shard[i]);
     EXPECT_EQ(rows[i].accelerators, 128);
     EXPECT_EQ(rows[i].seq_len, 4096);
     EXPECT_EQ(rows[i].framework, "fsdp");
@@ -53,13 +55,14 @@ TEST(LlmFrameworkRows, EachPredictionIsTheSplitModelsForTheRow) {
   std::vector<LlmFrameworkRow> rows = ReadLlmFrameworkRows(FmsFsdpPath());
   rows.resize(1);
   const LlmFrameworkRowResult r = ValidateLlmFrameworkRows(rows).front();
-  // Llama-2-7B on 128 A100-80GB, dp 128, micro-batch 2, FULL_SHARD.
+  // Llama-2-7B on 128 A100-80GB, dp 128, micro-batch 2, HYBRID_SHARD over 8.
   const LlmCluster c = MakeCluster(LoadDevice("a100-80gb"), 128);
   LlmSplit s;
   s.dp = 128;
   s.micro_batch = 2;
   s.global_batch = 256;
   s.zero = 3;
+  s.shard_group = 8;
   const LlmStep fsdp = ModelLlmStep(LoadTransformer("llama-2-7b"), c,
                                     MakeLlmTraining(4096, "bf16", 0, true, 0, "fsdp"), s,
                                     LlmCalibrationFor(c.device));
@@ -98,11 +101,14 @@ TEST(LlmFrameworkRows, BadFieldsNameTheLineAndField) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message(",fsdp,3,none,2,", ",pytorch,3,none,2,").find("framework"), std::string::npos);
-  EXPECT_NE(message(",fsdp,3,none,2,", ",fsdp,7,none,2,").find("zero"), std::string::npos);
-  EXPECT_NE(message(",fsdp,3,none,2,", ",fsdp,3,most,2,").find("recompute"), std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",pytorch,3,8,none,2,").find("framework"),
+            std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,7,8,none,2,").find("zero"), std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,3,8,most,2,").find("recompute"), std::string::npos);
   EXPECT_NE(message(",3760,", ",-1,").find("tokens_per_s_per_device"), std::string::npos);
-  EXPECT_NE(message(",fsdp,3,none,2,", ",fsdp,3,none,2,").find("no error"), std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,3,-8,none,2,").find("shard_group"),
+            std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,3,8,none,2,").find("no error"), std::string::npos);
   EXPECT_THROW(ReadLlmFrameworkRows(FmsFsdpPath() + ".missing"), InputError);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fitspeed/core/comm.h"
 #include "fitspeed/core/error.h"
 #include "fitspeed/device/device.h"
 #include "fitspeed/llm/calibration.h"
@@ -208,6 +209,39 @@ TEST(FsdpSharding, ShardGradOpGathersTheWeightsEveryMicroBatch) {
   const double fsdp = t.Step("fsdp", 2, 4, 2).parts.data_comm_s;
   ASSERT_GT(zero, 0);
   EXPECT_NEAR(fsdp / zero, 8.0 / 5.0, 1e-9);
+}
+
+TEST(HybridSharding, ShardsWithinTheNodeAndAllReducesTheShardsAcrossReplicas) {
+  // Llama-3-8B on 16 H100s (two nodes of 8), dp 16, ZeRO-3, one micro-batch,
+  // nothing overlapped, 2-byte gradients and weights. Sharded over all 16,
+  // the gradients' reduce-scatter and the two weight gathers cross nodes;
+  // sharded over groups of 8 (FSDP's HYBRID_SHARD), they stay on NVLink and
+  // each rank all-reduces its 1/8 gradient shard with its one replica over
+  // the network: RS + 2 AG over 8 on NVLink (each half a ring all-reduce) +
+  // a ring all-reduce of P x 2 / 8 bytes over 2 on the network link.
+  const TransformerConfig m = LoadTransformer("llama-3-8b");
+  const LlmCluster c = MakeCluster(LoadDevice("h100"), 16);
+  const LlmTraining tr = MakeLlmTraining(4096, "bf16", 0, true, 2, "fsdp");
+  LlmSplit s = SplitOf(1, 1, 16, 3, 16);
+  s.overlap_grad_reduce = false;
+  const double p = static_cast<double>(CountParameters(m).total);
+  const LlmStep all = ModelLlmStep(m, c, tr, s);
+  s.shard_group = 8;
+  const LlmStep hybrid = ModelLlmStep(m, c, tr, s);
+  const double expected =
+      3 * 0.5 * RingAllReduceTime(2 * p, 8, c.intra) + RingAllReduceTime(2 * p / 8, 2, c.inter);
+  EXPECT_NEAR(hybrid.parts.data_comm_s, expected, 1e-9 * expected);
+  EXPECT_LT(hybrid.parts.data_comm_s, all.parts.data_comm_s);
+  // The state over 8 ranks instead of 16: FSDP's 4-byte shards and Adam's 8
+  // twice as large.
+  EXPECT_NEAR(hybrid.memory.optimizer, 8.0 * p / 8, 1e-9 * p);
+  EXPECT_NEAR(all.memory.optimizer, 8.0 * p / 16, 1e-9 * p);
+  // Refused: a group that does not divide dp, or nothing sharded.
+  s.shard_group = 6;
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
+  s.shard_group = 8;
+  s.zero = 0;
+  EXPECT_THROW(ModelLlmStep(m, c, tr, s), UsageError);
 }
 
 TEST(Frameworks, RefuseSplitsTheyDoNotRun) {

@@ -118,3 +118,9 @@ def test_framework_is_a_request_field_with_its_defaults():
     plan = fitspeed.plan_llm("llama-2-7b", "h200", devices=16, global_batch=64, seq_len=4096,
                              framework="fsdp2", top=5).to_dict()
     assert plan["training"]["framework"] == "fsdp2"
+    hybrid = fitspeed.plan_llm("llama-2-7b", "h200", devices=16, global_batch=64, seq_len=4096,
+                               framework="fsdp", fix={"shard_group": 8}, top=3).to_dict()
+    assert all(r["split"]["shard_group"] == 8 for r in hybrid["ranked"])
+    step8 = fitspeed.llm_step("llama-2-7b", "h200", seq_len=4096, devices=16, framework="fsdp",
+                              shard_group=8).to_dict()
+    assert step8["split"]["shard_group"] == 8

@@ -50,7 +50,8 @@ void AddLlmPlanOnlyOptions(CLI::App& command, LlmPlanValues& v, bool gradient_by
       "--fix", v.fix,
       "Sizes fixed instead of searched, comma-separated key=value: tp, pp, vp, cp, "
       "ep, etp, dp, mb (micro-batch), recompute (none, selective, full), sp (sequence "
-      "parallel 0/1), zero (0-3); e.g. tp=8,pp=4,zero=1");
+      "parallel 0/1), zero (0-3), shard (hybrid sharding: ZeRO's state sharded over groups of "
+      "this many data-parallel ranks, replicated across them); e.g. tp=8,pp=4,zero=1");
   command.add_option("--top", v.top, "Splits listed, fitting and not fitting each")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

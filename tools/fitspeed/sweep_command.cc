@@ -202,6 +202,7 @@ LlmStepRequest ToLlmRequest(const SweepValues& v) {
   s.etp = v.etp;
   s.overlap_moe_comm = v.overlap_moe_comm;
   s.tp_comm_overlap = v.tp_comm_overlap;
+  s.shard_group = v.shard_group;
   s.layout = v.training.pipeline_layout;
   r.first_stage_layers = v.training.first_stage_layers;
   r.last_stage_layers = v.training.last_stage_layers;

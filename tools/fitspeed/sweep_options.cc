@@ -340,6 +340,13 @@ const Row kRows[] = {
                     "gradients), 3 (+ weights, FSDP's FULL_SHARD); default: the framework's "
                     "(megatron 0, fsdp and fsdp2 3)")
            ->check(CLI::Range(0, 3));
+       c.add_option("--shard-group", v.shard_group,
+                    "Hybrid sharding: ZeRO's state sharded over groups of this many "
+                    "data-parallel ranks and replicated across the groups, whose gradient shards "
+                    "are all-reduced (FSDP's HYBRID_SHARD, torchtitan's replicate x shard, "
+                    "Megatron's --num-distributed-optimizer-instances); needs --zero >= 1; "
+                    "default: every data-parallel rank")
+           ->check(CLI::Range(1, 65536));
        c.add_flag("--sequence-parallel", v.sequence_parallel,
                   "Megatron's sequence parallelism (norms and dropout split over tp)");
        c.add_flag("--tp-comm-overlap", v.tp_comm_overlap,

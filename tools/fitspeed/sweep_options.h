@@ -60,6 +60,7 @@ struct SweepValues {
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, etp = 0, zero = -1;  // zero -1: the framework's
   bool overlap_moe_comm = false;
   bool tp_comm_overlap = false;
+  int shard_group = 0;  // 0: every data-parallel rank
   int64_t micro_batch = 1, global_batch = 0;
   bool sequence_parallel = false, no_overlap_grad_reduce = false;
   LlmTrainingCliOptions training;

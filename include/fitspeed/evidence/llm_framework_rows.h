@@ -23,6 +23,7 @@ struct LlmFrameworkRow {
   int accelerators = 0;
   std::string framework;    // LlmFrameworks()
   int zero = 0;             // 0..3
+  int shard_group = 0;      // LlmSplit::shard_group (0: every rank)
   std::string recompute;    // none, selective, full
   int64_t micro_batch = 0;  // sequences per device
   int64_t seq_len = 0;

@@ -61,6 +61,9 @@ struct LlmPlanOptions {
   unsigned recompute_modules = kRecomputeCoreAttn;
   std::optional<bool> sequence_parallel;
   std::optional<int> zero;
+  // LlmSplit::shard_group for every split with ZeRO >= 1 whose dp x cp it
+  // divides (the others are not searched); 0: every rank (not searched).
+  int shard_group = 0;
   bool overlap_grad_reduce = true;
   bool overlap_moe_comm = false;  // LlmSplit::overlap_moe_comm, for every split
   // LlmSplit::tp_comm_overlap for every split with sequence parallelism whose
@@ -88,9 +91,9 @@ LlmPlan PlanLlm(const TransformerConfig& model, const LlmCluster& cluster,
                 const LlmPlanOptions& options, const LlmCalibration& calibration = {});
 
 // `--fix`: "tp=8,pp=4,mb=2,recompute=full,sp=1,zero=1" (keys tp, pp, vp, cp,
-// ep, etp, dp, mb, recompute, sp, zero) pins those choices in `o`; empty pins none.
-// UsageError naming the item for a malformed one, an unknown key or a value
-// out of range.
+// ep, etp, dp, mb, recompute, sp, zero, shard: the shard group) pins those choices in `o`; empty
+// pins none. UsageError naming the item for a malformed one, an unknown key or a value out of
+// range.
 void ApplyLlmPlanFix(const std::string& text, LlmPlanOptions& o);
 
 // What a run of `tokens` tokens takes at `step`: days, and with a price per

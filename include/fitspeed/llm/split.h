@@ -117,6 +117,14 @@ struct LlmSplit {
   unsigned recompute_modules = kRecomputeCoreAttn;
   bool sequence_parallel = false;  // Megatron's: norms and dropout split over tp, RS + AG for AR
   int zero = 0;  // 0: DDP; 1: optimizer state sharded over dp; 2: + gradients; 3: + weights (FSDP)
+  // ZeRO's sharding group (hybrid sharding): 0, every data-parallel rank (dp
+  // x cp); g > 0 (zero >= 1, dividing dp x cp; dense models), the state
+  // sharded over groups of g consecutive ranks and replicated across the dp x
+  // cp / g groups, whose gradient shards are all-reduced after each
+  // reduce-scatter (FSDP's HYBRID_SHARD, torchtitan's
+  // data_parallel_shard_degree with a replicate degree, Megatron-Core's
+  // --num-distributed-optimizer-instances, DeepSpeed's MiCS).
+  int shard_group = 0;
   // The data-parallel communication overlapped: the gradient reduction with
   // the backward pass (DDP's buckets, Megatron's --overlap-grad-reduce) and,
   // with zero 1 or 2, the updated weights' all-gather with the next step's
@@ -144,6 +152,8 @@ struct LlmSplit {
   int ExpertTp() const { return etp > 0 ? etp : tp; }
   // The experts' data-parallel size: tp x cp x dp / (etp x ep).
   int ExpertDp() const { return tp * cp * dp / (ExpertTp() * ep); }
+  // The ranks ZeRO shards the dense state over: shard_group, or dp x cp.
+  int ShardRanks() const { return shard_group > 0 ? shard_group : dp * cp; }
   // Whether Megatron-Core runs this schedule: the interleaved one (vp > 1)
   // takes the micro-batches in groups of microbatch_group_size_per_vp_stage,
   // pp by default (model_parallel_config.py), and refuses fewer micro-batches
