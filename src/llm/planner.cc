@@ -102,6 +102,11 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
     if (!fw.RunsZero(probe.zero, probe.pp > 1)) probe.zero = o.zero.value_or(0);
     fw.CheckSplit(probe);
   }
+  if (o.shard_group < 0) throw UsageError("--fix shard: the shard group must be >= 1");
+  if (o.shard_group > 0 && m.experts > 1)
+    throw UsageError(
+        "--fix shard on a mixture of experts: the experts' sharding over a shard group is not "
+        "modeled");
   const LlmStepContext ctx = MakeStepContext(m, c, o.training, cal);
   const int64_t n = c.devices;
   const std::vector<int64_t> device_divisors = DivisorsPlanner(n);

@@ -1223,8 +1223,9 @@ std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTra
           ? "element-wise work as eager PyTorch's ops, each a kernel (RMSNorm, rotary "
             "embedding, SiLU x up, the FP32 cross-entropy)"
           : "norms, rotary embedding, activation and loss fused, one kernel each",
-      tr.separate_projections ? "q, k, v and gate, up as separate products"
-                              : "QKV and the feed-forward's first products fused",
+      tr.separate_projections
+          ? "q, k, v and gate, up as separate products in rotary models (the Llama lineage)"
+          : "QKV and the feed-forward's first products fused",
       tr.gradient_bytes,
       tr.compiled_step ? "; the step one compiled program, no kernel launched by the host"
       : tr.sharding == LlmSharding::kFsdp
