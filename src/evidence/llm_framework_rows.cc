@@ -34,7 +34,7 @@ std::vector<LlmFrameworkRow> ReadLlmFrameworkRows(const std::string& path) {
     row.device = t.Get(r, "device");
     row.accelerators = static_cast<int>(std::min<int64_t>(t.PositiveInt(r, "accelerators"), 65536));
     row.framework = t.Get(r, "framework");
-    row.zero = static_cast<int>(t.NonNegative(r, "zero"));
+    row.zero = static_cast<int>(std::min(t.NonNegative(r, "zero"), 4.0));
     row.shard_group = static_cast<int>(std::min(t.NonNegative(r, "shard_group"), 65536.0));
     row.recompute = t.Get(r, "recompute");
     row.micro_batch = t.PositiveInt(r, "micro_batch");

@@ -104,6 +104,7 @@ TEST(LlmFrameworkRows, BadFieldsNameTheLineAndField) {
   EXPECT_NE(message(",fsdp,3,8,none,2,", ",pytorch,3,8,none,2,").find("framework"),
             std::string::npos);
   EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,7,8,none,2,").find("zero"), std::string::npos);
+  EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,1e300,8,none,2,").find("zero"), std::string::npos);
   EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,3,8,most,2,").find("recompute"), std::string::npos);
   EXPECT_NE(message(",3760,", ",-1,").find("tokens_per_s_per_device"), std::string::npos);
   EXPECT_NE(message(",fsdp,3,8,none,2,", ",fsdp,3,-8,none,2,").find("shard_group"),
