@@ -417,7 +417,8 @@ TEST(LlmCli, FrameworkSetsTheStepItsDefaultsAndTheSplitsSearched) {
   // Hybrid sharding fixed for the plan: every split listed shards over 8.
   const CliRun hsdp = RunCli(std::string(kPlan) + " --framework fsdp --fix shard=8 --output json");
   ASSERT_EQ(hsdp.exit_code, 0) << hsdp.err;
-  for (const json& r : json::parse(hsdp.out)["ranked"]) EXPECT_EQ(r["split"]["shard_group"], 8);
+  const json hsdp_doc = json::parse(hsdp.out);  // kept alive: the loop reads into it
+  for (const json& r : hsdp_doc["ranked"]) EXPECT_EQ(r["split"]["shard_group"], 8);
   const CliRun shard = RunCli(step + " --framework fsdp --shard-group 3");
   EXPECT_EQ(shard.exit_code, kUsage);
   EXPECT_THAT(shard.err, HasSubstr("does not divide"));
