@@ -72,6 +72,8 @@ LlmFramework ParseProfile(const nlohmann::json& p, const std::string& source) {
       ChoiceField(p, "gradient_bytes", {"fp32-main-grad", "model-dtype", "fp32-reduce"}, where);
   f.zero_levels = ZeroLevels(p, "zero", where);
   f.zero_with_pipeline = ZeroLevels(p, "zero_with_pipeline", where) & f.zero_levels;
+  if ((f.zero_levels & 1u) == 0)
+    throw DataError(where, 0, "zero", "expected level 0 among them (plain data parallelism)");
   if (!p.contains("zero_default") || !p["zero_default"].is_number_integer())
     throw DataError(where, 0, "zero_default", "expected a ZeRO level");
   f.zero_default = p["zero_default"];

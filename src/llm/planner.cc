@@ -98,8 +98,7 @@ LlmPlan PlanLlm(const TransformerConfig& m, const LlmCluster& c, const LlmPlanOp
     probe.cp = std::max(1, o.cp);
     probe.ep = std::max(1, o.ep);
     probe.sequence_parallel = o.sequence_parallel.value_or(false);
-    probe.zero = o.zero.value_or(fw.zero_default);
-    if (!fw.RunsZero(probe.zero, probe.pp > 1)) probe.zero = o.zero.value_or(0);
+    probe.zero = o.zero.value_or(0);  // every framework runs 0; a fixed level is checked
     fw.CheckSplit(probe);
   }
   if (o.shard_group < 0) throw UsageError("--fix shard: the shard group must be >= 1");

@@ -64,6 +64,10 @@ TEST(LlmFrameworks, ParserRefusesWhatItCannotUse) {
   EXPECT_FALSE(ok[0].RunsZero(0, true));
   // A default level the framework does not run.
   EXPECT_THROW(ParseLlmFrameworks(profile("\"zero_default\": 1, "), "t"), DataError);
+  // Levels without plain data parallelism (0).
+  std::string no_ddp = profile("\"zero_default\": 3, ");
+  no_ddp.replace(no_ddp.find("[0, 3]"), 6, "[2, 3]");
+  EXPECT_THROW(ParseLlmFrameworks(no_ddp, "t"), DataError);
   EXPECT_THROW(ParseLlmFrameworks("{\"schema\": \"fitspeed.llm-frameworks/1\"}", "t"), DataError);
   EXPECT_THROW(ParseLlmFrameworks("[1", "t"), DataError);
 }
