@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "fitspeed/device/device.h"
 #include "fitspeed/llm/split.h"
@@ -231,6 +232,7 @@ struct LlmStepContext {
   int64_t mtp_layers = 0;                               // multi-token prediction modules trained
   double flops_per_token = 0;  // model FLOPs per token trained (3x forward; LoRA 2x)
   KernelTimer timer;
+  std::string framework_note;  // the first of every step's notes (split.cc)
 };
 LlmStepContext MakeStepContext(const TransformerConfig& model, const LlmCluster& cluster,
                                const LlmTraining& training, const LlmCalibration& calibration);

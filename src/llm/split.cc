@@ -161,6 +161,28 @@ bool Divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
 
 std::string Str(int64_t v) { return std::to_string(v); }
 
+// The step's note on its framework: built once per step context (the
+// planner's every split carries it).
+std::string FrameworkNoteSplit(const LlmTraining& tr) {
+  const LlmFramework& fw = FindLlmFramework(tr.framework);
+  return fmt::format(
+      "framework {} ({}{}): {}; {}; gradients reduced in {:g} bytes{}", fw.name, fw.title,
+      tr.framework == "megatron" ? ", the default: --framework names the others" : "",
+      tr.kernels == LlmKernels::kEager
+          ? "element-wise work as eager PyTorch's ops, each a kernel (RMSNorm, rotary "
+            "embedding, SiLU x up, the FP32 cross-entropy)"
+          : "norms, rotary embedding, activation and loss fused, one kernel each",
+      tr.separate_projections
+          ? "q, k, v and gate, up as separate products in rotary models (the Llama lineage)"
+          : "QKV and the feed-forward's first products fused",
+      tr.gradient_bytes,
+      tr.compiled_step ? "; the step one compiled program, no kernel launched by the host"
+      : tr.sharding == LlmSharding::kFsdp
+          ? "; sharded as FSDP shards (zero 3: the FP32 master weights are the shards, Adam's 8 "
+            "bytes beside; zero 2: the weights gathered every micro-batch)"
+          : "");
+}
+
 }  // namespace
 
 void ValidateSplit(const TransformerConfig& model, const LlmCluster& cluster,
@@ -826,6 +848,7 @@ LlmStepContext MakeStepContext(const TransformerConfig& m, const LlmCluster& c,
   ctx.timer = MakeKernelTimer(c.device, tr.format, cal);
   // A step compiled whole (XLA) is launched once: no kernel waits on the host.
   if (tr.compiled_step) ctx.timer.dispatch_s = 0;
+  ctx.framework_note = FrameworkNoteSplit(tr);
   return ctx;
 }
 
@@ -1213,25 +1236,9 @@ DataCommSplit DataParallelCommSplit(const LlmCluster& c, const LlmTraining& tr, 
 
 // The notes of a step: choices of the model its numbers depend on.
 std::vector<std::string> StepNotesSplit(const TransformerConfig& m, const LlmTraining& tr,
-                                        double vocab) {
+                                        double vocab, const std::string& framework_note) {
   std::vector<std::string> notes;
-  const LlmFramework& fw = FindLlmFramework(tr.framework);
-  notes.push_back(fmt::format(
-      "framework {} ({}{}): {}; {}; gradients reduced in {:g} bytes{}", fw.name, fw.title,
-      tr.framework == "megatron" ? ", the default: --framework names the others" : "",
-      tr.kernels == LlmKernels::kEager
-          ? "element-wise work as eager PyTorch's ops, each a kernel (RMSNorm, rotary "
-            "embedding, SiLU x up, the FP32 cross-entropy)"
-          : "norms, rotary embedding, activation and loss fused, one kernel each",
-      tr.separate_projections
-          ? "q, k, v and gate, up as separate products in rotary models (the Llama lineage)"
-          : "QKV and the feed-forward's first products fused",
-      tr.gradient_bytes,
-      tr.compiled_step ? "; the step one compiled program, no kernel launched by the host"
-      : tr.sharding == LlmSharding::kFsdp
-          ? "; sharded as FSDP shards (zero 3: the FP32 master weights are the shards, Adam's 8 "
-            "bytes beside; zero 2: the weights gathered every micro-batch)"
-          : ""));
+  notes.push_back(framework_note);
   if (m.dropout)
     notes.push_back(
         "dropout on (as the model's configuration gives it): masks held, dropout kernels timed");
@@ -1412,7 +1419,7 @@ LlmStep ModelLlmStepWith(const TransformerConfig& m, const LlmCluster& c, const 
   step.memory = MemoryPerGpuWith(
       m, ctx, c, tr, s, lt,
       every_stage && s.pp > 1 ? PipelineStagesOf(m, s, ctx.mtp_layers, false) : stages);
-  step.notes = StepNotesSplit(m, tr, vocab);
+  step.notes = StepNotesSplit(m, tr, vocab, ctx.framework_note);
   if (!s.layout.empty())
     step.notes.push_back("pipeline layout " + CompactPipelineLayout(s.layout) +
                          " (Megatron's --pipeline-model-parallel-layout grammar)");
